@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { ProductSyncError } from './errors.ts';
+
+const optionalString = z.string().trim().min(1).optional();
+const url = z.url({ protocol: /^https?$/ });
+
+/** The one configuration schema (DESIGN §5.2), over the environment. Flags override by passing a merged object. */
+export const configSchema = z
+  .object({
+    PRODUCT_API_URL: url.optional(),
+    REFERENCE_API_URL: url.optional(),
+    API_TOKEN: optionalString,
+    API_TOKEN_URL: url.optional(),
+    API_CLIENT_ID: optionalString,
+    API_CLIENT_SECRET: optionalString,
+    API_SCOPE: optionalString,
+    OWNER_COMPANY_ID: z.uuid().optional(),
+    LANGUAGE_CODE: z.string().regex(/^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$/, 'must be a BCP 47 language tag').default('en-US'),
+    REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').default('redis://127.0.0.1:6379'),
+    QUEUE_PREFIX: z.string().min(1).default('product-sync'),
+    REPORT_DIR: z.string().min(1).default('./reports'),
+    UPLOAD_DIR: z.string().min(1).default('./uploads'),
+    API_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(32),
+    API_MAX_RPS: z.coerce.number().positive().optional(),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .superRefine((c, ctx) => {
+    const oauth = [c.API_TOKEN_URL, c.API_CLIENT_ID, c.API_CLIENT_SECRET];
+    if (oauth.some(Boolean) && !oauth.every(Boolean)) {
+      ctx.addIssue({ code: 'custom', path: ['API_TOKEN_URL'], message: 'API_TOKEN_URL, API_CLIENT_ID and API_CLIENT_SECRET go together' });
+    }
+    if (c.API_TOKEN && c.API_TOKEN_URL) {
+      ctx.addIssue({ code: 'custom', path: ['API_TOKEN'], message: 'set API_TOKEN or the OAuth2 client credentials, not both' });
+    }
+  });
+
+/** Parsed, frozen configuration. */
+export type Config = Readonly<z.output<typeof configSchema>>;
+
+/** Parses the environment once; throws PS_ERR_CONFIG_INVALID listing every problem. Empty strings count as unset. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const input: Record<string, string> = {};
+  for (const key of Object.keys(configSchema.shape)) {
+    const v = env[key];
+    if (v !== undefined && v.trim() !== '') input[key] = v;
+  }
+  const parsed = configSchema.safeParse(input);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(config)'}: ${i.message}`);
+    throw new ProductSyncError('PS_ERR_CONFIG_INVALID', `invalid configuration:\n${lines.join('\n')}`);
+  }
+  return Object.freeze(parsed.data);
+}

@@ -1,0 +1,100 @@
+/** Every failure product-sync raises, with a stable code. Row problems are never errors: they are issues (data). */
+
+/** The table of error codes: code → [default message, retryable]. Documented in docs/errors.md (a test checks). */
+export const ERROR_CODES = {
+  PS_ERR_CONFIG_INVALID: ['invalid configuration', false],
+  PS_ERR_CLI_USAGE: ['bad invocation', false],
+  PS_ERR_MAPPING_INVALID: ['invalid mapping file', false],
+  PS_ERR_FEED_INVALID: ['invalid feed definition', false],
+  PS_ERR_FILE_UNREADABLE: ['file cannot be read', false],
+  PS_ERR_FILE_TYPE: ['file type not supported', false],
+  PS_ERR_FILE_TOO_LARGE: ['file exceeds a size limit', false],
+  PS_ERR_FILE_HEADER: ['sheet header problem', false],
+  PS_ERR_HTTP_STATUS: ['API answered an error status', false],
+  PS_ERR_HTTP_UNAUTHORIZED: ['credential rejected', false],
+  PS_ERR_HTTP_RATE_LIMITED: ['API rate limit', true],
+  PS_ERR_HTTP_UNAVAILABLE: ['API unavailable', true],
+  PS_ERR_HTTP_CONNECTION: ['connection to the API failed', true],
+  PS_ERR_HTTP_TIMEOUT: ['API request timed out', true],
+  PS_ERR_HTTP_BAD_RESPONSE: ['API response could not be parsed', false],
+  PS_ERR_AUTH_TOKEN: ['could not obtain an access token', false],
+  PS_ERR_CIRCUIT_OPEN: ['too many consecutive API failures: circuit open', true],
+  PS_ERR_ARCHIVE_GUARD: ['archive guard tripped', false],
+  PS_ERR_RUN_ABORTED: ['run aborted', false],
+  PS_ERR_JOURNAL: ['journal cannot be read or written', false],
+  PS_ERR_QUEUE: ['queue error', false],
+} as const satisfies Record<string, readonly [string, boolean]>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Base error: `code` is stable, `retryable` tells drivers whether trying again may help. */
+export class ProductSyncError extends Error {
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  constructor(code: ErrorCode, message?: string, options?: { cause?: unknown; retryable?: boolean }) {
+    super(message ?? ERROR_CODES[code][0], options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ProductSyncError';
+    this.code = code;
+    this.retryable = options?.retryable ?? ERROR_CODES[code][1];
+  }
+}
+
+/** One entry of a problem-details `errors` array. */
+export interface ProblemEntry {
+  code: string;
+  property: string;
+  message: string;
+  detail: string | null;
+}
+
+/** A problem-details body as both APIs send it (docs/api-contract.md). */
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  errors: ProblemEntry[];
+  detail?: string | null;
+  instance?: string | null;
+  extensions?: Record<string, unknown>;
+}
+
+/** An API call that failed: names the call, carries status and the parsed problem-details body (if any). */
+export class HttpError extends ProductSyncError {
+  readonly method: string;
+  readonly url: string;
+  readonly status: number | null;
+  readonly body: unknown;
+  readonly retryAfterMs: number | null;
+  constructor(
+    code: ErrorCode,
+    init: { method: string; url: string; status: number | null; body?: unknown; retryAfterMs?: number | null; cause?: unknown; message?: string },
+  ) {
+    const what = init.status === null ? ERROR_CODES[code][0] : `${init.status} ${ERROR_CODES[code][0]}`;
+    super(code, init.message ?? `${init.method} ${init.url}: ${what}${problemSummary(init.body)}`, { cause: init.cause });
+    this.name = 'HttpError';
+    this.method = init.method;
+    this.url = init.url;
+    this.status = init.status;
+    this.body = init.body;
+    this.retryAfterMs = init.retryAfterMs ?? null;
+  }
+  /** The API's own words for the failure: problem entries joined, or the title. */
+  get apiMessage(): string {
+    const p = this.body as Partial<ProblemDetails> | undefined;
+    if (p && Array.isArray(p.errors) && p.errors.length > 0) {
+      return p.errors.map((e) => `${e.property}: ${e.message}`).join('; ');
+    }
+    return p?.title ?? this.message;
+  }
+}
+
+function problemSummary(body: unknown): string {
+  const p = body as Partial<ProblemDetails> | undefined;
+  if (!p || typeof p !== 'object' || !Array.isArray(p.errors) || p.errors.length === 0) return '';
+  return ` (${p.errors.map((e) => `${e.property}: ${e.message}`).join('; ')})`;
+}
+
+/** True when the error is worth retrying (typed errors say so; unknown errors are not). */
+export function isRetryable(err: unknown): boolean {
+  return err instanceof ProductSyncError && err.retryable;
+}

@@ -1,0 +1,58 @@
+/** Data that flows between pipeline stages (DESIGN §3). */
+
+/** A cell value as a reader yields it: CSV cells are strings (or null when empty); XLSX keeps numbers, booleans and dates. */
+export type Cell = string | number | boolean | Date | null;
+
+/** How bad an issue is: an `error` keeps the row from being sent, a `warning` is reported only. */
+export type Severity = 'error' | 'warning';
+
+/** A problem with a file, a row or a cell — data, never an exception. `row` is the sheet's own 1-based row number. */
+export interface Issue {
+  row: number | null;
+  column: string | null;
+  field: string | null;
+  value: string | null;
+  /** A stable code (docs/issue-codes.md), e.g. `GTIN_CHECK_DIGIT`. */
+  code: string;
+  severity: Severity;
+  message: string;
+}
+
+/** One data row of a sheet; `cells` are aligned with the sheet's headers. */
+export interface SheetRow {
+  row: number;
+  cells: Cell[];
+  /** Problems the reader found on this row (ragged row, error cell, cell too long…). */
+  issues: Issue[];
+}
+
+/** An opened sheet: its headers and a stream of rows read lazily (never the whole file in memory). */
+export interface Sheet {
+  file: string;
+  format: 'csv' | 'xlsx';
+  /** Worksheet name for XLSX. */
+  sheetName?: string;
+  headerRow: number;
+  headers: string[];
+  rows: AsyncIterable<SheetRow>;
+  /** Details for the report: detected encoding and delimiter (CSV), date system (XLSX)… */
+  info: Record<string, string | number | boolean>;
+}
+
+/** The API object a mapping targets. */
+export type Target = 'tradeItem' | 'manufacturedItem';
+
+/** A row after mapping and validation: the API body it asks for, plus its issues. */
+export interface Draft {
+  row: number;
+  /** The match key (GTIN-14 or tradeItemId), or null when it could not be read. */
+  key: string | null;
+  target: Target;
+  /** API fields with values (nested objects already built from `netContents[0].value`-style paths). Never holds null. */
+  fields: Record<string, unknown>;
+  /** Fields whose empty cell asks to send null (empty policy `clear`). */
+  clear: string[];
+  issues: Issue[];
+  /** The row's original cells, aligned with the sheet headers (for rejected.xlsx). */
+  source: Cell[];
+}

@@ -1,0 +1,55 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    redisUrl: string;
+  }
+}
+
+/** A free TCP port on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts a private `redis-server` for the suite (never touching a database it did not create), or uses TEST_REDIS_URL. */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  if (process.env.TEST_REDIS_URL) {
+    project.provide('redisUrl', process.env.TEST_REDIS_URL);
+    return async () => {};
+  }
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'ps-redis-'));
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+    stdio: 'ignore',
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('error', (e) => reject(new Error(`cannot start redis-server (install it, or set TEST_REDIS_URL): ${e.message}`)));
+    const t0 = Date.now();
+    const probe = () => {
+      const sock = createConnection(port);
+      sock.once('connect', () => { sock.end(); resolve(); });
+      sock.once('error', () => (Date.now() - t0 > 10_000 ? reject(new Error('redis-server did not start')) : setTimeout(probe, 50)));
+    };
+    probe();
+  });
+  project.provide('redisUrl', `redis://127.0.0.1:${port}`);
+  process.env.TEST_REDIS_SERVER_PORT = String(port);
+  return async () => {
+    child.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  };
+}
+
+
