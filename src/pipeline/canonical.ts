@@ -1,0 +1,29 @@
+/** Canonical JSON of an API value for comparison: keys sorted, null / undefined / empty-string properties dropped. */
+export function canonical(value: unknown): string {
+  return JSON.stringify(normalize(value)) ?? 'null';
+}
+
+function normalize(value: unknown): unknown {
+  if (value === undefined || value === null || value === '') return null;
+  if (Array.isArray(value)) return value.length === 0 ? null : value.map(normalize);
+  if (typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value as object).sort()) {
+      const v = normalize((value as Record<string, unknown>)[k]);
+      if (v !== null) out[k] = v;
+    }
+    return Object.keys(out).length === 0 ? null : out;
+  }
+  return value;
+}
+
+/** True when an API value carries nothing (null, undefined, '', [] or an object of such). */
+export function isEmptyValue(value: unknown): boolean {
+  return normalize(value) === null;
+}
+
+/** Pads a stored GTIN to 14 digits so records match keys whatever length they were written with. */
+export function gtinKey(gtin: unknown): string | null {
+  if (typeof gtin !== 'string' || !/^\d{8,14}$/.test(gtin)) return null;
+  return gtin.padStart(14, '0');
+}

@@ -1,0 +1,228 @@
+import { MANUFACTURED_ITEM_FIELDS, ROUTE_B_TRADE_ITEM_FIELDS } from '../api/fields.ts';
+import { acceptedFields } from '../api/schemas.ts';
+import type { ManufacturedItemRecord, TradeItemRecord } from '../api/types.ts';
+import { manufacturedItemIdFor, tradeItemIdFor } from '../api/uuid.ts';
+import { canonical, isEmptyValue } from './canonical.ts';
+import type { Draft, Issue, Target } from './types.ts';
+
+/** How a run treats rows and the items missing from the sheet (DESIGN §7). */
+export type Mode = 'upsert' | 'full' | 'create-only' | 'update-only';
+
+/** The modes, as data. */
+export const MODES: readonly Mode[] = ['upsert', 'full', 'create-only', 'update-only'];
+
+/** One API write of a plan. `id` is the trade item or manufactured item the write addresses. */
+export type Step =
+  | { kind: 'tradeItem.create'; body: Record<string, unknown> }
+  | { kind: 'tradeItem.patch'; id: string; body: Record<string, unknown> }
+  | { kind: 'tradeItem.put'; id: string; body: Record<string, unknown> }
+  | { kind: 'tradeItem.unarchive'; id: string }
+  | { kind: 'manufacturedItem.createUnderTradeItem'; tradeItemId: string; body: Record<string, unknown> }
+  | { kind: 'manufacturedItem.createWithTradeItem'; body: Record<string, unknown> }
+  | { kind: 'manufacturedItem.patch'; id: string; body: Record<string, unknown> }
+  | { kind: 'manufacturedItem.put'; id: string; body: Record<string, unknown> };
+
+/** What the plan says about one valid row. */
+export type RowAction = 'create' | 'update' | 'unarchive' | 'unchanged' | 'skipped';
+
+/** The plan of one row: the writes to send, in order, and the outcome they lead to. */
+export interface RowPlan {
+  row: number;
+  key: string;
+  action: RowAction;
+  steps: Step[];
+  tradeItemId: string | null;
+  manufacturedItemId: string | null;
+  changedFields: string[];
+  issues: Issue[];
+}
+
+/** An archive of owner items missing from a `full` sheet. */
+export interface ArchiveEntry {
+  tradeItemId: string;
+  key: string | null;
+}
+
+/** What a run knows of the API before planning: the owner's items by key. */
+export interface ApiState {
+  /** Trade items by match key (GTIN-14, or tradeItemId when the mapping's key is tradeItemId). */
+  tradeItems: Map<string, TradeItemRecord>;
+  /** Manufactured items by `${tradeItemId}|${supplierCompanyId}` (lower-case ids). */
+  manufacturedItems: Map<string, ManufacturedItemRecord>;
+  /** True when `tradeItems` holds every item of the owner (a full scan), so absence means missing. */
+  complete: boolean;
+}
+
+/** Plan settings. */
+export interface PlanOptions {
+  target: Target;
+  mode: Mode;
+  ownerCompanyId: string;
+  key: 'gtin' | 'tradeItemId';
+}
+
+/** The archive guard's verdict (DESIGN §7). */
+export interface GuardVerdict {
+  active: number;
+  toArchive: number;
+  ratio: number;
+  maxRatio: number;
+  tripped: boolean;
+}
+
+const TRADE_PATCH = acceptedFields('tradeItem.patch');
+const TRADE_PUT = acceptedFields('tradeItem.put');
+const TRADE_CREATE = acceptedFields('tradeItem.create');
+const MANU_A = acceptedFields('manufacturedItem.createUnderTradeItem');
+const MANU_B = acceptedFields('manufacturedItem.createWithTradeItem');
+const MANU_PATCH = acceptedFields('manufacturedItem.patch');
+const MANU_PUT = acceptedFields('manufacturedItem.put');
+const MANU_NAMES = new Set(MANUFACTURED_ITEM_FIELDS.map((f) => f.name).filter((n) => n !== 'createdBy'));
+const ROUTE_B_TRADE = new Set(ROUTE_B_TRADE_ITEM_FIELDS);
+
+/** Manufactured item map key. */
+export function manufacturedKey(tradeItemId: string, supplierCompanyId: string): string {
+  return `${tradeItemId.toLowerCase()}|${supplierCompanyId.toLowerCase()}`;
+}
+
+function pick(fields: Record<string, unknown>, allowed: ReadonlySet<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) if (allowed.has(k)) out[k] = v;
+  return out;
+}
+
+/** Fields of `wanted` (with `clear` ones as null) whose value differs from `current`. */
+function diff(wanted: Record<string, unknown>, clear: readonly string[], current: Record<string, unknown>, allowed: ReadonlySet<string>): Record<string, unknown> {
+  const changes: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(wanted)) {
+    if (allowed.has(k) && canonical(v) !== canonical(current[k])) changes[k] = v;
+  }
+  for (const k of clear) {
+    if (allowed.has(k) && !(k in wanted) && !isEmptyValue(current[k])) changes[k] = null;
+  }
+  return changes;
+}
+
+function splitTradeAndManufactured(fields: Record<string, unknown>): { trade: Record<string, unknown>; manu: Record<string, unknown> } {
+  const trade: Record<string, unknown> = {};
+  const manu: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) (MANU_NAMES.has(k) ? manu : trade)[k] = v;
+  return { trade, manu };
+}
+
+/** The update steps that bring an existing trade item to the draft: PATCH, or PUT of the full record when harmonizedCode changes. */
+function tradeUpdateSteps(id: string, wanted: Record<string, unknown>, clear: readonly string[], record: Record<string, unknown>): { steps: Step[]; changed: string[] } {
+  const changes = diff(wanted, clear, record, TRADE_PUT);
+  const changed = Object.keys(changes);
+  if (changed.length === 0) return { steps: [], changed };
+  if ('harmonizedCode' in changes) {
+    // PATCH does not take harmonizedCode: PUT replaces every updatable field, so send the whole record with the changes.
+    const body = { ...pick(record, TRADE_PUT), ...changes };
+    for (const [k, v] of Object.entries(body)) if (v === undefined) delete body[k];
+    return { steps: [{ kind: 'tradeItem.put', id, body }], changed };
+  }
+  return { steps: [{ kind: 'tradeItem.patch', id, body: pick(changes, TRADE_PATCH) }], changed };
+}
+
+function createOnlyWarnings(draft: Draft, record: Record<string, unknown>, fields: readonly string[]): Issue[] {
+  const issues: Issue[] = [];
+  for (const f of fields) {
+    if (f in draft.fields && canonical(draft.fields[f]) !== canonical(record[f]) && !isEmptyValue(record[f])) {
+      issues.push({
+        row: draft.row, column: null, field: f, value: String(draft.fields[f]), code: 'FIELD_CREATE_ONLY', severity: 'warning',
+        message: `${f} can only be set when the item is created; the API keeps ${JSON.stringify(record[f])}`,
+      });
+    }
+  }
+  return issues;
+}
+
+/** Plans one valid, resolved draft against the API state (pure). */
+export function planRow(draft: Draft, state: ApiState, options: PlanOptions): RowPlan {
+  const key = draft.key!;
+  const owner = options.ownerCompanyId;
+  const existing = state.tradeItems.get(key);
+  const base: RowPlan = { row: draft.row, key, action: 'unchanged', steps: [], tradeItemId: existing?.tradeItemId ?? null, manufacturedItemId: null, changedFields: [], issues: [] };
+  const { trade, manu } = options.target === 'manufacturedItem' ? splitTradeAndManufactured(draft.fields) : { trade: draft.fields, manu: {} };
+  const gtin = typeof draft.fields.gtin === 'string' ? draft.fields.gtin : key;
+
+  if (!existing) {
+    if (options.mode === 'update-only') return { ...base, action: 'skipped', issues: [skipIssue(draft, 'not in the API and the mode is update-only')] };
+    if (options.key === 'tradeItemId') {
+      return { ...base, action: 'skipped', issues: [skipIssue(draft, 'no trade item has this tradeItemId; creates need a GTIN key')] };
+    }
+    const tradeItemId = tradeItemIdFor(owner, gtin);
+    if (options.target === 'tradeItem') {
+      const body = { ...pick(trade, TRADE_CREATE), ownerCompanyId: owner, tradeItemId };
+      return { ...base, action: 'create', tradeItemId, steps: [{ kind: 'tradeItem.create', body }], changedFields: Object.keys(pick(trade, TRADE_CREATE)) };
+    }
+    const supplier = String(manu.supplierCompanyId);
+    const manufacturedItemId = manufacturedItemIdFor(owner, gtin, supplier);
+    // Route B creates both, but takes only its own field list; the rest follows as a PUT (trade) and a PATCH (manufactured).
+    const bodyB = { ...pick({ ...trade, ...manu }, MANU_B), ownerCompanyId: owner, tradeItemId };
+    const steps: Step[] = [{ kind: 'manufacturedItem.createWithTradeItem', body: bodyB }];
+    const tradeRest = Object.fromEntries(Object.entries(trade).filter(([k]) => !ROUTE_B_TRADE.has(k) && TRADE_PUT.has(k)));
+    if (Object.keys(tradeRest).length > 0) {
+      const putOrPatch = 'harmonizedCode' in tradeRest
+        ? ({ kind: 'tradeItem.put', id: tradeItemId, body: pick({ ...trade, ...tradeRest }, TRADE_PUT) } as const)
+        : ({ kind: 'tradeItem.patch', id: tradeItemId, body: pick(tradeRest, TRADE_PATCH) } as const);
+      steps.push(putOrPatch);
+    }
+    const manuRest = Object.fromEntries(Object.entries(manu).filter(([k]) => !MANU_B.has(k) && MANU_PATCH.has(k)));
+    if (Object.keys(manuRest).length > 0) steps.push({ kind: 'manufacturedItem.patch', id: manufacturedItemId, body: manuRest });
+    return { ...base, action: 'create', tradeItemId, manufacturedItemId, steps, changedFields: Object.keys(draft.fields) };
+  }
+
+  if (options.mode === 'create-only') return { ...base, action: 'skipped', issues: [skipIssue(draft, 'already in the API and the mode is create-only')] };
+  const steps: Step[] = [];
+  let action: RowAction = 'unchanged';
+  if (existing.archived) {
+    steps.push({ kind: 'tradeItem.unarchive', id: existing.tradeItemId });
+    action = 'unarchive';
+  }
+  const tradeUpdate = tradeUpdateSteps(existing.tradeItemId, trade, draft.clear.filter((f) => !MANU_NAMES.has(f)), existing);
+  steps.push(...tradeUpdate.steps);
+  const changed = [...tradeUpdate.changed];
+  const issues = createOnlyWarnings(draft, existing, ['multipack', 'productLanguage']);
+  let manufacturedItemId: string | null = null;
+
+  if (options.target === 'manufacturedItem') {
+    const supplier = String(manu.supplierCompanyId);
+    const current = state.manufacturedItems.get(manufacturedKey(existing.tradeItemId, supplier));
+    if (!current) {
+      manufacturedItemId = manufacturedItemIdFor(owner, gtin, supplier);
+      steps.push({ kind: 'manufacturedItem.createUnderTradeItem', tradeItemId: existing.tradeItemId, body: { ...pick(manu, MANU_A), manufacturedItemId } });
+      changed.push(...Object.keys(pick(manu, MANU_A)));
+    } else {
+      manufacturedItemId = current.manufacturedItemId;
+      const changes = diff(manu, draft.clear.filter((f) => MANU_NAMES.has(f)), current, MANU_PUT);
+      if (Object.keys(changes).length > 0) {
+        steps.push({ kind: 'manufacturedItem.patch', id: current.manufacturedItemId, body: pick(changes, MANU_PATCH) });
+        changed.push(...Object.keys(changes));
+      }
+    }
+  }
+  if (action === 'unchanged' && changed.length > 0) action = 'update';
+  return { ...base, action, steps, manufacturedItemId, changedFields: changed, issues };
+}
+
+function skipIssue(draft: Draft, why: string): Issue {
+  return { row: draft.row, column: null, field: null, value: draft.key, code: 'ROW_SKIPPED', severity: 'warning', message: `skipped: ${why}` };
+}
+
+/** Items a `full` run archives: the owner's active items whose key appears nowhere in the sheet (valid or not). */
+export function planArchives(state: ApiState, sheetKeys: ReadonlySet<string>): ArchiveEntry[] {
+  const out: ArchiveEntry[] = [];
+  for (const [key, item] of state.tradeItems) {
+    if (!item.archived && !sheetKeys.has(key)) out.push({ tradeItemId: item.tradeItemId, key });
+  }
+  return out;
+}
+
+/** The archive guard: refuses a plan archiving more than `maxRatio` of the owner's active items unless allowed. */
+export function archiveGuard(state: ApiState, toArchive: number, maxRatio: number, allow: boolean): GuardVerdict {
+  let active = 0;
+  for (const item of state.tradeItems.values()) if (!item.archived) active++;
+  const ratio = active === 0 ? 0 : toArchive / active;
+  return { active, toArchive, ratio, maxRatio, tripped: !allow && toArchive > 0 && ratio > maxRatio };
+}
