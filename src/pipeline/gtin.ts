@@ -1,0 +1,91 @@
+/** GTIN rules (GS1 General Specifications §7.9): lengths 8/12/13/14, mod-10 check digit, normalised to GTIN-14. */
+import type { Cell } from './types.ts';
+
+/** The outcome of reading one GTIN cell: the 14-digit form (with an optional warning), or why it was rejected. */
+export type GtinResult =
+  | { ok: true; gtin14: string; warning?: { code: 'GTIN_LEADING_ZEROS_RESTORED'; message: string } }
+  | { ok: false; code: GtinErrorCode; message: string };
+
+/** Codes of a rejected GTIN. */
+export type GtinErrorCode =
+  | 'GTIN_EMPTY'
+  | 'GTIN_NOT_DIGITS'
+  | 'GTIN_SCIENTIFIC_NOTATION'
+  | 'GTIN_ALL_ZEROS'
+  | 'GTIN_LENGTH'
+  | 'GTIN_CHECK_DIGIT';
+
+/** Lengths a GTIN can have (GTIN-8, GTIN-12 / UPC-A, GTIN-13 / EAN-13, GTIN-14). */
+export const GTIN_LENGTHS: readonly number[] = [8, 12, 13, 14];
+
+// A GTIN that lost leading zeros (Excel turned it into a number) is at least this long: shorter digit strings are
+// too likely to pass the check digit by chance (one in ten does) to be restored silently.
+const MIN_RESTORABLE_LENGTH = 7;
+
+/** The mod-10 check digit (weights 3,1,3… from the right) of the digits that precede it. */
+export function gtinCheckDigit(body: string): number {
+  let sum = 0;
+  for (let i = body.length - 1, w = 3; i >= 0; i--, w = 4 - w) sum += (body.charCodeAt(i) - 48) * w;
+  return (10 - (sum % 10)) % 10;
+}
+
+/** True when `digits` (any length ≥ 2) ends with its correct check digit. Leading zeros do not change the result. */
+export function hasValidCheckDigit(digits: string): boolean {
+  if (!/^\d{2,}$/.test(digits)) return false;
+  return gtinCheckDigit(digits.slice(0, -1)) === digits.charCodeAt(digits.length - 1) - 48;
+}
+
+const SCIENTIFIC = /^[+-]?\d+(?:[.,]\d+)?\s*[eE]\s*[+-]?\d+$/;
+const SPACES = /[\s\u00a0\u2007\u202f]/g;
+
+/** Reads a GTIN from a cell (string digits, or a number from an XLSX cell) and returns its 14-digit form or the reason it is not a GTIN. */
+export function parseGtin(value: Cell): GtinResult {
+  let text: string;
+  if (value === null) return { ok: false, code: 'GTIN_EMPTY', message: 'GTIN is empty' };
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value) || value < 0) {
+      return { ok: false, code: 'GTIN_NOT_DIGITS', message: `GTIN ${String(value)} is not a whole number of at most 14 digits` };
+    }
+    text = value.toFixed(0);
+  } else if (typeof value === 'string') {
+    text = value.replace(SPACES, '');
+  } else {
+    return { ok: false, code: 'GTIN_NOT_DIGITS', message: 'GTIN must be digits' };
+  }
+  if (text === '') return { ok: false, code: 'GTIN_EMPTY', message: 'GTIN is empty' };
+  if (SCIENTIFIC.test(text)) {
+    return {
+      ok: false,
+      code: 'GTIN_SCIENTIFIC_NOTATION',
+      message: `GTIN "${text}" is in scientific notation: its digits are lost. Format the GTIN column as Text in the spreadsheet and export again`,
+    };
+  }
+  if (!/^\d+$/.test(text)) return { ok: false, code: 'GTIN_NOT_DIGITS', message: `GTIN "${text}" must contain digits only` };
+  if (/^0+$/.test(text)) return { ok: false, code: 'GTIN_ALL_ZEROS', message: 'GTIN is all zeros' };
+  if (text.length > 14 || text.length < MIN_RESTORABLE_LENGTH) {
+    return { ok: false, code: 'GTIN_LENGTH', message: `GTIN "${text}" has ${text.length} digits; a GTIN has 8, 12, 13 or 14` };
+  }
+  if (!hasValidCheckDigit(text)) {
+    const expected = gtinCheckDigit(text.slice(0, -1));
+    return {
+      ok: false,
+      code: 'GTIN_CHECK_DIGIT',
+      message: `GTIN "${text}" has a wrong check digit (last digit ${text.slice(-1)}, expected ${expected})`,
+    };
+  }
+  const gtin14 = text.padStart(14, '0');
+  if (GTIN_LENGTHS.includes(text.length)) return { ok: true, gtin14 };
+  return {
+    ok: true,
+    gtin14,
+    warning: {
+      code: 'GTIN_LEADING_ZEROS_RESTORED',
+      message: `GTIN "${text}" has ${text.length} digits: its leading zeros were restored (${gtin14}); format the GTIN column as Text to keep them`,
+    },
+  };
+}
+
+/** True when the string is a normalised GTIN-14 (14 digits, valid check digit, not all zeros). */
+export function isGtin14(s: string): boolean {
+  return /^\d{14}$/.test(s) && !/^0+$/.test(s) && hasValidCheckDigit(s);
+}
