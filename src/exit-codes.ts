@@ -1,0 +1,26 @@
+import { ProductSyncError, type ErrorCode } from './errors.ts';
+
+/** Exit codes of DESIGN §5.1. */
+export const EXIT = {
+  ok: 0,
+  rowsFailed: 1,
+  invalidInvocation: 2,
+  aborted: 3,
+} as const;
+
+const CODE_EXIT: Partial<Record<ErrorCode, number>> = {
+  PS_ERR_CONFIG_INVALID: EXIT.invalidInvocation,
+  PS_ERR_CLI_USAGE: EXIT.invalidInvocation,
+  PS_ERR_MAPPING_INVALID: EXIT.invalidInvocation,
+  PS_ERR_FEED_INVALID: EXIT.invalidInvocation,
+  PS_ERR_FILE_UNREADABLE: EXIT.invalidInvocation,
+  PS_ERR_FILE_TYPE: EXIT.invalidInvocation,
+  PS_ERR_FILE_TOO_LARGE: EXIT.invalidInvocation,
+  PS_ERR_FILE_HEADER: EXIT.invalidInvocation,
+};
+
+/** The exit code for an error that ended a command: 2 for bad input (nothing sent), 3 for an aborted run. */
+export function exitCodeFor(err: unknown): number {
+  if (err instanceof ProductSyncError) return CODE_EXIT[err.code] ?? EXIT.aborted;
+  return EXIT.aborted;
+}

@@ -1,0 +1,314 @@
+import { HttpError, isRetryable, ProductSyncError } from '../errors.ts';
+import type { ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from '../api/types.ts';
+import { gtinKey } from './canonical.ts';
+import type { ArchiveEntry, RowPlan, Step } from './plan.ts';
+import { CircuitBreaker, type Throttle } from './throttle.ts';
+import type { Issue } from './types.ts';
+
+/** The product API writes and searches the executor needs (the typed client satisfies it). */
+export interface ProductWriter {
+  searchTradeItems(query: Record<string, string | number>): Promise<{ tradeItems: TradeItemRecord[] | null; skipAndTakeQueryStats: SkipAndTakeQueryStats | null }>;
+  searchManufacturedItems(query: Record<string, string | number>): Promise<{ manufacturedItems: ManufacturedItemRecord[] | null; skipAndTakeQueryStats: SkipAndTakeQueryStats | null }>;
+  createTradeItem(body: Record<string, unknown>): Promise<{ tradeItemId: string }>;
+  patchTradeItem(id: string, body: Record<string, unknown>): Promise<unknown>;
+  putTradeItem(id: string, body: Record<string, unknown>): Promise<unknown>;
+  unarchiveTradeItem(id: string): Promise<unknown>;
+  archiveTradeItems(ids: string[]): Promise<unknown>;
+  createManufacturedItem(tradeItemId: string, body: Record<string, unknown>): Promise<{ manufacturedItemId: string }>;
+  createManufacturedItemWithTradeItem(body: Record<string, unknown>): Promise<{ tradeItemId: string; manufacturedItemId: string }>;
+  patchManufacturedItem(id: string, body: Record<string, unknown>): Promise<unknown>;
+  putManufacturedItem(id: string, body: Record<string, unknown>): Promise<unknown>;
+}
+
+/** What the journal must offer the executor (see journal.ts). */
+export interface StepJournal {
+  state(opId: string): { state: string; result?: unknown } | undefined;
+  record(opId: string, state: 'planned' | 'sent' | 'confirmed' | 'failed', data?: unknown): void | Promise<void>;
+}
+
+/** The outcome of one planned row or archive after execution. */
+export interface ExecutedRow {
+  row: number | null;
+  key: string | null;
+  outcome: 'created' | 'updated' | 'unchanged' | 'archived' | 'unarchived' | 'failed' | 'skipped' | 'not_attempted';
+  tradeItemId: string | null;
+  manufacturedItemId: string | null;
+  changedFields: string[];
+  issues: Issue[];
+}
+
+/** Executor settings. */
+export interface ExecuteOptions {
+  api: ProductWriter;
+  ownerCompanyId: string;
+  throttle: Throttle;
+  journal?: StepJournal;
+  /** Consecutive retryable failures that open the circuit (default 8). */
+  circuitThreshold?: number;
+  /** Ids per archive collection request (default 100). */
+  archiveBatch?: number;
+  signal?: AbortSignal;
+  onResult?: (r: ExecutedRow) => void;
+}
+
+const OUTCOME: Record<RowPlan['action'], ExecutedRow['outcome']> = {
+  create: 'created',
+  update: 'updated',
+  unarchive: 'unarchived',
+  unchanged: 'unchanged',
+  skipped: 'skipped',
+};
+
+/** True when a failed write may nevertheless have been applied (timeout or reset after sending, or a 5xx). */
+export function outcomeUnknown(err: unknown): boolean {
+  if (err && typeof err === 'object' && 'outcomeUnknown' in err) return Boolean((err as { outcomeUnknown: unknown }).outcomeUnknown);
+  if (err instanceof HttpError) return err.status === null ? err.code !== 'PS_ERR_HTTP_CONNECTION' : err.status >= 500;
+  return false;
+}
+
+/** Ids known so far for one row: creates fill them in, later steps use them (an API may ignore client-chosen ids). */
+interface RowIds {
+  tradeItemId: string | null;
+  manufacturedItemId: string | null;
+}
+
+/** Runs row plans and archives with bounded, adaptive concurrency, journalled and idempotent; never re-sends a create blindly. */
+export class Executor {
+  readonly #o: ExecuteOptions;
+  readonly #breaker: CircuitBreaker;
+  #aborted: ProductSyncError | null = null;
+
+  constructor(options: ExecuteOptions) {
+    this.#o = options;
+    this.#breaker = new CircuitBreaker(options.circuitThreshold ?? 8);
+  }
+
+  /** The error that stopped the run (circuit open, credential rejected), or null. */
+  get abortReason(): ProductSyncError | null {
+    return this.#aborted;
+  }
+
+  /** Executes every row plan; rows not attempted after an abort come back `not_attempted`. Yields results as they finish. */
+  async run(plans: AsyncIterable<RowPlan> | Iterable<RowPlan>): Promise<void> {
+    const inFlight = new Set<Promise<void>>();
+    for await (const plan of plans) {
+      if (this.#stopped()) {
+        this.#emit(this.#notAttempted(plan));
+        continue;
+      }
+      if (plan.steps.length === 0) {
+        this.#emit(this.#journalled(plan) ?? this.#result(plan, OUTCOME[plan.action], plan.issues));
+        continue;
+      }
+      await this.#o.throttle.acquire();
+      const p = this.#runRow(plan).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+    }
+    await Promise.all(inFlight);
+  }
+
+  /** Archives the entries in collections (retried by the client: archiving is idempotent). */
+  async archive(entries: readonly ArchiveEntry[]): Promise<void> {
+    const batch = this.#o.archiveBatch ?? 100;
+    for (let i = 0; i < entries.length; i += batch) {
+      const chunk = entries.slice(i, i + batch);
+      const opId = `archive:${chunk[0]!.tradeItemId}:${chunk.length}`;
+      const emit = (outcome: ExecutedRow['outcome'], issues: Issue[] = []) => {
+        for (const e of chunk) this.#emit({ row: null, key: e.key, outcome, tradeItemId: e.tradeItemId, manufacturedItemId: null, changedFields: outcome === 'archived' ? ['archived'] : [], issues });
+      };
+      if (this.#stopped()) {
+        emit('not_attempted', [runIssue('NOT_ATTEMPTED', `not attempted: ${this.#aborted?.message ?? 'run stopped'}`)]);
+        continue;
+      }
+      if (this.#o.journal?.state(opId)?.state === 'confirmed') {
+        emit('archived');
+        continue;
+      }
+      await this.#o.throttle.acquire();
+      try {
+        await this.#o.journal?.record(opId, 'sent');
+        await this.#o.api.archiveTradeItems(chunk.map((e) => e.tradeItemId));
+        await this.#o.journal?.record(opId, 'confirmed');
+        this.#breaker.success();
+        this.#o.throttle.release(true);
+        emit('archived');
+      } catch (err) {
+        this.#o.throttle.release(false);
+        this.#noteFailure(err);
+        emit('failed', [apiIssue(null, err)]);
+      }
+    }
+  }
+
+  #stopped(): boolean {
+    return this.#aborted !== null || this.#o.signal?.aborted === true;
+  }
+
+  #emit(r: ExecutedRow): void {
+    this.#o.onResult?.(r);
+  }
+
+  #result(plan: RowPlan, outcome: ExecutedRow['outcome'], issues: Issue[], ids?: RowIds): ExecutedRow {
+    return {
+      row: plan.row,
+      key: plan.key,
+      outcome,
+      tradeItemId: ids?.tradeItemId ?? plan.tradeItemId,
+      manufacturedItemId: ids?.manufacturedItemId ?? plan.manufacturedItemId,
+      changedFields: outcome === 'unchanged' || outcome === 'skipped' ? [] : plan.changedFields,
+      issues,
+    };
+  }
+
+  /** A row with nothing to send whose writes a killed earlier attempt of this run already made keeps that outcome. */
+  #journalled(plan: RowPlan): ExecutedRow | undefined {
+    const done = this.#o.journal?.state(`row:${plan.row}`);
+    if (done?.state !== 'confirmed') return undefined;
+    const r = done.result as ExecutedRow;
+    return { ...r, issues: [...r.issues, ...plan.issues] };
+  }
+
+  #notAttempted(plan: RowPlan): ExecutedRow {
+    return this.#result(plan, 'not_attempted', [...plan.issues, runIssue('NOT_ATTEMPTED', `not attempted: ${this.#aborted?.message ?? 'run stopped'}`, plan.row)]);
+  }
+
+  #noteFailure(err: unknown): void {
+    if (err instanceof HttpError && err.code === 'PS_ERR_HTTP_UNAUTHORIZED') {
+      this.#aborted ??= new ProductSyncError('PS_ERR_RUN_ABORTED', `credential rejected: ${err.message}`);
+      return;
+    }
+    if (isRetryable(err) && this.#breaker.failure()) {
+      this.#aborted ??= new ProductSyncError('PS_ERR_CIRCUIT_OPEN', `API unavailable: ${this.#breaker.threshold} consecutive failures after retries (last: ${(err as Error).message})`);
+    }
+  }
+
+  async #runRow(plan: RowPlan): Promise<void> {
+    const ids: RowIds = { tradeItemId: plan.tradeItemId, manufacturedItemId: plan.manufacturedItemId };
+    let ok = true;
+    try {
+      for (let i = 0; i < plan.steps.length; i++) {
+        if (this.#stopped()) {
+          this.#emit({ ...this.#notAttempted(plan), ...(i > 0 ? { outcome: 'failed' as const } : {}) });
+          return;
+        }
+        await this.#step(plan, i, ids);
+      }
+      this.#breaker.success();
+      const r = this.#result(plan, OUTCOME[plan.action], plan.issues, ids);
+      await this.#o.journal?.record(`row:${plan.row}`, 'confirmed', r);
+      this.#emit(r);
+    } catch (err) {
+      ok = false;
+      this.#noteFailure(err);
+      this.#emit(this.#result(plan, 'failed', [...plan.issues, apiIssue(plan.row, err)], ids));
+    } finally {
+      this.#o.throttle.release(ok);
+    }
+  }
+
+  /** Sends step `i` of a row unless the journal says it was confirmed; a create with an unknown outcome is looked up before any resend. */
+  async #step(plan: RowPlan, i: number, ids: RowIds): Promise<void> {
+    const step = plan.steps[i]!;
+    const opId = `${plan.key}:${i}:${step.kind}`;
+    const j = this.#o.journal;
+    const prior = j?.state(opId);
+    if (prior?.state === 'confirmed') {
+      Object.assign(ids, prior.result as Partial<RowIds>);
+      return;
+    }
+    const isCreate = step.kind === 'tradeItem.create' || step.kind === 'manufacturedItem.createWithTradeItem' || step.kind === 'manufacturedItem.createUnderTradeItem';
+    if (isCreate && prior?.state === 'sent') {
+      // A previous attempt (killed process) sent this create and never heard back: look before sending again.
+      const found = await this.#findCreated(plan, step, ids);
+      if (found) {
+        Object.assign(ids, found);
+        await j?.record(opId, 'confirmed', found);
+        return;
+      }
+    }
+    await j?.record(opId, 'sent');
+    let result: Partial<RowIds>;
+    try {
+      result = await this.#send(step, ids);
+    } catch (err) {
+      if (!isCreate || !(outcomeUnknown(err) || (err instanceof HttpError && err.status === 409))) {
+        await j?.record(opId, 'failed', { message: (err as Error).message });
+        throw err;
+      }
+      // Unknown outcome (or the id already exists): never two items for one (owner, GTIN) — search first.
+      const found = await this.#findCreated(plan, step, ids);
+      if (found) {
+        result = found;
+      } else if (err instanceof HttpError && err.status === 409) {
+        throw err;
+      } else {
+        result = await this.#send(step, ids);
+      }
+    }
+    Object.assign(ids, result);
+    await j?.record(opId, 'confirmed', result);
+  }
+
+  async #send(step: Step, ids: RowIds): Promise<Partial<RowIds>> {
+    const api = this.#o.api;
+    switch (step.kind) {
+      case 'tradeItem.create':
+        return { tradeItemId: (await api.createTradeItem(step.body)).tradeItemId };
+      case 'tradeItem.patch':
+        await api.patchTradeItem(ids.tradeItemId ?? step.id, step.body);
+        return {};
+      case 'tradeItem.put':
+        await api.putTradeItem(ids.tradeItemId ?? step.id, step.body);
+        return {};
+      case 'tradeItem.unarchive':
+        await api.unarchiveTradeItem(ids.tradeItemId ?? step.id);
+        return {};
+      case 'manufacturedItem.createUnderTradeItem':
+        return { manufacturedItemId: (await api.createManufacturedItem(ids.tradeItemId ?? step.tradeItemId, step.body)).manufacturedItemId };
+      case 'manufacturedItem.createWithTradeItem': {
+        const r = await api.createManufacturedItemWithTradeItem(step.body);
+        return { tradeItemId: r.tradeItemId, manufacturedItemId: r.manufacturedItemId };
+      }
+      case 'manufacturedItem.patch':
+        await api.patchManufacturedItem(ids.manufacturedItemId ?? step.id, step.body);
+        return {};
+      case 'manufacturedItem.put':
+        await api.putManufacturedItem(ids.manufacturedItemId ?? step.id, step.body);
+        return {};
+    }
+  }
+
+  /** Looks up what a create may have made: the owner's trade item with this GTIN (and its manufactured item for the supplier). */
+  async #findCreated(plan: RowPlan, step: Step, ids: RowIds): Promise<Partial<RowIds> | null> {
+    const api = this.#o.api;
+    const owner = this.#o.ownerCompanyId;
+    if (step.kind === 'manufacturedItem.createUnderTradeItem' || step.kind === 'manufacturedItem.createWithTradeItem') {
+      const supplier = String(step.body.supplierCompanyId);
+      const query: Record<string, string> = { OwnerCompanyId: owner, SupplierCompanyId: supplier, Take: '500' };
+      if (step.kind === 'manufacturedItem.createUnderTradeItem') query.TradeItemId = ids.tradeItemId ?? step.tradeItemId;
+      else query.GTIN = String(step.body.gtin ?? plan.key);
+      const page = await api.searchManufacturedItems(query);
+      const hit = (page.manufacturedItems ?? []).find((m) => m.supplierCompanyId.toLowerCase() === supplier.toLowerCase());
+      return hit ? { tradeItemId: hit.tradeItemId, manufacturedItemId: hit.manufacturedItemId } : null;
+    }
+    const gtin = String(step.kind === 'tradeItem.create' ? (step.body.gtin ?? plan.key) : plan.key);
+    const page = await api.searchTradeItems({ OwnerCompanyId: owner, GTIN: gtin, Take: 500 });
+    const want = gtinKey(gtin);
+    const hits = (page.tradeItems ?? []).filter((t) => gtinKey(t.gtin) === want);
+    const preferred = hits.find((t) => t.tradeItemId === (step.kind === 'tradeItem.create' ? step.body.tradeItemId : undefined)) ?? hits[0];
+    return preferred ? { tradeItemId: preferred.tradeItemId } : null;
+  }
+}
+
+function runIssue(code: string, message: string, row: number | null = null): Issue {
+  return { row, column: null, field: null, value: null, code, severity: 'error', message };
+}
+
+/** The API's own words for a failed write, as a row issue. */
+export function apiIssue(row: number | null, err: unknown): Issue {
+  if (err instanceof HttpError) {
+    const code = err.status === 400 ? 'API_REJECTED' : err.status === 409 ? 'API_CONFLICT' : 'API_FAILED';
+    return { row, column: null, field: null, value: null, code, severity: 'error', message: `${err.method} ${err.url} → ${err.status ?? err.code}: ${err.apiMessage}` };
+  }
+  return runIssue('API_FAILED', (err as Error)?.message ?? String(err), row);
+}
