@@ -1,0 +1,299 @@
+/** Cell transforms of mapping columns: each is pure, `(cell, ctx) → {value} | {issue}` (docs/mapping.md). */
+import { findUnit, WEIGHT_UNITS, WEIGHT_UNIT_IDS } from '../api/units.ts';
+import { toAlpha2 } from './country.ts';
+import { parseGtin } from './gtin.ts';
+import type { Cell, Severity } from './types.ts';
+
+/** The value types a mapping column may name. */
+export const COLUMN_TYPES = [
+  'string', 'decimal', 'integer', 'number', 'date', 'boolean', 'uuid', 'country', 'unit', 'weightUnit', 'gtin',
+] as const;
+
+/** One of the column types. */
+export type ColumnType = (typeof COLUMN_TYPES)[number];
+
+/** What a transform needs besides the cell: the sheet's conventions, from the mapping and the column. */
+export interface TransformContext {
+  decimalSeparator: ',' | '.';
+  /** A date format such as `dd/mm/yyyy`; without one, only unambiguous dates are read. */
+  dateFormat?: string | undefined;
+  /** Language of the labels in the sheet (country names). */
+  language: string;
+}
+
+/** A problem a transform found in one cell (the caller adds row, column, field and value). */
+export interface TransformIssue {
+  code: string;
+  severity: Severity;
+  message: string;
+}
+
+/** A transformed value (with an optional warning), or the issue that kept the cell from being read. */
+export type TransformResult = { value: string; warning?: TransformIssue } | { issue: TransformIssue };
+
+/** A pure cell transform. */
+export type Transform = (cell: Cell, ctx: TransformContext) => TransformResult;
+
+const err = (code: string, message: string): { issue: TransformIssue } => ({ issue: { code, severity: 'error', message } });
+
+/** True for a cell that holds nothing: null, or a string of only spaces (non-breaking ones included). */
+export function isEmptyCell(cell: Cell): boolean {
+  return cell === null || (typeof cell === 'string' && cell.trim() === '');
+}
+
+/** The cell as trimmed text: numbers in plain decimal digits, booleans as true/false, dates as ISO. */
+export function cellText(cell: Cell): string {
+  if (cell === null) return '';
+  if (typeof cell === 'string') return cell.trim();
+  if (typeof cell === 'number') return numberText(cell);
+  if (typeof cell === 'boolean') return cell ? 'true' : 'false';
+  if (Number.isNaN(cell.getTime())) return '';
+  const iso = cell.toISOString();
+  return iso.endsWith('T00:00:00.000Z') ? iso.slice(0, 10) : iso;
+}
+
+function numberText(n: number): string {
+  const s = String(n);
+  if (!/e/i.test(s)) return s;
+  // 1e21 and 1e-7 print in exponent form; write plain digits instead.
+  return Math.abs(n) >= 1 ? BigInt(Math.round(n)).toString() : n.toFixed(20).replace(/0+$/, '');
+}
+
+/** The parts of a list cell split on `separator`, each trimmed, empty parts dropped. Non-string cells are one part. */
+export function splitCell(cell: Cell, separator: string): Cell[] {
+  if (typeof cell !== 'string') return isEmptyCell(cell) ? [] : [cell];
+  return cell.split(separator).map((p) => p.trim()).filter((p) => p !== '');
+}
+
+/** The key a value map compares on: NFC, lower case, spaces (non-breaking too) collapsed and trimmed. */
+export function valueMapKey(s: string): string {
+  return s.normalize('NFC').replace(/[\s\u00a0\u202f]+/g, ' ').trim().toLowerCase();
+}
+
+/** The cell replaced by its value-map entry (compared without case or extra spaces); cells not in the map are returned unchanged. */
+export function applyValueMap(cell: Cell, map: ReadonlyMap<string, string> | undefined): Cell {
+  if (!map || cell === null || cell instanceof Date) return cell;
+  const hit = map.get(valueMapKey(cellText(cell)));
+  return hit === undefined ? cell : hit;
+}
+
+/** `string`: the trimmed text of the cell. */
+export const toStringValue: Transform = (cell) => ({ value: cellText(cell) });
+
+// Thousands groups: spaces always; the other separator only when it cannot be the decimal one ("1.234.567",
+// "1.234,5" with ","), since "1.500" in a decimal-comma sheet could mean 1.5 or 1500.
+const NUMBER_SHAPES = {
+  ',': [/^\d+(?:,\d+)?$/, /^[1-9]\d{0,2}(?: \d{3})+(?:,\d+)?$/, /^[1-9]\d{0,2}(?:\.\d{3}){2,}(?:,\d+)?$/, /^[1-9]\d{0,2}(?:\.\d{3})+,\d+$/],
+  '.': [/^\d+(?:\.\d+)?$/, /^[1-9]\d{0,2}(?: \d{3})+(?:\.\d+)?$/, /^[1-9]\d{0,2}(?:,\d{3}){2,}(?:\.\d+)?$/, /^[1-9]\d{0,2}(?:,\d{3})+\.\d+$/],
+} as const;
+
+function canonicalDecimal(sign: string, intPart: string, frac: string): string {
+  const i = intPart.replace(/^0+(?=\d)/, '');
+  const f = frac.replace(/0+$/, '');
+  const body = f ? `${i}.${f}` : i;
+  return /^0(?:\.0*)?$/.test(body) ? body : sign + body;
+}
+
+/** `decimal`: a canonical decimal string (`1 234,50` → `1234.5`) read with the sheet's decimal separator; XLSX numbers pass as they are. */
+export const toDecimal: Transform = (cell, ctx) => {
+  if (typeof cell === 'number') {
+    return Number.isFinite(cell) ? { value: numberText(cell) } : err('DECIMAL_INVALID', 'not a finite number');
+  }
+  if (typeof cell !== 'string') return err('DECIMAL_INVALID', `expected a number, got ${cellText(cell)}`);
+  const sep = ctx.decimalSeparator;
+  const other = sep === ',' ? '.' : ',';
+  const text = cell.trim();
+  const raw = text.replace(/[\u00a0\u202f\u2007]/g, ' ').replace(/ +/g, ' ');
+  const sign = raw.startsWith('-') ? '-' : '';
+  const body = raw.replace(/^[+-]\s*/, '');
+  if (NUMBER_SHAPES[sep].some((re) => re.test(body))) {
+    const [intPart = '', frac = ''] = body.replace(/ /g, '').split(other).join('').split(sep);
+    return { value: canonicalDecimal(sign, intPart, frac) };
+  }
+  if (new RegExp(`^\\d[\\d ]*\\${other}\\d+$`).test(body)) {
+    return err(
+      'DECIMAL_SEPARATOR',
+      `"${text}" uses "${other}" as decimal separator where the mapping expects "${sep}" (set decimal: "${other}" on the column if the sheet really uses it)`,
+    );
+  }
+  return err('DECIMAL_INVALID', `"${text}" is not a number`);
+};
+
+/** `integer`: a whole number as a decimal string (`1 000` → `1000`); fractions are an issue. */
+export const toInteger: Transform = (cell, ctx) => {
+  const r = toDecimal(cell, ctx);
+  if ('issue' in r) return r.issue.code === 'DECIMAL_SEPARATOR' ? r : err('INTEGER_INVALID', `"${cellText(cell)}" is not a whole number`);
+  if (!/^-?\d+$/.test(r.value)) return err('INTEGER_INVALID', `"${cellText(cell)}" is not a whole number`);
+  return r;
+};
+
+const pad2 = (n: number): string => String(n).padStart(2, '0');
+
+function isoDate(y: number, m: number, d: number): string | undefined {
+  if (y < 1 || y > 9999 || m < 1 || m > 12 || d < 1 || d > 31) return undefined;
+  const t = new Date(Date.UTC(y, m - 1, d));
+  t.setUTCFullYear(y);
+  if (t.getUTCMonth() !== m - 1 || t.getUTCDate() !== d) return undefined;
+  return `${String(y).padStart(4, '0')}-${pad2(m)}-${pad2(d)}`;
+}
+
+// Excel's 1900 date system: serial 1 is 1900-01-01 and serial 60 the 1900-02-29 that never was (Lotus 1-2-3 bug).
+const EXCEL_MAX_SERIAL = 2958465; // 9999-12-31
+
+/** The ISO date of an Excel serial number in the 1900 date system (the reader turns 1904-system date cells into Dates). */
+export function excelSerialToIso(serial: number): string | undefined {
+  if (!Number.isFinite(serial) || serial < 1 || serial >= EXCEL_MAX_SERIAL + 1) return undefined;
+  const days = Math.floor(serial);
+  if (days === 60) return undefined;
+  const epoch = days < 60 ? Date.UTC(1899, 11, 31) : Date.UTC(1899, 11, 30);
+  return new Date(epoch + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+const TIME_SUFFIX = '(?:[ T]\\d{1,2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?)?';
+const ISO = new RegExp(`^(\\d{4})-(\\d{2})-(\\d{2})${TIME_SUFFIX}$`);
+const YMD_SLASH = new RegExp(`^(\\d{4})[/.](\\d{1,2})[/.](\\d{1,2})${TIME_SUFFIX}$`);
+const DMY_OR_MDY = new RegExp(`^(\\d{1,2})([/.-])(\\d{1,2})\\2(\\d{4})${TIME_SUFFIX}$`);
+
+const formatCache = new Map<string, { re: RegExp; order: ('y' | 'yy' | 'm' | 'd')[] } | null>();
+
+/** A parser of one date format made of `yyyy`, `yy`, `mm`, `dd` and literal separators; null when the format is not one. */
+export function compileDateFormat(format: string): { re: RegExp; order: ('y' | 'yy' | 'm' | 'd')[] } | null {
+  const hit = formatCache.get(format);
+  if (hit !== undefined) return hit;
+  const order: ('y' | 'yy' | 'm' | 'd')[] = [];
+  let src = '';
+  const tokens = format.match(/yyyy|yy|mm|dd|m|d|[^ymd]/gi) ?? [];
+  for (const t of tokens) {
+    const l = t.toLowerCase();
+    if (l === 'yyyy') { order.push('y'); src += '(\\d{4})'; }
+    else if (l === 'yy') { order.push('yy'); src += '(\\d{2})'; }
+    else if (l === 'mm' || l === 'm') { order.push('m'); src += '(\\d{1,2})'; }
+    else if (l === 'dd' || l === 'd') { order.push('d'); src += '(\\d{1,2})'; }
+    else src += t.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+  }
+  const ok = order.filter((o) => o === 'y' || o === 'yy').length === 1 && order.includes('m') && order.includes('d') && order.length === 3;
+  const compiled = ok ? { re: new RegExp(`^${src}${TIME_SUFFIX}$`, 'i'), order } : null;
+  formatCache.set(format, compiled);
+  return compiled;
+}
+
+/** `date`: an ISO `yyyy-mm-dd` string from an ISO date or datetime, an XLSX date cell, an Excel serial number, or a date in the column's format. */
+export const toDate: Transform = (cell, ctx) => {
+  if (cell instanceof Date) {
+    if (Number.isNaN(cell.getTime())) return err('DATE_INVALID', 'invalid date cell');
+    return { value: cell.toISOString().slice(0, 10) };
+  }
+  if (typeof cell === 'number') {
+    const iso = excelSerialToIso(cell);
+    return iso ? { value: iso } : err('DATE_INVALID', `${cell} is not an Excel date serial number (1900 date system)`);
+  }
+  if (typeof cell !== 'string') return err('DATE_INVALID', `expected a date, got ${cellText(cell)}`);
+  const text = cell.trim();
+  let m = ISO.exec(text) ?? YMD_SLASH.exec(text);
+  if (m) {
+    const iso = isoDate(Number(m[1]), Number(m[2]), Number(m[3]));
+    return iso ? { value: iso } : err('DATE_INVALID', `"${text}" is not a calendar date`);
+  }
+  if (ctx.dateFormat) {
+    const f = compileDateFormat(ctx.dateFormat);
+    m = f ? f.re.exec(text) : null;
+    if (f && m) {
+      const parts: Record<string, number> = {};
+      f.order.forEach((o, i) => { parts[o] = Number(m![i + 1]); });
+      const y = parts.y ?? 2000 + (parts.yy ?? 0);
+      const iso = isoDate(y, parts.m ?? 0, parts.d ?? 0);
+      return iso ? { value: iso } : err('DATE_INVALID', `"${text}" is not a calendar date (format ${ctx.dateFormat})`);
+    }
+    return err('DATE_INVALID', `"${text}" does not match the date format ${ctx.dateFormat}`);
+  }
+  m = DMY_OR_MDY.exec(text);
+  if (m) {
+    const a = Number(m[1]);
+    const b = Number(m[3]);
+    const y = Number(m[4]);
+    const dmy = isoDate(y, b, a);
+    const mdy = isoDate(y, a, b);
+    if (dmy && mdy && dmy !== mdy) {
+      return err('DATE_AMBIGUOUS', `"${text}" could be ${dmy} (dd/mm/yyyy) or ${mdy} (mm/dd/yyyy): name the format in the mapping (format: dd/mm/yyyy)`);
+    }
+    const only = dmy ?? mdy;
+    return only ? { value: only } : err('DATE_INVALID', `"${text}" is not a calendar date`);
+  }
+  return err('DATE_INVALID', `"${text}" is not a date (expected yyyy-mm-dd, or name the format in the mapping)`);
+};
+
+const TRUE_WORDS = new Set(['true', 'yes', 'y', 'oui', 'o', 'vrai', 'x', '1', 'ja', 'si', 'sí', 'sì']);
+const FALSE_WORDS = new Set(['false', 'no', 'n', 'non', 'faux', '0', 'nein']);
+
+/** `boolean`: the string `"true"` or `"false"` (the API's flags are strings) from yes/no/oui/non/true/false/1/0/x… */
+export const toBoolean: Transform = (cell) => {
+  if (typeof cell === 'boolean') return { value: cell ? 'true' : 'false' };
+  const w = valueMapKey(cellText(cell));
+  if (TRUE_WORDS.has(w)) return { value: 'true' };
+  if (FALSE_WORDS.has(w)) return { value: 'false' };
+  return err('BOOLEAN_INVALID', `"${cellText(cell)}" is not yes/no (accepted: yes, no, oui, non, true, false, 1, 0, x)`);
+};
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** `uuid`: a lower-case uuid (braces as .NET writes them are removed). */
+export const toUuid: Transform = (cell) => {
+  const t = cellText(cell).replace(/^\{(.*)\}$/, '$1').toLowerCase();
+  return UUID_RE.test(t) ? { value: t } : err('UUID_INVALID', `"${cellText(cell)}" is not a uuid`);
+};
+
+/** `country`: the ISO 3166-1 alpha-2 code of an alpha-2, alpha-3 or a country name in the mapping's language. */
+export const toCountry: Transform = (cell, ctx) => {
+  const t = cellText(cell);
+  const code = typeof cell === 'string' ? toAlpha2(t, ctx.language) : undefined;
+  return code ? { value: code } : err('COUNTRY_UNKNOWN', `"${t}" is not a known country (ISO code or name in ${ctx.language})`);
+};
+
+const QUANTITY = /^[+-]?\d/;
+
+/** `unit`: the canonical unit code (`g`, `gr`, `grammes` → `GRM`); a quantity with its unit (`0,5 kg`) is an issue. */
+export const toUnit: Transform = (cell) => {
+  const t = cellText(cell);
+  if (typeof cell !== 'string') return err('UNIT_UNKNOWN', `"${t}" is not a unit`);
+  if (QUANTITY.test(t)) {
+    return err('UNIT_WITH_VALUE', `"${t}" is a quantity, not a unit: put the number in the value column and only the unit here`);
+  }
+  const unit = findUnit(t);
+  return unit ? { value: unit.code } : err('UNIT_UNKNOWN', `"${t}" is not a known unit`);
+};
+
+/** `weightUnit`: the uuid of one of the seven weight units (g, kg, mg, cg, dg, mcg, ton); a unit of another family is an issue. */
+export const toWeightUnit: Transform = (cell) => {
+  const t = cellText(cell);
+  if (WEIGHT_UNIT_IDS.has(t.toLowerCase())) return { value: t.toLowerCase() };
+  const r = toUnit(cell, { decimalSeparator: '.', language: 'en' });
+  if ('issue' in r) return r;
+  const w = WEIGHT_UNITS.find((u) => u.code === r.value);
+  if (w) return { value: w.id };
+  const family = findUnit(t)?.family;
+  return family && family !== 'mass'
+    ? err('UNIT_WRONG_FAMILY', `"${t}" is a unit of ${family}; this field takes a weight unit (g, kg, mg, cg, dg, mcg, ton)`)
+    : err('UNIT_UNKNOWN', `"${t}" is not a weight unit (g, kg, mg, cg, dg, mcg, ton)`);
+};
+
+/** `gtin`: the GTIN normalised to 14 digits (warning when leading zeros were restored). */
+export const toGtin: Transform = (cell) => {
+  const r = parseGtin(cell);
+  if (!r.ok) return err(r.code, r.message);
+  return r.warning ? { value: r.gtin14, warning: { ...r.warning, severity: 'warning' } } : { value: r.gtin14 };
+};
+
+/** Every column type's transform. `number` is read as `decimal`; the field's API type decides string or number in the draft. */
+export const TRANSFORMS: Readonly<Record<ColumnType, Transform>> = {
+  string: toStringValue,
+  decimal: toDecimal,
+  number: toDecimal,
+  integer: toInteger,
+  date: toDate,
+  boolean: toBoolean,
+  uuid: toUuid,
+  country: toCountry,
+  unit: toUnit,
+  weightUnit: toWeightUnit,
+  gtin: toGtin,
+};
