@@ -1,4 +1,5 @@
 /** Data that flows between pipeline stages (DESIGN §3). */
+import type { ListName, LookupKind } from '../api/fields.ts';
 
 /** A cell value as a reader yields it: CSV cells are strings (or null when empty); XLSX keeps numbers, booleans and dates. */
 export type Cell = string | number | boolean | Date | null;
@@ -55,4 +56,28 @@ export interface Draft {
   issues: Issue[];
   /** The row's original cells, aligned with the sheet headers (for rejected.xlsx). */
   source: Cell[];
+  /** Labels still to be resolved to ids (mapping `lookup` columns); their fields are absent from `fields` until then. */
+  lookups?: DraftLookup[];
+  /** Where each field path's value came from: the sheet column and the cell as text (issues name them). */
+  origins?: Record<string, { column: string; value: string | null }>;
+}
+
+/** How a mapping column's labels are resolved (mapping `lookup`, DESIGN §5.3). */
+export type LookupSpec =
+  | { list: ListName }
+  | 'harmonized-code'
+  | { brand: { create?: boolean } }
+  | { kind: LookupKind };
+
+/** Labels of one lookup column of a row, waiting for reference resolution. */
+export interface DraftLookup {
+  /** The field path the resolved id(s) go to (`tradeItemStatusId`, `productCategories[0].categoryId`). */
+  field: string;
+  /** The sheet header the labels came from. */
+  column: string;
+  /** The labels (trimmed, split, value-mapped); one unless the field is a list. */
+  values: string[];
+  /** True when the field takes a list of ids (then every value resolves to one element). */
+  array: boolean;
+  lookup: LookupSpec;
 }

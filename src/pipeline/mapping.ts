@@ -1,0 +1,419 @@
+/** Mapping files (DESIGN §5.3): which sheet column feeds which API field, with transforms and lookups. */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, extname, join, resolve } from 'node:path';
+import { isMap, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
+import { z } from 'zod';
+import {
+  LIST_NAMES, LOOKUPS, MANUFACTURED_ITEM_FIELDS, NESTED_OBJECTS, TRADE_ITEM_FIELDS, type FieldType, type LookupKind,
+} from '../api/fields.ts';
+import { ProductSyncError } from '../errors.ts';
+import { COLUMN_TYPES, valueMapKey, type ColumnType } from './transforms.ts';
+import type { LookupSpec, Target } from './types.ts';
+
+/** A field path resolved against the target's field rules: where to put a value and what the API wants there. */
+export interface FieldTarget {
+  /** The path as written in the mapping (`netContents[0].value`). */
+  path: string;
+  /** The path as keys and indexes (`['netContents', 0, 'value']`); keys are field names from the rules, never from the sheet. */
+  segments: readonly (string | number)[];
+  /** The top-level API field (`netContents`). */
+  top: string;
+  /** The API type of the value at the end of the path. */
+  leaf: 'string' | 'uuid' | 'number' | 'weightUnit';
+  /** True when the path ends on an array (`countriesOfOrigin`): the value is a list. */
+  array: boolean;
+}
+
+/** One column of a mapping after validation, defaults filled in. */
+export interface MappingColumn {
+  /** Header names that may hold the column, in order of preference (the first one present in the sheet is used). */
+  columns: readonly string[];
+  field: FieldTarget;
+  type: ColumnType;
+  split?: string;
+  /** Value map, keyed by `valueMapKey(label)`. */
+  values?: ReadonlyMap<string, string>;
+  lookup?: LookupSpec;
+  empty: 'ignore' | 'clear';
+  /** Date format of the column (`dd/mm/yyyy`), else the mapping's `dateFormat`. */
+  format?: string;
+  decimal: ',' | '.';
+  required: boolean;
+  /** Line of the column's entry in the mapping file. */
+  line: number;
+}
+
+/** A value the mapping gives a field when the row does not. */
+export interface MappingDefault {
+  field: FieldTarget;
+  value: string | number | string[];
+}
+
+/** A validated mapping file. */
+export interface Mapping {
+  name: string;
+  /** The file it was read from. */
+  file: string;
+  /** sha256 of the file's text (run ids change when the mapping does). */
+  hash: string;
+  target: Target;
+  ownerCompanyId?: string;
+  language: string;
+  /** Languages tried after `language` when a label has no translation (default: its primary subtag, then en-US). */
+  fallbackLanguages: readonly string[];
+  sheet?: string;
+  headerRow: number;
+  key: 'gtin' | 'tradeItemId';
+  empty: 'ignore' | 'clear';
+  decimalSeparator: ',' | '.';
+  dateFormat?: string;
+  columns: readonly MappingColumn[];
+  defaults: readonly MappingDefault[];
+}
+
+/** One problem of a mapping file, with the line that has it. */
+export interface MappingProblem {
+  line: number | null;
+  path: string;
+  message: string;
+}
+
+/** PS_ERR_MAPPING_INVALID with each problem and its line (the message lists them as `file:line: path: message`). */
+export class MappingError extends ProductSyncError {
+  readonly file: string;
+  readonly problems: readonly MappingProblem[];
+  constructor(file: string, problems: readonly MappingProblem[]) {
+    const lines = problems.map((p) => `  ${file}${p.line === null ? '' : `:${p.line}`}: ${p.path ? `${p.path}: ` : ''}${p.message}`);
+    super('PS_ERR_MAPPING_INVALID', `invalid mapping ${file} (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${lines.join('\n')}`);
+    this.name = 'MappingError';
+    this.file = file;
+    this.problems = problems;
+  }
+}
+
+const lookupKinds = LOOKUPS.map((l) => l.kind) as [string, ...string[]];
+const scalar = z.union([z.string(), z.number().transform(String), z.boolean().transform(String)]);
+const headerName = z.union([z.string().trim().min(1, 'must not be empty'), z.number().transform(String)]);
+const LOOKUP_HELP = 'lookup must be harmonized-code, {list: <list name>}, {brand: {create: true|false}} or {kind: <lookup kind>}';
+
+const lookupSchema = z.union(
+  [
+    z.literal('harmonized-code'),
+    z.strictObject({ list: z.enum(LIST_NAMES) }),
+    z.strictObject({ brand: z.strictObject({ create: z.boolean().optional() }).nullable() }),
+    z.strictObject({ kind: z.enum(lookupKinds) }),
+  ],
+  { error: LOOKUP_HELP },
+);
+
+const columnSchema = z.strictObject({
+  column: z.union([headerName, z.array(headerName).min(1, 'must name at least one header')]),
+  field: z.string().min(1, 'must not be empty'),
+  type: z.enum(COLUMN_TYPES, { error: `type must be one of ${COLUMN_TYPES.join(', ')}` }).optional(),
+  split: z.string().min(1, 'must not be empty').optional(),
+  values: z.record(z.string(), scalar).optional(),
+  lookup: lookupSchema.optional(),
+  empty: z.enum(['ignore', 'clear']).optional(),
+  format: z.string().min(1).optional(),
+  decimal: z.enum([',', '.']).optional(),
+  required: z.boolean().optional(),
+});
+
+const languageCode = z.string().regex(/^[a-zA-Z]{2,3}(?:[-_][a-zA-Z0-9]{2,8})*$/, 'must be a language code such as fr-FR');
+
+const mappingSchema = z.strictObject({
+  name: z.string().min(1).optional(),
+  target: z.enum(['tradeItem', 'manufacturedItem'], { error: 'target must be tradeItem or manufacturedItem' }),
+  ownerCompanyId: z.uuid({ error: 'must be a uuid' }).optional(),
+  language: languageCode.default('en-US'),
+  fallbackLanguages: z.array(languageCode).optional(),
+  sheet: headerName.optional(),
+  headerRow: z.number().int().min(1).max(1000).default(1),
+  key: z.enum(['gtin', 'tradeItemId']).default('gtin'),
+  empty: z.enum(['ignore', 'clear']).default('ignore'),
+  decimalSeparator: z.enum([',', '.']).default('.'),
+  dateFormat: z.string().min(1).optional(),
+  columns: z.array(columnSchema).min(1, 'a mapping needs at least one column'),
+  defaults: z.record(z.string(), z.union([scalar, z.array(scalar)])).optional(),
+});
+
+type RawMapping = z.infer<typeof mappingSchema>;
+
+const PATH = /^([A-Za-z][A-Za-z0-9]*)(?:\[(\d{1,2})\])?(?:\.([A-Za-z][A-Za-z0-9]*))?$/;
+
+function fieldTypes(target: Target): ReadonlyMap<string, FieldType> {
+  const m = new Map<string, FieldType>();
+  for (const f of TRADE_ITEM_FIELDS) if (f.ops.includes('C')) m.set(f.name, f.type);
+  // A manufactured item mapping feeds both the trade item and the manufactured item (route B plus follow-up writes).
+  if (target === 'manufacturedItem') for (const f of MANUFACTURED_ITEM_FIELDS) m.set(f.name, f.type);
+  return m;
+}
+
+const FIELD_TYPES: Readonly<Record<Target, ReadonlyMap<string, FieldType>>> = {
+  tradeItem: fieldTypes('tradeItem'),
+  manufacturedItem: fieldTypes('manufacturedItem'),
+};
+
+/** Resolves a dotted field path (`gtin`, `netContents[0].value`, `drainedNetWeight.unitOfMeasure`, `countriesOfOrigin`) against the target's create fields; a string is the reason it is not one. */
+export function resolveFieldPath(target: Target, path: string): FieldTarget | string {
+  const m = PATH.exec(path);
+  if (!m) return `"${path}" is not a field path (name, name[i], name.sub or name[i].sub)`;
+  const [, top = '', idx, sub] = m;
+  const types = FIELD_TYPES[target];
+  const type = types.get(top);
+  if (!type) {
+    const near = [...types.keys()].find((k) => k.toLowerCase() === top.toLowerCase());
+    return `unknown field "${top}" for target ${target}${near ? ` (did you mean ${near}?)` : ''}`;
+  }
+  const index = idx === undefined ? undefined : Number(idx);
+  const make = (leafType: FieldType, segments: (string | number)[]): FieldTarget | string => {
+    if (leafType.kind === 'array') return { path, segments, top, leaf: leafType.of, array: true };
+    if (leafType.kind === 'object' || leafType.kind === 'objectArray') return `"${path}" names an object, not a value`;
+    return { path, segments, top, leaf: leafType.kind, array: false };
+  };
+  switch (type.kind) {
+    case 'string':
+    case 'uuid':
+    case 'number':
+    case 'weightUnit':
+      if (index !== undefined || sub !== undefined) return `"${top}" is a single value: write just ${top}`;
+      return make(type, [top]);
+    case 'array':
+      if (sub !== undefined) return `"${top}" is a list of values, it has no "${sub}"`;
+      return index === undefined ? make(type, [top]) : make({ kind: type.of }, [top, index]);
+    case 'object':
+    case 'objectArray': {
+      if (type.kind === 'objectArray' && index === undefined) return `"${top}" is a list of objects: write ${top}[0].${sub ?? '<field>'}`;
+      if (type.kind === 'object' && index !== undefined) return `"${top}" is one object: write ${top}.${sub ?? '<field>'}`;
+      const nested = NESTED_OBJECTS[type.of];
+      const rule = nested.find((n) => n.name === sub);
+      if (!rule) return `"${top}" has the fields ${nested.map((n) => n.name).join(', ')}${sub ? `, not "${sub}"` : ''}`;
+      if (rule.ops && !rule.ops.includes('C')) return `"${top}[].${rule.name}" is accepted by updates only, not by creates`;
+      return make(rule.type, index === undefined ? [top, rule.name] : [top, index, rule.name]);
+    }
+  }
+}
+
+function defaultType(field: FieldTarget): ColumnType {
+  if (field.top === 'gtin') return 'gtin';
+  if (field.leaf === 'number') return 'decimal';
+  if (field.leaf === 'weightUnit') return 'weightUnit';
+  if (field.leaf === 'uuid') return 'uuid';
+  return 'string';
+}
+
+const NUMERIC_TYPES: readonly ColumnType[] = ['decimal', 'integer', 'number'];
+
+interface Located {
+  path: (string | number)[];
+  message: string;
+}
+
+function checkColumn(raw: RawMapping['columns'][number], i: number, field: FieldTarget, problems: Located[]): ColumnType {
+  const at = (key: string, message: string) => problems.push({ path: ['columns', i, key], message });
+  const type = raw.type ?? defaultType(field);
+  if (field.top === 'gtin' && type !== 'gtin') at('type', 'the gtin field takes type gtin (it normalises GTINs to 14 digits)');
+  if (field.leaf === 'number' && !NUMERIC_TYPES.includes(type)) at('type', `${field.path} is a number: use type decimal, integer or number`);
+  if (field.leaf === 'weightUnit' && type !== 'weightUnit') at('type', `${field.path} takes a weight unit: use type weightUnit`);
+  if (type === 'weightUnit' && field.leaf !== 'weightUnit') at('type', `type weightUnit is only for drainedNetWeight.unitOfMeasure and variableWeight.unitOfMeasure`);
+  if (raw.split !== undefined && !field.array) at('split', `${field.path} holds one value, so it cannot be split (use a list field such as countriesOfOrigin)`);
+  if (raw.format !== undefined && type !== 'date') at('format', 'format is only for type date');
+  if (raw.decimal !== undefined && !NUMERIC_TYPES.includes(type)) at('decimal', 'decimal is only for types decimal, integer and number');
+  if (raw.lookup !== undefined) {
+    if (raw.type !== undefined && raw.type !== 'string') at('lookup', 'a lookup column holds labels: leave type out (or string)');
+    if (field.leaf === 'number' || field.leaf === 'weightUnit') at('lookup', `${field.path} cannot be looked up`);
+    if (typeof raw.lookup === 'object' && 'brand' in raw.lookup && field.top !== 'brandId') at('lookup', 'a brand lookup feeds brandId');
+    if (raw.lookup === 'harmonized-code' && field.top !== 'harmonizedCode') at('lookup', 'a harmonized-code lookup feeds harmonizedCode');
+  }
+  if (raw.format !== undefined && type === 'date') {
+    if (!/^(?=.*y)(?=.*m)(?=.*d)[ymd/.\- ]+$/i.test(raw.format)) at('format', `"${raw.format}" is not a date format such as dd/mm/yyyy`);
+  }
+  return type;
+}
+
+function toLookup(raw: NonNullable<RawMapping['columns'][number]['lookup']>): LookupSpec {
+  if (raw === 'harmonized-code') return raw;
+  if ('brand' in raw) return { brand: { create: raw.brand?.create ?? false } };
+  if ('list' in raw) return { list: raw.list };
+  return { kind: raw.kind as LookupKind };
+}
+
+function defaultValue(field: FieldTarget, value: string | string[]): string | number | string[] | string {
+  if (field.array) return Array.isArray(value) ? value : [value];
+  if (Array.isArray(value)) return `\u0000${field.path} takes one value, not a list`;
+  if (field.leaf === 'number') {
+    const n = Number(value);
+    return Number.isFinite(n) && value.trim() !== '' ? n : `\u0000${field.path} takes a number`;
+  }
+  return field.leaf === 'uuid' ? value.toLowerCase() : value;
+}
+
+function build(raw: RawMapping, file: string, text: string, lineOf: (path: (string | number)[]) => number | null): Mapping {
+  const problems: Located[] = [];
+  const columns: MappingColumn[] = [];
+  const seen = new Map<string, number>();
+  raw.columns.forEach((c, i) => {
+    const field = resolveFieldPath(raw.target, c.field);
+    if (typeof field === 'string') {
+      problems.push({ path: ['columns', i, 'field'], message: field });
+      return;
+    }
+    const prev = seen.get(field.path);
+    if (prev !== undefined) problems.push({ path: ['columns', i, 'field'], message: `${field.path} is already fed by columns[${prev}]` });
+    seen.set(field.path, i);
+    const type = checkColumn(c, i, field, problems);
+    const values = c.values ? new Map(Object.entries(c.values).map(([k, v]) => [valueMapKey(k), v])) : undefined;
+    const format = c.format ?? (type === 'date' ? raw.dateFormat : undefined);
+    columns.push({
+      columns: Array.isArray(c.column) ? c.column : [c.column],
+      field,
+      type,
+      ...(c.split !== undefined ? { split: c.split } : {}),
+      ...(values ? { values } : {}),
+      ...(c.lookup !== undefined ? { lookup: toLookup(c.lookup) } : {}),
+      empty: c.empty ?? raw.empty,
+      ...(format !== undefined ? { format } : {}),
+      decimal: c.decimal ?? raw.decimalSeparator,
+      required: c.required ?? false,
+      line: lineOf(['columns', i]) ?? 0,
+    });
+  });
+  const defaults: MappingDefault[] = [];
+  for (const [path, value] of Object.entries(raw.defaults ?? {})) {
+    const field = resolveFieldPath(raw.target, path);
+    if (typeof field === 'string') {
+      problems.push({ path: ['defaults', path], message: field });
+      continue;
+    }
+    const v = defaultValue(field, value);
+    if (typeof v === 'string' && v.startsWith('\u0000')) problems.push({ path: ['defaults', path], message: v.slice(1) });
+    else defaults.push({ field, value: v });
+  }
+  const keyField = raw.key === 'gtin' ? 'gtin' : 'tradeItemId';
+  if (!columns.some((c) => c.field.path === keyField) && !problems.some((p) => p.path[0] === 'columns')) {
+    problems.push({ path: ['key'], message: `key ${raw.key} needs a column with field ${keyField}` });
+  }
+  if (raw.dateFormat !== undefined && !/^(?=.*y)(?=.*m)(?=.*d)[ymd/.\- ]+$/i.test(raw.dateFormat)) {
+    problems.push({ path: ['dateFormat'], message: `"${raw.dateFormat}" is not a date format such as dd/mm/yyyy` });
+  }
+  if (problems.length > 0) {
+    throw new MappingError(file, problems.map((p) => ({ line: lineOf(p.path), path: formatPath(p.path), message: p.message })));
+  }
+  const primary = raw.language.split(/[-_]/)[0] ?? raw.language;
+  const fallbackLanguages = raw.fallbackLanguages ?? [...new Set([primary, 'en-US'])].filter((l) => l !== raw.language);
+  return {
+    name: raw.name ?? basename(file, extname(file)),
+    file,
+    hash: createHash('sha256').update(text).digest('hex'),
+    target: raw.target,
+    ...(raw.ownerCompanyId !== undefined ? { ownerCompanyId: raw.ownerCompanyId.toLowerCase() } : {}),
+    language: raw.language,
+    fallbackLanguages,
+    ...(raw.sheet !== undefined ? { sheet: raw.sheet } : {}),
+    headerRow: raw.headerRow,
+    key: raw.key,
+    empty: raw.empty,
+    decimalSeparator: raw.decimalSeparator,
+    ...(raw.dateFormat !== undefined ? { dateFormat: raw.dateFormat } : {}),
+    columns,
+    defaults,
+  };
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let s = '';
+  for (const p of path) s += typeof p === 'number' ? `[${p}]` : s === '' ? String(p) : `.${String(p)}`;
+  return s;
+}
+
+/** The node at `path`, or the deepest node on the way (the map a missing key belongs in); `key` selects a map key's own node. */
+function nodeAt(root: unknown, path: readonly PropertyKey[], key?: string): YamlNode | null {
+  let node = root as YamlNode | null;
+  const seq = [...path, ...(key === undefined ? [] : [key])];
+  for (let i = 0; i < seq.length; i++) {
+    const p = seq[i];
+    let next: unknown = undefined;
+    if (isMap(node)) {
+      const pair = node.items.find((it) => (it.key as { value?: unknown } | null)?.value === p || String((it.key as { value?: unknown } | null)?.value) === String(p));
+      if (pair) next = key !== undefined && i === seq.length - 1 ? pair.key : (pair.value ?? pair.key);
+    } else if (isSeq(node) && typeof p === 'number') {
+      next = node.items[p];
+    }
+    if (!next) break;
+    node = next as YamlNode;
+  }
+  return node;
+}
+
+function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
+  let v = data;
+  for (const p of path) {
+    if (v === null || typeof v !== 'object' || !Object.prototype.hasOwnProperty.call(v, p)) return undefined;
+    v = (v as Record<PropertyKey, unknown>)[p];
+  }
+  return v;
+}
+
+/** Parses and validates a mapping from its text (YAML or JSON); throws MappingError naming the line of each problem. */
+export function parseMapping(text: string, file: string): Mapping {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new MappingError(
+      file,
+      doc.errors.map((e) => ({ line: e.linePos?.[0].line ?? null, path: '', message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, '') })),
+    );
+  }
+  const lineAt = (path: readonly PropertyKey[], key?: string): number | null => {
+    const node = nodeAt(doc.contents, path, key);
+    const offset = node?.range?.[0];
+    return offset === undefined ? null : lineCounter.linePos(offset).line;
+  };
+  const data: unknown = doc.toJS({ maxAliasCount: 100 });
+  const parsed = mappingSchema.safeParse(data ?? {});
+  if (!parsed.success) {
+    const problems: MappingProblem[] = [];
+    for (const issue of parsed.error.issues) {
+      if (issue.code === 'unrecognized_keys') {
+        for (const k of issue.keys) {
+          const hint = issue.path.length === 0 ? 'top-level keys are name, target, ownerCompanyId, language, fallbackLanguages, sheet, headerRow, key, empty, decimalSeparator, dateFormat, columns, defaults'
+            : issue.path[0] === 'columns' && issue.path.length === 2 ? 'column keys are column, field, type, split, values, lookup, empty, format, decimal, required' : '';
+          problems.push({ line: lineAt(issue.path, k), path: formatPath([...issue.path, k]), message: `unknown key "${k}"${hint ? ` (${hint})` : ''}` });
+        }
+        continue;
+      }
+      const missing = valueAt(data, issue.path) === undefined;
+      problems.push({
+        line: lineAt(issue.path),
+        path: formatPath(issue.path),
+        message: missing ? 'is required' : issue.message,
+      });
+    }
+    throw new MappingError(file, problems);
+  }
+  return build(parsed.data, file, text, (path) => lineAt(path));
+}
+
+/** The file a mapping name or path designates: a path as given, else `<mappingsDir>/<name>.yaml|.yml|.json`. */
+export function mappingFile(nameOrPath: string, mappingsDir = 'mappings'): string {
+  if (/[\\/]/.test(nameOrPath) || /\.(ya?ml|json)$/i.test(nameOrPath)) return resolve(nameOrPath);
+  for (const ext of ['.yaml', '.yml', '.json']) {
+    const f = resolve(join(mappingsDir, nameOrPath + ext));
+    if (existsSync(f)) return f;
+  }
+  throw new ProductSyncError('PS_ERR_MAPPING_INVALID', `mapping "${nameOrPath}" not found in ${resolve(mappingsDir)} (looked for ${nameOrPath}.yaml, .yml, .json)`);
+}
+
+/** Loads and validates a mapping by name (from `mappingsDir`, default ./mappings) or path; throws PS_ERR_MAPPING_INVALID with file and line. */
+export async function loadMapping(nameOrPath: string, options: { mappingsDir?: string } = {}): Promise<Mapping> {
+  const file = mappingFile(nameOrPath, options.mappingsDir);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (cause) {
+    throw new ProductSyncError('PS_ERR_MAPPING_INVALID', `mapping ${file} cannot be read: ${(cause as Error).message}`, { cause });
+  }
+  return parseMapping(text.replace(/^\uFEFF/, ''), file);
+}
