@@ -1,0 +1,179 @@
+/** Draft validation against the API operation's zod schema (derived from the field rules), and duplicate keys. */
+import { z } from 'zod';
+import type { BodyOperation } from '../api/fields.ts';
+import { bodySchema } from '../api/schemas.ts';
+import type { IssueCode } from './issue-codes.ts';
+import type { Draft, Issue } from './types.ts';
+
+// ownerCompanyId is not in drafts: the planner sets it from the mapping or --owner. Validation stands in a uuid.
+const OWNER_PLACEHOLDER = '00000000-0000-4000-8000-000000000000';
+const CREATES: ReadonlySet<BodyOperation> = new Set(['tradeItem.create', 'manufacturedItem.createWithTradeItem', 'manufacturedItem.createUnderTradeItem']);
+
+let manufacturedSchema: z.ZodObject | undefined;
+
+// A manufactured item row is sent as route B plus follow-up writes (trade item PUT/PATCH for the trade item fields
+// route B does not take, route A/PATCH fields such as countriesOfOrigin): each field is checked with the rule of
+// the operation that will carry it, and what no operation takes is rejected.
+function manufacturedItemSchema(): z.ZodObject {
+  if (manufacturedSchema) return manufacturedSchema;
+  const routeB = bodySchema('manufacturedItem.createWithTradeItem').shape;
+  const shape: Record<string, z.ZodType> = { ...routeB };
+  for (const op of ['tradeItem.create', 'manufacturedItem.createUnderTradeItem'] as const) {
+    for (const [name, s] of Object.entries(bodySchema(op).shape)) if (!(name in shape)) shape[name] = (s as z.ZodType).optional();
+  }
+  manufacturedSchema = z.strictObject(shape);
+  return manufacturedSchema;
+}
+
+/** The operation a draft of this target is checked against by default (its create). */
+export function createOperationOf(target: Draft['target']): BodyOperation {
+  return target === 'tradeItem' ? 'tradeItem.create' : 'manufacturedItem.createWithTradeItem';
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let s = '';
+  for (const p of path) s += typeof p === 'number' ? `[${p}]` : s === '' ? String(p) : `.${String(p)}`;
+  return s;
+}
+
+function originOf(draft: Draft, path: string): { column: string; value: string | null } | undefined {
+  const origins = draft.origins ?? {};
+  if (origins[path]) return origins[path];
+  // The issue is on a part of what one column fed (countriesOfOrigin[2]) or on an object several columns fed (netContents[0]).
+  for (const [p, o] of Object.entries(origins)) if (path.startsWith(`${p}[`) || path.startsWith(`${p}.`)) return o;
+  for (const [p, o] of Object.entries(origins)) if (p.startsWith(`${path}[`) || p.startsWith(`${path}.`)) return o;
+  return undefined;
+}
+
+function valueText(v: unknown): string | null {
+  if (v === undefined || v === null) return null;
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let v = root;
+  for (const p of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[p];
+  }
+  return v;
+}
+
+const HINTS: Readonly<Record<string, string>> = {
+  ownerCompanyId: ' (set ownerCompanyId in the mapping or pass --owner)',
+  supplierCompanyId: ' (map a supplier column or set supplierCompanyId in the mapping defaults)',
+};
+
+/**
+ * Issues of a draft against an operation's schema (default: the target's create), each naming the sheet column that
+ * fed the field; fields still waiting for lookup resolution are exempt, and ownerCompanyId is supplied by the run.
+ */
+export function validateDraft(draft: Draft, operation: BodyOperation = createOperationOf(draft.target)): Issue[] {
+  const schema = operation === 'manufacturedItem.createWithTradeItem' ? manufacturedItemSchema() : bodySchema(operation);
+  const body: Record<string, unknown> = { ...draft.fields };
+  if (CREATES.has(operation) && operation !== 'manufacturedItem.createUnderTradeItem' && body.ownerCompanyId === undefined) {
+    body.ownerCompanyId = OWNER_PLACEHOLDER;
+  }
+  const pending = (draft.lookups ?? []).map((l) => l.field);
+  const result = schema.safeParse(body);
+  if (result.success) return [];
+  const issues: Issue[] = [];
+  for (const zi of result.error.issues) {
+    const paths = zi.code === 'unrecognized_keys' ? zi.keys.map((k) => [...zi.path, k]) : [zi.path];
+    for (const p of paths) {
+      const field = formatPath(p);
+      if (pending.some((f) => f === field || f.startsWith(`${field}[`) || f.startsWith(`${field}.`) || field.startsWith(`${f}[`))) continue;
+      const value = valueAt(body, p);
+      let code: IssueCode;
+      let message: string;
+      if (zi.code === 'unrecognized_keys') {
+        code = 'FIELD_NOT_ACCEPTED';
+        message = `${field} is not accepted by ${operation}`;
+      } else if (zi.code === 'invalid_type' && value === undefined) {
+        code = 'FIELD_REQUIRED';
+        message = `${field} is required${HINTS[field] ?? ''}`;
+      } else if (zi.code === 'too_small') {
+        code = 'FIELD_EMPTY';
+        message = `${field} must not be empty`;
+      } else if (zi.code === 'invalid_type') {
+        code = 'FIELD_TYPE';
+        message = `${field}: ${zi.message}`;
+      } else if (zi.code === 'invalid_format') {
+        code = 'FIELD_FORMAT';
+        message = `${field}: ${zi.message}`;
+      } else {
+        code = 'FIELD_INVALID';
+        message = `${field}: ${zi.message}`;
+      }
+      const origin = originOf(draft, field);
+      issues.push({
+        row: draft.row,
+        column: origin?.column ?? null,
+        field,
+        value: origin?.value ?? valueText(value),
+        code,
+        severity: 'error',
+        message,
+      });
+    }
+  }
+  return issues;
+}
+
+/**
+ * Finds keys that several rows of one sheet share, as rows stream by: memory is one map entry per distinct key
+ * (a row number, or the list of rows once a key repeats). `issues()` after the last row gives every row involved.
+ */
+export class DuplicateKeyFinder {
+  private readonly first = new Map<string, number | number[]>();
+  private repeated = 0;
+
+  /** Records that `row` has `key` (null keys are ignored). */
+  add(row: number, key: string | null): void {
+    if (key === null) return;
+    const seen = this.first.get(key);
+    if (seen === undefined) this.first.set(key, row);
+    else if (typeof seen === 'number') {
+      this.first.set(key, [seen, row]);
+      this.repeated++;
+    } else seen.push(row);
+  }
+
+  /** Number of keys found on more than one row so far. */
+  get duplicateKeys(): number {
+    return this.repeated;
+  }
+
+  /** One DUPLICATE_KEY issue per row involved, keyed by row number, each naming the other rows. */
+  issues(options: { column?: string | null; field?: string | null } = {}): Map<number, Issue> {
+    const out = new Map<number, Issue>();
+    if (this.repeated === 0) return out;
+    for (const [key, rows] of this.first) {
+      if (typeof rows === 'number') continue;
+      for (const row of rows) {
+        const others = rows.filter((r) => r !== row);
+        const shown = others.slice(0, 10).join(', ') + (others.length > 10 ? ` and ${others.length - 10} more` : '');
+        out.set(row, {
+          row,
+          column: options.column ?? null,
+          field: options.field ?? null,
+          value: key,
+          code: 'DUPLICATE_KEY',
+          severity: 'error',
+          message: `key ${key} is also on row${others.length > 1 ? 's' : ''} ${shown}; none of these rows is sent`,
+        });
+      }
+    }
+    return out;
+  }
+}
+
+/** DUPLICATE_KEY issues for every row whose key another row of the sheet also has (see DuplicateKeyFinder for streaming). */
+export function findDuplicateKeys(
+  keysByRow: Iterable<readonly [number, string | null]>,
+  options: { column?: string | null; field?: string | null } = {},
+): Map<number, Issue> {
+  const finder = new DuplicateKeyFinder();
+  for (const [row, key] of keysByRow) finder.add(row, key);
+  return finder.issues(options);
+}
