@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   PS_ERR_HTTP_CONNECTION: ['connection to the API failed', true],
   PS_ERR_HTTP_TIMEOUT: ['API request timed out', true],
   PS_ERR_HTTP_BAD_RESPONSE: ['API response could not be parsed', false],
+  PS_ERR_HTTP_REQUEST_INVALID: ['request not sent: it breaks the field rules of the operation', false],
   PS_ERR_AUTH_TOKEN: ['could not obtain an access token', false],
   PS_ERR_CIRCUIT_OPEN: ['too many consecutive API failures: circuit open', true],
   PS_ERR_ARCHIVE_GUARD: ['archive guard tripped', false],
@@ -65,9 +66,20 @@ export class HttpError extends ProductSyncError {
   readonly status: number | null;
   readonly body: unknown;
   readonly retryAfterMs: number | null;
+  /** True when a write may nevertheless have been applied (timeout or reset after sending, any 5xx); false when it certainly was not. */
+  readonly outcomeUnknown: boolean;
   constructor(
     code: ErrorCode,
-    init: { method: string; url: string; status: number | null; body?: unknown; retryAfterMs?: number | null; cause?: unknown; message?: string },
+    init: {
+      method: string;
+      url: string;
+      status: number | null;
+      body?: unknown;
+      retryAfterMs?: number | null;
+      cause?: unknown;
+      message?: string;
+      outcomeUnknown?: boolean;
+    },
   ) {
     const what = init.status === null ? ERROR_CODES[code][0] : `${init.status} ${ERROR_CODES[code][0]}`;
     super(code, init.message ?? `${init.method} ${init.url}: ${what}${problemSummary(init.body)}`, { cause: init.cause });
@@ -77,6 +89,7 @@ export class HttpError extends ProductSyncError {
     this.status = init.status;
     this.body = init.body;
     this.retryAfterMs = init.retryAfterMs ?? null;
+    this.outcomeUnknown = init.outcomeUnknown ?? (init.status === null ? code === 'PS_ERR_HTTP_TIMEOUT' : init.status >= 500);
   }
   /** The API's own words for the failure: problem entries joined, or the title. */
   get apiMessage(): string {

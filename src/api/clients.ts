@@ -1,0 +1,101 @@
+import { Agent } from 'undici';
+import type { Config } from '../config.ts';
+import { ProductSyncError } from '../errors.ts';
+import { OAuthClientCredentials, StaticCredential, type Credential } from './auth.ts';
+import { ApiTransport, DEFAULT_TIMEOUTS, type HttpTimeouts, type RetryInfo } from './http.ts';
+import { ProductClient } from './product-client.ts';
+import { ReferenceClient } from './reference-client.ts';
+import { DEFAULT_RETRY, type RetryOptions } from './retry.ts';
+
+/** A bearer credential: a static token, or OAuth2 client credentials. */
+export type CredentialOptions = { token: string } | { tokenUrl: string; clientId: string; clientSecret: string; scope?: string };
+
+/** Settings of {@link createApiClients}. */
+export interface ApiClientOptions {
+  productApiUrl: string;
+  referenceApiUrl: string;
+  credentials: CredentialOptions;
+  /** Keep-alive connections per origin; should match the request concurrency (default 32). */
+  connections?: number;
+  timeouts?: Partial<HttpTimeouts>;
+  retry?: Partial<RetryOptions>;
+  userAgent?: string;
+  /** Check request bodies / queries against the field rules before sending (default true). */
+  validate?: boolean;
+  /** Called before each retry (logging, adaptive throttling). */
+  onRetry?: (info: RetryInfo) => void;
+  /** Source of jitter (tests). */
+  random?: () => number;
+}
+
+/** Both API clients over one keep-alive connection pool, the request counts per API, and close(). */
+export interface ApiClients {
+  product: ProductClient;
+  reference: ReferenceClient;
+  /** Requests sent so far, per API (every attempt counts; token requests do not). */
+  stats: { readonly reference: number; readonly product: number };
+  /** The credential in use (an OAuthClientCredentials exposes `fetches`). */
+  credential: Credential;
+  /** Aborts waits and in-flight requests and closes the connections. */
+  close(): Promise<void>;
+}
+
+/** Default User-Agent header. */
+export const DEFAULT_USER_AGENT = 'product-sync/0.1.0';
+
+/** Builds both clients: one undici Agent (a Pool of `connections` keep-alive sockets per origin), one credential, one retry policy. */
+export function createApiClients(options: ApiClientOptions): ApiClients {
+  const timeouts: HttpTimeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const retry: RetryOptions = { ...DEFAULT_RETRY, ...options.retry };
+  const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
+  const dispatcher = new Agent({
+    connections: options.connections ?? 32,
+    connect: { timeout: timeouts.connectMs },
+    headersTimeout: timeouts.headersMs,
+    bodyTimeout: timeouts.bodyMs,
+    keepAliveTimeout: 10_000,
+  });
+  const abort = new AbortController();
+  const c = options.credentials;
+  const credential: Credential =
+    'token' in c
+      ? new StaticCredential(c.token)
+      : new OAuthClientCredentials({ ...c, dispatcher, timeouts, retry, userAgent, onRetry: options.onRetry, signal: abort.signal });
+  const transport = new ApiTransport({ dispatcher, credential, retry, timeouts, userAgent, onRetry: options.onRetry, random: options.random, signal: abort.signal });
+  let closing: Promise<void> | undefined;
+  return {
+    product: new ProductClient({ transport, baseUrl: options.productApiUrl, validate: options.validate }),
+    reference: new ReferenceClient({ transport, baseUrl: options.referenceApiUrl, validate: options.validate }),
+    stats: transport.stats,
+    credential,
+    close() {
+      closing ??= (async () => {
+        abort.abort();
+        await dispatcher.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** The clients as the configuration (DESIGN §5.2) describes them; PS_ERR_CONFIG_INVALID when URLs or credential are missing. */
+export function apiClientsFromConfig(config: Config, extra: Omit<ApiClientOptions, 'productApiUrl' | 'referenceApiUrl' | 'credentials' | 'connections'> = {}): ApiClients {
+  const missing: string[] = [];
+  if (!config.PRODUCT_API_URL) missing.push('PRODUCT_API_URL');
+  if (!config.REFERENCE_API_URL) missing.push('REFERENCE_API_URL');
+  const oauth = config.API_TOKEN_URL && config.API_CLIENT_ID && config.API_CLIENT_SECRET;
+  if (!config.API_TOKEN && !oauth) missing.push('API_TOKEN (or API_TOKEN_URL + API_CLIENT_ID + API_CLIENT_SECRET)');
+  if (missing.length > 0) {
+    throw new ProductSyncError('PS_ERR_CONFIG_INVALID', `invalid configuration:\n${missing.map((m) => `  ${m}: required to reach the API`).join('\n')}`);
+  }
+  const credentials: CredentialOptions = config.API_TOKEN
+    ? { token: config.API_TOKEN }
+    : { tokenUrl: config.API_TOKEN_URL!, clientId: config.API_CLIENT_ID!, clientSecret: config.API_CLIENT_SECRET!, scope: config.API_SCOPE };
+  return createApiClients({
+    ...extra,
+    productApiUrl: config.PRODUCT_API_URL!,
+    referenceApiUrl: config.REFERENCE_API_URL!,
+    credentials,
+    connections: config.API_CONCURRENCY,
+  });
+}

@@ -1,0 +1,249 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request, type Dispatcher } from 'undici';
+import { HttpError, type ErrorCode } from '../errors.ts';
+import { ENDPOINTS, fillPath, joinUrl, type ApiName, type EndpointName, type RetryClass } from './endpoints.ts';
+import { mayRetry, parseRetryAfter, retryDelayMs, type RetryOptions } from './retry.ts';
+import type { Credential } from './auth.ts';
+
+/** Connect, response-headers and body-inactivity timeouts, milliseconds. */
+export interface HttpTimeouts {
+  connectMs: number;
+  headersMs: number;
+  bodyMs: number;
+}
+
+/** Defaults: 10 s to connect, 30 s for the response headers, 30 s of body inactivity. */
+export const DEFAULT_TIMEOUTS: HttpTimeouts = { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 };
+
+/** What {@link ApiTransport} reports before each retry. */
+export interface RetryInfo {
+  api: ApiName | 'token';
+  endpoint: string;
+  method: string;
+  url: string;
+  /** 1-based number of the retry about to be sent. */
+  attempt: number;
+  delayMs: number;
+  error: HttpError;
+}
+
+/** A parsed 2xx answer. */
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+}
+
+/** One request as {@link sendRequest} sends it. */
+export interface SendInput {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+  timeouts: HttpTimeouts;
+  signal?: AbortSignal;
+}
+
+// Failures that happen before a byte of the request can have reached the server: safe to re-send even a create.
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+const TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+function errorCodeOf(err: unknown): string | undefined {
+  const e = err as { code?: unknown; errors?: unknown[] } | null;
+  if (e && typeof e.code === 'string') return e.code;
+  if (e && Array.isArray(e.errors)) return errorCodeOf(e.errors[0]);
+  return undefined;
+}
+
+/** True for the errors an abort signal raises (they are passed through untouched, never retried). */
+export function isAbortError(err: unknown): boolean {
+  return (err as { name?: string } | null)?.name === 'AbortError' || errorCodeOf(err) === 'UND_ERR_ABORTED';
+}
+
+/** An undici / socket failure as an HttpError: PS_ERR_HTTP_TIMEOUT or PS_ERR_HTTP_CONNECTION, outcome unknown unless it failed before sending. */
+export function transportError(err: unknown, method: string, url: string): HttpError {
+  const code = errorCodeOf(err) ?? 'UNKNOWN';
+  const psCode: ErrorCode = TIMEOUTS.has(code) ? 'PS_ERR_HTTP_TIMEOUT' : 'PS_ERR_HTTP_CONNECTION';
+  const reason = err instanceof Error && err.message ? err.message : code;
+  return new HttpError(psCode, {
+    method,
+    url,
+    status: null,
+    cause: err,
+    outcomeUnknown: !NOT_SENT.has(code),
+    message: `${method} ${url}: ${psCode === 'PS_ERR_HTTP_TIMEOUT' ? 'timed out' : 'connection failed'} (${code}: ${reason})`,
+  });
+}
+
+/** The error code a non-2xx status maps to. */
+export function statusCode(status: number): ErrorCode {
+  if (status === 401) return 'PS_ERR_HTTP_UNAUTHORIZED';
+  if (status === 429) return 'PS_ERR_HTTP_RATE_LIMITED';
+  if (status >= 500) return 'PS_ERR_HTTP_UNAVAILABLE';
+  return 'PS_ERR_HTTP_STATUS';
+}
+
+function parseBody(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (text.trim() === '') return { ok: true, value: undefined };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/**
+ * Sends one request and reads the whole answer. Any media type (application/json, text/json, text/plain) is parsed as
+ * JSON; an empty body is `undefined`. Throws HttpError: non-2xx (status, parsed problem details, Retry-After),
+ * transport failures (connection / timeout), or an unparseable 2xx body (PS_ERR_HTTP_BAD_RESPONSE).
+ */
+export async function sendRequest(dispatcher: Dispatcher, input: SendInput): Promise<HttpResponse> {
+  const { method, url } = input;
+  let res: Dispatcher.ResponseData;
+  let text: string;
+  try {
+    res = await request(url, {
+      dispatcher,
+      method: method as Dispatcher.HttpMethod,
+      headers: input.headers,
+      body: input.body,
+      headersTimeout: input.timeouts.headersMs,
+      bodyTimeout: input.timeouts.bodyMs,
+      signal: input.signal,
+    });
+  } catch (err) {
+    if (isAbortError(err)) throw err;
+    throw transportError(err, method, url);
+  }
+  try {
+    text = await res.body.text();
+  } catch (err) {
+    if (isAbortError(err)) throw err;
+    // The server answered: whatever it did is done, we just could not read what it said.
+    const e = transportError(err, method, url);
+    throw new HttpError(e.code, { method, url, status: null, cause: err, outcomeUnknown: true, message: e.message });
+  }
+  const parsed = parseBody(text);
+  const status = res.statusCode;
+  if (status >= 200 && status < 300) {
+    if (!parsed.ok) {
+      throw new HttpError('PS_ERR_HTTP_BAD_RESPONSE', {
+        method,
+        url,
+        status,
+        body: text.slice(0, 2000),
+        outcomeUnknown: true,
+        message: `${method} ${url}: ${status} answer is not JSON`,
+      });
+    }
+    return { status, headers: res.headers, body: parsed.value };
+  }
+  throw new HttpError(statusCode(status), {
+    method,
+    url,
+    status,
+    body: parsed.ok ? parsed.value : text.slice(0, 2000),
+    retryAfterMs: parseRetryAfter(res.headers['retry-after']),
+  });
+}
+
+/** Settings of {@link withRetry}. */
+export interface RetryRun {
+  retryClass: RetryClass;
+  retry: RetryOptions;
+  signal?: AbortSignal;
+  random?: () => number;
+  onRetry?: (attempt: number, delayMs: number, error: HttpError) => void;
+}
+
+/** Runs `attempt` until it succeeds, or until the retry class / budget says stop (then its last error is thrown). */
+export async function withRetry<T>(attempt: () => Promise<T>, run: RetryRun): Promise<T> {
+  for (let n = 0; ; ) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (n >= run.retry.retries || run.signal?.aborted || !mayRetry(run.retryClass, err)) throw err;
+      n += 1;
+      const delayMs = retryDelayMs(n, err, run.retry, run.random);
+      run.onRetry?.(n, delayMs, err as HttpError);
+      await sleep(delayMs, undefined, run.signal ? { signal: run.signal } : undefined);
+    }
+  }
+}
+
+/** Settings of an {@link ApiTransport}. */
+export interface TransportOptions {
+  dispatcher: Dispatcher;
+  credential: Credential;
+  retry: RetryOptions;
+  timeouts: HttpTimeouts;
+  userAgent: string;
+  onRetry?: (info: RetryInfo) => void;
+  random?: () => number;
+  /** Aborts waits and in-flight requests (set by close()). */
+  signal?: AbortSignal;
+}
+
+/** The arguments of one endpoint call. */
+export interface CallInput {
+  base: string;
+  params?: Record<string, string>;
+  query?: Readonly<Record<string, unknown>>;
+  body?: unknown;
+}
+
+/**
+ * Sends endpoint calls of {@link ENDPOINTS}: bearer credential (refreshed and re-sent once on a 401 when the
+ * credential can refresh), retries per the endpoint's retry class, and a request count per API in `stats`.
+ */
+export class ApiTransport {
+  readonly stats: Record<ApiName, number> = { product: 0, reference: 0 };
+  private readonly o: TransportOptions;
+
+  constructor(options: TransportOptions) {
+    this.o = options;
+  }
+
+  /** Calls one endpoint and returns its parsed 2xx body; throws HttpError otherwise. */
+  async call<T>(name: EndpointName, input: CallInput): Promise<T> {
+    const ep = ENDPOINTS[name];
+    const url = joinUrl(input.base, fillPath(ep.path, input.params), input.query);
+    const body = input.body === undefined ? undefined : JSON.stringify(input.body);
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.o.userAgent };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let refreshed = false;
+    const res = await withRetry(
+      async () => {
+        for (;;) {
+          const token = await this.o.credential.token();
+          this.stats[ep.api] += 1;
+          try {
+            return await sendRequest(this.o.dispatcher, {
+              method: ep.method,
+              url,
+              headers: { ...headers, authorization: `Bearer ${token}` },
+              body,
+              timeouts: this.o.timeouts,
+              signal: this.o.signal,
+            });
+          } catch (err) {
+            // A 401 means nothing was done, so even a create may be re-sent once with a fresh token.
+            if (err instanceof HttpError && err.status === 401 && !refreshed && this.o.credential.invalidate(token)) {
+              refreshed = true;
+              continue;
+            }
+            throw err;
+          }
+        }
+      },
+      {
+        retryClass: ep.retry,
+        retry: this.o.retry,
+        signal: this.o.signal,
+        random: this.o.random,
+        onRetry: (attempt, delayMs, error) => this.o.onRetry?.({ api: ep.api, endpoint: name, method: ep.method, url, attempt, delayMs, error }),
+      },
+    );
+    return res.body as T;
+  }
+}
