@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { parseFaultSpec, type FaultSpec } from './faults.ts';
+import { faultSpecSchema, parseFaultSpec, type FaultSpec } from './faults.ts';
 import type { SandboxHandle } from './handle.ts';
 import { badRequest, invalid } from './problem.ts';
 
@@ -16,8 +16,11 @@ export function registerAdminRoutes(app: FastifyInstance, handle: SandboxHandle)
     let spec: FaultSpec;
     try {
       if (body && typeof body === 'object' && 'spec' in body && typeof body.spec === 'string') spec = parseFaultSpec(body.spec);
-      else if (body && typeof body === 'object' && !Array.isArray(body)) spec = body as FaultSpec;
-      else throw new Error('body must be a FaultSpec object or {"spec": "<fault syntax>"}');
+      else if (body && typeof body === 'object' && !Array.isArray(body)) {
+        const parsed = faultSpecSchema.safeParse(body);
+        if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${i.path.join('.') || 'spec'}: ${i.message}`).join('; '));
+        spec = parsed.data as FaultSpec;
+      } else throw new Error('body must be a FaultSpec object or {"spec": "<fault syntax>"}');
     } catch (e) {
       return reply.code(400).send(badRequest([invalid('spec', (e as Error).message)]));
     }

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /** Fault injection of the sandbox: latency, 429, 503, 500-after-commit, connection reset — all drawn from a seeded PRNG. */
 
 /** What happens to one request. `ok` = no fault; `500after` and `reset` only ever apply to writes, after the commit. */
@@ -24,6 +26,23 @@ export interface FaultSpec {
 }
 
 const KINDS: readonly FaultKind[] = ['ok', '429', '503', '500after', 'reset'];
+
+const share = z.number().min(0).max(1);
+const ms = z.number().int().min(0);
+
+/** Zod schema of a FaultSpec given as JSON (POST /__admin/faults); the shares must add up to at most 1. */
+export const faultSpecSchema = z
+  .strictObject({
+    rate429: share.optional(),
+    rate503: share.optional(),
+    rate500After: share.optional(),
+    rateReset: share.optional(),
+    retryAfterSeconds: z.number().int().min(0).optional(),
+    latencyMs: z.union([ms, z.tuple([ms, ms])]).optional(),
+    seed: z.number().int().optional(),
+    sequence: z.array(z.enum(['ok', '429', '503', '500after', 'reset'])).optional(),
+  })
+  .refine((s) => (s.rate429 ?? 0) + (s.rate503 ?? 0) + (s.rate500After ?? 0) + (s.rateReset ?? 0) <= 1, 'the shares add up to more than 1');
 
 function rate(key: string, raw: string): number {
   const n = Number(raw);
