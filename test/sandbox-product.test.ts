@@ -10,6 +10,9 @@ const OTHER = { authorization: 'Bearer sandbox-other-token' };
 const ID1 = '0b7c2f0e-6a7d-4b8e-9f10-111111111111';
 const ID2 = '0b7c2f0e-6a7d-4b8e-9f10-222222222222';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked by expect()
+type Json = any;
+
 let app: FastifyInstance;
 beforeEach(() => {
   app = buildSandbox();
@@ -17,7 +20,7 @@ beforeEach(() => {
 
 async function call(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, body?: unknown, headers: Record<string, string> = AUTH) {
   const res = await app.inject({ method, url, headers, ...(body !== undefined ? { payload: body as object } : {}) });
-  return { status: res.statusCode, body: res.body ? (res.json() as Record<string, unknown> & Record<string, never>) : undefined, res };
+  return { status: res.statusCode, body: (res.body ? res.json() : undefined) as Json, res };
 }
 
 const createItem = (extra: Record<string, unknown> = {}, headers = AUTH) =>
@@ -253,7 +256,7 @@ describe('sandbox product API: brands', () => {
 
 describe('sandbox: auth, media types, routing', () => {
   it('answers 401 with the problem body when the token is missing or unknown', async () => {
-    for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: 'Basic abc' }]) {
+    for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
       const r = await call('GET', `/api/tradeitems?OwnerCompanyId=${DEMO_COMPANY_ID}`, undefined, headers);
       expect(r.status).toBe(401);
       expect(r.body).toEqual({ type: 'https://tools.ietf.org/html/rfc7235#section-3.1', title: 'Unauthorized', status: 401, errors: [] });

@@ -136,3 +136,20 @@ describe('sandbox over HTTP: admin routes', () => {
     expect(s.handle.counts().total).toBe(0);
   });
 });
+
+describe('sandbox over HTTP: the real reference seed', () => {
+  it('answers real languages named in French, and real lookups with parents', async () => {
+    const s = await start({ tokens: [{ token: 'demo', companyId: DEMO_COMPANY_ID, internal: false }] });
+    const r = await fetch(`${s.url}/v2/lists/languages?LanguageCode=fr-FR`, { headers: { authorization: 'Bearer demo' } });
+    expect(r.status).toBe(200);
+    const langs = (await r.json()) as { id: string; code: string; name: string }[];
+    expect(langs.find((l) => l.code === 'de')?.name).toBe('allemand');
+    const item = await fetch(`${s.url}/v2/lists/languages/${langs[0]!.id}?LanguageCode=fr-FR`, { headers: AUTH });
+    expect(await item.json()).toMatchObject({ id: langs[0]!.id, languageCode: 'fr-FR' });
+    const hs = await fetch(`${s.url}/v2/harmonized-codes/040690?includeParents=true`, { headers: { ...AUTH, accept: 'application/json' } });
+    expect(hs.status).toBe(200);
+    const rec = (await hs.json()) as { code: string; parents?: { code: string }[] };
+    expect(rec.code).toBe('040690');
+    expect(rec.parents?.map((p) => p.code)).toEqual(['0406', '04']);
+  });
+});
