@@ -30,7 +30,7 @@ export interface StepJournal {
 export interface ExecutedRow {
   row: number | null;
   key: string | null;
-  outcome: 'created' | 'updated' | 'unchanged' | 'archived' | 'unarchived' | 'failed' | 'skipped' | 'not_attempted';
+  outcome: 'created' | 'updated' | 'unchanged' | 'archived' | 'unarchived' | 'invalid' | 'failed' | 'skipped' | 'not_attempted';
   tradeItemId: string | null;
   manufacturedItemId: string | null;
   changedFields: string[];
@@ -77,6 +77,8 @@ export class Executor {
   readonly #o: ExecuteOptions;
   readonly #breaker: CircuitBreaker;
   #aborted: ProductSyncError | null = null;
+  /** Write requests sent (creates, updates, archives, unarchives), retries by the client not counted. */
+  writesSent = 0;
 
   constructor(options: ExecuteOptions) {
     this.#o = options;
@@ -127,6 +129,7 @@ export class Executor {
       await this.#o.throttle.acquire();
       try {
         await this.#o.journal?.record(opId, 'sent');
+        this.writesSent++;
         await this.#o.api.archiveTradeItems(chunk.map((e) => e.tradeItemId));
         await this.#o.journal?.record(opId, 'confirmed');
         this.#breaker.success();
@@ -251,6 +254,7 @@ export class Executor {
 
   async #send(step: Step, ids: RowIds): Promise<Partial<RowIds>> {
     const api = this.#o.api;
+    this.writesSent++;
     switch (step.kind) {
       case 'tradeItem.create':
         return { tradeItemId: (await api.createTradeItem(step.body)).tradeItemId };
