@@ -24,8 +24,12 @@ export interface ApiClientOptions {
   validate?: boolean;
   /** Called before each retry (logging, adaptive throttling). */
   onRetry?: (info: RetryInfo) => void;
+  /** Accept header (default application/json; the language-aware lookups may also answer text/plain or text/json). */
+  accept?: string;
   /** Source of jitter (tests). */
   random?: () => number;
+  /** Clock of the OAuth2 token cache (tests). */
+  now?: () => number;
 }
 
 /** Both API clients over one keep-alive connection pool, the request counts per API, and close(). */
@@ -60,8 +64,18 @@ export function createApiClients(options: ApiClientOptions): ApiClients {
   const credential: Credential =
     'token' in c
       ? new StaticCredential(c.token)
-      : new OAuthClientCredentials({ ...c, dispatcher, timeouts, retry, userAgent, onRetry: options.onRetry, signal: abort.signal });
-  const transport = new ApiTransport({ dispatcher, credential, retry, timeouts, userAgent, onRetry: options.onRetry, random: options.random, signal: abort.signal });
+      : new OAuthClientCredentials({ ...c, dispatcher, timeouts, retry, userAgent, onRetry: options.onRetry, signal: abort.signal, now: options.now });
+  const transport = new ApiTransport({
+    dispatcher,
+    credential,
+    retry,
+    timeouts,
+    userAgent,
+    accept: options.accept,
+    onRetry: options.onRetry,
+    random: options.random,
+    signal: abort.signal,
+  });
   let closing: Promise<void> | undefined;
   return {
     product: new ProductClient({ transport, baseUrl: options.productApiUrl, validate: options.validate }),

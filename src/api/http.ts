@@ -178,6 +178,8 @@ export interface TransportOptions {
   retry: RetryOptions;
   timeouts: HttpTimeouts;
   userAgent: string;
+  /** Accept header; default application/json. */
+  accept?: string;
   onRetry?: (info: RetryInfo) => void;
   random?: () => number;
   /** Aborts waits and in-flight requests (set by close()). */
@@ -209,7 +211,7 @@ export class ApiTransport {
     const ep = ENDPOINTS[name];
     const url = joinUrl(input.base, fillPath(ep.path, input.params), input.query);
     const body = input.body === undefined ? undefined : JSON.stringify(input.body);
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.o.userAgent };
+    const headers: Record<string, string> = { accept: this.o.accept ?? 'application/json', 'user-agent': this.o.userAgent };
     if (body !== undefined) headers['content-type'] = 'application/json';
     let refreshed = false;
     const res = await withRetry(
