@@ -98,7 +98,7 @@ export const ADDITIVE_CLASSES: readonly (readonly [string, string, string])[] = 
   ['FLAVOUR_ENHANCERS', 'Flavour enhancers', 'Exhausteurs de goût'],
   ['FOAMING_AGENTS', 'Foaming agents', 'Agents moussants'],
   ['GELLING_AGENTS', 'Gelling agents', 'Gélifiants'],
-  ['GLAZING_AGENTS', 'Glazing agents (including lubricants)', 'Agents d’enrobage (y compris les agents lubrifiants)'],
+  ['GLAZING_AGENTS', 'Glazing agents (including lubricants)', 'Agents d’enrobage'],
   ['HUMECTANTS', 'Humectants', 'Humectants'],
   ['MODIFIED_STARCHES', 'Modified starches', 'Amidons modifiés'],
   ['PACKAGING_GASES', 'Packaging gases', 'Gaz d’emballage'],
