@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApiClients, type ApiClientOptions, type ApiClients } from '../src/api/clients.ts';
+import { apiClientsFromConfig, createApiClients, type ApiClientOptions, type ApiClients } from '../src/api/clients.ts';
+import { loadConfig } from '../src/config.ts';
 import { joinUrl } from '../src/api/endpoints.ts';
 import { mayRetry, parseRetryAfter, retryDelayMs } from '../src/api/retry.ts';
 import type { OAuthClientCredentials } from '../src/api/auth.ts';
@@ -236,6 +237,22 @@ describe('client transport', () => {
     const e = await failure(c.reference.getListItem('languages', ID));
     expect(e).toMatchObject({ code: 'PS_ERR_HTTP_UNAUTHORIZED', status: 401 });
     expect(s.seen).toHaveLength(1);
+  });
+});
+
+describe('clients from the configuration', () => {
+  it('uses the URLs, the token and the concurrency of the environment', async () => {
+    const s = await serve((_, res) => json(res, 200, []));
+    const c = apiClientsFromConfig(loadConfig({ PRODUCT_API_URL: s.url, REFERENCE_API_URL: `${s.url}/ref`, API_TOKEN: 'env-token', API_CONCURRENCY: '2' }));
+    cleanup.push(() => c.close());
+    await Promise.all([c.product.listBrands(OWNER), c.reference.getList('languages'), c.product.listBrands(OWNER)]);
+    expect(s.seen.map((r) => r.headers.authorization)).toEqual(['Bearer env-token', 'Bearer env-token', 'Bearer env-token']);
+    expect(s.seen.some((r) => r.url === '/ref/v2/lists/languages')).toBe(true);
+    expect(s.sockets()).toBeLessThanOrEqual(2);
+  });
+
+  it('fails with PS_ERR_CONFIG_INVALID naming what is missing', () => {
+    expect(() => apiClientsFromConfig(loadConfig({ PRODUCT_API_URL: 'http://x' }))).toThrow(/REFERENCE_API_URL[\s\S]*API_TOKEN/);
   });
 });
 
