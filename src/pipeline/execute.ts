@@ -2,8 +2,11 @@ import { HttpError, isRetryable, ProductSyncError } from '../errors.ts';
 import type { ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from '../api/types.ts';
 import { gtinKey } from './canonical.ts';
 import type { ArchiveEntry, RowPlan, Step } from './plan.ts';
-import { CircuitBreaker, type Throttle } from './throttle.ts';
+import { CircuitBreaker, sleep, type Throttle } from './throttle.ts';
 import type { Issue } from './types.ts';
+
+// A create is sent at most this many times in all, each resend after a search that found nothing.
+const CREATE_ATTEMPTS = 5;
 
 /** The product API writes and searches the executor needs (the typed client satisfies it). */
 export interface ProductWriter {
@@ -230,22 +233,21 @@ export class Executor {
       }
     }
     await j?.record(opId, 'sent');
-    let result: Partial<RowIds>;
-    try {
-      result = await this.#send(step, ids);
-    } catch (err) {
-      if (!isCreate || !(outcomeUnknown(err) || (err instanceof HttpError && err.status === 409))) {
-        await j?.record(opId, 'failed', { message: (err as Error).message });
-        throw err;
-      }
-      // Unknown outcome (or the id already exists): never two items for one (owner, GTIN) — search first.
-      const found = await this.#findCreated(plan, step, ids);
-      if (found) {
-        result = found;
-      } else if (err instanceof HttpError && err.status === 409) {
-        throw err;
-      } else {
+    let result: Partial<RowIds> | null = null;
+    for (let attempt = 1; result === null; attempt++) {
+      try {
         result = await this.#send(step, ids);
+      } catch (err) {
+        const conflict = err instanceof HttpError && err.status === 409;
+        const unknown = outcomeUnknown(err);
+        if (!isCreate || !(conflict || unknown || isRetryable(err)) || attempt >= CREATE_ATTEMPTS) {
+          await j?.record(opId, 'failed', { message: (err as Error).message });
+          throw err;
+        }
+        // Unknown outcome (or the id already exists): never two items for one (owner, GTIN) — search before any resend.
+        if (conflict || unknown) result = await this.#findCreated(plan, step, ids);
+        if (result === null && conflict) throw err;
+        if (result === null) await sleep(Math.min(2000, 50 * 2 ** attempt) * Math.random());
       }
     }
     Object.assign(ids, result);
@@ -314,5 +316,6 @@ export function apiIssue(row: number | null, err: unknown): Issue {
     const code = err.status === 400 ? 'API_REJECTED' : err.status === 409 ? 'API_CONFLICT' : 'API_FAILED';
     return { row, column: null, field: null, value: null, code, severity: 'error', message: `${err.method} ${err.url} → ${err.status ?? err.code}: ${err.apiMessage}` };
   }
+  if (err instanceof ProductSyncError && err.code === 'PS_ERR_HTTP_REQUEST_INVALID') return runIssue('REQUEST_INVALID', err.message, row);
   return runIssue('API_FAILED', (err as Error)?.message ?? String(err), row);
 }

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiClients, type ApiClients } from '../../src/api/clients.ts';
+import { gtinCheckDigit } from '../../src/pipeline/gtin.ts';
+import { Executor, type ExecutedRow } from '../../src/pipeline/execute.ts';
+import { planRow, type ApiState } from '../../src/pipeline/plan.ts';
+import { Throttle } from '../../src/pipeline/throttle.ts';
+import type { Draft } from '../../src/pipeline/types.ts';
+import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+
+const owner = DEMO_COMPANY_ID;
+const gtin = (i: number) => {
+  const body = `0400000${String(i).padStart(6, '0')}`;
+  return body + gtinCheckDigit(body);
+};
+const draft = (i: number, name = `Produit ${i}`): Draft => ({ row: i + 2, key: gtin(i), target: 'tradeItem', fields: { gtin: gtin(i), tradeItemName: name }, clear: [], issues: [], source: [] });
+const empty = (): ApiState => ({ tradeItems: new Map(), manufacturedItems: new Map(), complete: true });
+
+let sandbox: RunningSandbox;
+let clients: ApiClients;
+let throttle: Throttle;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+  throttle = new Throttle(16);
+  clients = createApiClients({
+    productApiUrl: sandbox.url, referenceApiUrl: sandbox.url, credentials: { token: 'sandbox-token' }, connections: 16,
+    retry: { retries: 6, baseMs: 5, maxMs: 50 },
+    // The sandbox, not the client's own check, must answer the 400 here.
+    validate: false,
+    onRetry: (info) => {
+      if (info.error.status === 429) throttle.rateLimited(info.error.retryAfterMs);
+    },
+  });
+});
+afterAll(async () => {
+  await clients?.close();
+  await sandbox?.close();
+});
+
+async function execute(drafts: Draft[], state: ApiState): Promise<{ results: ExecutedRow[]; ex: Executor }> {
+  const results: ExecutedRow[] = [];
+  const ex = new Executor({ api: clients.product, ownerCompanyId: owner, throttle, onResult: (r) => results.push(r), circuitThreshold: 50 });
+  await ex.run(drafts.map((d) => planRow(d, state, { target: 'tradeItem', mode: 'upsert', ownerCompanyId: owner, key: 'gtin' })));
+  return { results, ex };
+}
+
+describe('executor against the sandbox with faults', () => {
+  it('creates each item exactly once under 503, 429, 500-after-commit and resets, one outcome per row', async () => {
+    sandbox.handle.reset();
+    sandbox.handle.setFaults({ rate503: 0.1, rate429: 0.05, retryAfterSeconds: 0, rate500After: 0.05, rateReset: 0.05, seed: 7 });
+    const drafts = Array.from({ length: 150 }, (_, i) => draft(i));
+    const { results } = await execute(drafts, empty());
+    sandbox.handle.setFaults({});
+    expect(results).toHaveLength(150);
+    expect(new Set(results.map((r) => r.row)).size).toBe(150);
+    expect(results.filter((r) => r.outcome !== 'created').map((r) => r.issues)).toEqual([]);
+    const items = sandbox.handle.store.dump().tradeItems;
+    expect(items).toHaveLength(150);
+    expect(new Set(items.map((t) => t.gtin)).size).toBe(150);
+    const byGtin = new Map(items.map((t) => [t.gtin, t.tradeItemId]));
+    for (const r of results) expect(r.tradeItemId).toBe(byGtin.get(r.key!));
+    expect(sandbox.handle.counts().faults['500after'] ?? 0).toBeGreaterThan(0);
+  });
+
+  it('reports the API words on a 400 and carries on with the other rows', async () => {
+    sandbox.handle.reset();
+    const bad: Draft = { ...draft(1), fields: { gtin: gtin(1), tradeItemName: 'ok', drainedNetWeight: { value: 1, unitOfMeasure: 'not-a-unit' } } };
+    const { results } = await execute([bad, draft(2)], empty());
+    const failed = results.find((r) => r.row === bad.row)!;
+    expect(failed.outcome).toBe('failed');
+    expect(failed.issues[0]).toMatchObject({ code: 'API_REJECTED' });
+    expect(failed.issues[0]!.message).toContain('drainedNetWeight');
+    expect(results.find((r) => r.row === draft(2).row)!.outcome).toBe('created');
+  });
+
+  it('opens the circuit on sustained 503s and leaves the remaining rows not attempted', async () => {
+    sandbox.handle.reset();
+    sandbox.handle.setFaults({ rate503: 1, retryAfterSeconds: 0 });
+    const results: ExecutedRow[] = [];
+    const ex = new Executor({ api: clients.product, ownerCompanyId: owner, throttle: new Throttle(2), onResult: (r) => results.push(r), circuitThreshold: 3 });
+    await ex.run(Array.from({ length: 20 }, (_, i) => planRow(draft(i), empty(), { target: 'tradeItem', mode: 'upsert', ownerCompanyId: owner, key: 'gtin' })));
+    sandbox.handle.setFaults({});
+    expect(ex.abortReason?.code).toBe('PS_ERR_CIRCUIT_OPEN');
+    expect(results).toHaveLength(20);
+    expect(results.filter((r) => r.outcome === 'not_attempted').length).toBeGreaterThan(10);
+    expect(sandbox.handle.store.dump().tradeItems).toHaveLength(0);
+  });
+});
