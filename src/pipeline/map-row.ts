@@ -7,7 +7,8 @@ import type { Cell, Draft, DraftLookup, Issue, SheetRow } from './types.ts';
 // keeps that true if a future change lets other keys through.
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
-function setAt(root: Record<string, unknown>, segments: readonly (string | number)[], value: unknown): void {
+/** Sets `value` at a path of keys and indexes, creating objects and arrays on the way (keys from the mapping only). */
+export function setAt(root: Record<string, unknown>, segments: readonly (string | number)[], value: unknown): void {
   let node: Record<string | number, unknown> | unknown[] = root;
   segments.forEach((seg, i) => {
     if (typeof seg === 'string' && FORBIDDEN_KEYS.has(seg)) throw new Error(`unsafe field key ${seg}`);

@@ -1,0 +1,82 @@
+import { Redis } from 'ioredis';
+import { apiClientsFromConfig } from '../api/clients.ts';
+import { loadConfig, type Config } from '../config.ts';
+import { logger } from '../logger.ts';
+import { Throttle } from '../pipeline/throttle.ts';
+import type { RunContext } from '../pipeline/run.ts';
+import { DEMO_COMPANY_ID } from '../sandbox/defaults.ts';
+
+/** Options every run command shares. */
+export interface RunFlags {
+  sandbox?: boolean;
+  reportDir?: string;
+  owner?: string;
+}
+
+/** A run context for a CLI command, and how to release it. */
+export interface CommandContext {
+  ctx: RunContext;
+  owner?: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the run context of an inline command: the configuration (flags win), the API clients (pointed at an in-process
+ * sandbox with `--sandbox`, its state kept in `<report-dir>/.sandbox/store.json` so consecutive runs see each other's writes),
+ * a shared throttle the client's 429s feed, and Redis only when REDIS_URL is set explicitly.
+ */
+export async function commandContext(flags: RunFlags, env: NodeJS.ProcessEnv = process.env): Promise<CommandContext> {
+  const overrides: Record<string, string | undefined> = { ...env };
+  if (flags.reportDir) overrides.REPORT_DIR = flags.reportDir;
+  let closeSandbox: (() => Promise<void>) | undefined;
+  let owner = flags.owner;
+  if (flags.sandbox) {
+    const { startEmbeddedSandbox } = await import('./embedded-sandbox.ts');
+    const reportDir = overrides.REPORT_DIR ?? './reports';
+    const sb = await startEmbeddedSandbox(reportDir);
+    overrides.PRODUCT_API_URL = sb.url;
+    overrides.REFERENCE_API_URL = sb.url;
+    overrides.API_TOKEN = 'sandbox-token';
+    delete overrides.API_TOKEN_URL;
+    delete overrides.API_CLIENT_ID;
+    delete overrides.API_CLIENT_SECRET;
+    owner ??= overrides.OWNER_COMPANY_ID ?? DEMO_COMPANY_ID;
+    closeSandbox = sb.close;
+  }
+  const config: Config = loadConfig(overrides);
+  return contextFromConfig(config, { owner, closeSandbox, useRedis: Boolean(env.REDIS_URL) });
+}
+
+/** A run context over a parsed configuration (also used by the demo and the queue workers). */
+export async function contextFromConfig(
+  config: Config,
+  opts: { owner?: string; closeSandbox?: () => Promise<void>; useRedis?: boolean },
+): Promise<CommandContext> {
+  const throttle = new Throttle(config.API_CONCURRENCY, config.API_MAX_RPS);
+  // Every 429 the client sees slows the whole run down, not just the request that got it.
+  const clients = apiClientsFromConfig(config, {
+    onRetry: (info) => {
+      if (info.error.status === 429) throttle.rateLimited(info.error.retryAfterMs);
+    },
+  });
+  let redis: Redis | null = null;
+  if (opts.useRedis) {
+    redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    try {
+      await redis.connect();
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'Redis not reachable: the reference cache stays in-process');
+      redis.disconnect();
+      redis = null;
+    }
+  }
+  return {
+    ctx: { config, clients, redis, throttle, logger },
+    owner: opts.owner,
+    async close() {
+      await clients.close();
+      redis?.disconnect();
+      await opts.closeSandbox?.();
+    },
+  };
+}

@@ -1,0 +1,16 @@
+import type { RunResult } from '../pipeline/run.ts';
+
+/** A person-readable summary of a finished run: counts, exit code and where the reports are. */
+export function formatSummary(result: RunResult): string {
+  const { summary } = result;
+  const c = summary.counts;
+  const lines = [
+    `run ${summary.runId}${summary.dryRun ? ' (dry run: nothing was written)' : ''} — ${summary.source.file}, mapping ${summary.mapping}, mode ${summary.mode}`,
+    `  rows ${c.rows}: created ${c.created}, updated ${c.updated}, unchanged ${c.unchanged}, unarchived ${c.unarchived}, archived ${c.archived}, invalid ${c.invalid}, failed ${c.failed}, skipped ${c.skipped}, not attempted ${c.notAttempted}`,
+    `  requests: reference ${summary.requests.reference}, product ${summary.requests.product}`,
+  ];
+  const aborted = (summary as { aborted?: string }).aborted;
+  if (aborted) lines.push(`  ABORTED: ${aborted}`);
+  lines.push(`  report: ${result.reportDir}`, `  exit code ${result.exitCode}`);
+  return lines.join('\n');
+}
