@@ -1,0 +1,66 @@
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { ProductSyncError } from '../errors.ts';
+
+/** States an operation goes through (DESIGN §7). */
+export type JournalState = 'planned' | 'sent' | 'confirmed' | 'failed';
+
+/** The latest known state of one operation. */
+export interface JournalEntry {
+  state: JournalState;
+  result?: unknown;
+}
+
+/** An append-only JSON-lines journal of a run's operations; replayed on open so a killed run resumes. */
+export interface Journal {
+  state(opId: string): JournalEntry | undefined;
+  record(opId: string, state: JournalState, data?: unknown): void;
+  entries(): IterableIterator<[string, JournalEntry]>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens (or creates) the journal at `path`. Every record is written with a synchronous `write` before the call returns,
+ * so a `sent` record is in the OS page cache before its request leaves: that survives a killed process (kill -9), not
+ * a power cut (no fsync per record — a deliberate trade of durability for speed). A torn last line is ignored on replay.
+ */
+export async function openJournal(path: string): Promise<Journal> {
+  const latest = new Map<string, JournalEntry>();
+  let tornTail = false;
+  if (existsSync(path)) {
+    const text = readFileSync(path, 'utf8');
+    tornTail = text.length > 0 && !text.endsWith('\n');
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      try {
+        const rec = JSON.parse(line) as { op: string; s: JournalState; r?: unknown };
+        latest.set(rec.op, rec.r === undefined ? { state: rec.s } : { state: rec.s, result: rec.r });
+      } catch {
+        // The last line of a killed run may be half written: what it said did not happen as far as we know.
+      }
+    }
+  }
+  let fd: number;
+  try {
+    fd = openSync(path, 'a');
+    // A torn last line must not glue itself to the next record.
+    if (tornTail) writeSync(fd, '\n');
+  } catch (err) {
+    throw new ProductSyncError('PS_ERR_JOURNAL', `cannot open the run journal ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  let closed = false;
+  return {
+    state: (opId) => latest.get(opId),
+    record(opId, state, data) {
+      if (closed) throw new ProductSyncError('PS_ERR_JOURNAL', `journal ${path} is closed`);
+      const entry: JournalEntry = data === undefined ? { state } : { state, result: data };
+      latest.set(opId, entry);
+      writeSync(fd, `${JSON.stringify(data === undefined ? { op: opId, s: state } : { op: opId, s: state, r: data })}\n`);
+    },
+    entries: () => latest.entries(),
+    async close() {
+      if (closed) return;
+      closed = true;
+      closeSync(fd);
+    },
+  };
+}

@@ -1,0 +1,160 @@
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import ExcelJS from 'exceljs';
+import { csvField, neutralize } from './neutralize.ts';
+import type { Cell, Issue } from './types.ts';
+
+/** The outcome of one input row (or of one archive without a row) — DESIGN §5.5. */
+export type Outcome = 'created' | 'updated' | 'unchanged' | 'archived' | 'unarchived' | 'invalid' | 'failed' | 'skipped' | 'not_attempted';
+
+/** One line of rows.csv / rows.xlsx. */
+export interface RowOutcome {
+  row: number | null;
+  key: string | null;
+  outcome: Outcome;
+  tradeItemId?: string | null;
+  manufacturedItemId?: string | null;
+  changedFields?: string[];
+  issues: Issue[];
+}
+
+/** summary.json, exactly DESIGN §5.5 (plus `aborted`, the reason, when the run was aborted). */
+export interface RunSummary {
+  runId: string;
+  source: { file: string; sha256: string; rows: number };
+  mapping: string;
+  mode: string;
+  dryRun: boolean;
+  startedAt: string;
+  finishedAt: string;
+  counts: { rows: number; created: number; updated: number; unchanged: number; archived: number; unarchived: number; invalid: number; failed: number; skipped: number; notAttempted: number };
+  requests: { reference: number; product: number };
+  exitCode: number;
+  aborted?: string;
+}
+
+/** One line of reconcile.json / reconcile.csv. */
+export interface ReconcileEntry {
+  key: string;
+  status: 'missing_in_api' | 'missing_in_sheet' | 'differs' | 'in_sync';
+  field: string;
+  sheetValue: string;
+  apiValue: string;
+}
+
+/** A streaming report writer: rows go to disk as they are added, final files appear at finish (summary.json last). */
+export interface ReportWriter {
+  addRow(o: RowOutcome): Promise<void>;
+  addRejected(row: number, cells: readonly Cell[] | readonly unknown[], issues: Issue[]): Promise<void>;
+  addReconcile(entry: ReconcileEntry): Promise<void>;
+  finish(summary: RunSummary): Promise<{ dir: string; files: string[] }>;
+  abort(): Promise<void>;
+}
+
+const ROW_COLUMNS = ['row', 'key', 'outcome', 'tradeItemId', 'manufacturedItemId', 'changedFields', 'issues'];
+const RECONCILE_COLUMNS = ['key', 'status', 'field', 'sheetValue', 'apiValue'];
+
+/** Issues as one readable cell: `ERROR GTIN_CHECK_DIGIT [Code-barres] "5601234567890": message; WARNING …`. */
+export function formatIssues(issues: readonly Issue[]): string {
+  return issues
+    .map((i) => `${i.severity.toUpperCase()} ${i.code}${i.column ? ` [${i.column}]` : ''}${i.value !== null && i.value !== '' ? ` "${i.value}"` : ''}: ${i.message}`)
+    .join('; ');
+}
+
+function cellText(c: unknown): string {
+  if (c === null || c === undefined) return '';
+  if (c instanceof Date) return c.toISOString().slice(0, 10);
+  if (typeof c === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(c)) return c.slice(0, 10);
+  return String(c);
+}
+
+/** A CSV file written through a temp name, UTF-8 with BOM (Excel then reads accents right), CRLF line ends. */
+class CsvFile {
+  readonly #stream: WriteStream;
+  constructor(readonly tmp: string, readonly final: string, header: readonly string[]) {
+    this.#stream = createWriteStream(tmp);
+    this.#stream.write(`\uFEFF${header.map(csvField).join(',')}\r\n`);
+  }
+  async line(values: readonly string[]): Promise<void> {
+    if (!this.#stream.write(`${values.map(csvField).join(',')}\r\n`)) await once(this.#stream, 'drain');
+  }
+  async close(): Promise<void> {
+    this.#stream.end();
+    await once(this.#stream, 'finish');
+  }
+}
+
+/** An XLSX file written by exceljs's streaming writer; every value is text (format '@') so identifiers keep their zeros. */
+class XlsxFile {
+  readonly #wb: ExcelJS.stream.xlsx.WorkbookWriter;
+  readonly #ws: ExcelJS.Worksheet;
+  constructor(readonly tmp: string, readonly final: string, sheetName: string, header: readonly string[]) {
+    this.#wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: tmp, useStyles: true, useSharedStrings: false });
+    this.#ws = this.#wb.addWorksheet(sheetName, { views: [{ state: 'frozen', ySplit: 1 }] });
+    this.#ws.columns = header.map((h) => ({ header: h, key: h, width: Math.min(60, Math.max(12, h.length + 2)), style: { numFmt: '@' } }));
+    this.#ws.getRow(1).font = { bold: true };
+    this.#ws.getRow(1).commit();
+  }
+  line(values: readonly string[]): void {
+    this.#ws.addRow(values.map(neutralize)).commit();
+  }
+  async close(): Promise<void> {
+    this.#ws.commit();
+    await this.#wb.commit();
+  }
+}
+
+/** Opens the report writer of a run directory. Files are written under temp names and renamed at finish. */
+export async function createReportWriter(dir: string, opts: { sourceHeaders: readonly string[]; reconcile?: boolean }): Promise<ReportWriter> {
+  await mkdir(dir, { recursive: true });
+  const tmp = (name: string) => join(dir, `.${name}.tmp`);
+  const rowsCsv = new CsvFile(tmp('rows.csv'), join(dir, 'rows.csv'), ROW_COLUMNS);
+  const rowsXlsx = new XlsxFile(tmp('rows.xlsx'), join(dir, 'rows.xlsx'), 'rows', ROW_COLUMNS);
+  const rejectedHeader = [...opts.sourceHeaders, 'issues'];
+  let rejectedCsv: CsvFile | null = null;
+  let rejectedXlsx: XlsxFile | null = null;
+  const reconcileCsv = opts.reconcile ? new CsvFile(tmp('reconcile.csv'), join(dir, 'reconcile.csv'), RECONCILE_COLUMNS) : null;
+  const reconcileJson = opts.reconcile ? createWriteStream(tmp('reconcile.json')) : null;
+  let reconcileCount = 0;
+  reconcileJson?.write('[');
+  const files = (): (CsvFile | XlsxFile)[] => [rowsCsv, rowsXlsx, ...(rejectedCsv ? [rejectedCsv] : []), ...(rejectedXlsx ? [rejectedXlsx] : []), ...(reconcileCsv ? [reconcileCsv] : [])];
+
+  return {
+    async addRow(o) {
+      const values = [o.row === null ? '' : String(o.row), o.key ?? '', o.outcome, o.tradeItemId ?? '', o.manufacturedItemId ?? '', (o.changedFields ?? []).join('; '), formatIssues(o.issues)];
+      await rowsCsv.line(values);
+      rowsXlsx.line(values);
+    },
+    async addRejected(_row, cells, issues) {
+      rejectedCsv ??= new CsvFile(tmp('rejected.csv'), join(dir, 'rejected.csv'), rejectedHeader);
+      rejectedXlsx ??= new XlsxFile(tmp('rejected.xlsx'), join(dir, 'rejected.xlsx'), 'rejected', rejectedHeader);
+      const values = [...opts.sourceHeaders.map((_, i) => cellText(cells[i])), formatIssues(issues)];
+      await rejectedCsv.line(values);
+      rejectedXlsx.line(values);
+    },
+    async addReconcile(e) {
+      await reconcileCsv!.line([e.key, e.status, e.field, e.sheetValue, e.apiValue]);
+      if (!reconcileJson!.write(`${reconcileCount++ === 0 ? '\n' : ',\n'}${JSON.stringify(e)}`)) await once(reconcileJson!, 'drain');
+    },
+    async finish(summary) {
+      const written = files();
+      for (const f of written) await f.close();
+      if (reconcileJson) {
+        reconcileJson.end('\n]\n');
+        await once(reconcileJson, 'finish');
+        await rename(tmp('reconcile.json'), join(dir, 'reconcile.json'));
+      }
+      for (const f of written) await rename(f.tmp, f.final);
+      // summary.json last: its presence means the report is complete.
+      await writeFile(tmp('summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+      await rename(tmp('summary.json'), join(dir, 'summary.json'));
+      return { dir, files: [...written.map((f) => f.final), ...(reconcileJson ? [join(dir, 'reconcile.json')] : []), join(dir, 'summary.json')] };
+    },
+    async abort() {
+      for (const f of files()) await f.close().catch(() => undefined);
+      for (const name of ['rows.csv', 'rows.xlsx', 'rejected.csv', 'rejected.xlsx', 'reconcile.csv', 'reconcile.json', 'summary.json']) await rm(tmp(name), { force: true });
+    },
+  };
+}
