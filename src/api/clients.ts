@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Agent } from 'undici';
 import type { Config } from '../config.ts';
 import { ProductSyncError } from '../errors.ts';
@@ -60,6 +61,8 @@ export function createApiClients(options: ApiClientOptions): ApiClients {
     keepAliveTimeout: 10_000,
   });
   const abort = new AbortController();
+  // Every request in flight listens to this one signal: hundreds at once are expected, not a leak.
+  setMaxListeners(0, abort.signal);
   const c = options.credentials;
   const credential: Credential =
     'token' in c

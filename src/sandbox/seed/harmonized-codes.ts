@@ -262,6 +262,10 @@ export const HS_CODES: readonly (readonly [string, string, string?])[] = [
   ['2402', 'Cigars, cheroots, cigarillos and cigarettes, of tobacco or of tobacco substitutes', 'Cigares (y compris ceux à bouts coupés), cigarillos et cigarettes, en tabac ou en succédanés de tabac'],
   ['2403', 'Other manufactured tobacco and manufactured tobacco substitutes; "homogenised" or "reconstituted" tobacco; tobacco extracts and essences'],
   ['2404', 'Products containing tobacco, reconstituted tobacco, nicotine, or tobacco or nicotine substitutes, intended for inhalation without combustion; other nicotine containing products…'],
+
+  // Chapter 25 is not a food chapter, but heading 2501 (salt) is on many grocery sheets.
+  ['25', 'Salt; sulphur; earths and stone; plastering materials, lime and cement', 'Sel; soufre; terres et pierres; plâtres, chaux et ciments'],
+  ['2501', 'Salt (including table salt and denatured salt) and pure sodium chloride, whether or not in aqueous solution or containing added anti-caking or free-flowing agents; sea water', 'Sel (y compris le sel préparé pour la table et le sel dénaturé) et chlorure de sodium pur, même en solution aqueuse ou additionnés d’agents antiagglomérants ou d’agents assurant une bonne fluidité; eau de mer'],
 ];
 
 /** The parent of an HS code: heading → chapter, subheading → heading, chapter → null. */

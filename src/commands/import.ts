@@ -1,0 +1,51 @@
+import { runImport, runReconcile, runValidate, type ImportRequest, type RunResult } from '../pipeline/run.ts';
+import type { Mode } from '../pipeline/plan.ts';
+import { commandContext, type RunFlags } from './context.ts';
+import { progressReporter } from './progress.ts';
+import { formatSummary } from './summary.ts';
+
+/** Flags of import / validate / reconcile (src/cli.ts). */
+export interface ImportFlags extends RunFlags {
+  mapping: string;
+  mode?: Mode;
+  dryRun?: boolean;
+  language?: string;
+  sheet?: string;
+  allowArchive?: boolean;
+  maxArchiveRatio?: number;
+}
+
+async function withRun(file: string, flags: ImportFlags, run: typeof runImport): Promise<number> {
+  const cc = await commandContext(flags);
+  const progress = progressReporter();
+  try {
+    const req: ImportRequest = {
+      file, mapping: flags.mapping, mode: flags.mode ?? 'upsert', dryRun: Boolean(flags.dryRun),
+      ...(cc.owner ? { owner: cc.owner } : {}), ...(flags.reportDir ? { reportDir: flags.reportDir } : {}),
+      ...(flags.language ? { language: flags.language } : {}), ...(flags.sheet ? { sheet: flags.sheet } : {}),
+      ...(flags.allowArchive ? { allowArchive: true } : {}), ...(flags.maxArchiveRatio !== undefined ? { maxArchiveRatio: flags.maxArchiveRatio } : {}),
+    };
+    const result: RunResult = await run(req, { ...cc.ctx, onProgress: progress.update });
+    progress.done();
+    process.stdout.write(`${formatSummary(result)}\n`);
+    return result.exitCode;
+  } finally {
+    progress.done();
+    await cc.close();
+  }
+}
+
+/** `product-sync import`: the whole pipeline inline. */
+export function importCommand(file: string, flags: ImportFlags): Promise<number> {
+  return withRun(file, flags, runImport);
+}
+
+/** `product-sync validate`: read, map, validate, resolve; writes the issues report only. */
+export function validateCommand(file: string, flags: ImportFlags): Promise<number> {
+  return withRun(file, flags, runValidate);
+}
+
+/** `product-sync reconcile`: sheet vs API field by field; writes nothing to the API. */
+export function reconcileCommand(file: string, flags: ImportFlags): Promise<number> {
+  return withRun(file, flags, runReconcile);
+}

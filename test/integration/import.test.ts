@@ -1,0 +1,132 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contextFromConfig, type CommandContext } from '../../src/commands/context.ts';
+import { loadConfig } from '../../src/config.ts';
+import { runImport } from '../../src/pipeline/run.ts';
+import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+
+const owner = DEMO_COMPANY_ID;
+let sandbox: RunningSandbox;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+async function context(reportDir: string): Promise<CommandContext> {
+  const config = loadConfig({ PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir, API_CONCURRENCY: '16', LOG_LEVEL: 'silent' });
+  return contextFromConfig(config, {});
+}
+
+function rowsCsv(dir: string): string[][] {
+  const text = readFileSync(join(dir, 'rows.csv'), 'utf8').replace(/^\uFEFF/, '');
+  return text.trim().split(/\r?\n/).slice(1).map((l) => l.split(','));
+}
+
+function assertApiMatchesSheet(rows: number): void {
+  const items = sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
+  expect(items).toHaveLength(rows);
+  expect(new Set(items.map((t) => t.gtin)).size).toBe(rows);
+}
+
+describe('import against the sandbox with faults', () => {
+  it('ends with the API matching the sheet, one item per GTIN and one outcome per row; a second import sends no write', async () => {
+    sandbox.handle.reset();
+    sandbox.handle.setFaults({ rate503: 0.1, rate429: 0.05, retryAfterSeconds: 0, rate500After: 0.02, rateReset: 0.02, seed: 11 });
+    const dir = mkdtempSync(join(tmpdir(), 'ps-import-'));
+    const { file, mapping } = writeProductSheet(dir, 200, { owner });
+    const cc = await context(join(dir, 'reports'));
+    try {
+      const first = await runImport({ file, mapping }, cc.ctx);
+      expect(first.summary.counts).toMatchObject({ rows: 200, created: 200, failed: 0, invalid: 0, notAttempted: 0 });
+      expect(first.exitCode).toBe(0);
+      assertApiMatchesSheet(200);
+      const lines = rowsCsv(first.reportDir);
+      expect(lines).toHaveLength(200);
+      const ids = new Map(sandbox.handle.store.dump().tradeItems.map((t) => [t.gtin, t.tradeItemId]));
+      for (const l of lines) expect(l[3]).toBe(ids.get(l[1]!.replace(/^'/, '')));
+
+      sandbox.handle.setFaults({});
+      const second = await runImport({ file, mapping }, cc.ctx);
+      expect(second.writes).toBe(0);
+      expect(second.summary.counts).toMatchObject({ rows: 200, unchanged: 200 });
+      expect(second.runId).not.toBe(first.runId);
+    } finally {
+      sandbox.handle.setFaults({});
+      await cc.close();
+    }
+  });
+
+  it('patches only changed rows and archives, in full mode, what left the sheet — unless the guard trips', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-import-'));
+    const cc = await context(join(dir, 'reports'));
+    try {
+      const base = writeProductSheet(dir, 50, { owner });
+      await runImport({ file: base.file, mapping: base.mapping }, cc.ctx);
+      // 3 renamed, 2 dropped: 2/50 = 4 % archived, under the 10 % guard.
+      const changed = writeProductSheet(dir, 48, { owner, file: 'changed.csv', name: (i) => (i < 3 ? `Biscuits au chocolat ${i}` : `Biscuits au beurre ${i}`) });
+      const dry = await runImport({ file: changed.file, mapping: changed.mapping, mode: 'full', dryRun: true }, cc.ctx);
+      expect(dry.summary.counts).toMatchObject({ updated: 3, unchanged: 45, archived: 2 });
+      expect(dry.writes).toBe(0);
+      const real = await runImport({ file: changed.file, mapping: changed.mapping, mode: 'full' }, cc.ctx);
+      expect(real.summary.counts).toMatchObject({ updated: 3, unchanged: 45, archived: 2 });
+      const items = sandbox.handle.store.dump().tradeItems;
+      expect(items.filter((t) => t.archived).map((t) => t.gtin).sort()).toEqual([testGtin(48), testGtin(49)].map((g) => g.padStart(14, '0')).sort());
+      expect(items.find((t) => t.gtin === testGtin(0).padStart(14, '0'))?.tradeItemName).toBe('Biscuits au chocolat 0');
+
+      // A truncated feed: 10 of 48 active rows → would archive 79 %: the guard trips, nothing is sent.
+      const truncated = writeProductSheet(dir, 10, { owner, file: 'truncated.csv' });
+      const before = sandbox.handle.counts().writes;
+      const guarded = await runImport({ file: truncated.file, mapping: truncated.mapping, mode: 'full' }, cc.ctx);
+      expect(guarded.exitCode).toBe(3);
+      expect(guarded.summary.counts.archived).toBe(0);
+      expect(sandbox.handle.counts().writes).toBe(before);
+      expect(sandbox.handle.store.dump().tradeItems.filter((t) => !t.archived)).toHaveLength(48);
+    } finally {
+      await cc.close();
+    }
+  });
+});
+
+describe('an inline import killed with SIGKILL', () => {
+  it('finishes on rerun with the same arguments without repeating a create (several trials)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-kill-'));
+    const rows = 300;
+    const { file, mapping } = writeProductSheet(dir, rows, { owner });
+    sandbox.handle.setFaults({ latencyMs: [2, 8], seed: 3 });
+    try {
+      for (let trial = 0; trial < 4; trial++) {
+        sandbox.handle.reset();
+        sandbox.handle.setFaults({ latencyMs: [2, 8], seed: 3 + trial });
+        const reportDir = join(dir, `reports-${trial}`);
+        const env = { ...process.env, PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir, API_CONCURRENCY: '8', LOG_LEVEL: 'silent' };
+        const child = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], { env, stdio: 'ignore' });
+        const killAfter = 300 + Math.floor(Math.random() * 1500);
+        await new Promise((r) => setTimeout(r, killAfter));
+        child.kill('SIGKILL');
+        await new Promise((r) => child.once('exit', r));
+        const rerun = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], { env, stdio: 'ignore' });
+        const code = await new Promise<number | null>((r) => rerun.once('exit', r));
+        expect(code, `trial ${trial} (killed after ${killAfter} ms)`).toBe(0);
+        assertApiMatchesSheet(rows);
+        const runs = readdirSync(reportDir).filter((d) => existsSync(join(reportDir, d, 'summary.json')));
+        expect(runs).toHaveLength(1);
+        const summary = JSON.parse(readFileSync(join(reportDir, runs[0]!, 'summary.json'), 'utf8'));
+        expect(summary.counts.rows).toBe(rows);
+        expect(rowsCsv(join(reportDir, runs[0]!))).toHaveLength(rows);
+        // Every create reached the API at most once per item: a duplicate would show as a second item above, a 409 here.
+        expect(sandbox.handle.counts().byRoute['POST /api/tradeItem'] ?? 0).toBeLessThanOrEqual(rows + 8);
+      }
+    } finally {
+      sandbox.handle.setFaults({});
+    }
+  }, 120_000);
+});
