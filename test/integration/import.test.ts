@@ -99,20 +99,22 @@ describe('import against the sandbox with faults', () => {
 describe('an inline import killed with SIGKILL', () => {
   it('finishes on rerun with the same arguments without repeating a create (several trials)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-kill-'));
-    const rows = 300;
+    const rows = 600;
+    let midway = 0;
     const { file, mapping } = writeProductSheet(dir, rows, { owner });
-    sandbox.handle.setFaults({ latencyMs: [2, 8], seed: 3 });
-    try {
+        try {
       for (let trial = 0; trial < 4; trial++) {
         sandbox.handle.reset();
-        sandbox.handle.setFaults({ latencyMs: [2, 8], seed: 3 + trial });
+        sandbox.handle.setFaults({ latencyMs: [5, 15], seed: 3 + trial });
         const reportDir = join(dir, `reports-${trial}`);
-        const env = { ...process.env, PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir, API_CONCURRENCY: '8', LOG_LEVEL: 'silent' };
+        const env = { ...process.env, PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir, API_CONCURRENCY: '4', LOG_LEVEL: 'silent' };
         const child = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], { env, stdio: 'ignore' });
-        const killAfter = 300 + Math.floor(Math.random() * 1500);
+        const killAfter = 900 + Math.floor(Math.random() * 1500);
         await new Promise((r) => setTimeout(r, killAfter));
         child.kill('SIGKILL');
         await new Promise((r) => child.once('exit', r));
+        const atKill = sandbox.handle.store.dump().tradeItems.length;
+        if (atKill > 0 && atKill < rows) midway++;
         const rerun = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], { env, stdio: 'ignore' });
         const code = await new Promise<number | null>((r) => rerun.once('exit', r));
         expect(code, `trial ${trial} (killed after ${killAfter} ms)`).toBe(0);
@@ -125,6 +127,8 @@ describe('an inline import killed with SIGKILL', () => {
         // Every create reached the API at most once per item: a duplicate would show as a second item above, a 409 here.
         expect(sandbox.handle.counts().byRoute['POST /api/tradeItem'] ?? 0).toBeLessThanOrEqual(rows + 8);
       }
+      // The kill must have landed in the middle of the push at least once, or the test proves nothing.
+      expect(midway).toBeGreaterThan(0);
     } finally {
       sandbox.handle.setFaults({});
     }
