@@ -3,12 +3,12 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
-import { isMap, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import { z } from 'zod';
 import {
   LIST_NAMES, LOOKUPS, MANUFACTURED_ITEM_FIELDS, NESTED_OBJECTS, TRADE_ITEM_FIELDS, type FieldType, type LookupKind,
 } from '../api/fields.ts';
 import { ProductSyncError } from '../errors.ts';
+import { formatPath, parseYamlDocument } from '../yaml-document.ts';
 import { COLUMN_TYPES, valueMapKey, type ColumnType } from './transforms.ts';
 import type { LookupSpec, Target } from './types.ts';
 
@@ -322,78 +322,18 @@ function build(raw: RawMapping, file: string, text: string, lineOf: (path: (stri
   };
 }
 
-function formatPath(path: readonly PropertyKey[]): string {
-  let s = '';
-  for (const p of path) s += typeof p === 'number' ? `[${p}]` : s === '' ? String(p) : `.${String(p)}`;
-  return s;
-}
-
-/** The node at `path`, or the deepest node on the way (the map a missing key belongs in); `key` selects a map key's own node. */
-function nodeAt(root: unknown, path: readonly PropertyKey[], key?: string): YamlNode | null {
-  let node = root as YamlNode | null;
-  const seq = [...path, ...(key === undefined ? [] : [key])];
-  for (let i = 0; i < seq.length; i++) {
-    const p = seq[i];
-    let next: unknown = undefined;
-    if (isMap(node)) {
-      const pair = node.items.find((it) => (it.key as { value?: unknown } | null)?.value === p || String((it.key as { value?: unknown } | null)?.value) === String(p));
-      if (pair) next = key !== undefined && i === seq.length - 1 ? pair.key : (pair.value ?? pair.key);
-    } else if (isSeq(node) && typeof p === 'number') {
-      next = node.items[p];
-    }
-    if (!next) break;
-    node = next as YamlNode;
-  }
-  return node;
-}
-
-function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
-  let v = data;
-  for (const p of path) {
-    if (v === null || typeof v !== 'object' || !Object.prototype.hasOwnProperty.call(v, p)) return undefined;
-    v = (v as Record<PropertyKey, unknown>)[p];
-  }
-  return v;
-}
 
 /** Parses and validates a mapping from its text (YAML or JSON); throws MappingError naming the line of each problem. */
 export function parseMapping(text: string, file: string): Mapping {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    throw new MappingError(
-      file,
-      doc.errors.map((e) => ({ line: e.linePos?.[0].line ?? null, path: '', message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, '') })),
-    );
-  }
-  const lineAt = (path: readonly PropertyKey[], key?: string): number | null => {
-    const node = nodeAt(doc.contents, path, key);
-    const offset = node?.range?.[0];
-    return offset === undefined ? null : lineCounter.linePos(offset).line;
-  };
-  const data: unknown = doc.toJS({ maxAliasCount: 100 });
-  const parsed = mappingSchema.safeParse(data ?? {});
-  if (!parsed.success) {
-    const problems: MappingProblem[] = [];
-    for (const issue of parsed.error.issues) {
-      if (issue.code === 'unrecognized_keys') {
-        for (const k of issue.keys) {
-          const hint = issue.path.length === 0 ? 'top-level keys are name, target, ownerCompanyId, language, fallbackLanguages, sheet, headerRow, key, empty, decimalSeparator, dateFormat, columns, defaults'
-            : issue.path[0] === 'columns' && issue.path.length === 2 ? 'column keys are column, field, type, split, values, lookup, empty, format, decimal, required' : '';
-          problems.push({ line: lineAt(issue.path, k), path: formatPath([...issue.path, k]), message: `unknown key "${k}"${hint ? ` (${hint})` : ''}` });
-        }
-        continue;
-      }
-      const missing = valueAt(data, issue.path) === undefined;
-      problems.push({
-        line: lineAt(issue.path),
-        path: formatPath(issue.path),
-        message: missing ? 'is required' : issue.message,
-      });
-    }
-    throw new MappingError(file, problems);
-  }
-  return build(parsed.data, file, text, (path) => lineAt(path));
+  const parsed = parseYamlDocument(text, mappingSchema, (path) =>
+    path.length === 0
+      ? 'top-level keys are name, target, ownerCompanyId, language, fallbackLanguages, sheet, headerRow, key, empty, decimalSeparator, dateFormat, columns, defaults'
+      : path[0] === 'columns' && path.length === 2
+        ? 'column keys are column, field, type, split, values, lookup, empty, format, decimal, required'
+        : '',
+  );
+  if (!parsed.ok) throw new MappingError(file, parsed.problems);
+  return build(parsed.data, file, text, parsed.lineAt);
 }
 
 /** The file a mapping name or path designates: a path as given, else `<mappingsDir>/<name>.yaml|.yml|.json`. */

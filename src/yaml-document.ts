@@ -1,0 +1,83 @@
+import { isMap, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
+import type { z } from 'zod';
+
+/** One problem of a YAML/JSON file, with the line that has it. */
+export interface DocumentProblem {
+  line: number | null;
+  path: string;
+  message: string;
+}
+
+/** `a.b[0].c` from a path. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let s = '';
+  for (const p of path) s += typeof p === 'number' ? `[${p}]` : s === '' ? String(p) : `.${String(p)}`;
+  return s;
+}
+
+/** The node at `path`, or the deepest node on the way (the map a missing key belongs in); `key` selects a map key's own node. */
+function nodeAt(root: unknown, path: readonly PropertyKey[], key?: string): YamlNode | null {
+  let node = root as YamlNode | null;
+  const seq = [...path, ...(key === undefined ? [] : [key])];
+  for (let i = 0; i < seq.length; i++) {
+    const p = seq[i];
+    let next: unknown = undefined;
+    if (isMap(node)) {
+      const pair = node.items.find((it) => (it.key as { value?: unknown } | null)?.value === p || String((it.key as { value?: unknown } | null)?.value) === String(p));
+      if (pair) next = key !== undefined && i === seq.length - 1 ? pair.key : (pair.value ?? pair.key);
+    } else if (isSeq(node) && typeof p === 'number') {
+      next = node.items[p];
+    }
+    if (!next) break;
+    node = next as YamlNode;
+  }
+  return node;
+}
+
+function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
+  let v = data;
+  for (const p of path) {
+    if (v === null || typeof v !== 'object' || !Object.prototype.hasOwnProperty.call(v, p)) return undefined;
+    v = (v as Record<PropertyKey, unknown>)[p];
+  }
+  return v;
+}
+
+/** A parsed, schema-checked document and a way to find the line of any path in it. */
+export type ParsedDocument<T> =
+  | { ok: true; data: T; lineAt: (path: readonly PropertyKey[]) => number | null }
+  | { ok: false; problems: DocumentProblem[] };
+
+/**
+ * Parses YAML (JSON is YAML) and checks it with a zod schema; every syntax or schema problem comes back with its line.
+ * `unknownKeyHint(path)` may add the list of allowed keys to an "unknown key" problem.
+ */
+export function parseYamlDocument<S extends z.ZodType>(text: string, schema: S, unknownKeyHint: (path: readonly PropertyKey[]) => string = () => ''): ParsedDocument<z.output<S>> {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    return {
+      ok: false,
+      problems: doc.errors.map((e) => ({ line: e.linePos?.[0].line ?? null, path: '', message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, '') })),
+    };
+  }
+  const lineAt = (path: readonly PropertyKey[], key?: string): number | null => {
+    const offset = nodeAt(doc.contents, path, key)?.range?.[0];
+    return offset === undefined ? null : lineCounter.linePos(offset).line;
+  };
+  const data: unknown = doc.toJS({ maxAliasCount: 100 });
+  const parsed = schema.safeParse(data ?? {});
+  if (parsed.success) return { ok: true, data: parsed.data, lineAt: (p) => lineAt(p) };
+  const problems: DocumentProblem[] = [];
+  for (const issue of parsed.error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const k of issue.keys) {
+        const hint = unknownKeyHint(issue.path);
+        problems.push({ line: lineAt(issue.path, k), path: formatPath([...issue.path, k]), message: `unknown key "${k}"${hint ? ` (${hint})` : ''}` });
+      }
+      continue;
+    }
+    problems.push({ line: lineAt(issue.path), path: formatPath(issue.path), message: valueAt(data, issue.path) === undefined ? 'is required' : issue.message });
+  }
+  return { ok: false, problems };
+}
