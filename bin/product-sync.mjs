@@ -4,4 +4,7 @@ import { register } from 'tsx/esm/api';
 
 register();
 const { main } = await import('../src/cli.ts');
-process.exitCode = await main(process.argv.slice(2));
+const code = await main(process.argv.slice(2));
+process.exitCode = code;
+// Every command has finished its work when main resolves: a forgotten socket must not keep the process alive.
+setTimeout(() => process.exit(code), 1000).unref();

@@ -50,13 +50,15 @@ export async function commandContext(flags: RunFlags, env: NodeJS.ProcessEnv = p
 /** A run context over a parsed configuration (also used by the demo and the queue workers). */
 export async function contextFromConfig(
   config: Config,
-  opts: { owner?: string; closeSandbox?: () => Promise<void>; useRedis?: boolean },
+  opts: { owner?: string; closeSandbox?: () => Promise<void>; useRedis?: boolean; onRateLimited?: (retryAfterMs: number | null) => void },
 ): Promise<CommandContext> {
   const throttle = new Throttle(config.API_CONCURRENCY, config.API_MAX_RPS);
   // Every 429 the client sees slows the whole run down, not just the request that got it.
   const clients = apiClientsFromConfig(config, {
     onRetry: (info) => {
-      if (info.error.status === 429) throttle.rateLimited(info.error.retryAfterMs);
+      if (info.error.status !== 429) return;
+      throttle.rateLimited(info.error.retryAfterMs);
+      opts.onRateLimited?.(info.error.retryAfterMs);
     },
   });
   let redis: Redis | null = null;

@@ -258,9 +258,9 @@ function executorFor(ctx: RunContext, owner: string, journal: Journal, onResult:
 }
 
 /** Pushes one chunk of row plans (idempotent through the journal and deterministic ids); throws a retryable error when the circuit opened. */
-export async function executeChunk(prepared: Pick<PreparedRun, 'runId' | 'workDir'>, plans: RowPlan[], ctx: RunContext): Promise<ExecutedRow[]> {
+export async function executeChunk(prepared: Pick<PreparedRun, 'runId' | 'workDir'>, plans: RowPlan[], ctx: RunContext, journalName = 'journal.jsonl'): Promise<ExecutedRow[]> {
   const state = await readState(prepared.workDir);
-  const journal = await openJournal(join(prepared.workDir, 'journal.jsonl'));
+  const journal = await openJournal(join(prepared.workDir, journalName));
   const results: ExecutedRow[] = [];
   try {
     const ex = executorFor(ctx, state.ownerCompanyId, journal, (r) => results.push(r));
@@ -273,9 +273,9 @@ export async function executeChunk(prepared: Pick<PreparedRun, 'runId' | 'workDi
 }
 
 /** Archives entries of a full run (idempotent). */
-export async function executeArchives(prepared: Pick<PreparedRun, 'runId' | 'workDir'>, entries: ArchiveEntry[], ctx: RunContext): Promise<ExecutedRow[]> {
+export async function executeArchives(prepared: Pick<PreparedRun, 'runId' | 'workDir'>, entries: ArchiveEntry[], ctx: RunContext, journalName = 'journal.jsonl'): Promise<ExecutedRow[]> {
   const state = await readState(prepared.workDir);
-  const journal = await openJournal(join(prepared.workDir, 'journal.jsonl'));
+  const journal = await openJournal(join(prepared.workDir, journalName));
   const results: ExecutedRow[] = [];
   try {
     const ex = executorFor(ctx, state.ownerCompanyId, journal, (r) => results.push(r));

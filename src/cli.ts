@@ -1,0 +1,118 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { ProductSyncError } from './errors.ts';
+import { EXIT, exitCodeFor } from './exit-codes.ts';
+
+const MODES = ['upsert', 'full', 'create-only', 'update-only'];
+
+function int(name: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer`);
+    return n;
+  };
+}
+function ratio(v: string): number {
+  const n = Number(v);
+  if (!(n >= 0 && n <= 1)) throw new InvalidArgumentError('must be a number between 0 and 1');
+  return n;
+}
+function collect(v: string, acc: string[]): string[] {
+  return [...acc, v];
+}
+
+/** Builds the `product-sync` command tree; each action sets the exit code it returns through `done`. */
+function program(done: (code: number) => void): Command {
+  const p = new Command('product-sync')
+    .description('Import and sync supplier product sheets (CSV, XLSX) into the product API')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+  const runOptions = (c: Command) =>
+    c
+      .requiredOption('-m, --mapping <name|path>', 'mapping name (mappings/<name>.yaml) or path')
+      .option('--owner <uuid>', 'owner company id (overrides the mapping and OWNER_COMPANY_ID)')
+      .option('--report-dir <dir>', 'where run reports go (default REPORT_DIR or ./reports)')
+      .option('--language <code>', 'language of the labels in the sheet (overrides the mapping)')
+      .option('--sheet <name>', 'XLSX worksheet (overrides the mapping)')
+      .option('--sandbox', 'start the embedded sandbox in-process and point the run at it');
+
+  runOptions(p.command('import').argument('<file>', 'CSV, TSV or XLSX sheet'))
+    .description('read, validate, resolve, plan and push a sheet (inline, no Redis needed)')
+    .addOption(new Option('--mode <mode>', 'sync mode').choices(MODES).default('upsert'))
+    .option('--dry-run', 'plan and report without writing')
+    .option('--allow-archive', 'let a full run archive more than the archive guard allows')
+    .option('--max-archive-ratio <ratio>', 'archive guard: largest share of active items a full run may archive', ratio)
+    .action(async (file: string, opts) => done(await (await import('./commands/import.ts')).importCommand(file, opts)));
+
+  runOptions(p.command('validate').argument('<file>', 'CSV, TSV or XLSX sheet'))
+    .description('read, map, validate and resolve only; writes the issues report, sends no write')
+    .action(async (file: string, opts) => done(await (await import('./commands/import.ts')).validateCommand(file, opts)));
+
+  runOptions(p.command('reconcile').argument('<file>', 'CSV, TSV or XLSX sheet'))
+    .description('compare a sheet with the API field by field; writes a reconciliation report, sends no write')
+    .action(async (file: string, opts) => done(await (await import('./commands/import.ts')).reconcileCommand(file, opts)));
+
+  p.command('sandbox')
+    .description('serve the sandbox API (both specs, in memory)')
+    .option('--port <port>', 'port', int('--port'), 4010)
+    .option('--host <host>', 'host', '127.0.0.1')
+    .option('--token <value[:companyId[:internal]]>', 'accept this bearer token (repeatable)', collect, [])
+    .option('--latency <ms|min-max>', 'injected latency')
+    .option('--faults <spec>', 'fault injection, e.g. "503=0.1,429=0.05,retryAfter=1,500after=0.02,reset=0.02,seed=42"')
+    .option('--admin', 'enable the test-only /__admin routes')
+    .action(async (opts) => done(await (await import('./commands/sandbox.ts')).sandboxCommand(opts)));
+
+  p.command('demo')
+    .description('start the sandbox in-process, import every file in samples/ twice, print the outcomes')
+    .option('--report-dir <dir>', 'where run reports go')
+    .action(async (opts) => done(await (await import('./commands/demo.ts')).demoCommand(opts)));
+
+  p.command('worker')
+    .description('run the BullMQ workers and upsert the feed schedules from jobs/')
+    .option('--concurrency <n>', 'import jobs processed at once', int('--concurrency'))
+    .option('--jobs-dir <dir>', 'feed definitions', 'jobs')
+    .action(async (opts) => done(await (await import('./commands/queue.ts')).workerCommand(opts)));
+
+  p.command('enqueue')
+    .argument('<file>', 'CSV, TSV or XLSX sheet')
+    .description('queue an import (ad-hoc upload); prints the run id')
+    .requiredOption('-m, --mapping <name|path>', 'mapping name or path')
+    .option('--owner <uuid>', 'owner company id')
+    .addOption(new Option('--mode <mode>', 'sync mode').choices(MODES).default('upsert'))
+    .option('--dry-run', 'plan and report without writing')
+    .option('--wait', 'wait for the run and print its summary')
+    .action(async (file: string, opts) => done(await (await import('./commands/queue.ts')).enqueueCommand(file, opts)));
+
+  const feeds = p.command('feeds').description('scheduled supplier feeds (jobs/*.yaml)');
+  feeds.command('list').option('--jobs-dir <dir>', 'feed definitions', 'jobs').description('schedules, next run, last outcome')
+    .action(async (opts) => done(await (await import('./commands/queue.ts')).feedsListCommand(opts)));
+  feeds.command('run').argument('<name>', 'feed id (file name)').option('--jobs-dir <dir>', 'feed definitions', 'jobs').description('trigger a feed now')
+    .action(async (name: string, opts) => done(await (await import('./commands/queue.ts')).feedsRunCommand(name, opts)));
+
+  p.command('serve')
+    .description('HTTP console: uploads, runs, reports, queue dashboard')
+    .option('--port <port>', 'port', int('--port'), 8080)
+    .option('--host <host>', 'host', '127.0.0.1')
+    .action(async (opts) => done(await (await import('./commands/queue.ts')).serveCommand(opts)));
+
+  return p;
+}
+
+/** Runs the CLI with `argv` (without node and script); resolves to the process exit code (DESIGN §5.1). */
+export async function main(argv: string[]): Promise<number> {
+  let code: number = EXIT.ok;
+  try {
+    await program((c) => (code = c)).parseAsync(argv, { from: 'user' });
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.exitCode === 0 ? EXIT.ok : EXIT.invalidInvocation;
+    }
+    if (err instanceof ProductSyncError) {
+      process.stderr.write(`product-sync: ${err.message} [${err.code}]\n`);
+      return exitCodeFor(err);
+    }
+    process.stderr.write(`product-sync: unexpected failure: ${(err as Error)?.stack ?? String(err)}\n`);
+    return EXIT.aborted;
+  }
+}

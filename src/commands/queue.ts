@@ -1,0 +1,109 @@
+import { Queue } from 'bullmq';
+import { loadConfig, type Config } from '../config.ts';
+import { logger } from '../logger.ts';
+import type { Mode } from '../pipeline/plan.ts';
+import { QUEUES } from '../queue/catalog.ts';
+import { queueConnection, queuePrefix } from '../queue/connection.ts';
+import { feedKeys, importQueueClient } from '../queue/enqueue.ts';
+import { loadFeeds } from '../queue/feeds.ts';
+import { startWorkers } from '../queue/workers.ts';
+import { formatSummary } from './summary.ts';
+
+function config(): Config {
+  return loadConfig(process.env);
+}
+
+/** Resolves on the first SIGTERM or SIGINT. */
+function stopSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const stop = (s: string) => resolve(s);
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+}
+
+/** `product-sync worker`: BullMQ workers until SIGTERM (then finishes the chunk in hand, closes, exits 0). */
+export async function workerCommand(opts: { concurrency?: number; jobsDir: string }): Promise<number> {
+  const set = await startWorkers(config(), { jobsDir: opts.jobsDir, ...(opts.concurrency ? { importConcurrency: opts.concurrency } : {}), ...(process.env.WORKER_CHUNK_SIZE ? { chunkSize: Number(process.env.WORKER_CHUNK_SIZE) } : {}) });
+  process.stdout.write(`worker started (feeds: ${set.feeds.map((f) => f.id).join(', ') || 'none'})\n`);
+  const signal = await stopSignal();
+  logger.info({ signal }, 'worker stopping: finishing the jobs in hand');
+  await set.close();
+  return 0;
+}
+
+/** `product-sync enqueue`: queues an import, prints its id; `--wait` prints the summary and exits with the run's code. */
+export async function enqueueCommand(file: string, opts: { mapping: string; owner?: string; mode?: Mode; dryRun?: boolean; wait?: boolean }): Promise<number> {
+  const client = importQueueClient(config());
+  try {
+    const { jobId, existed } = await client.enqueue({
+      request: { file, mapping: opts.mapping, mode: opts.mode ?? 'upsert', dryRun: Boolean(opts.dryRun), ...(opts.owner ? { owner: opts.owner } : {}) },
+      origin: 'cli',
+      step: 'prepare',
+    });
+    process.stdout.write(`${jobId}${existed ? ' (already queued: the same sheet, mapping and owner run once)' : ''}\n`);
+    if (!opts.wait) return 0;
+    const result = await client.wait(jobId);
+    process.stdout.write(`${formatSummary(result as never)}\n`);
+    return result.exitCode;
+  } finally {
+    await client.close();
+  }
+}
+
+/** `product-sync feeds list`: each feed's schedule, next run and last run. */
+export async function feedsListCommand(opts: { jobsDir: string }): Promise<number> {
+  const cfg = config();
+  const feeds = await loadFeeds(opts.jobsDir);
+  const conn = queueConnection(cfg);
+  const prefix = queuePrefix(cfg);
+  const queue = new Queue(QUEUES.feeds, { connection: conn, prefix });
+  try {
+    const schedulers = await queue.getJobSchedulers();
+    for (const f of feeds) {
+      const s = schedulers.find((x) => ((x as { id?: string }).id ?? x.key) === f.id);
+      const last = await conn.hgetall(feedKeys(prefix, f.id).last);
+      const next = s?.next ? new Date(s.next).toISOString() : 'not scheduled (start a worker)';
+      const lastText = last.finishedAt ? `${last.finishedAt} run ${last.runId} exit ${last.exitCode} (${last.file})` : last.tickAt ? `${last.tickAt} ${last.jobId ? `queued ${last.jobId}` : (last.note ?? '')}` : 'never';
+      process.stdout.write(`${f.id}\n  schedule ${f.schedule} (${f.timezone})  source ${f.source.dir}/${f.source.pattern}  mapping ${f.mapping}  mode ${f.mode}\n  next ${next}\n  last ${lastText}\n`);
+    }
+    if (feeds.length === 0) process.stdout.write(`no feeds in ${opts.jobsDir}/\n`);
+    return 0;
+  } finally {
+    await queue.close();
+    conn.disconnect();
+  }
+}
+
+/** `product-sync feeds run <name>`: one tick now (a worker picks it up). */
+export async function feedsRunCommand(name: string, opts: { jobsDir: string }): Promise<number> {
+  const cfg = config();
+  const feeds = await loadFeeds(opts.jobsDir);
+  if (!feeds.some((f) => f.id === name)) {
+    process.stderr.write(`product-sync: no feed "${name}" in ${opts.jobsDir}/ (have: ${feeds.map((f) => f.id).join(', ') || 'none'})\n`);
+    return 2;
+  }
+  const conn = queueConnection(cfg);
+  const queue = new Queue(QUEUES.feeds, { connection: conn, prefix: queuePrefix(cfg) });
+  try {
+    const job = await queue.add('feed-tick', { feed: name }, { removeOnComplete: { count: 1000 } });
+    process.stdout.write(`feed ${name}: tick queued (${job.id})\n`);
+    return 0;
+  } finally {
+    await queue.close();
+    conn.disconnect();
+  }
+}
+
+/** `product-sync serve`: the web console until SIGTERM. */
+export async function serveCommand(opts: { port: number; host: string }): Promise<number> {
+  const { buildConsole } = await import('../server/app.ts');
+  const cfg = config();
+  const basic = process.env.CONSOLE_USER && process.env.CONSOLE_PASSWORD ? { user: process.env.CONSOLE_USER, password: process.env.CONSOLE_PASSWORD } : undefined;
+  const app = await buildConsole({ config: cfg, ...(process.env.CONSOLE_TOKEN ? { token: process.env.CONSOLE_TOKEN } : {}), ...(basic ? { basic } : {}) });
+  await app.listen({ port: opts.port, host: opts.host });
+  process.stdout.write(`console on http://${opts.host}:${opts.port}/ (queues at /admin/queues)\n`);
+  await stopSignal();
+  await app.close();
+  return 0;
+}

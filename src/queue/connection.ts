@@ -1,0 +1,26 @@
+import { Redis } from 'ioredis';
+import type { Config } from '../config.ts';
+import { logger } from '../logger.ts';
+
+/** A Redis connection for BullMQ (which needs `maxRetriesPerRequest: null` on blocking connections). */
+export function queueConnection(config: Config): Redis {
+  return new Redis(config.REDIS_URL, { maxRetriesPerRequest: null, enableReadyCheck: true });
+}
+
+/** The queue key prefix: one `{hash tag}` so every key of every queue lands on one Redis Cluster slot. */
+export function queuePrefix(config: Config): string {
+  return `{${config.QUEUE_PREFIX}}`;
+}
+
+/** Warns when Redis may evict keys: a queue on an evicting Redis can lose jobs. */
+export async function warnOnEviction(redis: Redis): Promise<void> {
+  try {
+    const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];
+    const policy = reply[1];
+    if (policy && policy !== 'noeviction') {
+      logger.warn({ policy }, `Redis maxmemory-policy is "${policy}": set it to "noeviction" or queued jobs may be evicted (docs/queue.md)`);
+    }
+  } catch {
+    // CONFIG may be disabled on managed Redis; nothing to check then.
+  }
+}

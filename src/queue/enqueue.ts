@@ -1,0 +1,104 @@
+import { resolve } from 'node:path';
+import { Job, Queue, QueueEvents } from 'bullmq';
+import type { Config } from '../config.ts';
+import { ProductSyncError } from '../errors.ts';
+import { mappingFile } from '../pipeline/mapping.ts';
+import type { RunSummary } from '../pipeline/report.ts';
+import { fileSha256, importJobId, JOB_OPTIONS, QUEUES, type ImportJobData } from './catalog.ts';
+import { queueConnection, queuePrefix } from './connection.ts';
+
+/** Redis keys of a feed's bookkeeping: sha256 of the files it imported, and its last tick / run. */
+export function feedKeys(prefix: string, feed: string): { imported: string; last: string } {
+  return { imported: `${prefix}:feed:${feed}:imported`, last: `${prefix}:feed:${feed}:last` };
+}
+
+/** What a finished import job returns. */
+export interface ImportJobResult {
+  runId: string;
+  exitCode: 0 | 1 | 2 | 3;
+  summary: RunSummary;
+  reportDir: string;
+  files: string[];
+}
+
+/** Adds an import job under its deterministic id; the same sheet + mapping + owner enqueued twice is one job. */
+export async function enqueueImport(queue: Queue, data: ImportJobData): Promise<{ jobId: string; existed: boolean }> {
+  const request = { ...data.request, file: resolve(data.request.file), mapping: resolve(mappingFile(data.request.mapping)) };
+  const sha256 = data.sha256 ?? (await fileSha256(request.file));
+  const full: ImportJobData = { ...data, request, sha256, step: 'prepare' };
+  const jobId = await importJobId(full);
+  const existed = (await queue.getJob(jobId)) !== undefined;
+  await queue.add('import', full, { ...JOB_OPTIONS.import, jobId });
+  return { jobId, existed };
+}
+
+/** A queue client for the CLI and the console: enqueue, status, wait; close() when done. */
+export function importQueueClient(config: Config): {
+  queue: Queue;
+  enqueue(data: ImportJobData): Promise<{ jobId: string; existed: boolean }>;
+  status(jobId: string): Promise<RunStatus | null>;
+  wait(jobId: string, timeoutMs?: number): Promise<ImportJobResult>;
+  close(): Promise<void>;
+} {
+  const connection = queueConnection(config);
+  const prefix = queuePrefix(config);
+  const queue = new Queue(QUEUES.import, { connection, prefix });
+  let events: QueueEvents | undefined;
+  let eventsConnection: ReturnType<typeof queueConnection> | undefined;
+  return {
+    queue,
+    enqueue: (data) => enqueueImport(queue, data),
+    status: (jobId) => runStatus(queue, jobId),
+    async wait(jobId, timeoutMs = 24 * 3600_000) {
+      eventsConnection ??= queueConnection(config);
+      events ??= new QueueEvents(QUEUES.import, { connection: eventsConnection, prefix });
+      await events.waitUntilReady();
+      const job = await Job.fromId(queue, jobId);
+      if (!job) throw new ProductSyncError('PS_ERR_QUEUE', `no job ${jobId}`);
+      if (await job.isCompleted()) return job.returnvalue as ImportJobResult;
+      if (await job.isFailed()) throw new ProductSyncError('PS_ERR_QUEUE', `run ${jobId} failed: ${job.failedReason}`);
+      return (await job.waitUntilFinished(events, timeoutMs)) as ImportJobResult;
+    },
+    async close() {
+      await events?.close();
+      eventsConnection?.disconnect();
+      await queue.close();
+      connection.disconnect();
+    },
+  };
+}
+
+/** The state of an import job as the console and `enqueue` show it. */
+export interface RunStatus {
+  id: string;
+  state: string;
+  origin: string;
+  file: string;
+  fileName?: string;
+  mapping: string;
+  progress: unknown;
+  createdAt: string;
+  finishedAt: string | null;
+  failedReason: string | null;
+  result: ImportJobResult | null;
+}
+
+/** The status of one import job, or null. */
+export async function runStatus(queue: Queue, jobId: string): Promise<RunStatus | null> {
+  const job = await Job.fromId(queue, jobId);
+  if (!job) return null;
+  const data = job.data as ImportJobData;
+  return {
+    id: job.id!,
+    state: await job.getState(),
+    origin: data.origin,
+    file: data.request.file,
+    ...(data.fileName ? { fileName: data.fileName } : {}),
+    mapping: data.request.mapping,
+    progress: job.progress,
+    createdAt: new Date(job.timestamp).toISOString(),
+    finishedAt: job.finishedOn ? new Date(job.finishedOn).toISOString() : null,
+    failedReason: job.failedReason ?? null,
+    result: (job.returnvalue as ImportJobResult | null) ?? null,
+  };
+}

@@ -1,0 +1,78 @@
+import { existsSync } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, extname, join, resolve } from 'node:path';
+import { z } from 'zod';
+import { ProductSyncError } from '../errors.ts';
+import { MODES } from '../pipeline/plan.ts';
+import { parseYamlDocument } from '../yaml-document.ts';
+
+const timezone = z.string().refine((tz) => {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be an IANA time zone such as Europe/Paris');
+
+const cron = z.string().trim().refine((s) => /^(\S+\s+){4,5}\S+$/.test(s), 'must be a cron expression with 5 or 6 fields, e.g. "0 2 * * *"');
+
+/** A feed definition, `jobs/<name>.yaml` (DESIGN §5.4). */
+export const feedSchema = z.strictObject({
+  schedule: cron,
+  timezone: timezone.default('UTC'),
+  source: z.strictObject({ dir: z.string().min(1), pattern: z.string().min(1) }),
+  mapping: z.string().min(1),
+  owner: z.uuid().optional(),
+  mode: z.enum(MODES as unknown as [string, ...string[]]).default('upsert'),
+  dryRun: z.boolean().default(false),
+  archiveGuard: z.strictObject({ maxRatio: z.number().min(0).max(1).default(0.1), allow: z.boolean().default(false) }).default({ maxRatio: 0.1, allow: false }),
+});
+
+/** A validated feed; `id` is the file name without extension. */
+export type Feed = z.output<typeof feedSchema> & { id: string; file: string };
+
+/** Loads and validates every `*.yaml|yml|json` in `dir`; any invalid file makes the whole load fail, naming file and line. */
+export async function loadFeeds(dir: string): Promise<Feed[]> {
+  if (!existsSync(dir)) return [];
+  const feeds: Feed[] = [];
+  const problems: string[] = [];
+  for (const name of (await readdir(dir)).sort()) {
+    if (!/\.(ya?ml|json)$/i.test(name)) continue;
+    const file = join(dir, name);
+    const parsed = parseYamlDocument(await readFile(file, 'utf8'), feedSchema, (p) => (p.length === 0 ? 'keys are schedule, timezone, source, mapping, owner, mode, dryRun, archiveGuard' : ''));
+    if (!parsed.ok) {
+      for (const p of parsed.problems) problems.push(`  ${file}${p.line === null ? '' : `:${p.line}`}: ${p.path ? `${p.path}: ` : ''}${p.message}`);
+      continue;
+    }
+    const id = basename(name, extname(name));
+    if (!/^[A-Za-z0-9_.-]+$/.test(id)) {
+      problems.push(`  ${file}: the file name is the feed id and may only hold letters, digits, ".", "_" and "-"`);
+      continue;
+    }
+    feeds.push({ ...parsed.data, id, file });
+  }
+  if (problems.length > 0) throw new ProductSyncError('PS_ERR_FEED_INVALID', `invalid feed definition${problems.length > 1 ? 's' : ''}:\n${problems.join('\n')}`);
+  return feeds;
+}
+
+/** A glob of the feed's pattern (`*` and `?` only) as a regular expression over file names. */
+export function patternRegExp(pattern: string): RegExp {
+  const body = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  return new RegExp(`^${body}$`, 'i');
+}
+
+/** The files of a feed's drop folder that match its pattern, newest first (by modification time). */
+export async function feedCandidates(feed: Feed): Promise<{ file: string; mtimeMs: number }[]> {
+  const dir = resolve(feed.source.dir);
+  if (!existsSync(dir)) return [];
+  const re = patternRegExp(feed.source.pattern);
+  const out: { file: string; mtimeMs: number }[] = [];
+  for (const name of await readdir(dir)) {
+    if (!re.test(name)) continue;
+    const file = join(dir, name);
+    const st = await stat(file);
+    if (st.isFile()) out.push({ file, mtimeMs: st.mtimeMs });
+  }
+  return out.sort((a, b) => b.mtimeMs - a.mtimeMs);
+}

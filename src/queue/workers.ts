@@ -1,0 +1,218 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { Queue, UnrecoverableError, WaitingChildrenError, Worker, type Job } from 'bullmq';
+import { contextFromConfig, type CommandContext } from '../commands/context.ts';
+import type { Config } from '../config.ts';
+import { isRetryable } from '../errors.ts';
+import { logger } from '../logger.ts';
+import type { ExecutedRow } from '../pipeline/execute.ts';
+import { openJournal } from '../pipeline/journal.ts';
+import type { ArchiveEntry, RowPlan } from '../pipeline/plan.ts';
+import { executeArchives, executeChunk, finalizeRun, prepareRun, type ImportRequest } from '../pipeline/run.ts';
+import { feedJobSchema, fileSha256, importJobSchema, JOB_OPTIONS, pushJobSchema, QUEUES, type ImportJobData } from './catalog.ts';
+import { queueConnection, queuePrefix, warnOnEviction } from './connection.ts';
+import { enqueueImport, feedKeys } from './enqueue.ts';
+import { feedCandidates, loadFeeds, type Feed } from './feeds.ts';
+
+/** Settings of the worker process. */
+export interface WorkerOptions {
+  /** Import (parent) jobs processed at once. */
+  importConcurrency?: number;
+  /** Chunk jobs processed at once (each sends up to API_CONCURRENCY requests). */
+  pushConcurrency?: number;
+  jobsDir?: string;
+  /** Row plans per chunk job. */
+  chunkSize?: number;
+}
+
+/** The running workers, and how to stop them (finishing the jobs in hand). */
+export interface WorkerSet {
+  workers: Worker[];
+  feeds: Feed[];
+  close(): Promise<void>;
+}
+
+const chunkFile = (workDir: string, kind: 'rows' | 'archives', i: number) => join(workDir, 'chunks', `${kind}-${i}.json`);
+
+/** Rows of a chunk whose job failed for good: what the chunk's journal confirmed keeps its outcome, the rest is `failed`. */
+async function rowsOfFailedChunk(workDir: string, kind: 'rows' | 'archives', index: number, reason: string): Promise<ExecutedRow[]> {
+  const journal = await openJournal(join(workDir, `journal-${kind}-${index}.jsonl`));
+  try {
+    const issue = (row: number | null) => ({ row, column: null, field: null, value: null, code: 'API_FAILED', severity: 'error' as const, message: `chunk failed after its retries: ${reason}` });
+    if (kind === 'archives') {
+      const entries = JSON.parse(await readFile(chunkFile(workDir, kind, index), 'utf8')) as ArchiveEntry[];
+      return entries.map((e) => ({ row: null, key: e.key, outcome: 'failed', tradeItemId: e.tradeItemId, manufacturedItemId: null, changedFields: [], issues: [issue(null)] }));
+    }
+    const plans = JSON.parse(await readFile(chunkFile(workDir, kind, index), 'utf8')) as RowPlan[];
+    return plans.map((p) => {
+      const done = journal.state(`row:${p.row}`);
+      if (done?.state === 'confirmed') return done.result as ExecutedRow;
+      return { row: p.row, key: p.key, outcome: 'failed', tradeItemId: p.tradeItemId, manufacturedItemId: p.manufacturedItemId, changedFields: [], issues: [...p.issues, issue(p.row)] };
+    });
+  } finally {
+    await journal.close();
+  }
+}
+
+/** Starts the import, push and feeds workers, and upserts one job scheduler per feed in `jobs/` (removing stale ones). */
+export async function startWorkers(config: Config, options: WorkerOptions = {}): Promise<WorkerSet> {
+  const feeds = await loadFeeds(options.jobsDir ?? 'jobs');
+  const prefix = queuePrefix(config);
+  const conn = queueConnection(config);
+  await warnOnEviction(conn);
+  const importQueue = new Queue(QUEUES.import, { connection: conn, prefix });
+  const pushQueue = new Queue(QUEUES.push, { connection: conn, prefix });
+  const feedsQueue = new Queue(QUEUES.feeds, { connection: conn, prefix });
+  // Set once the push worker exists; the 429 hook below is built before it.
+  const rateLimiter: { worker?: Worker } = {};
+  const cc: CommandContext = await contextFromConfig(config, {
+    useRedis: true,
+    // A 429 pauses the push queue for every worker, not only this process (DESIGN §8).
+    onRateLimited: (ms) => void rateLimiter.worker?.rateLimit(ms ?? 1000),
+  });
+  const ctx = cc.ctx;
+  const reportDir = resolve(config.REPORT_DIR);
+  const chunkSize = options.chunkSize ?? 250;
+
+  const processImport = async (job: Job, token?: string) => {
+    const data = importJobSchema.parse(job.data);
+    const log = logger.child({ jobId: job.id, queue: QUEUES.import });
+    let step = data.step;
+    let runId = data.runId;
+    let workDir = data.workDir;
+    let aborted: { exitCode: 2 | 3; message: string } | undefined;
+    if (step === 'prepare') {
+      const req: ImportRequest = { ...data.request, mode: data.request.mode as ImportRequest['mode'], reportDir };
+      let lastProgress = 0;
+      const prepared = await prepareRun(req, {
+        ...ctx,
+        chunkSize,
+        onProgress: (p) => {
+          const now = Date.now();
+          if (now - lastProgress < 1000) return;
+          lastProgress = now;
+          void job.updateProgress({ stage: p.stage, rowsRead: p.rowsRead, operationsSent: 0, errors: p.errors });
+        },
+      });
+      runId = prepared.runId;
+      workDir = prepared.workDir;
+      aborted = prepared.aborted;
+      await mkdir(join(workDir, 'chunks'), { recursive: true });
+      const children: { name: string; data: unknown; opts: object }[] = [];
+      for (const [kind, list] of [['rows', prepared.chunks], ['archives', prepared.archives]] as const) {
+        for (const [i, chunk] of list.entries()) {
+          await writeFile(chunkFile(workDir, kind, i), JSON.stringify(chunk));
+          children.push({
+            name: kind,
+            data: { runId, workDir, kind, index: i },
+            // Deterministic ids: a parent that restarts its prepare step after a crash adds nothing twice.
+            opts: { ...JOB_OPTIONS.push, jobId: `${runId}-${kind}-${i}`, parent: { id: job.id!, queue: job.queueQualifiedName }, ignoreDependencyOnFailure: true },
+          });
+        }
+      }
+      if (children.length > 0) await pushQueue.addBulk(children as never);
+      log.info({ runId, chunks: children.length }, 'import prepared');
+      await job.updateData({ ...data, step: 'wait', runId, workDir, chunks: children.length, ...(aborted ? { aborted } : {}) });
+      step = 'wait';
+    }
+    if (step === 'wait') {
+      if (await job.moveToWaitingChildren(token!)) throw new WaitingChildrenError();
+    }
+    aborted ??= (job.data as { aborted?: { exitCode: 2 | 3; message: string } }).aborted;
+    const values = await job.getChildrenValues<ExecutedRow[]>();
+    const results: ExecutedRow[] = Object.values(values).flat();
+    const failures = await job.getIgnoredChildrenFailures();
+    for (const [key, reason] of Object.entries(failures)) {
+      const m = /-(rows|archives)-(\d+)$/.exec(key);
+      if (m) results.push(...(await rowsOfFailedChunk(workDir!, m[1] as 'rows' | 'archives', Number(m[2]), String(reason))));
+    }
+    const result = await finalizeRun({ runId: runId!, workDir: workDir! }, results, { ...ctx, ...(aborted ? { aborted } : {}) });
+    if (data.origin === 'feed' && data.feed && data.sha256) {
+      const keys = feedKeys(prefix, data.feed);
+      await conn.sadd(keys.imported, data.sha256);
+      await conn.hset(keys.last, { finishedAt: new Date().toISOString(), runId: result.runId, exitCode: String(result.exitCode), file: data.request.file });
+    }
+    await job.updateProgress({ stage: 'done', rowsRead: result.summary.counts.rows, operationsSent: results.length, errors: result.summary.counts.failed + result.summary.counts.invalid });
+    return { runId: result.runId, exitCode: result.exitCode, summary: result.summary, reportDir: result.reportDir, files: result.files };
+  };
+
+  const processPush = async (job: Job) => {
+    const d = pushJobSchema.parse(job.data);
+    try {
+      const items = JSON.parse(await readFile(chunkFile(d.workDir, d.kind, d.index), 'utf8'));
+      const journalName = `journal-${d.kind}-${d.index}.jsonl`;
+      const out = d.kind === 'rows' ? await executeChunk(d, items as RowPlan[], ctx, journalName) : await executeArchives(d, items as ArchiveEntry[], ctx, journalName);
+      await job.updateProgress(100);
+      return out;
+    } catch (err) {
+      // A chunk that cannot succeed by retrying (credential rejected, state missing) fails at once.
+      if (!isRetryable(err)) throw new UnrecoverableError((err as Error).message);
+      throw err;
+    }
+  };
+
+  const processFeed = async (job: Job) => {
+    const { feed: id } = feedJobSchema.parse(job.data);
+    const feed = feeds.find((f) => f.id === id);
+    if (!feed) return { skipped: `feed ${id} is no longer defined` };
+    const keys = feedKeys(prefix, id);
+    for (const c of await feedCandidates(feed)) {
+      const sha = await fileSha256(c.file);
+      if (await conn.sismember(keys.imported, sha)) continue;
+      const data: ImportJobData = {
+        request: { file: c.file, mapping: feed.mapping, mode: feed.mode, dryRun: feed.dryRun, maxArchiveRatio: feed.archiveGuard.maxRatio, allowArchive: feed.archiveGuard.allow, ...(feed.owner ? { owner: feed.owner } : {}) },
+        origin: 'feed', feed: id, sha256: sha, step: 'prepare',
+      };
+      const { jobId } = await enqueueImport(importQueue, data);
+      await conn.hset(keys.last, { tickAt: new Date().toISOString(), file: c.file, jobId });
+      return { enqueued: jobId, file: c.file };
+    }
+    await conn.hset(keys.last, { tickAt: new Date().toISOString(), note: 'no new file' });
+    return { enqueued: null };
+  };
+
+  const workerOpts = { connection: queueConnection(config), prefix, lockDuration: 60_000, stalledInterval: 30_000, maxStalledCount: 2 };
+  const importWorker = new Worker(QUEUES.import, processImport, { ...workerOpts, concurrency: options.importConcurrency ?? 1 });
+  const pushWorker = new Worker(QUEUES.push, processPush, {
+    ...workerOpts, connection: queueConnection(config), concurrency: options.pushConcurrency ?? 2,
+    ...(config.API_MAX_RPS ? { limiter: { max: Math.max(1, Math.floor(config.API_MAX_RPS)), duration: 1000 } } : {}),
+  });
+  rateLimiter.worker = pushWorker;
+  const feedsWorker = new Worker(QUEUES.feeds, processFeed, { ...workerOpts, connection: queueConnection(config), concurrency: 1 });
+  const workers = [importWorker, pushWorker, feedsWorker];
+  for (const w of workers) {
+    w.on('failed', (job, err) => logger.warn({ queue: w.name, jobId: job?.id, err: err.message }, 'job failed'));
+    w.on('error', (err) => logger.error({ queue: w.name, err: err.message }, 'worker error'));
+  }
+
+  // One scheduler per feed, upserted by every worker at start: BullMQ keeps one tick per schedule however many run.
+  for (const f of feeds) {
+    await feedsQueue.upsertJobScheduler(f.id, { pattern: f.schedule, tz: f.timezone }, { name: 'feed-tick', data: { feed: f.id }, opts: JOB_OPTIONS.feeds });
+  }
+  for (const s of await feedsQueue.getJobSchedulers()) {
+    const sid = (s as { key?: string; id?: string }).id ?? (s as { key: string }).key;
+    if (!feeds.some((f) => f.id === sid)) await feedsQueue.removeJobScheduler(sid);
+  }
+  logger.info({ feeds: feeds.map((f) => f.id), prefix }, 'workers started');
+
+  let closing: Promise<void> | undefined;
+  return {
+    workers,
+    feeds,
+    close() {
+      closing ??= (async () => {
+        await Promise.all(workers.map((w) => w.close()));
+        await Promise.all([importQueue.close(), pushQueue.close(), feedsQueue.close()]);
+        await cc.close();
+        conn.disconnect();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** For `feeds list`: whether the drop folder exists (a feed pointing nowhere is worth a warning). */
+export function feedSourceExists(feed: Feed): boolean {
+  return existsSync(resolve(feed.source.dir));
+}

@@ -1,0 +1,166 @@
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { createReadStream, existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { createWriteStream } from 'node:fs';
+import { basename, extname, join, resolve } from 'node:path';
+import multipart from '@fastify/multipart';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter } from '@bull-board/fastify';
+import { Queue } from 'bullmq';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Config } from '../config.ts';
+import { ProductSyncError } from '../errors.ts';
+import { MODES } from '../pipeline/plan.ts';
+import { QUEUES } from '../queue/catalog.ts';
+import { queueConnection, queuePrefix } from '../queue/connection.ts';
+import { importQueueClient, runStatus } from '../queue/enqueue.ts';
+import { sniffFile } from '../pipeline/sniff.ts';
+
+/** Settings of the console. */
+export interface ConsoleOptions {
+  config: Config;
+  /** Largest upload, bytes (default 200 MB). */
+  maxUploadBytes?: number;
+  mappingsDir?: string;
+  /** `Bearer <token>` required when set. */
+  token?: string;
+  /** Basic auth required when set. */
+  basic?: { user: string; password: string };
+}
+
+const REPORT_FILES = new Set(['summary.json', 'rows.csv', 'rows.xlsx', 'rejected.csv', 'rejected.xlsx', 'reconcile.csv', 'reconcile.json']);
+const RUN_ID = /^[a-z0-9-]{8,80}$/i;
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** Builds the console app (no listen): uploads, runs, report downloads, the page, Bull Board (read-only), health. */
+export async function buildConsole(options: ConsoleOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const uploadDir = resolve(config.UPLOAD_DIR);
+  const reportDir = resolve(config.REPORT_DIR);
+  const mappingsDir = resolve(options.mappingsDir ?? 'mappings');
+  const maxUpload = options.maxUploadBytes ?? 200 * 1024 * 1024;
+  await mkdir(uploadDir, { recursive: true });
+  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
+  const client = importQueueClient(config);
+  const boardConn = queueConnection(config);
+  const prefix = queuePrefix(config);
+  const boardQueues = Object.values(QUEUES).map((name) => new Queue(name, { connection: boardConn, prefix }));
+  app.addHook('onClose', async () => {
+    await Promise.all(boardQueues.map((q) => q.close()));
+    boardConn.disconnect();
+    await client.close();
+  });
+
+  if (options.token || options.basic) {
+    app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+      if (req.url === '/health') return;
+      const auth = req.headers.authorization ?? '';
+      const okBearer = options.token !== undefined && auth.startsWith('Bearer ') && same(auth.slice(7), options.token);
+      let okBasic = false;
+      if (options.basic && auth.startsWith('Basic ')) {
+        const [user, ...rest] = Buffer.from(auth.slice(6), 'base64').toString('utf8').split(':');
+        okBasic = same(user ?? '', options.basic.user) && same(rest.join(':'), options.basic.password);
+      }
+      if (!okBearer && !okBasic) {
+        if (options.basic) reply.header('www-authenticate', 'Basic realm="product-sync"');
+        return reply.code(401).send({ error: 'unauthorized' });
+      }
+    });
+  }
+
+  await app.register(multipart, { limits: { fileSize: maxUpload, files: 1, fields: 10 } });
+
+  app.get('/health', async () => {
+    const pong = await boardConn.ping().catch(() => 'down');
+    return { status: pong === 'PONG' ? 'ok' : 'degraded', redis: pong === 'PONG' ? 'up' : 'down' };
+  });
+
+  app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(await readFile(new URL('./public/index.html', import.meta.url), 'utf8')));
+
+  app.get('/mappings', async () => {
+    const names = existsSync(mappingsDir) ? (await readdir(mappingsDir)).filter((f) => /\.(ya?ml|json)$/i.test(f)).map((f) => basename(f, extname(f))) : [];
+    return { mappings: names.sort() };
+  });
+
+  app.post('/uploads', async (req, reply) => {
+    const parts = req.parts();
+    const fields: Record<string, string> = {};
+    let stored: { path: string; name: string } | null = null;
+    try {
+      for await (const part of parts) {
+        if (part.type === 'file') {
+          const tmp = join(uploadDir, `.${randomUUID()}.part`);
+          await pipeline(part.file, createWriteStream(tmp));
+          if (part.file.truncated) {
+            await rm(tmp, { force: true });
+            return reply.code(413).send({ error: `file larger than ${maxUpload} bytes` });
+          }
+          let kind: string;
+          try {
+            kind = (await sniffFile(tmp)).kind === 'xlsx-zip' ? '.xlsx' : '.csv';
+          } catch (err) {
+            await rm(tmp, { force: true });
+            return reply.code(415).send({ error: err instanceof ProductSyncError ? err.message.replace(tmp, part.filename) : 'unsupported file' });
+          }
+          // Stored under a generated name: the client's file name is only ever shown, never used as a path.
+          const path = join(uploadDir, `${randomUUID()}${kind}`);
+          await rename(tmp, path);
+          stored = { path, name: part.filename };
+        } else {
+          fields[part.fieldname] = String(part.value);
+        }
+      }
+    } catch (err) {
+      const e = err as { code?: string; message: string };
+      return reply.code(e.code === 'FST_REQ_FILE_TOO_LARGE' ? 413 : 400).send({ error: e.message });
+    }
+    if (!stored) return reply.code(400).send({ error: 'no file in the upload (form field "file")' });
+    const mapping = fields.mapping ?? '';
+    if (!/^[A-Za-z0-9_.-]+$/.test(mapping) || !existsSync(join(mappingsDir, `${mapping}.yaml`))) {
+      return reply.code(400).send({ error: `unknown mapping "${mapping}"` });
+    }
+    const mode = fields.mode && (MODES as readonly string[]).includes(fields.mode) ? fields.mode : 'upsert';
+    const { jobId, existed } = await client.enqueue({
+      request: { file: stored.path, mapping: join(mappingsDir, `${mapping}.yaml`), mode, dryRun: fields.dryRun === 'true', ...(fields.owner ? { owner: fields.owner } : {}) },
+      origin: 'upload',
+      fileName: stored.name,
+      step: 'prepare',
+    });
+    return reply.code(existed ? 200 : 202).send({ id: jobId, existed, status: `/runs/${jobId}` });
+  });
+
+  app.get('/runs', async () => {
+    const jobs = await client.queue.getJobs(['active', 'waiting', 'waiting-children', 'completed', 'failed', 'delayed'], 0, 99, false);
+    const runs = await Promise.all(jobs.map((j) => runStatus(client.queue, j.id!)));
+    return { runs: runs.filter(Boolean) };
+  });
+
+  app.get<{ Params: { id: string } }>('/runs/:id', async (req, reply) => {
+    const s = await client.status(req.params.id);
+    return s ? s : reply.code(404).send({ error: 'no such run' });
+  });
+
+  app.get<{ Params: { id: string; name: string } }>('/runs/:id/files/:name', async (req, reply) => {
+    const s = await client.status(req.params.id);
+    const runId = s?.result?.runId;
+    const { name } = req.params;
+    if (!s || !runId || !RUN_ID.test(runId) || !REPORT_FILES.has(name)) return reply.code(404).send({ error: 'no such file' });
+    const file = join(reportDir, runId, name);
+    if (!existsSync(file)) return reply.code(404).send({ error: 'no such file' });
+    reply.header('content-disposition', `attachment; filename="${runId}-${name}"`);
+    return reply.type(name.endsWith('.json') ? 'application/json' : name.endsWith('.csv') ? 'text/csv; charset=utf-8' : 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet').send(createReadStream(file));
+  });
+
+  const board = new FastifyAdapter();
+  board.setBasePath('/admin/queues');
+  createBullBoard({ queues: boardQueues.map((q) => new BullMQAdapter(q, { readOnlyMode: true })), serverAdapter: board, options: { uiConfig: { boardTitle: 'product-sync' } } });
+  await app.register(board.registerPlugin() as never, { prefix: '/admin/queues' });
+  return app;
+}
