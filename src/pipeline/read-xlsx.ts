@@ -71,7 +71,8 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
       const row = next.value;
       if (row.number < options.headerRow) continue;
       if (row.number === options.headerRow) {
-        const values = (row.values as RawValue[]).slice(1);
+        // row.values is sparse: Array.from fills the holes so every header is a string.
+        const values = Array.from((row.values as RawValue[]).slice(1));
         headers = values.map((v) => {
           const c = normalize(v).cell;
           return c === null ? '' : c instanceof Date ? c.toISOString().slice(0, 10) : String(c);
