@@ -22,6 +22,12 @@ export const configSchema = z
     UPLOAD_DIR: z.string().min(1).default('./uploads'),
     API_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(32),
     API_MAX_RPS: z.coerce.number().positive().optional(),
+    WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+    WORKER_CHUNK_SIZE: z.coerce.number().int().min(1).max(5000).default(250),
+    WORKER_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
+    CONSOLE_TOKEN: optionalString,
+    CONSOLE_USER: optionalString,
+    CONSOLE_PASSWORD: optionalString,
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((c, ctx) => {

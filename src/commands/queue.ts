@@ -24,7 +24,8 @@ function stopSignal(): Promise<string> {
 
 /** `product-sync worker`: BullMQ workers until SIGTERM (then finishes the chunk in hand, closes, exits 0). */
 export async function workerCommand(opts: { concurrency?: number; jobsDir: string }): Promise<number> {
-  const set = await startWorkers(config(), { jobsDir: opts.jobsDir, ...(opts.concurrency ? { importConcurrency: opts.concurrency } : {}), ...(process.env.WORKER_CHUNK_SIZE ? { chunkSize: Number(process.env.WORKER_CHUNK_SIZE) } : {}) });
+  const cfg = config();
+  const set = await startWorkers(cfg, { jobsDir: opts.jobsDir, importConcurrency: opts.concurrency ?? cfg.WORKER_CONCURRENCY, chunkSize: cfg.WORKER_CHUNK_SIZE, lockDurationMs: cfg.WORKER_LOCK_MS });
   process.stdout.write(`worker started (feeds: ${set.feeds.map((f) => f.id).join(', ') || 'none'})\n`);
   const signal = await stopSignal();
   logger.info({ signal }, 'worker stopping: finishing the jobs in hand');
@@ -99,8 +100,8 @@ export async function feedsRunCommand(name: string, opts: { jobsDir: string }): 
 export async function serveCommand(opts: { port: number; host: string }): Promise<number> {
   const { buildConsole } = await import('../server/app.ts');
   const cfg = config();
-  const basic = process.env.CONSOLE_USER && process.env.CONSOLE_PASSWORD ? { user: process.env.CONSOLE_USER, password: process.env.CONSOLE_PASSWORD } : undefined;
-  const app = await buildConsole({ config: cfg, ...(process.env.CONSOLE_TOKEN ? { token: process.env.CONSOLE_TOKEN } : {}), ...(basic ? { basic } : {}) });
+  const basic = cfg.CONSOLE_USER && cfg.CONSOLE_PASSWORD ? { user: cfg.CONSOLE_USER, password: cfg.CONSOLE_PASSWORD } : undefined;
+  const app = await buildConsole({ config: cfg, ...(cfg.CONSOLE_TOKEN ? { token: cfg.CONSOLE_TOKEN } : {}), ...(basic ? { basic } : {}) });
   await app.listen({ port: opts.port, host: opts.host });
   process.stdout.write(`console on http://${opts.host}:${opts.port}/ (queues at /admin/queues)\n`);
   await stopSignal();

@@ -24,6 +24,8 @@ export interface WorkerOptions {
   jobsDir?: string;
   /** Row plans per chunk job. */
   chunkSize?: number;
+  /** Job lock duration, ms (default 30 s; a killed worker's jobs are taken over after it). */
+  lockDurationMs?: number;
 }
 
 /** The running workers, and how to stop them (finishing the jobs in hand). */
@@ -172,7 +174,9 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     return { enqueued: null };
   };
 
-  const workerOpts = { connection: queueConnection(config), prefix, lockDuration: 60_000, stalledInterval: 30_000, maxStalledCount: 2 };
+  // A worker killed with SIGKILL holds its job's lock until it expires: lockDuration bounds how long another worker waits.
+  const lockDuration = options.lockDurationMs ?? 30_000;
+  const workerOpts = { connection: queueConnection(config), prefix, lockDuration, stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)), maxStalledCount: 3 };
   const importWorker = new Worker(QUEUES.import, processImport, { ...workerOpts, concurrency: options.importConcurrency ?? 1 });
   const pushWorker = new Worker(QUEUES.push, processPush, {
     ...workerOpts, connection: queueConnection(config), concurrency: options.pushConcurrency ?? 2,

@@ -1,0 +1,180 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { importQueueClient } from '../../src/queue/enqueue.ts';
+import { startWorkers } from '../../src/queue/workers.ts';
+import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { writeProductSheet } from '../helpers/sheets.ts';
+
+const owner = DEMO_COMPANY_ID;
+let sandbox: RunningSandbox;
+const redisUrl = inject('redisUrl');
+const prefixes: string[] = [];
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(async () => {
+  await sandbox?.close();
+  // Only the keys these tests created, under their own prefixes.
+  const r = new Redis(redisUrl);
+  for (const p of prefixes) {
+    const keys = await r.keys(`{${p}}*`);
+    if (keys.length > 0) await r.del(...keys);
+  }
+  r.disconnect();
+});
+
+function env(dir: string): Record<string, string> {
+  const prefix = `ps-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  prefixes.push(prefix);
+  return {
+    PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REDIS_URL: redisUrl, QUEUE_PREFIX: prefix,
+    REPORT_DIR: join(dir, 'reports'), UPLOAD_DIR: join(dir, 'uploads'), API_CONCURRENCY: '4', LOG_LEVEL: 'warn', WORKER_CHUNK_SIZE: '40', WORKER_LOCK_MS: '3000',
+  };
+}
+
+function itemsOf(): { gtin?: unknown; tradeItemId: string }[] {
+  return sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
+}
+
+function expectOneItemPerGtin(rows: number): void {
+  const items = itemsOf();
+  expect(items).toHaveLength(rows);
+  expect(new Set(items.map((t) => t.gtin)).size).toBe(rows);
+}
+
+function reportIdsMatchApi(reportDir: string, rows: number): void {
+  const csv = readFileSync(join(reportDir, 'rows.csv'), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r?\n/).slice(1);
+  expect(csv).toHaveLength(rows);
+  const ids = new Map(itemsOf().map((t) => [t.gtin, t.tradeItemId]));
+  for (const line of csv) {
+    const [, key, , tradeItemId] = line.split(',');
+    expect(tradeItemId).toBe(ids.get(key));
+  }
+}
+
+describe('queue mode', () => {
+  it('imports an enqueued sheet through a flow of chunk jobs with the inline summary, and runs the same upload once', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-queue-'));
+    const e = env(dir);
+    const config: Config = loadConfig(e);
+    const { file, mapping } = writeProductSheet(dir, 120, { owner });
+    const workers = await startWorkers(config, { jobsDir: join(dir, 'no-jobs'), chunkSize: 25 });
+    const client = importQueueClient(config);
+    try {
+      const first = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
+      const again = await client.enqueue({ request: { file, mapping }, origin: 'upload', step: 'prepare' });
+      expect(again).toEqual({ jobId: first.jobId, existed: true });
+      const result = await client.wait(first.jobId, 60_000);
+      expect(result.exitCode).toBe(0);
+      expect(result.summary.counts).toMatchObject({ rows: 120, created: 120, failed: 0, invalid: 0 });
+      expectOneItemPerGtin(120);
+      reportIdsMatchApi(result.reportDir, 120);
+      expect(sandbox.handle.counts().byRoute['POST /api/tradeItem']).toBe(120);
+      const push = new Queue('push', { connection: new Redis(redisUrl, { maxRetriesPerRequest: null }), prefix: `{${e.QUEUE_PREFIX}}` });
+      expect(await push.getJobCountByTypes('completed')).toBe(5);
+      await push.close();
+    } finally {
+      await client.close();
+      await workers.close();
+    }
+  });
+
+  it('finishes an import when a worker process is killed with SIGKILL mid-import (several trials)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-queue-kill-'));
+    const rows = 400;
+    const { file, mapping } = writeProductSheet(dir, rows, { owner });
+    const spawnWorker = (e: Record<string, string>): ChildProcess => spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], { env: { ...process.env, ...e }, stdio: 'ignore' });
+    let midway = 0;
+    for (let trial = 0; trial < 3; trial++) {
+      sandbox.handle.reset();
+      sandbox.handle.setFaults({ latencyMs: [4, 12], seed: 20 + trial });
+      const e = env(join(dir, `t${trial}`));
+      mkdirSync(join(dir, `t${trial}`), { recursive: true });
+      const a = spawnWorker(e);
+      const b = spawnWorker(e);
+      const client = importQueueClient(loadConfig(e));
+      try {
+        const { jobId } = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
+        await new Promise((r) => setTimeout(r, 1500 + Math.random() * 1500));
+        const atKill = itemsOf().length;
+        if (atKill > 0 && atKill < rows) midway++;
+        (trial % 2 === 0 ? a : b).kill('SIGKILL');
+        const result = await client.wait(jobId, 90_000);
+        expect(result.summary.counts.rows).toBe(rows);
+        expect(result.summary.counts.created + result.summary.counts.unchanged).toBe(rows);
+        expectOneItemPerGtin(rows);
+        reportIdsMatchApi(result.reportDir, rows);
+      } finally {
+        a.kill('SIGKILL');
+        b.kill('SIGKILL');
+        await client.close();
+        sandbox.handle.setFaults({});
+      }
+    }
+    expect(midway).toBeGreaterThan(0);
+  }, 240_000);
+
+  it('stops on SIGTERM after the chunk in hand (exit 0), and another worker finishes the import', async () => {
+    sandbox.handle.reset();
+    sandbox.handle.setFaults({ latencyMs: [4, 12], seed: 5 });
+    const dir = mkdtempSync(join(tmpdir(), 'ps-queue-term-'));
+    const e = env(dir);
+    const { file, mapping } = writeProductSheet(dir, 300, { owner });
+    const first = spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], { env: { ...process.env, ...e }, stdio: 'ignore' });
+    const client = importQueueClient(loadConfig(e));
+    try {
+      const { jobId } = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
+      await new Promise((r) => setTimeout(r, 2000));
+      first.kill('SIGTERM');
+      const code = await new Promise<number | null>((r) => first.once('exit', r));
+      expect(code).toBe(0);
+      const workers = await startWorkers(loadConfig(e), { jobsDir: join(dir, 'no-jobs'), chunkSize: 40, lockDurationMs: 3000 });
+      try {
+        const result = await client.wait(jobId, 60_000);
+        expect(result.summary.counts.rows).toBe(300);
+        expectOneItemPerGtin(300);
+      } finally {
+        await workers.close();
+      }
+    } finally {
+      first.kill('SIGKILL');
+      await client.close();
+      sandbox.handle.setFaults({});
+    }
+  }, 120_000);
+
+  it('refuses to start on an invalid feed file, naming its line; schedules valid feeds once however many workers run', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-feeds-'));
+    const e = env(dir);
+    const jobs = join(dir, 'jobs');
+    mkdirSync(jobs);
+    writeFileSync(join(jobs, 'bad.yaml'), 'schedule: "0 2 * * *"\nsource: { dir: x, pattern: "*.csv" }\nmapping: m\nmode: sometimes\n');
+    await expect(startWorkers(loadConfig(e), { jobsDir: jobs })).rejects.toThrow(/bad\.yaml:4: mode/);
+    writeFileSync(join(jobs, 'bad.yaml'), 'schedule: "*/2 * * * * *"\ntimezone: Europe/Paris\nsource: { dir: drop, pattern: "acme-*.csv" }\nmapping: m\n');
+    const w1 = await startWorkers(loadConfig(e), { jobsDir: jobs });
+    const w2 = await startWorkers(loadConfig(e), { jobsDir: jobs });
+    try {
+      const feeds = new Queue('feeds', { connection: new Redis(redisUrl, { maxRetriesPerRequest: null }), prefix: `{${e.QUEUE_PREFIX}}` });
+      expect((await feeds.getJobSchedulers()).map((s) => s.key)).toEqual(['bad']);
+      const t0 = Date.now();
+      await new Promise((r) => setTimeout(r, 5000));
+      const ticks = await feeds.getJobCountByTypes('completed', 'failed');
+      // Every 2 s for ~5 s: two or three ticks, not twice that with two workers.
+      expect(ticks).toBeGreaterThanOrEqual(1);
+      expect(ticks).toBeLessThanOrEqual(Math.ceil((Date.now() - t0) / 2000) + 1);
+      await feeds.close();
+    } finally {
+      await w1.close();
+      await w2.close();
+    }
+  }, 60_000);
+});
