@@ -1,0 +1,120 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
+import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { buildConsole } from '../../src/server/app.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const sample = new URL('../../samples/epicerie-fine.csv', import.meta.url).pathname;
+const prefix = `ps-console-${process.pid}`;
+let sandbox: RunningSandbox;
+let workers: WorkerSet;
+let app: FastifyInstance;
+let url: string;
+let config: Config;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+  const dir = mkdtempSync(join(tmpdir(), 'ps-console-'));
+  config = loadConfig({
+    PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', OWNER_COMPANY_ID: DEMO_COMPANY_ID,
+    REDIS_URL: inject('redisUrl'), QUEUE_PREFIX: prefix, REPORT_DIR: join(dir, 'reports'), UPLOAD_DIR: join(dir, 'uploads'), LOG_LEVEL: 'warn',
+  });
+  workers = await startWorkers(config, { jobsDir: join(dir, 'no-jobs') });
+  app = await buildConsole({ config, maxUploadBytes: 1024 * 1024 });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+});
+afterAll(async () => {
+  await app?.close();
+  await workers?.close();
+  await sandbox?.close();
+  const r = new Redis(inject('redisUrl'));
+  const keys = await r.keys(`{${prefix}}*`);
+  if (keys.length > 0) await r.del(...keys);
+  r.disconnect();
+});
+
+async function upload(body: Buffer, name: string, mapping: string): Promise<Response> {
+  const form = new FormData();
+  form.append('mapping', mapping);
+  form.append('file', new Blob([body]), name);
+  return fetch(`${url}/uploads`, { method: 'POST', body: form });
+}
+
+async function finished(id: string): Promise<{ state: string; result: { runId: string; summary: { counts: Record<string, number> } } }> {
+  for (let i = 0; i < 200; i++) {
+    const s = await (await fetch(`${url}/runs/${id}`)).json();
+    if (s.state === 'completed' || s.state === 'failed') return s;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('run did not finish');
+}
+
+describe('web console', () => {
+  it('takes an upload, runs it through the queue, serves its reports, and refuses what it must', async () => {
+    const res = await upload(readFileSync(sample), '../../etc/passwd.csv', 'epicerie-fine');
+    expect(res.status).toBe(202);
+    const { id } = await res.json();
+    const run = await finished(id);
+    expect(run.state).toBe('completed');
+    expect(run.result.summary.counts.rows).toBe(30);
+    const status = await (await fetch(`${url}/runs/${id}`)).json();
+    // The client's name is shown (multipart strips its path), never used to store the file.
+    expect(status.fileName).toBe('passwd.csv');
+    expect(status.file).not.toContain('passwd');
+    const rows = await fetch(`${url}/runs/${id}/files/rows.csv`);
+    expect(rows.status).toBe(200);
+    expect((await rows.text()).split('\n')[0]).toContain('row,key,outcome');
+    expect((await fetch(`${url}/runs/${id}/files/state.json`)).status).toBe(404);
+    expect((await fetch(`${url}/runs/${id}/files/..%2F..%2Fsummary.json`)).status).toBe(404);
+    expect((await upload(readFileSync(sample), 'again.csv', 'epicerie-fine')).status).toBe(200);
+    expect((await upload(Buffer.from('<html><body>x</body></html>'), 'x.xlsx', 'epicerie-fine')).status).toBe(415);
+    expect((await upload(readFileSync(sample), 'y.csv', 'no-such-mapping')).status).toBe(400);
+    expect((await upload(Buffer.alloc(2 * 1024 * 1024, 'a'), 'big.csv', 'epicerie-fine')).status).toBe(413);
+    expect((await (await fetch(`${url}/mappings`)).json()).mappings).toContain('epicerie-fine');
+    expect((await (await fetch(`${url}/health`)).json())).toMatchObject({ status: 'ok' });
+    expect((await fetch(`${url}/admin/queues`)).status).toBe(200);
+  });
+
+  it('asks for the token when one is configured', async () => {
+    const guarded = await buildConsole({ config, token: 's3cret' });
+    try {
+      expect((await guarded.inject({ url: '/runs' })).statusCode).toBe(401);
+      expect((await guarded.inject({ url: '/runs', headers: { authorization: 'Bearer s3cret' } })).statusCode).toBe(200);
+      expect((await guarded.inject({ url: '/health' })).statusCode).toBe(200);
+    } finally {
+      await guarded.close();
+    }
+  });
+
+  it.runIf(existsSync(CHROMIUM))('lets a person upload a sheet, watch the run and download the report in a browser', async () => {
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    try {
+      const page = await browser.newPage();
+      await page.goto(url);
+      await page.waitForSelector('#mapping option', { state: 'attached' });
+      await page.selectOption('#mapping', 'fournisseur-produits');
+      await page.setInputFiles('#file', new URL('../../samples/fournisseur-produits.xlsx', import.meta.url).pathname);
+      await page.click('#send');
+      await page.waitForSelector('#message.ok');
+      const cell = page.locator('tr', { hasText: 'fournisseur-produits.xlsx' }).locator('.outcome');
+      await cell.getByText(/created \d+/).waitFor({ timeout: 30_000 });
+      expect(await cell.textContent()).toMatch(/exit [01]/);
+      const [download] = await Promise.all([page.waitForEvent('download'), page.locator('tr', { hasText: 'fournisseur-produits.xlsx' }).getByText('rows.csv').click()]);
+      expect(download.suggestedFilename()).toMatch(/rows\.csv$/);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+});
