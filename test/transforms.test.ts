@@ -146,3 +146,13 @@ describe('gtin transform', () => {
     expect(value(toGtin('5,58199E+12', dot))).toBe('!GTIN_SCIENTIFIC_NOTATION');
   });
 });
+
+describe('identifier', () => {
+  it('keeps every digit and refuses what Excel turned into scientific notation', async () => {
+    const { toIdentifier } = await import('../src/pipeline/transforms.ts');
+    expect(toIdentifier('0012345')).toEqual({ value: '0012345' });
+    expect(toIdentifier(1767012345678901)).toEqual({ value: '1767012345678901' });
+    expect(toIdentifier('1,76701E+15')).toMatchObject({ issue: { code: 'IDENTIFIER_SCIENTIFIC_NOTATION', severity: 'error' } });
+    expect(toIdentifier(1.5)).toMatchObject({ issue: { code: 'IDENTIFIER_NOT_EXACT' } });
+  });
+});

@@ -35,7 +35,8 @@ export function hasValidCheckDigit(digits: string): boolean {
   return gtinCheckDigit(digits.slice(0, -1)) === digits.charCodeAt(digits.length - 1) - 48;
 }
 
-const SCIENTIFIC = /^[+-]?\d+(?:[.,]\d+)?\s*[eE]\s*[+-]?\d+$/;
+/** A number as Excel writes it in scientific notation (`5,58199E+12`): the digits of an identifier are gone. */
+export const SCIENTIFIC = /^[+-]?\d+(?:[.,]\d+)?\s*[eE]\s*[+-]?\d+$/;
 const SPACES = /[\s\u00a0\u2007\u202f]/g;
 
 /** Reads a GTIN from a cell (string digits, or a number from an XLSX cell) and returns its 14-digit form or the reason it is not a GTIN. */

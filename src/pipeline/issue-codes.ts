@@ -16,6 +16,8 @@ export const ISSUE_CODES = {
   UNIT_WITH_VALUE: ['error', 'a quantity with its unit (0,5 kg) where only a unit is expected'],
   UNIT_WRONG_FAMILY: ['error', 'a unit of another family (a volume where a weight is expected); never converted'],
   GTIN_NOT_DIGITS: ['error', 'the GTIN holds something other than digits'],
+  IDENTIFIER_SCIENTIFIC_NOTATION: ['error', 'an identifier column was written by Excel in scientific notation (1,76701E+15): its digits are lost; format the column as Text'],
+  IDENTIFIER_NOT_EXACT: ['error', 'an identifier came as a number that is not a whole number of at most 15 digits'],
   GTIN_SCIENTIFIC_NOTATION: ['error', 'the GTIN was written by Excel in scientific notation (5,58199E+12): its digits are lost; format the column as Text'],
   GTIN_ALL_ZEROS: ['error', 'the GTIN is all zeros'],
   GTIN_LENGTH: ['error', 'the GTIN does not have 8, 12, 13 or 14 digits (nor 7, 9–11 digits that lost leading zeros)'],

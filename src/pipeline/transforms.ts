@@ -1,12 +1,12 @@
 /** Cell transforms of mapping columns: each is pure, `(cell, ctx) → {value} | {issue}` (docs/mapping.md). */
 import { findUnit, WEIGHT_UNITS, WEIGHT_UNIT_IDS } from '../api/units.ts';
 import { toAlpha2 } from './country.ts';
-import { parseGtin } from './gtin.ts';
+import { parseGtin, SCIENTIFIC } from './gtin.ts';
 import type { Cell, Severity } from './types.ts';
 
 /** The value types a mapping column may name. */
 export const COLUMN_TYPES = [
-  'string', 'decimal', 'integer', 'number', 'date', 'boolean', 'uuid', 'country', 'unit', 'weightUnit', 'gtin',
+  'string', 'decimal', 'integer', 'number', 'date', 'boolean', 'uuid', 'country', 'unit', 'weightUnit', 'gtin', 'identifier',
 ] as const;
 
 /** One of the column types. */
@@ -283,6 +283,19 @@ export const toGtin: Transform = (cell) => {
   return r.warning ? { value: r.gtin14, warning: { ...r.warning, severity: 'warning' } } : { value: r.gtin14 };
 };
 
+/** A code made of digits that must keep them all (retailer ids, category codes): leading zeros kept, Excel's scientific notation refused. */
+export function toIdentifier(cell: Cell): TransformResult {
+  if (typeof cell === 'number') {
+    if (!Number.isSafeInteger(cell) || cell < 0) return { issue: { code: 'IDENTIFIER_NOT_EXACT', severity: 'error', message: `${String(cell)} is not a whole number: an identifier must keep all its digits (format the column as Text)` } };
+    return { value: cell.toFixed(0) };
+  }
+  const text = cellText(cell).trim();
+  if (SCIENTIFIC.test(text.replace(/\s/g, ''))) {
+    return { issue: { code: 'IDENTIFIER_SCIENTIFIC_NOTATION', severity: 'error', message: `"${text}" is in scientific notation: its digits are lost. Format the column as Text in the spreadsheet and export again` } };
+  }
+  return { value: text };
+}
+
 /** Every column type's transform. `number` is read as `decimal`; the field's API type decides string or number in the draft. */
 export const TRANSFORMS: Readonly<Record<ColumnType, Transform>> = {
   string: toStringValue,
@@ -296,4 +309,5 @@ export const TRANSFORMS: Readonly<Record<ColumnType, Transform>> = {
   unit: toUnit,
   weightUnit: toWeightUnit,
   gtin: toGtin,
+  identifier: toIdentifier,
 };
