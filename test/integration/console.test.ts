@@ -50,7 +50,7 @@ async function upload(body: Buffer, name: string, mapping: string): Promise<Resp
 
 async function finished(id: string): Promise<{ state: string; result: { runId: string; summary: { counts: Record<string, number> } } }> {
   for (let i = 0; i < 200; i++) {
-    const s = await (await fetch(`${url}/runs/${id}`)).json();
+    const s = (await (await fetch(`${url}/runs/${id}`)).json()) as { state: string; result: { runId: string; summary: { counts: Record<string, number> } } };
     if (s.state === 'completed' || s.state === 'failed') return s;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -61,11 +61,11 @@ describe('web console', () => {
   it('takes an upload, runs it through the queue, serves its reports, and refuses what it must', async () => {
     const res = await upload(readFileSync(sample), '../../etc/passwd.csv', 'epicerie-fine');
     expect(res.status).toBe(202);
-    const { id } = await res.json();
+    const { id } = (await res.json()) as { id: string };
     const run = await finished(id);
     expect(run.state).toBe('completed');
     expect(run.result.summary.counts.rows).toBe(30);
-    const status = await (await fetch(`${url}/runs/${id}`)).json();
+    const status = (await (await fetch(`${url}/runs/${id}`)).json()) as { fileName: string; file: string };
     // The client's name is shown (multipart strips its path), never used to store the file.
     expect(status.fileName).toBe('passwd.csv');
     expect(status.file).not.toContain('passwd');
@@ -78,7 +78,7 @@ describe('web console', () => {
     expect((await upload(Buffer.from('<html><body>x</body></html>'), 'x.xlsx', 'epicerie-fine')).status).toBe(415);
     expect((await upload(readFileSync(sample), 'y.csv', 'no-such-mapping')).status).toBe(400);
     expect((await upload(Buffer.alloc(2 * 1024 * 1024, 'a'), 'big.csv', 'epicerie-fine')).status).toBe(413);
-    expect((await (await fetch(`${url}/mappings`)).json()).mappings).toContain('epicerie-fine');
+    expect(((await (await fetch(`${url}/mappings`)).json()) as { mappings: string[] }).mappings).toContain('epicerie-fine');
     expect((await (await fetch(`${url}/health`)).json())).toMatchObject({ status: 'ok' });
     expect((await fetch(`${url}/admin/queues`)).status).toBe(200);
   });
