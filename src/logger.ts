@@ -8,6 +8,6 @@ export const logger: Logger = pino({
     paths: ['token', 'apiToken', 'clientSecret', 'authorization', 'headers.authorization', 'config.apiToken', 'config.apiClientSecret'],
     censor: '[redacted]',
   },
-}, pino.destination({ fd: 2, sync: false }));
+}, pino.destination({ fd: 2, sync: true }));
 
 export type { Logger };

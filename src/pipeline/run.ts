@@ -340,7 +340,9 @@ export async function finalizeRun(
 
 /** The inline driver: prepare, push every chunk, archive, report — one process, no Redis needed. */
 export async function runImport(req: ImportRequest, ctx: RunContext): Promise<RunResult> {
+  const t0 = performance.now();
   const prepared = await prepareRun(req, ctx);
+  const tPrepared = performance.now();
   const productAfterPrepare = ctx.clients.stats.product;
   const results: ExecutedRow[] = [];
   let aborted: { exitCode: 3; message: string } | undefined;
@@ -372,7 +374,10 @@ export async function runImport(req: ImportRequest, ctx: RunContext): Promise<Ru
       await journal.close();
     }
   }
+  const tPushed = performance.now();
   const result = await finalizeRun(prepared, results, { ...ctx, pushRequests: ctx.clients.stats.product - productAfterPrepare, ...(aborted ? { aborted } : {}) });
+  const ms = (a: number, b: number) => Math.round(b - a);
+  (ctx.logger ?? rootLogger).info({ runId: result.runId, prepareMs: ms(t0, tPrepared), pushMs: ms(tPrepared, tPushed), reportMs: ms(tPushed, performance.now()), writes }, 'run finished');
   return { ...result, writes };
 }
 

@@ -76,12 +76,11 @@ function page<T>(all: T[], skip: number, take: number): { items: T[]; stats: { t
   return { items, stats: { totalCount: all.length, currentCount: items.length } };
 }
 
-function applies(filters: Readonly<Record<string, Filter>>, q: Record<string, string>, fields: Record<string, unknown>): boolean {
-  for (const [name, filter] of Object.entries(filters)) {
-    const v = q[name];
-    if (v !== undefined && !filter(fields, v)) return false;
-  }
-  return true;
+/** A predicate over stored fields for the filters a query uses; computed once per request (a page of a 100 000-item search must not re-read the filter table per item). */
+function matcher(filters: Readonly<Record<string, Filter>>, q: Record<string, string>): (fields: Record<string, unknown>) => boolean {
+  const active = Object.entries(filters).flatMap(([name, filter]) => (q[name] === undefined ? [] : [[filter, q[name]] as const]));
+  if (active.length === 0) return () => true;
+  return (fields) => active.every(([filter, v]) => filter(fields, v));
 }
 
 function pick(body: Body, names: readonly string[]): Body {
@@ -111,7 +110,9 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
     if (!c.ok) return bad(req, reply, c.errors);
     const { q, skip, take } = c.value;
     const owner = q.OwnerCompanyId!.toLowerCase();
-    const all = [...store.tradeItems.values()].filter((t) => t.ownerCompanyId === owner && applies(TRADE_ITEM_FILTERS, q, t.fields));
+    const matches = matcher(TRADE_ITEM_FILTERS, q);
+    const all: StoredTradeItem[] = [];
+    for (const t of store.tradeItems.values()) if (t.ownerCompanyId === owner && matches(t.fields)) all.push(t);
     const p = page(all, skip, take);
     return { tradeItems: p.items.map((t) => store.tradeItemRecord(t)), skipAndTakeQueryStats: p.stats };
   });
@@ -178,11 +179,13 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
     const { q, skip, take } = c.value;
     const owner = q.OwnerCompanyId!.toLowerCase();
     const all: StoredManufacturedItem[] = [];
+    const ownMatches = matcher(MANUFACTURED_ITEM_FILTERS, q);
+    const tradeMatches = matcher(MANUFACTURED_ITEM_TRADE_FILTERS, q);
     for (const m of store.manufacturedItems.values()) {
       const t = store.tradeItems.get(m.tradeItemId);
       if (!t || t.ownerCompanyId !== owner) continue;
       const own = { ...m.fields, supplierCompanyId: m.supplierCompanyId, tradeItemId: m.tradeItemId };
-      if (applies(MANUFACTURED_ITEM_FILTERS, q, own) && applies(MANUFACTURED_ITEM_TRADE_FILTERS, q, t.fields)) all.push(m);
+      if (ownMatches(own) && tradeMatches(t.fields)) all.push(m);
     }
     const p = page(all, skip, take);
     return { manufacturedItems: p.items.map((m) => store.manufacturedItemRecord(m)), skipAndTakeQueryStats: p.stats };
