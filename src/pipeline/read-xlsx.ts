@@ -45,7 +45,12 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
       if (next.done) break;
       const sheet = next.value as unknown as ExcelJS.Worksheet & { state?: string; name: string };
       seen.push(sheet.name);
-      const match = options.sheet ? sheet.name.trim().toLowerCase() === options.sheet.trim().toLowerCase() : sheet.state !== 'hidden' && sheet.state !== 'veryHidden';
+      // Worksheets arrive in the zip's order; "first visible" means the workbook's tab order (xl/workbook.xml).
+      const tabs = ((reader as unknown as { model?: { sheets?: { name: string; state?: string }[] } }).model?.sheets ?? []);
+      const firstVisible = tabs.find((t) => t.state !== 'hidden' && t.state !== 'veryHidden')?.name;
+      const match = options.sheet
+        ? sheet.name.trim().toLowerCase() === options.sheet.trim().toLowerCase()
+        : firstVisible !== undefined ? sheet.name === firstVisible : sheet.state !== 'hidden' && sheet.state !== 'veryHidden';
       if (match) {
         ws = sheet;
         break;
@@ -106,6 +111,7 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
       cells[i] = cell;
       if (cell !== null || error) any = true;
     }
+    // exceljs's streaming reader does not expose hidden rows (it drops the attribute), so ROW_HIDDEN only fires where it can.
     const extra = values.slice(width + 1).some((v) => normalize(v).cell !== null);
     if (extra) issues.push({ row: row.number, column: null, field: null, value: null, code: 'ROW_RAGGED', severity: 'warning', message: `cells right of the last header (column ${width}) are ignored` });
     if (!any) return null;
@@ -133,5 +139,6 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
     }
   }
 
-  return { file, format: 'xlsx', sheetName, headerRow: options.headerRow, headers, rows: rows(), info: { sheet: sheetName } };
+  const date1904 = Boolean((reader as unknown as { properties?: { date1904?: boolean } }).properties?.date1904);
+  return { file, format: 'xlsx', sheetName, headerRow: options.headerRow, headers, rows: rows(), info: { sheet: sheetName, date1904 } };
 }
