@@ -26,7 +26,7 @@ export interface ProductWriter {
 /** What the journal must offer the executor (see journal.ts). */
 export interface StepJournal {
   state(opId: string): { state: string; result?: unknown } | undefined;
-  record(opId: string, state: 'planned' | 'sent' | 'confirmed' | 'failed', data?: unknown): void | Promise<void>;
+  record(opId: string, state: 'planned' | 'sent' | 'confirmed' | 'failed', data?: unknown, durable?: boolean): void | Promise<void>;
 }
 
 /** The outcome of one planned row or archive after execution. */
@@ -131,7 +131,6 @@ export class Executor {
       }
       await this.#o.throttle.acquire();
       try {
-        await this.#o.journal?.record(opId, 'sent');
         this.writesSent++;
         await this.#o.api.archiveTradeItems(chunk.map((e) => e.tradeItemId));
         await this.#o.journal?.record(opId, 'confirmed');
@@ -232,7 +231,8 @@ export class Executor {
         return;
       }
     }
-    await j?.record(opId, 'sent');
+    // Only a create needs its `sent` on disk first: updates are idempotent and simply sent again after a crash.
+    if (isCreate) await j?.record(opId, 'sent', undefined, true);
     let result: Partial<RowIds> | null = null;
     for (let attempt = 1; result === null; attempt++) {
       try {

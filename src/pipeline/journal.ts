@@ -13,7 +13,8 @@ export interface JournalEntry {
 /** An append-only JSON-lines journal of a run's operations; replayed on open so a killed run resumes. */
 export interface Journal {
   state(opId: string): JournalEntry | undefined;
-  record(opId: string, state: JournalState, data?: unknown): void;
+  /** Records a state. `durable` writes it (and everything before it) at once; otherwise it is buffered for at most ~100 ms. */
+  record(opId: string, state: JournalState, data?: unknown, durable?: boolean): void;
   entries(): IterableIterator<[string, JournalEntry]>;
   close(): Promise<void>;
 }
@@ -48,17 +49,31 @@ export async function openJournal(path: string): Promise<Journal> {
     throw new ProductSyncError('PS_ERR_JOURNAL', `cannot open the run journal ${path}: ${(err as Error).message}`, { cause: err });
   }
   let closed = false;
+  let buffer = '';
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (buffer === '') return;
+    writeSync(fd, buffer);
+    buffer = '';
+  };
   return {
     state: (opId) => latest.get(opId),
-    record(opId, state, data) {
+    record(opId, state, data, durable = false) {
       if (closed) throw new ProductSyncError('PS_ERR_JOURNAL', `journal ${path} is closed`);
       const entry: JournalEntry = data === undefined ? { state } : { state, result: data };
       latest.set(opId, entry);
-      writeSync(fd, `${JSON.stringify(data === undefined ? { op: opId, s: state } : { op: opId, s: state, r: data })}\n`);
+      buffer += `${JSON.stringify(data === undefined ? { op: opId, s: state } : { op: opId, s: state, r: data })}\n`;
+      // A create's `sent` must be on disk before its request leaves (so a rerun looks before resending); a lost
+      // `confirmed` only costs that lookup, so the rest is batched.
+      if (durable || buffer.length > 65_536) flush();
+      else timer ??= setTimeout(flush, 100);
     },
     entries: () => latest.entries(),
     async close() {
       if (closed) return;
+      flush();
       closed = true;
       closeSync(fd);
     },
