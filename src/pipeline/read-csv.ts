@@ -1,40 +1,20 @@
-import { createReadStream } from 'node:fs';
-import { parse } from 'csv-parse';
 import iconv from 'iconv-lite';
+import Papa from 'papaparse';
 import { ProductSyncError } from '../errors.ts';
+import { decodeFile, detectFileEncoding, type TextEncoding } from './decode.ts';
 import type { ReadLimits } from './limits.ts';
 import type { Cell, Issue, Sheet, SheetRow } from './types.ts';
 
-/** The encodings CSV/TSV files are decoded from. */
-export type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';
+export { detectEncoding, type TextEncoding } from './decode.ts';
 
-/**
- * Encoding from the first bytes: a BOM decides (UTF-8, UTF-16 LE/BE — Excel's "Unicode Text"); otherwise UTF-8 when the
- * prefix is valid UTF-8, else Windows-1252. Invalid UTF-8 further on becomes U+FFFD with a warning on the row.
- */
-export function detectEncoding(head: Buffer): TextEncoding {
-  if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) return 'utf-8';
-  if (head[0] === 0xff && head[1] === 0xfe) return 'utf-16le';
-  if (head[0] === 0xfe && head[1] === 0xff) return 'utf-16be';
-  // A multibyte character may be cut at the end of the prefix: leave out up to 3 trailing bytes.
-  for (let cut = 0; cut <= 3 && cut < head.length; cut++) {
-    try {
-      new TextDecoder('utf-8', { fatal: true }).decode(head.subarray(0, head.length - cut));
-      return 'utf-8';
-    } catch {
-      // try a shorter prefix
-    }
-  }
-  return 'windows-1252';
-}
-
-const DELIMITERS = [',', ';', '\t', '|'] as const;
+/** Delimiters a header line is tested for, in the order that wins a tie (a header's labels hold commas more often than tabs or `;`). */
+export const DELIMITERS = ['\t', ';', '|', ','] as const;
 
 /** The delimiter the header line uses most, outside quotes (`,` when none appears). */
-export function detectDelimiter(firstLine: string): string {
+export function detectDelimiter(headerLine: string): string {
   const counts = new Map<string, number>(DELIMITERS.map((d) => [d, 0]));
   let quoted = false;
-  for (const ch of firstLine) {
+  for (const ch of headerLine) {
     if (ch === '"') quoted = !quoted;
     else if (!quoted && counts.has(ch)) counts.set(ch, counts.get(ch)! + 1);
   }
@@ -44,108 +24,199 @@ export function detectDelimiter(firstLine: string): string {
   return best;
 }
 
-const blank = (v: string) => v.trim() === '';
+/** The line break of the text: the first one outside quotes (`\r\n`, `\n` or a lone `\r`); `\n` when there is none. */
+export function detectNewline(text: string): '\r\n' | '\n' | '\r' {
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '"') quoted = !quoted;
+    else if (!quoted && ch === '\n') return '\n';
+    else if (!quoted && ch === '\r') return text[i + 1] === '\n' ? '\r\n' : i + 1 < text.length ? '\r' : '\n';
+  }
+  return '\n';
+}
 
-/** Opens a CSV/TSV sheet: decoded with iconv-lite before parsing (split multibyte characters survive), parsed by csv-parse with backpressure. */
-export async function readCsv(file: string, head: Buffer, options: { headerRow: number; limits: ReadLimits }): Promise<Sheet> {
-  const encoding = detectEncoding(head);
-  const prefix = iconv.decode(head, encoding).replace(/^\uFEFF/, '');
-  const lines = prefix.split(/\r\n|\n|\r/);
-  const delimiter = detectDelimiter(lines[Math.max(0, options.headerRow - 1)] ?? lines[0] ?? '');
-  const { limits } = options;
+/** The `n`-th (1-based) line of a text prefix, quotes ignored; '' when the prefix is shorter. */
+function lineOf(text: string, n: number): string {
+  return text.split(/\r\n|\n|\r/, n)[n - 1] ?? '';
+}
 
-  const open = () =>
-    createReadStream(file)
-      .pipe(iconv.decodeStream(encoding))
-      .pipe(
-        parse({
-          delimiter,
-          bom: true,
-          relax_column_count: true,
-          relax_quotes: true,
-          skip_empty_lines: true,
-          max_record_size: limits.cellChars * 4,
-          info: true,
-        }),
-      );
+interface CsvFormat {
+  encoding: TextEncoding;
+  delimiter: string;
+  newline: '\r\n' | '\n' | '\r';
+}
 
-  const fail = (err: unknown): never => {
-    const e = err as { code?: string; message: string; lines?: number };
-    if (e.code === 'CSV_MAX_RECORD_SIZE') {
-      throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: a record starting before line ${e.lines ?? '?'} exceeds ${limits.cellChars * 4} characters — most likely an opening quote (") that is never closed`, { cause: err });
+/** One parsed record: its fields and its record number (1-based, blank lines included — the row number Excel shows). */
+interface RecordBatch {
+  records: string[][];
+  /** Record number of records[0]. */
+  first: number;
+  /** The decoded chunk holding these records had a U+FFFD (a byte that is not valid in the encoding). */
+  replaced: boolean;
+}
+
+/**
+ * Records of a CSV text in batches (one per decoded chunk), parsed by papaparse's core parser over text decoded before
+ * parsing. A record still open after `limits.recordChars` characters stops the read with the line it started on: an
+ * opening quote never closed would otherwise swallow the rest of the file.
+ */
+async function* csvRecords(file: string, fmt: CsvFormat, limits: ReadLimits): AsyncGenerator<RecordBatch> {
+  const parser = new Papa.Parser({ delimiter: fmt.delimiter, newline: fmt.newline, quoteChar: '"' });
+  let partial = '';
+  let consumed = 0;
+  let recordNo = 1;
+  for await (const chunk of decodeFile(file, fmt.encoding)) {
+    const input = partial.length > 0 ? partial + chunk : chunk;
+    const res = parser.parse(input, 0, true) as { data: string[][]; meta: { cursor: number } };
+    const cursor = res.meta.cursor;
+    partial = cursor === 0 ? input : input.slice(cursor);
+    consumed += cursor;
+    if (partial.length > limits.cellChars) {
+      const open = openQuote(partial, fmt.delimiter);
+      if (open >= 0 && partial.length - open > limits.cellChars) {
+        const line = await lineAtChar(file, fmt, consumed + open);
+        throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the quote (") opened on line ${line} is still open ${limits.cellChars} characters later — it is most likely never closed; fix that cell and export again`);
+      }
+      if (partial.length > limits.recordChars) {
+        const line = await lineAtChar(file, fmt, consumed);
+        throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: the record starting on line ${line} is longer than ${limits.recordChars} characters`);
+      }
     }
-    throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: ${e.message}`, { cause: err });
-  };
+    if (res.data.length > 0) {
+      yield { records: res.data, first: recordNo, replaced: chunk.includes('\uFFFD') };
+      recordNo += res.data.length;
+    }
+  }
+  if (partial.length > 0) {
+    const res = parser.parse(partial, 0, false) as { data: string[][]; errors: { code: string }[] };
+    if (res.data.length > 0) yield { records: res.data, first: recordNo, replaced: partial.includes('\uFFFD') };
+  }
+}
 
-  // Read up to the header row to learn the headers; the rows are read by a second pass that skips them.
+/** Where the quoted field still open at the end of `s` (an unfinished record) starts, or -1 when no field is open. */
+function openQuote(s: string, delimiter: string): number {
+  let fieldStart = true;
+  let open = -1;
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i];
+    if (open >= 0) {
+      if (ch === '"') {
+        if (s[i + 1] === '"') i++;
+        else open = -1;
+      }
+    } else if (fieldStart && ch === '"') {
+      open = i;
+    } else {
+      fieldStart = ch === delimiter || ch === '\n' || ch === '\r';
+    }
+  }
+  return open;
+}
+
+/** The 1-based line of the character at `offset` of the decoded text (only computed when a read fails). */
+async function lineAtChar(file: string, fmt: CsvFormat, offset: number): Promise<number> {
+  const nl = fmt.newline === '\r' ? '\r' : '\n';
+  let line = 1;
+  let seen = 0;
+  for await (const chunk of decodeFile(file, fmt.encoding)) {
+    const part = seen + chunk.length > offset ? chunk.slice(0, offset - seen) : chunk;
+    for (let i = part.indexOf(nl); i !== -1; i = part.indexOf(nl, i + 1)) line++;
+    seen += chunk.length;
+    if (seen >= offset) break;
+  }
+  return line;
+}
+
+// Cheap blank test: only trims when the value starts with whitespace.
+const isBlank = (v: string): boolean => v.length === 0 || (v.charCodeAt(0) <= 32 && v.trim() === '');
+
+/**
+ * Opens a CSV/TSV sheet. Encoding detected and decoded with iconv-lite before parsing; delimiter from the header line;
+ * RFC 4180 quoting (embedded newlines, `""`) by papaparse's core parser, fed pull-wise (the file is read only as fast as
+ * rows are consumed). Row numbers are record numbers — what Excel shows when it opens the file — blank lines counted
+ * but not yielded. Empty or blank cells are null; other cells are returned raw (not trimmed). Ragged rows: missing
+ * cells are null with a ROW_RAGGED warning, non-empty extra cells a ROW_RAGGED error (they would be lost).
+ */
+export async function readCsv(file: string, head: Buffer, options: { headerRow: number; limits: ReadLimits; decimalSeparator?: string }): Promise<Sheet> {
+  const { limits, headerRow } = options;
+  const encoding = await detectFileEncoding(file, head);
+  // The head may end inside a multibyte character: the decoder keeps it for later, so the prefix stays clean.
+  const prefix = iconv.getDecoder(encoding, { stripBOM: true }).write(head);
+  const delimiter = detectDelimiter(lineOf(prefix, headerRow) || lineOf(prefix, 1));
+  const fmt: CsvFormat = { encoding, delimiter, newline: detectNewline(prefix) };
+
   let headers: string[] | null = null;
-  const probe = open();
+  const probe = csvRecords(file, fmt, limits);
   try {
-    let n = 0;
-    for await (const rec of probe as AsyncIterable<{ record: string[] }>) {
-      if (++n === options.headerRow) {
-        headers = rec.record;
+    for await (const b of probe) {
+      if (b.first + b.records.length > headerRow) {
+        headers = b.records[headerRow - b.first]!;
         break;
       }
     }
-  } catch (err) {
-    fail(err);
   } finally {
-    probe.destroy();
+    await probe.return(undefined);
   }
-  if (!headers) throw new ProductSyncError('PS_ERR_FILE_HEADER', `${file}: no header row ${options.headerRow} (the file has fewer records)`);
+  if (!headers || (headers.length === 1 && headers[0] === '')) {
+    throw new ProductSyncError('PS_ERR_FILE_HEADER', `${file}: no header on row ${headerRow} (${headers ? 'the row is empty' : 'the file has fewer rows'})`);
+  }
   if (headers.length > limits.columns) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${headers.length} columns, more than the limit of ${limits.columns}`);
-  const width = headers.length;
   const hdr = headers;
+  const width = hdr.length;
+  const stripCr = fmt.newline === '\n';
+
+  function toRow(record: string[], row: number, replaced: boolean): SheetRow | null {
+    const n = record.length;
+    // A `\r\n` line in a `\n` file leaves a `\r` on its last cell.
+    if (stripCr && n > 0 && record[n - 1]!.endsWith('\r')) record[n - 1] = record[n - 1]!.slice(0, -1);
+    let issues: Issue[] | null = null;
+    const cells: Cell[] = new Array<Cell>(width);
+    let any = false;
+    for (let i = 0; i < width; i++) {
+      const v = i < n ? record[i]! : '';
+      if (isBlank(v)) {
+        cells[i] = null;
+        continue;
+      }
+      any = true;
+      if (v.length > limits.cellChars) {
+        (issues ??= []).push({ row, column: hdr[i] ?? null, field: null, value: `${v.slice(0, 40)}…`, code: 'CELL_TOO_LONG', severity: 'error', message: `cell has ${v.length} characters, more than ${limits.cellChars}` });
+        cells[i] = null;
+        continue;
+      }
+      if (replaced && v.includes('\uFFFD')) {
+        (issues ??= []).push({ row, column: hdr[i] ?? null, field: null, value: v, code: 'ENCODING_REPLACED', severity: 'error', message: `the cell holds � where bytes were not valid ${encoding} text (in this file or in an earlier conversion): save the sheet as CSV UTF-8 and export again` });
+      }
+      cells[i] = v;
+    }
+    let extra: string[] | null = null;
+    for (let i = width; i < n; i++) if (!isBlank(record[i]!)) (extra ??= []).push(record[i]!);
+    if (!any && !extra) return null;
+    if (n < width) {
+      (issues ??= []).push({ row, column: null, field: null, value: null, code: 'ROW_RAGGED', severity: 'warning', message: `row has ${n} cells, the header ${width}: the missing ones are read as empty` });
+    } else if (extra) {
+      (issues ??= []).push({ row, column: null, field: null, value: extra.join(delimiter), code: 'ROW_RAGGED', severity: 'error', message: `row has ${n} cells, the header ${width}: the extra cells would be lost (a delimiter inside an unquoted cell?)` });
+    }
+    return { row, cells, issues: issues ?? [] };
+  }
 
   async function* rows(): AsyncGenerator<SheetRow> {
-    const stream = open();
-    let recordNo = 0;
     let dataRows = 0;
-    try {
-      for await (const { record } of stream as AsyncIterable<{ record: string[] }>) {
-        recordNo++;
-        if (recordNo <= options.headerRow) continue;
-        if (record.every(blank)) continue;
-        if (++dataRows > limits.rows) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: more than ${limits.rows} rows`);
-        const issues: Issue[] = [];
-        const row = recordNo;
-        if (record.length !== width) {
-          const extra = record.slice(width).filter((v) => !blank(v));
-          if (record.length < width || extra.length > 0) {
-            issues.push({
-              row, column: null, field: null, value: extra.length > 0 ? extra.join(delimiter) : null, code: 'ROW_RAGGED',
-              severity: extra.length > 0 ? 'error' : 'warning',
-              message: record.length < width ? `row has ${record.length} cells, the header ${width}: the missing ones are read as empty` : `row has ${record.length} cells, the header ${width}: the extra cells would be lost (a delimiter inside an unquoted cell?)`,
-            });
-          }
-        }
-        const cells: Cell[] = new Array(width);
-        for (let i = 0; i < width; i++) {
-          const v = record[i];
-          if (v === undefined || blank(v)) {
-            cells[i] = null;
-            continue;
-          }
-          if (v.length > limits.cellChars) {
-            issues.push({ row, column: hdr[i] ?? null, field: null, value: `${v.slice(0, 40)}…`, code: 'CELL_TOO_LONG', severity: 'error', message: `cell has ${v.length} characters, more than ${limits.cellChars}` });
-            cells[i] = null;
-            continue;
-          }
-          if (v.includes('\uFFFD')) {
-            issues.push({ row, column: hdr[i] ?? null, field: null, value: v, code: 'ENCODING_REPLACED', severity: 'warning', message: `bytes that are not valid ${encoding} were replaced by �: save the file as UTF-8` });
-          }
-          cells[i] = v;
-        }
-        yield { row, cells, issues };
+    for await (const b of csvRecords(file, fmt, limits)) {
+      const recs = b.records;
+      for (let k = 0; k < recs.length; k++) {
+        const row = b.first + k;
+        if (row <= headerRow) continue;
+        const r = toRow(recs[k]!, row, b.replaced);
+        if (!r) continue;
+        if (++dataRows > limits.rows) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: more than ${limits.rows} data rows`);
+        yield r;
       }
-    } catch (err) {
-      if (err instanceof ProductSyncError) throw err;
-      fail(err);
-    } finally {
-      stream.destroy();
     }
   }
 
-  return { file, format: 'csv', headerRow: options.headerRow, headers, rows: rows(), info: { encoding, delimiter: delimiter === '\t' ? 'tab' : delimiter } };
+  const info: Record<string, string | number | boolean> = { encoding, delimiter: delimiter === '\t' ? 'tab' : delimiter, newline: JSON.stringify(fmt.newline).slice(1, -1) };
+  if (options.decimalSeparator) info.decimalSeparator = options.decimalSeparator;
+  return { file, format: 'csv', headerRow, headers, rows: rows(), info };
 }

@@ -13,6 +13,8 @@ export interface OpenSheetOptions {
   /** 1-based row of the header (default 1). */
   headerRow?: number;
   limits?: Partial<ReadLimits>;
+  /** The sheet's decimal separator as the mapping names it; recorded in `info` for the report. */
+  decimalSeparator?: string;
 }
 
 /**
@@ -32,5 +34,5 @@ export async function openSheet(file: string, options: OpenSheetOptions = {}): P
   if (/\.xlsx?$/i.test(file)) {
     throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: named like a workbook but holds text; if it is a CSV, rename it .csv`);
   }
-  return readCsv(file, head, { headerRow, limits });
+  return readCsv(file, head, { headerRow, limits, ...(options.decimalSeparator ? { decimalSeparator: options.decimalSeparator } : {}) });
 }

@@ -1,0 +1,58 @@
+// Generated product sheets for the read benchmarks: ~25 columns of the kind suppliers send (GTIN-14 with its check
+// digit, names with quotes, accents and `;`, decimal commas, lists, a uuid, dates). Written once into bench/.data/.
+import { createWriteStream, existsSync, mkdirSync, renameSync } from 'node:fs';
+import { once } from 'node:events';
+import { dirname } from 'node:path';
+import ExcelJS from 'exceljs';
+
+/** The 25 headers of the generated sheets (French, as suppliers write them). */
+export const HEADERS = ['GTIN', 'Désignation', 'Marque', 'Poids net', 'Unité', 'Pays', 'Statut', 'Code douanier', 'Fournisseur', 'Gamme',
+  'Variante', 'Nom fonctionnel', 'Début saison', 'Fin saison', 'Commentaire', 'Description', 'Format', 'Multipack', 'Langue',
+  'Réf. enseigne', 'Catégorie', 'Prix', 'Note', 'Température', 'Allergènes'];
+
+/** A GTIN-14 (digits, with a valid mod-10 check digit) numbered `i`. */
+export function gtin14(i: number): string {
+  const body = `0350${String(i).padStart(9, '0')}`;
+  let sum = 0;
+  for (let k = 0; k < body.length; k++) sum += Number(body[body.length - 1 - k]) * (k % 2 === 0 ? 3 : 1);
+  return body + ((10 - (sum % 10)) % 10);
+}
+
+/** Row `i` of the generated sheet, as text cells. */
+export function productRow(i: number): string[] {
+  return [gtin14(i), `Biscuits "pur beurre" n°${i}, sachet`, `Marque ${i % 300}`, `${(i % 900) + 100},5`, i % 3 ? 'g' : 'kg', i % 2 ? 'France' : 'IT',
+    'Actif', '1905', '3f0c2b1e-9d0a-4c5e-8b7a-2f3d4e5a6b7c', 'Épicerie sucrée', 'Nature', 'Biscuit sec', '2025-01-01', '2025-12-31',
+    `Commentaire ${i}`, 'Biscuits sablés au beurre frais, cuits au four', 'Sachet', 'non', 'fr', `R${i}`, 'Biscuiterie', `${(i % 50) + 1},99`, '',
+    'Ambiante', 'gluten; lait; œufs'];
+}
+
+/** Writes a `;`-separated UTF-8 CSV of `rows` products at `file` unless it exists (RFC 4180 quoting). */
+export async function ensureCsv(file: string, rows: number): Promise<void> {
+  if (existsSync(file)) return;
+  mkdirSync(dirname(file), { recursive: true });
+  const tmp = `${file}.tmp`;
+  const out = createWriteStream(tmp);
+  const q = (v: string) => (/[;"\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+  out.write(`${HEADERS.join(';')}\n`);
+  for (let i = 0; i < rows; i++) if (!out.write(`${productRow(i).map(q).join(';')}\n`)) await once(out, 'drain');
+  out.end();
+  await once(out, 'finish');
+  renameSync(tmp, file);
+}
+
+/** Writes an XLSX of `rows` products at `file` unless it exists (GTINs as numbers, the way Excel keeps typed barcodes). */
+export async function ensureXlsx(file: string, rows: number): Promise<void> {
+  if (existsSync(file)) return;
+  mkdirSync(dirname(file), { recursive: true });
+  const tmp = `${file}.tmp.xlsx`;
+  const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: tmp, useSharedStrings: true });
+  const ws = wb.addWorksheet('Produits');
+  ws.addRow(HEADERS).commit();
+  for (let i = 0; i < rows; i++) {
+    const r: (string | number)[] = productRow(i);
+    r[0] = Number(r[0]);
+    ws.addRow(r).commit();
+  }
+  await wb.commit();
+  renameSync(tmp, file);
+}

@@ -1,0 +1,98 @@
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import iconv from 'iconv-lite';
+
+/** The encodings CSV/TSV files are decoded from. */
+export type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';
+
+/** How far into a BOM-less file the detector looks for its first non-ASCII byte (then it decides on the bytes there). */
+export const ENCODING_LOOKAHEAD_BYTES = 16 * 1024 * 1024;
+
+/**
+ * What a window of bytes says: 'utf-8' when it holds at least one well-formed UTF-8 multibyte sequence (invalid bytes
+ * beside them are then damage, reported later as U+FFFD), 'windows-1252' when it holds high bytes but no such sequence,
+ * 'ascii' when it holds no high byte. A sequence cut by the end of the window is ignored.
+ */
+function verdict(b: Buffer): TextEncoding | 'ascii' {
+  let valid = 0;
+  let invalid = 0;
+  for (let i = 0; i < b.length; i++) {
+    const x = b[i]!;
+    if (x < 0x80) continue;
+    const len = x >= 0xc2 && x <= 0xdf ? 2 : x >= 0xe0 && x <= 0xef ? 3 : x >= 0xf0 && x <= 0xf4 ? 4 : 0;
+    if (len === 0) {
+      invalid++;
+      continue;
+    }
+    if (i + len > b.length) break;
+    let ok = true;
+    for (let k = 1; k < len; k++) if ((b[i + k]! & 0xc0) !== 0x80) ok = false;
+    if (ok) {
+      valid++;
+      i += len - 1;
+    } else invalid++;
+  }
+  return valid > 0 ? 'utf-8' : invalid > 0 ? 'windows-1252' : 'ascii';
+}
+
+/**
+ * Encoding from the bytes: a BOM decides (UTF-8, UTF-16 LE/BE — Excel's "Unicode Text"); otherwise the 64 KB from the
+ * first non-ASCII byte decide: any well-formed UTF-8 multibyte sequence → UTF-8, only stray high bytes → Windows-1252.
+ */
+export function detectEncoding(head: Buffer): TextEncoding | 'ascii' {
+  if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) return 'utf-8';
+  if (head[0] === 0xff && head[1] === 0xfe) return 'utf-16le';
+  if (head[0] === 0xfe && head[1] === 0xff) return 'utf-16be';
+  const first = head.findIndex((x) => x >= 0x80);
+  if (first < 0) return 'ascii';
+  return verdict(head.subarray(first, first + 65_536));
+}
+
+/**
+ * Encoding of a text file. Policy: BOM first; else the bytes around the first non-ASCII byte, looked for up to
+ * ENCODING_LOOKAHEAD_BYTES into the file (a Windows-1252 file whose accents start on row 5 000 is still seen as
+ * such); a pure-ASCII prefix of that size is read as UTF-8. Bytes that are not valid in the chosen encoding further on
+ * become U+FFFD and the reader reports each cell holding one (ENCODING_REPLACED, an error: the value is damaged).
+ */
+export async function detectFileEncoding(file: string, head: Buffer): Promise<TextEncoding> {
+  const quick = detectEncoding(head);
+  if (quick !== 'ascii') return quick;
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(1024 * 1024);
+    for (let pos = head.length; pos < ENCODING_LOOKAHEAD_BYTES; ) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+      if (bytesRead === 0) break;
+      const b = buf.subarray(0, bytesRead);
+      const first = b.findIndex((x) => x >= 0x80);
+      if (first >= 0) {
+        const { bytesRead: n } = await fh.read(buf, 0, 65_536, pos + first);
+        const v = verdict(buf.subarray(0, n));
+        return v === 'ascii' ? 'utf-8' : v;
+      }
+      pos += bytesRead;
+    }
+    return 'utf-8';
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * The file's text in chunks, decoded with an iconv-lite streaming decoder (a multibyte character split between two
+ * reads is joined, never corrupted), BOM removed. Pulled: the file is read only as fast as the caller iterates.
+ */
+export async function* decodeFile(file: string, encoding: TextEncoding, chunkBytes = 256 * 1024): AsyncGenerator<string> {
+  const decoder = iconv.getDecoder(encoding, { stripBOM: true });
+  const stream = createReadStream(file, { highWaterMark: chunkBytes });
+  try {
+    for await (const buf of stream as AsyncIterable<Buffer>) {
+      const s = decoder.write(buf);
+      if (s) yield s;
+    }
+    const rest = decoder.end();
+    if (rest) yield rest;
+  } finally {
+    stream.destroy();
+  }
+}
