@@ -64,6 +64,8 @@ export async function contextFromConfig(
   let redis: Redis | null = null;
   if (opts.useRedis) {
     redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    // The cache degrades to in-process on errors (reference-cache.ts); the connection's own errors are expected then.
+    redis.on('error', () => undefined);
     try {
       await redis.connect();
     } catch (err) {

@@ -1,0 +1,148 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { importQueueClient } from '../../src/queue/enqueue.ts';
+import { startWorkers } from '../../src/queue/workers.ts';
+import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { freePort } from '../global-setup.ts';
+import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+
+const owner = DEMO_COMPANY_ID;
+let sandbox: RunningSandbox;
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+/** A redis-server of this test's own, with AOF, that can be stopped and started again on the same port and data. */
+async function ownRedis(dir: string): Promise<{ url: string; start(): Promise<void>; stop(signal?: NodeJS.Signals): Promise<void> }> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const ping = async () => {
+    const { Redis } = await import('ioredis');
+    for (let i = 0; i < 100; i++) {
+      const r = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      try {
+        await r.connect();
+        if ((await r.ping()) === 'PONG') return r.disconnect();
+      } catch {
+        r.disconnect();
+      }
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    throw new Error('redis did not start');
+  };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async start() {
+      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], { stdio: 'ignore' });
+      await ping();
+    },
+    async stop(signal = 'SIGKILL') {
+      const c = child;
+      if (!c) return;
+      const exited = new Promise((r) => c.once('exit', r));
+      c.kill(signal);
+      await exited;
+      child = undefined;
+    },
+  };
+}
+
+function env(dir: string, redisUrl: string): Record<string, string> {
+  return {
+    PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REDIS_URL: redisUrl, QUEUE_PREFIX: 'ps-faults',
+    REPORT_DIR: join(dir, 'reports'), UPLOAD_DIR: join(dir, 'uploads'), API_CONCURRENCY: '4', LOG_LEVEL: 'silent',
+  };
+}
+
+function oneItemPerGtin(rows: number): void {
+  const items = sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
+  expect(items).toHaveLength(rows);
+  expect(new Set(items.map((t) => t.gtin)).size).toBe(rows);
+}
+
+describe('queue mode under infrastructure faults', () => {
+  it('survives a Redis restart (AOF) in the middle of an import', async () => {
+    sandbox.handle.reset();
+    sandbox.handle.setFaults({ latencyMs: [5, 15], seed: 9 });
+    const dir = mkdtempSync(join(tmpdir(), 'ps-aof-'));
+    const redis = await ownRedis(dir);
+    await redis.start();
+    const e = env(dir, redis.url);
+    const { file, mapping } = writeProductSheet(dir, 400, { owner });
+    const workers = await startWorkers(loadConfig(e), { jobsDir: join(dir, 'no-jobs'), chunkSize: 25, lockDurationMs: 3000 });
+    const client = importQueueClient(loadConfig(e));
+    try {
+      const { jobId } = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
+      await new Promise((r) => setTimeout(r, 700));
+      await redis.stop('SIGKILL');
+      await new Promise((r) => setTimeout(r, 500));
+      await redis.start();
+      const result = await client.wait(jobId, 90_000);
+      expect(result.summary.counts.rows).toBe(400);
+      expect(result.summary.counts.failed + result.summary.counts.notAttempted).toBe(0);
+      oneItemPerGtin(400);
+    } finally {
+      await client.close();
+      await workers.close();
+      await redis.stop();
+      sandbox.handle.setFaults({});
+    }
+  }, 120_000);
+
+  it('two workers and two feeds importing the same GTIN make one item', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-two-feeds-'));
+    const redis = await ownRedis(dir);
+    await redis.start();
+    const e = env(dir, redis.url);
+    const jobs = join(dir, 'jobs');
+    mkdirSync(jobs);
+    for (const feed of ['acme', 'bravo']) {
+      const drop = join(dir, feed);
+      mkdirSync(drop);
+      // Rows 0-49 in both feeds (same GTINs), plus 10 of each feed's own.
+      const lines = ['GTIN;Désignation;Poids net;Unité'];
+      for (let i = 0; i < 50; i++) lines.push(`${testGtin(i)};Biscuits au beurre ${i};100;g`);
+      for (let i = 0; i < 10; i++) lines.push(`${testGtin(i, feed === 'acme' ? '035001' : '035002')};${feed} ${i};100;g`);
+      writeFileSync(join(drop, `${feed}-1.csv`), `${lines.join('\n')}\n`);
+      writeFileSync(join(jobs, `${feed}.yaml`), `schedule: "0 3 * * *"\nsource: { dir: ${drop}, pattern: "${feed}-*.csv" }\nmapping: ${join(dir, 'products.yaml')}\n`);
+    }
+    writeProductSheet(dir, 1, { owner, file: 'unused.csv' });
+    const spawnWorker = () => spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', jobs], { env: { ...process.env, ...e }, stdio: 'ignore' });
+    const a = spawnWorker();
+    const b = spawnWorker();
+    const client = importQueueClient(loadConfig(e));
+    try {
+      await new Promise((r) => setTimeout(r, 2500));
+      for (const feed of ['acme', 'bravo']) {
+        const run = spawn(process.execPath, ['bin/product-sync.mjs', 'feeds', 'run', feed, '--jobs-dir', jobs], { env: { ...process.env, ...e }, stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        run.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+        expect(await new Promise((r) => run.once('exit', r)), stderr).toBe(0);
+      }
+      // Both feed ticks enqueue an import; wait until both are done.
+      for (let i = 0; i < 300; i++) {
+        const done = await client.queue.getJobCountByTypes('completed');
+        if (done >= 2) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const runs = await client.queue.getJobs(['completed']);
+      expect(runs).toHaveLength(2);
+      for (const r of runs) expect(r.returnvalue.summary.counts.failed).toBe(0);
+      oneItemPerGtin(70);
+    } finally {
+      a.kill('SIGTERM');
+      b.kill('SIGTERM');
+      await client.close();
+      await redis.stop();
+    }
+  }, 90_000);
+});
