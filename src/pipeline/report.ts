@@ -86,15 +86,15 @@ class CsvFile {
   }
 }
 
-/** An XLSX file written by exceljs's streaming writer; every value is text (format '@') so identifiers keep their zeros. */
+/** An XLSX file written by exceljs's streaming writer; every value is a string cell, so identifiers keep their zeros. */
 class XlsxFile {
   readonly #wb: ExcelJS.stream.xlsx.WorkbookWriter;
   readonly #ws: ExcelJS.Worksheet;
   constructor(readonly tmp: string, readonly final: string, sheetName: string, header: readonly string[]) {
-    this.#wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: tmp, useStyles: true, useSharedStrings: false });
+    // No styles: they double the writing time of a 100 000-row report, and string cells already keep leading zeros.
+    this.#wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: tmp, useStyles: false, useSharedStrings: false });
     this.#ws = this.#wb.addWorksheet(sheetName, { views: [{ state: 'frozen', ySplit: 1 }] });
-    this.#ws.columns = header.map((h) => ({ header: h, key: h, width: Math.min(60, Math.max(12, h.length + 2)), style: { numFmt: '@' } }));
-    this.#ws.getRow(1).font = { bold: true };
+    this.#ws.columns = header.map((h) => ({ header: h, key: h, width: Math.min(60, Math.max(12, h.length + 2)) }));
     this.#ws.getRow(1).commit();
   }
   line(values: readonly string[]): void {
