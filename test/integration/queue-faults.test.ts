@@ -139,8 +139,9 @@ describe('queue mode under infrastructure faults', () => {
       for (const r of runs) expect(r.returnvalue.summary.counts.failed).toBe(0);
       oneItemPerGtin(70);
     } finally {
-      a.kill('SIGTERM');
-      b.kill('SIGTERM');
+      // SIGKILL: this test is not about shutdown, and a worker must not outlive it.
+      a.kill('SIGKILL');
+      b.kill('SIGKILL');
       await client.close();
       await redis.stop();
     }
