@@ -1,107 +1,188 @@
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import ExcelJS from 'exceljs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ProductSyncError } from '../src/errors.ts';
 import { openSheet } from '../src/pipeline/read-sheet.ts';
-import type { SheetRow } from '../src/pipeline/types.ts';
+import { fixtureDir, handZip, readAll, readError, writeWorkbook } from './fixtures/sheets.ts';
 
-const require = createRequire(import.meta.url);
-const dir = mkdtempSync(join(tmpdir(), 'ps-read-'));
-const write = (name: string, data: string | Buffer) => {
-  const f = join(dir, name);
-  writeFileSync(f, data);
-  return f;
-};
-async function all(file: string, opts = {}): Promise<{ headers: string[]; rows: SheetRow[]; info: Record<string, unknown> }> {
-  const s = await openSheet(file, opts);
-  const rows: SheetRow[] = [];
-  for await (const r of s.rows) rows.push(r);
-  return { headers: s.headers, rows, info: s.info };
-}
-async function fails(file: string, code: string, text: RegExp): Promise<void> {
-  const err = await openSheet(file).then(async (s) => { for await (const _ of s.rows) void _; return null; }, (e: unknown) => e);
+const { dir, write } = fixtureDir('ps-read-xlsx-');
+
+async function expectFailure(file: string, code: string, text: RegExp, opts = {}): Promise<void> {
+  const err = await readError(file, opts);
   expect(err).toBeInstanceOf(ProductSyncError);
   expect((err as ProductSyncError).code).toBe(code);
+  expect((err as Error).message).toContain(file);
   expect((err as Error).message).toMatch(text);
 }
 
-describe('XLSX reader', () => {
-  async function workbook(name: string, build: (wb: ExcelJS.Workbook) => void): Promise<string> {
-    const wb = new ExcelJS.Workbook();
-    build(wb);
-    const f = join(dir, name);
-    await wb.xlsx.writeFile(f);
-    return f;
-  }
+const WORKBOOK_XML = '<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>';
+const RELS_XML = '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>';
+const sheetXml = (rows: string) => `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${rows}</sheetData></worksheet>`;
 
-  it('reads values as the pipeline needs them: long ids exact, rich text joined, formulas cached, errors as issues, dates', async () => {
-    const f = await workbook('values.xlsx', (wb) => {
+describe('XLSX reader', () => {
+  it('reads values as the pipeline needs them: long ids exact, rich text joined, formulas cached, errors as issues, dates, booleans', async () => {
+    const f = await writeWorkbook(dir, 'values.xlsx', (wb) => {
       wb.addWorksheet('Hidden', { state: 'hidden' }).addRow(['nope']);
       const ws = wb.addWorksheet('Produits');
-      ws.addRow(['Code-barres', 'Nom', 'Prix', 'Erreur', 'Date']);
-      ws.addRow([5601234567891, { richText: [{ text: 'Pâte ' }, { text: 'à tartiner', font: { bold: true } }] }, { formula: '1+1', result: 2 }, { error: '#N/A' }, new Date(Date.UTC(2025, 3, 3))]);
-      ws.addRow([12345678901234, { text: 'Lien', hyperlink: 'https://example.org' }, 3.5, null, null]);
+      ws.addRow(['Code-barres', 'Nom', 'Prix', 'Erreur', 'Date', 'Bio', ' Réf ']);
+      ws.addRow([5601234567891, { richText: [{ text: 'Pâte ' }, { text: 'à tartiner', font: { bold: true } }] }, { formula: '1+1', result: 2 }, { error: '#N/A' }, new Date(Date.UTC(2025, 3, 3)), true, 'a_x000D_b']);
+      ws.addRow([9007199254740991, { text: 'Lien', hyperlink: 'https://example.org' }, 3.5, { formula: 'NA()', result: { error: '#N/A' } }, null, false, '  ']);
     });
-    const { headers, rows, info } = await all(f);
-    expect(info.sheet).toBe('Produits');
-    expect(headers).toEqual(['Code-barres', 'Nom', 'Prix', 'Erreur', 'Date']);
-    expect(rows[0]!.cells.slice(0, 3)).toEqual([5601234567891, 'Pâte à tartiner', 2]);
-    expect(rows[0]!.issues).toEqual([expect.objectContaining({ code: 'CELL_ERROR', column: 'Erreur', value: '#N/A' })]);
-    expect((rows[0]!.cells[4] as Date).toISOString().slice(0, 10)).toBe('2025-04-03');
-    expect(String(rows[1]!.cells[0])).toBe('12345678901234');
-    expect(rows[1]!.cells[1]).toBe('Lien');
+    const { headers, rows, info, sheetName } = await readAll(f);
+    expect(sheetName).toBe('Produits');
+    expect(info).toMatchObject({ sheet: 'Produits', dateSystem: '1900' });
+    expect(headers).toEqual(['Code-barres', 'Nom', 'Prix', 'Erreur', 'Date', 'Bio', ' Réf ']);
+    expect(rows[0]!.cells).toEqual([5601234567891, 'Pâte à tartiner', 2, null, new Date(Date.UTC(2025, 3, 3)), true, 'a\rb']);
+    expect(rows[0]!.issues).toEqual([expect.objectContaining({ row: 2, code: 'CELL_ERROR', column: 'Erreur', value: '#N/A', severity: 'error' })]);
+    expect(String(rows[1]!.cells[0])).toBe('9007199254740991');
+    expect(rows[1]!.cells.slice(1, 4)).toEqual(['Lien', 3.5, null]);
+    expect(rows[1]!.cells[6]).toBeNull();
+    expect(rows[1]!.issues).toEqual([expect.objectContaining({ row: 3, code: 'CELL_ERROR', column: 'Erreur' })]);
   });
 
-  it('picks a worksheet by name and a header on another row', async () => {
-    const f = await workbook('two.xlsx', (wb) => {
+  it('honours the 1904 date system', async () => {
+    const f = await writeWorkbook(dir, '1904.xlsx', (wb) => {
+      wb.properties.date1904 = true;
+      const ws = wb.addWorksheet('S');
+      ws.addRow(['Date']);
+      ws.addRow([new Date(Date.UTC(2025, 0, 31))]);
+      ws.getCell('A2').numFmt = 'yyyy-mm-dd';
+    });
+    const { rows, info } = await readAll(f);
+    expect(info.dateSystem).toBe('1904');
+    expect(rows[0]!.cells[0]).toEqual(new Date(Date.UTC(2025, 0, 31)));
+  });
+
+  it('picks a worksheet by name (case and spaces ignored) and a header on another row', async () => {
+    const f = await writeWorkbook(dir, 'two.xlsx', (wb) => {
       wb.addWorksheet('A').addRow(['x']);
       const b = wb.addWorksheet('Catalogue');
       b.addRow(['Groupe', '', '']);
       b.addRow(['EAN', 'Nom', 'Marque']);
       b.addRow(['3017620422003', 'Nutella', 'Ferrero']);
     });
-    const { headers, rows } = await all(f, { sheet: 'catalogue', headerRow: 2 });
+    const { headers, rows } = await readAll(f, { sheet: ' catalogue', headerRow: 2 });
     expect(headers).toEqual(['EAN', 'Nom', 'Marque']);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]!.row).toBe(3);
-    await expect(openSheet(f, { sheet: 'Nope' })).rejects.toThrow(/no worksheet named "Nope".*A, Catalogue/);
+    expect(rows).toEqual([{ row: 3, cells: ['3017620422003', 'Nutella', 'Ferrero'], issues: [] }]);
+    await expectFailure(f, 'PS_ERR_FILE_HEADER', /no worksheet named "Nope".*A, Catalogue/, { sheet: 'Nope' });
+    await expectFailure(f, 'PS_ERR_FILE_HEADER', /no header on row 5/, { sheet: 'Catalogue', headerRow: 5 });
   });
 
-  it('refuses a zip bomb, a truncated workbook and entity declarations', async () => {
-    const JSZip = require('jszip');
-    const bomb = new JSZip();
-    bomb.file('xl/workbook.xml', '<workbook/>');
-    bomb.file('xl/worksheets/sheet1.xml', Buffer.alloc(60 * 1024 * 1024));
-    writeFileSync(join(dir, 'bomb.xlsx'), await bomb.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' }));
-    await fails(join(dir, 'bomb.xlsx'), 'PS_ERR_FILE_TOO_LARGE', /zip bomb/);
+  it('applies the merged-cell and hidden-row policies with warnings', async () => {
+    const f = await writeWorkbook(dir, 'merged.xlsx', (wb) => {
+      const ws = wb.addWorksheet('S');
+      ws.addRow(['GTIN', 'Nom', '', 'Marque']);
+      ws.mergeCells('B1:C1');
+      ws.addRow(['1', 'Biscuit', 'x', 'Lu']);
+      ws.addRow(['2', 'Gaufre', null, null]);
+      ws.mergeCells('D2:D3');
+      ws.addRow(['3', 'Cachée', null, 'Lu']);
+      ws.getRow(4).hidden = true;
+      ws.getColumn(3).hidden = true;
+    });
+    const { headers, rows, info } = await readAll(f);
+    expect(headers).toEqual(['GTIN', 'Nom', '', 'Marque']);
+    expect(info).toMatchObject({ mergedRanges: 2, hiddenRows: 1 });
+    expect(rows[0]!.issues.map((i) => [i.code, i.row, i.column])).toEqual([['MERGED_HEADER', 1, 'Nom'], ['HIDDEN_COLUMN', 1, 'C']]);
+    expect(rows[1]!.cells).toEqual(['2', 'Gaufre', null, null]);
+    expect(rows[1]!.issues).toEqual([expect.objectContaining({ row: 3, code: 'MERGED_CELL', column: 'Marque', value: 'D2:D3', severity: 'warning' })]);
+    expect(rows[2]!.issues).toEqual([expect.objectContaining({ row: 4, code: 'ROW_HIDDEN', severity: 'warning' })]);
+  });
 
-    const good = await workbook('cut.xlsx', (wb) => wb.addWorksheet('S').addRow(['a']));
-    const bytes = require('node:fs').readFileSync(good) as Buffer;
-    await fails(write('truncated.xlsx', bytes.subarray(0, Math.floor(bytes.length / 2))), 'PS_ERR_FILE_UNREADABLE', /truncated/);
+  it('keeps header names as strings in an array, never as object keys', async () => {
+    const f = await writeWorkbook(dir, 'proto.xlsx', (wb) => {
+      const ws = wb.addWorksheet('S');
+      ws.addRow(['__proto__', 'constructor', 2025]);
+      ws.addRow(['a', 'b', 'c']);
+    });
+    const { headers, rows } = await readAll(f);
+    expect(headers).toEqual(['__proto__', 'constructor', '2025']);
+    expect(rows[0]!.cells).toEqual(['a', 'b', 'c']);
+  });
 
-    const xxe = new JSZip();
-    xxe.file('xl/workbook.xml', '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY lol "lol">]><workbook/>');
-    writeFileSync(join(dir, 'xxe.xlsx'), await xxe.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' }));
-    await fails(join(dir, 'xxe.xlsx'), 'PS_ERR_FILE_TYPE', /entities/);
+  it('refuses zip bombs, whether their sizes are declared or hidden, before holding them in memory', async () => {
+    const zeros = Buffer.alloc(60 * 1024 * 1024);
+    const parts = [{ name: 'xl/workbook.xml', data: WORKBOOK_XML }, { name: 'xl/_rels/workbook.xml.rels', data: RELS_XML }];
+    await expectFailure(write('declared.xlsx', handZip([...parts, { name: 'xl/worksheets/sheet1.xml', data: zeros }])), 'PS_ERR_FILE_TOO_LARGE', /zip bomb/);
+    await expectFailure(write('lying.xlsx', handZip([...parts, { name: 'xl/worksheets/sheet1.xml', data: zeros, declaredSize: 1000 }])), 'PS_ERR_FILE_TOO_LARGE', /inflates past the size its zip entry declares/);
+    const ok = handZip([...parts, { name: 'xl/worksheets/sheet1.xml', data: sheetXml('<row r="1"><c r="A1" t="inlineStr"><is><t>GTIN</t></is></c></row>') }]);
+    await expectFailure(write('budget.xlsx', ok), 'PS_ERR_FILE_TOO_LARGE', /once unzipped/, { limits: { unzippedBytes: 300 } });
+  });
+
+  it('reads a minimal hand-made workbook (inline strings, no styles, no shared strings)', async () => {
+    const f = write('minimal.xlsx', handZip([
+      { name: 'xl/workbook.xml', data: WORKBOOK_XML },
+      { name: 'xl/_rels/workbook.xml.rels', data: RELS_XML },
+      { name: 'xl/worksheets/sheet1.xml', data: sheetXml('<row r="1"><c r="A1" t="inlineStr"><is><t>GTIN</t></is></c><c r="B1" t="inlineStr"><is><t>Nom</t></is></c></row><row r="3"><c r="A3"><v>3017620422003</v></c><c r="B3" t="inlineStr"><is><t>Pâte</t></is></c></row>') },
+    ]));
+    const { headers, rows } = await readAll(f);
+    expect(headers).toEqual(['GTIN', 'Nom']);
+    expect(rows).toEqual([{ row: 3, cells: [3017620422003, 'Pâte'], issues: [] }]);
+  });
+
+  it('refuses a truncated or incomplete workbook, entity declarations anywhere in a part, and zips that are not workbooks', async () => {
+    const good = await writeWorkbook(dir, 'cut.xlsx', (wb) => wb.addWorksheet('S').addRow(['a']));
+    const bytes = readFileSync(good);
+    await expectFailure(write('truncated.xlsx', bytes.subarray(0, Math.floor(bytes.length / 2))), 'PS_ERR_FILE_UNREADABLE', /truncated/);
+    await expectFailure(write('incomplete.xlsx', handZip([{ name: 'xl/worksheets/sheet1.xml', data: sheetXml('') }])), 'PS_ERR_FILE_UNREADABLE', /workbook\.xml is missing/);
+    await expectFailure(write('xxe.xlsx', handZip([{ name: 'xl/workbook.xml', data: '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY lol "lol">]><workbook/>' }])), 'PS_ERR_FILE_TYPE', /entities/);
+    const late = `<?xml version="1.0"?>${' '.repeat(3 * 1024 * 1024)}<!DOCTYPE sst [<!ENTITY a "aaaa">]><sst/>`;
+    await expectFailure(write('late-xxe.xlsx', handZip([{ name: 'xl/workbook.xml', data: WORKBOOK_XML }, { name: 'xl/_rels/workbook.xml.rels', data: RELS_XML }, { name: 'xl/sharedStrings.xml', data: late }, { name: 'xl/worksheets/sheet1.xml', data: sheetXml('') }])), 'PS_ERR_FILE_TYPE', /sharedStrings\.xml declares XML entities/);
+    await expectFailure(write('doc.xlsx', handZip([{ name: 'word/document.xml', data: '<w:document/>' }])), 'PS_ERR_FILE_TYPE', /Word document/);
+  });
+
+  it('opens lazily: rows come one by one', async () => {
+    const f = await writeWorkbook(dir, 'lazy.xlsx', (wb) => {
+      const ws = wb.addWorksheet('S');
+      ws.addRow(['n']);
+      for (let i = 0; i < 2000; i++) ws.addRow([i]);
+    });
+    const sheet = await openSheet(f);
+    const it = sheet.rows[Symbol.asyncIterator]();
+    expect((await it.next()).value).toEqual({ row: 2, cells: [0], issues: [] });
+    await it.return?.();
+    await expectFailure(f, 'PS_ERR_FILE_TOO_LARGE', /more than 100 data rows/, { limits: { rows: 100 } });
   });
 });
 
-// The shared edge-case workbooks sit beside the clone (../shared) on developer machines and in CI.
-const edgeDir = new URL('../../shared/data/xlsx-edge/', import.meta.url);
-describe.runIf(existsSync(edgeDir))('shared xlsx edge cases', () => {
-  it('reads each workbook or refuses it with a clear file-level error — never a crash', async () => {
-    for (const f of readdirSync(edgeDir)) {
-      const file = new URL(f, edgeDir).pathname;
-      try {
-        const { rows } = await all(file);
-        expect(Array.isArray(rows)).toBe(true);
-      } catch (err) {
+// The shared workbooks sit beside the clone (../shared) on developer machines and in CI; skipped where they are absent.
+const shared = new URL('../../shared/data/', import.meta.url);
+describe.runIf(existsSync(shared))('shared real and edge-case sheets', () => {
+  const path = (p: string) => new URL(p, shared).pathname;
+
+  it('reads each edge workbook or refuses it with a clear file-level error — never a crash', async () => {
+    for (const f of readdirSync(path('xlsx-edge/'))) {
+      const file = path(`xlsx-edge/${f}`);
+      const err = await readError(file);
+      if (err !== null) {
         expect(err, f).toBeInstanceOf(ProductSyncError);
-        expect((err as Error).message, f).toContain(f);
+        expect((err as Error).message, f).toContain(file);
       }
     }
+    await expectFailure(path('xlsx-edge/exceljs_missing-bits.xlsx'), 'PS_ERR_FILE_UNREADABLE', /workbook\.xml is missing/);
+    await expectFailure(path('xlsx-edge/exceljs_invalid-xml.xlsx'), 'PS_ERR_FILE_UNREADABLE', /cannot be read/);
+    const hidden = await readAll(path('xlsx-edge/exceljs_google-sheets.xlsx'));
+    expect(hidden.rows.find((r) => r.row === 2)!.issues.map((i) => i.code)).toEqual(['HIDDEN_COLUMN', 'ROW_HIDDEN']);
+    const errors = await readAll(path('xlsx-edge/sheetjs_ErrorTypes.xlsx'));
+    expect(errors.rows.flatMap((r) => r.issues.filter((i) => i.code === 'CELL_ERROR').map((i) => i.value))).toEqual(expect.arrayContaining(['#N/A', '#REF!', '#DIV/0!', '#NAME?', '#NUM!', '#VALUE!', '#NULL!']));
+    expect((await readAll(path('xlsx-edge/exceljs_shared_string_with_escape.xlsx'))).headers).toEqual(['_x000D_']);
+    const numbers = await readAll(path('xlsx-edge/sheetjs_LONumbers.xlsx'));
+    expect(numbers.rows[0]!.cells.slice(1)).toEqual([1, -1.2, 12.3, -12.34, 123.45, -123.456, 1234.567, -1234.5678, 12345.6789]);
+  });
+
+  it('reads the real supplier sheets', async () => {
+    const eco = await readAll(path('real-sheets/eco-score-template.xlsx'), { headerRow: 2 });
+    expect(eco.headers.slice(0, 4)).toEqual(['EAN', 'Nom', 'Marque', 'Catégorie']);
+    expect(eco.rows[0]!.row).toBe(3);
+    const off = await readAll(path('real-sheets/off-producer-import-fr.xlsx'));
+    expect(off.headers[0]).toBe('Code-barres');
+    expect(String(off.rows[0]!.cells[0])).toBe('3270190128403');
+    const su = await readAll(path('real-sheets/systemeu-akeneo-export.csv'));
+    expect(su.info).toMatchObject({ delimiter: ';', encoding: 'utf-8' });
+    expect(su.rows).toHaveLength(5);
+    expect(su.rows[0]!.cells[su.headers.indexOf('UGC_ean')]).toBe('3368954957571');
+    const tsv = await readAll(path('real-sheets/off-export-products.tsv'));
+    expect(tsv.info.delimiter).toBe('tab');
+    expect(tsv.headers).toHaveLength(127);
+    expect(tsv.rows.every((r) => r.issues.every((i) => i.severity !== 'error'))).toBe(true);
   });
 });

@@ -2,143 +2,225 @@ import ExcelJS from 'exceljs';
 import { ProductSyncError } from '../errors.ts';
 import type { ReadLimits } from './limits.ts';
 import type { Cell, Issue, Sheet, SheetRow } from './types.ts';
-import { guardWorkbookZip } from './zip-guard.ts';
+import { inspectWorkbook, type MergedRange } from './zip-guard.ts';
 
 type RawValue = ExcelJS.CellValue | undefined;
 
-/** A cell as the pipeline wants it: rich text joined, hyperlink text, formula results, error cells null (with an issue). */
+// OOXML escapes characters XML cannot hold as `_xHHHH_` (`_x000D_` is a carriage return, `_x005F_` a literal `_`).
+const OOXML_ESCAPE = /_x([0-9A-Fa-f]{4})_/g;
+const unescapeOoxml = (s: string): string => (s.includes('_x') ? s.replace(OOXML_ESCAPE, (_, h: string) => String.fromCharCode(parseInt(h, 16))) : s);
+
+/** A cell as the pipeline wants it: rich text joined, hyperlink text, formula results, error cells null (with the error). */
 function normalize(v: RawValue): { cell: Cell; error?: string } {
   if (v === null || v === undefined) return { cell: null };
-  if (typeof v === 'string') return { cell: v.trim() === '' ? null : v };
-  if (typeof v === 'number' || typeof v === 'boolean' || v instanceof Date) return { cell: v };
+  if (typeof v === 'string') return { cell: v.length === 0 || (v.charCodeAt(0) <= 32 && v.trim() === '') ? null : unescapeOoxml(v) };
+  if (typeof v === 'number') return Number.isFinite(v) ? { cell: v } : { cell: null, error: '#NUM!' };
+  if (typeof v === 'boolean') return { cell: v };
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? { cell: null, error: '#VALUE!' } : { cell: v };
   if (typeof v === 'object') {
     if ('error' in v) return { cell: null, error: String(v.error) };
-    if ('richText' in v) return normalize(v.richText.map((r) => r.text).join(''));
+    if ('richText' in v) return normalize(v.richText.map((r) => r.text ?? '').join(''));
     if ('formula' in v || 'sharedFormula' in v) {
       const result = (v as { result?: unknown }).result;
       if (result && typeof result === 'object' && 'error' in result) return { cell: null, error: String((result as { error: unknown }).error) };
+      // exceljs's streaming reader parses an error result (`t="e"`) as a number, NaN, which it then drops: an error
+      // result and a formula never calculated both come without a result, and the value is unknown either way.
+      if (result === undefined || (typeof result === 'number' && Number.isNaN(result))) return { cell: null, error: 'a formula without a usable result (an error, or never calculated)' };
       return normalize(result as RawValue);
     }
     if ('text' in v) return normalize((v as { text: RawValue }).text);
+    if ('sharedString' in v) return { cell: null, error: 'a missing shared string' };
   }
   return { cell: String(v) };
 }
 
+/** Header text of a header cell: strings raw, numbers and booleans as text, dates as ISO days, empty as ''. */
+function headerText(v: RawValue): string {
+  const c = normalize(v).cell;
+  return c === null ? '' : c instanceof Date ? c.toISOString().slice(0, 10) : String(c);
+}
+
+/** Column letters of a 1-based column number. */
+function columnLetters(n: number): string {
+  let s = '';
+  for (; n > 0; n = Math.floor((n - 1) / 26)) s = String.fromCharCode(65 + ((n - 1) % 26)) + s;
+  return s;
+}
+
 /**
- * Opens a worksheet of an XLSX with exceljs's streaming reader (styles cached so dates are recognised, 1904 system
- * honoured), after the zip guard. Policies: the named sheet, else the first visible one; merged cells keep their value in
- * the top-left cell only (the others read empty); hidden rows are read like the others, with a warning on the row.
+ * Opens a worksheet of an XLSX with exceljs's streaming WorkbookReader (shared strings and styles cached so dates are
+ * recognised; the 1904 date system honoured), after inspectWorkbook has checked the zip (bombs, entities, damage).
+ *
+ * Values: strings raw (OOXML `_xHHHH_` escapes decoded), numbers as numbers — parsed once from the XML text, so an
+ * identifier up to 2^53 (every GTIN) keeps its exact digits — booleans, dates as Date; rich text joined; a hyperlink
+ * gives its text; a formula gives its cached result (a boolean result comes as 1/0: exceljs's streaming reader reads
+ * it as a number); error cells (#N/A, #REF!…) and error results are null with a CELL_ERROR issue.
+ * Policies:
+ * - worksheet: the one named (case and surrounding spaces ignored), else the first visible one in the workbook's order.
+ * - merged cells: the value stays in the top-left cell, the other cells read empty; each data row holding such a
+ *   cell gets a MERGED_CELL warning naming the range, and a header cell inside a merge gets a MERGED_HEADER warning
+ *   (on the first data row, `row` = the header row) — the mapping then sees an empty header there.
+ * - hidden rows are read like the others, with a ROW_HIDDEN warning; hidden columns likewise, one HIDDEN_COLUMN
+ *   warning each (on the first data row).
+ * - rows wholly empty are skipped; cells right of the last header are ignored (ROW_RAGGED warning when not empty).
  */
 export async function readXlsx(file: string, options: { sheet?: string; headerRow: number; limits: ReadLimits }): Promise<Sheet> {
-  await guardWorkbookZip(file, options.limits);
-  const { limits } = options;
+  const { limits, headerRow } = options;
+  const book = await inspectWorkbook(file, limits, options.sheet);
+  const target = book.target;
+  const targetNo = /sheet(\d+)\.xml$/.exec(target.path ?? '')?.[1];
   const unreadable = (err: unknown): ProductSyncError =>
-    err instanceof ProductSyncError ? err : new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the workbook cannot be read (${(err as Error)?.message ?? err}); open it in Excel and save it again as .xlsx`, { cause: err });
+    err instanceof ProductSyncError ? err : new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the workbook cannot be read (${(err as Error)?.message ?? String(err)}); open it in Excel and save it again as .xlsx`, { cause: err });
 
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(file, { worksheets: 'emit', sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', entries: 'ignore' });
-  const iterator = reader[Symbol.asyncIterator]();
-  const seen: string[] = [];
-  let ws: ExcelJS.Worksheet | undefined;
+  const sheets = reader[Symbol.asyncIterator]();
+  let ws: (ExcelJS.Worksheet & { id?: unknown }) | undefined;
   try {
     for (;;) {
-      const next = await iterator.next();
+      const next = await sheets.next();
       if (next.done) break;
-      const sheet = next.value as unknown as ExcelJS.Worksheet & { state?: string; name: string };
-      seen.push(sheet.name);
-      // Worksheets arrive in the zip's order; "first visible" means the workbook's tab order (xl/workbook.xml).
-      const tabs = ((reader as unknown as { model?: { sheets?: { name: string; state?: string }[] } }).model?.sheets ?? []);
-      const firstVisible = tabs.find((t) => t.state !== 'hidden' && t.state !== 'veryHidden')?.name;
-      const match = options.sheet
-        ? sheet.name.trim().toLowerCase() === options.sheet.trim().toLowerCase()
-        : firstVisible !== undefined ? sheet.name === firstVisible : sheet.state !== 'hidden' && sheet.state !== 'veryHidden';
-      if (match) {
+      const sheet = next.value as unknown as ExcelJS.Worksheet & { id?: unknown };
+      // exceljs names a sheet from the relationships when it can match them, else `Sheet<n>` after its part.
+      if (sheet.name === target.name || (targetNo !== undefined && String(sheet.id) === targetNo && sheet.name === `Sheet${targetNo}`)) {
         ws = sheet;
         break;
       }
-      // Skip this sheet's rows to reach the next one.
+      // Skip this sheet's rows to reach the next one (the zip is read in order).
       for await (const _row of sheet as unknown as AsyncIterable<unknown>) void _row;
     }
   } catch (err) {
     throw unreadable(err);
   }
-  if (!ws) {
-    throw new ProductSyncError('PS_ERR_FILE_HEADER', options.sheet ? `${file}: no worksheet named "${options.sheet}" (the workbook has: ${seen.join(', ') || 'none'})` : `${file}: the workbook has no visible worksheet`);
-  }
-  const sheetName = (ws as { name: string }).name;
+  if (!ws) throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: worksheet "${target.name}" could not be read from the workbook; open it in Excel and save it again as .xlsx`);
   const rowsIt = (ws as unknown as AsyncIterable<ExcelJS.Row>)[Symbol.asyncIterator]();
 
+  // Rows before the header are skipped; the first row after it is kept for the data.
   let headers: string[] | null = null;
-  const early: ExcelJS.Row[] = [];
+  let pending: ExcelJS.Row | null = null;
   try {
     for (;;) {
       const next = await rowsIt.next();
       if (next.done) break;
       const row = next.value;
-      if (row.number < options.headerRow) continue;
-      if (row.number === options.headerRow) {
+      if (row.number < headerRow) continue;
+      if (row.number === headerRow) {
         // row.values is sparse: Array.from fills the holes so every header is a string.
-        const values = Array.from((row.values as RawValue[]).slice(1));
-        headers = values.map((v) => {
-          const c = normalize(v).cell;
-          return c === null ? '' : c instanceof Date ? c.toISOString().slice(0, 10) : String(c);
-        });
-        while (headers.length > 0 && headers.at(-1) === '') headers.pop();
-        break;
-      }
-      early.push(row);
+        headers = Array.from((row.values as RawValue[]).slice(1), headerText);
+        while (headers.length > 0 && headers.at(-1)!.trim() === '') headers.pop();
+      } else pending = row;
       break;
     }
   } catch (err) {
     throw unreadable(err);
   }
-  if (!headers || headers.length === 0) throw new ProductSyncError('PS_ERR_FILE_HEADER', `${file}: worksheet "${sheetName}" has no header on row ${options.headerRow}`);
+  if (!headers || headers.length === 0) throw new ProductSyncError('PS_ERR_FILE_HEADER', `${file}: worksheet "${target.name}" has no header on row ${headerRow}`);
   if (headers.length > limits.columns) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${headers.length} columns, more than the limit of ${limits.columns}`);
   const hdr = headers;
   const width = hdr.length;
+  const columnName = (c: number) => (c <= width && hdr[c - 1] ? hdr[c - 1]! : columnLetters(c));
 
-  const toSheetRow = (row: ExcelJS.Row): SheetRow | null => {
-    const values = row.values as RawValue[];
+  // Warnings about the sheet as a whole ride on the first data row.
+  const sheetIssues: Issue[] = [];
+  for (const m of book.merges) {
+    if (m.top <= headerRow && m.bottom >= headerRow && m.right > m.left && m.left <= width) {
+      sheetIssues.push({ row: headerRow, column: columnName(m.left), field: null, value: m.ref, code: 'MERGED_HEADER', severity: 'warning', message: `header cells ${m.ref} are merged: the title is read in column ${columnLetters(m.left)} only, the other columns have an empty header` });
+    }
+  }
+  for (const h of book.hiddenColumns) {
+    for (let c = h.min; c <= Math.min(h.max, width); c++) {
+      sheetIssues.push({ row: headerRow, column: columnName(c), field: null, value: null, code: 'HIDDEN_COLUMN', severity: 'warning', message: `column ${columnLetters(c)} is hidden in Excel; it is imported like the others` });
+    }
+  }
+
+  // Merged ranges reaching data rows, swept in row order.
+  const merges = book.merges.filter((m) => m.bottom > headerRow && (m.bottom > m.top || m.right > m.left));
+  let nextMerge = 0;
+  let active: MergedRange[] = [];
+  const mergeIssues = (row: number): Issue[] => {
+    while (nextMerge < merges.length && merges[nextMerge]!.top <= row) active.push(merges[nextMerge++]!);
+    if (active.length === 0) return [];
+    active = active.filter((m) => m.bottom >= row);
+    const out: Issue[] = [];
+    for (const m of active) {
+      if (m.left > width) continue;
+      const firstCol = row === m.top ? m.left + 1 : m.left;
+      if (firstCol > Math.min(m.right, width)) continue;
+      out.push({ row, column: columnName(firstCol), field: null, value: m.ref, code: 'MERGED_CELL', severity: 'warning', message: `cells ${m.ref} are merged: the value is only in ${columnLetters(m.left)}${m.top}, this row reads ${firstCol === m.right ? 'this cell' : `columns ${columnLetters(firstCol)}–${columnLetters(Math.min(m.right, width))}`} as empty` });
+    }
+    return out;
+  };
+
+  let lastRow = headerRow;
+  const toSheetRow = (r: ExcelJS.Row): SheetRow | null => {
+    // A row without its `r` attribute follows the previous one.
+    const row = Number.isInteger(r.number) && r.number > lastRow ? r.number : lastRow + 1;
+    lastRow = row;
+    const values = r.values as RawValue[];
     const issues: Issue[] = [];
-    const cells: Cell[] = new Array(width).fill(null);
+    const cells: Cell[] = new Array<Cell>(width).fill(null);
     let any = false;
     for (let i = 0; i < width; i++) {
-      const { cell, error } = normalize(values[i + 1]);
-      if (error) issues.push({ row: row.number, column: hdr[i] ?? null, field: null, value: error, code: 'CELL_ERROR', severity: 'error', message: `the cell holds the Excel error ${error}: fix the formula or type the value` });
-      if (typeof cell === 'string' && cell.length > limits.cellChars) {
-        issues.push({ row: row.number, column: hdr[i] ?? null, field: null, value: `${cell.slice(0, 40)}…`, code: 'CELL_TOO_LONG', severity: 'error', message: `cell has ${cell.length} characters, more than ${limits.cellChars}` });
+      const v = values[i + 1];
+      if (v === undefined || v === null) continue;
+      const { cell, error } = normalize(v);
+      if (error) {
+        any = true;
+        issues.push({ row, column: hdr[i] || columnLetters(i + 1), field: null, value: error, code: 'CELL_ERROR', severity: 'error', message: `the cell holds ${error.startsWith('#') ? `the Excel error ${error}` : error}: fix the formula or type the value` });
         continue;
       }
+      if (typeof cell === 'string' && cell.length > limits.cellChars) {
+        any = true;
+        issues.push({ row, column: hdr[i] || columnLetters(i + 1), field: null, value: `${cell.slice(0, 40)}…`, code: 'CELL_TOO_LONG', severity: 'error', message: `cell has ${cell.length} characters, more than ${limits.cellChars}` });
+        continue;
+      }
+      if (cell !== null) any = true;
       cells[i] = cell;
-      if (cell !== null || error) any = true;
     }
-    // exceljs's streaming reader does not expose hidden rows (it drops the attribute), so ROW_HIDDEN only fires where it can.
-    const extra = values.slice(width + 1).some((v) => normalize(v).cell !== null);
-    if (extra) issues.push({ row: row.number, column: null, field: null, value: null, code: 'ROW_RAGGED', severity: 'warning', message: `cells right of the last header (column ${width}) are ignored` });
+    for (let i = width + 1; i < values.length; i++) {
+      if (normalize(values[i]).cell !== null) {
+        issues.push({ row, column: null, field: null, value: null, code: 'ROW_RAGGED', severity: 'warning', message: `cells right of the last header (column ${columnLetters(width)}) are ignored` });
+        break;
+      }
+    }
+    const merged = mergeIssues(row);
     if (!any) return null;
-    if ((row as { hidden?: boolean }).hidden) issues.push({ row: row.number, column: null, field: null, value: null, code: 'ROW_HIDDEN', severity: 'warning', message: 'the row is hidden in Excel; it is imported like the others' });
-    return { row: row.number, cells, issues };
+    if (merged.length > 0) issues.push(...merged);
+    if (book.hiddenRows.has(row)) issues.push({ row, column: null, field: null, value: null, code: 'ROW_HIDDEN', severity: 'warning', message: 'the row is hidden in Excel; it is imported like the others' });
+    return { row, cells, issues };
   };
 
   async function* rows(): AsyncGenerator<SheetRow> {
     let n = 0;
+    let first = true;
+    const emit = (s: SheetRow): SheetRow => {
+      if (first && sheetIssues.length > 0) s.issues.unshift(...sheetIssues);
+      first = false;
+      return s;
+    };
     try {
-      for (const r of early) {
-        const s = toSheetRow(r);
-        if (s) yield s;
+      if (pending) {
+        const s = toSheetRow(pending);
+        pending = null;
+        if (s) {
+          n++;
+          yield emit(s);
+        }
       }
       for (;;) {
         const next = await rowsIt.next();
         if (next.done) break;
         const s = toSheetRow(next.value);
         if (!s) continue;
-        if (++n > limits.rows) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: more than ${limits.rows} rows`);
-        yield s;
+        if (++n > limits.rows) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: more than ${limits.rows} data rows`);
+        yield emit(s);
       }
     } catch (err) {
       throw unreadable(err);
     }
   }
 
-  const date1904 = Boolean((reader as unknown as { properties?: { date1904?: boolean } }).properties?.date1904);
-  return { file, format: 'xlsx', sheetName, headerRow: options.headerRow, headers, rows: rows(), info: { sheet: sheetName, date1904 } };
+  const info: Record<string, string | number | boolean> = { sheet: target.name, dateSystem: book.date1904 ? '1904' : '1900' };
+  if (book.hiddenRows.size > 0) info.hiddenRows = book.hiddenRows.size;
+  if (book.merges.length > 0) info.mergedRanges = book.merges.length;
+  return { file, format: 'xlsx', sheetName: target.name, headerRow, headers, rows: rows(), info };
 }

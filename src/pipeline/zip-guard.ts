@@ -1,4 +1,5 @@
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import { createInflateRaw } from 'node:zlib';
 import { ProductSyncError } from '../errors.ts';
 import type { ReadLimits } from './limits.ts';
@@ -11,100 +12,321 @@ interface ZipEntry {
   localHeader: number;
 }
 
+/** A worksheet as workbook.xml lists it. */
+export interface WorkbookSheet {
+  name: string;
+  state: 'visible' | 'hidden' | 'veryHidden';
+  /** Its part in the zip (`xl/worksheets/sheet1.xml`), when the relationships name one. */
+  path: string | null;
+}
+
+/** A merged range of cells (1-based, inclusive). */
+export interface MergedRange {
+  ref: string;
+  top: number;
+  left: number;
+  bottom: number;
+  right: number;
+}
+
+/** What the inspection of a workbook learnt before exceljs streams it. */
+export interface WorkbookInspection {
+  sheets: WorkbookSheet[];
+  /** The worksheet to read: the one named, else the first visible one in the workbook's order. */
+  target: WorkbookSheet;
+  date1904: boolean;
+  /** Rows of the target marked hidden. */
+  hiddenRows: Set<number>;
+  /** Column ranges of the target marked hidden. */
+  hiddenColumns: { min: number; max: number }[];
+  /** Merged ranges of the target, sorted by top row. */
+  merges: MergedRange[];
+}
+
+const damaged = (file: string, why: string) =>
+  new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the workbook is damaged or truncated (${why}); ask for the file again, or open it in Excel and save it again as .xlsx`);
+
 /** The entries of a zip from its central directory (read from the end of the file, before anything is inflated). */
-async function centralDirectory(file: string): Promise<ZipEntry[]> {
-  const fh = await open(file, 'r');
-  try {
-    const { size } = await fh.stat();
-    const tailLen = Math.min(size, 65_557);
-    const tail = Buffer.alloc(tailLen);
-    await fh.read(tail, 0, tailLen, size - tailLen);
-    const eocd = tail.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
-    if (eocd < 0) throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the workbook is truncated or damaged (no zip directory at its end); ask for the file again`);
-    const count = tail.readUInt16LE(eocd + 10);
-    const cdSize = tail.readUInt32LE(eocd + 12);
-    const cdOffset = tail.readUInt32LE(eocd + 16);
-    if (cdOffset + cdSize > size) throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the workbook is truncated or damaged (zip directory out of the file)`);
-    const cd = Buffer.alloc(cdSize);
-    await fh.read(cd, 0, cdSize, cdOffset);
-    const entries: ZipEntry[] = [];
-    let p = 0;
-    for (let i = 0; i < count && p + 46 <= cd.length; i++) {
-      if (cd.readUInt32LE(p) !== 0x02014b50) throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the workbook's zip directory is damaged`);
-      const nameLen = cd.readUInt16LE(p + 28);
-      const extraLen = cd.readUInt16LE(p + 30);
-      const commentLen = cd.readUInt16LE(p + 32);
-      entries.push({
-        method: cd.readUInt16LE(p + 10),
-        compressed: cd.readUInt32LE(p + 20),
-        uncompressed: cd.readUInt32LE(p + 24),
-        localHeader: cd.readUInt32LE(p + 42),
-        name: cd.toString('utf8', p + 46, p + 46 + nameLen),
-      });
-      p += 46 + nameLen + extraLen + commentLen;
+async function centralDirectory(file: string, fh: FileHandle): Promise<ZipEntry[]> {
+  const { size } = await fh.stat();
+  const tailLen = Math.min(size, 65_557);
+  const tail = Buffer.alloc(tailLen);
+  await fh.read(tail, 0, tailLen, size - tailLen);
+  const eocd = tail.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  if (eocd < 0 || eocd + 22 > tail.length) throw damaged(file, 'no zip directory at its end');
+  let count = tail.readUInt16LE(eocd + 10);
+  let cdSize = tail.readUInt32LE(eocd + 12);
+  let cdOffset = tail.readUInt32LE(eocd + 16);
+  if (count === 0xffff || cdSize === 0xffffffff || cdOffset === 0xffffffff) {
+    // Zip64: the real values are in the zip64 end record, found through the locator just before the end record.
+    const loc = eocd - 20;
+    if (loc < 0 || tail.readUInt32LE(loc) !== 0x07064b50) throw damaged(file, 'zip64 directory locator missing');
+    const recAt = Number(tail.readBigUInt64LE(loc + 8));
+    const rec = Buffer.alloc(56);
+    await fh.read(rec, 0, 56, recAt);
+    if (rec.readUInt32LE(0) !== 0x06064b50) throw damaged(file, 'zip64 directory record missing');
+    count = Number(rec.readBigUInt64LE(32));
+    cdSize = Number(rec.readBigUInt64LE(40));
+    cdOffset = Number(rec.readBigUInt64LE(48));
+  }
+  if (cdOffset + cdSize > size || cdSize > 64 * 1024 * 1024) throw damaged(file, 'zip directory out of the file');
+  const cd = Buffer.alloc(cdSize);
+  await fh.read(cd, 0, cdSize, cdOffset);
+  const entries: ZipEntry[] = [];
+  let p = 0;
+  for (let i = 0; i < count; i++) {
+    if (p + 46 > cd.length || cd.readUInt32LE(p) !== 0x02014b50) throw damaged(file, 'zip directory entry unreadable');
+    const nameLen = cd.readUInt16LE(p + 28);
+    const extraLen = cd.readUInt16LE(p + 30);
+    const commentLen = cd.readUInt16LE(p + 32);
+    const e: ZipEntry = {
+      method: cd.readUInt16LE(p + 10),
+      compressed: cd.readUInt32LE(p + 20),
+      uncompressed: cd.readUInt32LE(p + 24),
+      localHeader: cd.readUInt32LE(p + 42),
+      name: cd.toString('utf8', p + 46, p + 46 + nameLen),
+    };
+    // Zip64 extra field (0x0001): the 64-bit values, in this order, of the fields that are 0xffffffff.
+    for (let x = p + 46 + nameLen; x + 4 <= p + 46 + nameLen + extraLen; ) {
+      const id = cd.readUInt16LE(x);
+      const len = cd.readUInt16LE(x + 2);
+      if (id === 0x0001) {
+        let q = x + 4;
+        const next = () => {
+          const v = q + 8 <= x + 4 + len ? Number(cd.readBigUInt64LE(q)) : NaN;
+          q += 8;
+          return v;
+        };
+        if (e.uncompressed === 0xffffffff) e.uncompressed = next();
+        if (e.compressed === 0xffffffff) e.compressed = next();
+        if (e.localHeader === 0xffffffff) e.localHeader = next();
+      }
+      x += 4 + len;
     }
-    return entries;
-  } finally {
-    await fh.close();
+    if (![e.uncompressed, e.compressed, e.localHeader].every(Number.isFinite)) throw damaged(file, `zip entry ${e.name} unreadable`);
+    if (e.localHeader + 30 + e.compressed > size) throw damaged(file, `${e.name} runs past the end of the file`);
+    entries.push(e);
+    p += 46 + nameLen + extraLen + commentLen;
+  }
+  return entries;
+}
+
+const DOCTYPE = Buffer.from('<!DOCTYPE');
+const ENTITY = Buffer.from('<!ENTITY');
+const HIDDEN = Buffer.from(' hidden="');
+const MERGE = Buffer.from('mergeCell ');
+const OVERLAP = 4096;
+
+/** Column number (1-based) of letters `A`…`XFD`. */
+function colNumber(letters: string): number {
+  let n = 0;
+  for (let i = 0; i < letters.length; i++) n = n * 26 + (letters.charCodeAt(i) - 64);
+  return n;
+}
+
+/** A cell reference or range (`B2`, `A1:C3`) as a merged range; null when malformed. */
+function parseRange(ref: string): MergedRange | null {
+  const m = /^\$?([A-Z]{1,3})\$?(\d+)(?::\$?([A-Z]{1,3})\$?(\d+))?$/.exec(ref.toUpperCase());
+  if (!m) return null;
+  const left = colNumber(m[1]!);
+  const top = Number(m[2]);
+  const right = m[3] ? colNumber(m[3]) : left;
+  const bottom = m[4] ? Number(m[4]) : top;
+  return { ref, top: Math.min(top, bottom), left: Math.min(left, right), bottom: Math.max(top, bottom), right: Math.max(left, right) };
+}
+
+const decodeXml = (s: string): string =>
+  s.replace(/&(amp|lt|gt|quot|apos|#x[0-9a-fA-F]+|#\d+);/g, (_, e: string) =>
+    e === 'amp' ? '&' : e === 'lt' ? '<' : e === 'gt' ? '>' : e === 'quot' ? '"' : e === 'apos' ? "'" : String.fromCodePoint(e[1] === 'x' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10)));
+
+const attr = (tag: string, name: string): string | null => {
+  const m = new RegExp(`\\s${name}="([^"]*)"`).exec(tag);
+  return m ? decodeXml(m[1]!) : null;
+};
+
+/** The opening tag that contains byte `at` of `buf` (searching back for `<`), as text; null when not found. */
+function tagAround(buf: Buffer, at: number): string | null {
+  const start = buf.lastIndexOf(0x3c, at);
+  if (start < 0) return null;
+  const end = buf.indexOf(0x3e, at);
+  if (end < 0) return null;
+  return buf.toString('latin1', start, end + 1);
+}
+
+/** The bytes `[start, start + length)` of the file in pieces of up to 1 MB. */
+async function* readRange(fh: FileHandle, start: number, length: number): AsyncGenerator<Buffer> {
+  for (let pos = start, end = start + length; pos < end; ) {
+    const buf = Buffer.allocUnsafe(Math.min(1 << 20, end - pos));
+    const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+    if (bytesRead === 0) return;
+    pos += bytesRead;
+    yield bytesRead === buf.length ? buf : buf.subarray(0, bytesRead);
   }
 }
 
-/** The first `max` bytes of an entry, inflated. */
-async function entryHead(file: string, e: ZipEntry, max: number): Promise<string> {
-  const fh = await open(file, 'r');
-  try {
-    const local = Buffer.alloc(30);
-    await fh.read(local, 0, 30, e.localHeader);
-    const start = e.localHeader + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
-    const raw = Buffer.alloc(Math.min(e.compressed, max * 4 + 1024));
-    await fh.read(raw, 0, raw.length, start);
-    if (e.method === 0) return raw.subarray(0, max).toString('utf8');
-    return await new Promise<string>((resolve) => {
-      const chunks: Buffer[] = [];
-      let n = 0;
-      const inflate = createInflateRaw();
-      inflate.on('data', (c: Buffer) => {
-        chunks.push(c);
-        n += c.length;
-        if (n >= max) inflate.destroy();
-      });
-      const done = () => resolve(Buffer.concat(chunks).subarray(0, max).toString('utf8'));
-      inflate.on('close', done);
-      inflate.on('error', done);
-      inflate.end(raw);
-    });
-  } finally {
-    await fh.close();
-  }
+interface EntryScan {
+  /** Keep the inflated text (small parts: workbook.xml and its relationships). */
+  keep: boolean;
+  /** Look for hidden rows/columns and merged cells (the worksheet to read). */
+  sheet: boolean;
+}
+
+interface ScanResult {
+  text: string | null;
+  hiddenRows: Set<number>;
+  hiddenColumns: Map<string, { min: number; max: number }>;
+  merges: Map<string, MergedRange>;
 }
 
 /**
- * Checks a workbook before streaming it: a spreadsheet's parts are there, declared sizes within the caps (total and ratio:
- * zip bombs), and no XML part declares a DOCTYPE or entities (billion laughs, external entities).
+ * Inflates one entry, counting what actually comes out (a zip may declare small sizes and inflate to gigabytes),
+ * refusing entity declarations, and collecting what `scan` asks for.
  */
-export async function guardWorkbookZip(file: string, limits: ReadLimits): Promise<void> {
-  const entries = await centralDirectory(file);
-  const names = new Set(entries.map((e) => e.name));
-  if (!names.has('xl/workbook.xml')) {
-    const what = names.has('word/document.xml') ? 'a Word document' : names.has('content.xml') ? 'an OpenDocument file (.ods)' : 'a zip that is not an Excel workbook';
-    throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: this is ${what}; save the sheet as .xlsx or CSV`);
-  }
-  if (names.has('EncryptedPackage')) throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: the workbook is password-protected; save it without a password`);
-  let total = 0;
-  for (const e of entries) {
-    total += e.uncompressed;
-    if (e.compressed > 0 && e.uncompressed / e.compressed > limits.compressionRatio && e.uncompressed > 10 * 1024 * 1024) {
-      throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${e.name} inflates ${Math.round(e.uncompressed / e.compressed)}× (more than ${limits.compressionRatio}×): refused as a possible zip bomb`);
+async function scanEntry(file: string, fh: FileHandle, e: ZipEntry, budget: { left: number }, limits: ReadLimits, scan: EntryScan): Promise<ScanResult> {
+  const local = Buffer.alloc(30);
+  await fh.read(local, 0, 30, e.localHeader);
+  if (local.readUInt32LE(0) !== 0x04034b50) throw damaged(file, `no local header for ${e.name}`);
+  const start = e.localHeader + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
+  const result: ScanResult = { text: null, hiddenRows: new Set(), hiddenColumns: new Map(), merges: new Map() };
+  if (e.compressed === 0 && e.method !== 0) return result;
+  if (e.method !== 0 && e.method !== 8) throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: ${e.name} uses a zip compression method (${e.method}) that Excel does not write; save the sheet again as .xlsx`);
+  const raw = Readable.from(readRange(fh, start, e.compressed));
+  const source = e.method === 0 ? raw : raw.pipe(createInflateRaw({ chunkSize: 1 << 20 }));
+  const xml = /\.(xml|rels|vml)$/i.test(e.name);
+  const kept: Buffer[] = [];
+  let out = 0;
+  let prev: Buffer = Buffer.alloc(0);
+  try {
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      out += chunk.length;
+      budget.left -= chunk.length;
+      if (out > e.uncompressed + 1024 || budget.left < 0) {
+        throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', budget.left < 0
+          ? `${file}: more than ${Math.round(limits.unzippedBytes / 1024 ** 2)} MB once unzipped: refused (a zip bomb, or a workbook too large to import)`
+          : `${file}: ${e.name} inflates past the size its zip entry declares (${e.uncompressed} bytes): refused as a possible zip bomb`);
+      }
+      if (out > limits.ratioFloorBytes && out / Math.max(e.compressed, 1) > limits.compressionRatio) {
+        throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${e.name} inflates more than ${limits.compressionRatio}× its compressed size: refused as a possible zip bomb`);
+      }
+      if (!xml) continue;
+      // Search the tail of the previous chunk again, so a tag split between chunks is still found whole (the
+      // results are keyed, so one seen twice counts once).
+      const buf = prev.length > 0 ? Buffer.concat([prev, chunk]) : chunk;
+      if (buf.indexOf(DOCTYPE) >= 0 || buf.indexOf(ENTITY) >= 0) {
+        throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: ${e.name} declares XML entities (<!DOCTYPE/<!ENTITY); refused — a workbook saved by Excel never does`);
+      }
+      if (scan.keep) {
+        if (out > 32 * 1024 * 1024) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${e.name} is larger than 32 MB`);
+        kept.push(chunk);
+      }
+      if (scan.sheet) {
+        for (let i = buf.indexOf(HIDDEN); i >= 0; i = buf.indexOf(HIDDEN, i + 1)) {
+          const tag = tagAround(buf, i);
+          if (!tag || !/^<(\w+:)?(row|col)\s/.test(tag) || !/\shidden="(1|true)"/.test(tag)) continue;
+          if (/^<(\w+:)?row\s/.test(tag)) {
+            const r = Number(attr(tag, 'r'));
+            if (Number.isInteger(r) && r > 0) result.hiddenRows.add(r);
+          } else {
+            const min = Number(attr(tag, 'min'));
+            const max = Number(attr(tag, 'max'));
+            if (min > 0 && max >= min) result.hiddenColumns.set(`${min}:${max}`, { min, max });
+          }
+        }
+        for (let i = buf.indexOf(MERGE); i >= 0; i = buf.indexOf(MERGE, i + 1)) {
+          const tag = tagAround(buf, i);
+          const ref = tag && /^<(\w+:)?mergeCell\s/.test(tag) ? attr(tag, 'ref') : null;
+          const range = ref ? parseRange(ref) : null;
+          if (!range || result.merges.has(range.ref)) continue;
+          if (result.merges.size >= limits.mergedRanges) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: more than ${limits.mergedRanges} merged cell ranges`);
+          result.merges.set(range.ref, range);
+        }
+      }
+      prev = chunk.length >= OVERLAP ? chunk.subarray(chunk.length - OVERLAP) : buf.subarray(Math.max(0, buf.length - OVERLAP));
     }
+  } catch (err) {
+    if (err instanceof ProductSyncError) throw err;
+    throw damaged(file, `${e.name}: ${(err as Error).message}`);
+  } finally {
+    raw.destroy();
   }
-  if (total > limits.unzippedBytes) {
-    throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${Math.round(total / 1024 ** 2)} MB once unzipped, more than ${Math.round(limits.unzippedBytes / 1024 ** 2)} MB`);
+  if (out < e.uncompressed) throw damaged(file, `${e.name} is shorter than its zip entry declares`);
+  if (scan.keep) result.text = Buffer.concat(kept).toString('utf8');
+  return result;
+}
+
+/** The worksheets of workbook.xml in order, with their parts from its relationships. */
+function parseSheets(workbookXml: string, relsXml: string): WorkbookSheet[] {
+  const targets = new Map<string, string>();
+  for (const m of relsXml.matchAll(/<(?:\w+:)?Relationship\s[^>]*>/g)) {
+    const id = attr(m[0], 'Id');
+    const target = attr(m[0], 'Target');
+    if (!id || !target) continue;
+    targets.set(id, target.startsWith('/') ? target.slice(1) : `xl/${target.replace(/^\.\//, '')}`);
   }
-  for (const e of entries) {
-    if (!/\.(xml|rels)$/i.test(e.name)) continue;
-    const head = await entryHead(file, e, 2048);
-    if (/<!DOCTYPE|<!ENTITY/i.test(head)) {
-      throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: ${e.name} declares XML entities (DOCTYPE); refused — a workbook saved by Excel never does`);
+  const sheets: WorkbookSheet[] = [];
+  for (const m of workbookXml.matchAll(/<(?:\w+:)?sheet\s[^>]*>/g)) {
+    const name = attr(m[0], 'name');
+    if (name === null) continue;
+    const st = attr(m[0], 'state');
+    const rid = attr(m[0], 'r:id') ?? /\s\w+:id="([^"]*)"/.exec(m[0])?.[1] ?? null;
+    sheets.push({ name, state: st === 'hidden' || st === 'veryHidden' ? st : 'visible', path: rid ? targets.get(rid) ?? null : null });
+  }
+  return sheets;
+}
+
+/**
+ * Checks and inspects a workbook before exceljs streams it: it is a spreadsheet (xl/workbook.xml present), every
+ * entry's declared and actual inflated size within the caps (total and ratio: zip bombs — a lying header is caught as
+ * it inflates), no XML part declares a DOCTYPE or entities (billion laughs, external entities); picks the worksheet
+ * (by name, else the first visible one in the workbook's order) and collects its hidden rows/columns and merged cells.
+ */
+export async function inspectWorkbook(file: string, limits: ReadLimits, sheetName?: string): Promise<WorkbookInspection> {
+  const fh = await open(file, 'r');
+  try {
+    const entries = await centralDirectory(file, fh);
+    const byName = new Map(entries.map((e) => [e.name, e]));
+    if (!byName.has('xl/workbook.xml')) {
+      if (entries.some((e) => e.name.startsWith('xl/'))) throw damaged(file, 'xl/workbook.xml is missing');
+      const what = byName.has('word/document.xml') ? 'a Word document' : byName.has('ppt/presentation.xml') ? 'a PowerPoint file' : byName.has('content.xml') ? 'an OpenDocument file (.ods)' : 'a zip archive, not an Excel workbook';
+      throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: this is ${what}; save the sheet as .xlsx or CSV`);
     }
+    let declared = 0;
+    for (const e of entries) {
+      declared += e.uncompressed;
+      if (e.uncompressed > limits.ratioFloorBytes && e.uncompressed / Math.max(e.compressed, 1) > limits.compressionRatio) {
+        throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${e.name} would inflate ${Math.round(e.uncompressed / Math.max(e.compressed, 1))}× (more than ${limits.compressionRatio}×): refused as a possible zip bomb`);
+      }
+    }
+    if (declared > limits.unzippedBytes) {
+      throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${Math.round(declared / 1024 ** 2)} MB once unzipped, more than the limit of ${Math.round(limits.unzippedBytes / 1024 ** 2)} MB`);
+    }
+    const budget = { left: limits.unzippedBytes };
+    const small = async (name: string) => {
+      const e = byName.get(name);
+      return e ? (await scanEntry(file, fh, e, budget, limits, { keep: true, sheet: false })).text ?? '' : '';
+    };
+    const workbookXml = await small('xl/workbook.xml');
+    const relsXml = await small('xl/_rels/workbook.xml.rels');
+    const sheets = parseSheets(workbookXml, relsXml);
+    const wanted = sheetName?.trim().toLowerCase();
+    const target = wanted !== undefined ? sheets.find((s) => s.name.trim().toLowerCase() === wanted) : sheets.find((s) => s.state === 'visible');
+    if (!target) {
+      throw new ProductSyncError('PS_ERR_FILE_HEADER', sheetName !== undefined
+        ? `${file}: no worksheet named "${sheetName}" (the workbook has: ${sheets.map((s) => s.name).join(', ') || 'none'})`
+        : `${file}: the workbook has no visible worksheet`);
+    }
+    let found: ScanResult | null = null;
+    for (const e of entries) {
+      if (e.name === 'xl/workbook.xml' || e.name === 'xl/_rels/workbook.xml.rels') continue;
+      const isTarget = e.name === target.path;
+      const r = await scanEntry(file, fh, e, budget, limits, { keep: false, sheet: isTarget });
+      if (isTarget) found = r;
+    }
+    if (!found) throw damaged(file, `the part of worksheet "${target.name}" (${target.path ?? 'unnamed'}) is missing`);
+    const date1904 = /<(?:\w+:)?workbookPr\s[^>]*\bdate1904="(1|true)"/.test(workbookXml);
+    const merges = [...found.merges.values()].sort((a, b) => a.top - b.top);
+    return { sheets, target, date1904, hiddenRows: found.hiddenRows, hiddenColumns: [...found.hiddenColumns.values()], merges };
+  } finally {
+    await fh.close();
   }
 }
