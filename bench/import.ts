@@ -1,16 +1,15 @@
 // End-to-end import rate into the sandbox (another process) next to a bare undici loop sending the same creates with the
 // same concurrency (the ceiling), plus the no-change rerun. `BENCH_SIZES=10000,100000 BENCH_LATENCIES=0,20`.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
-import { once } from 'node:events';
+import { mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { loadConfig } from '../src/config.ts';
 import { contextFromConfig } from '../src/commands/context.ts';
-import { gtinCheckDigit } from '../src/pipeline/gtin.ts';
 import { runImport } from '../src/pipeline/run.ts';
 import { tradeItemIdFor } from '../src/api/uuid.ts';
+import { testGtin as gtin, writeProductSheet } from '../test/helpers/sheets.ts';
 import { DEMO_COMPANY_ID } from '../src/sandbox/defaults.ts';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10000,100000').split(',').map(Number);
@@ -19,35 +18,10 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const dir = join(import.meta.dirname, '.data', 'import');
 mkdirSync(dir, { recursive: true });
 
-const gtin = (i: number) => {
-  const body = `0350000${String(i).padStart(6, '0')}`;
-  return body + gtinCheckDigit(body);
-};
-
-async function sheet(rows: number): Promise<string> {
-  const file = join(dir, `products-${rows}.csv`);
-  const out = createWriteStream(file);
-  out.write('GTIN;Désignation;Poids net;Unité\n');
-  for (let i = 0; i < rows; i++) {
-    if (!out.write(`${gtin(i)};Biscuits au beurre ${i};${(i % 900) + 100};g\n`)) await once(out, 'drain');
-  }
-  out.end();
-  await once(out, 'finish');
-  return file;
+// The same generated sheet and mapping as the tests (test/helpers/sheets.ts).
+function sheet(rows: number): { file: string; mapping: string } {
+  return writeProductSheet(dir, rows, { owner: DEMO_COMPANY_ID, file: `products-${rows}.csv` });
 }
-
-const MAPPING = join(dir, 'bench.yaml');
-writeFileSync(MAPPING, `name: bench
-target: tradeItem
-ownerCompanyId: ${DEMO_COMPANY_ID}
-language: fr-FR
-key: gtin
-columns:
-  - { column: GTIN, field: gtin, type: gtin }
-  - { column: Désignation, field: tradeItemName }
-  - { column: Poids net, field: "netContents[0].value", type: decimal }
-  - { column: Unité, field: "netContents[0].unitOfMeasure", type: unit }
-`);
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -98,7 +72,7 @@ for (const latency of LATENCIES) {
   const sb = await sandbox(latency);
   try {
     for (const rows of SIZES) {
-      const file = await sheet(rows);
+      const { file, mapping } = sheet(rows);
       await reset(sb.url);
       const ceiling = await bare(sb.url, rows);
       await reset(sb.url);
@@ -108,12 +82,12 @@ for (const latency of LATENCIES) {
       const cc = await contextFromConfig(config, {});
       peak = 0;
       const t0 = performance.now();
-      const first = await runImport({ file, mapping: MAPPING }, cc.ctx);
+      const first = await runImport({ file, mapping }, cc.ctx);
       const importRate = rows / ((performance.now() - t0) / 1000);
       if (first.summary.counts.created !== rows) throw new Error(`expected ${rows} created, got ${JSON.stringify(first.summary.counts)}`);
       const before = cc.ctx.clients.stats.product;
       const t1 = performance.now();
-      const second = await runImport({ file, mapping: MAPPING }, cc.ctx);
+      const second = await runImport({ file, mapping }, cc.ctx);
       const rerun = (performance.now() - t1) / 1000;
       const rerunRequests = cc.ctx.clients.stats.product - before;
       await cc.close();

@@ -257,14 +257,19 @@ function executorFor(ctx: RunContext, owner: string, journal: Journal, onResult:
   });
 }
 
-/** Pushes one chunk of row plans (idempotent through the journal and deterministic ids); throws a retryable error when the circuit opened. */
-export async function executeChunk(prepared: Pick<PreparedRun, 'runId' | 'workDir'>, plans: RowPlan[], ctx: RunContext, journalName = 'journal.jsonl'): Promise<ExecutedRow[]> {
+/** Runs `work` with an executor over the run's journal `journalName`; the executor's abort reason is thrown (retryable when the circuit opened). */
+async function withExecutor(
+  prepared: Pick<PreparedRun, 'runId' | 'workDir'>,
+  ctx: RunContext,
+  journalName: string,
+  work: (ex: Executor) => Promise<void>,
+): Promise<ExecutedRow[]> {
   const state = await readState(prepared.workDir);
   const journal = await openJournal(join(prepared.workDir, journalName));
   const results: ExecutedRow[] = [];
   try {
     const ex = executorFor(ctx, state.ownerCompanyId, journal, (r) => results.push(r));
-    await ex.run(plans);
+    await work(ex);
     if (ex.abortReason) throw ex.abortReason;
     return results;
   } finally {
@@ -272,19 +277,14 @@ export async function executeChunk(prepared: Pick<PreparedRun, 'runId' | 'workDi
   }
 }
 
+/** Pushes one chunk of row plans (idempotent through the journal and deterministic ids); throws a retryable error when the circuit opened. */
+export function executeChunk(prepared: Pick<PreparedRun, 'runId' | 'workDir'>, plans: RowPlan[], ctx: RunContext, journalName = 'journal.jsonl'): Promise<ExecutedRow[]> {
+  return withExecutor(prepared, ctx, journalName, (ex) => ex.run(plans));
+}
+
 /** Archives entries of a full run (idempotent). */
-export async function executeArchives(prepared: Pick<PreparedRun, 'runId' | 'workDir'>, entries: ArchiveEntry[], ctx: RunContext, journalName = 'journal.jsonl'): Promise<ExecutedRow[]> {
-  const state = await readState(prepared.workDir);
-  const journal = await openJournal(join(prepared.workDir, journalName));
-  const results: ExecutedRow[] = [];
-  try {
-    const ex = executorFor(ctx, state.ownerCompanyId, journal, (r) => results.push(r));
-    await ex.archive(entries);
-    if (ex.abortReason) throw ex.abortReason;
-    return results;
-  } finally {
-    await journal.close();
-  }
+export function executeArchives(prepared: Pick<PreparedRun, 'runId' | 'workDir'>, entries: ArchiveEntry[], ctx: RunContext, journalName = 'journal.jsonl'): Promise<ExecutedRow[]> {
+  return withExecutor(prepared, ctx, journalName, (ex) => ex.archive(entries));
 }
 
 /** Writes the report from the settled rows and the executed ones; every input row gets exactly one outcome. */
