@@ -109,15 +109,16 @@ describe('an inline import killed with SIGKILL', () => {
         const reportDir = join(dir, `reports-${trial}`);
         const env = { ...process.env, PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir, API_CONCURRENCY: '4', LOG_LEVEL: 'silent' };
         const child = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], { env, stdio: 'ignore' });
-        const killAfter = 900 + Math.floor(Math.random() * 1500);
-        await new Promise((r) => setTimeout(r, killAfter));
+        // Kill at a random point of the push: once a random number of items exist.
+        const killAfter = 20 + Math.floor(Math.random() * (rows - 100));
+        for (let i = 0; i < 2000 && sandbox.handle.store.dump().tradeItems.length < killAfter; i++) await new Promise((r) => setTimeout(r, 10));
         child.kill('SIGKILL');
         await new Promise((r) => child.once('exit', r));
         const atKill = sandbox.handle.store.dump().tradeItems.length;
         if (atKill > 0 && atKill < rows) midway++;
         const rerun = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], { env, stdio: 'ignore' });
         const code = await new Promise<number | null>((r) => rerun.once('exit', r));
-        expect(code, `trial ${trial} (killed after ${killAfter} ms)`).toBe(0);
+        expect(code, `trial ${trial} (killed after ${killAfter} items)`).toBe(0);
         assertApiMatchesSheet(rows);
         const runs = readdirSync(reportDir).filter((d) => existsSync(join(reportDir, d, 'summary.json')));
         expect(runs).toHaveLength(1);

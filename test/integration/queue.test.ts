@@ -104,7 +104,9 @@ describe('queue mode', () => {
       const client = importQueueClient(loadConfig(e));
       try {
         const { jobId } = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
-        await new Promise((r) => setTimeout(r, 1500 + Math.random() * 1500));
+        // Kill at a random point of the push: once a random number of items exist.
+        const target = 20 + Math.floor(Math.random() * (rows - 100));
+        for (let i = 0; i < 1500 && itemsOf().length < target; i++) await new Promise((r) => setTimeout(r, 10));
         const atKill = itemsOf().length;
         if (atKill > 0 && atKill < rows) midway++;
         (trial % 2 === 0 ? a : b).kill('SIGKILL');
