@@ -6,7 +6,7 @@ import { CircuitBreaker, sleep, type Throttle } from './throttle.ts';
 import type { Issue } from './types.ts';
 
 // A create is sent at most this many times in all, each resend after a search that found nothing.
-const CREATE_ATTEMPTS = 5;
+const CREATE_ATTEMPTS = 8;
 
 /** The product API writes and searches the executor needs (the typed client satisfies it). */
 export interface ProductWriter {

@@ -49,6 +49,8 @@ export async function prepareDrafts(input: PrepareInput): Promise<PreparedDrafts
     if (input.signal?.aborted) break;
     const d = mapRow(row, sheet.headers, mapping, columnIndex);
     d.issues.push(...validateDraft(d));
+    // Origins only serve validation's messages; a run holds every draft until it has planned, so drop them now.
+    delete d.origins;
     dups.add(d.row, d.key);
     drafts.push(d);
     if (drafts.length % 1000 === 0) input.onProgress?.(drafts.length, 'read');
