@@ -131,11 +131,13 @@ describe('queue mode', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-queue-term-'));
     const e = env(dir);
     const { file, mapping } = writeProductSheet(dir, 300, { owner });
-    const first = spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], { env: { ...process.env, ...e }, stdio: 'ignore' });
+    const first = spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], { env: { ...process.env, ...e }, stdio: ['ignore', 'pipe', 'ignore'] });
+    await new Promise<void>((r) => first.stdout!.on('data', (d: Buffer) => d.toString().includes('worker started') && r()));
     const client = importQueueClient(loadConfig(e));
     try {
       const { jobId } = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
-      await new Promise((r) => setTimeout(r, 2000));
+      // SIGTERM in the middle of the push.
+      for (let i = 0; i < 1500 && itemsOf().length < 60; i++) await new Promise((r) => setTimeout(r, 10));
       first.kill('SIGTERM');
       const code = await new Promise<number | null>((r) => first.once('exit', r));
       expect(code).toBe(0);
