@@ -117,6 +117,10 @@ describe('CSV reader', () => {
     await expectFailure(write('old.xls', Buffer.concat([Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), Buffer.alloc(512)])), 'PS_ERR_FILE_TYPE', /\.xls.*save it as \.xlsx/);
     await expectFailure(write('page.xlsx', '<!DOCTYPE html><html><body><table><tr><td>1</td></tr></table></body></html>'), 'PS_ERR_FILE_TYPE', /HTML/);
     await expectFailure(write('bin.csv', Buffer.from([1, 2, 0, 4, 5])), 'PS_ERR_FILE_TYPE', /binary/);
+    await expectFailure(write('scan.xlsx', '%PDF-1.7\n%âãÏÓ\n'), 'PS_ERR_FILE_TYPE', /PDF document/);
+    await expectFailure(write('photo.csv', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), 'PS_ERR_FILE_TYPE', /PNG image/);
+    await expectFailure(write('empty-zip.xlsx', Buffer.from([0x50, 0x4b, 0x05, 0x06, ...new Array<number>(18).fill(0)])), 'PS_ERR_FILE_TYPE', /not an Excel workbook/);
+    await expectFailure(write('table.xls', '  <meta charset="utf-8"><table><tr><td>1</td></tr></table>'), 'PS_ERR_FILE_TYPE', /HTML/);
     await expectFailure(write('text.xlsx', 'a;b\n1;2\n'), 'PS_ERR_FILE_TYPE', /rename it \.csv/);
     await expectFailure(write('empty.csv', ''), 'PS_ERR_FILE_UNREADABLE', /empty/);
     await expectFailure(write('blank.csv', '\n\n'), 'PS_ERR_FILE_HEADER', /no header on row 1/);
