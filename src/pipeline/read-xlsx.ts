@@ -93,6 +93,11 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
   }
   if (!ws) throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: worksheet "${target.name}" could not be read from the workbook; open it in Excel and save it again as .xlsx`);
   const rowsIt = (ws as unknown as AsyncIterable<ExcelJS.Row>)[Symbol.asyncIterator]();
+  // A consumer that stops early must not leave the zip stream (and its file descriptor) open.
+  const close = async () => {
+    (reader as unknown as { stream?: { destroy(): void } }).stream?.destroy();
+    await Promise.allSettled([rowsIt.return?.(undefined), sheets.return?.(undefined)]);
+  };
 
   // Rows before the header are skipped; the first row after it is kept for the data.
   let headers: string[] | null = null;
@@ -216,6 +221,8 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
       }
     } catch (err) {
       throw unreadable(err);
+    } finally {
+      await close();
     }
   }
 
