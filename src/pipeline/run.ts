@@ -239,10 +239,16 @@ export async function prepareRun(req: ImportRequest, ctx: RunContext & { chunkSi
   state.referenceRequests = ctx.clients.stats.reference - refBefore;
   state.productRequests = ctx.clients.stats.product - productBefore;
   await writeFile(join(workDir, 'state.json'), JSON.stringify(state));
+  preparedStates.set(workDir, state);
   return { runId, workDir, chunks: chunk(rowPlans, ctx.chunkSize ?? 250), archives: chunk(archives, 500), ...(state.aborted ? { aborted: state.aborted } : {}) };
 }
 
+// The run state of runs prepared in this process: an inline run must not parse its own (large) state.json back twice.
+const preparedStates = new Map<string, RunState>();
+
 async function readState(workDir: string): Promise<RunState> {
+  const cached = preparedStates.get(workDir);
+  if (cached) return cached;
   try {
     return JSON.parse(await readFile(join(workDir, 'state.json'), 'utf8')) as RunState;
   } catch (err) {
@@ -335,6 +341,7 @@ export async function finalizeRun(
     ...(aborted ? { aborted: aborted.message } : {}),
   };
   const { files } = await writer.finish(summary);
+  preparedStates.delete(prepared.workDir);
   return { runId: state.runId, exitCode, summary, reportDir: prepared.workDir, files };
 }
 
