@@ -136,7 +136,7 @@ async function loadApiState(ctx: RunContext, owner: string, drafts: Draft[], map
       }),
     );
   } else {
-    for await (const t of product.iterateTradeItems({ OwnerCompanyId: owner }, { pageSize: 500 })) add(t);
+    for (const t of await allPages((q) => product.searchTradeItems(q).then((p) => ({ items: p.tradeItems ?? [], total: p.skipAndTakeQueryStats?.totalCount ?? 0 })), owner)) add(t);
   }
   if (mapping.target === 'manufacturedItem') {
     if (small) {
@@ -147,12 +147,33 @@ async function loadApiState(ctx: RunContext, owner: string, drafts: Draft[], map
         }),
       );
     } else {
-      for await (const m of product.iterateManufacturedItems({ OwnerCompanyId: owner }, { pageSize: 500 })) {
-        manufacturedItems.set(manufacturedKey(m.tradeItemId, m.supplierCompanyId), m);
-      }
+      const all = await allPages((q) => product.searchManufacturedItems(q).then((p) => ({ items: p.manufacturedItems ?? [], total: p.skipAndTakeQueryStats?.totalCount ?? 0 })), owner);
+      for (const m of all) manufacturedItems.set(manufacturedKey(m.tradeItemId, m.supplierCompanyId), m);
     }
   }
   return { tradeItems, manufacturedItems, complete: !small };
+}
+
+/**
+ * Every page of an owner's search: the first page tells the total, the others are fetched 8 at a time (a 100 000-item
+ * catalogue is 200 pages: sequentially that is 200 round trips of latency). Items added while paging may be missed or
+ * seen twice; the plan is keyed, so a repeat is harmless, and a run started while another writes is not supported.
+ */
+async function allPages<T>(search: (q: { OwnerCompanyId: string; Skip: number; Take: number }) => Promise<{ items: T[]; total: number }>, owner: string, pageSize = 500): Promise<T[]> {
+  const first = await search({ OwnerCompanyId: owner, Skip: 0, Take: pageSize });
+  const pages: T[][] = [first.items];
+  const skips: number[] = [];
+  for (let skip = pageSize; skip < first.total; skip += pageSize) skips.push(skip);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(8, skips.length) }, async () => {
+      while (next < skips.length) {
+        const i = next++;
+        pages[i + 1] = (await search({ OwnerCompanyId: owner, Skip: skips[i]!, Take: pageSize })).items;
+      }
+    }),
+  );
+  return pages.flat();
 }
 
 function chunk<T>(items: readonly T[], size: number): T[][] {
