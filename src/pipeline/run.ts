@@ -162,14 +162,16 @@ async function loadApiState(ctx: RunContext, owner: string, drafts: Draft[], map
 async function allPages<T>(search: (q: { OwnerCompanyId: string; Skip: number; Take: number }) => Promise<{ items: T[]; total: number }>, owner: string, pageSize = 500): Promise<T[]> {
   const first = await search({ OwnerCompanyId: owner, Skip: 0, Take: pageSize });
   const pages: T[][] = [first.items];
+  // A server that caps Take below what was asked answers smaller pages: step by what it gave.
+  const step = first.items.length > 0 && first.items.length < pageSize ? first.items.length : pageSize;
   const skips: number[] = [];
-  for (let skip = pageSize; skip < first.total; skip += pageSize) skips.push(skip);
+  for (let skip = step; skip < first.total; skip += step) skips.push(skip);
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(8, skips.length) }, async () => {
       while (next < skips.length) {
         const i = next++;
-        pages[i + 1] = (await search({ OwnerCompanyId: owner, Skip: skips[i]!, Take: pageSize })).items;
+        pages[i + 1] = (await search({ OwnerCompanyId: owner, Skip: skips[i]!, Take: step })).items;
       }
     }),
   );
