@@ -186,3 +186,18 @@ describe.runIf(existsSync(shared))('shared real and edge-case sheets', () => {
     expect(tsv.rows.every((r) => r.issues.every((i) => i.severity !== 'error'))).toBe(true);
   });
 });
+
+describe('XLSX part order', () => {
+  it('reads a workbook whose worksheet comes before xl/workbook.xml in the zip (exceljs alone throws there)', async () => {
+    const strings = '<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="2" uniqueCount="2"><si><t>GTIN</t></si><si><t>3017620422003</t></si></sst>';
+    const file = write('late-workbook.xlsx', handZip([
+      { name: 'xl/_rels/workbook.xml.rels', data: RELS_XML },
+      { name: 'xl/sharedStrings.xml', data: strings },
+      { name: 'xl/worksheets/sheet1.xml', data: sheetXml('<row r="1"><c r="A1" t="s"><v>0</v></c></row><row r="2"><c r="A2" t="s"><v>1</v></c></row>') },
+      { name: 'xl/workbook.xml', data: WORKBOOK_XML },
+    ]));
+    const { headers, rows } = await readAll(file);
+    expect(headers).toEqual(['GTIN']);
+    expect(rows.map((r) => r.cells)).toEqual([['3017620422003']]);
+  });
+});

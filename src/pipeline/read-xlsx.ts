@@ -73,6 +73,12 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
     err instanceof ProductSyncError ? err : new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the workbook cannot be read (${(err as Error)?.message ?? String(err)}); open it in Excel and save it again as .xlsx`, { cause: err });
 
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(file, { worksheets: 'emit', sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', entries: 'ignore' });
+  // exceljs parses a worksheet as soon as it meets it; when the zip stores a worksheet before xl/workbook.xml it reads
+  // `model.sheets` and `properties.model.date1904` before they exist and throws. Start it with what the inspection knows;
+  // its own parse of workbook.xml replaces both when it comes.
+  const early = reader as unknown as { model?: unknown; properties?: unknown };
+  early.model ??= { sheets: [] };
+  early.properties ??= { model: { date1904: book.date1904 } };
   const sheets = reader[Symbol.asyncIterator]();
   let ws: (ExcelJS.Worksheet & { id?: unknown }) | undefined;
   try {
