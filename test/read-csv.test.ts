@@ -2,20 +2,13 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
-import { ProductSyncError } from '../src/errors.ts';
 import { openSheet } from '../src/pipeline/read-sheet.ts';
-import { fixtureDir, readAll, readError } from './fixtures/sheets.ts';
+import { expectReadFailure, fixtureDir, readAll } from './fixtures/sheets.ts';
 
 const require = createRequire(import.meta.url);
 const { dir, write } = fixtureDir('ps-read-csv-');
 
-async function expectFailure(file: string, code: string, text: RegExp, opts = {}): Promise<void> {
-  const err = await readError(file, opts);
-  expect(err).toBeInstanceOf(ProductSyncError);
-  expect((err as ProductSyncError).code).toBe(code);
-  expect((err as Error).message).toContain(file);
-  expect((err as Error).message).toMatch(text);
-}
+const expectFailure = expectReadFailure;
 
 describe('CSV reader', () => {
   it('parses every csv-spectrum case to its expected rows', async () => {

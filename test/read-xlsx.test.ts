@@ -2,17 +2,11 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ProductSyncError } from '../src/errors.ts';
 import { openSheet } from '../src/pipeline/read-sheet.ts';
-import { fixtureDir, handZip, readAll, readError, writeWorkbook } from './fixtures/sheets.ts';
+import { expectReadFailure, fixtureDir, handZip, readAll, readError, writeWorkbook } from './fixtures/sheets.ts';
 
 const { dir, write } = fixtureDir('ps-read-xlsx-');
 
-async function expectFailure(file: string, code: string, text: RegExp, opts = {}): Promise<void> {
-  const err = await readError(file, opts);
-  expect(err).toBeInstanceOf(ProductSyncError);
-  expect((err as ProductSyncError).code).toBe(code);
-  expect((err as Error).message).toContain(file);
-  expect((err as Error).message).toMatch(text);
-}
+const expectFailure = expectReadFailure;
 
 const WORKBOOK_XML = '<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>';
 const RELS_XML = '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>';

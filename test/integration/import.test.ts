@@ -9,6 +9,7 @@ import { runImport } from '../../src/pipeline/run.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 
 const owner = DEMO_COMPANY_ID;
 let sandbox: RunningSandbox;
@@ -30,11 +31,6 @@ function rowsCsv(dir: string): string[][] {
   return text.trim().split(/\r?\n/).slice(1).map((l) => l.split(','));
 }
 
-function assertApiMatchesSheet(rows: number): void {
-  const items = sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
-  expect(items).toHaveLength(rows);
-  expect(new Set(items.map((t) => t.gtin)).size).toBe(rows);
-}
 
 describe('import against the sandbox with faults', () => {
   it('ends with the API matching the sheet, one item per GTIN and one outcome per row; a second import sends no write', async () => {
@@ -48,7 +44,7 @@ describe('import against the sandbox with faults', () => {
       const notCreated = rowsCsv(first.reportDir).filter((l) => l[2] !== 'created').map((l) => l.join(','));
       expect(first.summary.counts, notCreated.join('\n')).toMatchObject({ rows: 200, created: 200, failed: 0, invalid: 0, notAttempted: 0 });
       expect(first.exitCode).toBe(0);
-      assertApiMatchesSheet(200);
+      expectOneItemPerGtin(sandbox, owner, 200);
       const lines = rowsCsv(first.reportDir);
       expect(lines).toHaveLength(200);
       const ids = new Map(sandbox.handle.store.dump().tradeItems.map((t) => [t.gtin, t.tradeItemId]));
@@ -120,7 +116,7 @@ describe('an inline import killed with SIGKILL', () => {
         const rerun = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], { env, stdio: 'ignore' });
         const code = await new Promise<number | null>((r) => rerun.once('exit', r));
         expect(code, `trial ${trial} (killed after ${killAfter} items)`).toBe(0);
-        assertApiMatchesSheet(rows);
+        expectOneItemPerGtin(sandbox, owner, rows);
         const runs = readdirSync(reportDir).filter((d) => existsSync(join(reportDir, d, 'summary.json')));
         expect(runs).toHaveLength(1);
         const summary = JSON.parse(readFileSync(join(reportDir, runs[0]!, 'summary.json'), 'utf8'));

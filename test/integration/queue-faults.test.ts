@@ -10,6 +10,7 @@ import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { freePort } from '../global-setup.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 
 const owner = DEMO_COMPANY_ID;
 let sandbox: RunningSandbox;
@@ -62,11 +63,6 @@ function env(dir: string, redisUrl: string): Record<string, string> {
   };
 }
 
-function oneItemPerGtin(rows: number): void {
-  const items = sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
-  expect(items).toHaveLength(rows);
-  expect(new Set(items.map((t) => t.gtin)).size).toBe(rows);
-}
 
 describe('queue mode under infrastructure faults', () => {
   it('survives a Redis restart (AOF) in the middle of an import', async () => {
@@ -88,7 +84,7 @@ describe('queue mode under infrastructure faults', () => {
       const result = await client.wait(jobId, 90_000);
       expect(result.summary.counts.rows).toBe(400);
       expect(result.summary.counts.failed + result.summary.counts.notAttempted).toBe(0);
-      oneItemPerGtin(400);
+      expectOneItemPerGtin(sandbox, owner, 400);
     } finally {
       await client.close();
       await workers.close();
@@ -137,7 +133,7 @@ describe('queue mode under infrastructure faults', () => {
       const runs = await client.queue.getJobs(['completed']);
       expect(runs).toHaveLength(2);
       for (const r of runs) expect(r.returnvalue.summary.counts.failed).toBe(0);
-      oneItemPerGtin(70);
+      expectOneItemPerGtin(sandbox, owner, 70);
     } finally {
       // SIGKILL: this test is not about shutdown, and a worker must not outlive it.
       a.kill('SIGKILL');

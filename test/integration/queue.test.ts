@@ -11,6 +11,7 @@ import { startWorkers } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
+import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 
 const owner = DEMO_COMPANY_ID;
 let sandbox: RunningSandbox;
@@ -44,11 +45,6 @@ function itemsOf(): { gtin?: unknown; tradeItemId: string }[] {
   return sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
 }
 
-function expectOneItemPerGtin(rows: number): void {
-  const items = itemsOf();
-  expect(items).toHaveLength(rows);
-  expect(new Set(items.map((t) => t.gtin)).size).toBe(rows);
-}
 
 function reportIdsMatchApi(reportDir: string, rows: number): void {
   const csv = readFileSync(join(reportDir, 'rows.csv'), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r?\n/).slice(1);
@@ -76,7 +72,7 @@ describe('queue mode', () => {
       const result = await client.wait(first.jobId, 60_000);
       expect(result.exitCode).toBe(0);
       expect(result.summary.counts).toMatchObject({ rows: 120, created: 120, failed: 0, invalid: 0 });
-      expectOneItemPerGtin(120);
+      expectOneItemPerGtin(sandbox, owner, 120);
       reportIdsMatchApi(result.reportDir, 120);
       expect(sandbox.handle.counts().byRoute['POST /api/tradeItem']).toBe(120);
       const push = new Queue('push', { connection: new Redis(redisUrl, { maxRetriesPerRequest: null }), prefix: `{${e.QUEUE_PREFIX}}` });
@@ -113,7 +109,7 @@ describe('queue mode', () => {
         const result = await client.wait(jobId, 90_000);
         expect(result.summary.counts.rows).toBe(rows);
         expect(result.summary.counts.created + result.summary.counts.unchanged).toBe(rows);
-        expectOneItemPerGtin(rows);
+        expectOneItemPerGtin(sandbox, owner, rows);
         reportIdsMatchApi(result.reportDir, rows);
       } finally {
         a.kill('SIGKILL');
@@ -145,7 +141,7 @@ describe('queue mode', () => {
       try {
         const result = await client.wait(jobId, 60_000);
         expect(result.summary.counts.rows).toBe(300);
-        expectOneItemPerGtin(300);
+        expectOneItemPerGtin(sandbox, owner, 300);
       } finally {
         await workers.close();
       }
