@@ -23,6 +23,7 @@ export const ERROR_CODES = {
   PS_ERR_ARCHIVE_GUARD: ['archive guard tripped', false],
   PS_ERR_RUN_ABORTED: ['run aborted', false],
   PS_ERR_JOURNAL: ['journal cannot be read or written', false],
+  PS_ERR_REPORT: ['report cannot be written', false],
   PS_ERR_QUEUE: ['queue error', false],
 } as const satisfies Record<string, readonly [string, boolean]>;
 

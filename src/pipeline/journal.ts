@@ -1,10 +1,10 @@
-import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { ProductSyncError } from '../errors.ts';
 
 /** States an operation goes through (DESIGN §7). */
 export type JournalState = 'planned' | 'sent' | 'confirmed' | 'failed';
 
-/** The latest known state of one operation. */
+/** The latest known state of one operation; `result` is what the caller recorded with it (an id, an outcome, an error message). */
 export interface JournalEntry {
   state: JournalState;
   result?: unknown;
@@ -12,39 +12,79 @@ export interface JournalEntry {
 
 /** An append-only JSON-lines journal of a run's operations; replayed on open so a killed run resumes. */
 export interface Journal {
+  /** The latest state recorded for `opId` (this run or a replayed one), or undefined when never recorded. */
   state(opId: string): JournalEntry | undefined;
-  /** Records a state. `durable` writes it (and everything before it) at once; otherwise it is buffered for at most ~100 ms. */
+  /**
+   * Records a state. `durable` writes it (and everything buffered before it) with a synchronous `write` before returning:
+   * use it for a `sent` that must be on disk before its request leaves. Other records are buffered for at most ~100 ms
+   * (or 64 KB), in order.
+   */
   record(opId: string, state: JournalState, data?: unknown, durable?: boolean): void;
+  /** The latest state of every operation, in first-recorded order. */
   entries(): IterableIterator<[string, JournalEntry]>;
+  /** Writes what is buffered and closes the file; idempotent. */
   close(): Promise<void>;
 }
 
+const STATES: ReadonlySet<string> = new Set<JournalState>(['planned', 'sent', 'confirmed', 'failed']);
+const NEWLINE = 0x0a;
+const CHUNK = 1 << 20;
+
+/** One journal line as written: `{"op": id, "s": state, "r"?: data}`. */
+interface JournalLine {
+  op: string;
+  s: JournalState;
+  r?: unknown;
+}
+
+function parseLine(line: string): JournalLine | undefined {
+  try {
+    const rec = JSON.parse(line) as Partial<JournalLine> | null;
+    if (rec && typeof rec === 'object' && typeof rec.op === 'string' && typeof rec.s === 'string' && STATES.has(rec.s)) return rec as JournalLine;
+  } catch {
+    // A torn line (the process was killed mid-write): what it said did not happen as far as we know.
+  }
+  return undefined;
+}
+
+/** Replays the file into `latest` chunk by chunk (a million-op journal is never one string); returns whether the last line is torn. */
+function replay(fd: number, latest: Map<string, JournalEntry>): boolean {
+  const buf = Buffer.allocUnsafe(CHUNK);
+  let carry: Buffer = Buffer.alloc(0);
+  for (;;) {
+    const n = readSync(fd, buf, 0, CHUNK, null);
+    if (n === 0) break;
+    const data = carry.length ? Buffer.concat([carry, buf.subarray(0, n)]) : buf.subarray(0, n);
+    let start = 0;
+    for (let nl = data.indexOf(NEWLINE, start); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
+      if (nl > start) {
+        const rec = parseLine(data.toString('utf8', start, nl));
+        if (rec) latest.set(rec.op, rec.r === undefined ? { state: rec.s } : { state: rec.s, result: rec.r });
+      }
+      start = nl + 1;
+    }
+    carry = Buffer.from(data.subarray(start));
+  }
+  if (carry.length === 0) return false;
+  // A complete last record whose newline was not written yet still counts; a torn one is ignored.
+  const rec = parseLine(carry.toString('utf8'));
+  if (rec) latest.set(rec.op, rec.r === undefined ? { state: rec.s } : { state: rec.s, result: rec.r });
+  return true;
+}
+
 /**
- * Opens (or creates) the journal at `path`. Every record is written with a synchronous `write` before the call returns,
- * so a `sent` record is in the OS page cache before its request leaves: that survives a killed process (kill -9), not
- * a power cut (no fsync per record — a deliberate trade of durability for speed). A torn last line is ignored on replay.
+ * Opens (or creates) the journal at `path`, replaying what an earlier attempt of the run recorded (a torn last line is
+ * ignored). A durable record is written with a synchronous `write` before `record` returns, so it is in the OS page cache
+ * before the request it announces leaves: that survives a killed process (kill -9), not a power cut — there is no fsync
+ * per record, a deliberate trade of durability for speed.
  */
 export async function openJournal(path: string): Promise<Journal> {
   const latest = new Map<string, JournalEntry>();
-  let tornTail = false;
-  if (existsSync(path)) {
-    const text = readFileSync(path, 'utf8');
-    tornTail = text.length > 0 && !text.endsWith('\n');
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
-      try {
-        const rec = JSON.parse(line) as { op: string; s: JournalState; r?: unknown };
-        latest.set(rec.op, rec.r === undefined ? { state: rec.s } : { state: rec.s, result: rec.r });
-      } catch {
-        // The last line of a killed run may be half written: what it said did not happen as far as we know.
-      }
-    }
-  }
   let fd: number;
   try {
-    fd = openSync(path, 'a');
+    fd = openSync(path, 'a+');
     // A torn last line must not glue itself to the next record.
-    if (tornTail) writeSync(fd, '\n');
+    if (replay(fd, latest)) writeSync(fd, '\n');
   } catch (err) {
     throw new ProductSyncError('PS_ERR_JOURNAL', `cannot open the run journal ${path}: ${(err as Error).message}`, { cause: err });
   }
@@ -55,8 +95,12 @@ export async function openJournal(path: string): Promise<Journal> {
     if (timer) clearTimeout(timer);
     timer = undefined;
     if (buffer === '') return;
-    writeSync(fd, buffer);
-    buffer = '';
+    try {
+      writeSync(fd, buffer);
+      buffer = '';
+    } catch (err) {
+      throw new ProductSyncError('PS_ERR_JOURNAL', `cannot write the run journal ${path}: ${(err as Error).message}`, { cause: err });
+    }
   };
   return {
     state: (opId) => latest.get(opId),
@@ -68,7 +112,13 @@ export async function openJournal(path: string): Promise<Journal> {
       // A create's `sent` must be on disk before its request leaves (so a rerun looks before resending); a lost
       // `confirmed` only costs that lookup, so the rest is batched.
       if (durable || buffer.length > 65_536) flush();
-      else timer ??= setTimeout(flush, 100);
+      else timer ??= setTimeout(() => {
+        try {
+          flush();
+        } catch {
+          // The buffer is kept: the next durable record or close() writes it again and reports a failure to its caller.
+        }
+      }, 100);
     },
     entries: () => latest.entries(),
     async close() {

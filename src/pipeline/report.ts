@@ -1,8 +1,10 @@
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
+import { ProductSyncError } from '../errors.ts';
+import { commitTemp, discardTemp, tempPathFor, writeFileAtomic } from './atomic.ts';
 import { csvField, neutralize } from './neutralize.ts';
 import type { Cell, Issue } from './types.ts';
 
@@ -73,8 +75,8 @@ function cellText(c: unknown): string {
 /** A CSV file written through a temp name, UTF-8 with BOM (Excel then reads accents right), CRLF line ends. */
 class CsvFile {
   readonly #stream: WriteStream;
-  constructor(readonly tmp: string, readonly final: string, header: readonly string[]) {
-    this.#stream = createWriteStream(tmp);
+  constructor(readonly final: string, header: readonly string[]) {
+    this.#stream = createWriteStream(tempPathFor(final));
     this.#stream.write(`\uFEFF${header.map(csvField).join(',')}\r\n`);
   }
   async line(values: readonly string[]): Promise<void> {
@@ -90,9 +92,9 @@ class CsvFile {
 class XlsxFile {
   readonly #wb: ExcelJS.stream.xlsx.WorkbookWriter;
   readonly #ws: ExcelJS.Worksheet;
-  constructor(readonly tmp: string, readonly final: string, sheetName: string, header: readonly string[]) {
+  constructor(readonly final: string, sheetName: string, header: readonly string[]) {
     // No styles: they double the writing time of a 100 000-row report, and string cells already keep leading zeros.
-    this.#wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: tmp, useStyles: false, useSharedStrings: false });
+    this.#wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: tempPathFor(final), useStyles: false, useSharedStrings: false });
     this.#ws = this.#wb.addWorksheet(sheetName, { views: [{ state: 'frozen', ySplit: 1 }] });
     this.#ws.columns = header.map((h) => ({ header: h, key: h, width: Math.min(60, Math.max(12, h.length + 2)) }));
     this.#ws.getRow(1).commit();
@@ -106,55 +108,85 @@ class XlsxFile {
   }
 }
 
-/** Opens the report writer of a run directory. Files are written under temp names and renamed at finish. */
+/** Every file a report can hold; at finish the ones this run did not write are removed, so the directory holds exactly this run's report. */
+const REPORT_FILES = ['rows.csv', 'rows.xlsx', 'rejected.csv', 'rejected.xlsx', 'reconcile.csv', 'reconcile.json', 'summary.json'];
+
+/**
+ * Opens the report writer of a run directory. Files are written under temp names in that directory and renamed at finish,
+ * `summary.json` last; rejected.* exist only when a row was rejected, reconcile.* only for reconcile runs.
+ */
 export async function createReportWriter(dir: string, opts: { sourceHeaders: readonly string[]; reconcile?: boolean }): Promise<ReportWriter> {
   await mkdir(dir, { recursive: true });
-  const tmp = (name: string) => join(dir, `.${name}.tmp`);
-  const rowsCsv = new CsvFile(tmp('rows.csv'), join(dir, 'rows.csv'), ROW_COLUMNS);
-  const rowsXlsx = new XlsxFile(tmp('rows.xlsx'), join(dir, 'rows.xlsx'), 'rows', ROW_COLUMNS);
+  const at = (name: string) => join(dir, name);
+  const rowsCsv = new CsvFile(at('rows.csv'), ROW_COLUMNS);
+  const rowsXlsx = new XlsxFile(at('rows.xlsx'), 'rows', ROW_COLUMNS);
   const rejectedHeader = [...opts.sourceHeaders, 'issues'];
   let rejectedCsv: CsvFile | null = null;
   let rejectedXlsx: XlsxFile | null = null;
-  const reconcileCsv = opts.reconcile ? new CsvFile(tmp('reconcile.csv'), join(dir, 'reconcile.csv'), RECONCILE_COLUMNS) : null;
-  const reconcileJson = opts.reconcile ? createWriteStream(tmp('reconcile.json')) : null;
+  const reconcileCsv = opts.reconcile ? new CsvFile(at('reconcile.csv'), RECONCILE_COLUMNS) : null;
+  const reconcileJson = opts.reconcile ? createWriteStream(tempPathFor(at('reconcile.json'))) : null;
   let reconcileCount = 0;
   reconcileJson?.write('[');
+  let done = false;
   const files = (): (CsvFile | XlsxFile)[] => [rowsCsv, rowsXlsx, ...(rejectedCsv ? [rejectedCsv] : []), ...(rejectedXlsx ? [rejectedXlsx] : []), ...(reconcileCsv ? [reconcileCsv] : [])];
+  const open = (what: string) => {
+    if (done) throw new ProductSyncError('PS_ERR_REPORT', `report writer of ${dir}: ${what} after finish or abort`);
+  };
 
   return {
     async addRow(o) {
+      open('addRow');
       const values = [o.row === null ? '' : String(o.row), o.key ?? '', o.outcome, o.tradeItemId ?? '', o.manufacturedItemId ?? '', (o.changedFields ?? []).join('; '), formatIssues(o.issues)];
       await rowsCsv.line(values);
       rowsXlsx.line(values);
     },
     async addRejected(_row, cells, issues) {
-      rejectedCsv ??= new CsvFile(tmp('rejected.csv'), join(dir, 'rejected.csv'), rejectedHeader);
-      rejectedXlsx ??= new XlsxFile(tmp('rejected.xlsx'), join(dir, 'rejected.xlsx'), 'rejected', rejectedHeader);
+      open('addRejected');
+      rejectedCsv ??= new CsvFile(at('rejected.csv'), rejectedHeader);
+      rejectedXlsx ??= new XlsxFile(at('rejected.xlsx'), 'rejected', rejectedHeader);
       const values = [...opts.sourceHeaders.map((_, i) => cellText(cells[i])), formatIssues(issues)];
       await rejectedCsv.line(values);
       rejectedXlsx.line(values);
     },
     async addReconcile(e) {
-      await reconcileCsv!.line([e.key, e.status, e.field, e.sheetValue, e.apiValue]);
-      if (!reconcileJson!.write(`${reconcileCount++ === 0 ? '\n' : ',\n'}${JSON.stringify(e)}`)) await once(reconcileJson!, 'drain');
+      open('addReconcile');
+      if (!reconcileCsv || !reconcileJson) throw new ProductSyncError('PS_ERR_REPORT', `report writer of ${dir}: addReconcile on a writer opened without reconcile`);
+      await reconcileCsv.line([e.key, e.status, e.field, e.sheetValue, e.apiValue]);
+      if (!reconcileJson.write(`${reconcileCount++ === 0 ? '\n' : ',\n'}${JSON.stringify(e)}`)) await once(reconcileJson, 'drain');
     },
     async finish(summary) {
+      open('finish');
+      done = true;
       const written = files();
       for (const f of written) await f.close();
+      const finals = written.map((f) => f.final);
       if (reconcileJson) {
         reconcileJson.end('\n]\n');
         await once(reconcileJson, 'finish');
-        await rename(tmp('reconcile.json'), join(dir, 'reconcile.json'));
+        finals.push(at('reconcile.json'));
       }
-      for (const f of written) await rename(f.tmp, f.final);
+      // A summary.json already here (an earlier attempt) must not vouch for files while they are being replaced.
+      await rm(at('summary.json'), { force: true });
+      for (const f of finals) await commitTemp(f);
+      for (const name of REPORT_FILES) {
+        if (finals.includes(at(name)) || name === 'summary.json') continue;
+        // Files of an earlier attempt that this run did not write (e.g. rejected.* when nothing was rejected this time).
+        await rm(at(name), { force: true });
+        await discardTemp(at(name));
+      }
       // summary.json last: its presence means the report is complete.
-      await writeFile(tmp('summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
-      await rename(tmp('summary.json'), join(dir, 'summary.json'));
-      return { dir, files: [...written.map((f) => f.final), ...(reconcileJson ? [join(dir, 'reconcile.json')] : []), join(dir, 'summary.json')] };
+      await writeFileAtomic(at('summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+      return { dir, files: [...finals, at('summary.json')] };
     },
     async abort() {
+      if (done) return;
+      done = true;
       for (const f of files()) await f.close().catch(() => undefined);
-      for (const name of ['rows.csv', 'rows.xlsx', 'rejected.csv', 'rejected.xlsx', 'reconcile.csv', 'reconcile.json', 'summary.json']) await rm(tmp(name), { force: true });
+      if (reconcileJson) {
+        reconcileJson.end();
+        await once(reconcileJson, 'close').catch(() => undefined);
+      }
+      for (const name of REPORT_FILES) await discardTemp(at(name));
     },
   };
 }

@@ -1,0 +1,23 @@
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+/** The temp name of a final file: same directory (so the rename is atomic), hidden, `.tmp` suffix — `.rows.csv.tmp`. */
+export function tempPathFor(finalPath: string): string {
+  return join(dirname(finalPath), `.${basename(finalPath)}.tmp`);
+}
+
+/** Moves a finished temp file onto its final name in one rename: readers see the old file, or none, or the whole new one. */
+export async function commitTemp(finalPath: string): Promise<void> {
+  await rename(tempPathFor(finalPath), finalPath);
+}
+
+/** Removes the temp file of `finalPath` if there is one (an aborted write, or one left by a killed process). */
+export async function discardTemp(finalPath: string): Promise<void> {
+  await rm(tempPathFor(finalPath), { force: true });
+}
+
+/** Writes `data` to `finalPath` through its temp file: a crash leaves either no final file or the complete one. */
+export async function writeFileAtomic(finalPath: string, data: string | Uint8Array): Promise<void> {
+  await writeFile(tempPathFor(finalPath), data);
+  await commitTemp(finalPath);
+}
