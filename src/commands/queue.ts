@@ -65,8 +65,9 @@ export async function feedsListCommand(opts: { jobsDir: string }): Promise<numbe
       const s = schedulers.find((x) => ((x as { id?: string }).id ?? x.key) === f.id);
       const last = await conn.hgetall(feedKeys(prefix, f.id).last);
       const next = s?.next ? new Date(s.next).toISOString() : 'not scheduled (start a worker)';
-      const lastText = last.finishedAt ? `${last.finishedAt} run ${last.runId} exit ${last.exitCode} (${last.file})` : last.tickAt ? `${last.tickAt} ${last.jobId ? `queued ${last.jobId}` : (last.note ?? '')}` : 'never';
-      process.stdout.write(`${f.id}\n  schedule ${f.schedule} (${f.timezone})  source ${f.source.dir}/${f.source.pattern}  mapping ${f.mapping}  mode ${f.mode}\n  next ${next}\n  last ${lastText}\n`);
+      const lastRun = last.finishedAt ? `${last.finishedAt} run ${last.runId} exit ${last.exitCode} (${last.file})` : 'never';
+      const lastTick = last.tickAt ? `${last.tickAt} ${last.tick ?? ''}` : 'never';
+      process.stdout.write(`${f.id}\n  schedule ${f.schedule} (${f.timezone})  source ${f.source.dir}/${f.source.pattern}  mapping ${f.mapping}  mode ${f.mode}\n  next ${next}\n  last run ${lastRun}\n  last tick ${lastTick}\n`);
     }
     if (feeds.length === 0) process.stdout.write(`no feeds in ${opts.jobsDir}/\n`);
     return 0;

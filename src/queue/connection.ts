@@ -36,3 +36,10 @@ export async function warnOnEviction(redis: Redis): Promise<void> {
     // CONFIG may be disabled on managed Redis; nothing to check then.
   }
 }
+
+/** Gives a BullMQ queue (or QueueEvents) an error listener: its connection already reports an outage once (above), and
+ * without a listener BullMQ prints every reconnection failure to the console. */
+export function quietOnErrors<T extends { on(event: 'error', listener: (err: Error) => void): unknown }>(q: T): T {
+  q.on('error', () => undefined);
+  return q;
+}

@@ -4,8 +4,8 @@ import type { Config } from '../config.ts';
 import { ProductSyncError } from '../errors.ts';
 import { mappingFile } from '../pipeline/mapping.ts';
 import type { RunSummary } from '../pipeline/report.ts';
-import { fileSha256, importJobId, JOB_OPTIONS, QUEUES, type ImportJobData } from './catalog.ts';
-import { queueConnection, queuePrefix } from './connection.ts';
+import { fileSha256, importJobId, JOB_OPTIONS, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
+import { queueConnection, queuePrefix, quietOnErrors } from './connection.ts';
 
 /** Redis keys of a feed's bookkeeping: sha256 of the files it imported, and its last tick / run. */
 export function feedKeys(prefix: string, feed: string): { imported: string; last: string } {
@@ -42,7 +42,7 @@ export function importQueueClient(config: Config): {
 } {
   const connection = queueConnection(config);
   const prefix = queuePrefix(config);
-  const queue = new Queue(QUEUES.import, { connection, prefix });
+  const queue = quietOnErrors(new Queue(QUEUES.import, { connection, prefix }));
   let events: QueueEvents | undefined;
   let eventsConnection: ReturnType<typeof queueConnection> | undefined;
   return {
@@ -51,7 +51,7 @@ export function importQueueClient(config: Config): {
     status: (jobId) => runStatus(queue, jobId),
     async wait(jobId, timeoutMs = 24 * 3600_000) {
       eventsConnection ??= queueConnection(config);
-      events ??= new QueueEvents(QUEUES.import, { connection: eventsConnection, prefix });
+      events ??= quietOnErrors(new QueueEvents(QUEUES.import, { connection: eventsConnection, prefix }));
       await events.waitUntilReady();
       const job = await Job.fromId(queue, jobId);
       if (!job) throw new ProductSyncError('PS_ERR_QUEUE', `no job ${jobId}`);
@@ -88,14 +88,22 @@ export async function runStatus(queue: Queue, jobId: string): Promise<RunStatus 
   const job = await Job.fromId(queue, jobId);
   if (!job) return null;
   const data = job.data as ImportJobData;
+  const state = await job.getState();
+  let progress: unknown = job.progress;
+  if (state === 'waiting-children' && data.runId && typeof progress === 'object' && progress !== null) {
+    // The parent sleeps while its chunks run: its push progress is the sum of the chunks finished so far.
+    const done = Object.values(await (await queue.getBackend().client).hgetall(runChunksKey(queue.opts.prefix ?? 'bull', data.runId)));
+    const sum = (i: number) => done.reduce((n, v) => n + Number(v.split(':')[i] ?? 0), 0);
+    progress = { ...progress, stage: 'push', operationsSent: sum(0), errors: sum(1), chunksDone: done.length, chunks: data.chunks ?? null };
+  }
   return {
     id: job.id!,
-    state: await job.getState(),
+    state,
     origin: data.origin,
     file: data.request.file,
     ...(data.fileName ? { fileName: data.fileName } : {}),
     mapping: data.request.mapping,
-    progress: job.progress,
+    progress,
     createdAt: new Date(job.timestamp).toISOString(),
     finishedAt: job.finishedOn ? new Date(job.finishedOn).toISOString() : null,
     failedReason: job.failedReason ?? null,

@@ -3,6 +3,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { ProductSyncError } from '../errors.ts';
+import { fileSha256 } from './catalog.ts';
 import { MODES } from '../pipeline/plan.ts';
 import { parseYamlDocument } from '../yaml-document.ts';
 
@@ -21,7 +22,12 @@ const cron = z.string().trim().refine((s) => /^(\S+\s+){4,5}\S+$/.test(s), 'must
 export const feedSchema = z.strictObject({
   schedule: cron,
   timezone: timezone.default('UTC'),
-  source: z.strictObject({ dir: z.string().min(1), pattern: z.string().min(1) }),
+  source: z.strictObject({
+    dir: z.string().min(1),
+    pattern: z.string().min(1),
+    /** A file modified less than this long ago may still be arriving: the tick leaves it for the next one. */
+    settleSeconds: z.number().int().min(0).default(30),
+  }),
   mapping: z.string().min(1),
   owner: z.uuid().optional(),
   mode: z.enum(MODES as unknown as [string, ...string[]]).default('upsert'),
@@ -40,7 +46,7 @@ export async function loadFeeds(dir: string): Promise<Feed[]> {
   for (const name of (await readdir(dir)).sort()) {
     if (!/\.(ya?ml|json)$/i.test(name)) continue;
     const file = join(dir, name);
-    const parsed = parseYamlDocument(await readFile(file, 'utf8'), feedSchema, (p) => (p.length === 0 ? 'keys are schedule, timezone, source, mapping, owner, mode, dryRun, archiveGuard' : ''));
+    const parsed = parseYamlDocument(await readFile(file, 'utf8'), feedSchema, (p) => (p.length === 0 ? 'keys are schedule, timezone, source (dir, pattern, settleSeconds), mapping, owner, mode, dryRun, archiveGuard' : ''));
     if (!parsed.ok) {
       for (const p of parsed.problems) problems.push(`  ${file}${p.line === null ? '' : `:${p.line}`}: ${p.path ? `${p.path}: ` : ''}${p.message}`);
       continue;
@@ -75,4 +81,21 @@ export async function feedCandidates(feed: Feed): Promise<{ file: string; mtimeM
     if (st.isFile()) out.push({ file, mtimeMs: st.mtimeMs });
   }
   return out.sort((a, b) => b.mtimeMs - a.mtimeMs);
+}
+
+/** What a feed tick should do: import the drop folder's newest file, or nothing (and why). */
+export type FeedPick = { file: string; sha256: string } | { file: string | null; skip: string };
+
+/**
+ * The newest matching file of the feed's drop folder when it has settled and its sha256 is not yet imported. Older
+ * files are never picked: once a newer sheet exists, importing an older one would put stale data back (and, in full
+ * mode, archive what the newer sheet added).
+ */
+export async function pickFeedFile(feed: Feed, isImported: (sha256: string) => Promise<boolean>, now = Date.now()): Promise<FeedPick> {
+  const newest = (await feedCandidates(feed))[0];
+  if (!newest) return { file: null, skip: `no file matches ${feed.source.pattern} in ${feed.source.dir}` };
+  if (now - newest.mtimeMs < feed.source.settleSeconds * 1000) return { file: newest.file, skip: 'newest file modified too recently (still arriving?)' };
+  const sha256 = await fileSha256(newest.file);
+  if (await isImported(sha256)) return { file: newest.file, skip: 'newest file already imported' };
+  return { file: newest.file, sha256 };
 }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Queue, UnrecoverableError, WaitingChildrenError, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
 import { contextFromConfig, type CommandContext } from '../commands/context.ts';
 import type { Config } from '../config.ts';
 import { isRetryable } from '../errors.ts';
@@ -10,10 +11,11 @@ import type { ExecutedRow } from '../pipeline/execute.ts';
 import { openJournal } from '../pipeline/journal.ts';
 import type { ArchiveEntry, RowPlan } from '../pipeline/plan.ts';
 import { executeArchives, executeChunk, finalizeRun, prepareRun, type ImportRequest } from '../pipeline/run.ts';
-import { feedJobSchema, fileSha256, importJobSchema, JOB_OPTIONS, pushJobSchema, QUEUES, type ImportJobData } from './catalog.ts';
-import { queueConnection, queuePrefix, warnOnEviction } from './connection.ts';
+import { feedJobSchema, importJobSchema, JOB_OPTIONS, pushJobSchema, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
+import { queueConnection, queuePrefix, quietOnErrors, warnOnEviction } from './connection.ts';
 import { enqueueImport, feedKeys } from './enqueue.ts';
-import { feedCandidates, loadFeeds, type Feed } from './feeds.ts';
+import { loadFeeds, pickFeedFile, type Feed } from './feeds.ts';
+import { SharedRate, SharedThrottle } from './shared-rate.ts';
 
 /** Settings of the worker process. */
 export interface WorkerOptions {
@@ -63,17 +65,24 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const prefix = queuePrefix(config);
   const conn = queueConnection(config);
   await warnOnEviction(conn);
-  const importQueue = new Queue(QUEUES.import, { connection: conn, prefix });
-  const pushQueue = new Queue(QUEUES.push, { connection: conn, prefix });
-  const feedsQueue = new Queue(QUEUES.feeds, { connection: conn, prefix });
-  // Set once the push worker exists; the 429 hook below is built before it.
-  const rateLimiter: { worker?: Worker } = {};
+  const importQueue = quietOnErrors(new Queue(QUEUES.import, { connection: conn, prefix }));
+  const pushQueue = quietOnErrors(new Queue(QUEUES.push, { connection: conn, prefix }));
+  const feedsQueue = quietOnErrors(new Queue(QUEUES.feeds, { connection: conn, prefix }));
+  // API_MAX_RPS is a budget of the whole fleet, not of each process: starts are reserved on one Redis key, which also
+  // carries the pause of a 429 to every worker.
+  const rateConn = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
+  rateConn.on('error', () => undefined);
+  const sharedRate = new SharedRate(rateConn, `${prefix}:api-rate`, config.API_MAX_RPS);
   const cc: CommandContext = await contextFromConfig(config, {
     useRedis: true,
-    // A 429 pauses the push queue for every worker, not only this process (DESIGN §8).
-    onRateLimited: (ms) => void rateLimiter.worker?.rateLimit(ms ?? 1000),
+    // A 429 pauses every worker, not only this process (DESIGN §8): no worker takes a new chunk until Retry-After has
+    // passed (BullMQ rate limit), and no request of a chunk already in hand starts before then either (shared rate).
+    onRateLimited: (ms) => {
+      void pushQueue.rateLimit(ms ?? 1000).catch(() => undefined);
+      void sharedRate.pause(ms ?? 1000);
+    },
   });
-  const ctx = cc.ctx;
+  const ctx = { ...cc.ctx, throttle: new SharedThrottle(cc.ctx.throttle!, sharedRate) };
   const reportDir = resolve(config.REPORT_DIR);
   const chunkSize = options.chunkSize ?? 250;
 
@@ -87,14 +96,16 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     if (step === 'prepare') {
       const req: ImportRequest = { ...data.request, mode: data.request.mode as ImportRequest['mode'], reportDir };
       let lastProgress = 0;
+      let rowsRead = 0;
       const prepared = await prepareRun(req, {
         ...ctx,
         chunkSize,
         onProgress: (p) => {
+          rowsRead = p.rowsRead;
           const now = Date.now();
           if (now - lastProgress < 1000) return;
           lastProgress = now;
-          void job.updateProgress({ stage: p.stage, rowsRead: p.rowsRead, operationsSent: 0, errors: p.errors });
+          job.updateProgress({ stage: p.stage, rowsRead: p.rowsRead, operationsSent: 0, errors: p.errors }).catch(() => undefined);
         },
       });
       runId = prepared.runId;
@@ -115,6 +126,9 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       }
       if (children.length > 0) await pushQueue.addBulk(children as never);
       log.info({ runId, chunks: children.length }, 'import prepared');
+      const rowsTotal = prepared.chunks.reduce((n, c) => n + c.length, 0) + prepared.archives.reduce((n, c) => n + c.length, 0);
+      // The push stage's counts are summed from the chunks as they finish (runStatus); this is where they start.
+      await job.updateProgress({ stage: 'push', rowsRead, operationsSent: 0, errors: 0, rowsTotal });
       await job.updateData({ ...data, step: 'wait', runId, workDir, chunks: children.length, ...(aborted ? { aborted } : {}) });
       step = 'wait';
     }
@@ -144,8 +158,13 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     try {
       const items = JSON.parse(await readFile(chunkFile(d.workDir, d.kind, d.index), 'utf8'));
       const journalName = `journal-${d.kind}-${d.index}.jsonl`;
+      await job.updateProgress({ stage: 'push', operations: (items as unknown[]).length, done: 0 });
       const out = d.kind === 'rows' ? await executeChunk(d, items as RowPlan[], ctx, journalName) : await executeArchives(d, items as ArchiveEntry[], ctx, journalName);
-      await job.updateProgress(100);
+      const failed = out.filter((r) => r.outcome === 'failed').length;
+      await job.updateProgress({ stage: 'push', operations: out.length, done: out.length, failed });
+      // One field per chunk, so a chunk run twice (retry, takeover) is counted once.
+      const key = runChunksKey(prefix, d.runId);
+      await conn.multi().hset(key, `${d.kind}-${d.index}`, `${out.length}:${failed}`).expire(key, 30 * 24 * 3600).exec();
       return out;
     } catch (err) {
       // A chunk that cannot succeed by retrying (credential rejected, state missing) fails at once.
@@ -159,19 +178,20 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     const feed = feeds.find((f) => f.id === id);
     if (!feed) return { skipped: `feed ${id} is no longer defined` };
     const keys = feedKeys(prefix, id);
-    for (const c of await feedCandidates(feed)) {
-      const sha = await fileSha256(c.file);
-      if (await conn.sismember(keys.imported, sha)) continue;
-      const data: ImportJobData = {
-        request: { file: c.file, mapping: feed.mapping, mode: feed.mode, dryRun: feed.dryRun, maxArchiveRatio: feed.archiveGuard.maxRatio, allowArchive: feed.archiveGuard.allow, ...(feed.owner ? { owner: feed.owner } : {}) },
-        origin: 'feed', feed: id, sha256: sha, step: 'prepare',
-      };
-      const { jobId } = await enqueueImport(importQueue, data);
-      await conn.hset(keys.last, { tickAt: new Date().toISOString(), file: c.file, jobId });
-      return { enqueued: jobId, file: c.file };
+    const pick = await pickFeedFile(feed, async (sha) => (await conn.sismember(keys.imported, sha)) === 1);
+    if ('skip' in pick) {
+      await conn.hset(keys.last, { tickAt: new Date().toISOString(), tick: pick.file ? `${pick.skip}: ${pick.file}` : pick.skip });
+      await job.updateProgress(100);
+      return { enqueued: null, skipped: pick.skip };
     }
-    await conn.hset(keys.last, { tickAt: new Date().toISOString(), note: 'no new file' });
-    return { enqueued: null };
+    const data: ImportJobData = {
+      request: { file: pick.file, mapping: feed.mapping, mode: feed.mode, dryRun: feed.dryRun, maxArchiveRatio: feed.archiveGuard.maxRatio, allowArchive: feed.archiveGuard.allow, ...(feed.owner ? { owner: feed.owner } : {}) },
+      origin: 'feed', feed: id, sha256: pick.sha256, step: 'prepare',
+    };
+    const { jobId } = await enqueueImport(importQueue, data);
+    await conn.hset(keys.last, { tickAt: new Date().toISOString(), tick: `queued ${jobId}: ${pick.file}` });
+    await job.updateProgress(100);
+    return { enqueued: jobId, file: pick.file };
   };
 
   // A worker killed with SIGKILL holds its job's lock until it expires: lockDuration bounds how long another worker waits.
@@ -180,9 +200,10 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const importWorker = new Worker(QUEUES.import, processImport, { ...workerOpts, concurrency: options.importConcurrency ?? 1 });
   const pushWorker = new Worker(QUEUES.push, processPush, {
     ...workerOpts, connection: queueConnection(config), concurrency: options.pushConcurrency ?? 2,
-    ...(config.API_MAX_RPS ? { limiter: { max: Math.max(1, Math.floor(config.API_MAX_RPS)), duration: 1000 } } : {}),
+    // BullMQ only honours queue.rateLimit() on a worker that has a limiter; this one never binds on its own
+    // (API_MAX_RPS is enforced per request by the shared rate above, not per chunk job).
+    limiter: { max: 1000, duration: 1000 },
   });
-  rateLimiter.worker = pushWorker;
   const feedsWorker = new Worker(QUEUES.feeds, processFeed, { ...workerOpts, connection: queueConnection(config), concurrency: 1 });
   const workers = [importWorker, pushWorker, feedsWorker];
   for (const w of workers) {
@@ -209,6 +230,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
         await Promise.all(workers.map((w) => w.close()));
         await Promise.all([importQueue.close(), pushQueue.close(), feedsQueue.close()]);
         await cc.close();
+        rateConn.disconnect();
         conn.disconnect();
       })();
       return closing;

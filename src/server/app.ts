@@ -14,7 +14,7 @@ import type { Config } from '../config.ts';
 import { ProductSyncError } from '../errors.ts';
 import { MODES } from '../pipeline/plan.ts';
 import { QUEUES } from '../queue/catalog.ts';
-import { queueConnection, queuePrefix } from '../queue/connection.ts';
+import { queueConnection, queuePrefix, quietOnErrors } from '../queue/connection.ts';
 import { importQueueClient, runStatus } from '../queue/enqueue.ts';
 import { sniffFile } from '../pipeline/sniff.ts';
 
@@ -51,7 +51,7 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
   const client = importQueueClient(config);
   const boardConn = queueConnection(config);
   const prefix = queuePrefix(config);
-  const boardQueues = Object.values(QUEUES).map((name) => new Queue(name, { connection: boardConn, prefix }));
+  const boardQueues = Object.values(QUEUES).map((name) => quietOnErrors(new Queue(name, { connection: boardConn, prefix })));
   app.addHook('onClose', async () => {
     await Promise.all(boardQueues.map((q) => q.close()));
     boardConn.disconnect();

@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { contextFromConfig } from '../../src/commands/context.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
+import { runImport } from '../../src/pipeline/run.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { startWorkers } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
@@ -56,9 +58,23 @@ function reportIdsMatchApi(reportDir: string, rows: number): void {
   }
 }
 
+/** A second import of the same sheet (inline, same API) finds everything in place: no write, every row unchanged. */
+async function expectRerunCreatesNothing(e: Record<string, string>, file: string, mapping: string, rows: number): Promise<void> {
+  const cc = await contextFromConfig(loadConfig(e), {});
+  try {
+    const writes = sandbox.handle.counts().writes;
+    const rerun = await runImport({ file, mapping }, cc.ctx);
+    expect(rerun.summary.counts).toMatchObject({ rows, unchanged: rows, created: 0, updated: 0, failed: 0 });
+    expect(sandbox.handle.counts().writes).toBe(writes);
+  } finally {
+    await cc.close();
+  }
+}
+
 describe('queue mode', () => {
   it('imports an enqueued sheet through a flow of chunk jobs with the inline summary, and runs the same upload once', async () => {
     sandbox.handle.reset();
+    sandbox.handle.setFaults({ latencyMs: [8, 16], seed: 3 });
     const dir = mkdtempSync(join(tmpdir(), 'ps-queue-'));
     const e = env(dir);
     const config: Config = loadConfig(e);
@@ -69,6 +85,16 @@ describe('queue mode', () => {
       const first = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
       const again = await client.enqueue({ request: { file, mapping }, origin: 'upload', step: 'prepare' });
       expect(again).toEqual({ jobId: first.jobId, existed: true });
+      // While the chunks run, the parent's progress counts the rows they have pushed.
+      const seen: { operationsSent: number; chunksDone: number; chunks: number }[] = [];
+      for (let i = 0; i < 600; i++) {
+        const s = await client.status(first.jobId);
+        if (s?.state === 'completed' || s?.state === 'failed') break;
+        const p = s?.progress as { stage?: string; operationsSent: number; chunksDone: number; chunks: number } | undefined;
+        if (s?.state === 'waiting-children' && p?.stage === 'push') seen.push(p);
+        await new Promise((r) => setTimeout(r, 15));
+      }
+      expect(seen.some((p) => p.chunksDone > 0 && p.chunksDone < 5 && p.operationsSent === p.chunksDone * 25 && p.chunks === 5)).toBe(true);
       const result = await client.wait(first.jobId, 60_000);
       expect(result.exitCode).toBe(0);
       expect(result.summary.counts).toMatchObject({ rows: 120, created: 120, failed: 0, invalid: 0 });
@@ -78,9 +104,12 @@ describe('queue mode', () => {
       const push = new Queue('push', { connection: new Redis(redisUrl, { maxRetriesPerRequest: null }), prefix: `{${e.QUEUE_PREFIX}}` });
       expect(await push.getJobCountByTypes('completed')).toBe(5);
       await push.close();
+      expect((await client.status(first.jobId))?.progress).toMatchObject({ stage: 'done', rowsRead: 120 });
+      await expectRerunCreatesNothing(e, file, mapping, 120);
     } finally {
       await client.close();
       await workers.close();
+      sandbox.handle.setFaults({});
     }
   });
 
@@ -111,6 +140,8 @@ describe('queue mode', () => {
         expect(result.summary.counts.created + result.summary.counts.unchanged).toBe(rows);
         expectOneItemPerGtin(sandbox, owner, rows);
         reportIdsMatchApi(result.reportDir, rows);
+        sandbox.handle.setFaults({});
+        await expectRerunCreatesNothing(e, file, mapping, rows);
       } finally {
         a.kill('SIGKILL');
         b.kill('SIGKILL');
@@ -141,7 +172,11 @@ describe('queue mode', () => {
       try {
         const result = await client.wait(jobId, 60_000);
         expect(result.summary.counts.rows).toBe(300);
+        expect(result.summary.counts.created).toBe(300);
         expectOneItemPerGtin(sandbox, owner, 300);
+        reportIdsMatchApi(result.reportDir, 300);
+        sandbox.handle.setFaults({});
+        await expectRerunCreatesNothing(e, file, mapping, 300);
       } finally {
         await workers.close();
       }
@@ -162,8 +197,8 @@ describe('queue mode', () => {
     writeFileSync(join(jobs, 'bad.yaml'), 'schedule: "*/2 * * * * *"\ntimezone: Europe/Paris\nsource: { dir: drop, pattern: "acme-*.csv" }\nmapping: m\n');
     const w1 = await startWorkers(loadConfig(e), { jobsDir: jobs });
     const w2 = await startWorkers(loadConfig(e), { jobsDir: jobs });
+    const feeds = new Queue('feeds', { connection: new Redis(redisUrl, { maxRetriesPerRequest: null }), prefix: `{${e.QUEUE_PREFIX}}` });
     try {
-      const feeds = new Queue('feeds', { connection: new Redis(redisUrl, { maxRetriesPerRequest: null }), prefix: `{${e.QUEUE_PREFIX}}` });
       expect((await feeds.getJobSchedulers()).map((s) => s.key)).toEqual(['bad']);
       const t0 = Date.now();
       await new Promise((r) => setTimeout(r, 5000));
@@ -171,10 +206,52 @@ describe('queue mode', () => {
       // Every 2 s for ~5 s: two or three ticks, not twice that with two workers.
       expect(ticks).toBeGreaterThanOrEqual(1);
       expect(ticks).toBeLessThanOrEqual(Math.ceil((Date.now() - t0) / 2000) + 1);
-      await feeds.close();
     } finally {
       await w1.close();
       await w2.close();
+    }
+    // A feed file removed from jobs/ loses its scheduler at the next worker start; a new one gets its own.
+    rmSync(join(jobs, 'bad.yaml'));
+    writeFileSync(join(jobs, 'nightly.yaml'), 'schedule: "0 2 * * *"\nsource: { dir: drop, pattern: "*.csv" }\nmapping: m\n');
+    const w3 = await startWorkers(loadConfig(e), { jobsDir: jobs });
+    try {
+      expect((await feeds.getJobSchedulers()).map((s) => s.key)).toEqual(['nightly']);
+    } finally {
+      await w3.close();
+      await feeds.close();
+    }
+  }, 60_000);
+
+  it('pauses every worker on a 429: no request of any worker starts before Retry-After has passed', async () => {
+    sandbox.handle.reset();
+    // The 41st faultable request (well into the push) is answered 429 with Retry-After: 2.
+    sandbox.handle.setFaults({ latencyMs: 3, retryAfterSeconds: 2, sequence: [...Array<'ok'>(40).fill('ok'), '429'] });
+    const dir = mkdtempSync(join(tmpdir(), 'ps-queue-429-'));
+    const e = env(dir);
+    const { file, mapping } = writeProductSheet(dir, 400, { owner });
+    // One big chunk in each worker's hands: the one that did not get the 429 must hold back its chunk's requests too.
+    const a = await startWorkers(loadConfig(e), { jobsDir: join(dir, 'no-jobs'), chunkSize: 100, pushConcurrency: 1 });
+    const b = await startWorkers(loadConfig(e), { jobsDir: join(dir, 'no-jobs'), chunkSize: 100, pushConcurrency: 1 });
+    const client = importQueueClient(loadConfig(e));
+    try {
+      const { jobId } = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
+      let at429: number | undefined;
+      for (let i = 0; i < 3000 && at429 === undefined; i++) {
+        if ((sandbox.handle.counts().faults['429'] ?? 0) > 0) at429 = sandbox.handle.counts().total;
+        else await new Promise((r) => setTimeout(r, 2));
+      }
+      expect(at429).toBeDefined();
+      await new Promise((r) => setTimeout(r, 1200));
+      // Only requests already on their way when the 429 came back may have arrived since (2 workers x API_CONCURRENCY 4).
+      expect(sandbox.handle.counts().total - at429!).toBeLessThanOrEqual(10);
+      const result = await client.wait(jobId, 60_000);
+      expect(result.summary.counts).toMatchObject({ rows: 400, created: 400, failed: 0 });
+      expectOneItemPerGtin(sandbox, owner, 400);
+    } finally {
+      await client.close();
+      await a.close();
+      await b.close();
+      sandbox.handle.setFaults({});
     }
   }, 60_000);
 });
