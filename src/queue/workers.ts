@@ -15,6 +15,7 @@ import { feedJobSchema, importJobSchema, JOB_OPTIONS, pushJobSchema, QUEUES, run
 import { queueConnection, queuePrefix, quietOnErrors, warnOnEviction } from './connection.ts';
 import { enqueueImport, feedKeys } from './enqueue.ts';
 import { loadFeeds, pickFeedFile, type Feed } from './feeds.ts';
+import { RequestScopes } from './request-scope.ts';
 import { SharedRate, SharedThrottle } from './shared-rate.ts';
 
 /** Settings of the worker process. */
@@ -35,6 +36,12 @@ export interface WorkerSet {
   workers: Worker[];
   feeds: Feed[];
   close(): Promise<void>;
+}
+
+/** What a push (chunk) job returns: its rows' outcomes and the product requests it sent. */
+export interface PushJobResult {
+  rows: ExecutedRow[];
+  requests: number;
 }
 
 const chunkFile = (workDir: string, kind: 'rows' | 'archives', i: number) => join(workDir, 'chunks', `${kind}-${i}.json`);
@@ -83,6 +90,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     },
   });
   const ctx = { ...cc.ctx, throttle: new SharedThrottle(cc.ctx.throttle!, sharedRate) };
+  const scopes = new RequestScopes(ctx.clients.stats);
   const reportDir = resolve(config.REPORT_DIR);
   const chunkSize = options.chunkSize ?? 250;
 
@@ -97,8 +105,9 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       const req: ImportRequest = { ...data.request, mode: data.request.mode as ImportRequest['mode'], reportDir };
       let lastProgress = 0;
       let rowsRead = 0;
-      const prepared = await prepareRun(req, {
+      const { value: prepared } = await scopes.run((stats) => prepareRun(req, {
         ...ctx,
+        clients: { ...ctx.clients, stats },
         chunkSize,
         onProgress: (p) => {
           rowsRead = p.rowsRead;
@@ -107,7 +116,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
           lastProgress = now;
           job.updateProgress({ stage: p.stage, rowsRead: p.rowsRead, operationsSent: 0, errors: p.errors }).catch(() => undefined);
         },
-      });
+      }));
       runId = prepared.runId;
       workDir = prepared.workDir;
       aborted = prepared.aborted;
@@ -136,14 +145,16 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       if (await job.moveToWaitingChildren(token!)) throw new WaitingChildrenError();
     }
     aborted ??= (job.data as { aborted?: { exitCode: 2 | 3; message: string } }).aborted;
-    const values = await job.getChildrenValues<ExecutedRow[]>();
-    const results: ExecutedRow[] = Object.values(values).flat();
+    const values = Object.values(await job.getChildrenValues<PushJobResult | ExecutedRow[]>());
+    // A chunk returns its rows and the product requests it made (bare rows: a chunk finished by an older worker).
+    const results: ExecutedRow[] = values.flatMap((v) => (Array.isArray(v) ? v : v.rows));
+    const pushRequests = values.reduce((n, v) => n + (Array.isArray(v) ? 0 : v.requests), 0);
     const failures = await job.getIgnoredChildrenFailures();
     for (const [key, reason] of Object.entries(failures)) {
       const m = /-(rows|archives)-(\d+)$/.exec(key);
       if (m) results.push(...(await rowsOfFailedChunk(workDir!, m[1] as 'rows' | 'archives', Number(m[2]), String(reason))));
     }
-    const result = await finalizeRun({ runId: runId!, workDir: workDir! }, results, { ...ctx, ...(aborted ? { aborted } : {}) });
+    const result = await finalizeRun({ runId: runId!, workDir: workDir! }, results, { ...ctx, pushRequests, ...(aborted ? { aborted } : {}) });
     if (data.origin === 'feed' && data.feed && data.sha256) {
       const keys = feedKeys(prefix, data.feed);
       await conn.sadd(keys.imported, data.sha256);
@@ -159,13 +170,14 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       const items = JSON.parse(await readFile(chunkFile(d.workDir, d.kind, d.index), 'utf8'));
       const journalName = `journal-${d.kind}-${d.index}.jsonl`;
       await job.updateProgress({ stage: 'push', operations: (items as unknown[]).length, done: 0 });
-      const out = d.kind === 'rows' ? await executeChunk(d, items as RowPlan[], ctx, journalName) : await executeArchives(d, items as ArchiveEntry[], ctx, journalName);
+      const { value: out, requests } = await scopes.run(() => (d.kind === 'rows' ? executeChunk(d, items as RowPlan[], ctx, journalName) : executeArchives(d, items as ArchiveEntry[], ctx, journalName)));
       const failed = out.filter((r) => r.outcome === 'failed').length;
       await job.updateProgress({ stage: 'push', operations: out.length, done: out.length, failed });
       // One field per chunk, so a chunk run twice (retry, takeover) is counted once.
       const key = runChunksKey(prefix, d.runId);
       await conn.multi().hset(key, `${d.kind}-${d.index}`, `${out.length}:${failed}`).expire(key, 30 * 24 * 3600).exec();
-      return out;
+      const result: PushJobResult = { rows: out, requests: requests.product };
+      return result;
     } catch (err) {
       // A chunk that cannot succeed by retrying (credential rejected, state missing) fails at once.
       if (!isRetryable(err)) throw new UnrecoverableError((err as Error).message);

@@ -1,0 +1,109 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
+import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { writeProductSheet } from '../helpers/sheets.ts';
+
+const redisUrl = inject('redisUrl');
+const prefix = `ps-cli-${process.pid}`;
+let sandbox: RunningSandbox;
+let workers: WorkerSet;
+let env: Record<string, string>;
+let dir: string;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+  dir = mkdtempSync(join(tmpdir(), 'ps-queue-cli-'));
+  env = {
+    PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REDIS_URL: redisUrl, QUEUE_PREFIX: prefix,
+    REPORT_DIR: join(dir, 'reports'), UPLOAD_DIR: join(dir, 'uploads'), API_CONCURRENCY: '4', LOG_LEVEL: 'warn',
+  };
+  const jobs = join(dir, 'jobs');
+  mkdirSync(jobs);
+  mkdirSync(join(dir, 'drop'));
+  writeFileSync(join(jobs, 'nightly.yaml'), `schedule: "0 2 * * *"\ntimezone: Europe/Paris\nsource: { dir: ${join(dir, 'drop')}, pattern: "acme-*.csv", settleSeconds: 0 }\nmapping: ${join(dir, 'products.yaml')}\n`);
+  workers = await startWorkers(loadConfig(env), { jobsDir: jobs, chunkSize: 20 });
+});
+afterAll(async () => {
+  await workers?.close();
+  await sandbox?.close();
+  const r = new Redis(redisUrl);
+  const keys = await r.keys(`{${prefix}}*`);
+  if (keys.length > 0) await r.del(...keys);
+  r.disconnect();
+});
+
+function cli(args: string[], extra: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], { env: { ...process.env, ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The summary without what differs between two runs of one sheet: the report directory. */
+const comparable = (summary: string) => summary.replace(/report: .*/, 'report: …').trim();
+
+describe('queue commands', () => {
+  it('enqueue --wait prints the run id, then the same summary as the inline import', async () => {
+    sandbox.handle.reset();
+    const { file, mapping } = writeProductSheet(dir, 90, { owner: DEMO_COMPANY_ID });
+    const queued = await cli(['enqueue', file, '--mapping', mapping, '--wait']);
+    expect(queued.code, queued.stderr).toBe(0);
+    const [idLine, ...summary] = queued.stdout.trim().split('\n');
+    expect(idLine).toMatch(/^import-[0-9a-f]{20}-[0-9a-f]{12}$/);
+    expect(summary.join('\n')).toMatch(/rows 90: created 90/);
+
+    // The same sheet inline, against the same (emptied) API, in another report directory.
+    sandbox.handle.reset();
+    const inline = await cli(['import', file, '--mapping', mapping], { REPORT_DIR: join(dir, 'inline-reports') });
+    expect(inline.code, inline.stderr).toBe(0);
+    expect(comparable(summary.join('\n'))).toBe(comparable(inline.stdout));
+
+    // Enqueued again: the same job, said so, not a second run.
+    const again = await cli(['enqueue', file, '--mapping', mapping]);
+    expect(again.stdout).toContain(`${idLine} (already queued`);
+  }, 60_000);
+
+  it('feeds list shows schedule and next run; feeds run imports the newest file and list then shows its outcome', async () => {
+    sandbox.handle.reset();
+    const before = await cli(['feeds', 'list', '--jobs-dir', join(dir, 'jobs')]);
+    expect(before.code, before.stderr).toBe(0);
+    expect(before.stdout).toMatch(/^nightly\n {2}schedule 0 2 \* \* \* \(Europe\/Paris\)/);
+    expect(before.stdout).toMatch(/next \d{4}-\d\d-\d\dT0[01]:00:00\.000Z/);
+    expect(before.stdout).toContain('last run never');
+
+    writeProductSheet(join(dir, 'drop'), 30, { owner: DEMO_COMPANY_ID, file: 'acme-1.csv' });
+    writeProductSheet(dir, 1, { owner: DEMO_COMPANY_ID, file: 'unused.csv' });
+    const run = await cli(['feeds', 'run', 'nightly', '--jobs-dir', join(dir, 'jobs')]);
+    expect(run.code, run.stderr).toBe(0);
+    let listed = '';
+    for (let i = 0; i < 100 && !listed.includes('exit 0'); i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      listed = (await cli(['feeds', 'list', '--jobs-dir', join(dir, 'jobs')])).stdout;
+    }
+    expect(listed).toMatch(/last run \S+ run \S+ exit 0 \(.*acme-1\.csv\)/);
+    expect(sandbox.handle.store.dump().tradeItems).toHaveLength(30);
+
+    // A second tick finds nothing new: no second import.
+    await cli(['feeds', 'run', 'nightly', '--jobs-dir', join(dir, 'jobs')]);
+    for (let i = 0; i < 100 && !listed.includes('already imported'); i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      listed = (await cli(['feeds', 'list', '--jobs-dir', join(dir, 'jobs')])).stdout;
+    }
+    expect(listed).toMatch(/last tick \S+ newest file already imported/);
+
+    const unknown = await cli(['feeds', 'run', 'weekly', '--jobs-dir', join(dir, 'jobs')]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('no feed "weekly"');
+  }, 60_000);
+});
