@@ -25,9 +25,11 @@ function stopSignal(): Promise<string> {
 /** `product-sync worker`: BullMQ workers until SIGTERM (then finishes the chunk in hand, closes, exits 0). */
 export async function workerCommand(opts: { concurrency?: number; jobsDir: string }): Promise<number> {
   const cfg = config();
+  // Listening before the workers start: a SIGTERM while they start (jobs may already be taken) still closes them cleanly.
+  const stopping = stopSignal();
   const set = await startWorkers(cfg, { jobsDir: opts.jobsDir, importConcurrency: opts.concurrency ?? cfg.WORKER_CONCURRENCY, chunkSize: cfg.WORKER_CHUNK_SIZE, lockDurationMs: cfg.WORKER_LOCK_MS });
   process.stdout.write(`worker started (feeds: ${set.feeds.map((f) => f.id).join(', ') || 'none'})\n`);
-  const signal = await stopSignal();
+  const signal = await stopping;
   logger.info({ signal }, 'worker stopping: finishing the jobs in hand');
   await set.close();
   return 0;

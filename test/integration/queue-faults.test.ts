@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 /** A redis-server of this test's own, with AOF, that can be stopped and started again on the same port and data. */
-async function ownRedis(dir: string): Promise<{ url: string; start(): Promise<void>; stop(signal?: NodeJS.Signals): Promise<void> }> {
+async function ownRedis(dir: string, extraArgs: string[] = []): Promise<{ url: string; start(): Promise<void>; stop(signal?: NodeJS.Signals): Promise<void> }> {
   const port = await freePort();
   let child: ChildProcess | undefined;
   const ping = async () => {
@@ -45,7 +45,7 @@ async function ownRedis(dir: string): Promise<{ url: string; start(): Promise<vo
   return {
     url: `redis://127.0.0.1:${port}`,
     async start() {
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], { stdio: 'ignore' });
+      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', ...extraArgs], { stdio: 'ignore' });
       await ping();
     },
     async stop(signal = 'SIGKILL') {
@@ -129,6 +129,31 @@ describe('queue mode under infrastructure faults', () => {
       sandbox.handle.setFaults({});
     }
   }, 120_000);
+
+  it('warns at start when Redis may evict keys, and not when it may not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-evict-'));
+    const redis = await ownRedis(dir, ['--maxmemory-policy', 'allkeys-lru']);
+    await redis.start();
+    const startAndStop = async (): Promise<string> => {
+      const w = spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], { env: { ...process.env, ...env(dir, redis.url), LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      w.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      await new Promise<void>((r) => w.stdout!.on('data', (d: Buffer) => d.toString().includes('worker started') && r()));
+      w.kill('SIGTERM');
+      expect(await new Promise((r) => w.once('exit', (code, signal) => r(code ?? signal))), stderr).toBe(0);
+      return stderr;
+    };
+    try {
+      expect(await startAndStop()).toMatch(/maxmemory-policy is \\?"allkeys-lru\\?": set it to \\?"noeviction/);
+      const { Redis } = await import('ioredis');
+      const r = new Redis(redis.url);
+      await r.config('SET', 'maxmemory-policy', 'noeviction');
+      r.disconnect();
+      expect(await startAndStop()).not.toMatch(/maxmemory-policy/);
+    } finally {
+      await redis.stop();
+    }
+  }, 30_000);
 
   it('two workers and two feeds importing the same GTIN make one item', async () => {
     sandbox.handle.reset();
