@@ -104,10 +104,11 @@ export async function serveCommand(opts: { port: number; host: string }): Promis
   const { buildConsole } = await import('../server/app.ts');
   const cfg = config();
   const basic = cfg.CONSOLE_USER && cfg.CONSOLE_PASSWORD ? { user: cfg.CONSOLE_USER, password: cfg.CONSOLE_PASSWORD } : undefined;
+  const stopping = stopSignal();
   const app = await buildConsole({ config: cfg, ...(cfg.CONSOLE_TOKEN ? { token: cfg.CONSOLE_TOKEN } : {}), ...(basic ? { basic } : {}) });
   await app.listen({ port: opts.port, host: opts.host });
   process.stdout.write(`console on http://${opts.host}:${opts.port}/ (queues at /admin/queues)\n`);
-  await stopSignal();
+  await stopping;
   await app.close();
   return 0;
 }
