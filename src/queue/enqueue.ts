@@ -21,13 +21,24 @@ export interface ImportJobResult {
   files: string[];
 }
 
-/** Adds an import job under its deterministic id; the same sheet + mapping + owner enqueued twice is one job. */
-export async function enqueueImport(queue: Queue, data: ImportJobData): Promise<{ jobId: string; existed: boolean }> {
+/**
+ * Adds an import job under its deterministic id; the same sheet + mapping + owner enqueued twice is one job.
+ * `replaceAborted`: a finished job of that id that failed or was aborted (exit 3) is removed and the import queued anew.
+ */
+export async function enqueueImport(queue: Queue, data: ImportJobData, options: { replaceAborted?: boolean } = {}): Promise<{ jobId: string; existed: boolean }> {
   const request = { ...data.request, file: resolve(data.request.file), mapping: resolve(mappingFile(data.request.mapping)) };
   const sha256 = data.sha256 ?? (await fileSha256(request.file));
   const full: ImportJobData = { ...data, request, sha256, step: 'prepare' };
   const jobId = await importJobId(full);
-  const existed = (await queue.getJob(jobId)) !== undefined;
+  let previous = await queue.getJob(jobId);
+  if (previous && options.replaceAborted) {
+    const state = await previous.getState();
+    if (state === 'failed' || (state === 'completed' && (previous.returnvalue as ImportJobResult | null)?.exitCode === 3)) {
+      await previous.remove();
+      previous = undefined;
+    }
+  }
+  const existed = previous !== undefined;
   await queue.add('import', full, { ...JOB_OPTIONS.import, jobId });
   return { jobId, existed };
 }

@@ -157,7 +157,8 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     const result = await finalizeRun({ runId: runId!, workDir: workDir! }, results, { ...ctx, pushRequests, ...(aborted ? { aborted } : {}) });
     if (data.origin === 'feed' && data.feed && data.sha256) {
       const keys = feedKeys(prefix, data.feed);
-      await conn.sadd(keys.imported, data.sha256);
+      // An aborted run (API unavailable, credential rejected, archive guard) is not an import: the next tick tries again.
+      if (result.exitCode !== 3) await conn.sadd(keys.imported, data.sha256);
       await conn.hset(keys.last, { finishedAt: new Date().toISOString(), runId: result.runId, exitCode: String(result.exitCode), file: data.request.file });
     }
     await job.updateProgress({ stage: 'done', rowsRead: result.summary.counts.rows, operationsSent: results.length, errors: result.summary.counts.failed + result.summary.counts.invalid });
@@ -200,7 +201,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       request: { file: pick.file, mapping: feed.mapping, mode: feed.mode, dryRun: feed.dryRun, maxArchiveRatio: feed.archiveGuard.maxRatio, allowArchive: feed.archiveGuard.allow, ...(feed.owner ? { owner: feed.owner } : {}) },
       origin: 'feed', feed: id, sha256: pick.sha256, step: 'prepare',
     };
-    const { jobId } = await enqueueImport(importQueue, data);
+    const { jobId } = await enqueueImport(importQueue, data, { replaceAborted: true });
     await conn.hset(keys.last, { tickAt: new Date().toISOString(), tick: `queued ${jobId}: ${pick.file}` });
     await job.updateProgress(100);
     return { enqueued: jobId, file: pick.file };

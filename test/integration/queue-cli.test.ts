@@ -28,6 +28,8 @@ beforeAll(async () => {
   mkdirSync(jobs);
   mkdirSync(join(dir, 'drop'));
   writeFileSync(join(jobs, 'nightly.yaml'), `schedule: "0 2 * * *"\ntimezone: Europe/Paris\nsource: { dir: ${join(dir, 'drop')}, pattern: "acme-*.csv", settleSeconds: 0 }\nmapping: ${join(dir, 'products.yaml')}\n`);
+  mkdirSync(join(dir, 'drop-guarded'));
+  writeFileSync(join(jobs, 'guarded.yaml'), `schedule: "0 3 * * *"\nsource: { dir: ${join(dir, 'drop-guarded')}, pattern: "g-*.csv", settleSeconds: 0 }\nmapping: ${join(dir, 'products.yaml')}\nmode: full\narchiveGuard: { maxRatio: 0.1 }\n`);
   workers = await startWorkers(loadConfig(env), { jobsDir: jobs, chunkSize: 20 });
 });
 afterAll(async () => {
@@ -78,7 +80,7 @@ describe('queue commands', () => {
     sandbox.handle.reset();
     const before = await cli(['feeds', 'list', '--jobs-dir', join(dir, 'jobs')]);
     expect(before.code, before.stderr).toBe(0);
-    expect(before.stdout).toMatch(/^nightly\n {2}schedule 0 2 \* \* \* \(Europe\/Paris\)/);
+    expect(before.stdout).toMatch(/^nightly\n {2}schedule 0 2 \* \* \* \(Europe\/Paris\)/m);
     expect(before.stdout).toMatch(/next \d{4}-\d\d-\d\dT0[01]:00:00\.000Z/);
     expect(before.stdout).toContain('last run never');
 
@@ -105,5 +107,34 @@ describe('queue commands', () => {
     const unknown = await cli(['feeds', 'run', 'weekly', '--jobs-dir', join(dir, 'jobs')]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no feed "weekly"');
+  }, 60_000);
+
+  it('tries an aborted feed import again at the next tick (here: the archive guard trips, nothing is archived)', async () => {
+    sandbox.handle.reset();
+    // 20 items in the API; the feed's file in full mode names 2 of them: archiving 18 of 20 trips the guard (10 %).
+    const { file, mapping } = writeProductSheet(dir, 20, { owner: DEMO_COMPANY_ID, file: 'twenty.csv' });
+    expect((await cli(['import', file, '--mapping', mapping], { REPORT_DIR: join(dir, 'inline-reports') })).code).toBe(0);
+    writeProductSheet(join(dir, 'drop-guarded'), 2, { owner: DEMO_COMPANY_ID, file: 'g-1.csv' });
+    const r = new Redis(redisUrl);
+    const last = async (previous?: string): Promise<Record<string, string>> => {
+      for (let i = 0; i < 150; i++) {
+        const h = await r.hgetall(`{${prefix}}:feed:guarded:last`);
+        if (h.finishedAt && h.finishedAt !== previous) return h;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      throw new Error('the feed run did not finish');
+    };
+    try {
+      expect((await cli(['feeds', 'run', 'guarded', '--jobs-dir', join(dir, 'jobs')])).code).toBe(0);
+      const first = await last();
+      expect(first.exitCode).toBe('3');
+      expect((await cli(['feeds', 'run', 'guarded', '--jobs-dir', join(dir, 'jobs')])).code).toBe(0);
+      const second = await last(first.finishedAt);
+      expect(second.exitCode).toBe('3');
+      expect(second.runId).not.toBe(first.runId);
+      expect(sandbox.handle.store.dump().tradeItems.filter((t) => t.archived)).toHaveLength(0);
+    } finally {
+      r.disconnect();
+    }
   }, 60_000);
 });
