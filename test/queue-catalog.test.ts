@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { importJobId, importJobSchema, pushJobSchema, type ImportJobData } from '../src/queue/catalog.ts';
+import { UnrecoverableError } from 'bullmq';
+import { checkHandlers, importJobId, importJobSchema, JOB_CATALOG, jobPayload, pushJobSchema, type ImportJobData } from '../src/queue/catalog.ts';
 
 const OWNER_A = '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f';
 const OWNER_B = '0e8f7d6c-5b4a-4392-8170-6f5e4d3c2b1a';
@@ -45,5 +46,18 @@ describe('job catalog', () => {
     expect(importJobSchema.safeParse({ request: { file: 'a.csv', mapping: 'm', owner: 'not-a-uuid' }, origin: 'cli' }).success).toBe(false);
     expect(importJobSchema.parse({ request: { file: 'a.csv', mapping: 'm' }, origin: 'feed' }).step).toBe('prepare');
     expect(pushJobSchema.safeParse({ runId: 'r', workDir: '/w', kind: 'rows' }).success).toBe(false);
+  });
+
+  it('refuses a payload that no retry can make valid as unrecoverable', () => {
+    expect(jobPayload('push', { runId: 'r', workDir: '/w', kind: 'rows', index: 2 })).toEqual({ runId: 'r', workDir: '/w', kind: 'rows', index: 2 });
+    expect(() => jobPayload('push', { runId: 'r', kind: 'rows', index: 2 })).toThrow(UnrecoverableError);
+    expect(() => jobPayload('feeds', {})).toThrow(/invalid feeds job payload: feed/);
+  });
+
+  it('needs a handler for every queue of the catalog, and a catalog entry for every handler', () => {
+    const all = Object.fromEntries(Object.keys(JOB_CATALOG).map((q) => [q, () => undefined]));
+    expect(() => checkHandlers(all)).not.toThrow();
+    expect(() => checkHandlers({ ...all, push: undefined })).toThrow(/no handler for push/);
+    expect(() => checkHandlers({ ...all, reports: () => undefined })).toThrow(/no catalog entry for reports/);
   });
 });

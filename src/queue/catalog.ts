@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { UnrecoverableError } from 'bullmq';
 import { z } from 'zod';
+import { ProductSyncError } from '../errors.ts';
 import { MODES } from '../pipeline/plan.ts';
 import { mappingFile } from '../pipeline/mapping.ts';
 
@@ -57,6 +59,40 @@ export const JOB_OPTIONS = {
   push: { attempts: 6, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: { age: 7 * 24 * 3600 }, removeOnFail: { age: 30 * 24 * 3600 } },
   feeds: { attempts: 1, removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 } },
 } as const;
+
+/** Id of a chunk job: one per run, kind and index, so a parent that redoes its prepare step adds no chunk twice. */
+export function pushJobId(d: Pick<PushJobData, 'runId' | 'kind' | 'index'>): string {
+  return `${d.runId}-${d.kind}-${d.index}`;
+}
+
+/**
+ * The job catalog on one screen: per queue, the job names it carries, the payload schema, the retry options and how
+ * job ids are made. Every queue needs a handler (`checkHandlers`) or the worker does not start.
+ */
+export const JOB_CATALOG = {
+  import: { names: ['import'], schema: importJobSchema, options: JOB_OPTIONS.import, id: 'importJobId: sheet sha256 + mapping + owner + mode + dry run' },
+  push: { names: ['rows', 'archives'], schema: pushJobSchema, options: JOB_OPTIONS.push, id: 'pushJobId: run id + kind + index' },
+  feeds: { names: ['feed-tick'], schema: feedJobSchema, options: JOB_OPTIONS.feeds, id: 'BullMQ job scheduler per feed (scheduler id = feed id)' },
+} as const;
+
+/** A queue of the catalog. */
+export type QueueName = keyof typeof JOB_CATALOG;
+
+/** Throws unless every queue of the catalog has a handler and every handler a queue. */
+export function checkHandlers(handlers: Partial<Record<string, unknown>>): void {
+  const missing = Object.keys(JOB_CATALOG).filter((q) => typeof handlers[q] !== 'function');
+  const unknown = Object.keys(handlers).filter((q) => !(q in JOB_CATALOG));
+  if (missing.length > 0 || unknown.length > 0) {
+    throw new ProductSyncError('PS_ERR_QUEUE', `job catalog and handlers differ:${missing.length ? ` no handler for ${missing.join(', ')};` : ''}${unknown.length ? ` no catalog entry for ${unknown.join(', ')}` : ''}`);
+  }
+}
+
+/** The payload of a job of `queue`, validated; a payload that cannot be valid on any retry is an `UnrecoverableError`. */
+export function jobPayload<Q extends QueueName>(queue: Q, data: unknown): z.output<(typeof JOB_CATALOG)[Q]['schema']> {
+  const parsed = JOB_CATALOG[queue].schema.safeParse(data);
+  if (!parsed.success) throw new UnrecoverableError(`invalid ${queue} job payload: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  return parsed.data as z.output<(typeof JOB_CATALOG)[Q]['schema']>;
+}
 
 /** sha256 of a file. */
 export async function fileSha256(file: string): Promise<string> {

@@ -11,7 +11,7 @@ import type { ExecutedRow } from '../pipeline/execute.ts';
 import { openJournal } from '../pipeline/journal.ts';
 import type { ArchiveEntry, RowPlan } from '../pipeline/plan.ts';
 import { executeArchives, executeChunk, finalizeRun, prepareRun, type ImportRequest } from '../pipeline/run.ts';
-import { feedJobSchema, importJobSchema, JOB_OPTIONS, pushJobSchema, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
+import { checkHandlers, JOB_OPTIONS, jobPayload, pushJobId, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors, warnOnEviction } from './connection.ts';
 import { enqueueImport, feedKeys } from './enqueue.ts';
 import { loadFeeds, pickFeedFile, type Feed } from './feeds.ts';
@@ -95,7 +95,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const chunkSize = options.chunkSize ?? 250;
 
   const processImport = async (job: Job, token?: string) => {
-    const data = importJobSchema.parse(job.data);
+    const data = jobPayload('import', job.data);
     const log = logger.child({ jobId: job.id, queue: QUEUES.import });
     let step = data.step;
     let runId = data.runId;
@@ -129,7 +129,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
             name: kind,
             data: { runId, workDir, kind, index: i },
             // Deterministic ids: a parent that restarts its prepare step after a crash adds nothing twice.
-            opts: { ...JOB_OPTIONS.push, jobId: `${runId}-${kind}-${i}`, parent: { id: job.id!, queue: job.queueQualifiedName }, ignoreDependencyOnFailure: true },
+            opts: { ...JOB_OPTIONS.push, jobId: pushJobId({ runId: runId!, kind, index: i }), parent: { id: job.id!, queue: job.queueQualifiedName }, ignoreDependencyOnFailure: true },
           });
         }
       }
@@ -166,7 +166,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   };
 
   const processPush = async (job: Job) => {
-    const d = pushJobSchema.parse(job.data);
+    const d = jobPayload('push', job.data);
     try {
       const items = JSON.parse(await readFile(chunkFile(d.workDir, d.kind, d.index), 'utf8'));
       const journalName = `journal-${d.kind}-${d.index}.jsonl`;
@@ -187,7 +187,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   };
 
   const processFeed = async (job: Job) => {
-    const { feed: id } = feedJobSchema.parse(job.data);
+    const { feed: id } = jobPayload('feeds', job.data);
     const feed = feeds.find((f) => f.id === id);
     if (!feed) return { skipped: `feed ${id} is no longer defined` };
     const keys = feedKeys(prefix, id);
@@ -207,17 +207,21 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     return { enqueued: jobId, file: pick.file };
   };
 
+  const handlers = { import: processImport, push: processPush, feeds: processFeed };
+  // The worker does not start with a queue of the catalog it cannot handle (or a handler the catalog does not know).
+  checkHandlers(handlers);
+
   // A worker killed with SIGKILL holds its job's lock until it expires: lockDuration bounds how long another worker waits.
   const lockDuration = options.lockDurationMs ?? 30_000;
   const workerOpts = { connection: queueConnection(config), prefix, lockDuration, stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)), maxStalledCount: 3 };
-  const importWorker = new Worker(QUEUES.import, processImport, { ...workerOpts, concurrency: options.importConcurrency ?? 1 });
-  const pushWorker = new Worker(QUEUES.push, processPush, {
+  const importWorker = new Worker(QUEUES.import, handlers.import, { ...workerOpts, concurrency: options.importConcurrency ?? 1 });
+  const pushWorker = new Worker(QUEUES.push, handlers.push, {
     ...workerOpts, connection: queueConnection(config), concurrency: options.pushConcurrency ?? 2,
     // BullMQ only honours queue.rateLimit() on a worker that has a limiter; this one never binds on its own
     // (API_MAX_RPS is enforced per request by the shared rate above, not per chunk job).
     limiter: { max: 1000, duration: 1000 },
   });
-  const feedsWorker = new Worker(QUEUES.feeds, processFeed, { ...workerOpts, connection: queueConnection(config), concurrency: 1 });
+  const feedsWorker = new Worker(QUEUES.feeds, handlers.feeds, { ...workerOpts, connection: queueConnection(config), concurrency: 1 });
   const workers = [importWorker, pushWorker, feedsWorker];
   for (const w of workers) {
     w.on('failed', (job, err) => logger.warn({ queue: w.name, jobId: job?.id, err: err.message }, 'job failed'));
