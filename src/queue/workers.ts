@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Queue, UnrecoverableError, WaitingChildrenError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { contextFromConfig, type CommandContext } from '../commands/context.ts';
@@ -238,12 +239,25 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   }
   logger.info({ feeds: feeds.map((f) => f.id), prefix }, 'workers started');
 
+  // Locks are renewed by timers: a stretch of synchronous work longer than the lock loses the job to another worker
+  // (stalled), which then runs it a second time. Say so when the event loop comes close.
+  const loop = monitorEventLoopDelay({ resolution: 20 });
+  loop.enable();
+  const loopCheck = setInterval(() => {
+    const maxMs = loop.max / 1e6;
+    loop.reset();
+    if (maxMs > lockDuration / 3) logger.warn({ blockedMs: Math.round(maxMs), lockDurationMs: lockDuration }, 'the event loop was blocked for a third of the job lock or more: raise WORKER_LOCK_MS if this repeats');
+  }, 5000);
+  loopCheck.unref();
+
   let closing: Promise<void> | undefined;
   return {
     workers,
     feeds,
     close() {
       closing ??= (async () => {
+        clearInterval(loopCheck);
+        loop.disable();
         await Promise.all(workers.map((w) => w.close()));
         await Promise.all([importQueue.close(), pushQueue.close(), feedsQueue.close()]);
         await cc.close();

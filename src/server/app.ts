@@ -32,6 +32,8 @@ export interface ConsoleOptions {
 
 const REPORT_FILES = new Set(['summary.json', 'rows.csv', 'rows.xlsx', 'rejected.csv', 'rejected.xlsx', 'reconcile.csv', 'reconcile.json']);
 const RUN_ID = /^[a-z0-9-]{8,80}$/i;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const MAPPING_EXTENSIONS = ['.yaml', '.yml', '.json'];
 
 function same(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -123,16 +125,29 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
     }
     if (!stored) return reply.code(400).send({ error: 'no file in the upload (form field "file")' });
     const mapping = fields.mapping ?? '';
-    if (!/^[A-Za-z0-9_.-]+$/.test(mapping) || !existsSync(join(mappingsDir, `${mapping}.yaml`))) {
+    // The names GET /mappings lists, and nothing else: never a path.
+    const mappingPath = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(mapping) ? MAPPING_EXTENSIONS.map((ext) => join(mappingsDir, `${mapping}${ext}`)).find((f) => existsSync(f)) : undefined;
+    if (!mappingPath) {
+      await rm(stored.path, { force: true });
       return reply.code(400).send({ error: `unknown mapping "${mapping}"` });
     }
-    const mode = fields.mode && (MODES as readonly string[]).includes(fields.mode) ? fields.mode : 'upsert';
+    if (fields.owner && !UUID.test(fields.owner)) {
+      await rm(stored.path, { force: true });
+      return reply.code(400).send({ error: `owner must be a company uuid, got "${fields.owner}"` });
+    }
+    if (fields.mode && !(MODES as readonly string[]).includes(fields.mode)) {
+      await rm(stored.path, { force: true });
+      return reply.code(400).send({ error: `mode must be one of ${MODES.join(', ')}` });
+    }
+    const mode = fields.mode || 'upsert';
     const { jobId, existed } = await client.enqueue({
-      request: { file: stored.path, mapping: join(mappingsDir, `${mapping}.yaml`), mode, dryRun: fields.dryRun === 'true', ...(fields.owner ? { owner: fields.owner } : {}) },
+      request: { file: stored.path, mapping: mappingPath, mode, dryRun: fields.dryRun === 'true', ...(fields.owner ? { owner: fields.owner } : {}) },
       origin: 'upload',
       fileName: stored.name,
       step: 'prepare',
     });
+    // The same sheet already queued: its job reads the copy stored the first time, this one is not needed.
+    if (existed) await rm(stored.path, { force: true });
     return reply.code(existed ? 200 : 202).send({ id: jobId, existed, status: `/runs/${jobId}` });
   });
 

@@ -1,6 +1,6 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -41,9 +41,10 @@ afterAll(async () => {
   r.disconnect();
 });
 
-async function upload(body: Buffer, name: string, mapping: string): Promise<Response> {
+async function upload(body: Buffer, name: string, mapping: string, fields: Record<string, string> = {}): Promise<Response> {
   const form = new FormData();
   form.append('mapping', mapping);
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
   form.append('file', new Blob([body]), name);
   return fetch(`${url}/uploads`, { method: 'POST', body: form });
 }
@@ -77,7 +78,12 @@ describe('web console', () => {
     expect((await upload(readFileSync(sample), 'again.csv', 'epicerie-fine')).status).toBe(200);
     expect((await upload(Buffer.from('<html><body>x</body></html>'), 'x.xlsx', 'epicerie-fine')).status).toBe(415);
     expect((await upload(readFileSync(sample), 'y.csv', 'no-such-mapping')).status).toBe(400);
+    expect((await upload(readFileSync(sample), 'y.csv', '../mappings/epicerie-fine')).status).toBe(400);
+    expect((await upload(readFileSync(sample), 'y.csv', 'epicerie-fine', { owner: 'acme' })).status).toBe(400);
+    expect((await upload(readFileSync(sample), 'y.csv', 'epicerie-fine', { mode: 'sometimes' })).status).toBe(400);
     expect((await upload(Buffer.alloc(2 * 1024 * 1024, 'a'), 'big.csv', 'epicerie-fine')).status).toBe(413);
+    // Only the one accepted sheet is kept: refused uploads and a second copy of a queued sheet are deleted.
+    expect(readdirSync(config.UPLOAD_DIR).filter((f) => !f.startsWith('.'))).toEqual([basename(status.file)]);
     expect(((await (await fetch(`${url}/mappings`)).json()) as { mappings: string[] }).mappings).toContain('epicerie-fine');
     expect((await (await fetch(`${url}/health`)).json())).toMatchObject({ status: 'ok' });
     expect((await fetch(`${url}/admin/queues`)).status).toBe(200);
@@ -92,16 +98,31 @@ describe('web console', () => {
     } finally {
       await guarded.close();
     }
+    const basic = await buildConsole({ config, basic: { user: 'steward', password: 'p:ss' } });
+    const header = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+    try {
+      const refused = await basic.inject({ url: '/' });
+      expect(refused.statusCode).toBe(401);
+      expect(refused.headers['www-authenticate']).toMatch(/^Basic /);
+      expect((await basic.inject({ url: '/', headers: header('steward', 'wrong') })).statusCode).toBe(401);
+      expect((await basic.inject({ url: '/', headers: header('steward', 'p:ss') })).statusCode).toBe(200);
+      expect((await basic.inject({ url: '/admin/queues', headers: header('steward', 'p:ss') })).statusCode).toBe(200);
+    } finally {
+      await basic.close();
+    }
   });
 
   it.runIf(existsSync(CHROMIUM))('lets a person upload a sheet, watch the run and download the report in a browser', async () => {
     const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({
+    // A fresh profile each time (playwright passes it to chromium as --user-data-dir).
+    const profile = mkdtempSync(join(tmpdir(), 'ps-chromium-'));
+    const browser = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
+      acceptDownloads: true,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     try {
-      const page = await browser.newPage();
+      const page = browser.pages()[0] ?? (await browser.newPage());
       await page.goto(url);
       await page.waitForSelector('#mapping option', { state: 'attached' });
       await page.selectOption('#mapping', 'fournisseur-produits');
@@ -111,10 +132,12 @@ describe('web console', () => {
       const cell = page.locator('tr', { hasText: 'fournisseur-produits.xlsx' }).locator('.outcome');
       await cell.getByText(/created \d+/).waitFor({ timeout: 30_000 });
       expect(await cell.textContent()).toMatch(/exit [01]/);
+      expect(await page.locator('tr', { hasText: 'fournisseur-produits.xlsx' }).locator('.progress').textContent()).toMatch(/^done · \d+ rows/);
       const [download] = await Promise.all([page.waitForEvent('download'), page.locator('tr', { hasText: 'fournisseur-produits.xlsx' }).getByText('rows.csv').click()]);
       expect(download.suggestedFilename()).toMatch(/rows\.csv$/);
     } finally {
       await browser.close();
+      rmSync(profile, { recursive: true, force: true });
     }
   }, 60_000);
 });
