@@ -53,9 +53,10 @@ export const feedJobSchema = z.object({ feed: z.string() });
 export type ImportJobData = z.input<typeof importJobSchema>;
 export type PushJobData = z.output<typeof pushJobSchema>;
 
-/** Retry options per queue: a chunk is retried with backoff (not the file); an import's own failures are final. */
+/** Retry options per queue: a chunk is retried with backoff (not the file); an import retries its own retryable failures. */
 export const JOB_OPTIONS = {
-  import: { attempts: 1, removeOnComplete: { age: 30 * 24 * 3600, count: 10_000 }, removeOnFail: { age: 30 * 24 * 3600 } },
+  // An import retries only what may pass later (API unavailable while preparing); each step is safe to redo.
+  import: { attempts: 3, backoff: { type: 'exponential', delay: 15_000 }, removeOnComplete: { age: 30 * 24 * 3600, count: 10_000 }, removeOnFail: { age: 30 * 24 * 3600 } },
   push: { attempts: 6, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: { age: 7 * 24 * 3600 }, removeOnFail: { age: 30 * 24 * 3600 } },
   feeds: { attempts: 1, removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 } },
 } as const;

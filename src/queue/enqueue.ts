@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Config } from '../config.ts';
-import { ProductSyncError } from '../errors.ts';
+import { ERROR_CODES, ProductSyncError, type ErrorCode } from '../errors.ts';
 import { mappingFile } from '../pipeline/mapping.ts';
 import type { RunSummary } from '../pipeline/report.ts';
 import { fileSha256, importJobId, JOB_OPTIONS, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
@@ -22,20 +22,21 @@ export interface ImportJobResult {
 }
 
 /**
- * Adds an import job under its deterministic id; the same sheet + mapping + owner enqueued twice is one job.
- * `replaceAborted`: a finished job of that id that failed or was aborted (exit 3) is removed and the import queued anew.
+ * Adds an import job under its deterministic id: the same sheet + mapping + owner enqueued twice is one job while it
+ * waits, runs or has imported. A job of that id that failed or was aborted (exit 3: nothing or not all was sent) is
+ * replaced, so enqueuing the sheet again tries again.
  */
-export async function enqueueImport(queue: Queue, data: ImportJobData, options: { replaceAborted?: boolean } = {}): Promise<{ jobId: string; existed: boolean }> {
+export async function enqueueImport(queue: Queue, data: ImportJobData): Promise<{ jobId: string; existed: boolean }> {
   const request = { ...data.request, file: resolve(data.request.file), mapping: resolve(mappingFile(data.request.mapping)) };
   const sha256 = data.sha256 ?? (await fileSha256(request.file));
   const full: ImportJobData = { ...data, request, sha256, step: 'prepare' };
   const jobId = await importJobId(full);
   let previous = await queue.getJob(jobId);
-  if (previous && options.replaceAborted) {
+  if (previous) {
     const state = await previous.getState();
     if (state === 'failed' || (state === 'completed' && (previous.returnvalue as ImportJobResult | null)?.exitCode === 3)) {
-      await previous.remove();
-      previous = undefined;
+      // Another enqueue may have replaced it first (then its new job is kept: remove fails on a running job).
+      previous = await previous.remove().then(() => undefined, () => previous);
     }
   }
   const existed = previous !== undefined;
@@ -66,9 +67,18 @@ export function importQueueClient(config: Config): {
       await events.waitUntilReady();
       const job = await Job.fromId(queue, jobId);
       if (!job) throw new ProductSyncError('PS_ERR_QUEUE', `no job ${jobId}`);
-      if (await job.isCompleted()) return job.returnvalue as ImportJobResult;
-      if (await job.isFailed()) throw new ProductSyncError('PS_ERR_QUEUE', `run ${jobId} failed: ${job.failedReason}`);
-      return (await job.waitUntilFinished(events, timeoutMs)) as ImportJobResult;
+      const state = await job.getState();
+      if (state === 'completed' || state === 'failed') {
+        // Read again: the job may have finished after the first read, whose copy lacks the result.
+        const done = await Job.fromId(queue, jobId);
+        if (state === 'completed') return done?.returnvalue as ImportJobResult;
+        throw failedRun(jobId, done?.failedReason);
+      }
+      try {
+        return (await job.waitUntilFinished(events, timeoutMs)) as ImportJobResult;
+      } catch (err) {
+        throw failedRun(jobId, (err as Error).message);
+      }
     },
     async close() {
       await events?.close();
@@ -77,6 +87,13 @@ export function importQueueClient(config: Config): {
       connection.disconnect();
     },
   };
+}
+
+/** The error of a failed import job: the code its reason carries (`… [PS_ERR_…]`, see workers.ts), else PS_ERR_QUEUE. */
+function failedRun(jobId: string, reason: string | undefined): ProductSyncError {
+  const m = /^(.*) \[(PS_ERR_[A-Z_]+)\]$/s.exec(reason ?? '');
+  if (m && m[2]! in ERROR_CODES) return new ProductSyncError(m[2] as ErrorCode, m[1]);
+  return new ProductSyncError('PS_ERR_QUEUE', `run ${jobId} failed: ${reason ?? 'unknown reason'}`);
 }
 
 /** The state of an import job as the console and `enqueue` show it. */

@@ -6,7 +6,7 @@ import { Queue, UnrecoverableError, WaitingChildrenError, Worker, type Job } fro
 import { Redis } from 'ioredis';
 import { contextFromConfig, type CommandContext } from '../commands/context.ts';
 import type { Config } from '../config.ts';
-import { isRetryable } from '../errors.ts';
+import { isRetryable, ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import type { ExecutedRow } from '../pipeline/execute.ts';
 import { openJournal } from '../pipeline/journal.ts';
@@ -202,13 +202,26 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       request: { file: pick.file, mapping: feed.mapping, mode: feed.mode, dryRun: feed.dryRun, maxArchiveRatio: feed.archiveGuard.maxRatio, allowArchive: feed.archiveGuard.allow, ...(feed.owner ? { owner: feed.owner } : {}) },
       origin: 'feed', feed: id, sha256: pick.sha256, step: 'prepare',
     };
-    const { jobId } = await enqueueImport(importQueue, data, { replaceAborted: true });
+    const { jobId } = await enqueueImport(importQueue, data);
     await conn.hset(keys.last, { tickAt: new Date().toISOString(), tick: `queued ${jobId}: ${pick.file}` });
     await job.updateProgress(100);
     return { enqueued: jobId, file: pick.file };
   };
 
-  const handlers = { import: processImport, push: processPush, feeds: processFeed };
+  const handlers = {
+    import: async (job: Job, token?: string) => {
+      try {
+        return await processImport(job, token);
+      } catch (err) {
+        // Waiting for the children is not a failure; a failure no retry can fix (bad mapping, unreadable file) is final.
+        if (err instanceof WaitingChildrenError || err instanceof UnrecoverableError || isRetryable(err)) throw err;
+        // The code rides along in the reason, so `enqueue --wait` exits as the inline import would (failedCode).
+        throw new UnrecoverableError(err instanceof ProductSyncError ? `${err.message} [${err.code}]` : (err as Error).message);
+      }
+    },
+    push: processPush,
+    feeds: processFeed,
+  };
   // The worker does not start with a queue of the catalog it cannot handle (or a handler the catalog does not know).
   checkHandlers(handlers);
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
@@ -88,21 +89,24 @@ describe('queue commands', () => {
     writeProductSheet(dir, 1, { owner: DEMO_COMPANY_ID, file: 'unused.csv' });
     const run = await cli(['feeds', 'run', 'nightly', '--jobs-dir', join(dir, 'jobs')]);
     expect(run.code, run.stderr).toBe(0);
-    let listed = '';
-    for (let i = 0; i < 100 && !listed.includes('exit 0'); i++) {
-      await new Promise((r) => setTimeout(r, 200));
-      listed = (await cli(['feeds', 'list', '--jobs-dir', join(dir, 'jobs')])).stdout;
-    }
-    expect(listed).toMatch(/last run \S+ run \S+ exit 0 \(.*acme-1\.csv\)/);
-    expect(sandbox.handle.store.dump().tradeItems).toHaveLength(30);
+    const r = new Redis(redisUrl);
+    const until = async (field: string, pattern: RegExp) => {
+      for (let i = 0; i < 150 && !pattern.test((await r.hget(`{${prefix}}:feed:nightly:last`, field)) ?? ''); i++) await new Promise((res) => setTimeout(res, 100));
+    };
+    try {
+      await until('exitCode', /^0$/);
+      let listed = (await cli(['feeds', 'list', '--jobs-dir', join(dir, 'jobs')])).stdout;
+      expect(listed).toMatch(/last run \S+ run \S+ exit 0 \(.*acme-1\.csv\)/);
+      expect(sandbox.handle.store.dump().tradeItems).toHaveLength(30);
 
-    // A second tick finds nothing new: no second import.
-    await cli(['feeds', 'run', 'nightly', '--jobs-dir', join(dir, 'jobs')]);
-    for (let i = 0; i < 100 && !listed.includes('already imported'); i++) {
-      await new Promise((r) => setTimeout(r, 200));
+      // A second tick finds nothing new: no second import.
+      await cli(['feeds', 'run', 'nightly', '--jobs-dir', join(dir, 'jobs')]);
+      await until('tick', /already imported/);
       listed = (await cli(['feeds', 'list', '--jobs-dir', join(dir, 'jobs')])).stdout;
+      expect(listed).toMatch(/last tick \S+ newest file already imported/);
+    } finally {
+      r.disconnect();
     }
-    expect(listed).toMatch(/last tick \S+ newest file already imported/);
 
     const unknown = await cli(['feeds', 'run', 'weekly', '--jobs-dir', join(dir, 'jobs')]);
     expect(unknown.code).toBe(2);
@@ -133,8 +137,36 @@ describe('queue commands', () => {
       expect(second.exitCode).toBe('3');
       expect(second.runId).not.toBe(first.runId);
       expect(sandbox.handle.store.dump().tradeItems.filter((t) => t.archived)).toHaveLength(0);
+      // Enqueued by hand, the same sheet, mapping and mode: the aborted job is replaced and runs again (and aborts again).
+      const byHand = await cli(['enqueue', join(dir, 'drop-guarded', 'g-1.csv'), '--mapping', join(dir, 'products.yaml'), '--mode', 'full', '--wait']);
+      expect(byHand.code, byHand.stderr).toBe(3);
+      expect(byHand.stdout).not.toContain('already queued');
+      expect(byHand.stdout).toMatch(/ABORTED: archive guard tripped/);
     } finally {
       r.disconnect();
+    }
+  }, 60_000);
+
+  it('enqueue refuses a missing file or a bad mapping at once (exit 2); a job that hits one fails once, with its code', async () => {
+    const { file, mapping } = writeProductSheet(dir, 3, { owner: DEMO_COMPANY_ID, file: 'three.csv' });
+    const missing = await cli(['enqueue', join(dir, 'nope.csv'), '--mapping', mapping]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/nope\.csv: no such file \[PS_ERR_FILE_UNREADABLE\]/);
+    const broken = join(dir, 'broken.yaml');
+    writeFileSync(broken, 'name: broken\ntarget: tradeItem\ncolumns: []\n');
+    const bad = await cli(['enqueue', file, '--mapping', broken]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('PS_ERR_MAPPING_INVALID');
+
+    // Queued anyway (a client that does not check): the worker fails it without retrying, and the waiter gets the code.
+    const client = importQueueClient(loadConfig(env));
+    try {
+      const { jobId } = await client.enqueue({ request: { file, mapping: broken }, origin: 'cli' });
+      const err = (await client.wait(jobId, 20_000).catch((e: unknown) => e)) as { code?: string };
+      expect(err.code, String(err)).toBe('PS_ERR_MAPPING_INVALID');
+      expect((await client.queue.getJob(jobId))?.attemptsMade).toBe(1);
+    } finally {
+      await client.close();
     }
   }, 60_000);
 });
