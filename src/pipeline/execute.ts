@@ -224,7 +224,7 @@ export class Executor {
     const isCreate = step.kind === 'tradeItem.create' || step.kind === 'manufacturedItem.createWithTradeItem' || step.kind === 'manufacturedItem.createUnderTradeItem';
     if (isCreate && prior?.state === 'sent') {
       // A previous attempt (killed process) sent this create and never heard back: look before sending again.
-      const found = await this.#findCreated(plan, step, ids);
+      const found = await this.#findCreatedPatiently(plan, step, ids);
       if (found) {
         Object.assign(ids, found);
         await j?.record(opId, 'confirmed', found);
@@ -245,7 +245,7 @@ export class Executor {
           throw err;
         }
         // Unknown outcome (or the id already exists): never two items for one (owner, GTIN) — search before any resend.
-        if (conflict || unknown) result = await this.#findCreated(plan, step, ids);
+        if (conflict || unknown) result = await this.#findCreatedPatiently(plan, step, ids);
         if (result === null && conflict) throw err;
         if (result === null) await sleep(Math.min(2000, 50 * 2 ** attempt) * Math.random());
       }
@@ -281,6 +281,18 @@ export class Executor {
       case 'manufacturedItem.put':
         await api.putManufacturedItem(ids.manufacturedItemId ?? step.id, step.body);
         return {};
+    }
+  }
+
+  /** #findCreated, tried again (after a pause) when the search itself keeps failing: never resend a create unverified. */
+  async #findCreatedPatiently(plan: RowPlan, step: Step, ids: RowIds): Promise<Partial<RowIds> | null> {
+    for (let i = 1; ; i++) {
+      try {
+        return await this.#findCreated(plan, step, ids);
+      } catch (err) {
+        if (!isRetryable(err) || i >= 3) throw err;
+        await sleep(500 * i);
+      }
     }
   }
 
