@@ -1,4 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from 'vitest';
+import { contextFromConfig } from '../../src/commands/context.ts';
+import { loadConfig } from '../../src/config.ts';
+import { runImport } from '../../src/pipeline/run.ts';
 import type { RunningSandbox } from '../../src/sandbox/server.ts';
 
 /** Asserts the owner has exactly `rows` trade items in the sandbox, one per GTIN (no duplicate was created). */
@@ -6,4 +11,28 @@ export function expectOneItemPerGtin(sandbox: RunningSandbox, owner: string, row
   const items = sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
   expect(items).toHaveLength(rows);
   expect(new Set(items.map((t) => t.gtin)).size).toBe(rows);
+}
+
+/** Every line of the report names the item the API holds for its key. */
+export function reportIdsMatchApi(sandbox: RunningSandbox, owner: string, reportDir: string, rows: number): void {
+  const csv = readFileSync(join(reportDir, 'rows.csv'), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r?\n/).slice(1);
+  expect(csv).toHaveLength(rows);
+  const ids = new Map(sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner).map((t) => [t.gtin, t.tradeItemId]));
+  for (const line of csv) {
+    const [, key, , tradeItemId] = line.split(',');
+    expect(tradeItemId).toBe(ids.get(key));
+  }
+}
+
+/** A second import of the same sheet (inline, same API) finds everything in place: no write, every row unchanged. */
+export async function expectRerunCreatesNothing(sandbox: RunningSandbox, e: Record<string, string>, file: string, mapping: string, rows: number): Promise<void> {
+  const cc = await contextFromConfig(loadConfig(e), {});
+  try {
+    const writes = sandbox.handle.counts().writes;
+    const rerun = await runImport({ file, mapping }, cc.ctx);
+    expect(rerun.summary.counts).toMatchObject({ rows, unchanged: rows, created: 0, updated: 0, failed: 0 });
+    expect(sandbox.handle.counts().writes).toBe(writes);
+  } finally {
+    await cc.close();
+  }
 }

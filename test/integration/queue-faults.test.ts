@@ -1,18 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contextFromConfig } from '../../src/commands/context.ts';
 import { loadConfig } from '../../src/config.ts';
-import { runImport } from '../../src/pipeline/run.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { startWorkers } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { freePort } from '../global-setup.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
-import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
+import { expectRerunCreatesNothing, reportIdsMatchApi, expectOneItemPerGtin } from '../helpers/sandbox.ts';
 
 const owner = DEMO_COMPANY_ID;
 let sandbox: RunningSandbox;
@@ -71,29 +69,7 @@ function itemsOf(): { gtin?: unknown; tradeItemId: string }[] {
   return sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
 }
 
-/** Every line of the report names the item the API holds for its key. */
-function reportIdsMatchApi(reportDir: string, rows: number): void {
-  const csv = readFileSync(join(reportDir, 'rows.csv'), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r?\n/).slice(1);
-  expect(csv).toHaveLength(rows);
-  const ids = new Map(itemsOf().map((t) => [t.gtin, t.tradeItemId]));
-  for (const line of csv) {
-    const [, key, , tradeItemId] = line.split(',');
-    expect(tradeItemId).toBe(ids.get(key));
-  }
-}
 
-/** A second import of the same sheet (inline, same API) finds everything in place: no write, every row unchanged. */
-async function expectRerunCreatesNothing(e: Record<string, string>, file: string, mapping: string, rows: number): Promise<void> {
-  const cc = await contextFromConfig(loadConfig(e), {});
-  try {
-    const writes = sandbox.handle.counts().writes;
-    const rerun = await runImport({ file, mapping }, cc.ctx);
-    expect(rerun.summary.counts).toMatchObject({ rows, unchanged: rows, created: 0, updated: 0, failed: 0 });
-    expect(sandbox.handle.counts().writes).toBe(writes);
-  } finally {
-    await cc.close();
-  }
-}
 
 describe('queue mode under infrastructure faults', () => {
   it('survives a Redis restart (AOF) in the middle of an import', async () => {
@@ -119,9 +95,9 @@ describe('queue mode under infrastructure faults', () => {
       expect(result.summary.counts.rows).toBe(400);
       expect(result.summary.counts.failed + result.summary.counts.notAttempted).toBe(0);
       expectOneItemPerGtin(sandbox, owner, 400);
-      reportIdsMatchApi(result.reportDir, 400);
+      reportIdsMatchApi(sandbox, owner, result.reportDir, 400);
       sandbox.handle.setFaults({});
-      await expectRerunCreatesNothing(e, file, mapping, 400);
+      await expectRerunCreatesNothing(sandbox, e, file, mapping, 400);
     } finally {
       await client.close();
       await workers.close();
@@ -197,10 +173,10 @@ describe('queue mode under infrastructure faults', () => {
       for (const r of runs) {
         expect(r.returnvalue.summary.counts).toMatchObject({ rows: 60, failed: 0, invalid: 0 });
         expect(r.returnvalue.summary.counts.created + r.returnvalue.summary.counts.updated + r.returnvalue.summary.counts.unchanged).toBe(60);
-        reportIdsMatchApi(r.returnvalue.reportDir, 60);
+        reportIdsMatchApi(sandbox, owner, r.returnvalue.reportDir, 60);
       }
       expectOneItemPerGtin(sandbox, owner, 70);
-      for (const feed of ['acme', 'bravo']) await expectRerunCreatesNothing(e, join(dir, feed, `${feed}-1.csv`), join(dir, 'products.yaml'), 60);
+      for (const feed of ['acme', 'bravo']) await expectRerunCreatesNothing(sandbox, e, join(dir, feed, `${feed}-1.csv`), join(dir, 'products.yaml'), 60);
     } finally {
       // SIGKILL: this test is not about shutdown, and a worker must not outlive it.
       a.kill('SIGKILL');

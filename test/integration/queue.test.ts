@@ -1,19 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { contextFromConfig } from '../../src/commands/context.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { runImport } from '../../src/pipeline/run.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { startWorkers } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
-import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
+import { expectRerunCreatesNothing, reportIdsMatchApi, expectOneItemPerGtin } from '../helpers/sandbox.ts';
 
 const owner = DEMO_COMPANY_ID;
 let sandbox: RunningSandbox;
@@ -48,28 +46,7 @@ function itemsOf(): { gtin?: unknown; tradeItemId: string }[] {
 }
 
 
-function reportIdsMatchApi(reportDir: string, rows: number): void {
-  const csv = readFileSync(join(reportDir, 'rows.csv'), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r?\n/).slice(1);
-  expect(csv).toHaveLength(rows);
-  const ids = new Map(itemsOf().map((t) => [t.gtin, t.tradeItemId]));
-  for (const line of csv) {
-    const [, key, , tradeItemId] = line.split(',');
-    expect(tradeItemId).toBe(ids.get(key));
-  }
-}
 
-/** A second import of the same sheet (inline, same API) finds everything in place: no write, every row unchanged. */
-async function expectRerunCreatesNothing(e: Record<string, string>, file: string, mapping: string, rows: number): Promise<void> {
-  const cc = await contextFromConfig(loadConfig(e), {});
-  try {
-    const writes = sandbox.handle.counts().writes;
-    const rerun = await runImport({ file, mapping }, cc.ctx);
-    expect(rerun.summary.counts).toMatchObject({ rows, unchanged: rows, created: 0, updated: 0, failed: 0 });
-    expect(sandbox.handle.counts().writes).toBe(writes);
-  } finally {
-    await cc.close();
-  }
-}
 
 describe('queue mode', () => {
   it('imports an enqueued sheet through a flow of chunk jobs with the inline summary, and runs the same upload once', async () => {
@@ -99,13 +76,13 @@ describe('queue mode', () => {
       expect(result.exitCode).toBe(0);
       expect(result.summary.counts).toMatchObject({ rows: 120, created: 120, failed: 0, invalid: 0 });
       expectOneItemPerGtin(sandbox, owner, 120);
-      reportIdsMatchApi(result.reportDir, 120);
+      reportIdsMatchApi(sandbox, owner, result.reportDir, 120);
       expect(sandbox.handle.counts().byRoute['POST /api/tradeItem']).toBe(120);
       const push = new Queue('push', { connection: new Redis(redisUrl, { maxRetriesPerRequest: null }), prefix: `{${e.QUEUE_PREFIX}}` });
       expect(await push.getJobCountByTypes('completed')).toBe(5);
       await push.close();
       expect((await client.status(first.jobId))?.progress).toMatchObject({ stage: 'done', rowsRead: 120 });
-      await expectRerunCreatesNothing(e, file, mapping, 120);
+      await expectRerunCreatesNothing(sandbox, e, file, mapping, 120);
     } finally {
       await client.close();
       await workers.close();
@@ -139,9 +116,9 @@ describe('queue mode', () => {
         expect(result.summary.counts.rows).toBe(rows);
         expect(result.summary.counts.created + result.summary.counts.unchanged).toBe(rows);
         expectOneItemPerGtin(sandbox, owner, rows);
-        reportIdsMatchApi(result.reportDir, rows);
+        reportIdsMatchApi(sandbox, owner, result.reportDir, rows);
         sandbox.handle.setFaults({});
-        await expectRerunCreatesNothing(e, file, mapping, rows);
+        await expectRerunCreatesNothing(sandbox, e, file, mapping, rows);
       } finally {
         a.kill('SIGKILL');
         b.kill('SIGKILL');
@@ -174,9 +151,9 @@ describe('queue mode', () => {
         expect(result.summary.counts.rows).toBe(300);
         expect(result.summary.counts.created).toBe(300);
         expectOneItemPerGtin(sandbox, owner, 300);
-        reportIdsMatchApi(result.reportDir, 300);
+        reportIdsMatchApi(sandbox, owner, result.reportDir, 300);
         sandbox.handle.setFaults({});
-        await expectRerunCreatesNothing(e, file, mapping, 300);
+        await expectRerunCreatesNothing(sandbox, e, file, mapping, 300);
       } finally {
         await workers.close();
       }
