@@ -36,7 +36,7 @@ async function* records(c: Candidate, input: Input, onFile?: (s: Readable & { by
       const p = text.pipe(Papa.parse(Papa.NODE_STREAM_INPUT, { delimiter: input.delimiter, ...(input.newline ? { newline: input.newline } : {}), ...(input.decodeFirst ? {} : { encoding: nodeEnc }) }));
       for await (const r of p) yield r as string[];
     } else {
-      // The loop src/pipeline/read-csv.ts runs: papaparse's core parser over the text, pulled chunk by chunk.
+      // The loop src/pipeline/read/read-csv.ts runs: papaparse's core parser over the text, pulled chunk by chunk.
       const parser = new Papa.Parser({ delimiter: input.delimiter, newline: input.newline ?? '\n' });
       let partial = '';
       for await (const chunk of text) {

@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { loadConfig } from '../src/config.ts';
-import { contextFromConfig } from '../src/commands/context.ts';
+import { contextFromConfig } from '../src/runtime.ts';
 import { runImport } from '../src/pipeline/run.ts';
 import { tradeItemIdFor } from '../src/api/uuid.ts';
 import { testGtin as gtin, writeProductSheet } from '../test/helpers/sheets.ts';

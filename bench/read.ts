@@ -8,12 +8,12 @@ import { join, resolve } from 'node:path';
 import ExcelJS from 'exceljs';
 import iconv from 'iconv-lite';
 import Papa from 'papaparse';
-import { matchHeaders } from '../src/pipeline/headers.ts';
-import { mapRow } from '../src/pipeline/map-row.ts';
-import { parseMapping } from '../src/pipeline/mapping.ts';
-import { openSheet } from '../src/pipeline/read-sheet.ts';
+import { matchHeaders } from '../src/pipeline/map/headers.ts';
+import { mapRow } from '../src/pipeline/map/map-row.ts';
+import { parseMapping } from '../src/pipeline/map/mapping.ts';
+import { openSheet } from '../src/pipeline/read/read-sheet.ts';
 import type { Sheet, SheetRow } from '../src/pipeline/types.ts';
-import { validateDraft } from '../src/pipeline/validate.ts';
+import { validateDraft } from '../src/pipeline/map/validate.ts';
 import { ensureCsv, ensureXlsx } from './product-rows.ts';
 
 const CSV_ROWS = Number(process.env.BENCH_CSV_ROWS ?? 1_000_000);

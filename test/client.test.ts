@@ -7,7 +7,7 @@ import { joinUrl } from '../src/api/endpoints.ts';
 import { mayRetry, parseRetryAfter, retryDelayMs } from '../src/api/retry.ts';
 import type { OAuthClientCredentials } from '../src/api/auth.ts';
 import { HttpError } from '../src/errors.ts';
-import type { ProductWriter } from '../src/pipeline/execute.ts';
+import type { ProductWriter } from '../src/pipeline/sync/execute.ts';
 
 const OWNER = '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f';
 const ID = '0f8fad5b-d9cb-469f-a165-70867728950e';

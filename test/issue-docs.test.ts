@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { RESOLVE_ISSUE_CODES } from '../src/api/reference-resolver.ts';
+import { RESOLVE_ISSUE_CODES } from '../src/pipeline/resolve/reference-resolver.ts';
 import { READ_ISSUE_CODES } from '../src/pipeline/read-issue-codes.ts';
 
 describe('issue codes of readers and resolution', () => {

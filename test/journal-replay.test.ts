@@ -3,7 +3,7 @@ import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openJournal } from '../src/pipeline/journal.ts';
+import { openJournal } from '../src/pipeline/sync/journal.ts';
 
 const journalFile = () => join(mkdtempSync(join(tmpdir(), 'ps-journal-')), 'journal.jsonl');
 const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');

@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openJournal } from '../src/pipeline/journal.ts';
+import { openJournal } from '../src/pipeline/sync/journal.ts';
 
 describe('journal', () => {
   it('replays the latest state of each operation, ignoring a torn last line', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { matchHeaders, normalizeHeader } from '../src/pipeline/headers.ts';
+import { matchHeaders, normalizeHeader } from '../src/pipeline/map/headers.ts';
 
 const mapping = (...columns: (string | string[])[]) => ({ columns: columns.map((c) => ({ columns: Array.isArray(c) ? c : [c] })) });
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { WEIGHT_UNITS } from '../src/api/units.ts';
-import { matchHeaders } from '../src/pipeline/headers.ts';
-import { mapRow } from '../src/pipeline/map-row.ts';
-import { parseMapping } from '../src/pipeline/mapping.ts';
+import { matchHeaders } from '../src/pipeline/map/headers.ts';
+import { mapRow } from '../src/pipeline/map/map-row.ts';
+import { parseMapping } from '../src/pipeline/map/mapping.ts';
 import type { Cell, Issue } from '../src/pipeline/types.ts';
 
 const mapping = parseMapping(

@@ -6,11 +6,11 @@ import { parse } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
 import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
-import { matchHeaders } from '../src/pipeline/headers.ts';
-import { mapRow } from '../src/pipeline/map-row.ts';
-import { loadMapping } from '../src/pipeline/mapping.ts';
+import { matchHeaders } from '../src/pipeline/map/headers.ts';
+import { mapRow } from '../src/pipeline/map/map-row.ts';
+import { loadMapping } from '../src/pipeline/map/mapping.ts';
 import type { Cell, Draft, Issue } from '../src/pipeline/types.ts';
-import { findDuplicateKeys, validateDraft } from '../src/pipeline/validate.ts';
+import { findDuplicateKeys, validateDraft } from '../src/pipeline/map/validate.ts';
 
 const root = join(import.meta.dirname, '..');
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ProductSyncError } from '../src/errors.ts';
-import { loadMapping, MappingError, parseMapping, resolveFieldPath } from '../src/pipeline/mapping.ts';
+import { loadMapping, MappingError, parseMapping, resolveFieldPath } from '../src/pipeline/map/mapping.ts';
 
 const GOOD = `name: acme-foods
 target: manufacturedItem

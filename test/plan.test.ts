@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TradeItemRecord } from '../src/api/types.ts';
 import { tradeItemIdFor } from '../src/api/uuid.ts';
-import { archiveGuard, manufacturedKey, planArchives, planRow, type ApiState, type PlanOptions } from '../src/pipeline/plan.ts';
+import { archiveGuard, manufacturedKey, planArchives, planRow, type ApiState, type PlanOptions } from '../src/pipeline/sync/plan.ts';
 import type { Draft } from '../src/pipeline/types.ts';
 
 const owner = '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f';

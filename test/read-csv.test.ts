@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
-import { openSheet } from '../src/pipeline/read-sheet.ts';
+import { openSheet } from '../src/pipeline/read/read-sheet.ts';
 import { expectReadFailure, fixtureDir, readAll } from './fixtures/sheets.ts';
 
 const require = createRequire(import.meta.url);

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ProductSyncError } from '../src/errors.ts';
-import { openSheet } from '../src/pipeline/read-sheet.ts';
+import { openSheet } from '../src/pipeline/read/read-sheet.ts';
 import { expectReadFailure, fixtureDir, handZip, readAll, readError, writeWorkbook } from './fixtures/sheets.ts';
 
 const { dir, write } = fixtureDir('ps-read-xlsx-');

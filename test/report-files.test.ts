@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import Papa from 'papaparse';
 import { describe, expect, it } from 'vitest';
-import { openSheet } from '../src/pipeline/read-sheet.ts';
-import { createReportWriter, type RowOutcome, type RunSummary } from '../src/pipeline/report.ts';
+import { openSheet } from '../src/pipeline/read/read-sheet.ts';
+import { createReportWriter, type RowOutcome, type RunSummary } from '../src/pipeline/report/report.ts';
 import type { Cell, Issue, SheetRow } from '../src/pipeline/types.ts';
 
 const summary: RunSummary = {

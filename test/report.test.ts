@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
-import { neutralize } from '../src/pipeline/neutralize.ts';
-import { createReportWriter, type RunSummary } from '../src/pipeline/report.ts';
+import { neutralize } from '../src/pipeline/report/neutralize.ts';
+import { createReportWriter, type RunSummary } from '../src/pipeline/report/report.ts';
 
 const summary = (runId: string): RunSummary => ({
   runId, source: { file: 'x.csv', sha256: 'abc', rows: 2 }, mapping: 'm', mode: 'upsert', dryRun: false, startedAt: 'a', finishedAt: 'b',

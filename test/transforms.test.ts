@@ -3,7 +3,7 @@ import { WEIGHT_UNITS } from '../src/api/units.ts';
 import {
   applyValueMap, cellText, excelSerialToIso, isEmptyCell, splitCell, toBoolean, toCountry, toDate, toDecimal, toGtin,
   toInteger, toUnit, toUuid, toWeightUnit, type TransformContext, type TransformResult,
-} from '../src/pipeline/transforms.ts';
+} from '../src/pipeline/map/transforms.ts';
 
 const comma: TransformContext = { decimalSeparator: ',', language: 'fr-FR' };
 const dot: TransformContext = { decimalSeparator: '.', language: 'en-US' };
@@ -149,7 +149,7 @@ describe('gtin transform', () => {
 
 describe('identifier', () => {
   it('keeps every digit and refuses what Excel turned into scientific notation', async () => {
-    const { toIdentifier } = await import('../src/pipeline/transforms.ts');
+    const { toIdentifier } = await import('../src/pipeline/map/transforms.ts');
     expect(toIdentifier('0012345')).toEqual({ value: '0012345' });
     expect(toIdentifier(1767012345678901)).toEqual({ value: '1767012345678901' });
     expect(toIdentifier('1,76701E+15')).toMatchObject({ issue: { code: 'IDENTIFIER_SCIENTIFIC_NOTATION', severity: 'error' } });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { matchHeaders } from '../src/pipeline/headers.ts';
+import { matchHeaders } from '../src/pipeline/map/headers.ts';
 import { ISSUE_CODES } from '../src/pipeline/issue-codes.ts';
-import { mapRow } from '../src/pipeline/map-row.ts';
-import { parseMapping } from '../src/pipeline/mapping.ts';
-import { DuplicateKeyFinder, findDuplicateKeys, validateDraft } from '../src/pipeline/validate.ts';
+import { mapRow } from '../src/pipeline/map/map-row.ts';
+import { parseMapping } from '../src/pipeline/map/mapping.ts';
+import { DuplicateKeyFinder, findDuplicateKeys, validateDraft } from '../src/pipeline/map/validate.ts';
 import type { Cell, Draft } from '../src/pipeline/types.ts';
 
 const trade = parseMapping(

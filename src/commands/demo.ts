@@ -4,7 +4,7 @@ import { basename, extname, join, resolve } from 'node:path';
 import { loadConfig } from '../config.ts';
 import { runImport, type RunResult } from '../pipeline/run.ts';
 import { DEMO_COMPANY_ID } from '../sandbox/defaults.ts';
-import { contextFromConfig } from './context.ts';
+import { contextFromConfig } from '../runtime.ts';
 import { startEmbeddedSandbox } from './embedded-sandbox.ts';
 import { formatSummary } from './summary.ts';
 

@@ -1,6 +1,6 @@
 import { runImport, runReconcile, runValidate, type ImportRequest, type RunResult } from '../pipeline/run.ts';
-import type { Mode } from '../pipeline/plan.ts';
-import { commandContext, type RunFlags } from './context.ts';
+import type { Mode } from '../pipeline/sync/plan.ts';
+import { commandContext, type RunFlags } from '../runtime.ts';
 import { progressReporter } from './progress.ts';
 import { formatSummary } from './summary.ts';
 

@@ -1,14 +1,14 @@
 import type { Redis } from 'ioredis';
 import type { ApiClients } from '../api/clients.ts';
 import { createReferenceCache } from '../api/reference-cache.ts';
-import { createReferenceResolver, type ReferenceResolver } from '../api/reference-resolver.ts';
+import { createReferenceResolver, type ReferenceResolver } from './resolve/reference-resolver.ts';
 import type { Config } from '../config.ts';
-import { matchHeaders } from './headers.ts';
-import { mapRow, setAt } from './map-row.ts';
-import { resolveFieldPath, type Mapping } from './mapping.ts';
-import { openSheet } from './read-sheet.ts';
+import { matchHeaders } from './map/headers.ts';
+import { mapRow, setAt } from './map/map-row.ts';
+import { resolveFieldPath, type Mapping } from './map/mapping.ts';
+import { openSheet } from './read/read-sheet.ts';
 import type { Draft, DraftLookup, Issue } from './types.ts';
-import { DuplicateKeyFinder, validateDraft } from './validate.ts';
+import { DuplicateKeyFinder, validateDraft } from './map/validate.ts';
 
 /** Inputs of the read → map → validate → resolve stages. */
 export interface PrepareInput {

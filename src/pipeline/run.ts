@@ -8,14 +8,14 @@ import { ProductSyncError } from '../errors.ts';
 import { logger as rootLogger, type Logger } from '../logger.ts';
 import type { ApiClients } from '../api/clients.ts';
 import type { ManufacturedItemRecord, TradeItemRecord } from '../api/types.ts';
-import { canonical, gtinKey } from './canonical.ts';
-import { apiIssue, Executor, type ExecutedRow } from './execute.ts';
-import { openJournal, type Journal } from './journal.ts';
-import { loadMapping, type Mapping } from './mapping.ts';
-import { archiveGuard, manufacturedKey, planArchives, planRow, type ApiState, type ArchiveEntry, type Mode, type RowPlan } from './plan.ts';
-import { createReportWriter, type Outcome, type RunSummary } from './report.ts';
+import { canonical, gtinKey } from './sync/canonical.ts';
+import { apiIssue, Executor, type ExecutedRow } from './sync/execute.ts';
+import { openJournal, type Journal } from './sync/journal.ts';
+import { loadMapping, type Mapping } from './map/mapping.ts';
+import { archiveGuard, manufacturedKey, planArchives, planRow, type ApiState, type ArchiveEntry, type Mode, type RowPlan } from './sync/plan.ts';
+import { createReportWriter, type Outcome, type RunSummary } from './report/report.ts';
 import { prepareDrafts, type PreparedDrafts } from './prepare.ts';
-import { Throttle } from './throttle.ts';
+import { Throttle } from './sync/throttle.ts';
 import type { Draft, Issue } from './types.ts';
 
 /** What to run: a sheet, its mapping and the sync settings (CLI flags, queue job data). */

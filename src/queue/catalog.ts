@@ -4,8 +4,8 @@ import { readFile } from 'node:fs/promises';
 import { UnrecoverableError } from 'bullmq';
 import { z } from 'zod';
 import { ProductSyncError } from '../errors.ts';
-import { MODES } from '../pipeline/plan.ts';
-import { mappingFile } from '../pipeline/mapping.ts';
+import { MODES } from '../pipeline/sync/plan.ts';
+import { mappingFile } from '../pipeline/map/mapping.ts';
 
 /** The queues (DESIGN §8), all under one prefix. */
 export const QUEUES = { import: 'import', push: 'push', feeds: 'feeds' } as const;

@@ -2,8 +2,8 @@ import { resolve } from 'node:path';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Config } from '../config.ts';
 import { ERROR_CODES, ProductSyncError, type ErrorCode } from '../errors.ts';
-import { mappingFile } from '../pipeline/mapping.ts';
-import type { RunSummary } from '../pipeline/report.ts';
+import { mappingFile } from '../pipeline/map/mapping.ts';
+import type { RunSummary } from '../pipeline/report/report.ts';
 import { fileSha256, importJobId, JOB_OPTIONS, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors } from './connection.ts';
 

@@ -4,7 +4,7 @@ import { basename, extname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { ProductSyncError } from '../errors.ts';
 import { fileSha256 } from './catalog.ts';
-import { MODES } from '../pipeline/plan.ts';
+import { MODES } from '../pipeline/sync/plan.ts';
 import { parseYamlDocument } from '../yaml-document.ts';
 
 const timezone = z.string().refine((tz) => {

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { logger } from '../logger.ts';
-import { Throttle } from '../pipeline/throttle.ts';
+import { Throttle } from '../pipeline/sync/throttle.ts';
 
 // GCRA over one key: each call reserves the next free start time (ms, Redis clock) of the whole fleet and returns how
 // long the caller must wait for it. ARGV[1]: interval between starts (ms, may be fractional; 0: no rate, only pauses);

@@ -12,11 +12,11 @@ import { Queue } from 'bullmq';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { ProductSyncError } from '../errors.ts';
-import { MODES } from '../pipeline/plan.ts';
+import { MODES } from '../pipeline/sync/plan.ts';
 import { QUEUES } from '../queue/catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors } from '../queue/connection.ts';
 import { importQueueClient, runStatus } from '../queue/enqueue.ts';
-import { sniffFile } from '../pipeline/sniff.ts';
+import { sniffFile } from '../pipeline/read/sniff.ts';
 
 /** Settings of the console. */
 export interface ConsoleOptions {

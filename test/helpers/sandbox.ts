@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { contextFromConfig } from '../../src/commands/context.ts';
+import { contextFromConfig } from '../../src/runtime.ts';
 import { loadConfig } from '../../src/config.ts';
 import { runImport } from '../../src/pipeline/run.ts';
 import type { RunningSandbox } from '../../src/sandbox/server.ts';

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClients, type ApiClients } from '../../src/api/clients.ts';
-import { gtinCheckDigit } from '../../src/pipeline/gtin.ts';
-import { Executor, type ExecutedRow } from '../../src/pipeline/execute.ts';
-import { planRow, type ApiState } from '../../src/pipeline/plan.ts';
-import { Throttle } from '../../src/pipeline/throttle.ts';
+import { gtinCheckDigit } from '../../src/pipeline/map/gtin.ts';
+import { Executor, type ExecutedRow } from '../../src/pipeline/sync/execute.ts';
+import { planRow, type ApiState } from '../../src/pipeline/sync/plan.ts';
+import { Throttle } from '../../src/pipeline/sync/throttle.ts';
 import type { Draft } from '../../src/pipeline/types.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, readdirSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contextFromConfig, type CommandContext } from '../../src/commands/context.ts';
+import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { loadConfig } from '../../src/config.ts';
 import { runImport } from '../../src/pipeline/run.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contextFromConfig, type CommandContext } from '../../src/commands/context.ts';
+import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { loadConfig } from '../../src/config.ts';
 import { runValidate } from '../../src/pipeline/run.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';

@@ -8,7 +8,7 @@ import {
   normalizeHarmonizedCode,
   type ReferenceSource,
   type ResolverOptions,
-} from '../../src/api/reference-resolver.ts';
+} from '../../src/pipeline/resolve/reference-resolver.ts';
 import { HttpError } from '../../src/errors.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { loadReferenceSeed, seedId, type ReferenceSeed, type SeedRecord } from '../../src/sandbox/seed/index.ts';

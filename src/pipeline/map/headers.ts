@@ -1,5 +1,5 @@
 /** Header matching (DESIGN §5.3): which sheet column each mapping column reads. */
-import { ProductSyncError } from '../errors.ts';
+import { ProductSyncError } from '../../errors.ts';
 import type { MappingColumn } from './mapping.ts';
 
 /** A header as compared: NFC, non-breaking spaces as spaces, surrounding and repeated spaces removed, lower case. */

@@ -1,9 +1,9 @@
-import { HttpError, isRetryable, ProductSyncError } from '../errors.ts';
-import type { ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from '../api/types.ts';
+import { HttpError, isRetryable, ProductSyncError } from '../../errors.ts';
+import type { ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from '../../api/types.ts';
 import { gtinKey } from './canonical.ts';
 import type { ArchiveEntry, RowPlan, Step } from './plan.ts';
 import { CircuitBreaker, sleep, type Throttle } from './throttle.ts';
-import type { Issue } from './types.ts';
+import type { Issue } from '../types.ts';
 
 // A create is sent at most this many times in all, each resend after a search that found nothing.
 const CREATE_ATTEMPTS = 8;

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
-import { ProductSyncError } from '../errors.ts';
+import { ProductSyncError } from '../../errors.ts';
 
 /** States an operation goes through (DESIGN §7). */
 export type JournalState = 'planned' | 'sent' | 'confirmed' | 'failed';

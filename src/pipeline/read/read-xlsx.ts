@@ -1,7 +1,7 @@
 import ExcelJS from 'exceljs';
-import { ProductSyncError } from '../errors.ts';
+import { ProductSyncError } from '../../errors.ts';
 import type { ReadLimits } from './limits.ts';
-import type { Cell, Issue, Sheet, SheetRow } from './types.ts';
+import type { Cell, Issue, Sheet, SheetRow } from '../types.ts';
 import { inspectWorkbook, type MergedRange } from './zip-guard.ts';
 
 type RawValue = ExcelJS.CellValue | undefined;

@@ -1,9 +1,9 @@
 import iconv from 'iconv-lite';
 import Papa from 'papaparse';
-import { ProductSyncError } from '../errors.ts';
+import { ProductSyncError } from '../../errors.ts';
 import { decodeFile, detectFileEncoding, type TextEncoding } from './decode.ts';
 import type { ReadLimits } from './limits.ts';
-import type { Cell, Issue, Sheet, SheetRow } from './types.ts';
+import type { Cell, Issue, Sheet, SheetRow } from '../types.ts';
 
 export { detectEncoding, type TextEncoding } from './decode.ts';
 

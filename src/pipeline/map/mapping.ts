@@ -6,11 +6,11 @@ import { basename, extname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import {
   LIST_NAMES, LOOKUPS, MANUFACTURED_ITEM_FIELDS, NESTED_OBJECTS, TRADE_ITEM_FIELDS, type FieldType, type LookupKind,
-} from '../api/fields.ts';
-import { ProductSyncError } from '../errors.ts';
-import { formatPath, parseYamlDocument } from '../yaml-document.ts';
+} from '../../api/fields.ts';
+import { ProductSyncError } from '../../errors.ts';
+import { formatPath, parseYamlDocument } from '../../yaml-document.ts';
 import { COLUMN_TYPES, valueMapKey, type ColumnType } from './transforms.ts';
-import type { LookupSpec, Target } from './types.ts';
+import type { LookupSpec, Target } from '../types.ts';
 
 /** A field path resolved against the target's field rules: where to put a value and what the API wants there. */
 export interface FieldTarget {

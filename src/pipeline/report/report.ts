@@ -3,10 +3,10 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
-import { ProductSyncError } from '../errors.ts';
+import { ProductSyncError } from '../../errors.ts';
 import { commitTemp, discardTemp, tempPathFor, writeFileAtomic } from './atomic.ts';
 import { csvField, neutralize } from './neutralize.ts';
-import type { Cell, Issue } from './types.ts';
+import type { Cell, Issue } from '../types.ts';
 
 /** The outcome of one input row (or of one archive without a row) — DESIGN §5.5. */
 export type Outcome = 'created' | 'updated' | 'unchanged' | 'archived' | 'unarchived' | 'invalid' | 'failed' | 'skipped' | 'not_attempted';

@@ -1,8 +1,8 @@
 /** Cell transforms of mapping columns: each is pure, `(cell, ctx) → {value} | {issue}` (docs/mapping.md). */
-import { findUnit, WEIGHT_UNITS, WEIGHT_UNIT_IDS } from '../api/units.ts';
+import { findUnit, WEIGHT_UNITS, WEIGHT_UNIT_IDS } from '../../api/units.ts';
 import { toAlpha2 } from './country.ts';
 import { parseGtin, SCIENTIFIC } from './gtin.ts';
-import type { Cell, Severity } from './types.ts';
+import type { Cell, Severity } from '../types.ts';
 
 /** The value types a mapping column may name. */
 export const COLUMN_TYPES = [

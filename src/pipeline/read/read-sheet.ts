@@ -1,10 +1,10 @@
 import { stat } from 'node:fs/promises';
-import { ProductSyncError } from '../errors.ts';
+import { ProductSyncError } from '../../errors.ts';
 import { DEFAULT_LIMITS, type ReadLimits } from './limits.ts';
 import { readCsv } from './read-csv.ts';
 import { readXlsx } from './read-xlsx.ts';
 import { sniffFile } from './sniff.ts';
-import type { Sheet } from './types.ts';
+import type { Sheet } from '../types.ts';
 
 /** Options of openSheet. */
 export interface OpenSheetOptions {

@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
-import { apiClientsFromConfig } from '../api/clients.ts';
-import { loadConfig, type Config } from '../config.ts';
-import { logger } from '../logger.ts';
-import { Throttle } from '../pipeline/throttle.ts';
-import type { RunContext } from '../pipeline/run.ts';
-import { DEMO_COMPANY_ID } from '../sandbox/defaults.ts';
+import { apiClientsFromConfig } from './api/clients.ts';
+import { loadConfig, type Config } from './config.ts';
+import { logger } from './logger.ts';
+import { Throttle } from './pipeline/sync/throttle.ts';
+import type { RunContext } from './pipeline/run.ts';
+import { DEMO_COMPANY_ID } from './sandbox/defaults.ts';
 
 /** Options every run command shares. */
 export interface RunFlags {
@@ -31,7 +31,7 @@ export async function commandContext(flags: RunFlags, env: NodeJS.ProcessEnv = p
   let closeSandbox: (() => Promise<void>) | undefined;
   let owner = flags.owner;
   if (flags.sandbox) {
-    const { startEmbeddedSandbox } = await import('./embedded-sandbox.ts');
+    const { startEmbeddedSandbox } = await import('./commands/embedded-sandbox.ts');
     const reportDir = overrides.REPORT_DIR ?? './reports';
     const sb = await startEmbeddedSandbox(reportDir);
     overrides.PRODUCT_API_URL = sb.url;

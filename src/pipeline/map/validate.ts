@@ -1,9 +1,9 @@
 /** Draft validation against the API operation's zod schema (derived from the field rules), and duplicate keys. */
 import { z } from 'zod';
-import type { BodyOperation } from '../api/fields.ts';
-import { bodySchema } from '../api/schemas.ts';
-import type { IssueCode } from './issue-codes.ts';
-import type { Draft, Issue } from './types.ts';
+import type { BodyOperation } from '../../api/fields.ts';
+import { bodySchema } from '../../api/schemas.ts';
+import type { IssueCode } from '../issue-codes.ts';
+import type { Draft, Issue } from '../types.ts';
 
 // ownerCompanyId is not in drafts: the planner sets it from the mapping or --owner. Validation stands in a uuid.
 const OWNER_PLACEHOLDER = '00000000-0000-4000-8000-000000000000';

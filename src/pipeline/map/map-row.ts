@@ -1,7 +1,7 @@
 /** Row → draft: applies a mapping's transforms, builds the nested API body, records empty-cell policy and lookups. */
 import type { Mapping, MappingColumn } from './mapping.ts';
 import { applyValueMap, cellText, isEmptyCell, splitCell, TRANSFORMS } from './transforms.ts';
-import type { Cell, Draft, DraftLookup, Issue, SheetRow } from './types.ts';
+import type { Cell, Draft, DraftLookup, Issue, SheetRow } from '../types.ts';
 
 // Field paths come from the validated mapping (names of the spec's field tables), never from headers; this guard
 // keeps that true if a future change lets other keys through.

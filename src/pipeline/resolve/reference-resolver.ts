@@ -1,7 +1,7 @@
-import { HttpError } from '../errors.ts';
-import { LOOKUPS, type ListName, type LookupKind } from './fields.ts';
-import { ReferenceNotFound, type ReferenceCache } from './reference-cache.ts';
-import type { BrandRecord, ListItem, ReferenceRecord } from './types.ts';
+import { HttpError } from '../../errors.ts';
+import { LOOKUPS, type ListName, type LookupKind } from '../../api/fields.ts';
+import { ReferenceNotFound, type ReferenceCache } from '../../api/reference-cache.ts';
+import type { BrandRecord, ListItem, ReferenceRecord } from '../../api/types.ts';
 
 /**
  * Issue codes of reference resolution, as data (code → [severity, description]).

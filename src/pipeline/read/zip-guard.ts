@@ -1,7 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { createInflateRaw } from 'node:zlib';
-import { ProductSyncError } from '../errors.ts';
+import { ProductSyncError } from '../../errors.ts';
 import type { ReadLimits } from './limits.ts';
 
 interface ZipEntry {

@@ -1,9 +1,9 @@
-import { MANUFACTURED_ITEM_FIELDS, ROUTE_B_TRADE_ITEM_FIELDS } from '../api/fields.ts';
-import { acceptedFields } from '../api/schemas.ts';
-import type { ManufacturedItemRecord, TradeItemRecord } from '../api/types.ts';
-import { manufacturedItemIdFor, tradeItemIdFor } from '../api/uuid.ts';
+import { MANUFACTURED_ITEM_FIELDS, ROUTE_B_TRADE_ITEM_FIELDS } from '../../api/fields.ts';
+import { acceptedFields } from '../../api/schemas.ts';
+import type { ManufacturedItemRecord, TradeItemRecord } from '../../api/types.ts';
+import { manufacturedItemIdFor, tradeItemIdFor } from '../../api/uuid.ts';
 import { canonical, isEmptyValue } from './canonical.ts';
-import type { Draft, Issue, Target } from './types.ts';
+import type { Draft, Issue, Target } from '../types.ts';
 
 /** How a run treats rows and the items missing from the sheet (DESIGN §7). */
 export type Mode = 'upsert' | 'full' | 'create-only' | 'update-only';
