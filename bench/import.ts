@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 import { loadConfig } from '../src/config.ts';
 import { contextFromConfig } from '../src/runtime.ts';
-import { runImport } from '../src/pipeline/run.ts';
+import { runImport } from '../src/pipeline/run/run.ts';
 import { tradeItemIdFor } from '../src/api/uuid.ts';
 import { testGtin as gtin, writeProductSheet } from '../test/helpers/sheets.ts';
 import { DEMO_COMPANY_ID } from '../src/sandbox/defaults.ts';

@@ -43,7 +43,7 @@ try {
     const reportDir = join(dir, `reports-${n}`);
     rmSync(reportDir, { recursive: true, force: true });
     mkdirSync(reportDir, { recursive: true });
-    const env = { PRODUCT_API_URL: url, REFERENCE_API_URL: url, API_TOKEN: 'sandbox-token', REDIS_URL: `redis://127.0.0.1:${redisPort}`, QUEUE_PREFIX: `bench-${n}`, REPORT_DIR: reportDir, API_CONCURRENCY: '32', WORKER_CHUNK_SIZE: '250', LOG_LEVEL: 'warn' };
+    const env = { PRODUCT_API_URL: url, REFERENCE_API_URL: url, API_TOKEN: 'sandbox-token', REDIS_URL: `redis://127.0.0.1:${redisPort}`, QUEUE_PREFIX: `bench-${n}`, REPORT_DIR: reportDir, API_CONCURRENCY: '32', CHUNK_SIZE: '250', LOG_LEVEL: 'warn' };
     const workers: ChildProcess[] = Array.from({ length: n }, () => spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], { env: { ...process.env, ...env }, stdio: 'ignore' }));
     await sleep(2500);
     const client = importQueueClient(loadConfig(env));

@@ -23,7 +23,7 @@ export const configSchema = z
     API_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(32),
     API_MAX_RPS: z.coerce.number().positive().optional(),
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
-    WORKER_CHUNK_SIZE: z.coerce.number().int().min(1).max(5000).default(250),
+    CHUNK_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
     WORKER_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
     CONSOLE_TOKEN: optionalString,
     CONSOLE_USER: optionalString,

@@ -3,7 +3,8 @@ import { apiClientsFromConfig } from './api/clients.ts';
 import { loadConfig, type Config } from './config.ts';
 import { logger } from './logger.ts';
 import { Throttle } from './pipeline/sync/throttle.ts';
-import type { RunContext } from './pipeline/run.ts';
+import type { RunContext } from './pipeline/run/run.ts';
+import { createReferenceCache } from './api/reference-cache.ts';
 import { DEMO_COMPANY_ID } from './sandbox/defaults.ts';
 
 /** Options every run command shares. */
@@ -47,7 +48,7 @@ export async function commandContext(flags: RunFlags, env: NodeJS.ProcessEnv = p
   return contextFromConfig(config, { owner, closeSandbox, useRedis: Boolean(env.REDIS_URL) });
 }
 
-/** A run context over a parsed configuration (also used by the demo and the queue workers). */
+/** The process-wide runtime over a parsed configuration: API clients, throttle, Redis and reference cache (the CLI, the demo and the queue workers). */
 export async function contextFromConfig(
   config: Config,
   opts: { owner?: string; closeSandbox?: () => Promise<void>; useRedis?: boolean; onRateLimited?: (retryAfterMs: number | null) => void },
@@ -74,8 +75,10 @@ export async function contextFromConfig(
       redis = null;
     }
   }
+  // One reference cache per process: labels resolved by one run are known to the next (and to every worker through Redis).
+  const referenceCache = createReferenceCache({ redis, prefix: config.QUEUE_PREFIX, ttlMs: 10 * 60_000, negativeTtlMs: 30_000, lruMax: 10_000 });
   return {
-    ctx: { config, clients, redis, throttle, logger },
+    ctx: { config, clients, redis, throttle, logger, referenceCache },
     owner: opts.owner,
     async close() {
       await clients.close();

@@ -35,7 +35,7 @@ describe('journal writes', () => {
   it('keeps a durable record through kill -9 of the writing process', () => {
     const file = journalFile();
     const script = `
-      import { openJournal } from ${JSON.stringify(new URL('../src/pipeline/journal.ts', import.meta.url).href)};
+      import { openJournal } from ${JSON.stringify(new URL('../src/pipeline/sync/journal.ts', import.meta.url).href)};
       const j = await openJournal(${JSON.stringify(file)});
       j.record('create:a', 'planned');
       j.record('create:a', 'sent', undefined, true);

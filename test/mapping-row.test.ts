@@ -53,8 +53,8 @@ describe('mapRow', () => {
       supplierCompanyId: 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f',
     });
     expect(d.lookups).toEqual([
-      { field: 'brandId', column: 'Marque', values: ['Noisetta'], array: false, lookup: { brand: { create: true } } },
-      { field: 'tradeItemStatusId', column: 'Statut', values: ['Active'], array: false, lookup: { list: 'trade-item-status' } },
+      { field: 'brandId', segments: ['brandId'], column: 'Marque', values: ['Noisetta'], array: false, lookup: { brand: { create: true } } },
+      { field: 'tradeItemStatusId', segments: ['tradeItemStatusId'], column: 'Statut', values: ['Active'], array: false, lookup: { list: 'trade-item-status' } },
     ]);
     expect(d.issues).toEqual([]);
     expect(d.clear).toEqual([]);

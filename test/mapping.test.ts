@@ -130,12 +130,3 @@ describe('mapping files', () => {
     expect(resolveFieldPath('tradeItem', 'constructor')).toEqual(expect.stringContaining('unknown field'));
   });
 });
-
-describe('docs/mapping.md', () => {
-  it('documents every issue code of the mapping stage', async () => {
-    const { readFile } = await import('node:fs/promises');
-    const { ISSUE_CODES } = await import('../src/pipeline/issue-codes.ts');
-    const doc = await readFile(join(import.meta.dirname, '..', 'docs', 'mapping.md'), 'utf8');
-    for (const code of Object.keys(ISSUE_CODES)) expect(doc).toContain(`| \`${code}\` |`);
-  });
-});

@@ -47,7 +47,7 @@ describe('validateDraft', () => {
   it('exempts fields still waiting for lookup resolution', () => {
     const d: Draft = {
       row: 9, key: '00000096385074', target: 'manufacturedItem', fields: { tradeItemName: 'x' }, clear: [], issues: [], source: [],
-      lookups: [{ field: 'supplierCompanyId', column: 'Fournisseur', values: ['Acme'], array: false, lookup: { kind: 'markets' } }],
+      lookups: [{ field: 'supplierCompanyId', segments: ['supplierCompanyId'], column: 'Fournisseur', values: ['Acme'], array: false, lookup: { kind: 'markets' } }],
     };
     expect(validateDraft(d)).toEqual([]);
   });

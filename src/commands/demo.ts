@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import { loadConfig } from '../config.ts';
-import { runImport, type RunResult } from '../pipeline/run.ts';
+import { runImport, type RunResult } from '../pipeline/run/run.ts';
 import { DEMO_COMPANY_ID } from '../sandbox/defaults.ts';
 import { contextFromConfig } from '../runtime.ts';
 import { startEmbeddedSandbox } from './embedded-sandbox.ts';

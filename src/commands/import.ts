@@ -1,4 +1,5 @@
-import { runImport, runReconcile, runValidate, type ImportRequest, type RunResult } from '../pipeline/run.ts';
+import { runReconcile } from '../pipeline/reconcile.ts';
+import { runImport, runValidate, type ImportRequest, type RunResult } from '../pipeline/run/run.ts';
 import type { Mode } from '../pipeline/sync/plan.ts';
 import { commandContext, type RunFlags } from '../runtime.ts';
 import { progressReporter } from './progress.ts';

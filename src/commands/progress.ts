@@ -1,4 +1,4 @@
-import type { RunProgress } from '../pipeline/run.ts';
+import type { RunProgress } from '../pipeline/run/run.ts';
 
 /** A progress display: one redrawn line on a TTY (rows read, operations sent, errors), a plain line every few seconds otherwise. */
 export function progressReporter(stream: NodeJS.WriteStream = process.stderr): { update: (p: RunProgress) => void; done: () => void } {

@@ -1,14 +1,12 @@
 import { existsSync } from 'node:fs';
-import { Queue } from 'bullmq';
 import { loadConfig, type Config } from '../config.ts';
 import { ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { loadMapping } from '../pipeline/map/mapping.ts';
 import type { Mode } from '../pipeline/sync/plan.ts';
-import { QUEUES } from '../queue/catalog.ts';
-import { queueConnection, queuePrefix } from '../queue/connection.ts';
-import { feedKeys, importQueueClient } from '../queue/enqueue.ts';
+import { importQueueClient } from '../queue/enqueue.ts';
 import { loadFeeds } from '../queue/feeds.ts';
+import { openFeedsQueue } from '../queue/queues.ts';
 import { startWorkers } from '../queue/workers.ts';
 import { formatSummary } from './summary.ts';
 
@@ -30,7 +28,7 @@ export async function workerCommand(opts: { concurrency?: number; jobsDir: strin
   const cfg = config();
   // Listening before the workers start: a SIGTERM while they start (jobs may already be taken) still closes them cleanly.
   const stopping = stopSignal();
-  const set = await startWorkers(cfg, { jobsDir: opts.jobsDir, importConcurrency: opts.concurrency ?? cfg.WORKER_CONCURRENCY, chunkSize: cfg.WORKER_CHUNK_SIZE, lockDurationMs: cfg.WORKER_LOCK_MS });
+  const set = await startWorkers(cfg, { jobsDir: opts.jobsDir, importConcurrency: opts.concurrency ?? cfg.WORKER_CONCURRENCY, lockDurationMs: cfg.WORKER_LOCK_MS });
   process.stdout.write(`worker started (feeds: ${set.feeds.map((f) => f.id).join(', ') || 'none'})\n`);
   const signal = await stopping;
   logger.info({ signal }, 'worker stopping: finishing the jobs in hand');
@@ -64,14 +62,12 @@ export async function enqueueCommand(file: string, opts: { mapping: string; owne
 export async function feedsListCommand(opts: { jobsDir: string }): Promise<number> {
   const cfg = config();
   const feeds = await loadFeeds(opts.jobsDir);
-  const conn = queueConnection(cfg);
-  const prefix = queuePrefix(cfg);
-  const queue = new Queue(QUEUES.feeds, { connection: conn, prefix });
+  const queue = openFeedsQueue(cfg);
   try {
-    const schedulers = await queue.getJobSchedulers();
+    const schedulers = await queue.schedulers();
     for (const f of feeds) {
-      const s = schedulers.find((x) => ((x as { id?: string }).id ?? x.key) === f.id);
-      const last = await conn.hgetall(feedKeys(prefix, f.id).last);
+      const s = schedulers.get(f.id);
+      const last = await queue.last(f.id);
       const next = s?.next ? new Date(s.next).toISOString() : 'not scheduled (start a worker)';
       const lastRun = last.finishedAt ? `${last.finishedAt} run ${last.runId} exit ${last.exitCode} (${last.file})` : 'never';
       const lastTick = last.tickAt ? `${last.tickAt} ${last.tick ?? ''}` : 'never';
@@ -81,7 +77,6 @@ export async function feedsListCommand(opts: { jobsDir: string }): Promise<numbe
     return 0;
   } finally {
     await queue.close();
-    conn.disconnect();
   }
 }
 
@@ -93,15 +88,13 @@ export async function feedsRunCommand(name: string, opts: { jobsDir: string }): 
     process.stderr.write(`product-sync: no feed "${name}" in ${opts.jobsDir}/ (have: ${feeds.map((f) => f.id).join(', ') || 'none'})\n`);
     return 2;
   }
-  const conn = queueConnection(cfg);
-  const queue = new Queue(QUEUES.feeds, { connection: conn, prefix: queuePrefix(cfg) });
+  const queue = openFeedsQueue(cfg);
   try {
-    const job = await queue.add('feed-tick', { feed: name }, { removeOnComplete: { count: 1000 } });
-    process.stdout.write(`feed ${name}: tick queued (${job.id})\n`);
+    const jobId = await queue.tick(name);
+    process.stdout.write(`feed ${name}: tick queued (${jobId})\n`);
     return 0;
   } finally {
     await queue.close();
-    conn.disconnect();
   }
 }
 

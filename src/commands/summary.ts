@@ -1,4 +1,4 @@
-import type { RunResult } from '../pipeline/run.ts';
+import type { RunResult } from '../pipeline/run/run.ts';
 
 /** A person-readable summary of a finished run: counts, exit code and where the reports are. */
 export function formatSummary(result: RunResult): string {

@@ -1,8 +1,25 @@
-/** The issue codes of mapping and validation (docs/mapping.md lists them): code → severity and description, as data. */
-import type { Severity } from './types.ts';
+/**
+ * Every issue code of a run, in one table read at runtime: code → [severity, description]. `issue()` takes the
+ * severity from here, so no caller writes it. docs/mapping.md (reading the cells: transforms, map-row, validation)
+ * and docs/reports.md (readers, reference resolution, the run's own) list every code with this severity and
+ * description; test/issue-docs.test.ts checks they agree.
+ *
+ * A code whose severity depends on the case carries a third element, `'varies'`: its description says when it is
+ * which, the severity here is its usual one, and `issue()` takes the other as an explicit override (only for those).
+ */
+import type { Issue, Severity } from './types.ts';
 
-/** Every issue code the mapping, transform and validation stages emit. */
+/** Every issue code the run emits. */
 export const ISSUE_CODES = {
+  // readers (openSheet: read/read-csv.ts, read/read-xlsx.ts)
+  ROW_RAGGED: ['warning', 'a CSV row has fewer cells than the header (the missing ones are empty), or an XLSX row has cells right of the last header; an error when a CSV row has non-empty cells beyond the header (they would be lost)', 'varies'],
+  CELL_TOO_LONG: ['error', 'a cell is longer than the cell cap (Excel\'s own limit is 32 767 characters); it is read as empty'],
+  ENCODING_REPLACED: ['error', 'a CSV cell holds � where bytes were not valid in the file\'s encoding; the value is damaged'],
+  CELL_ERROR: ['error', 'an XLSX cell holds an Excel error (#N/A, #REF!…) or a formula without a usable result; it is read as empty'],
+  MERGED_HEADER: ['warning', 'header cells are merged: the title is in the first column only, the others have an empty header'],
+  MERGED_CELL: ['warning', 'cells of this row are part of a merged range whose value is in its top-left cell only; they are read as empty'],
+  ROW_HIDDEN: ['warning', 'the row is hidden in Excel; it is imported like the others'],
+  HIDDEN_COLUMN: ['warning', 'the column is hidden in Excel; it is imported like the others'],
   // transforms
   DECIMAL_INVALID: ['error', 'the cell is not a number'],
   DECIMAL_SEPARATOR: ['error', "the number uses the other decimal separator than the mapping's (1,5 where 1.5 is expected, or the reverse; 1.500 in a decimal-comma sheet)"],
@@ -36,12 +53,58 @@ export const ISSUE_CODES = {
   FIELD_INVALID: ['error', 'the value is not allowed for the API field (e.g. a weight unit id that is not one of the seven)'],
   // sheet-level
   DUPLICATE_KEY: ['error', 'the same key (GTIN or tradeItemId) is on several rows of the sheet; none of them is sent'],
-} as const satisfies Record<string, readonly [Severity, string]>;
+  // reference resolution (resolve/reference-resolver.ts, prepare.ts). REF_FALLBACK_LANGUAGE: the sheet used the label
+  // of a fallback language for an item that *has* a name in the sheet's language (the sheet could say it in its own
+  // language). REF_NO_TRANSLATION: the item has no name at all in the sheet's language, so the label or code could
+  // only be found in a fallback language — a gap of the reference data, not of the sheet. Both resolve the id.
+  REF_UNKNOWN: ['error', 'the label or code matches no item of the list in any language of the chain'],
+  REF_AMBIGUOUS: ['error', 'the label matches several items of the list'],
+  REF_NO_TRANSLATION: ['warning', 'resolved in a fallback language: the item has no translation in the sheet language'],
+  REF_FALLBACK_LANGUAGE: ['warning', 'resolved through a label of a fallback language (the item has another name in the sheet language)'],
+  REF_ID_UNKNOWN: ['error', 'an id given in the sheet does not exist in the reference API'],
+  HS_CODE_UNKNOWN: ['error', 'the harmonized code does not exist'],
+  HS_CODE_FORMAT: ['error', 'a harmonized code is 2 to 10 digits (dots and spaces allowed)'],
+  BRAND_UNKNOWN: ['error', 'no brand of the owner has this name, and the mapping does not create brands'],
+  BRAND_CREATED: ['warning', 'the brand did not exist and was created'],
+  BRAND_WOULD_CREATE: ['warning', 'the brand does not exist and would be created (dry run)'],
+  BRAND_ARCHIVED: ['warning', 'the brand of this name is archived'],
+  // plan (sync/plan.ts)
+  ROW_SKIPPED: ['warning', 'the mode says leave the row: create-only on an existing item, update-only on a missing one (or a tradeItemId key that matches no item)'],
+  FIELD_CREATE_ONLY: ['warning', 'a field the API sets only when the item is created differs from the stored value; the API keeps its value'],
+  // execute (sync/execute.ts, the run and the queue workers)
+  API_REJECTED: ['error', 'the API refused the write with a 400; the message gives its own words'],
+  API_CONFLICT: ['error', 'the API answered 409 (conflict) to the write'],
+  API_FAILED: ['error', 'the write failed otherwise (5xx, 429, timeout, connection) after its retries'],
+  REQUEST_INVALID: ['error', "the client refused to send a body its operation's field rules forbid (names the property); nothing was sent"],
+  NOT_ATTEMPTED: ['error', 'the run was aborted before this row (archive guard, circuit open, credential rejected)'],
+} as const satisfies Record<string, readonly [Severity, string] | readonly [Severity, string, 'varies']>;
 
 /** One of the issue codes above. */
 export type IssueCode = keyof typeof ISSUE_CODES;
 
+/** The codes whose severity depends on the case (marked `'varies'` in the table): only they take a severity override. */
+export type VaryingSeverityCode = { [C in IssueCode]: (typeof ISSUE_CODES)[C] extends readonly [Severity, string, 'varies'] ? C : never }[IssueCode];
+
+/** The codes whose severity the table alone decides (every code but the `'varies'` ones). */
+export type FixedSeverityCode = Exclude<IssueCode, VaryingSeverityCode>;
+
 /** The severity an issue code has. */
 export function severityOf(code: IssueCode): Severity {
   return ISSUE_CODES[code][0];
+}
+
+/** Where an issue is and what it says; what is not given is null. */
+export interface IssueAt {
+  row: number | null;
+  column?: string | null;
+  field?: string | null;
+  value?: string | null;
+  message: string;
+}
+
+/** An issue of `code`, with the severity the table gives it (or, for a code whose severity varies, the one passed). */
+export function issue(code: FixedSeverityCode, at: IssueAt): Issue;
+export function issue(code: VaryingSeverityCode, at: IssueAt, severity: Severity): Issue;
+export function issue(code: IssueCode, at: IssueAt, severity: Severity = severityOf(code)): Issue {
+  return { row: at.row, column: at.column ?? null, field: at.field ?? null, value: at.value ?? null, code, severity, message: at.message };
 }

@@ -73,6 +73,8 @@ export type LookupSpec =
 export interface DraftLookup {
   /** The field path the resolved id(s) go to (`tradeItemStatusId`, `productCategories[0].categoryId`). */
   field: string;
+  /** Where the resolved id(s) go in the draft's fields (the mapping's resolved path): resolution never reads the mapping. */
+  segments: readonly (string | number)[];
   /** The sheet header the labels came from. */
   column: string;
   /** The labels (trimmed, split, value-mapped); one unless the field is a list. */

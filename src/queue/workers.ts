@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Queue, UnrecoverableError, WaitingChildrenError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -8,10 +7,7 @@ import { contextFromConfig, type CommandContext } from '../runtime.ts';
 import type { Config } from '../config.ts';
 import { isRetryable, ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
-import type { ExecutedRow } from '../pipeline/sync/execute.ts';
-import { openJournal } from '../pipeline/sync/journal.ts';
-import type { ArchiveEntry, RowPlan } from '../pipeline/sync/plan.ts';
-import { executeArchives, executeChunk, finalizeRun, prepareRun, type ImportRequest } from '../pipeline/run.ts';
+import { finishRun, pushChunk, recoverFailedChunk, startQueuedRun, type ImportRequest, type RunProgress, type RunResult } from '../pipeline/run/run.ts';
 import { checkHandlers, JOB_OPTIONS, jobPayload, pushJobId, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors, warnOnEviction } from './connection.ts';
 import { enqueueImport, feedKeys } from './enqueue.ts';
@@ -39,32 +35,11 @@ export interface WorkerSet {
   close(): Promise<void>;
 }
 
-/** What a push (chunk) job returns: its rows' outcomes and the product requests it sent. */
+/** What a push (chunk) job returns (kept in Redis, so counts only: the rows' outcomes are in the run directory). */
 export interface PushJobResult {
-  rows: ExecutedRow[];
+  rows: number;
+  failed: number;
   requests: number;
-}
-
-const chunkFile = (workDir: string, kind: 'rows' | 'archives', i: number) => join(workDir, 'chunks', `${kind}-${i}.json`);
-
-/** Rows of a chunk whose job failed for good: what the chunk's journal confirmed keeps its outcome, the rest is `failed`. */
-async function rowsOfFailedChunk(workDir: string, kind: 'rows' | 'archives', index: number, reason: string): Promise<ExecutedRow[]> {
-  const journal = await openJournal(join(workDir, `journal-${kind}-${index}.jsonl`));
-  try {
-    const issue = (row: number | null) => ({ row, column: null, field: null, value: null, code: 'API_FAILED', severity: 'error' as const, message: `chunk failed after its retries: ${reason}` });
-    if (kind === 'archives') {
-      const entries = JSON.parse(await readFile(chunkFile(workDir, kind, index), 'utf8')) as ArchiveEntry[];
-      return entries.map((e) => ({ row: null, key: e.key, outcome: 'failed', tradeItemId: e.tradeItemId, manufacturedItemId: null, changedFields: [], issues: [issue(null)] }));
-    }
-    const plans = JSON.parse(await readFile(chunkFile(workDir, kind, index), 'utf8')) as RowPlan[];
-    return plans.map((p) => {
-      const done = journal.state(`row:${p.row}`);
-      if (done?.state === 'confirmed') return done.result as ExecutedRow;
-      return { row: p.row, key: p.key, outcome: 'failed', tradeItemId: p.tradeItemId, manufacturedItemId: p.manufacturedItemId, changedFields: [], issues: [...p.issues, issue(p.row)] };
-    });
-  } finally {
-    await journal.close();
-  }
 }
 
 /** Starts the import, push and feeds workers, and upserts one job scheduler per feed in `jobs/` (removing stale ones). */
@@ -93,92 +68,61 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const ctx = { ...cc.ctx, throttle: new SharedThrottle(cc.ctx.throttle!, sharedRate) };
   const scopes = new RequestScopes(ctx.clients.stats);
   const reportDir = resolve(config.REPORT_DIR);
-  const chunkSize = options.chunkSize ?? 250;
+  const chunkSize = options.chunkSize ?? config.CHUNK_SIZE;
 
   const processImport = async (job: Job, token?: string) => {
     const data = jobPayload('import', job.data);
-    const log = logger.child({ jobId: job.id, queue: QUEUES.import });
-    let step = data.step;
-    let runId = data.runId;
-    let workDir = data.workDir;
-    let aborted: { exitCode: 2 | 3; message: string } | undefined;
-    if (step === 'prepare') {
+    if (data.step === 'prepare') {
       const req: ImportRequest = { ...data.request, mode: data.request.mode as ImportRequest['mode'], reportDir };
-      let lastProgress = 0;
-      let rowsRead = 0;
-      const { value: prepared } = await scopes.run((stats) => prepareRun(req, {
-        ...ctx,
-        clients: { ...ctx.clients, stats },
-        chunkSize,
-        onProgress: (p) => {
-          rowsRead = p.rowsRead;
-          const now = Date.now();
-          if (now - lastProgress < 1000) return;
-          lastProgress = now;
-          job.updateProgress({ stage: p.stage, rowsRead: p.rowsRead, operationsSent: 0, errors: p.errors }).catch(() => undefined);
-        },
-      }));
-      runId = prepared.runId;
-      workDir = prepared.workDir;
-      aborted = prepared.aborted;
-      await mkdir(join(workDir, 'chunks'), { recursive: true });
-      const children: { name: string; data: unknown; opts: object }[] = [];
-      for (const [kind, list] of [['rows', prepared.chunks], ['archives', prepared.archives]] as const) {
-        for (const [i, chunk] of list.entries()) {
-          await writeFile(chunkFile(workDir, kind, i), JSON.stringify(chunk));
-          children.push({
-            name: kind,
-            data: { runId, workDir, kind, index: i },
-            // Deterministic ids: a parent that restarts its prepare step after a crash adds nothing twice.
-            opts: { ...JOB_OPTIONS.push, jobId: pushJobId({ runId: runId!, kind, index: i }), parent: { id: job.id!, queue: job.queueQualifiedName }, ignoreDependencyOnFailure: true },
-          });
-        }
-      }
-      if (children.length > 0) await pushQueue.addBulk(children as never);
-      log.info({ runId, chunks: children.length }, 'import prepared');
-      const rowsTotal = prepared.chunks.reduce((n, c) => n + c.length, 0) + prepared.archives.reduce((n, c) => n + c.length, 0);
+      // Each chunk job is added as soon as the second pass has written its chunk: pushing starts while the pass goes on.
+      const { value: run } = await scopes.run((stats) => startQueuedRun(req, { ...ctx, clients: { ...ctx.clients, stats }, chunkSize, onProgress: progressOf(job) }, (c) =>
+        pushQueue.add(c.kind, { runId: c.runId, workDir: c.workDir, kind: c.kind, index: c.index }, { ...JOB_OPTIONS.push, jobId: pushJobId(c), parent: { id: job.id!, queue: job.queueQualifiedName }, ignoreDependencyOnFailure: true }).then(() => undefined)));
       // The push stage's counts are summed from the chunks as they finish (runStatus); this is where they start.
-      await job.updateProgress({ stage: 'push', rowsRead, operationsSent: 0, errors: 0, rowsTotal });
-      await job.updateData({ ...data, step: 'wait', runId, workDir, chunks: children.length, ...(aborted ? { aborted } : {}) });
-      step = 'wait';
+      await job.updateProgress({ stage: 'push', rowsRead: run.rows, operationsSent: 0, errors: 0, rowsTotal: run.rows });
+      await job.updateData({ ...data, step: 'wait', runId: run.runId, workDir: run.workDir, chunks: run.rowChunks + run.archiveChunks });
+      logger.child({ jobId: job.id, queue: QUEUES.import }).info({ runId: run.runId, chunks: run.rowChunks + run.archiveChunks }, 'import prepared');
     }
-    if (step === 'wait') {
-      if (await job.moveToWaitingChildren(token!)) throw new WaitingChildrenError();
-    }
-    aborted ??= (job.data as { aborted?: { exitCode: 2 | 3; message: string } }).aborted;
-    const values = Object.values(await job.getChildrenValues<PushJobResult | ExecutedRow[]>());
-    // A chunk returns its rows and the product requests it made (bare rows: a chunk finished by an older worker).
-    const results: ExecutedRow[] = values.flatMap((v) => (Array.isArray(v) ? v : v.rows));
-    const pushRequests = values.reduce((n, v) => n + (Array.isArray(v) ? 0 : v.requests), 0);
-    const failures = await job.getIgnoredChildrenFailures();
-    for (const [key, reason] of Object.entries(failures)) {
+    if (await job.moveToWaitingChildren(token!)) throw new WaitingChildrenError();
+    const { workDir } = jobPayload('import', job.data);
+    const values = Object.values(await job.getChildrenValues<PushJobResult>());
+    for (const [key, reason] of Object.entries(await job.getIgnoredChildrenFailures())) {
       const m = /-(rows|archives)-(\d+)$/.exec(key);
-      if (m) results.push(...(await rowsOfFailedChunk(workDir!, m[1] as 'rows' | 'archives', Number(m[2]), String(reason))));
+      if (m) await recoverFailedChunk({ workDir: workDir!, kind: m[1] as 'rows' | 'archives', index: Number(m[2]) }, String(reason));
     }
-    const result = await finalizeRun({ runId: runId!, workDir: workDir! }, results, { ...ctx, pushRequests, ...(aborted ? { aborted } : {}) });
-    if (data.origin === 'feed' && data.feed && data.sha256) {
-      const keys = feedKeys(prefix, data.feed);
-      // An aborted run (API unavailable, credential rejected, archive guard) is not an import: the next tick tries again.
-      if (result.exitCode !== 3) await conn.sadd(keys.imported, data.sha256);
-      await conn.hset(keys.last, { finishedAt: new Date().toISOString(), runId: result.runId, exitCode: String(result.exitCode), file: data.request.file });
-    }
-    await job.updateProgress({ stage: 'done', rowsRead: result.summary.counts.rows, operationsSent: results.length, errors: result.summary.counts.failed + result.summary.counts.invalid });
+    const result = await finishRun(workDir!, { ...ctx, pushRequests: values.reduce((n, v) => n + (v?.requests ?? 0), 0) });
+    await recordFeedImport(data, result);
+    await job.updateProgress({ stage: 'done', rowsRead: result.summary.counts.rows, operationsSent: result.summary.counts.rows, errors: result.summary.counts.failed + result.summary.counts.invalid });
     return { runId: result.runId, exitCode: result.exitCode, summary: result.summary, reportDir: result.reportDir, files: result.files };
+  };
+
+  const progressOf = (job: Job) => {
+    let last = 0;
+    return (p: RunProgress) => {
+      const now = Date.now();
+      if (now - last < 1000) return;
+      last = now;
+      job.updateProgress({ stage: p.stage, rowsRead: p.rowsRead, rowsTotal: p.rowsTotal, operationsSent: 0, errors: p.errors }).catch(() => undefined);
+    };
+  };
+
+  const recordFeedImport = async (data: ImportJobData, result: RunResult) => {
+    if (data.origin !== 'feed' || !data.feed || !data.sha256) return;
+    const keys = feedKeys(prefix, data.feed);
+    // An aborted run (API unavailable, credential rejected, archive guard) is not an import: the next tick tries again.
+    if (result.exitCode !== 3) await conn.sadd(keys.imported, data.sha256);
+    await conn.hset(keys.last, { finishedAt: new Date().toISOString(), runId: result.runId, exitCode: String(result.exitCode), file: data.request.file });
   };
 
   const processPush = async (job: Job) => {
     const d = jobPayload('push', job.data);
     try {
-      const items = JSON.parse(await readFile(chunkFile(d.workDir, d.kind, d.index), 'utf8'));
-      const journalName = `journal-${d.kind}-${d.index}.jsonl`;
-      await job.updateProgress({ stage: 'push', operations: (items as unknown[]).length, done: 0 });
-      const { value: out, requests } = await scopes.run(() => (d.kind === 'rows' ? executeChunk(d, items as RowPlan[], ctx, journalName) : executeArchives(d, items as ArchiveEntry[], ctx, journalName)));
-      const failed = out.filter((r) => r.outcome === 'failed').length;
-      await job.updateProgress({ stage: 'push', operations: out.length, done: out.length, failed });
+      const { value: out, requests } = await scopes.run(() => pushChunk(d, ctx));
+      await job.updateProgress({ stage: 'push', operations: out.rows, done: out.rows, failed: out.failed });
       // One field per chunk, so a chunk run twice (retry, takeover) is counted once.
       const key = runChunksKey(prefix, d.runId);
-      await conn.multi().hset(key, `${d.kind}-${d.index}`, `${out.length}:${failed}`).expire(key, 30 * 24 * 3600).exec();
-      const result: PushJobResult = { rows: out, requests: requests.product };
+      await conn.multi().hset(key, `${d.kind}-${d.index}`, `${out.rows}:${out.failed}`).expire(key, 30 * 24 * 3600).exec();
+      // Rows stay in the run directory: the job's return value (kept in Redis) is only counts.
+      const result: PushJobResult = { rows: out.rows, failed: out.failed, requests: requests.product };
       return result;
     } catch (err) {
       // A chunk that cannot succeed by retrying (credential rejected, state missing) fails at once.

@@ -8,14 +8,12 @@ import multipart from '@fastify/multipart';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
-import { Queue } from 'bullmq';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { ProductSyncError } from '../errors.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
-import { QUEUES } from '../queue/catalog.ts';
-import { queueConnection, queuePrefix, quietOnErrors } from '../queue/connection.ts';
 import { importQueueClient, runStatus } from '../queue/enqueue.ts';
+import { boardQueues } from '../queue/queues.ts';
 import { sniffFile } from '../pipeline/read/sniff.ts';
 
 /** Settings of the console. */
@@ -51,12 +49,9 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
   await mkdir(uploadDir, { recursive: true });
   const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
   const client = importQueueClient(config);
-  const boardConn = queueConnection(config);
-  const prefix = queuePrefix(config);
-  const boardQueues = Object.values(QUEUES).map((name) => quietOnErrors(new Queue(name, { connection: boardConn, prefix })));
+  const board = boardQueues(config);
   app.addHook('onClose', async () => {
-    await Promise.all(boardQueues.map((q) => q.close()));
-    boardConn.disconnect();
+    await board.close();
     await client.close();
   });
 
@@ -80,7 +75,7 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
   await app.register(multipart, { limits: { fileSize: maxUpload, files: 1, fields: 10 } });
 
   app.get('/health', async () => {
-    const pong = await boardConn.ping().catch(() => 'down');
+    const pong = await board.ping().catch(() => 'down');
     return { status: pong === 'PONG' ? 'ok' : 'degraded', redis: pong === 'PONG' ? 'up' : 'down' };
   });
 
@@ -173,9 +168,9 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
     return reply.type(name.endsWith('.json') ? 'application/json' : name.endsWith('.csv') ? 'text/csv; charset=utf-8' : 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet').send(createReadStream(file));
   });
 
-  const board = new FastifyAdapter();
-  board.setBasePath('/admin/queues');
-  createBullBoard({ queues: boardQueues.map((q) => new BullMQAdapter(q, { readOnlyMode: true })), serverAdapter: board, options: { uiConfig: { boardTitle: 'product-sync' } } });
-  await app.register(board.registerPlugin() as never, { prefix: '/admin/queues' });
+  const boardAdapter = new FastifyAdapter();
+  boardAdapter.setBasePath('/admin/queues');
+  createBullBoard({ queues: board.queues.map((q) => new BullMQAdapter(q, { readOnlyMode: true })), serverAdapter: boardAdapter, options: { uiConfig: { boardTitle: 'product-sync' } } });
+  await app.register(boardAdapter.registerPlugin() as never, { prefix: '/admin/queues' });
   return app;
 }

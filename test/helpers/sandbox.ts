@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { contextFromConfig } from '../../src/runtime.ts';
 import { loadConfig } from '../../src/config.ts';
-import { runImport } from '../../src/pipeline/run.ts';
+import { runImport } from '../../src/pipeline/run/run.ts';
 import type { RunningSandbox } from '../../src/sandbox/server.ts';
 
 /** Asserts the owner has exactly `rows` trade items in the sandbox, one per GTIN (no duplicate was created). */

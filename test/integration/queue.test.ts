@@ -37,7 +37,7 @@ function env(dir: string): Record<string, string> {
   prefixes.push(prefix);
   return {
     PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REDIS_URL: redisUrl, QUEUE_PREFIX: prefix,
-    REPORT_DIR: join(dir, 'reports'), UPLOAD_DIR: join(dir, 'uploads'), API_CONCURRENCY: '4', LOG_LEVEL: 'warn', WORKER_CHUNK_SIZE: '40', WORKER_LOCK_MS: '3000',
+    REPORT_DIR: join(dir, 'reports'), UPLOAD_DIR: join(dir, 'uploads'), API_CONCURRENCY: '4', LOG_LEVEL: 'warn', CHUNK_SIZE: '40', WORKER_LOCK_MS: '3000',
   };
 }
 

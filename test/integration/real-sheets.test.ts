@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { loadConfig } from '../../src/config.ts';
-import { runValidate } from '../../src/pipeline/run.ts';
+import { runValidate } from '../../src/pipeline/run/run.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 
 // Real sheets written by others sit beside the clone (../shared/data), on developer machines and in CI.

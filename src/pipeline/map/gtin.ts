@@ -39,6 +39,11 @@ export function hasValidCheckDigit(digits: string): boolean {
 export const SCIENTIFIC = /^[+-]?\d+(?:[.,]\d+)?\s*[eE]\s*[+-]?\d+$/;
 const SPACES = /[\s\u00a0\u2007\u202f]/g;
 
+/** The GTIN-14 form of a GTIN's digits: leading zeros up to 14 (GTIN-8, -12 and -13 are GTIN-14s with leading zeros). */
+export function toGtin14(digits: string): string {
+  return digits.padStart(14, '0');
+}
+
 /** Reads a GTIN from a cell (string digits, or a number from an XLSX cell) and returns its 14-digit form or the reason it is not a GTIN. */
 export function parseGtin(value: Cell): GtinResult {
   let text: string;
@@ -74,7 +79,7 @@ export function parseGtin(value: Cell): GtinResult {
       message: `GTIN "${text}" has a wrong check digit (last digit ${text.slice(-1)}, expected ${expected})`,
     };
   }
-  const gtin14 = text.padStart(14, '0');
+  const gtin14 = toGtin14(text);
   if (GTIN_LENGTHS.includes(text.length)) return { ok: true, gtin14 };
   return {
     ok: true,
@@ -84,6 +89,15 @@ export function parseGtin(value: Cell): GtinResult {
       message: `GTIN "${text}" has ${text.length} digits: its leading zeros were restored (${gtin14}); format the GTIN column as Text to keep them`,
     },
   };
+}
+
+/**
+ * The match key of a GTIN stored in the API: its GTIN-14 form, as the sheet side's parseGtin gives it, so records
+ * match keys whatever length they were written with; null when it is not 8 to 14 digits.
+ */
+export function gtinKey(gtin: unknown): string | null {
+  if (typeof gtin !== 'string' || !/^\d{8,14}$/.test(gtin)) return null;
+  return toGtin14(gtin);
 }
 
 /** True when the string is a normalised GTIN-14 (14 digits, valid check digit, not all zeros). */

@@ -1,6 +1,7 @@
 /** Row → draft: applies a mapping's transforms, builds the nested API body, records empty-cell policy and lookups. */
 import type { Mapping, MappingColumn } from './mapping.ts';
 import { applyValueMap, cellText, isEmptyCell, splitCell, TRANSFORMS } from './transforms.ts';
+import { issue, type FixedSeverityCode } from '../issue-codes.ts';
 import type { Cell, Draft, DraftLookup, Issue, SheetRow } from '../types.ts';
 
 // Field paths come from the validated mapping (names of the spec's field tables), never from headers; this guard
@@ -43,8 +44,8 @@ function compact(fields: Record<string, unknown>): void {
 
 const textOf = (cell: Cell): string | null => (cell === null ? null : cellText(cell));
 
-function columnIssue(row: number, column: string, col: MappingColumn, cell: Cell, i: { code: string; severity: Issue['severity']; message: string }): Issue {
-  return { row, column, field: col.field.path, value: textOf(cell), code: i.code, severity: i.severity, message: i.message };
+function columnIssue(row: number, column: string, col: MappingColumn, cell: Cell, i: { code: FixedSeverityCode; message: string }): Issue {
+  return issue(i.code, { row, column, field: col.field.path, value: textOf(cell), message: i.message });
 }
 
 /**
@@ -72,7 +73,7 @@ export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: 
 
     if (isEmptyCell(cell)) {
       if (col.required) {
-        issues.push(columnIssue(row, column, col, cell, { code: 'REQUIRED_EMPTY', severity: 'error', message: `${column} is required and empty` }));
+        issues.push(columnIssue(row, column, col, cell, { code: 'REQUIRED_EMPTY', message: `${column} is required and empty` }));
         failed.add(path);
       }
       if (col.empty === 'clear') clearTops.add(col.field.top);
@@ -83,7 +84,7 @@ export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: 
 
     if (col.lookup !== undefined) {
       const values = mapped.map((p) => cellText(p)).filter((v) => v !== '');
-      lookups.push({ field: path, column, values: col.field.array ? values : values.slice(0, 1), array: col.field.array, lookup: col.lookup });
+      lookups.push({ field: path, segments: col.field.segments, column, values: col.field.array ? values : values.slice(0, 1), array: col.field.array, lookup: col.lookup });
       filledTops.add(col.field.top);
       return;
     }
@@ -124,10 +125,10 @@ export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: 
   const key = typeof keyValue === 'string' && keyValue !== '' ? keyValue : null;
   if (key === null && !failed.has(keyField) && !issues.some((x) => x.field === keyField && x.severity === 'error')) {
     const origin = origins[keyField];
-    issues.push({
-      row, column: origin?.column ?? null, field: keyField, value: origin?.value ?? null, code: 'KEY_MISSING', severity: 'error',
+    issues.push(issue('KEY_MISSING', {
+      row, column: origin?.column ?? null, field: keyField, value: origin?.value ?? null,
       message: `the row has no ${keyField}: it cannot be matched to an item`,
-    });
+    }));
   }
 
   const draft: Draft = {
@@ -143,4 +144,25 @@ export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: 
   };
   if (lookups.length > 0) draft.lookups = lookups;
   return draft;
+}
+
+/**
+ * The match key of a row without mapping the whole row (the first pass of a run): the key column's cell through its
+ * value map and transform, exactly as mapRow computes it; null where mapRow's key would be null. A mapping whose key
+ * comes from no column (a default) falls back to mapRow.
+ */
+export function rowKeyReader(headers: readonly string[], mapping: Mapping, columnIndex: readonly number[]): (row: SheetRow) => string | null {
+  const keyField = mapping.key === 'gtin' ? 'gtin' : 'tradeItemId';
+  const i = mapping.columns.findIndex((c) => c.field.path === keyField && c.lookup === undefined && c.split === undefined);
+  const col = mapping.columns[i];
+  if (!col || (columnIndex[i] ?? -1) < 0) return (row) => mapRow(row, headers, mapping, columnIndex).key;
+  const idx = columnIndex[i]!;
+  const transform = TRANSFORMS[col.type];
+  const ctx = { decimalSeparator: col.decimal, dateFormat: col.format, language: mapping.language };
+  return (row) => {
+    const cell = row.cells[idx] ?? null;
+    if (isEmptyCell(cell)) return null;
+    const r = transform(applyValueMap(cell, col.values), ctx);
+    return 'issue' in r || r.value === '' ? null : r.value;
+  };
 }

@@ -2,6 +2,7 @@
 import { findUnit, WEIGHT_UNITS, WEIGHT_UNIT_IDS } from '../../api/units.ts';
 import { toAlpha2 } from './country.ts';
 import { parseGtin, SCIENTIFIC } from './gtin.ts';
+import { severityOf, type FixedSeverityCode } from '../issue-codes.ts';
 import type { Cell, Severity } from '../types.ts';
 
 /** The value types a mapping column may name. */
@@ -21,9 +22,9 @@ export interface TransformContext {
   language: string;
 }
 
-/** A problem a transform found in one cell (the caller adds row, column, field and value). */
+/** A problem a transform found in one cell (the caller adds row, column, field and value); its severity is its code's. */
 export interface TransformIssue {
-  code: string;
+  code: FixedSeverityCode;
   severity: Severity;
   message: string;
 }
@@ -34,7 +35,7 @@ export type TransformResult = { value: string; warning?: TransformIssue } | { is
 /** A pure cell transform. */
 export type Transform = (cell: Cell, ctx: TransformContext) => TransformResult;
 
-const err = (code: string, message: string): { issue: TransformIssue } => ({ issue: { code, severity: 'error', message } });
+const err = (code: FixedSeverityCode, message: string): { issue: TransformIssue } => ({ issue: { code, severity: severityOf(code), message } });
 
 /** True for a cell that holds nothing: null, or a string of only spaces (non-breaking ones included). */
 export function isEmptyCell(cell: Cell): boolean {
@@ -280,18 +281,18 @@ export const toWeightUnit: Transform = (cell) => {
 export const toGtin: Transform = (cell) => {
   const r = parseGtin(cell);
   if (!r.ok) return err(r.code, r.message);
-  return r.warning ? { value: r.gtin14, warning: { ...r.warning, severity: 'warning' } } : { value: r.gtin14 };
+  return r.warning ? { value: r.gtin14, warning: { ...r.warning, severity: severityOf(r.warning.code) } } : { value: r.gtin14 };
 };
 
 /** A code made of digits that must keep them all (retailer ids, category codes): leading zeros kept, Excel's scientific notation refused. */
 export function toIdentifier(cell: Cell): TransformResult {
   if (typeof cell === 'number') {
-    if (!Number.isSafeInteger(cell) || cell < 0) return { issue: { code: 'IDENTIFIER_NOT_EXACT', severity: 'error', message: `${String(cell)} is not a whole number: an identifier must keep all its digits (format the column as Text)` } };
+    if (!Number.isSafeInteger(cell) || cell < 0) return err('IDENTIFIER_NOT_EXACT', `${String(cell)} is not a whole number: an identifier must keep all its digits (format the column as Text)`);
     return { value: cell.toFixed(0) };
   }
   const text = cellText(cell).trim();
   if (SCIENTIFIC.test(text.replace(/\s/g, ''))) {
-    return { issue: { code: 'IDENTIFIER_SCIENTIFIC_NOTATION', severity: 'error', message: `"${text}" is in scientific notation: its digits are lost. Format the column as Text in the spreadsheet and export again` } };
+    return err('IDENTIFIER_SCIENTIFIC_NOTATION', `"${text}" is in scientific notation: its digits are lost. Format the column as Text in the spreadsheet and export again`);
   }
   return { value: text };
 }

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { BodyOperation } from '../../api/fields.ts';
 import { bodySchema } from '../../api/schemas.ts';
-import type { IssueCode } from '../issue-codes.ts';
+import { issue, type IssueCode } from '../issue-codes.ts';
 import type { Draft, Issue } from '../types.ts';
 
 // ownerCompanyId is not in drafts: the planner sets it from the mapping or --owner. Validation stands in a uuid.
@@ -85,7 +85,7 @@ export function validateDraft(draft: Draft, operation: BodyOperation = createOpe
       const field = formatPath(p);
       if (pending.some((f) => f === field || f.startsWith(`${field}[`) || f.startsWith(`${field}.`) || field.startsWith(`${f}[`))) continue;
       const value = valueAt(body, p);
-      let code: IssueCode;
+      let code: Extract<IssueCode, `FIELD_${string}`>;
       let message: string;
       if (zi.code === 'unrecognized_keys') {
         code = 'FIELD_NOT_ACCEPTED';
@@ -107,15 +107,13 @@ export function validateDraft(draft: Draft, operation: BodyOperation = createOpe
         message = `${field}: ${zi.message}`;
       }
       const origin = originOf(draft, field);
-      issues.push({
+      issues.push(issue(code, {
         row: draft.row,
         column: origin?.column ?? null,
         field,
         value: origin?.value ?? valueText(value),
-        code,
-        severity: 'error',
         message,
-      });
+      }));
     }
   }
   return issues;
@@ -125,6 +123,19 @@ export function validateDraft(draft: Draft, operation: BodyOperation = createOpe
  * Finds keys that several rows of one sheet share, as rows stream by: memory is one map entry per distinct key
  * (a row number, or the list of rows once a key repeats). `issues()` after the last row gives every row involved.
  */
+/** The DUPLICATE_KEY issue of `row`, one of the `rows` (sheet order) that share `key`, naming the others. */
+export function duplicateKeyIssue(row: number, key: string, rows: readonly number[], options: { column?: string | null; field?: string | null } = {}): Issue {
+  const others = rows.filter((r) => r !== row);
+  const shown = others.slice(0, 10).join(', ') + (others.length > 10 ? ` and ${others.length - 10} more` : '');
+  return issue('DUPLICATE_KEY', {
+    row,
+    column: options.column ?? null,
+    field: options.field ?? null,
+    value: key,
+    message: `key ${key} is also on row${others.length > 1 ? 's' : ''} ${shown}; none of these rows is sent`,
+  });
+}
+
 export class DuplicateKeyFinder {
   private readonly first = new Map<string, number | number[]>();
   private repeated = 0;
@@ -151,19 +162,7 @@ export class DuplicateKeyFinder {
     if (this.repeated === 0) return out;
     for (const [key, rows] of this.first) {
       if (typeof rows === 'number') continue;
-      for (const row of rows) {
-        const others = rows.filter((r) => r !== row);
-        const shown = others.slice(0, 10).join(', ') + (others.length > 10 ? ` and ${others.length - 10} more` : '');
-        out.set(row, {
-          row,
-          column: options.column ?? null,
-          field: options.field ?? null,
-          value: key,
-          code: 'DUPLICATE_KEY',
-          severity: 'error',
-          message: `key ${key} is also on row${others.length > 1 ? 's' : ''} ${shown}; none of these rows is sent`,
-        });
-      }
+      for (const row of rows) out.set(row, duplicateKeyIssue(row, key, rows, options));
     }
     return out;
   }

@@ -3,6 +3,7 @@ import Papa from 'papaparse';
 import { ProductSyncError } from '../../errors.ts';
 import { decodeFile, detectFileEncoding, type TextEncoding } from './decode.ts';
 import type { ReadLimits } from './limits.ts';
+import { issue } from '../issue-codes.ts';
 import type { Cell, Issue, Sheet, SheetRow } from '../types.ts';
 
 export { detectEncoding, type TextEncoding } from './decode.ts';
@@ -181,12 +182,12 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
       }
       any = true;
       if (v.length > limits.cellChars) {
-        (issues ??= []).push({ row, column: hdr[i] ?? null, field: null, value: `${v.slice(0, 40)}…`, code: 'CELL_TOO_LONG', severity: 'error', message: `cell has ${v.length} characters, more than ${limits.cellChars}` });
+        (issues ??= []).push(issue('CELL_TOO_LONG', { row, column: hdr[i] ?? null, value: `${v.slice(0, 40)}…`, message: `cell has ${v.length} characters, more than ${limits.cellChars}` }));
         cells[i] = null;
         continue;
       }
       if (replaced && v.includes('\uFFFD')) {
-        (issues ??= []).push({ row, column: hdr[i] ?? null, field: null, value: v, code: 'ENCODING_REPLACED', severity: 'error', message: `the cell holds � where bytes were not valid ${encoding} text (in this file or in an earlier conversion): save the sheet as CSV UTF-8 and export again` });
+        (issues ??= []).push(issue('ENCODING_REPLACED', { row, column: hdr[i] ?? null, value: v, message: `the cell holds � where bytes were not valid ${encoding} text (in this file or in an earlier conversion): save the sheet as CSV UTF-8 and export again` }));
       }
       cells[i] = v;
     }
@@ -194,9 +195,9 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
     for (let i = width; i < n; i++) if (!isBlank(record[i]!)) (extra ??= []).push(record[i]!);
     if (!any && !extra) return null;
     if (n < width) {
-      (issues ??= []).push({ row, column: null, field: null, value: null, code: 'ROW_RAGGED', severity: 'warning', message: `row has ${n} cells, the header ${width}: the missing ones are read as empty` });
+      (issues ??= []).push(issue('ROW_RAGGED', { row, message: `row has ${n} cells, the header ${width}: the missing ones are read as empty` }, 'warning'));
     } else if (extra) {
-      (issues ??= []).push({ row, column: null, field: null, value: extra.join(delimiter), code: 'ROW_RAGGED', severity: 'error', message: `row has ${n} cells, the header ${width}: the extra cells would be lost (a delimiter inside an unquoted cell?)` });
+      (issues ??= []).push(issue('ROW_RAGGED', { row, value: extra.join(delimiter), message: `row has ${n} cells, the header ${width}: the extra cells would be lost (a delimiter inside an unquoted cell?)` }, 'error'));
     }
     return { row, cells, issues: issues ?? [] };
   }

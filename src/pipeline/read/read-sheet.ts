@@ -2,7 +2,6 @@ import { stat } from 'node:fs/promises';
 import { ProductSyncError } from '../../errors.ts';
 import { DEFAULT_LIMITS, type ReadLimits } from './limits.ts';
 import { readCsv } from './read-csv.ts';
-import { readXlsx } from './read-xlsx.ts';
 import { sniffFile } from './sniff.ts';
 import type { Sheet } from '../types.ts';
 
@@ -30,7 +29,11 @@ export async function openSheet(file: string, options: OpenSheetOptions = {}): P
   if (!st.isFile()) throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: not a file`);
   if (st.size > limits.fileBytes) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${Math.round(st.size / 1024 ** 2)} MB, more than the limit of ${Math.round(limits.fileBytes / 1024 ** 2)} MB`);
   const { kind, head } = await sniffFile(file);
-  if (kind === 'xlsx-zip') return readXlsx(file, { ...(options.sheet ? { sheet: options.sheet } : {}), headerRow, limits });
+  if (kind === 'xlsx-zip') {
+    // exceljs costs ~30 MB of memory once loaded: only a workbook pays for it.
+    const { readXlsx } = await import('./read-xlsx.ts');
+    return readXlsx(file, { ...(options.sheet ? { sheet: options.sheet } : {}), headerRow, limits });
+  }
   if (/\.xlsx?$/i.test(file)) {
     throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: named like a workbook but holds text; if it is a CSV, rename it .csv`);
   }

@@ -1,6 +1,7 @@
 import ExcelJS from 'exceljs';
 import { ProductSyncError } from '../../errors.ts';
 import type { ReadLimits } from './limits.ts';
+import { issue } from '../issue-codes.ts';
 import type { Cell, Issue, Sheet, SheetRow } from '../types.ts';
 import { inspectWorkbook, type MergedRange } from './zip-guard.ts';
 
@@ -134,12 +135,12 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
   const sheetIssues: Issue[] = [];
   for (const m of book.merges) {
     if (m.top <= headerRow && m.bottom >= headerRow && m.right > m.left && m.left <= width) {
-      sheetIssues.push({ row: headerRow, column: columnName(m.left), field: null, value: m.ref, code: 'MERGED_HEADER', severity: 'warning', message: `header cells ${m.ref} are merged: the title is read in column ${columnLetters(m.left)} only, the other columns have an empty header` });
+      sheetIssues.push(issue('MERGED_HEADER', { row: headerRow, column: columnName(m.left), value: m.ref, message: `header cells ${m.ref} are merged: the title is read in column ${columnLetters(m.left)} only, the other columns have an empty header` }));
     }
   }
   for (const h of book.hiddenColumns) {
     for (let c = h.min; c <= Math.min(h.max, width); c++) {
-      sheetIssues.push({ row: headerRow, column: columnName(c), field: null, value: null, code: 'HIDDEN_COLUMN', severity: 'warning', message: `column ${columnLetters(c)} is hidden in Excel; it is imported like the others` });
+      sheetIssues.push(issue('HIDDEN_COLUMN', { row: headerRow, column: columnName(c), message: `column ${columnLetters(c)} is hidden in Excel; it is imported like the others` }));
     }
   }
 
@@ -156,7 +157,7 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
       if (m.left > width) continue;
       const firstCol = row === m.top ? m.left + 1 : m.left;
       if (firstCol > Math.min(m.right, width)) continue;
-      out.push({ row, column: columnName(firstCol), field: null, value: m.ref, code: 'MERGED_CELL', severity: 'warning', message: `cells ${m.ref} are merged: the value is only in ${columnLetters(m.left)}${m.top}, this row reads ${firstCol === m.right ? 'this cell' : `columns ${columnLetters(firstCol)}–${columnLetters(Math.min(m.right, width))}`} as empty` });
+      out.push(issue('MERGED_CELL', { row, column: columnName(firstCol), value: m.ref, message: `cells ${m.ref} are merged: the value is only in ${columnLetters(m.left)}${m.top}, this row reads ${firstCol === m.right ? 'this cell' : `columns ${columnLetters(firstCol)}–${columnLetters(Math.min(m.right, width))}`} as empty` }));
     }
     return out;
   };
@@ -176,12 +177,12 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
       const { cell, error } = normalize(v);
       if (error) {
         any = true;
-        issues.push({ row, column: hdr[i] || columnLetters(i + 1), field: null, value: error, code: 'CELL_ERROR', severity: 'error', message: `the cell holds ${error.startsWith('#') ? `the Excel error ${error}` : error}: fix the formula or type the value` });
+        issues.push(issue('CELL_ERROR', { row, column: hdr[i] || columnLetters(i + 1), value: error, message: `the cell holds ${error.startsWith('#') ? `the Excel error ${error}` : error}: fix the formula or type the value` }));
         continue;
       }
       if (typeof cell === 'string' && cell.length > limits.cellChars) {
         any = true;
-        issues.push({ row, column: hdr[i] || columnLetters(i + 1), field: null, value: `${cell.slice(0, 40)}…`, code: 'CELL_TOO_LONG', severity: 'error', message: `cell has ${cell.length} characters, more than ${limits.cellChars}` });
+        issues.push(issue('CELL_TOO_LONG', { row, column: hdr[i] || columnLetters(i + 1), value: `${cell.slice(0, 40)}…`, message: `cell has ${cell.length} characters, more than ${limits.cellChars}` }));
         continue;
       }
       if (cell !== null) any = true;
@@ -189,14 +190,14 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
     }
     for (let i = width + 1; i < values.length; i++) {
       if (normalize(values[i]).cell !== null) {
-        issues.push({ row, column: null, field: null, value: null, code: 'ROW_RAGGED', severity: 'warning', message: `cells right of the last header (column ${columnLetters(width)}) are ignored` });
+        issues.push(issue('ROW_RAGGED', { row, message: `cells right of the last header (column ${columnLetters(width)}) are ignored` }, 'warning'));
         break;
       }
     }
     const merged = mergeIssues(row);
     if (!any) return null;
     if (merged.length > 0) issues.push(...merged);
-    if (book.hiddenRows.has(row)) issues.push({ row, column: null, field: null, value: null, code: 'ROW_HIDDEN', severity: 'warning', message: 'the row is hidden in Excel; it is imported like the others' });
+    if (book.hiddenRows.has(row)) issues.push(issue('ROW_HIDDEN', { row, message: 'the row is hidden in Excel; it is imported like the others' }));
     return { row, cells, issues };
   };
 

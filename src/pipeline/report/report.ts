@@ -1,11 +1,11 @@
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import ExcelJS from 'exceljs';
+import { basename, join } from 'node:path';
 import { ProductSyncError } from '../../errors.ts';
 import { commitTemp, discardTemp, tempPathFor, writeFileAtomic } from './atomic.ts';
 import { csvField, neutralize } from './neutralize.ts';
+import { XlsxWriter } from './xlsx-writer.ts';
 import type { Cell, Issue } from '../types.ts';
 
 /** The outcome of one input row (or of one archive without a row) — DESIGN §5.5. */
@@ -35,6 +35,8 @@ export interface RunSummary {
   requests: { reference: number; product: number };
   exitCode: number;
   aborted?: string;
+  /** What the reader of the report should know, e.g. that an XLSX holds only the first rows (Excel's row limit). */
+  notes?: string[];
 }
 
 /** One line of reconcile.json / reconcile.csv. */
@@ -88,23 +90,30 @@ class CsvFile {
   }
 }
 
-/** An XLSX file written by exceljs's streaming writer; every value is a string cell, so identifiers keep their zeros. */
+/**
+ * An XLSX file written through a temp name by our streaming writer (flat memory at any row count); every value is a
+ * text cell, so identifiers keep their zeros. Rows past Excel's limit are dropped (counted; the CSV holds them all).
+ */
 class XlsxFile {
-  readonly #wb: ExcelJS.stream.xlsx.WorkbookWriter;
-  readonly #ws: ExcelJS.Worksheet;
-  constructor(readonly final: string, sheetName: string, header: readonly string[]) {
-    // No styles: they double the writing time of a 100 000-row report, and string cells already keep leading zeros.
-    this.#wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: tempPathFor(final), useStyles: false, useSharedStrings: false });
-    this.#ws = this.#wb.addWorksheet(sheetName, { views: [{ state: 'frozen', ySplit: 1 }] });
-    this.#ws.columns = header.map((h) => ({ header: h, key: h, width: Math.min(60, Math.max(12, h.length + 2)) }));
-    this.#ws.getRow(1).commit();
+  readonly #writer: XlsxWriter;
+  constructor(readonly final: string, sheetName: string, header: readonly string[], maxRows?: number) {
+    this.#writer = new XlsxWriter(tempPathFor(final), sheetName, header, maxRows === undefined ? {} : { maxRows });
   }
-  line(values: readonly string[]): void {
-    this.#ws.addRow(values.map(neutralize)).commit();
+  async line(values: readonly string[]): Promise<void> {
+    await this.#writer.line(values.map(neutralize));
+  }
+  /** A sentence for summary.json when rows were dropped, else null. */
+  note(csvName: string): string | null {
+    const { rowsWritten, rowsDropped } = this.#writer;
+    if (rowsDropped === 0) return null;
+    const n = (x: number) => String(x).replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
+    return `${basename(this.final)} holds the first ${n(rowsWritten)} rows of ${n(rowsWritten + rowsDropped)}; ${csvName} holds them all`;
   }
   async close(): Promise<void> {
-    this.#ws.commit();
-    await this.#wb.commit();
+    await this.#writer.close();
+  }
+  async abort(): Promise<void> {
+    await this.#writer.abort();
   }
 }
 
@@ -114,12 +123,13 @@ const REPORT_FILES = ['rows.csv', 'rows.xlsx', 'rejected.csv', 'rejected.xlsx', 
 /**
  * Opens the report writer of a run directory. Files are written under temp names in that directory and renamed at finish,
  * `summary.json` last; rejected.* exist only when a row was rejected, reconcile.* only for reconcile runs.
+ * `xlsxMaxRows` lowers the data rows an XLSX holds (default: Excel's limit, 1 048 575) — for tests.
  */
-export async function createReportWriter(dir: string, opts: { sourceHeaders: readonly string[]; reconcile?: boolean }): Promise<ReportWriter> {
+export async function createReportWriter(dir: string, opts: { sourceHeaders: readonly string[]; reconcile?: boolean; xlsxMaxRows?: number }): Promise<ReportWriter> {
   await mkdir(dir, { recursive: true });
   const at = (name: string) => join(dir, name);
   const rowsCsv = new CsvFile(at('rows.csv'), ROW_COLUMNS);
-  const rowsXlsx = new XlsxFile(at('rows.xlsx'), 'rows', ROW_COLUMNS);
+  const rowsXlsx = new XlsxFile(at('rows.xlsx'), 'rows', ROW_COLUMNS, opts.xlsxMaxRows);
   const rejectedHeader = [...opts.sourceHeaders, 'issues'];
   let rejectedCsv: CsvFile | null = null;
   let rejectedXlsx: XlsxFile | null = null;
@@ -138,15 +148,15 @@ export async function createReportWriter(dir: string, opts: { sourceHeaders: rea
       open('addRow');
       const values = [o.row === null ? '' : String(o.row), o.key ?? '', o.outcome, o.tradeItemId ?? '', o.manufacturedItemId ?? '', (o.changedFields ?? []).join('; '), formatIssues(o.issues)];
       await rowsCsv.line(values);
-      rowsXlsx.line(values);
+      await rowsXlsx.line(values);
     },
     async addRejected(_row, cells, issues) {
       open('addRejected');
       rejectedCsv ??= new CsvFile(at('rejected.csv'), rejectedHeader);
-      rejectedXlsx ??= new XlsxFile(at('rejected.xlsx'), 'rejected', rejectedHeader);
+      rejectedXlsx ??= new XlsxFile(at('rejected.xlsx'), 'rejected', rejectedHeader, opts.xlsxMaxRows);
       const values = [...opts.sourceHeaders.map((_, i) => cellText(cells[i])), formatIssues(issues)];
       await rejectedCsv.line(values);
-      rejectedXlsx.line(values);
+      await rejectedXlsx.line(values);
     },
     async addReconcile(e) {
       open('addReconcile');
@@ -174,6 +184,8 @@ export async function createReportWriter(dir: string, opts: { sourceHeaders: rea
         await rm(at(name), { force: true });
         await discardTemp(at(name));
       }
+      const notes = [rowsXlsx.note('rows.csv'), rejectedXlsx?.note('rejected.csv')].filter((s): s is string => !!s);
+      if (notes.length > 0) summary.notes = [...(summary.notes ?? []), ...notes];
       // summary.json last: its presence means the report is complete.
       await writeFileAtomic(at('summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
       return { dir, files: [...finals, at('summary.json')] };
@@ -181,7 +193,7 @@ export async function createReportWriter(dir: string, opts: { sourceHeaders: rea
     async abort() {
       if (done) return;
       done = true;
-      for (const f of files()) await f.close().catch(() => undefined);
+      for (const f of files()) await (f instanceof XlsxFile ? f.abort() : f.close()).catch(() => undefined);
       if (reconcileJson) {
         reconcileJson.end();
         await once(reconcileJson, 'close').catch(() => undefined);

@@ -2,33 +2,14 @@ import { HttpError } from '../../errors.ts';
 import { LOOKUPS, type ListName, type LookupKind } from '../../api/fields.ts';
 import { ReferenceNotFound, type ReferenceCache } from '../../api/reference-cache.ts';
 import type { BrandRecord, ListItem, ReferenceRecord } from '../../api/types.ts';
+import type { IssueCode } from '../issue-codes.ts';
 
 /**
- * Issue codes of reference resolution, as data (code → [severity, description]).
- *
- * The two fallback warnings differ by what the supplier can do about them. REF_FALLBACK_LANGUAGE: the sheet used the label
- * of a fallback language for an item that *has* a name in the sheet's language (the sheet could say it in its own
- * language). REF_NO_TRANSLATION: the item has no name at all in the sheet's language (the list answered in that language
- * leaves it out), so the label or code could only be found in a fallback language — a gap of the reference data, not of the
- * sheet. Both resolve the id. An item with no name in any language of the chain is invisible to every list the resolver
+ * One of the issue codes of reference resolution (the lookup group of ISSUE_CODES in ../issue-codes.ts, where their
+ * severity and meaning are). An item with no name in any language of the chain is invisible to every list the resolver
  * may read (the API leaves untranslated items out and answers 404 by id), so it is REF_UNKNOWN / REF_ID_UNKNOWN.
  */
-export const RESOLVE_ISSUE_CODES = {
-  REF_UNKNOWN: ['error', 'the label or code matches no item of the list in any language of the chain'],
-  REF_AMBIGUOUS: ['error', 'the label matches several items of the list'],
-  REF_NO_TRANSLATION: ['warning', 'resolved in a fallback language: the item has no translation in the sheet language'],
-  REF_FALLBACK_LANGUAGE: ['warning', 'resolved through a label of a fallback language (the item has another name in the sheet language)'],
-  REF_ID_UNKNOWN: ['error', 'an id given in the sheet does not exist in the reference API'],
-  HS_CODE_UNKNOWN: ['error', 'the harmonized code does not exist'],
-  HS_CODE_FORMAT: ['error', 'a harmonized code is 2 to 10 digits (dots and spaces allowed)'],
-  BRAND_UNKNOWN: ['error', 'no brand of the owner has this name, and the mapping does not create brands'],
-  BRAND_CREATED: ['warning', 'the brand did not exist and was created'],
-  BRAND_WOULD_CREATE: ['warning', 'the brand does not exist and would be created (dry run)'],
-  BRAND_ARCHIVED: ['warning', 'the brand of this name is archived'],
-} as const;
-
-/** One of the resolution issue codes. */
-export type ResolveIssueCode = keyof typeof RESOLVE_ISSUE_CODES;
+export type ResolveIssueCode = Extract<IssueCode, `REF_${string}` | `HS_CODE_${string}` | `BRAND_${string}`>;
 
 /** What the resolver reads from the reference API (the ReferenceClient satisfies it). */
 export interface ReferenceSource {

@@ -22,8 +22,3 @@ export function isEmptyValue(value: unknown): boolean {
   return normalize(value) === null;
 }
 
-/** Pads a stored GTIN to 14 digits so records match keys whatever length they were written with. */
-export function gtinKey(gtin: unknown): string | null {
-  if (typeof gtin !== 'string' || !/^\d{8,14}$/.test(gtin)) return null;
-  return gtin.padStart(14, '0');
-}

@@ -1,8 +1,9 @@
 import { HttpError, isRetryable, ProductSyncError } from '../../errors.ts';
 import type { ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from '../../api/types.ts';
-import { gtinKey } from './canonical.ts';
+import { gtinKey } from '../map/gtin.ts';
 import type { ArchiveEntry, RowPlan, Step } from './plan.ts';
 import { CircuitBreaker, sleep, type Throttle } from './throttle.ts';
+import { issue, type FixedSeverityCode } from '../issue-codes.ts';
 import type { Issue } from '../types.ts';
 
 // A create is sent at most this many times in all, each resend after a search that found nothing.
@@ -52,6 +53,14 @@ export interface ExecuteOptions {
   archiveBatch?: number;
   signal?: AbortSignal;
   onResult?: (r: ExecutedRow) => void;
+  /** Shared by the executors of one run (one per chunk): an abort in one stops them all, failures count run-wide. */
+  stop?: RunStop;
+  breaker?: CircuitBreaker;
+}
+
+/** Why a run stopped sending, shared by its executors (null while it goes on). */
+export interface RunStop {
+  reason: ProductSyncError | null;
 }
 
 const OUTCOME: Record<RowPlan['action'], ExecutedRow['outcome']> = {
@@ -79,13 +88,22 @@ interface RowIds {
 export class Executor {
   readonly #o: ExecuteOptions;
   readonly #breaker: CircuitBreaker;
-  #aborted: ProductSyncError | null = null;
+  readonly #stop: RunStop;
   /** Write requests sent (creates, updates, archives, unarchives), retries by the client not counted. */
   writesSent = 0;
 
   constructor(options: ExecuteOptions) {
     this.#o = options;
-    this.#breaker = new CircuitBreaker(options.circuitThreshold ?? 8);
+    this.#breaker = options.breaker ?? new CircuitBreaker(options.circuitThreshold ?? 8);
+    this.#stop = options.stop ?? { reason: null };
+  }
+
+  get #aborted(): ProductSyncError | null {
+    return this.#stop.reason;
+  }
+
+  set #aborted(reason: ProductSyncError | null) {
+    this.#stop.reason = reason;
   }
 
   /** The error that stopped the run (circuit open, credential rejected), or null. */
@@ -318,15 +336,15 @@ export class Executor {
   }
 }
 
-function runIssue(code: string, message: string, row: number | null = null): Issue {
-  return { row, column: null, field: null, value: null, code, severity: 'error', message };
+function runIssue(code: FixedSeverityCode, message: string, row: number | null = null): Issue {
+  return issue(code, { row, message });
 }
 
 /** The API's own words for a failed write, as a row issue. */
 export function apiIssue(row: number | null, err: unknown): Issue {
   if (err instanceof HttpError) {
     const code = err.status === 400 ? 'API_REJECTED' : err.status === 409 ? 'API_CONFLICT' : 'API_FAILED';
-    return { row, column: null, field: null, value: null, code, severity: 'error', message: `${err.method} ${err.url} → ${err.status ?? err.code}: ${err.apiMessage}` };
+    return runIssue(code, `${err.method} ${err.url} → ${err.status ?? err.code}: ${err.apiMessage}`, row);
   }
   if (err instanceof ProductSyncError && err.code === 'PS_ERR_HTTP_REQUEST_INVALID') return runIssue('REQUEST_INVALID', err.message, row);
   return runIssue('API_FAILED', (err as Error)?.message ?? String(err), row);

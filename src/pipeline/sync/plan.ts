@@ -3,6 +3,7 @@ import { acceptedFields } from '../../api/schemas.ts';
 import type { ManufacturedItemRecord, TradeItemRecord } from '../../api/types.ts';
 import { manufacturedItemIdFor, tradeItemIdFor } from '../../api/uuid.ts';
 import { canonical, isEmptyValue } from './canonical.ts';
+import { issue } from '../issue-codes.ts';
 import type { Draft, Issue, Target } from '../types.ts';
 
 /** How a run treats rows and the items missing from the sheet (DESIGN §7). */
@@ -128,10 +129,10 @@ function createOnlyWarnings(draft: Draft, record: Record<string, unknown>, field
   const issues: Issue[] = [];
   for (const f of fields) {
     if (f in draft.fields && canonical(draft.fields[f]) !== canonical(record[f]) && !isEmptyValue(record[f])) {
-      issues.push({
-        row: draft.row, column: null, field: f, value: String(draft.fields[f]), code: 'FIELD_CREATE_ONLY', severity: 'warning',
+      issues.push(issue('FIELD_CREATE_ONLY', {
+        row: draft.row, field: f, value: String(draft.fields[f]),
         message: `${f} can only be set when the item is created; the API keeps ${JSON.stringify(record[f])}`,
-      });
+      }));
     }
   }
   return issues;
@@ -207,22 +208,11 @@ export function planRow(draft: Draft, state: ApiState, options: PlanOptions): Ro
 }
 
 function skipIssue(draft: Draft, why: string): Issue {
-  return { row: draft.row, column: null, field: null, value: draft.key, code: 'ROW_SKIPPED', severity: 'warning', message: `skipped: ${why}` };
+  return issue('ROW_SKIPPED', { row: draft.row, value: draft.key, message: `skipped: ${why}` });
 }
 
-/** Items a `full` run archives: the owner's active items whose key appears nowhere in the sheet (valid or not). */
-export function planArchives(state: ApiState, sheetKeys: ReadonlySet<string>): ArchiveEntry[] {
-  const out: ArchiveEntry[] = [];
-  for (const [key, item] of state.tradeItems) {
-    if (!item.archived && !sheetKeys.has(key)) out.push({ tradeItemId: item.tradeItemId, key });
-  }
-  return out;
-}
-
-/** The archive guard: refuses a plan archiving more than `maxRatio` of the owner's active items unless allowed. */
-export function archiveGuard(state: ApiState, toArchive: number, maxRatio: number, allow: boolean): GuardVerdict {
-  let active = 0;
-  for (const item of state.tradeItems.values()) if (!item.archived) active++;
+/** The archive guard: refuses a plan archiving more than `maxRatio` of the owner's `active` items unless allowed. */
+export function archiveGuard(active: number, toArchive: number, maxRatio: number, allow: boolean): GuardVerdict {
   const ratio = active === 0 ? 0 : toArchive / active;
   return { active, toArchive, ratio, maxRatio, tripped: !allow && toArchive > 0 && ratio > maxRatio };
 }

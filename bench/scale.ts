@@ -1,0 +1,297 @@
+// A million-row run, memory and speed: generates a 5-column CSV of N rows (default 1 000 000; `--rows N`) and its mapping
+// in a temp dir, starts the sandbox in another process at 0 ms latency, and runs three phases, each in its own process
+// (bench/scale-child.ts, so a phase's peak RSS is its whole process): `validate`, `import`, and the no-change rerun
+// `import` of the same sheet. Prints RSS at 25/50/75/100 % of the second pass, the peak, rows/s and when the first write
+// was sent, then PASS/FAIL lines for the targets of the streaming engine (src/pipeline/run/run.ts):
+//   peak RSS ≤ 300 MB (validate, import); RSS flat (100 % within 15 % of 25 %); rerun sends 0 writes; first write
+//   before 5 % of the second pass.
+// Exit code 1 when a target or a count check fails. `--keep` keeps the temp dir. `--queue` adds the same import in queue
+// mode (a private redis-server and one worker process, after a sandbox reset) and prints Redis INFO memory.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Redis } from 'ioredis';
+import { Pool } from 'undici';
+import { gtinCheckDigit } from '../src/pipeline/map/gtin.ts';
+import { DEMO_COMPANY_ID } from '../src/sandbox/defaults.ts';
+import type { PhaseFigures } from './scale-child.ts';
+
+const args = process.argv.slice(2);
+const flag = (name: string) => args.includes(name);
+const option = (name: string): string | undefined => {
+  const i = args.findIndex((a) => a === name || a.startsWith(`${name}=`));
+  if (i < 0) return undefined;
+  return args[i]!.includes('=') ? args[i]!.slice(name.length + 1) : args[i + 1];
+};
+const ROWS = Number(option('--rows') ?? process.env.BENCH_SCALE_ROWS ?? 1_000_000);
+if (!Number.isInteger(ROWS) || ROWS < 4) throw new Error(`--rows: a whole number ≥ 4, got ${option('--rows')}`);
+const QUEUE = flag('--queue');
+const KEEP = flag('--keep');
+const ROOT = resolve(import.meta.dirname, '..');
+const BRANDS = 40;
+
+// Targets of the streaming engine.
+const MAX_PEAK_MB = 300;
+const FLAT_TOLERANCE = 0.15;
+const FIRST_WRITE_BEFORE_PCT = 5;
+
+/** A GTIN-13 numbered `i` (up to 10^10 rows), with its mod-10 check digit. */
+function gtin13(i: number): string {
+  const body = `20${String(i).padStart(10, '0')}`;
+  return body + gtinCheckDigit(body);
+}
+
+const UNITS = ['g', 'kg', 'cl', 'ml', 'L'];
+/** Row `i`: GTIN;Désignation;Marque;Poids net;Unité (a `;` CSV with French decimals; every 7th name needs quoting). */
+function row(i: number): string {
+  const name = i % 7 === 0 ? `"Sablés ""pur beurre""; n°${i}"` : `Biscuits au beurre n°${i}`;
+  const weight = i % 4 === 0 ? `${(i % 900) + 100},5` : String((i % 900) + 100);
+  return `${gtin13(i)};${name};Marque ${i % BRANDS};${weight};${UNITS[i % UNITS.length]}\n`;
+}
+
+const MAPPING = `name: bench-scale
+target: tradeItem
+ownerCompanyId: ${DEMO_COMPANY_ID}
+language: fr-FR
+key: gtin
+decimalSeparator: ","
+columns:
+  - { column: GTIN, field: gtin, type: gtin, required: true }
+  - { column: Désignation, field: tradeItemName, required: true }
+  - { column: Marque, field: brandId, lookup: { brand: { create: true } } }
+  - { column: Poids net, field: "netContents[0].value", type: decimal }
+  - { column: Unité, field: "netContents[0].unitOfMeasure", type: unit }
+defaults:
+  productLanguage: fr
+`;
+
+async function writeSheet(dir: string, rows: number): Promise<{ file: string; mapping: string }> {
+  const file = join(dir, `scale-${rows}.csv`);
+  const out = createWriteStream(file);
+  out.write('GTIN;Désignation;Marque;Poids net;Unité\n');
+  let buf = '';
+  for (let i = 0; i < rows; i++) {
+    buf += row(i);
+    if (buf.length > 1 << 16) {
+      if (!out.write(buf)) await once(out, 'drain');
+      buf = '';
+    }
+  }
+  out.end(buf);
+  await once(out, 'finish');
+  const mapping = join(dir, 'bench-scale.yaml');
+  writeFileSync(mapping, MAPPING);
+  return { file, mapping };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+const children = new Set<ChildProcess>();
+function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+async function sandbox(): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = track(spawn(process.execPath, ['bin/product-sync.mjs', 'sandbox', '--port', String(port), '--latency', '0', '--admin'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] }));
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`sandbox exited (${code}) before listening`)));
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve());
+  });
+  return { url: `http://127.0.0.1:${port}`, child };
+}
+
+/** The sheet's brands, created up front so validate has no per-row BRAND_WOULD_CREATE (the import links them). */
+async function createBrands(url: string): Promise<void> {
+  const pool = new Pool(url);
+  try {
+    for (let b = 0; b < BRANDS; b++) {
+      const r = await pool.request({ method: 'POST', path: '/api/brands', body: JSON.stringify({ companyId: DEMO_COMPANY_ID, name: `Marque ${b}` }), headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-token' } });
+      const text = await r.body.text();
+      if (r.statusCode >= 300) throw new Error(`brand create: ${r.statusCode} ${text}`);
+    }
+  } finally {
+    await pool.close();
+  }
+}
+
+/** Peak RSS (MB) of another process so far (Linux: VmHWM), or null. */
+function peakOf(pid: number | undefined): number | null {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round((Number(m[1]) * 1024) / 1e6) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs one phase in its own process; its last JSON line on stdout is the figures. */
+async function phase(label: string, kind: 'validate' | 'import', sheet: { file: string; mapping: string }, url: string, reportDir: string): Promise<PhaseFigures> {
+  console.log(`${label}…`);
+  const child = track(spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'scale-child.ts'), kind, sheet.file, sheet.mapping, url, reportDir, String(ROWS)], {
+    cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+  }));
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  const lines = out.trim().split('\n');
+  for (const l of lines.slice(0, -1)) if (l) console.log(`  ${l}`);
+  const last = lines.at(-1) ?? '';
+  let figures: PhaseFigures | undefined;
+  try {
+    const parsed = JSON.parse(last) as PhaseFigures;
+    if (parsed.phase) figures = parsed;
+  } catch {
+    // reported below
+  }
+  if (code !== 0 || !figures) throw new Error(`${label}: the child exited with ${code} and no figures${last ? ` (last line: ${last.slice(0, 300)})` : ''}`);
+  return figures;
+}
+
+/** The same import through the queue: a private redis-server, one worker process; prints Redis INFO memory after the run. */
+async function queueImport(dir: string, sheet: { file: string; mapping: string }, url: string): Promise<string[]> {
+  const { loadConfig } = await import('../src/config.ts');
+  const { importQueueClient } = await import('../src/queue/enqueue.ts');
+  const redisPort = await freePort();
+  const redisDir = join(dir, 'redis');
+  mkdirSync(redisDir);
+  const redis = track(spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', redisDir], { stdio: 'ignore' }));
+  await new Promise<void>((resolve, reject) => {
+    redis.once('error', (e) => reject(new Error(`cannot start redis-server: ${e.message}`)));
+    const t0 = Date.now();
+    const probe = () => {
+      const sock = createConnection(redisPort, '127.0.0.1');
+      sock.once('connect', () => { sock.end(); resolve(); });
+      sock.once('error', () => (Date.now() - t0 > 10_000 ? reject(new Error('redis-server did not start')) : setTimeout(probe, 50)));
+    };
+    probe();
+  });
+  const reportDir = join(dir, 'reports-queue');
+  mkdirSync(reportDir);
+  const env = { PRODUCT_API_URL: url, REFERENCE_API_URL: url, API_TOKEN: 'sandbox-token', REDIS_URL: `redis://127.0.0.1:${redisPort}`, QUEUE_PREFIX: 'bench-scale', REPORT_DIR: reportDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
+  const worker = track(spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] }));
+  await new Promise<void>((resolve, reject) => {
+    worker.once('exit', (code) => reject(new Error(`worker exited (${code}) before starting`)));
+    worker.stdout!.on('data', (d: Buffer) => d.toString().includes('worker started') && resolve());
+  });
+  let workerPeak: number | null = null;
+  const watch = setInterval(() => (workerPeak = peakOf(worker.pid) ?? workerPeak), 1000);
+  const client = importQueueClient(loadConfig(env));
+  const redisClient = new Redis(env.REDIS_URL);
+  try {
+    // A fresh owner state: the queue run creates every row again (reset, then the brands).
+    const pool = new Pool(url);
+    await (await pool.request({ method: 'POST', path: '/__admin/reset' })).body.text();
+    await pool.close();
+    await createBrands(url);
+    console.log('queue import…');
+    const t0 = performance.now();
+    const { jobId } = await client.enqueue({ request: { file: sheet.file, mapping: sheet.mapping }, origin: 'cli', step: 'prepare' });
+    const result = await client.wait(jobId, 4 * 3600_000);
+    const seconds = (performance.now() - t0) / 1000;
+    const info = await redisClient.info('memory');
+    const field = (k: string) => new RegExp(`^${k}:(\\S+)`, 'm').exec(info)?.[1] ?? '?';
+    workerPeak = peakOf(worker.pid) ?? workerPeak;
+    return [
+      `queue import: ${ROWS} rows in ${seconds.toFixed(1)} s (${Math.round(ROWS / seconds)} rows/s), counts ${JSON.stringify(result.summary.counts)}, worker peak RSS ${workerPeak ?? '?'} MB`,
+      `${result.summary.counts.created === ROWS ? 'PASS' : 'FAIL'}  queue import: ${ROWS} created (${result.summary.counts.created})`,
+      `redis INFO memory after the run: used_memory_peak ${field('used_memory_peak_human')} (${field('used_memory_peak')} B), used_memory ${field('used_memory_human')} (${field('used_memory')} B)`,
+    ];
+  } finally {
+    clearInterval(watch);
+    await client.close();
+    redisClient.disconnect();
+    worker.kill('SIGTERM');
+    redis.kill('SIGTERM');
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'ps-bench-scale-'));
+let sb: { url: string; child: ChildProcess } | undefined;
+const cleanup = () => {
+  for (const c of children) c.kill('SIGTERM');
+  if (!KEEP) rmSync(dir, { recursive: true, force: true });
+};
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    cleanup();
+    process.exit(130);
+  });
+}
+
+let failures = 0;
+try {
+  console.log(`${ROWS} rows; temp dir ${dir}${KEEP ? ' (kept)' : ''}`);
+  const t0 = performance.now();
+  const sheet = await writeSheet(dir, ROWS);
+  console.log(`sheet: ${Math.round(statSync(sheet.file).size / 1e6)} MB, written in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  sb = await sandbox();
+  await createBrands(sb.url);
+  const reportDir = join(dir, 'reports');
+  const phases: [string, PhaseFigures][] = [];
+  phases.push(['validate', await phase('validate', 'validate', sheet, sb.url, reportDir)]);
+  phases.push(['import', await phase('import', 'import', sheet, sb.url, reportDir)]);
+  phases.push(['rerun (no change)', await phase('rerun (no change)', 'import', sheet, sb.url, reportDir)]);
+  const sandboxPeak = peakOf(sb.child.pid);
+
+  const flat = (f: PhaseFigures): boolean | null => {
+    const [q1, , , q4] = f.rssAtQuartersMB;
+    return q1 == null || q4 == null ? null : Math.abs(q4 - q1) <= FLAT_TOLERANCE * q1;
+  };
+  const table: string[][] = [['phase', 'rows', 'seconds', 'rows/s', 'RSS MB at 25/50/75/100 %', 'peak RSS MB', 'flat?', 'first write at (% read, s)', 'writes']];
+  for (const [label, f] of phases) {
+    const fl = flat(f);
+    const fw = f.firstWrite ? `${f.firstWrite.pctRead ?? '?'} %, ${f.firstWrite.seconds} s` : '—';
+    table.push([label, String(f.rows), f.seconds.toFixed(1), String(f.rowsPerSecond), f.rssAtQuartersMB.map((m) => m ?? '?').join(' / '), String(f.peakMB), fl === null ? '?' : fl ? 'yes' : 'no', fw, String(f.writes)]);
+  }
+  const w = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
+  console.log(`\n${ROWS} rows, engine ${phases[0]![1].engine}, sandbox (separate process) at 0 ms latency, each phase in its own process:\n`);
+  for (const r of table) console.log(r.map((c, i) => (i === 0 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join('  '));
+  for (const [label, f] of phases) {
+    console.log(`  ${label}: counts ${JSON.stringify(f.counts)}, exit ${f.exitCode}, first pass ${f.firstPassSeconds ?? '?'} s, quarters at ${f.secondsAtQuarters.map((s) => s ?? '?').join(' / ')} s`);
+  }
+  if (sandboxPeak !== null) console.log(`  sandbox peak RSS ${sandboxPeak} MB`);
+
+  const [validate, first, rerun] = phases.map(([, f]) => f) as [PhaseFigures, PhaseFigures, PhaseFigures];
+  const checks: [string, boolean][] = [
+    [`validate peak RSS ${validate.peakMB} MB ≤ ${MAX_PEAK_MB} MB`, validate.peakMB <= MAX_PEAK_MB],
+    [`import peak RSS ${first.peakMB} MB ≤ ${MAX_PEAK_MB} MB`, first.peakMB <= MAX_PEAK_MB],
+    ...phases.map(([label, f]): [string, boolean] => [`${label} RSS flat (100 % within ${FLAT_TOLERANCE * 100} % of 25 %: ${f.rssAtQuartersMB[0] ?? '?'} → ${f.rssAtQuartersMB[3] ?? '?'} MB)`, flat(f) === true]),
+    [`rerun sends 0 writes (${rerun.writes})`, rerun.writes === 0],
+    [`import first write before ${FIRST_WRITE_BEFORE_PCT} % of the second pass (${first.firstWrite ? `${first.firstWrite.pctRead ?? '?'} %` : 'none'})`, first.firstWrite?.pctRead != null && first.firstWrite.pctRead < FIRST_WRITE_BEFORE_PCT],
+    // Sanity of the counts: every row valid, created once, then unchanged.
+    [`validate: ${ROWS} rows, 0 invalid (${validate.counts.rows}, ${validate.counts.invalid})`, validate.counts.rows === ROWS && validate.counts.invalid === 0],
+    [`import: ${ROWS} created (${first.counts.created}), exit 0 (${first.exitCode})`, first.counts.created === ROWS && first.exitCode === 0],
+    [`rerun: ${ROWS} unchanged (${rerun.counts.unchanged}), exit 0 (${rerun.exitCode})`, rerun.counts.unchanged === ROWS && rerun.exitCode === 0],
+  ];
+  console.log('');
+  for (const [text, ok] of checks) {
+    console.log(`${ok ? 'PASS' : 'FAIL'}  ${text}`);
+    if (!ok) failures++;
+  }
+  if (QUEUE) {
+    console.log('');
+    for (const line of await queueImport(dir, sheet, sb.url)) {
+      console.log(line);
+      if (line.startsWith('FAIL')) failures++;
+    }
+  }
+} catch (err) {
+  failures++;
+  console.log(`FAIL  ${(err as Error).stack ?? err}`);
+} finally {
+  cleanup();
+}
+process.exit(failures > 0 ? 1 : 0);

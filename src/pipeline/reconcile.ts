@@ -1,0 +1,127 @@
+/**
+ * Reconcile: compares the sheet with the API field by field and writes reconcile.json / .csv; sends no write. Streams like
+ * a run: the key pass, the owner's catalogue index, then the sheet in chunks compared with their records.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join, resolve as resolvePath } from 'node:path';
+import { ProductSyncError } from '../errors.ts';
+import { matchHeaders } from './map/headers.ts';
+import { mapRow, rowKeyReader } from './map/map-row.ts';
+import { loadMapping } from './map/mapping.ts';
+import { validateDraft } from './map/validate.ts';
+import { openSheet } from './read/read-sheet.ts';
+import { createReportWriter, type RunSummary } from './report/report.ts';
+import { createReferenceCache } from '../api/reference-cache.ts';
+import { DraftResolver } from './resolve/resolve-drafts.ts';
+import { createReferenceResolver } from './resolve/reference-resolver.ts';
+import { emptyCounts } from './run/assemble.ts';
+import { DEFAULT_CHUNK_SIZE, type RunContext } from './run/open-run.ts';
+import type { RunResult } from './run/run.ts';
+import { runIdFor, sha256File, type ImportRequest } from './run/run-state.ts';
+import { SheetKeys } from './run/sheet-keys.ts';
+import { openApiState } from './sync/api-state.ts';
+import { canonical } from './sync/canonical.ts';
+import type { Draft } from './types.ts';
+
+const show = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+
+/** Reconcile: sheet vs API, field by field; writes reconcile.json / .csv and the row report; sends no write. */
+export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise<RunResult> {
+  const mapping = await loadMapping(req.mapping);
+  const owner = req.owner ?? mapping.ownerCompanyId ?? ctx.config.OWNER_COMPANY_ID;
+  if (!owner) throw new ProductSyncError('PS_ERR_CLI_USAGE', 'no owner company: give --owner, set ownerCompanyId in the mapping, or OWNER_COMPANY_ID');
+  const reportDir = resolvePath(req.reportDir ?? ctx.config.REPORT_DIR);
+  const sha = await sha256File(req.file);
+  const runId = await runIdFor(reportDir, sha, mapping, owner, req, 'reconcile');
+  const workDir = join(reportDir, runId);
+  await mkdir(workDir, { recursive: true });
+  const startedAt = new Date().toISOString();
+  const refBefore = ctx.clients.stats.reference;
+  const productBefore = ctx.clients.stats.product;
+  const open = () => openSheet(req.file, { ...(req.sheet ?? mapping.sheet ? { sheet: req.sheet ?? mapping.sheet } : {}), headerRow: mapping.headerRow });
+
+  const first = await open();
+  const keyOf = rowKeyReader(first.headers, mapping, matchHeaders(first.headers, mapping));
+  const keys = new SheetKeys();
+  for await (const row of first.rows) keys.add(row.row, keyOf(row));
+  keys.finish();
+
+  const api = await openApiState({ product: ctx.clients.product, owner, target: mapping.target, key: mapping.key, dir: workDir, sheetKeys: keys.distinct, needIndex: true, concurrency: Math.min(16, ctx.config.API_CONCURRENCY) });
+  const cache = ctx.referenceCache ?? createReferenceCache({ redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, ttlMs: 10 * 60_000, negativeTtlMs: 30_000, lruMax: 10_000 });
+  const resolver = new DraftResolver(createReferenceResolver({
+    reference: ctx.clients.reference, brands: ctx.clients.product, cache, ownerCompanyId: owner,
+    language: req.language ?? mapping.language, fallbackLanguages: req.language ? [] : mapping.fallbackLanguages, dryRun: true,
+  }));
+  const sheet = await open();
+  const columnIndex = matchHeaders(sheet.headers, mapping);
+  const keyIdx = mapping.columns.findIndex((c) => c.field.path === (mapping.key === 'gtin' ? 'gtin' : 'tradeItemId'));
+  const dupOptions = { column: keyIdx >= 0 ? (sheet.headers[columnIndex[keyIdx] ?? -1] ?? null) : null, field: mapping.key };
+  const writer = await createReportWriter(workDir, { sourceHeaders: sheet.headers, reconcile: true });
+  const counts = emptyCounts(keys.rows);
+
+  const compare = async (drafts: Draft[]) => {
+    await resolver.resolveChunk(drafts);
+    const valid = drafts.filter((d) => !d.issues.some((i) => i.severity === 'error'));
+    const state = await api.forKeys(valid.map((d) => d.key!));
+    for (const d of drafts) {
+      if (d.issues.some((i) => i.severity === 'error')) {
+        counts.invalid++;
+        await writer.addRow({ row: d.row, key: d.key, outcome: 'invalid', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues });
+        await writer.addRejected(d.row, d.source, d.issues);
+        continue;
+      }
+      const record = state.tradeItems.get(d.key!);
+      if (!record) {
+        await writer.addReconcile({ key: d.key!, status: 'missing_in_api', field: '', sheetValue: '', apiValue: '' });
+        counts.skipped++;
+        await writer.addRow({ row: d.row, key: d.key, outcome: 'skipped', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues });
+        continue;
+      }
+      const differing: string[] = [];
+      for (const [field, value] of Object.entries(d.fields)) {
+        if (canonical(value) !== canonical(record[field])) {
+          differing.push(field);
+          await writer.addReconcile({ key: d.key!, status: 'differs', field, sheetValue: show(value), apiValue: show(record[field]) });
+        }
+      }
+      if (differing.length === 0) {
+        await writer.addReconcile({ key: d.key!, status: 'in_sync', field: '', sheetValue: '', apiValue: '' });
+        counts.unchanged++;
+      } else counts.skipped++;
+      await writer.addRow({ row: d.row, key: d.key, outcome: differing.length === 0 ? 'unchanged' : 'skipped', tradeItemId: record.tradeItemId, manufacturedItemId: null, changedFields: differing, issues: d.issues });
+    }
+  };
+
+  try {
+    let drafts: Draft[] = [];
+    for await (const row of sheet.rows) {
+      const d = mapRow(row, sheet.headers, mapping, columnIndex);
+      d.issues.push(...validateDraft(d));
+      delete d.origins;
+      const dup = keys.duplicateIssue(d.row, d.key, dupOptions);
+      if (dup) d.issues.push(dup);
+      drafts.push(d);
+      if (drafts.length >= (ctx.chunkSize ?? ctx.config.CHUNK_SIZE ?? DEFAULT_CHUNK_SIZE)) {
+        await compare(drafts);
+        drafts = [];
+      }
+    }
+    if (drafts.length > 0) await compare(drafts);
+    for await (const item of api.missingFrom((k) => keys.has(k))) {
+      await writer.addReconcile({ key: item.key ?? '', status: 'missing_in_sheet', field: '', sheetValue: '', apiValue: item.tradeItemId });
+    }
+  } catch (err) {
+    await writer.abort();
+    throw err;
+  } finally {
+    await api.close();
+  }
+  const exitCode: 0 | 1 = counts.invalid > 0 ? 1 : 0;
+  const summary: RunSummary = {
+    runId, source: { file: req.file, sha256: sha, rows: keys.rows }, mapping: mapping.name, mode: req.mode ?? 'upsert', dryRun: true,
+    startedAt, finishedAt: new Date().toISOString(), counts,
+    requests: { reference: ctx.clients.stats.reference - refBefore, product: ctx.clients.stats.product - productBefore }, exitCode,
+  };
+  const { files } = await writer.finish(summary);
+  return { runId, exitCode, summary, reportDir: workDir, files };
+}

@@ -1,0 +1,355 @@
+import type { EventEmitter } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { open, rm } from 'node:fs/promises';
+import { crc32, createDeflateRaw, deflateRawSync, type DeflateRaw } from 'node:zlib';
+
+/** Excel's sheet maximum is 1 048 576 rows, the header included. */
+export const XLSX_MAX_DATA_ROWS = 1_048_575;
+/** The worksheet part stays under this many bytes uncompressed: the zip then needs no Zip64 (4 GiB limit per entry). */
+export const XLSX_MAX_SHEET_BYTES = 4_000_000_000;
+
+/** Options of XlsxWriter. */
+export interface XlsxWriterOptions {
+  /** Data rows the sheet holds at most (default XLSX_MAX_DATA_ROWS); later rows are counted in rowsDropped. */
+  maxRows?: number;
+  /** Uncompressed bytes the worksheet part holds at most (default XLSX_MAX_SHEET_BYTES); rows past it are dropped. */
+  maxSheetBytes?: number;
+  /** Deflate level of the worksheet part (default 1: a 1 M-row sheet compresses about as well as at 6, several times faster). */
+  level?: number;
+}
+
+// Characters XML 1.0 cannot hold: C0 controls but tab/LF/CR, lone surrogates, U+FFFE/U+FFFF.
+// eslint-disable-next-line no-control-regex
+const MAYBE_FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
+// eslint-disable-next-line no-control-regex
+const FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const SPECIAL = /[&<>"]/;
+const SPECIALS = /[&<>"]/g;
+const ENTITY: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
+// Excel reads `_xHHHH_` in text as an escaped character; a literal one is written with its `_` escaped, as Excel does.
+const OOXML_ESCAPE_LIKE = /_(?=x[0-9A-Fa-f]{4}_)/g;
+
+/** Text as XML character data or attribute value: `& < > "` escaped, characters XML 1.0 forbids dropped. */
+export function xmlText(s: string): string {
+  if (MAYBE_FORBIDDEN.test(s)) s = s.replace(FORBIDDEN, '');
+  if (s.includes('_x')) s = s.replace(OOXML_ESCAPE_LIKE, '_x005F_');
+  return SPECIAL.test(s) ? s.replace(SPECIALS, (c) => ENTITY[c]!) : s;
+}
+
+/** Column letters of a 1-based column number (1 → A, 28 → AB). */
+function columnLetters(n: number): string {
+  let s = '';
+  for (; n > 0; n = Math.floor((n - 1) / 26)) s = String.fromCharCode(65 + ((n - 1) % 26)) + s;
+  return s;
+}
+
+/** A worksheet name Excel accepts: no `[]:*?/\`, not blank, at most 31 characters. */
+function sheetTitle(name: string): string {
+  const t = name.replace(/[[\]:*?/\\]/g, ' ').trim().slice(0, 31);
+  return t === '' ? 'Sheet1' : t;
+}
+
+const XML_HEAD = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n';
+const NS_MAIN = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
+const NS_REL = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
+const SHEET_PART = 'xl/worksheets/sheet1.xml';
+const SHEET_TAIL = '</sheetData></worksheet>';
+const SHEET_TAIL_BYTES = Buffer.byteLength(SHEET_TAIL);
+
+const smallParts = (sheetName: string): [string, string][] => [
+  ['[Content_Types].xml', `${XML_HEAD}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/><Override PartName="/${SHEET_PART}" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>`],
+  ['_rels/.rels', `${XML_HEAD}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${NS_REL}/officeDocument" Target="xl/workbook.xml"/></Relationships>`],
+  ['xl/workbook.xml', `${XML_HEAD}<workbook xmlns="${NS_MAIN}" xmlns:r="${NS_REL}"><bookViews><workbookView/></bookViews><sheets><sheet name="${xmlText(sheetTitle(sheetName))}" sheetId="1" r:id="rId1"/></sheets></workbook>`],
+  ['xl/_rels/workbook.xml.rels', `${XML_HEAD}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${NS_REL}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="${NS_REL}/styles" Target="styles.xml"/></Relationships>`],
+  ['xl/styles.xml', `${XML_HEAD}<styleSheet xmlns="${NS_MAIN}"><fonts count="1"><font><sz val="11"/><name val="Calibri"/><family val="2"/></font></fonts><fills count="2"><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="gray125"/></fill></fills><borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders><cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs><cellXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/></cellXfs><cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>`],
+];
+
+interface ZipEntry {
+  name: Buffer;
+  method: 0 | 8;
+  crc: number;
+  compressed: number;
+  uncompressed: number;
+  offset: number;
+}
+
+const FLAG_UTF8 = 0x0800;
+
+/** DOS time and date of a moment (local time, 2-second resolution, 1980 at the earliest). */
+function dosDateTime(d: Date): { time: number; date: number } {
+  const year = Math.max(1980, d.getFullYear());
+  return {
+    time: (d.getHours() << 11) | (d.getMinutes() << 5) | Math.floor(d.getSeconds() / 2),
+    date: ((year - 1980) << 9) | ((d.getMonth() + 1) << 5) | d.getDate(),
+  };
+}
+
+function localHeader(e: ZipEntry, when: { time: number; date: number }): Buffer {
+  const b = Buffer.alloc(30 + e.name.length);
+  b.writeUInt32LE(0x04034b50, 0);
+  b.writeUInt16LE(20, 4);
+  b.writeUInt16LE(FLAG_UTF8, 6);
+  b.writeUInt16LE(e.method, 8);
+  b.writeUInt16LE(when.time, 10);
+  b.writeUInt16LE(when.date, 12);
+  b.writeUInt32LE(e.crc >>> 0, 14);
+  b.writeUInt32LE(e.compressed, 18);
+  b.writeUInt32LE(e.uncompressed, 22);
+  b.writeUInt16LE(e.name.length, 26);
+  b.writeUInt16LE(0, 28);
+  e.name.copy(b, 30);
+  return b;
+}
+
+function centralDirectory(entries: readonly ZipEntry[], when: { time: number; date: number }, cdOffset: number): Buffer {
+  const parts: Buffer[] = [];
+  for (const e of entries) {
+    const b = Buffer.alloc(46 + e.name.length);
+    b.writeUInt32LE(0x02014b50, 0);
+    b.writeUInt16LE((3 << 8) | 20, 4); // made by: Unix, zip 2.0
+    b.writeUInt16LE(20, 6);
+    b.writeUInt16LE(FLAG_UTF8, 8);
+    b.writeUInt16LE(e.method, 10);
+    b.writeUInt16LE(when.time, 12);
+    b.writeUInt16LE(when.date, 14);
+    b.writeUInt32LE(e.crc >>> 0, 16);
+    b.writeUInt32LE(e.compressed, 20);
+    b.writeUInt32LE(e.uncompressed, 24);
+    b.writeUInt16LE(e.name.length, 28);
+    // extra, comment, disk number, internal attributes: 0
+    b.writeUInt32LE((0o100644 << 16) >>> 0, 38); // external attributes: a regular file, rw-r--r--
+    b.writeUInt32LE(e.offset, 42);
+    e.name.copy(b, 46);
+    parts.push(b);
+  }
+  const cd = Buffer.concat(parts);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(cd.length, 12);
+  end.writeUInt32LE(cdOffset, 16);
+  return Buffer.concat([cd, end]);
+}
+
+// Rows are collected up to this many characters before they go to the deflate stream: one zlib call per row would
+// cost a threadpool round trip each.
+const BATCH_CHARS = 64 * 1024;
+
+/**
+ * A streaming XLSX writer of one worksheet of text cells (inline strings, so identifiers keep their leading zeros):
+ * a frozen header row, column widths from the header, rows written as they come. Memory stays flat whatever the
+ * row count: rows are deflated (node:zlib, on the libuv threadpool) and written to the file with backpressure.
+ *
+ * The zip is written in one pass, then the worksheet's local header is patched with its CRC and sizes (all other
+ * entries are small and written whole). No data descriptors (general-purpose flag bit 3): streaming zip readers
+ * such as unzipper, which exceljs's WorkbookReader uses, find the end of such an entry by searching the compressed
+ * bytes for the descriptor's signature, which deflate output can hold by chance. No Zip64: the worksheet part is
+ * kept under `maxSheetBytes` (4 GB), rows past it or past `maxRows` are dropped and counted in `rowsDropped`.
+ */
+export class XlsxWriter {
+  readonly #path: string;
+  readonly #out: WriteStream;
+  readonly #deflate: DeflateRaw;
+  readonly #maxRows: number;
+  readonly #maxSheetBytes: number;
+  readonly #when = dosDateTime(new Date());
+  readonly #entries: ZipEntry[] = [];
+  readonly #sheet: ZipEntry;
+  readonly #letters: string[] = [];
+  readonly #waiters = new Set<(err: Error) => void>();
+  #offset = 0;
+  #pending = '';
+  #sheetBytes = 0;
+  #rowNumber = 1;
+  #rowsWritten = 0;
+  #rowsDropped = 0;
+  #full = false;
+  #error: Error | null = null;
+  #state: 'open' | 'closing' | 'closed' | 'aborted' = 'open';
+
+  constructor(path: string, sheetName: string, header: readonly string[], opts: XlsxWriterOptions = {}) {
+    this.#path = path;
+    this.#maxRows = opts.maxRows ?? XLSX_MAX_DATA_ROWS;
+    this.#maxSheetBytes = Math.min(opts.maxSheetBytes ?? XLSX_MAX_SHEET_BYTES, XLSX_MAX_SHEET_BYTES);
+    this.#out = createWriteStream(path);
+    this.#deflate = createDeflateRaw({ level: opts.level ?? 1 });
+    this.#out.on('error', (err) => this.#fail(err));
+    this.#deflate.on('error', (err) => this.#fail(err));
+    this.#deflate.on('data', (chunk: Buffer) => {
+      this.#offset += chunk.length;
+      this.#sheet.compressed += chunk.length;
+      if (!this.#out.write(chunk)) this.#deflate.pause();
+    });
+    this.#out.on('drain', () => this.#deflate.resume());
+
+    for (const [name, xml] of smallParts(sheetName)) {
+      const data = Buffer.from(xml);
+      const packed = deflateRawSync(data);
+      this.#put({ name: Buffer.from(name), method: 8, crc: crc32(data), compressed: packed.length, uncompressed: data.length, offset: this.#offset }, packed);
+    }
+    // The worksheet's header goes out with zero CRC and sizes; close() writes them in once known.
+    this.#sheet = { name: Buffer.from(SHEET_PART), method: 8, crc: 0, compressed: 0, uncompressed: 0, offset: this.#offset };
+    this.#put(this.#sheet);
+
+    const cols = header.map((h, i) => `<col min="${i + 1}" max="${i + 1}" width="${Math.min(60, Math.max(12, h.length + 2))}" customWidth="1"/>`).join('');
+    this.#append(
+      `${XML_HEAD}<worksheet xmlns="${NS_MAIN}" xmlns:r="${NS_REL}">` +
+        '<sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/><selection pane="bottomLeft" activeCell="A2" sqref="A2"/></sheetView></sheetViews>' +
+        '<sheetFormatPr defaultRowHeight="15"/>' +
+        (cols ? `<cols>${cols}</cols>` : '') +
+        `<sheetData>${this.#row(header)}`,
+    );
+  }
+
+  /** Data rows written to the sheet so far. */
+  get rowsWritten(): number {
+    return this.#rowsWritten;
+  }
+
+  /** Data rows not written because the sheet was full (row limit or size limit). */
+  get rowsDropped(): number {
+    return this.#rowsDropped;
+  }
+
+  /** Adds a data row (every value a text cell; empty strings leave the cell empty). Resolves once the writer can take more. */
+  async line(values: readonly string[]): Promise<void> {
+    this.#check('line');
+    if (this.#full || this.#rowsWritten >= this.#maxRows) {
+      this.#rowsDropped++;
+      return;
+    }
+    const xml = this.#row(values);
+    const bytes = Buffer.byteLength(xml);
+    if (this.#sheetBytes + bytes + SHEET_TAIL_BYTES > this.#maxSheetBytes) {
+      this.#full = true;
+      this.#rowsDropped++;
+      return;
+    }
+    this.#rowsWritten++;
+    this.#append(xml, bytes);
+    if (this.#pending.length >= BATCH_CHARS) await this.#flush();
+  }
+
+  /** Ends the sheet and the zip; the file is complete once this resolves. Rejects with the first error of the file. */
+  async close(): Promise<void> {
+    if (this.#state !== 'open') throw this.#error ?? new Error(`${this.#path}: close after close or abort`);
+    if (this.#error) {
+      const err = this.#error;
+      await this.abort();
+      throw err;
+    }
+    this.#state = 'closing';
+    try {
+      this.#append(SHEET_TAIL);
+      await this.#flush();
+      const ended = this.#until(this.#deflate, 'end');
+      this.#deflate.end();
+      await ended;
+      this.#sheet.uncompressed = this.#sheetBytes;
+      if (this.#sheet.compressed > 0xffffffff || this.#offset > 0xffffffff) throw new Error(`${this.#path}: the workbook outgrew 4 GiB`);
+      this.#write(centralDirectory(this.#entries, this.#when, this.#offset));
+      const closed = this.#until(this.#out, 'close');
+      this.#out.end();
+      await closed;
+      const fh = await open(this.#path, 'r+');
+      try {
+        const sizes = Buffer.alloc(12);
+        sizes.writeUInt32LE(this.#sheet.crc >>> 0, 0);
+        sizes.writeUInt32LE(this.#sheet.compressed, 4);
+        sizes.writeUInt32LE(this.#sheet.uncompressed, 8);
+        await fh.write(sizes, 0, 12, this.#sheet.offset + 14);
+      } finally {
+        await fh.close();
+      }
+      this.#state = 'closed';
+    } catch (err) {
+      this.#fail(err as Error);
+      await this.abort();
+      throw this.#error ?? err;
+    }
+  }
+
+  /** Stops writing and removes the partial file. */
+  async abort(): Promise<void> {
+    if (this.#state === 'aborted' || this.#state === 'closed') return;
+    this.#state = 'aborted';
+    this.#fail(new Error(`${this.#path}: writer aborted`));
+    this.#deflate.destroy();
+    if (!this.#out.closed) {
+      const closed = new Promise<void>((resolve) => this.#out.once('close', () => resolve()));
+      this.#out.destroy();
+      await closed;
+    }
+    await rm(this.#path, { force: true });
+  }
+
+  #check(what: string): void {
+    if (this.#error) throw this.#error;
+    if (this.#state !== 'open') throw new Error(`${this.#path}: ${what} after close or abort`);
+  }
+
+  /** The XML of the next row; cells of empty values are left out. */
+  #row(values: readonly string[]): string {
+    const r = this.#rowNumber++;
+    let xml = `<row r="${r}">`;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      const t = v ? xmlText(v) : '';
+      if (t === '') continue;
+      const col = (this.#letters[i] ??= columnLetters(i + 1));
+      // Leading or trailing white space (a line break too) is kept only when the text says so.
+      const space = t.charCodeAt(0) <= 32 || t.charCodeAt(t.length - 1) <= 32 ? ' xml:space="preserve"' : '';
+      xml += `<c r="${col}${r}" t="inlineStr"><is><t${space}>${t}</t></is></c>`;
+    }
+    return `${xml}</row>`;
+  }
+
+  #append(xml: string, bytes = Buffer.byteLength(xml)): void {
+    this.#pending += xml;
+    this.#sheetBytes += bytes;
+  }
+
+  /** Sends the collected rows to the deflate stream, waiting for it to drain when it is full. */
+  async #flush(): Promise<void> {
+    if (this.#pending === '') return;
+    const data = Buffer.from(this.#pending);
+    this.#pending = '';
+    this.#sheet.crc = crc32(data, this.#sheet.crc);
+    if (!this.#deflate.write(data)) await this.#until(this.#deflate, 'drain');
+    if (this.#error) throw this.#error;
+  }
+
+  /** Writes bytes of the zip itself (headers, small entries, directory) to the file. */
+  #write(b: Buffer): void {
+    this.#out.write(b);
+    this.#offset += b.length;
+  }
+
+  #put(e: ZipEntry, data?: Buffer): void {
+    this.#entries.push(e);
+    this.#write(localHeader(e, this.#when));
+    if (data) this.#write(data);
+  }
+
+  /** Resolves on `event`, rejects on the first error of the file or the deflate stream (before or meanwhile). */
+  #until(emitter: EventEmitter, event: string): Promise<void> {
+    if (this.#error) return Promise.reject(this.#error);
+    return new Promise((resolve, reject) => {
+      const done = (err?: Error) => {
+        emitter.off(event, ok);
+        this.#waiters.delete(done);
+        if (err) reject(err);
+        else resolve();
+      };
+      const ok = () => done();
+      emitter.once(event, ok);
+      this.#waiters.add(done);
+    });
+  }
+
+  #fail(err: Error): void {
+    this.#error ??= err;
+    for (const w of [...this.#waiters]) w(this.#error);
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * Label resolution of a chunk of drafts: each distinct (lookup, label) is resolved once per run (a bounded memo over the
+ * reference cache), and the ids are put at the field path the lookup carries; failures become issues on the cell.
+ */
+import { ISSUE_CODES, severityOf, type IssueCode } from '../issue-codes.ts';
+import { setAt } from '../map/map-row.ts';
+import type { Draft, DraftLookup, Issue } from '../types.ts';
+import type { ReferenceResolver } from './reference-resolver.ts';
+
+type Resolved = { id: string | null; warning?: { code: string; message: string }; createdBrand?: boolean } | { issue: string; message: string; severity?: Issue['severity'] };
+
+/** Resolves the lookups of drafts, a chunk at a time, remembering each (lookup, label) answer for the run. */
+export class DraftResolver {
+  readonly #resolver: ReferenceResolver;
+  readonly #memo = new Map<string, Promise<Resolved>>();
+  readonly #memoMax: number;
+  /** Brands this run created. */
+  readonly createdBrands = new Set<string>();
+
+  constructor(resolver: ReferenceResolver, memoMax = 50_000) {
+    this.#resolver = resolver;
+    this.#memoMax = memoMax;
+  }
+
+  /** Resolves every lookup of the drafts without an error (a row already rejected never creates a brand). */
+  async resolveChunk(drafts: readonly Draft[], concurrency = 16): Promise<void> {
+    const pending = drafts.filter((d) => (d.lookups?.length ?? 0) > 0 && !d.issues.some((i) => i.severity === 'error'));
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(concurrency, pending.length) }, async () => {
+        while (next < pending.length) await this.#resolveDraft(pending[next++]!);
+      }),
+    );
+    for (const d of drafts) delete d.lookups;
+  }
+
+  async #resolveDraft(d: Draft): Promise<void> {
+    for (const l of d.lookups ?? []) {
+      const ids: string[] = [];
+      for (const value of l.values) {
+        const r = await this.#once(l, value);
+        if ('issue' in r) {
+          d.issues.push(lookupIssue(d, l, value, r.issue, r.message));
+          continue;
+        }
+        // A brand this run created is reported as created on the row that created it, found on the others.
+        if (r.warning && !(r.warning.code === 'BRAND_CREATED' && this.createdBrands.has(value))) d.issues.push(lookupIssue(d, l, value, r.warning.code, r.warning.message));
+        if (r.createdBrand) this.createdBrands.add(value);
+        if (r.id !== null) ids.push(r.id);
+      }
+      if (ids.length === 0) continue;
+      setAt(d.fields, l.segments, l.array ? ids : ids[0]);
+    }
+  }
+
+  #once(l: DraftLookup, value: string): Promise<Resolved> {
+    const key = `${JSON.stringify(l.lookup)}\u0000${value}`;
+    let p = this.#memo.get(key);
+    if (!p) {
+      if (this.#memo.size >= this.#memoMax) this.#memo.clear();
+      p = resolveOne(this.#resolver, l, value);
+      this.#memo.set(key, p);
+      // A failed request is not remembered: the next row asks again.
+      p.catch(() => this.#memo.delete(key));
+    }
+    return p;
+  }
+}
+
+/** An issue on the lookup's cell; its severity is the code's (the one table, issue-codes.ts). */
+function lookupIssue(d: Draft, l: DraftLookup, value: string, code: string, message: string): Issue {
+  return { row: d.row, column: l.column, field: l.field, value, code, severity: code in ISSUE_CODES ? severityOf(code as IssueCode) : 'error', message };
+}
+
+async function resolveOne(resolver: ReferenceResolver, l: DraftLookup, value: string): Promise<Resolved> {
+  const spec = l.lookup;
+  if (spec === 'harmonized-code') {
+    const r = await resolver.verifyHarmonizedCode(value);
+    return 'issue' in r ? r : { id: r.code };
+  }
+  if ('brand' in spec) {
+    const r = await resolver.resolveBrand(value, { create: spec.brand.create ?? false });
+    if ('issue' in r) return r;
+    if (r.brandId === null) return { id: null, warning: { code: 'BRAND_WOULD_CREATE', message: `brand "${value}" does not exist and would be created` } };
+    if (r.archived) return { id: r.brandId, warning: { code: 'BRAND_ARCHIVED', message: `brand "${value}" is archived; the item is linked to it all the same` } };
+    return { id: r.brandId, createdBrand: r.created, ...(r.created ? { warning: { code: 'BRAND_CREATED', message: `brand "${value}" was created` } } : {}) };
+  }
+  if ('list' in spec) {
+    const r = await resolver.resolveListLabel(spec.list, value);
+    if ('issue' in r) return r;
+    return { id: r.id, ...(r.warning ? { warning: r.warning } : {}) };
+  }
+  const r = await resolver.verifyLookupId(spec.kind, value);
+  return 'issue' in r ? r : { id: r.id };
+}

@@ -1,0 +1,112 @@
+/**
+ * A run's chunks on disk, in its run directory: what a chunk needs to be pushed by any process, its journal, and its
+ * results once pushed. Nothing of a run is held in memory beyond the chunks in hand.
+ *
+ *   <run>/chunks/rows-<n>.json               rows of chunk n: settled outcomes (invalid, unchanged, dry-run…) and plans to push
+ *   <run>/chunks/rows-<n>.journal.jsonl      the chunk's journal (replayed when the chunk is pushed again)
+ *   <run>/chunks/rows-<n>.results.jsonl      one outcome per row of the chunk, in row order (the report is built from these)
+ *   <run>/chunks/archives-<n>.*              the same for a chunk of `full`-mode archives
+ */
+import { createReadStream, existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { ProductSyncError } from '../../errors.ts';
+import { issue } from '../issue-codes.ts';
+import { writeFileAtomic } from '../report/atomic.ts';
+import type { ExecutedRow } from '../sync/execute.ts';
+import { openJournal } from '../sync/journal.ts';
+import type { ArchiveEntry, RowPlan } from '../sync/plan.ts';
+import type { Cell, Issue } from '../types.ts';
+
+export type ChunkKind = 'rows' | 'archives';
+
+/** A row's outcome as the report needs it: the source cells ride along for rows that may end in rejected.*. */
+export interface ResultRow extends ExecutedRow {
+  source?: readonly Cell[] | readonly unknown[];
+}
+
+/** A plan and the row's source cells (written to rejected.* if the push fails). */
+export type SourcedPlan = RowPlan & { source: readonly Cell[] | readonly unknown[] };
+
+/** One chunk of rows, ready to push. */
+export interface RowChunk {
+  index: number;
+  settled: ResultRow[];
+  plans: SourcedPlan[];
+}
+
+/** The files of one chunk. */
+export function chunkPaths(workDir: string, kind: ChunkKind, index: number): { input: string; journal: string; results: string } {
+  const base = join(workDir, 'chunks', `${kind}-${index}`);
+  return { input: `${base}.json`, journal: `${base}.journal.jsonl`, results: `${base}.results.jsonl` };
+}
+
+/** Writes a chunk's input atomically (a process killed while writing leaves no half chunk). */
+export async function writeChunk(workDir: string, kind: ChunkKind, index: number, data: RowChunk | ArchiveEntry[]): Promise<void> {
+  await mkdir(join(workDir, 'chunks'), { recursive: true });
+  await writeFileAtomic(chunkPaths(workDir, kind, index).input, JSON.stringify(data));
+}
+
+/** Reads a chunk's input. */
+export async function readChunk(workDir: string, kind: 'rows', index: number): Promise<RowChunk>;
+export async function readChunk(workDir: string, kind: 'archives', index: number): Promise<ArchiveEntry[]>;
+export async function readChunk(workDir: string, kind: ChunkKind, index: number): Promise<RowChunk | ArchiveEntry[]> {
+  const file = chunkPaths(workDir, kind, index).input;
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as RowChunk | ArchiveEntry[];
+  } catch (err) {
+    throw new ProductSyncError('PS_ERR_JOURNAL', `chunk ${kind}-${index} of ${workDir} is missing or unreadable`, { cause: err });
+  }
+}
+
+export const chunkExists = (workDir: string, kind: ChunkKind, index: number): boolean => existsSync(chunkPaths(workDir, kind, index).input);
+export const resultsExist = (workDir: string, kind: ChunkKind, index: number): boolean => existsSync(chunkPaths(workDir, kind, index).results);
+
+/** Writes a chunk's outcomes (sorted by row; archives keep their order), atomically: their presence means the chunk is done. */
+export async function writeResults(workDir: string, kind: ChunkKind, index: number, rows: ResultRow[]): Promise<void> {
+  const sorted = kind === 'rows' ? [...rows].sort((a, b) => (a.row ?? 0) - (b.row ?? 0)) : rows;
+  let text = '';
+  for (const r of sorted) text += `${JSON.stringify(r)}\n`;
+  await writeFileAtomic(chunkPaths(workDir, kind, index).results, text);
+}
+
+/** Streams a chunk's outcomes back, line by line. */
+export async function* readResults(workDir: string, kind: ChunkKind, index: number): AsyncIterable<ResultRow> {
+  const lines = createInterface({ input: createReadStream(chunkPaths(workDir, kind, index).results, 'utf8'), crlfDelay: Infinity });
+  for await (const line of lines) if (line !== '') yield JSON.parse(line) as ResultRow;
+}
+
+/** True for outcomes whose row goes to rejected.* (its source cells are kept). */
+export const isRejected = (outcome: ExecutedRow['outcome']): boolean => outcome === 'invalid' || outcome === 'failed' || outcome === 'not_attempted';
+
+function failedIssue(row: number | null, reason: string): Issue {
+  return issue('API_FAILED', { row, message: `chunk failed after its retries: ${reason}` });
+}
+
+/**
+ * Results of a chunk whose push failed for good (a queue job out of retries): what the chunk's journal confirmed keeps
+ * its outcome, the settled rows theirs, the rest is `failed`. Does nothing when the chunk has results already.
+ */
+export async function recoverChunk(workDir: string, kind: ChunkKind, index: number, reason: string): Promise<void> {
+  if (resultsExist(workDir, kind, index)) return;
+  if (kind === 'archives') {
+    const entries = await readChunk(workDir, 'archives', index);
+    const rows: ResultRow[] = entries.map((e) => ({ row: null, key: e.key, outcome: 'failed', tradeItemId: e.tradeItemId, manufacturedItemId: null, changedFields: [], issues: [failedIssue(null, reason)] }));
+    await writeResults(workDir, kind, index, rows);
+    return;
+  }
+  const chunk = await readChunk(workDir, 'rows', index);
+  const journal = await openJournal(chunkPaths(workDir, kind, index).journal);
+  try {
+    const rows: ResultRow[] = [...chunk.settled];
+    for (const p of chunk.plans) {
+      const done = journal.state(`row:${p.row}`);
+      if (done?.state === 'confirmed') rows.push(done.result as ExecutedRow);
+      else rows.push({ row: p.row, key: p.key, outcome: 'failed', tradeItemId: p.tradeItemId, manufacturedItemId: p.manufacturedItemId, changedFields: [], issues: [...p.issues, failedIssue(p.row, reason)], source: p.source });
+    }
+    await writeResults(workDir, kind, index, rows);
+  } finally {
+    await journal.close();
+  }
+}

@@ -1,0 +1,290 @@
+/**
+ * Opening a run and its two passes over the sheet.
+ *
+ * First pass: only the key column of every row (SheetKeys), so duplicates are known on every row involved before anything
+ * is sent and `full` mode knows which items the sheet names; then the API state source (search or catalogue index) and,
+ * in `full` mode, the archives and their guard. Second pass: rows in chunks through map → validate → resolve → plan,
+ * each chunk written to the run directory as it is produced (chunks.ts) so pushing starts while the pass goes on.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join, resolve as resolvePath } from 'node:path';
+import type { Redis } from 'ioredis';
+import type { ApiClients } from '../../api/clients.ts';
+import { createReferenceCache, type ReferenceCache } from '../../api/reference-cache.ts';
+import type { Config } from '../../config.ts';
+import { ProductSyncError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import { issue } from '../issue-codes.ts';
+import { matchHeaders } from '../map/headers.ts';
+import { mapRow, rowKeyReader } from '../map/map-row.ts';
+import { loadMapping, type Mapping } from '../map/mapping.ts';
+import { validateDraft } from '../map/validate.ts';
+import { openSheet } from '../read/read-sheet.ts';
+import { DraftResolver } from '../resolve/resolve-drafts.ts';
+import { createReferenceResolver } from '../resolve/reference-resolver.ts';
+import { openApiState, type ApiStateSource } from '../sync/api-state.ts';
+import type { RunStop } from '../sync/execute.ts';
+import { archiveGuard, planRow, type ArchiveEntry, type RowAction } from '../sync/plan.ts';
+import type { CircuitBreaker, Throttle } from '../sync/throttle.ts';
+import type { Draft, Issue, SheetRow } from '../types.ts';
+import { chunkExists, readChunk, resultsExist, writeChunk, writeResults, type ResultRow, type RowChunk } from './chunks.ts';
+import { previousRunState, runIdFor, sha256File, writeRunState, type ImportRequest, type RunState } from './run-state.ts';
+import { SheetKeys } from './sheet-keys.ts';
+
+/** Progress of a run, for a progress bar or a job's progress. */
+export interface RunProgress {
+  stage: 'keys' | 'read' | 'push' | 'report';
+  /** Rows read by the current pass. */
+  rowsRead: number;
+  /** Rows that have their outcome. */
+  operationsSent: number;
+  /** Write requests sent so far. */
+  writes?: number;
+  errors: number;
+  /** Data rows of the sheet (after the first pass). */
+  rowsTotal?: number;
+}
+
+/** What a run needs from its driver (built once per process by src/runtime.ts). */
+export interface RunContext {
+  config: Config;
+  clients: ApiClients;
+  /** Shared reference cache (second level); null or absent: in-process only. */
+  redis?: Redis | null;
+  /** The process's reference cache, outliving one run (created per run when absent). */
+  referenceCache?: ReferenceCache;
+  logger?: Logger;
+  signal?: AbortSignal;
+  onProgress?: (p: RunProgress) => void;
+  /** Shared concurrency gate; wire the client's 429 hook to `throttle.rateLimited` so every request backs off. */
+  throttle?: Throttle;
+  /** Rows per chunk (default 500). */
+  chunkSize?: number;
+}
+
+export const DEFAULT_CHUNK_SIZE = 500;
+const ARCHIVE_CHUNK = 500;
+
+/** A run after its first pass: ready to produce chunks. */
+export interface OpenedRun {
+  state: RunState;
+  workDir: string;
+  mapping: Mapping;
+  keys: SheetKeys;
+  api: ApiStateSource | null;
+  resolver: DraftResolver;
+  /** Shared by the run's executors in this process; a reason set here turns every row still to send into not_attempted. */
+  share: { stop: RunStop; breaker: CircuitBreaker };
+}
+
+const OUTCOME: Record<RowAction, ResultRow['outcome']> = { create: 'created', update: 'updated', unarchive: 'unarchived', unchanged: 'unchanged', skipped: 'skipped' };
+
+const notAttempted = (row: number | null, why: string): Issue => issue('NOT_ATTEMPTED', { row, message: `not attempted: ${why}` });
+const hasError = (d: Draft) => d.issues.some((i) => i.severity === 'error');
+
+/** The error a run stops on, as a ProductSyncError (its message goes to summary.json `aborted`). */
+export function abortError(err: unknown): ProductSyncError {
+  if (err instanceof ProductSyncError) return err;
+  return new ProductSyncError('PS_ERR_RUN_ABORTED', (err as Error)?.message ?? String(err), { cause: err });
+}
+
+/** Resolves the mapping, owner and run id, reads the key column (first pass), opens the API state and plans archives. */
+export async function openRun(req: ImportRequest, ctx: RunContext, kind: 'import' | 'validate', share: OpenedRun['share']): Promise<OpenedRun> {
+  const mode = req.mode ?? 'upsert';
+  const mapping = await loadMapping(req.mapping);
+  const owner = req.owner ?? mapping.ownerCompanyId ?? ctx.config.OWNER_COMPANY_ID;
+  if (!owner) throw new ProductSyncError('PS_ERR_CLI_USAGE', 'no owner company: give --owner, set ownerCompanyId in the mapping, or OWNER_COMPANY_ID');
+  const reportDir = resolvePath(req.reportDir ?? ctx.config.REPORT_DIR);
+  const sha = await sha256File(req.file);
+  const dryRun = kind === 'validate' || Boolean(req.dryRun);
+  const runId = await runIdFor(reportDir, sha, mapping, owner, req, kind);
+  const workDir = join(reportDir, runId);
+  await mkdir(workDir, { recursive: true });
+  const previous = await previousRunState(workDir);
+  const chunkSize = previous?.chunkSize ?? ctx.chunkSize ?? ctx.config.CHUNK_SIZE ?? DEFAULT_CHUNK_SIZE;
+  const refBefore = ctx.clients.stats.reference;
+  const productBefore = ctx.clients.stats.product;
+
+  // First pass: the key column only.
+  const sheet = await openSheet(req.file, { ...(req.sheet ?? mapping.sheet ? { sheet: req.sheet ?? mapping.sheet } : {}), headerRow: mapping.headerRow });
+  const keyOf = rowKeyReader(sheet.headers, mapping, matchHeaders(sheet.headers, mapping));
+  const keys = new SheetKeys();
+  for await (const row of sheet.rows) {
+    if (ctx.signal?.aborted) break;
+    keys.add(row.row, keyOf(row));
+    if (keys.rows % 5000 === 0) ctx.onProgress?.({ stage: 'keys', rowsRead: keys.rows, operationsSent: 0, errors: 0 });
+  }
+  keys.finish();
+
+  const state: RunState = {
+    runId, kind, request: { ...req, mode, dryRun }, mappingName: mapping.name, ownerCompanyId: owner, sha256: sha, rows: keys.rows,
+    startedAt: previous?.startedAt ?? new Date().toISOString(), headers: sheet.headers, chunkSize, rowChunks: Math.ceil(keys.rows / chunkSize),
+    archiveChunks: 0, referenceRequests: 0, productRequests: 0,
+  };
+  let api: ApiStateSource | null = null;
+  if (kind === 'import') {
+    try {
+      api = await openApiState({
+        product: ctx.clients.product, owner, target: mapping.target, key: mapping.key, dir: workDir, sheetKeys: keys.distinct,
+        needIndex: mode === 'full', concurrency: Math.min(16, ctx.config.API_CONCURRENCY), ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+      state.apiState = { strategy: api.strategy, catalogItems: api.catalog.total, pages: api.catalog.pages };
+    } catch (err) {
+      share.stop.reason ??= abortError(err);
+    }
+    if (mode === 'full' && api) await planArchives(state, previous, api, keys, req, workDir, share);
+  }
+  state.referenceRequests = ctx.clients.stats.reference - refBefore;
+  state.productRequests = ctx.clients.stats.product - productBefore;
+  if (share.stop.reason) state.aborted ??= { exitCode: 3, message: share.stop.reason.message };
+  await writeRunState(workDir, state);
+
+  const cache = ctx.referenceCache ?? createReferenceCache({ redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, ttlMs: 10 * 60_000, negativeTtlMs: 30_000, lruMax: 10_000 });
+  const resolver = new DraftResolver(createReferenceResolver({
+    reference: ctx.clients.reference, brands: ctx.clients.product, cache, ownerCompanyId: owner,
+    language: req.language ?? mapping.language, fallbackLanguages: req.language ? [] : mapping.fallbackLanguages, dryRun,
+  }));
+  return { state, workDir, mapping, keys, api, resolver, share };
+}
+
+/**
+ * `full` mode: the owner's active items the sheet does not name, in archive chunks, and the archive guard (DESIGN §7).
+ * A tripped guard stops the run before anything is sent; a dry run reports the archives as planned. A resumed run keeps
+ * the archive chunks its first attempt planned (the catalogue has changed since, by this very run).
+ */
+async function planArchives(state: RunState, previous: RunState | undefined, api: ApiStateSource, keys: SheetKeys, req: ImportRequest, workDir: string, share: OpenedRun['share']): Promise<void> {
+  if (previous?.archiveChunks !== undefined && previous.rowChunks === state.rowChunks && previous.apiState) {
+    state.archiveChunks = previous.archiveChunks;
+    if (previous.aborted) state.aborted = previous.aborted;
+    if (state.aborted) share.stop.reason ??= new ProductSyncError('PS_ERR_ARCHIVE_GUARD', state.aborted.message);
+    return;
+  }
+  let batch: ArchiveEntry[] = [];
+  let total = 0;
+  const flush = async () => {
+    if (batch.length === 0) return;
+    await writeChunk(workDir, 'archives', state.archiveChunks++, batch);
+    batch = [];
+  };
+  for await (const e of api.missingFrom((k) => keys.has(k))) {
+    batch.push({ tradeItemId: e.tradeItemId, key: e.key });
+    total++;
+    if (batch.length >= ARCHIVE_CHUNK) await flush();
+  }
+  await flush();
+  const verdict = archiveGuard(api.catalog.active ?? 0, total, req.maxArchiveRatio ?? 0.1, Boolean(req.allowArchive));
+  const settle = async (outcome: 'archived' | 'not_attempted', issues: Issue[]) => {
+    for (let i = 0; i < state.archiveChunks; i++) {
+      const entries = await readChunk(workDir, 'archives', i);
+      await writeResults(workDir, 'archives', i, entries.map((a) => ({ row: null, key: a.key, outcome, tradeItemId: a.tradeItemId, manufacturedItemId: null, changedFields: outcome === 'archived' ? ['archived'] : [], issues })));
+    }
+  };
+  if (verdict.tripped) {
+    const err = new ProductSyncError(
+      'PS_ERR_ARCHIVE_GUARD',
+      `archive guard tripped: the plan archives ${verdict.toArchive} of ${verdict.active} active items (${(verdict.ratio * 100).toFixed(1)} % > ${(verdict.maxRatio * 100).toFixed(1)} %); nothing was sent. Check the sheet is complete, or allow it with --allow-archive / --max-archive-ratio [PS_ERR_ARCHIVE_GUARD]`,
+    );
+    share.stop.reason ??= err;
+    state.aborted = { exitCode: 3, message: err.message };
+    await settle('not_attempted', [notAttempted(0, err.message)]);
+  } else if (state.request.dryRun) {
+    await settle('archived', []);
+  }
+}
+
+/** One chunk of the second pass: its index, and its rows unless an earlier attempt already prepared or pushed it. */
+export interface ProducedChunk {
+  index: number;
+  /** 'pushed': results exist; 'prepared': the chunk file exists (push it); 'new': `chunk` was just prepared and written. */
+  status: 'pushed' | 'prepared' | 'new';
+  chunk?: RowChunk;
+  rowsRead: number;
+}
+
+/** The second pass: streams the sheet in chunks of `chunkSize` rows, each mapped, validated, resolved, planned and written. */
+export async function* produceChunks(run: OpenedRun, ctx: RunContext): AsyncGenerator<ProducedChunk> {
+  const { mapping, state } = run;
+  const sheet = await openSheet(state.request.file, { ...(state.request.sheet ?? mapping.sheet ? { sheet: state.request.sheet ?? mapping.sheet } : {}), headerRow: mapping.headerRow });
+  const columnIndex = matchHeaders(sheet.headers, mapping);
+  const keyIdx = mapping.columns.findIndex((c) => c.field.path === (mapping.key === 'gtin' ? 'gtin' : 'tradeItemId'));
+  const dupOptions = { column: keyIdx >= 0 ? (sheet.headers[columnIndex[keyIdx] ?? -1] ?? null) : null, field: mapping.key };
+  let rowsRead = 0;
+  let index = 0;
+  let status: ProducedChunk['status'] = chunkStatus(run, 0);
+  let drafts: Draft[] = [];
+  let inChunk = 0;
+  const take = (row: SheetRow) => {
+    const d = mapRow(row, sheet.headers, mapping, columnIndex);
+    d.issues.push(...validateDraft(d));
+    delete d.origins;
+    const dup = run.keys.duplicateIssue(d.row, d.key, dupOptions);
+    if (dup) d.issues.push(dup);
+    drafts.push(d);
+  };
+  const emit = async (): Promise<ProducedChunk> => {
+    const out: ProducedChunk = status === 'new' ? { index, status, chunk: await prepareChunk(run, index, drafts), rowsRead } : { index, status, rowsRead };
+    drafts = [];
+    inChunk = 0;
+    index++;
+    status = chunkStatus(run, index);
+    return out;
+  };
+  for await (const row of sheet.rows) {
+    if (ctx.signal?.aborted) break;
+    rowsRead++;
+    if (status === 'new') take(row);
+    if (rowsRead % 1000 === 0) ctx.onProgress?.({ stage: 'read', rowsRead, operationsSent: 0, errors: 0, rowsTotal: state.rows });
+    if (++inChunk === state.chunkSize) yield await emit();
+  }
+  if (inChunk > 0) yield await emit();
+  if (rowsRead !== state.rows) throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${state.request.file}: the second read gave ${rowsRead} rows, the first ${state.rows}: was the file changed during the run?`);
+}
+
+function chunkStatus(run: OpenedRun, index: number): ProducedChunk['status'] {
+  if (resultsExist(run.workDir, 'rows', index)) return 'pushed';
+  return chunkExists(run.workDir, 'rows', index) ? 'prepared' : 'new';
+}
+
+/** Resolves, looks up and plans one chunk's drafts; writes the chunk file. */
+async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[]): Promise<RowChunk> {
+  const { state, share } = run;
+  const settled: ResultRow[] = [];
+  const chunk: RowChunk = { index, settled, plans: [] };
+  const stopped = () => share.stop.reason !== null;
+  if (!stopped()) await run.resolver.resolveChunk(drafts);
+  else for (const d of drafts) delete d.lookups;
+  const valid: Draft[] = [];
+  for (const d of drafts) {
+    if (hasError(d)) settled.push({ row: d.row, key: d.key, outcome: 'invalid', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues, source: d.source });
+    else valid.push(d);
+  }
+  if (state.kind === 'validate') {
+    for (const d of valid) settled.push({ row: d.row, key: d.key, outcome: 'skipped', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues });
+  } else if (valid.length > 0) {
+    let apiState;
+    if (!stopped() && run.api) {
+      try {
+        apiState = await run.api.forKeys(valid.map((d) => d.key!));
+      } catch (err) {
+        share.stop.reason ??= abortError(err);
+      }
+    }
+    const options = { target: run.mapping.target, mode: state.request.mode, ownerCompanyId: state.ownerCompanyId, key: run.mapping.key };
+    for (const d of valid) {
+      if (!apiState) {
+        settled.push({ row: d.row, key: d.key, outcome: 'not_attempted', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: [...d.issues, notAttempted(d.row, share.stop.reason?.message ?? 'run stopped')], source: d.source });
+        continue;
+      }
+      const p = planRow(d, apiState, options);
+      const issues = [...d.issues, ...p.issues];
+      if (state.request.dryRun) {
+        const outcome = OUTCOME[p.action];
+        settled.push({ row: p.row, key: p.key, outcome, tradeItemId: p.tradeItemId, manufacturedItemId: p.manufacturedItemId, changedFields: outcome === 'unchanged' || outcome === 'skipped' ? [] : p.changedFields, issues });
+      } else {
+        chunk.plans.push({ ...p, issues, source: d.source });
+      }
+    }
+  }
+  await writeChunk(run.workDir, 'rows', index, chunk);
+  return chunk;
+}

@@ -1,0 +1,88 @@
+/** A run's identity and its small persistent state (`<run>/run.json`): enough for any process to push a chunk or finish the report. */
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ProductSyncError } from '../../errors.ts';
+import type { Mapping } from '../map/mapping.ts';
+import { writeFileAtomic } from '../report/atomic.ts';
+import type { Mode } from '../sync/plan.ts';
+
+/** What to run: a sheet, its mapping and the sync settings (CLI flags, queue job data). */
+export interface ImportRequest {
+  file: string;
+  mapping: string;
+  owner?: string;
+  mode?: Mode;
+  dryRun?: boolean;
+  reportDir?: string;
+  language?: string;
+  sheet?: string;
+  allowArchive?: boolean;
+  maxArchiveRatio?: number;
+}
+
+/** Why a run stopped before sending everything: its exit code and message (summary.json `aborted`). */
+export interface RunAbort {
+  exitCode: 2 | 3;
+  message: string;
+}
+
+/** run.json: written after the first pass, completed when the second pass ends. */
+export interface RunState {
+  runId: string;
+  kind: 'import' | 'validate';
+  request: Required<Pick<ImportRequest, 'file' | 'mapping' | 'mode' | 'dryRun'>> & ImportRequest;
+  mappingName: string;
+  ownerCompanyId: string;
+  sha256: string;
+  /** Data rows of the sheet (first pass). */
+  rows: number;
+  startedAt: string;
+  headers: string[];
+  chunkSize: number;
+  /** Row chunks and archive chunks (row chunks known when the second pass ends). */
+  rowChunks: number;
+  archiveChunks: number;
+  /** How chunks learn the API's current records (sync/api-state.ts). */
+  apiState?: { strategy: string; catalogItems: number; pages: number };
+  /** Requests sent while preparing (both passes, lookups, API state). */
+  referenceRequests: number;
+  productRequests: number;
+  aborted?: RunAbort;
+}
+
+/** sha256 of a file, streamed. */
+export async function sha256File(file: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+/** Deterministic run id: the same sheet, mapping, owner and mode give the same id (a rerun resumes); `-rN` after a finished one. */
+export async function runIdFor(reportDir: string, sha: string, mapping: Mapping, owner: string, req: ImportRequest, kind: string): Promise<string> {
+  const h = createHash('sha256').update(JSON.stringify([mapping.name, mapping.hash ?? '', owner, req.mode ?? 'upsert', Boolean(req.dryRun), kind])).digest('hex');
+  const base = `${sha.slice(0, 12)}-${h.slice(0, 8)}`;
+  const taken = new Set(existsSync(reportDir) ? await readdir(reportDir) : []);
+  for (let n = 1; ; n++) {
+    const id = n === 1 ? base : `${base}-r${n}`;
+    if (!taken.has(id) || !existsSync(join(reportDir, id, 'summary.json'))) return id;
+  }
+}
+
+export async function writeRunState(workDir: string, state: RunState): Promise<void> {
+  await writeFileAtomic(join(workDir, 'run.json'), `${JSON.stringify(state, null, 2)}\n`);
+}
+
+export async function readRunState(workDir: string): Promise<RunState> {
+  try {
+    return JSON.parse(await readFile(join(workDir, 'run.json'), 'utf8')) as RunState;
+  } catch (err) {
+    throw new ProductSyncError('PS_ERR_JOURNAL', `run state missing or unreadable in ${workDir}`, { cause: err });
+  }
+}
+
+/** The run.json an earlier (killed) attempt of this run left, if any. */
+export async function previousRunState(workDir: string): Promise<RunState | undefined> {
+  return existsSync(join(workDir, 'run.json')) ? readRunState(workDir).catch(() => undefined) : undefined;
+}

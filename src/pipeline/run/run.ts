@@ -1,0 +1,210 @@
+/**
+ * The run's lifecycle, for both drivers: the inline one (runImport / runValidate, one process) and the queue one
+ * (startQueuedRun produces chunk files for chunk jobs, pushChunk runs one, finishRun assembles the report).
+ */
+import { logger as rootLogger } from '../../logger.ts';
+import { issue } from '../issue-codes.ts';
+import type { RunSummary } from '../report/report.ts';
+import type { ExecutedRow } from '../sync/execute.ts';
+import { ReportAssembler, type Counts } from './assemble.ts';
+import { readChunk, recoverChunk, resultsExist, writeResults, type ChunkKind } from './chunks.ts';
+import { abortError, openRun, produceChunks, type RunContext } from './open-run.ts';
+import { pushArchiveChunk, pushRowChunk, runShare, type PushContext, type PushedChunk } from './push.ts';
+import { readRunState, writeRunState, type ImportRequest, type RunAbort, type RunState } from './run-state.ts';
+
+export type { ImportRequest, RunAbort } from './run-state.ts';
+export type { RunContext, RunProgress } from './open-run.ts';
+
+/** The end of a run: its id, exit code (DESIGN §5.1), summary and report files. */
+export interface RunResult {
+  runId: string;
+  exitCode: 0 | 1 | 2 | 3;
+  summary: RunSummary;
+  reportDir: string;
+  files: string[];
+  /** Write requests this process sent for the run (0 for a run with nothing to change). */
+  writes?: number;
+}
+
+// Row chunks pushed at once by an inline run (with the next one being prepared): enough to keep API_CONCURRENCY busy
+// across a chunk's tail, few enough that memory holds three chunks at most.
+const CHUNKS_IN_FLIGHT = 2;
+
+function summaryOf(state: RunState, counts: Counts, requests: { reference: number; product: number }, aborted: RunAbort | undefined): RunSummary {
+  const exitCode = aborted ? aborted.exitCode : counts.invalid + counts.failed + counts.notAttempted > 0 ? 1 : 0;
+  return {
+    runId: state.runId,
+    source: { file: state.request.file, sha256: state.sha256, rows: state.rows },
+    mapping: state.mappingName,
+    mode: state.request.mode,
+    dryRun: state.request.dryRun,
+    startedAt: state.startedAt,
+    finishedAt: new Date().toISOString(),
+    counts,
+    requests,
+    exitCode,
+    ...(aborted ? { aborted: aborted.message } : {}),
+  };
+}
+
+/** Archive chunks of a stopped run that were not pushed: `not_attempted`. */
+async function settleArchivesNotAttempted(workDir: string, index: number, why: string): Promise<void> {
+  const entries = await readChunk(workDir, 'archives', index);
+  const notAttempted = issue('NOT_ATTEMPTED', { row: null, message: `not attempted: ${why}` });
+  await writeResults(workDir, 'archives', index, entries.map((a) => ({ row: null, key: a.key, outcome: 'not_attempted', tradeItemId: a.tradeItemId, manufacturedItemId: null, changedFields: [], issues: [notAttempted] })));
+}
+
+/** Inline driver: both passes, pushing chunks as the second pass produces them, the report assembled as they finish. */
+async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | 'validate'): Promise<RunResult> {
+  const t0 = performance.now();
+  const log = ctx.logger ?? rootLogger;
+  const refBefore = ctx.clients.stats.reference;
+  const productBefore = ctx.clients.stats.product;
+  const share = runShare();
+  const run = await openRun(req, ctx, kind, share);
+  const { state, workDir } = run;
+  log.info({ runId: state.runId, file: req.file, mapping: run.mapping.name, mode: state.request.mode, dryRun: state.request.dryRun, rows: state.rows, apiState: state.apiState }, 'run opened');
+  const assembler = await ReportAssembler.open(workDir, state.headers, state.rows);
+  let rowsRead = 0;
+  let done = 0;
+  let errors = 0;
+  let writes = 0;
+  let firstWriteMs: number | undefined;
+  const progress = (stage: 'read' | 'push') => ctx.onProgress?.({ stage, rowsRead, operationsSent: done, writes, errors, rowsTotal: state.rows });
+  const pushCtx: PushContext = {
+    config: ctx.config, clients: ctx.clients, shared: share, ...(ctx.throttle ? { throttle: ctx.throttle } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}),
+    onResult: (r: ExecutedRow) => {
+      done++;
+      if (r.outcome === 'failed') errors++;
+      if (done % 200 === 0) progress('push');
+    },
+  };
+  const counted = (p: PushedChunk) => {
+    writes += p.writes;
+    if (p.writes > 0) firstWriteMs ??= performance.now() - t0;
+    if (p.abort) share.stop.reason ??= abortError(p.abort);
+  };
+  try {
+    const inFlight = new Set<Promise<void>>();
+    const track = (p: Promise<void>) => {
+      const q = p.finally(() => inFlight.delete(q));
+      inFlight.add(q);
+    };
+    const reading: RunContext = { ...ctx, onProgress: (p) => {
+      rowsRead = p.rowsRead;
+      progress('read');
+    } };
+    for await (const c of produceChunks(run, reading)) {
+      rowsRead = c.rowsRead;
+      progress('read');
+      if (c.status === 'pushed') {
+        track(assembler.ready(c.index));
+      } else {
+        track(pushRowChunk(workDir, state.ownerCompanyId, c.index, pushCtx, c.chunk).then(async (p) => {
+          counted(p);
+          await assembler.ready(c.index);
+        }));
+      }
+      while (inFlight.size >= CHUNKS_IN_FLIGHT) await Promise.race(inFlight);
+    }
+    await Promise.all(inFlight);
+    for (let i = 0; i < state.archiveChunks; i++) {
+      if (resultsExist(workDir, 'archives', i)) continue;
+      if (share.stop.reason) await settleArchivesNotAttempted(workDir, i, share.stop.reason.message);
+      else counted(await pushArchiveChunk(workDir, state.ownerCompanyId, i, pushCtx));
+    }
+  } catch (err) {
+    await assembler.abort();
+    throw err;
+  } finally {
+    await run.api?.close();
+  }
+  ctx.onProgress?.({ stage: 'report', rowsRead, operationsSent: done, writes, errors, rowsTotal: state.rows });
+  const aborted = state.aborted ?? (share.stop.reason ? { exitCode: 3 as const, message: share.stop.reason.message } : undefined);
+  const requests = { reference: ctx.clients.stats.reference - refBefore, product: ctx.clients.stats.product - productBefore };
+  const { files, summary } = await assembler.finish(state.archiveChunks, (counts) => summaryOf(state, counts, requests, aborted));
+  log.info({ runId: state.runId, ms: Math.round(performance.now() - t0), firstWriteMs: firstWriteMs === undefined ? null : Math.round(firstWriteMs), writes }, 'run finished');
+  return { runId: state.runId, exitCode: summary.exitCode as RunResult['exitCode'], summary, reportDir: workDir, files, writes };
+}
+
+/** The inline import: read, validate, resolve, plan and push in chunks, then the report — one process, no Redis needed. */
+export function runImport(req: ImportRequest, ctx: RunContext): Promise<RunResult> {
+  return runInline(req, ctx, 'import');
+}
+
+/** Validate only: read, map, validate, resolve; a report of issues, no write sent. */
+export function runValidate(req: ImportRequest, ctx: RunContext): Promise<RunResult> {
+  return runInline({ ...req, dryRun: true }, ctx, 'validate');
+}
+
+/** A queued run after its second pass: the chunk jobs to wait for. */
+export interface QueuedRun {
+  runId: string;
+  rows: number;
+  workDir: string;
+  rowChunks: number;
+  archiveChunks: number;
+  aborted?: RunAbort;
+}
+
+/**
+ * Queue driver, parent side: both passes; `onChunk` is called for every chunk file as soon as it is written (the parent
+ * adds its chunk job then, so pushing starts while the pass goes on). Chunks an earlier attempt already pushed are not
+ * handed out again.
+ */
+export async function startQueuedRun(
+  req: ImportRequest,
+  ctx: RunContext,
+  onChunk: (c: { runId: string; workDir: string; kind: ChunkKind; index: number }) => Promise<void>,
+): Promise<QueuedRun> {
+  const share = runShare();
+  const run = await openRun(req, ctx, 'import', share);
+  const { state, workDir } = run;
+  const refBefore = ctx.clients.stats.reference - state.referenceRequests;
+  const productBefore = ctx.clients.stats.product - state.productRequests;
+  try {
+    for await (const c of produceChunks(run, ctx)) {
+      if (c.status !== 'pushed') await onChunk({ runId: state.runId, workDir, kind: 'rows', index: c.index });
+    }
+  } finally {
+    await run.api?.close();
+  }
+  for (let i = 0; i < state.archiveChunks; i++) {
+    if (resultsExist(workDir, 'archives', i)) continue;
+    if (share.stop.reason) await settleArchivesNotAttempted(workDir, i, share.stop.reason.message);
+    else await onChunk({ runId: state.runId, workDir, kind: 'archives', index: i });
+  }
+  if (share.stop.reason) state.aborted ??= { exitCode: 3, message: share.stop.reason.message };
+  state.referenceRequests = ctx.clients.stats.reference - refBefore;
+  state.productRequests = ctx.clients.stats.product - productBefore;
+  await writeRunState(workDir, state);
+  return { runId: state.runId, rows: state.rows, workDir, rowChunks: state.rowChunks, archiveChunks: state.archiveChunks, ...(state.aborted ? { aborted: state.aborted } : {}) };
+}
+
+/** Queue driver, chunk side: pushes one chunk (any worker; idempotent); an abort throws so the job is retried. */
+export async function pushChunk(c: { workDir: string; kind: ChunkKind; index: number }, ctx: RunContext): Promise<PushedChunk> {
+  if (resultsExist(c.workDir, c.kind, c.index)) return { rows: 0, failed: 0, writes: 0 };
+  const state = await readRunState(c.workDir);
+  const pushCtx: PushContext = { config: ctx.config, clients: ctx.clients, throwOnAbort: true, ...(ctx.throttle ? { throttle: ctx.throttle } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) };
+  return c.kind === 'rows' ? pushRowChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx) : pushArchiveChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx);
+}
+
+/** Queue driver: the results of a chunk whose job failed for good (confirmed rows keep their outcome, the rest `failed`). */
+export function recoverFailedChunk(c: { workDir: string; kind: ChunkKind; index: number }, reason: string): Promise<void> {
+  return recoverChunk(c.workDir, c.kind, c.index, reason);
+}
+
+/** Queue driver, parent side at the end: the report from every chunk's results, in row order. */
+export async function finishRun(workDir: string, ctx: RunContext & { pushRequests?: number }): Promise<RunResult> {
+  const state = await readRunState(workDir);
+  ctx.onProgress?.({ stage: 'report', rowsRead: state.rows, operationsSent: state.rows, errors: 0, rowsTotal: state.rows });
+  const assembler = await ReportAssembler.open(workDir, state.headers, state.rows);
+  for (let i = 0; i < state.rowChunks; i++) {
+    if (!resultsExist(workDir, 'rows', i)) await recoverChunk(workDir, 'rows', i, 'the chunk never finished');
+    await assembler.ready(i);
+  }
+  for (let i = 0; i < state.archiveChunks; i++) if (!resultsExist(workDir, 'archives', i)) await recoverChunk(workDir, 'archives', i, 'the chunk never finished');
+  const requests = { reference: state.referenceRequests, product: state.productRequests + (ctx.pushRequests ?? 0) };
+  const { files, summary } = await assembler.finish(state.archiveChunks, (counts) => summaryOf(state, counts, requests, state.aborted));
+  return { runId: state.runId, exitCode: summary.exitCode as RunResult['exitCode'], summary, reportDir: workDir, files };
+}

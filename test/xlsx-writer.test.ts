@@ -1,0 +1,227 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import ExcelJS from 'exceljs';
+import Papa from 'papaparse';
+import { describe, expect, it } from 'vitest';
+import { openSheet } from '../src/pipeline/read/read-sheet.ts';
+import { createReportWriter, type RunSummary } from '../src/pipeline/report/report.ts';
+import { XlsxWriter, xmlText } from '../src/pipeline/report/xlsx-writer.ts';
+import type { SheetRow } from '../src/pipeline/types.ts';
+
+const tempFile = (name = 'out.xlsx') => join(mkdtempSync(join(tmpdir(), 'ps-xlsx-writer-')), name);
+
+async function readExcelJs(file: string): Promise<ExcelJS.Worksheet> {
+  const wb = new ExcelJS.Workbook();
+  await wb.xlsx.readFile(file);
+  expect(wb.worksheets).toHaveLength(1);
+  return wb.worksheets[0]!;
+}
+/** Rows as exceljs reads them, each padded to `width` with '' for empty cells. */
+function excelJsRows(ws: ExcelJS.Worksheet, width: number): string[][] {
+  const out: string[][] = [];
+  ws.eachRow({ includeEmpty: true }, (r) => {
+    const v = (r.values as unknown[]).slice(1);
+    out.push(Array.from({ length: width }, (_, i) => (v[i] === undefined || v[i] === null ? '' : (v[i] as string))));
+  });
+  return out;
+}
+async function readOurs(file: string): Promise<{ headers: string[]; rows: SheetRow[] }> {
+  const sheet = await openSheet(file);
+  const rows: SheetRow[] = [];
+  for await (const r of sheet.rows) rows.push(r);
+  return { headers: sheet.headers, rows };
+}
+/** `unzip -t` on the file, when unzip is installed. */
+function unzipTest(file: string): void {
+  const r = spawnSync('unzip', ['-t', file], { encoding: 'utf8' });
+  if (r.error) return; // not installed
+  expect(r.status, r.stdout + r.stderr).toBe(0);
+  expect(r.stdout).toContain('No errors detected');
+}
+/** The local headers of a zip in file order: name, flags, method and the sizes they declare (no data descriptors). */
+function localHeaders(file: string): { name: string; flags: number; method: number; crc: number; compressed: number; uncompressed: number }[] {
+  const b = readFileSync(file);
+  const out = [];
+  for (let p = 0; b.readUInt32LE(p) === 0x04034b50; ) {
+    const nameLen = b.readUInt16LE(p + 26);
+    const extraLen = b.readUInt16LE(p + 28);
+    const e = { name: b.toString('utf8', p + 30, p + 30 + nameLen), flags: b.readUInt16LE(p + 6), method: b.readUInt16LE(p + 8), crc: b.readUInt32LE(p + 14), compressed: b.readUInt32LE(p + 18), uncompressed: b.readUInt32LE(p + 22) };
+    out.push(e);
+    p += 30 + nameLen + extraLen + e.compressed;
+  }
+  return out;
+}
+
+const HEADER = ['Code-barres', 'Désignation', 'Quantité', 'Notes', 'Une colonne au titre vraiment très très long pour la largeur'];
+const LONG = 'Lorem ipsum dolor sit amet, 😀 é à ü. '.repeat(800); // ~30 000 characters, under Excel's 32 767
+// [written, read back]: XML parsers turn CR LF and a lone CR into LF (XML end-of-line handling).
+const ROWS: [string[], string[]][] = [
+  [['00012345678905', 'Crème brûlée', '0', 'Ærøskøbing ß ç ñ 漢字', ''], ['00012345678905', 'Crème brûlée', '0', 'Ærøskøbing ß ç ñ 漢字', '']],
+  [['0001', 'emoji 😀👍🏽 and a flag 🇫🇷', '007', '', 'x'], ['0001', 'emoji 😀👍🏽 and a flag 🇫🇷', '007', '', 'x']],
+  [[`a & b < c > d "e" 'f'`, '&amp; &lt; literally', '<t>not a tag</t>', ']]>', "'"], [`a & b < c > d "e" 'f'`, '&amp; &lt; literally', '<t>not a tag</t>', ']]>', "'"]],
+  [['ctrl\u0000\u0001\u0008\u000B\u000C\u001F\u007F.', 'tab\there', 'lone \uD800 high, lone \uDC00 low, \uFFFE\uFFFF', 'pair 𝄞 ok', ''], ['ctrl\u007F.', 'tab\there', 'lone  high, lone  low, ', 'pair 𝄞 ok', '']],
+  [['', '', '', '', 'only the last'], ['', '', '', '', 'only the last']],
+  [['line 1\nline 2\r\nline 3\rline 4', '  leading and trailing spaces  ', '\n', ' ', 'end'], ['line 1\nline 2\nline 3\nline 4', '  leading and trailing spaces  ', '\n', ' ', 'end']],
+  [['long', LONG, '', '', ''], ['long', LONG, '', '', '']],
+  [['_x0041_ stays literal', '_x_ and _x12_', '', '', ''], ['_x0041_ stays literal', '_x_ and _x12_', '', '', '']],
+];
+
+describe('XlsxWriter', () => {
+  it('writes a workbook exceljs and our sheet reader read back cell for cell', async () => {
+    const file = tempFile();
+    const w = new XlsxWriter(file, 'rows', HEADER);
+    for (const [written] of ROWS) await w.line(written);
+    await w.close();
+    expect(w.rowsWritten).toBe(ROWS.length);
+    expect(w.rowsDropped).toBe(0);
+    unzipTest(file);
+
+    const ws = await readExcelJs(file);
+    expect(ws.name).toBe('rows');
+    // exceljs leaves `_xHHHH_` escapes as they are; `_x005F_` is how Excel itself writes a literal `_x…_`.
+    const excelJsShows = (v: string) => v.replace('_x0041_', '_x005F_x0041_');
+    expect(excelJsRows(ws, HEADER.length)).toEqual([HEADER, ...ROWS.map(([, read]) => read.map(excelJsShows))]);
+    ws.eachRow((r) => r.eachCell((c) => expect(c.type).toBe(ExcelJS.ValueType.String)));
+    expect(ws.views).toMatchObject([{ state: 'frozen', ySplit: 1, topLeftCell: 'A2' }]);
+    expect(HEADER.map((_, i) => ws.getColumn(i + 1).width)).toEqual([13, 13, 12, 12, 60]);
+
+    const { headers, rows } = await readOurs(file);
+    expect(headers).toEqual(HEADER);
+    // The sheet reader skips rows wholly empty and reads blank cells as null. exceljs's streaming reader (under it)
+    // decodes entities once more in text it has already decoded, so a literal `&amp;` reads as `&` (the file is right:
+    // exceljs's readFile above reads it as written); old reports written by exceljs's writer read the same way.
+    const streamingReads = (v: string) => (v.trim() === '' ? '' : v.replace('&amp; &lt;', '& <'));
+    expect(rows.map((r) => r.cells.map((c) => (c === null ? '' : c)))).toEqual(ROWS.map(([, read]) => read.map(streamingReads)));
+    expect(rows.map((r) => r.row)).toEqual(ROWS.map((_, i) => i + 2));
+    expect(rows.flatMap((r) => r.issues)).toEqual([]);
+  });
+
+  it('writes a zip without data descriptors: every local header carries its CRC and sizes, names flagged UTF-8', async () => {
+    const file = tempFile();
+    const w = new XlsxWriter(file, 'x', ['a']);
+    for (let i = 0; i < 5000; i++) await w.line([`value ${i}`]);
+    await w.close();
+    const entries = localHeaders(file);
+    expect(entries.map((e) => e.name)).toEqual(['[Content_Types].xml', '_rels/.rels', 'xl/workbook.xml', 'xl/_rels/workbook.xml.rels', 'xl/styles.xml', 'xl/worksheets/sheet1.xml']);
+    for (const e of entries) {
+      expect(e.flags, e.name).toBe(0x0800);
+      expect(e.method, e.name).toBe(8);
+      expect(e.compressed, e.name).toBeGreaterThan(0);
+      expect(e.uncompressed, e.name).toBeGreaterThan(e.compressed);
+      expect(e.crc, e.name).not.toBe(0);
+    }
+    unzipTest(file);
+  });
+
+  it('writes a header-only sheet', async () => {
+    const file = tempFile();
+    const w = new XlsxWriter(file, 'empty', ['a', 'b']);
+    await w.close();
+    unzipTest(file);
+    expect(excelJsRows(await readExcelJs(file), 2)).toEqual([['a', 'b']]);
+    const { headers, rows } = await readOurs(file);
+    expect(headers).toEqual(['a', 'b']);
+    expect(rows).toEqual([]);
+  });
+
+  it('stops at maxRows: later rows are counted as dropped, the file holds the first rows', async () => {
+    const file = tempFile();
+    const w = new XlsxWriter(file, 'rows', ['n'], { maxRows: 3 });
+    for (let i = 1; i <= 5; i++) await w.line([`r${i}`]);
+    await w.close();
+    expect([w.rowsWritten, w.rowsDropped]).toEqual([3, 2]);
+    expect(excelJsRows(await readExcelJs(file), 1)).toEqual([['n'], ['r1'], ['r2'], ['r3']]);
+    expect((await readOurs(file)).rows.map((r) => r.cells)).toEqual([['r1'], ['r2'], ['r3']]);
+  });
+
+  it('stops when the sheet part would outgrow maxSheetBytes, and writes no later row even a short one', async () => {
+    const file = tempFile();
+    const w = new XlsxWriter(file, 'rows', ['n'], { maxSheetBytes: 2000 });
+    for (let i = 0; i < 100; i++) await w.line([i === 50 ? 'x' : `row number ${i} `.repeat(3)]);
+    await w.close();
+    expect(w.rowsWritten).toBeGreaterThan(5);
+    expect(w.rowsWritten + w.rowsDropped).toBe(100);
+    expect(w.rowsWritten).toBeLessThan(50);
+    const rows = (await readOurs(file)).rows;
+    expect(rows).toHaveLength(w.rowsWritten);
+    expect(rows.at(-1)!.cells[0]).toBe(`row number ${w.rowsWritten - 1} `.repeat(3));
+    expect(localHeaders(file).at(-1)!.uncompressed).toBeLessThanOrEqual(2000);
+  });
+
+  it('streams many rows through several deflate batches', async () => {
+    const file = tempFile();
+    const w = new XlsxWriter(file, 'rows', ['row', 'key', 'text']);
+    const n = 12_000;
+    for (let i = 0; i < n; i++) await w.line([String(i + 2), String(i).padStart(14, '0'), `Produit n°${i} — crème`]);
+    await w.close();
+    unzipTest(file);
+    let count = 0;
+    let last: SheetRow | undefined;
+    for await (const r of (await openSheet(file)).rows) {
+      count++;
+      last = r;
+    }
+    expect(count).toBe(n);
+    expect(last!.cells).toEqual([String(n + 1), String(n - 1).padStart(14, '0'), `Produit n°${n - 1} — crème`]);
+  });
+
+  it('surfaces errors of the file, and abort removes the partial file', async () => {
+    const missing = join(tempFile(), 'no-such-dir', 'x.xlsx');
+    const w = new XlsxWriter(missing, 'rows', ['a']);
+    await expect((async () => {
+      for (let i = 0; i < 10; i++) await w.line(['x']);
+      await w.close();
+    })()).rejects.toMatchObject({ code: 'ENOENT' });
+
+    const file = tempFile();
+    const a = new XlsxWriter(file, 'rows', ['a']);
+    await a.line(['x']);
+    await a.abort();
+    expect(existsSync(file)).toBe(false);
+    await expect(a.line(['y'])).rejects.toThrow();
+  });
+
+  it('escapes text for XML', () => {
+    expect(xmlText(`<a href="x">&'</a>`)).toBe(`&lt;a href=&quot;x&quot;&gt;&amp;'&lt;/a&gt;`);
+    expect(xmlText('a\u0000b\u001Fc\td\ne\rf')).toBe('abc\td\ne\rf');
+    expect(xmlText('\uD83D\uDE00 \uD83D \uDE00')).toBe('\uD83D\uDE00  ');
+    expect(xmlText('_x000D_')).toBe('_x005F_x000D_');
+  });
+});
+
+describe('report XLSX past the row limit', () => {
+  const summary = (): RunSummary => ({
+    runId: 'run-1', source: { file: 'in.csv', sha256: 'abc', rows: 5 }, mapping: 'm', mode: 'upsert', dryRun: false,
+    startedAt: 'a', finishedAt: 'b',
+    counts: { rows: 5, created: 0, updated: 0, unchanged: 0, archived: 0, unarchived: 0, invalid: 5, failed: 0, skipped: 0, notAttempted: 0 },
+    requests: { reference: 0, product: 0 }, exitCode: 1,
+  });
+
+  it('keeps the CSVs complete, the XLSXs to the limit, and says so in summary.json', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-xlsx-report-'));
+    const w = await createReportWriter(dir, { sourceHeaders: ['GTIN'], xlsxMaxRows: 3 });
+    for (let i = 0; i < 1200; i++) await w.addRow({ row: i + 2, key: `k${i}`, outcome: 'invalid', issues: [] });
+    for (let i = 0; i < 4; i++) await w.addRejected(i + 2, [`0${i}`], []);
+    const s = summary();
+    await w.finish(s);
+    const notes = ['rows.xlsx holds the first 3 rows of 1 200; rows.csv holds them all', 'rejected.xlsx holds the first 3 rows of 4; rejected.csv holds them all'];
+    expect(s.notes).toEqual(notes);
+    expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).notes).toEqual(notes);
+    const csv = Papa.parse<string[]>(readFileSync(join(dir, 'rows.csv'), 'utf8').slice(1), { newline: '\r\n', skipEmptyLines: true }).data;
+    expect(csv).toHaveLength(1201);
+    expect((await readOurs(join(dir, 'rows.xlsx'))).rows.map((r) => r.cells[1])).toEqual(['k0', 'k1', 'k2']);
+    expect((await readOurs(join(dir, 'rejected.xlsx'))).rows.map((r) => r.cells[0])).toEqual(['00', '01', '02']);
+  });
+
+  it('adds no notes when nothing was dropped', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-xlsx-report-'));
+    const w = await createReportWriter(dir, { sourceHeaders: ['GTIN'] });
+    await w.addRow({ row: 2, key: 'k', outcome: 'invalid', issues: [] });
+    const s = summary();
+    await w.finish(s);
+    expect(s.notes).toBeUndefined();
+    expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))).not.toHaveProperty('notes');
+  });
+});
