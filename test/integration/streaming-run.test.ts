@@ -1,0 +1,153 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { runImport, runValidate } from '../../src/pipeline/run/run.ts';
+import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
+import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { expectOneItemPerGtin, reportIdsMatchApi } from '../helpers/sandbox.ts';
+import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+
+const owner = DEMO_COMPANY_ID;
+let sandbox: RunningSandbox;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+async function context(reportDir: string, chunkSize?: number): Promise<CommandContext> {
+  const config = loadConfig({ PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir, API_CONCURRENCY: '16', LOG_LEVEL: 'silent', ...(chunkSize ? { CHUNK_SIZE: String(chunkSize) } : {}) });
+  return contextFromConfig(config, {});
+}
+
+const read = (dir: string, name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8') : null);
+const runJson = (dir: string) => JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { apiState?: { strategy: string }; rowChunks: number };
+
+/**
+ * 3 000 rows: every 97th GTIN has a wrong check digit, every 250th row has no name, the GTIN of data row 10 is on data row 2 898
+ * too (two chunks apart), rows 0–99 are renamed against the catalogue.
+ */
+function writeMixedSheet(dir: string): { file: string; mapping: string } {
+  const { mapping } = writeProductSheet(dir, 1, { owner, file: 'unused.csv' });
+  const lines = ['GTIN;Désignation;Poids net;Unité'];
+  for (let i = 0; i < 3000; i++) {
+    let gtin = i === 2898 ? testGtin(10) : testGtin(i);
+    if (i % 97 === 50) gtin = gtin.slice(0, -1) + String((Number(gtin.at(-1)) + 1) % 10);
+    const name = i % 250 === 7 ? '' : i < 100 ? `Biscuits au chocolat ${i}` : `Biscuits au beurre ${i}`;
+    lines.push(`${gtin};${name};${(i % 900) + 100};g`);
+  }
+  const file = join(dir, 'mixed.csv');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return { file, mapping };
+}
+
+describe('the streaming engine', () => {
+  it('gives the same outcomes and report files whatever the chunk size (a few thousand rows)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-stream-'));
+    const seed = writeProductSheet(dir, 1000, { owner, file: 'seed.csv' });
+    const sheet = writeMixedSheet(dir);
+    const reports: Record<string, string | null>[] = [];
+    for (const chunkSize of [50, 5000]) {
+      sandbox.handle.reset();
+      const cc = await context(join(dir, `reports-${chunkSize}`), chunkSize);
+      try {
+        await runImport({ file: seed.file, mapping: seed.mapping }, cc.ctx);
+        const r = await runImport({ file: sheet.file, mapping: sheet.mapping }, cc.ctx);
+        expect(runJson(r.reportDir).rowChunks).toBe(Math.ceil(3000 / chunkSize));
+        expect(r.summary.counts.rows).toBe(3000);
+        const c = r.summary.counts;
+        expect(c.created + c.updated + c.unchanged + c.invalid + c.failed + c.skipped + c.notAttempted + c.unarchived).toBe(3000);
+        // 31 bad check digits, 12 nameless rows, the duplicated pair; 100 renamed of the 1 000 seeded.
+        expect(c).toMatchObject({ invalid: 31 + 12 + 2, updated: 97, failed: 0 });
+        const v = await runValidate({ file: sheet.file, mapping: sheet.mapping }, cc.ctx);
+        reports.push({ counts: JSON.stringify(r.summary.counts), rows: read(r.reportDir, 'rows.csv'), rejected: read(r.reportDir, 'rejected.csv'), validate: read(v.reportDir, 'rows.csv'), validateRejected: read(v.reportDir, 'rejected.csv') });
+        reportIdsMatchApiForValid(r.reportDir);
+      } finally {
+        await cc.close();
+      }
+    }
+    expect(reports[0]!.rows).toContain('DUPLICATE_KEY');
+    expect(reports[0]).toEqual(reports[1]);
+  }, 120_000);
+
+  it('plans by GTIN search for a small sheet and from the catalogue index for a large one or in full mode (archives from the index)', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-stream-'));
+    const cc = await context(join(dir, 'reports'), 40);
+    try {
+      const seed = writeProductSheet(dir, 1200, { owner, file: 'seed.csv' });
+      await runImport({ file: seed.file, mapping: seed.mapping }, cc.ctx);
+      const small = writeProductSheet(dir, 3, { owner, file: 'small.csv', name: (i) => (i === 0 ? 'Renamed 0' : `Biscuits au beurre ${i}`) });
+      const s = await runImport({ file: small.file, mapping: small.mapping }, cc.ctx);
+      expect(runJson(s.reportDir).apiState?.strategy).toBe('search');
+      expect(s.summary.counts).toMatchObject({ rows: 3, updated: 1, unchanged: 2, created: 0 });
+
+      // full mode: 1 150 of the 1 200 (5 renamed), 50 left out → archived through the index, 40-row chunks.
+      const full = writeProductSheet(dir, 1150, { owner, file: 'full.csv', name: (i) => (i < 5 ? `Renamed ${i}` : `Biscuits au beurre ${i}`) });
+      const f = await runImport({ file: full.file, mapping: full.mapping, mode: 'full' }, cc.ctx);
+      expect(runJson(f.reportDir).apiState?.strategy).toBe('index');
+      expect(f.summary.counts).toMatchObject({ rows: 1150, updated: 4, unchanged: 1146, archived: 50, failed: 0 });
+      const items = sandbox.handle.store.dump().tradeItems;
+      expect(items.filter((t) => t.archived).map((t) => t.gtin).sort()).toEqual(Array.from({ length: 50 }, (_, i) => testGtin(1150 + i).padStart(14, '0')).sort());
+      // The catalogue index is spilled to the run directory while the run lasts, and removed after it.
+      expect(existsSync(join(f.reportDir, 'catalog'))).toBe(false);
+    } finally {
+      await cc.close();
+    }
+  }, 120_000);
+
+  it('finishes a run killed with SIGKILL in the middle of its second pass: nothing created twice, every row reported created', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-stream-kill-'));
+    const rows = 3000;
+    const { file, mapping } = writeProductSheet(dir, rows, { owner });
+    let midPass = 0;
+    try {
+      for (let trial = 0; trial < 2; trial++) {
+        sandbox.handle.reset();
+        sandbox.handle.setFaults({ latencyMs: [2, 6], seed: 5 + trial });
+        const reportDir = join(dir, `reports-${trial}`);
+        const env = { ...process.env, PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir, API_CONCURRENCY: '8', CHUNK_SIZE: '50', LOG_LEVEL: 'silent' };
+        const child = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], { env, stdio: 'ignore' });
+        const killAfter = 300 + Math.floor(Math.random() * 1200);
+        for (let i = 0; i < 3000 && sandbox.handle.store.dump().tradeItems.length < killAfter; i++) await new Promise((r) => setTimeout(r, 10));
+        child.kill('SIGKILL');
+        await new Promise((r) => child.once('exit', r));
+        const [runId] = readdirSync(reportDir).filter((d) => !d.startsWith('.'));
+        const chunkFiles = readdirSync(join(reportDir, runId!, 'chunks')).filter((f) => /^rows-\d+\.json$/.test(f)).length;
+        // The second pass had not written every chunk yet: the kill landed while it was reading.
+        if (chunkFiles < rows / 50) midPass++;
+        const rerun = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], { env, stdio: 'ignore' });
+        expect(await new Promise<number | null>((r) => rerun.once('exit', r)), `trial ${trial}`).toBe(0);
+        expectOneItemPerGtin(sandbox, owner, rows);
+        const summary = JSON.parse(readFileSync(join(reportDir, runId!, 'summary.json'), 'utf8'));
+        expect(summary.counts).toMatchObject({ rows, created: rows, unchanged: 0, failed: 0 });
+        reportIdsMatchApi(sandbox, owner, join(reportDir, runId!), rows);
+        expect(sandbox.handle.counts().byRoute['POST /api/tradeItem'] ?? 0).toBeLessThanOrEqual(rows + 8);
+      }
+      expect(midPass).toBeGreaterThan(0);
+    } finally {
+      sandbox.handle.setFaults({});
+    }
+  }, 180_000);
+});
+
+/** Rows the report calls created / updated / unchanged name the item the API holds for their GTIN. */
+function reportIdsMatchApiForValid(reportDir: string): void {
+  const ids = new Map(sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner).map((t) => [t.gtin, t.tradeItemId]));
+  const lines = readFileSync(join(reportDir, 'rows.csv'), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r?\n/).slice(1);
+  let checked = 0;
+  for (const line of lines) {
+    const [, key, outcome, tradeItemId] = line.split(',');
+    if (outcome === 'created' || outcome === 'updated' || outcome === 'unchanged') {
+      expect(tradeItemId).toBe(ids.get(key!));
+      checked++;
+    }
+  }
+  expect(checked).toBeGreaterThan(2900);
+}
