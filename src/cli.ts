@@ -42,6 +42,7 @@ function program(done: (code: number) => void): Command {
     .option('--dry-run', 'plan and report without writing')
     .option('--allow-archive', 'let a full run archive more than the archive guard allows')
     .option('--max-archive-ratio <ratio>', 'archive guard: largest share of active items a full run may archive', ratio)
+    .option('--wait-lock <seconds>', 'wait this long for another run of the same owner and API to finish (default: exit 2 at once)', Number)
     .action(async (file: string, opts) => done(await (await import('./commands/import.ts')).importCommand(file, opts)));
 
   runOptions(p.command('validate').argument('<file>', 'CSV, TSV or XLSX sheet'))

@@ -1,4 +1,5 @@
 /** Every failure product-sync raises, with a stable code. Row problems are never errors: they are issues (data). */
+import { redact } from './redact.ts';
 
 /** The table of error codes: code → [default message, retryable]. Documented in docs/errors.md (a test checks). */
 export const ERROR_CODES = {
@@ -22,6 +23,7 @@ export const ERROR_CODES = {
   PS_ERR_CIRCUIT_OPEN: ['too many consecutive API failures: circuit open', true],
   PS_ERR_ARCHIVE_GUARD: ['archive guard tripped', false],
   PS_ERR_RUN_ABORTED: ['run aborted', false],
+  PS_ERR_RUN_LOCKED: ['another run holds the lease of this owner and API', false],
   PS_ERR_JOURNAL: ['journal cannot be read or written', false],
   PS_ERR_REPORT: ['report cannot be written', false],
   PS_ERR_QUEUE: ['queue error', false],
@@ -83,22 +85,23 @@ export class HttpError extends ProductSyncError {
     },
   ) {
     const what = init.status === null ? ERROR_CODES[code][0] : `${init.status} ${ERROR_CODES[code][0]}`;
-    super(code, init.message ?? `${init.method} ${init.url}: ${what}${problemSummary(init.body)}`, { cause: init.cause });
+    // The URL may carry userinfo and the body may echo a token: neither reaches a message or a report (redact.ts).
+    super(code, redact(init.message ?? `${init.method} ${init.url}: ${what}${problemSummary(init.body)}`), { cause: init.cause });
     this.name = 'HttpError';
     this.method = init.method;
-    this.url = init.url;
+    this.url = redact(init.url);
     this.status = init.status;
     this.body = init.body;
     this.retryAfterMs = init.retryAfterMs ?? null;
     this.outcomeUnknown = init.outcomeUnknown ?? (init.status === null ? code === 'PS_ERR_HTTP_TIMEOUT' : init.status >= 500);
   }
-  /** The API's own words for the failure: problem entries joined, or the title. */
+  /** The API's own words for the failure: problem entries joined, or the title (credentials redacted). */
   get apiMessage(): string {
     const p = this.body as Partial<ProblemDetails> | undefined;
     if (p && Array.isArray(p.errors) && p.errors.length > 0) {
-      return p.errors.map((e) => `${e.property}: ${e.message}`).join('; ');
+      return redact(p.errors.map((e) => `${e.property}: ${e.message}`).join('; '));
     }
-    return p?.title ?? this.message;
+    return redact(p?.title ?? this.message);
   }
 }
 

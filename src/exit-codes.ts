@@ -17,6 +17,7 @@ const CODE_EXIT: Partial<Record<ErrorCode, number>> = {
   PS_ERR_FILE_TYPE: EXIT.invalidInvocation,
   PS_ERR_FILE_TOO_LARGE: EXIT.invalidInvocation,
   PS_ERR_FILE_HEADER: EXIT.invalidInvocation,
+  PS_ERR_RUN_LOCKED: EXIT.invalidInvocation,
 };
 
 /** The exit code for an error that ended a command: 2 for bad input (nothing sent), 3 for an aborted run. */

@@ -14,6 +14,7 @@ export interface ImportFlags extends RunFlags {
   sheet?: string;
   allowArchive?: boolean;
   maxArchiveRatio?: number;
+  waitLock?: number;
 }
 
 async function withRun(file: string, flags: ImportFlags, run: typeof runImport): Promise<number> {
@@ -26,7 +27,7 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
       ...(flags.language ? { language: flags.language } : {}), ...(flags.sheet ? { sheet: flags.sheet } : {}),
       ...(flags.allowArchive ? { allowArchive: true } : {}), ...(flags.maxArchiveRatio !== undefined ? { maxArchiveRatio: flags.maxArchiveRatio } : {}),
     };
-    const result: RunResult = await run(req, { ...cc.ctx, onProgress: progress.update });
+    const result: RunResult = await run(req, { ...cc.ctx, onProgress: progress.update, ...(flags.waitLock ? { lease: { waitMs: flags.waitLock * 1000 } } : {}) });
     progress.done();
     process.stdout.write(`${formatSummary(result)}\n`);
     return result.exitCode;

@@ -1,12 +1,13 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Queue, UnrecoverableError, WaitingChildrenError, Worker, type Job } from 'bullmq';
+import { DelayedError, Queue, UnrecoverableError, WaitingChildrenError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { contextFromConfig, type CommandContext } from '../runtime.ts';
 import type { Config } from '../config.ts';
 import { isRetryable, ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
+import { LeaseBusyError } from '../pipeline/run/lease.ts';
 import { finishRun, pushChunk, recoverFailedChunk, startQueuedRun, type ImportRequest, type RunProgress, type RunResult } from '../pipeline/run/run.ts';
 import { checkHandlers, JOB_OPTIONS, jobPayload, pushJobId, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors, warnOnEviction } from './connection.ts';
@@ -157,8 +158,14 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       try {
         return await processImport(job, token);
       } catch (err) {
+        // Another run holds this owner's lease: this import waits its turn (a delay, not a failed attempt).
+        if (err instanceof LeaseBusyError) {
+          logger.info({ jobId: job.id, holder: err.holder }, 'import waits for the lease of its owner');
+          await job.moveToDelayed(Date.now() + 1000 + Math.floor(Math.random() * 1000), token);
+          throw new DelayedError();
+        }
         // Waiting for the children is not a failure; a failure no retry can fix (bad mapping, unreadable file) is final.
-        if (err instanceof WaitingChildrenError || err instanceof UnrecoverableError || isRetryable(err)) throw err;
+        if (err instanceof WaitingChildrenError || err instanceof DelayedError || err instanceof UnrecoverableError || isRetryable(err)) throw err;
         // The code rides along in the reason, so `enqueue --wait` exits as the inline import would (failedCode).
         throw new UnrecoverableError(err instanceof ProductSyncError ? `${err.message} [${err.code}]` : (err as Error).message);
       }

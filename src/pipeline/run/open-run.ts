@@ -23,8 +23,9 @@ import { openSheet } from '../read/read-sheet.ts';
 import { DraftResolver } from '../resolve/resolve-drafts.ts';
 import { createReferenceResolver } from '../resolve/reference-resolver.ts';
 import { openApiState, type ApiStateSource } from '../sync/api-state.ts';
+import { acquireLease, leaseKey, type Lease } from './lease.ts';
 import type { RunStop } from '../sync/execute.ts';
-import { archiveGuard, planRow, type ArchiveEntry, type RowAction } from '../sync/plan.ts';
+import { archiveGuard, planRow, type ArchiveEntry, type Mode, type RowAction } from '../sync/plan.ts';
 import type { CircuitBreaker, Throttle } from '../sync/throttle.ts';
 import type { Draft, Issue, SheetRow } from '../types.ts';
 import { chunkExists, readChunk, resultsExist, writeChunk, writeResults, type ResultRow, type RowChunk } from './chunks.ts';
@@ -58,8 +59,10 @@ export interface RunContext {
   onProgress?: (p: RunProgress) => void;
   /** Shared concurrency gate; wire the client's 429 hook to `throttle.rateLimited` so every request backs off. */
   throttle?: Throttle;
-  /** Rows per chunk (default 500). */
+  /** Rows per chunk (default CHUNK_SIZE). */
   chunkSize?: number;
+  /** The (owner, API) lease: how long an inline run waits for it (default 0: exit 2 at once); queued runs keep it for their chunk jobs. */
+  lease?: { waitMs?: number; queued?: boolean };
 }
 
 export const DEFAULT_CHUNK_SIZE = 500;
@@ -75,6 +78,8 @@ export interface OpenedRun {
   resolver: DraftResolver;
   /** Shared by the run's executors in this process; a reason set here turns every row still to send into not_attempted. */
   share: { stop: RunStop; breaker: CircuitBreaker };
+  /** Held from before the first pass until the report (imports only). */
+  lease?: Lease;
 }
 
 const OUTCOME: Record<RowAction, ResultRow['outcome']> = { create: 'created', update: 'updated', unarchive: 'unarchived', unchanged: 'unchanged', skipped: 'skipped' };
@@ -99,6 +104,30 @@ export async function openRun(req: ImportRequest, ctx: RunContext, kind: 'import
   const dryRun = kind === 'validate' || Boolean(req.dryRun);
   const runId = await runIdFor(reportDir, sha, mapping, owner, req, kind);
   const workDir = join(reportDir, runId);
+  // Two runs never plan and push for one owner on one API at once (nor share a run directory).
+  const queued = Boolean(ctx.lease?.queued);
+  const lease = kind === 'import'
+    ? await acquireLease({
+        owner, api: ctx.config.PRODUCT_API_URL ?? 'embedded', runId, redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, reportDir,
+        waitMs: ctx.lease?.waitMs ?? 0, autoRenew: !queued, takeOverSameRun: queued, ttlMs: queued ? QUEUED_LEASE_MS : 60_000,
+      })
+    : undefined;
+  try {
+    return await openLeased(req, ctx, kind, share, { mapping, owner, reportDir, sha, runId, workDir, dryRun, mode, lease });
+  } catch (err) {
+    await lease?.release();
+    throw err;
+  }
+}
+
+/** How long a queued run's lease lives without a chunk job renewing it (a run whose workers all died is taken over after). */
+export const QUEUED_LEASE_MS = 15 * 60_000;
+
+async function openLeased(
+  req: ImportRequest, ctx: RunContext, kind: 'import' | 'validate', share: OpenedRun['share'],
+  o: { mapping: Mapping; owner: string; reportDir: string; sha: string; runId: string; workDir: string; dryRun: boolean; mode: Mode; lease: Lease | undefined },
+): Promise<OpenedRun> {
+  const { mapping, owner, sha, runId, workDir, dryRun, mode, lease } = o;
   await mkdir(workDir, { recursive: true });
   const previous = await previousRunState(workDir);
   const chunkSize = previous?.chunkSize ?? ctx.chunkSize ?? ctx.config.CHUNK_SIZE ?? DEFAULT_CHUNK_SIZE;
@@ -120,6 +149,7 @@ export async function openRun(req: ImportRequest, ctx: RunContext, kind: 'import
     runId, kind, request: { ...req, mode, dryRun }, mappingName: mapping.name, ownerCompanyId: owner, sha256: sha, rows: keys.rows,
     startedAt: previous?.startedAt ?? new Date().toISOString(), headers: sheet.headers, chunkSize, rowChunks: Math.ceil(keys.rows / chunkSize),
     archiveChunks: 0, referenceRequests: 0, productRequests: 0,
+    ...(lease && ctx.lease?.queued && ctx.config.PRODUCT_API_URL !== undefined ? { lease: { key: leaseKey(ctx.config.QUEUE_PREFIX, owner, ctx.config.PRODUCT_API_URL), holder: lease.holder, ttlMs: QUEUED_LEASE_MS } } : {}),
   };
   let api: ApiStateSource | null = null;
   if (kind === 'import') {
@@ -144,7 +174,7 @@ export async function openRun(req: ImportRequest, ctx: RunContext, kind: 'import
     reference: ctx.clients.reference, brands: ctx.clients.product, cache, ownerCompanyId: owner,
     language: req.language ?? mapping.language, fallbackLanguages: req.language ? [] : mapping.fallbackLanguages, dryRun,
   }));
-  return { state, workDir, mapping, keys, api, resolver, share };
+  return { state, workDir, mapping, keys, api, resolver, share, ...(lease ? { lease } : {}) };
 }
 
 /**

@@ -50,6 +50,8 @@ export interface RunState {
   referenceRequests: number;
   productRequests: number;
   aborted?: RunAbort;
+  /** Queue mode: the (owner, API) lease this run holds until its report (chunk jobs renew it, the import job releases it). */
+  lease?: { key: string; holder: string; ttlMs: number };
 }
 
 /** sha256 of a file, streamed. */

@@ -7,6 +7,7 @@ import { issue } from '../issue-codes.ts';
 import type { RunSummary } from '../report/report.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { ReportAssembler, type Counts } from './assemble.ts';
+import { heldLease } from './lease.ts';
 import { readChunk, recoverChunk, resultsExist, writeResults, type ChunkKind } from './chunks.ts';
 import { abortError, openRun, produceChunks, type RunContext } from './open-run.ts';
 import { pushArchiveChunk, pushRowChunk, runShare, type PushContext, type PushedChunk } from './push.ts';
@@ -118,6 +119,7 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
     throw err;
   } finally {
     await run.api?.close();
+    await run.lease?.release();
   }
   ctx.onProgress?.({ stage: 'report', rowsRead, operationsSent: done, writes, errors, rowsTotal: state.rows });
   const aborted = state.aborted ?? (share.stop.reason ? { exitCode: 3 as const, message: share.stop.reason.message } : undefined);
@@ -158,14 +160,19 @@ export async function startQueuedRun(
   onChunk: (c: { runId: string; workDir: string; kind: ChunkKind; index: number }) => Promise<void>,
 ): Promise<QueuedRun> {
   const share = runShare();
-  const run = await openRun(req, ctx, 'import', share);
+  const run = await openRun(req, { ...ctx, lease: { queued: true } }, 'import', share);
   const { state, workDir } = run;
   const refBefore = ctx.clients.stats.reference - state.referenceRequests;
   const productBefore = ctx.clients.stats.product - state.productRequests;
   try {
     for await (const c of produceChunks(run, ctx)) {
       if (c.status !== 'pushed') await onChunk({ runId: state.runId, workDir, kind: 'rows', index: c.index });
+      await run.lease?.renew();
     }
+  } catch (err) {
+    // The import job is retried (or fails): its chunks already queued finish, the lease expires unless it comes back.
+    await run.lease?.release();
+    throw err;
   } finally {
     await run.api?.close();
   }
@@ -185,6 +192,8 @@ export async function startQueuedRun(
 export async function pushChunk(c: { workDir: string; kind: ChunkKind; index: number }, ctx: RunContext): Promise<PushedChunk> {
   if (resultsExist(c.workDir, c.kind, c.index)) return { rows: 0, failed: 0, writes: 0 };
   const state = await readRunState(c.workDir);
+  // The run's lease lives as long as its chunks keep coming.
+  if (state.lease && ctx.redis) await heldLease(ctx.redis, state.lease.key, state.lease.holder, state.lease.ttlMs).renew().catch(() => undefined);
   const pushCtx: PushContext = { config: ctx.config, clients: ctx.clients, throwOnAbort: true, ...(ctx.throttle ? { throttle: ctx.throttle } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) };
   return c.kind === 'rows' ? pushRowChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx) : pushArchiveChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx);
 }
@@ -206,5 +215,6 @@ export async function finishRun(workDir: string, ctx: RunContext & { pushRequest
   for (let i = 0; i < state.archiveChunks; i++) if (!resultsExist(workDir, 'archives', i)) await recoverChunk(workDir, 'archives', i, 'the chunk never finished');
   const requests = { reference: state.referenceRequests, product: state.productRequests + (ctx.pushRequests ?? 0) };
   const { files, summary } = await assembler.finish(state.archiveChunks, (counts) => summaryOf(state, counts, requests, state.aborted));
+  if (state.lease && ctx.redis) await heldLease(ctx.redis, state.lease.key, state.lease.holder, state.lease.ttlMs).release();
   return { runId: state.runId, exitCode: summary.exitCode as RunResult['exitCode'], summary, reportDir: workDir, files };
 }

@@ -1,0 +1,182 @@
+/**
+ * The lease a run holds on (owner, product API) while it plans and pushes, so two runs never write one owner's items at
+ * once (two would each plan a create for a shared GTIN, or report values the other overwrote).
+ *
+ * - With Redis (queue mode, and inline runs when REDIS_URL is set): `SET key holder NX PX ttl`, renewed while held,
+ *   released by its holder only (compare-and-delete), taken over by anyone once it expired (a holder killed with -9).
+ * - Without Redis: a lock file `<report-dir>/.locks/<owner>-<api>.lock` created exclusively, its mtime renewed while
+ *   held; a lock whose process is gone (same host) or whose mtime is older than the ttl is taken over.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { ProductSyncError } from '../../errors.ts';
+import { sleep } from '../sync/throttle.ts';
+
+/** A lease in hand. */
+export interface Lease {
+  /** Who holds it, as other runs are told. */
+  readonly holder: string;
+  /** Extends it (called by timers while held, and by chunk jobs in queue mode). */
+  renew(): Promise<void>;
+  release(): Promise<void>;
+}
+
+export interface LeaseOptions {
+  owner: string;
+  /** The product API's base URL (a lease is per owner and API). */
+  api: string;
+  /** The run taking it (named to others). */
+  runId: string;
+  redis?: Redis | null;
+  prefix: string;
+  reportDir: string;
+  /** How long to wait for a busy lease (0: fail at once). */
+  waitMs?: number;
+  ttlMs?: number;
+  /** Renew by timer while held (inline runs); queue runs renew from their chunk jobs. */
+  autoRenew?: boolean;
+  /** Queue mode: a lease held by this same run id is ours (the import job restarted after a worker died). */
+  takeOverSameRun?: boolean;
+}
+
+const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+const RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+
+const leaseName = (owner: string, api: string) => `${owner.toLowerCase()}-${createHash('sha256').update(api).digest('hex').slice(0, 12)}`;
+
+/** The Redis key of a lease (queue chunk jobs renew it by the run's holder string). */
+export const leaseKey = (prefix: string, owner: string, api: string): string => `${prefix}:lease:${leaseName(owner, api)}`;
+
+/** Raised when another run holds the lease: exit 2 inline, a delayed retry in queue mode. */
+export class LeaseBusyError extends ProductSyncError {
+  constructor(readonly holder: string, owner: string) {
+    super('PS_ERR_RUN_LOCKED', `another run is importing for owner ${owner} on this API: ${holder}. Wait for it, or give --wait-lock <seconds>`);
+  }
+}
+
+/** Takes the lease of (owner, API), waiting up to `waitMs`; throws LeaseBusyError naming the holder when it cannot. */
+export async function acquireLease(o: LeaseOptions): Promise<Lease> {
+  const ttl = o.ttlMs ?? 60_000;
+  const holder = `run ${o.runId} (pid ${process.pid} on ${hostname()}, since ${new Date().toISOString()})`;
+  const deadline = Date.now() + (o.waitMs ?? 0);
+  const attempt = o.redis ? redisAttempt(o.redis, leaseKey(o.prefix, o.owner, o.api), holder, ttl, (other) => Boolean(o.takeOverSameRun && other.startsWith(`run ${o.runId} (`)) || holderGone(other)) : fileAttempt(join(o.reportDir, '.locks', `${leaseName(o.owner, o.api)}.lock`), holder, ttl);
+  for (;;) {
+    const got = await attempt();
+    if ('lease' in got) {
+      if (!o.autoRenew) return got.lease;
+      const timer = setInterval(() => void got.lease.renew().catch(() => undefined), Math.max(1000, Math.floor(ttl / 3)));
+      timer.unref();
+      return { holder, renew: got.lease.renew, release: async () => {
+        clearInterval(timer);
+        await got.lease.release();
+      } };
+    }
+    if (Date.now() >= deadline) throw new LeaseBusyError(got.busy, o.owner);
+    await sleep(Math.min(1000, Math.max(50, deadline - Date.now())));
+  }
+}
+
+type Attempt = () => Promise<{ lease: Lease } | { busy: string }>;
+
+function redisAttempt(redis: Redis, key: string, holder: string, ttl: number, takeOver: (other: string) => boolean): Attempt {
+  return async () => {
+    for (let tries = 0; ; tries++) {
+      if ((await redis.set(key, holder, 'PX', ttl, 'NX')) === 'OK') return { lease: heldLease(redis, key, holder, ttl) };
+      const other = await redis.get(key);
+      if (other === null) continue;
+      if (tries > 0 || !takeOver(other)) return { busy: other };
+      // Its holder is gone (killed on this host) or is this very run restarted: take it over.
+      await redis.eval(RELEASE, 1, key, other);
+    }
+  };
+}
+
+/** A Redis lease known by its holder string (a queue run's chunk jobs renew it; its import job releases it). */
+export function heldLease(redis: Redis, key: string, holder: string, ttl: number): Lease {
+  return {
+    holder,
+    renew: async () => void (await redis.eval(RENEW, 1, key, holder, ttl)),
+    release: async () => void (await redis.eval(RELEASE, 1, key, holder).catch(() => undefined)),
+  };
+}
+
+/** True when a holder string names a process of this host that no longer exists. */
+function holderGone(holder: string): boolean {
+  const m = /\(pid (\d+) on (.+), since /.exec(holder);
+  if (!m || m[2] !== hostname() || Number(m[1]) === process.pid) return false;
+  try {
+    process.kill(Number(m[1]), 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+function fileAttempt(file: string, holder: string, ttl: number): Attempt {
+  const mine = JSON.stringify({ holder, pid: process.pid, host: hostname() });
+  const release = () => {
+    try {
+      if (readFileSync(file, 'utf8') === mine) unlinkSync(file);
+    } catch {
+      // already gone
+    }
+  };
+  return async () => {
+    mkdirSync(join(file, '..'), { recursive: true });
+    for (let tries = 0; ; tries++) {
+      try {
+        writeFileSync(file, mine, { flag: 'wx' });
+        break;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ProductSyncError('PS_ERR_REPORT', `cannot create the run lock ${file}: ${(err as Error).message}`, { cause: err });
+        const other = readHolder(file);
+        if ((other && !stale(file, other, ttl)) || tries > 0) return { busy: other?.holder ?? 'a run that just finished' };
+        // The holder is gone (killed) or stopped renewing: take the lock over.
+        try {
+          unlinkSync(file);
+        } catch {
+          // another run took it over first
+        }
+      }
+    }
+    // A run that ends by an exception or exit() without release still frees the lock.
+    process.once('exit', release);
+    return { lease: {
+      holder,
+      renew: async () => {
+        const now = new Date();
+        utimesSync(file, now, now);
+      },
+      release: async () => {
+        process.removeListener('exit', release);
+        release();
+      },
+    } };
+  };
+}
+
+function readHolder(file: string): { holder: string; pid: number; host: string } | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as { holder: string; pid: number; host: string };
+  } catch {
+    return undefined;
+  }
+}
+
+function stale(file: string, other: { pid: number; host: string }, ttl: number): boolean {
+  if (other.host === hostname() && other.pid !== process.pid) {
+    try {
+      process.kill(other.pid, 0);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ESRCH') return true;
+    }
+  }
+  try {
+    return Date.now() - statSync(file).mtimeMs > ttl;
+  } catch {
+    return true;
+  }
+}
