@@ -1,25 +1,28 @@
 # product-sync: one image for the worker, the console, the CLI and the sandbox (pick with the command).
-# Build stage: full install, typecheck and compile (a broken tree fails the image build); run stage: production
-# dependencies only, non-root, running the sources through tsx like `npx product-sync` (static files stay beside them).
-FROM node:22-bookworm-slim AS build
+# Build stage: full install, typecheck and compile src/ to dist/ (a broken tree fails the image build); run stage:
+# production dependencies only, non-root, running dist/ (bin/product-sync.mjs runs dist/cli.js with source maps on;
+# there is no src/ in the image, so it never tries to build). Node: the current LTS (26).
+FROM node:26-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# --ignore-scripts: `prepare` (the build) needs the sources, copied below; no dependency needs its install script here.
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json vitest.config.ts ./
+COPY scripts ./scripts
 COPY src ./src
 COPY test ./test
 COPY bench ./bench
 RUN npm run typecheck && npm run build
 
-FROM node:22-bookworm-slim AS run
+FROM node:26-trixie-slim AS run
 ENV NODE_ENV=production \
     REPORT_DIR=/data/reports \
     UPLOAD_DIR=/data/uploads
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY bin ./bin
-COPY src ./src
+COPY --from=build /app/dist ./dist
 COPY mappings ./mappings
 COPY jobs ./jobs
 COPY samples ./samples

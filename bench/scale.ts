@@ -1,15 +1,18 @@
 // A million-row run, memory and speed: generates a 5-column CSV of N rows (default 1 000 000; `--rows N`) and its mapping
-// in a temp dir, starts the sandbox in another process at 0 ms latency, and runs three phases, each in its own process
-// (bench/scale-child.ts, so a phase's peak RSS is its whole process): `validate`, `import`, and the no-change rerun
-// `import` of the same sheet. Prints RSS at 25/50/75/100 % of the second pass, the peak, rows/s and when the first write
-// was sent, then PASS/FAIL lines for the targets of the streaming engine (src/pipeline/run/run.ts):
+// in a temp dir, starts the sandbox in another process at 0 ms latency, and runs three phases, each as the real CLI in its
+// own process (`node bin/product-sync.mjs validate|import <csv> --mapping <yaml>`, the compiled dist/, built first by
+// scripts/build.mjs): `validate`, `import`, and the no-change rerun `import` of the same sheet. The child is watched from
+// here: its progress lines on stderr (src/commands/progress.ts, one a second) give rows read / total / writes, its
+// /proc/<pid>/status (VmRSS, VmHWM) is sampled every 200 ms, and the run's summary.json gives the counts and exit code.
+// Prints RSS at 25/50/75/100 % of the second pass, the peak, rows/s and when the first write was seen, then PASS/FAIL
+// lines for the targets of the streaming engine (src/pipeline/run/run.ts):
 //   peak RSS ≤ 300 MB (validate, import); RSS flat (100 % within 15 % of 25 %); rerun sends 0 writes; first write
 //   before 5 % of the second pass.
 // Exit code 1 when a target or a count check fails. `--keep` keeps the temp dir. `--queue` adds the same import in queue
 // mode (a private redis-server and one worker process, after a sandbox reset) and prints Redis INFO memory.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,7 +20,7 @@ import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import { gtinCheckDigit } from '../src/pipeline/map/gtin.ts';
 import { DEMO_COMPANY_ID } from '../src/sandbox/defaults.ts';
-import type { PhaseFigures } from './scale-child.ts';
+import type { RunSummary } from '../src/pipeline/report/report.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(name);
@@ -127,37 +130,168 @@ async function createBrands(url: string): Promise<void> {
   }
 }
 
-/** Peak RSS (MB) of another process so far (Linux: VmHWM), or null. */
-function peakOf(pid: number | undefined): number | null {
+/** What one phase measured. */
+interface PhaseFigures {
+  phase: string;
+  engine: string;
+  rows: number;
+  seconds: number;
+  rowsPerSecond: number;
+  /** VmRSS (MB) at the first progress line at or past 25, 50, 75 and 100 % of rowsTotal read by the second pass; null: never seen. */
+  rssAtQuartersMB: (number | null)[];
+  /** Seconds from the spawn to each of those marks. */
+  secondsAtQuarters: (number | null)[];
+  /** Max of the VmHWM samples (MB). */
+  peakMB: number;
+  /** When rowsTotal was first printed (the end of the first pass), seconds from the spawn. */
+  firstPassSeconds: number | null;
+  /** The first progress line with writes > 0: how much of the second pass was read then, and when. */
+  firstWrite: { pctRead: number | null; rowsRead: number; seconds: number } | null;
+  /** `writes` of the last progress line. */
+  writes: number;
+  counts: Record<string, number>;
+  /** summary.json's exit code. */
+  exitCode: number;
+  progressReports: number;
+}
+
+/** The CLI as users run it (bin → dist/). */
+const ENGINE = 'bin/product-sync.mjs → dist/ (src/pipeline/run/run.ts)';
+const SAMPLE_MS = 200;
+/** A progress line of src/commands/progress.ts (stderr not a TTY). */
+const PROGRESS = /^\[(keys|read|push|report)\] rows read (\d+)(?:\/(\d+))? · operations sent \d+(?:\/\d+)? · writes (\d+) · errors \d+/;
+
+/** VmRSS and VmHWM (bytes) of a process, or null once it is gone. */
+function memOf(pid: number | undefined): { rss: number; hwm: number } | null {
   try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Math.round((Number(m[1]) * 1024) / 1e6) : null;
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) * 1024;
+    const rss = kb('VmRSS');
+    const hwm = kb('VmHWM');
+    return Number.isFinite(rss) && Number.isFinite(hwm) ? { rss, hwm } : null;
   } catch {
     return null;
   }
 }
 
-/** Runs one phase in its own process; its last JSON line on stdout is the figures. */
+/** Peak RSS (MB) of another process so far (Linux: VmHWM), or null. */
+function peakOf(pid: number | undefined): number | null {
+  const m = memOf(pid);
+  return m ? mb(m.hwm) : null;
+}
+
+const mb = (bytes: number) => Math.round(bytes / 1e6);
+
+/** The summary.json of the newest run in reportDir written since `since` (ms epoch), or null. */
+function newestSummary(reportDir: string, since: number): RunSummary | null {
+  let best: { mtime: number; file: string } | null = null;
+  for (const d of existsSync(reportDir) ? readdirSync(reportDir, { withFileTypes: true }) : []) {
+    if (!d.isDirectory()) continue;
+    const file = join(reportDir, d.name, 'summary.json');
+    try {
+      const mtime = statSync(file).mtimeMs;
+      if (mtime >= since && (!best || mtime > best.mtime)) best = { mtime, file };
+    } catch {
+      // no summary.json: not a finished run
+    }
+  }
+  return best ? (JSON.parse(readFileSync(best.file, 'utf8')) as RunSummary) : null;
+}
+
+/** Runs one phase as users do: `node bin/product-sync.mjs validate|import <csv> --mapping <yaml>`, watched from here. */
 async function phase(label: string, kind: 'validate' | 'import', sheet: { file: string; mapping: string }, url: string, reportDir: string): Promise<PhaseFigures> {
   console.log(`${label}…`);
-  const child = track(spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'scale-child.ts'), kind, sheet.file, sheet.mapping, url, reportDir, String(ROWS)], {
-    cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+  const startedAt = Date.now();
+  const t0 = performance.now();
+  const since = () => Number(((performance.now() - t0) / 1000).toFixed(2));
+  const child = track(spawn(process.execPath, ['bin/product-sync.mjs', kind, sheet.file, '--mapping', sheet.mapping], {
+    cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PRODUCT_API_URL: url, REFERENCE_API_URL: url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir, REDIS_URL: '', LOG_LEVEL: 'warn' },
   }));
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  let peak = 0;
+  let lastRss: number | null = null;
+  const sample = () => {
+    const m = memOf(child.pid);
+    if (m) {
+      peak = Math.max(peak, m.hwm);
+      lastRss = m.rss;
+    }
+    return m;
+  };
+  sample();
+  const timer = setInterval(sample, SAMPLE_MS);
+
+  const rssAt: (number | null)[] = [null, null, null, null];
+  const secondsAt: (number | null)[] = [null, null, null, null];
+  let firstPass: number | null = null;
+  let firstWrite: PhaseFigures['firstWrite'] = null;
+  let rowsTotal: number | null = null;
+  let writes = 0;
+  let reports = 0;
+  const onLine = (line: string) => {
+    const m = PROGRESS.exec(line);
+    if (!m) {
+      if (line.trim()) process.stderr.write(`  ${label} stderr: ${line}\n`);
+      return;
+    }
+    reports++;
+    const [, stage, readArg, totalArg, writesArg] = m;
+    const rowsRead = Number(readArg);
+    writes = Number(writesArg);
+    // rowsTotal comes with the second pass (stage `keys` is the first one, counting rows and keys).
+    const total = stage === 'keys' || totalArg === undefined ? undefined : Number(totalArg);
+    if (total === undefined) return;
+    rowsTotal = total;
+    firstPass ??= since();
+    if (total > 0) {
+      for (let q = 0; q < 4; q++) {
+        if (rssAt[q] === null && rowsRead >= (total * (q + 1)) / 4) {
+          const rss = sample()?.rss ?? lastRss;
+          rssAt[q] = rss === null ? null : mb(rss);
+          secondsAt[q] = since();
+          process.stderr.write(`  ${label}: ${(q + 1) * 25} % read, ${secondsAt[q]} s, RSS ${rssAt[q] ?? '?'} MB\n`);
+        }
+      }
+    }
+    if (firstWrite === null && writes > 0) {
+      firstWrite = { pctRead: total ? Number(((rowsRead / total) * 100).toFixed(2)) : null, rowsRead, seconds: since() };
+    }
+  };
+  let pending = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    const lines = (pending + d).split('\n');
+    pending = lines.pop()!;
+    for (const l of lines) onLine(l);
+  });
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  const lines = out.trim().split('\n');
-  for (const l of lines.slice(0, -1)) if (l) console.log(`  ${l}`);
-  const last = lines.at(-1) ?? '';
-  let figures: PhaseFigures | undefined;
-  try {
-    const parsed = JSON.parse(last) as PhaseFigures;
-    if (parsed.phase) figures = parsed;
-  } catch {
-    // reported below
+
+  const [code, signal] = await exited;
+  clearInterval(timer);
+  const seconds = since();
+  if (pending) onLine(pending);
+  for (const l of out.trim().split('\n')) if (l) console.log(`  ${l}`);
+  const summary = newestSummary(reportDir, startedAt - 1000);
+  if (!summary) throw new Error(`${label}: the CLI exited with ${code ?? signal} and wrote no summary.json in ${reportDir}`);
+  if (code !== summary.exitCode) console.log(`  ${label}: note: process exit ${code ?? signal}, summary.json exitCode ${summary.exitCode}`);
+  // The last progress line is throttled to one a second: a mark reached in the run's last second (typically 100 %)
+  // gets the last VmRSS sample before exit (≤ SAMPLE_MS old), when the summary says every row was read.
+  const total = rowsTotal ?? summary.counts.rows;
+  if (summary.counts.rows === total && lastRss !== null) {
+    for (let q = 0; q < 4; q++) {
+      if (rssAt[q] !== null) continue;
+      rssAt[q] = mb(lastRss);
+      secondsAt[q] = seconds;
+      console.log(`  ${label}: no progress line at ${(q + 1) * 25} %: RSS of the last sample before exit (${rssAt[q]} MB)`);
+    }
   }
-  if (code !== 0 || !figures) throw new Error(`${label}: the child exited with ${code} and no figures${last ? ` (last line: ${last.slice(0, 300)})` : ''}`);
-  return figures;
+  const rows = summary.counts.rows;
+  return {
+    phase: kind, engine: ENGINE, rows, seconds, rowsPerSecond: Math.round(rows / seconds),
+    rssAtQuartersMB: rssAt, secondsAtQuarters: secondsAt, peakMB: mb(peak), firstPassSeconds: firstPass,
+    firstWrite, writes, counts: { ...summary.counts }, exitCode: summary.exitCode, progressReports: reports,
+  };
 }
 
 /** The same import through the queue: a private redis-server, one worker process; prints Redis INFO memory after the run. */
@@ -234,6 +368,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 let failures = 0;
 try {
   console.log(`${ROWS} rows; temp dir ${dir}${KEEP ? ' (kept)' : ''}`);
+  // dist/ current before the first phase (the bin would otherwise build it inside a measured process).
+  const built = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: 'inherit' });
+  if (built.status !== 0) throw new Error(`node scripts/build.mjs exited with ${built.status}`);
   const t0 = performance.now();
   const sheet = await writeSheet(dir, ROWS);
   console.log(`sheet: ${Math.round(statSync(sheet.file).size / 1e6)} MB, written in ${((performance.now() - t0) / 1000).toFixed(1)} s`);

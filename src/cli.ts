@@ -51,6 +51,7 @@ function program(done: (code: number) => void): Command {
 
   runOptions(p.command('reconcile').argument('<file>', 'CSV, TSV or XLSX sheet'))
     .description('compare a sheet with the API field by field; writes a reconciliation report, sends no write')
+    .option('--no-fail-on-diff', 'exit 0 even when the sheet and the API differ (default: exit 1 on any difference)')
     .action(async (file: string, opts) => done(await (await import('./commands/import.ts')).reconcileCommand(file, opts)));
 
   p.command('sandbox')

@@ -15,6 +15,8 @@ export const configSchema = z
     API_CLIENT_SECRET: optionalString,
     API_SCOPE: optionalString,
     OWNER_COMPANY_ID: z.uuid().optional(),
+    /** The credential is an internal service's: only then may a mapping feed `createdBy` (the API refuses it otherwise, and nothing in a token says so). */
+    API_CREDENTIAL_INTERNAL: z.stringbool().default(false),
     LANGUAGE_CODE: z.string().regex(/^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$/, 'must be a BCP 47 language tag').default('en-US'),
     REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').default('redis://127.0.0.1:6379'),
     QUEUE_PREFIX: z.string().min(1).default('product-sync'),
@@ -29,6 +31,8 @@ export const configSchema = z
     CONSOLE_USER: optionalString,
     CONSOLE_PASSWORD: optionalString,
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    // Read by src/logger.ts when the process starts (the logger exists before any config is loaded); checked here.
+    LOG_FORMAT: z.string().trim().toLowerCase().pipe(z.enum(['json', 'pretty'], { error: 'must be json or pretty (unset: readable lines on a terminal, JSON otherwise)' })).optional(),
   })
   .superRefine((c, ctx) => {
     const oauth = [c.API_TOKEN_URL, c.API_CLIENT_ID, c.API_CLIENT_SECRET];

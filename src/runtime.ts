@@ -1,6 +1,10 @@
+import { constants } from 'node:fs';
+import { access, mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { apiClientsFromConfig } from './api/clients.ts';
 import { loadConfig, type Config } from './config.ts';
+import { ProductSyncError } from './errors.ts';
 import { logger } from './logger.ts';
 import { Throttle } from './pipeline/sync/throttle.ts';
 import type { RunContext } from './pipeline/run/run.ts';
@@ -12,6 +16,28 @@ export interface RunFlags {
   sandbox?: boolean;
   reportDir?: string;
   owner?: string;
+}
+
+/**
+ * Creates the report directory (mkdir -p) and checks it is writable, before anything is read or sent: a report dir
+ * below a regular file, or on a read-only or foreign directory, is a configuration problem (PS_ERR_CONFIG_INVALID,
+ * exit 2), not a run that fails when it writes its first report file. `what` names the setting (`--report-dir`).
+ */
+export async function ensureReportDir(dir: string, what = 'REPORT_DIR'): Promise<void> {
+  const abs = resolve(dir);
+  try {
+    await mkdir(abs, { recursive: true });
+    await access(abs, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why =
+      e.code === 'ENOTDIR' ? 'a part of the path is a file, not a directory'
+      : e.code === 'EEXIST' ? 'it is a file, not a directory'
+      : e.code === 'EACCES' || e.code === 'EPERM' ? 'permission denied (it must be a directory this user can write)'
+      : e.code === 'EROFS' ? 'read-only file system'
+      : e.message;
+    throw new ProductSyncError('PS_ERR_CONFIG_INVALID', `${what} ${dir}: the report directory cannot be created or written: ${why}`, { cause: err });
+  }
 }
 
 /** A run context for a CLI command, and how to release it. */
@@ -31,6 +57,8 @@ export async function commandContext(flags: RunFlags, env: NodeJS.ProcessEnv = p
   if (flags.reportDir) overrides.REPORT_DIR = flags.reportDir;
   let closeSandbox: (() => Promise<void>) | undefined;
   let owner = flags.owner;
+  // Before the sandbox (which keeps its store there) and before the run: a report dir that cannot be written is exit 2.
+  await ensureReportDir(overrides.REPORT_DIR?.trim() ? overrides.REPORT_DIR : './reports', flags.reportDir ? '--report-dir' : 'REPORT_DIR');
   if (flags.sandbox) {
     const { startEmbeddedSandbox } = await import('./commands/embedded-sandbox.ts');
     const reportDir = overrides.REPORT_DIR ?? './reports';

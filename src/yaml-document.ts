@@ -1,6 +1,9 @@
 import { isMap, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
 
+/** Aliases (`*name`) a document may expand (the yaml package's maxAliasCount; its default too). */
+export const MAX_ALIAS_COUNT = 100;
+
 /** One problem of a YAML/JSON file, with the line that has it. */
 export interface DocumentProblem {
   line: number | null;
@@ -65,7 +68,18 @@ export function parseYamlDocument<S extends z.ZodType>(text: string, schema: S, 
     const offset = nodeAt(doc.contents, path, key)?.range?.[0];
     return offset === undefined ? null : lineCounter.linePos(offset).line;
   };
-  const data: unknown = doc.toJS({ maxAliasCount: 100 });
+  // An alias bomb ("billion laughs": anchors of lists of aliases of lists…) expands exponentially: the yaml package
+  // refuses it past maxAliasCount by throwing (a ReferenceError), as it does an alias to an anchor it cannot resolve.
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    const message = (err as Error)?.message ?? String(err);
+    return {
+      ok: false,
+      problems: [{ line: null, path: '', message: /alias count/i.test(message) ? `too many YAML aliases (more than ${MAX_ALIAS_COUNT} expansions): refused as a possible alias bomb; write the values out instead` : message }],
+    };
+  }
   const parsed = schema.safeParse(data ?? {});
   if (parsed.success) return { ok: true, data: parsed.data, lineAt: (p) => lineAt(p) };
   const problems: DocumentProblem[] = [];

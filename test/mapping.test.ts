@@ -97,6 +97,48 @@ describe('mapping files', () => {
     expect(problemsOf(trade('defaults: { nope: 1 }\n'))[0]).toMatchObject({ line: 4, path: 'defaults.nope' });
   });
 
+  it('reports every problem at once: schema problems and field problems together, not in rounds', () => {
+    const text = `target: tradeItem
+headerRow: 0
+columns:
+  - { column: EAN, field: gtin }
+  - { column: Poids, field: "netContent[0].value", type: decimals }
+  - { column: Statut, field: tradeItemStatusId, lookup: { list: trade-item-statuses } }
+  - { column: Nom, field: tradeItemNme }
+  - { column: Unité, field: "netContents[0].unitOfMeasure", type: unit, colour: red }
+defaults: { productLanguge: fr }
+`;
+    const p = problemsOf(text);
+    // In file order (within a line, in any order).
+    expect(p.map((x) => x.line)).toEqual([...p.map((x) => x.line)].sort((a, b) => (a ?? 0) - (b ?? 0)));
+    expect(p.map((x) => [x.line, x.path]).sort()).toEqual([
+      [2, 'headerRow'],
+      [5, 'columns[1].field'],
+      [5, 'columns[1].type'],
+      [6, 'columns[2].lookup'],
+      [7, 'columns[3].field'],
+      [8, 'columns[4].colour'],
+      [9, 'defaults.productLanguge'],
+    ].sort());
+    const by = Object.fromEntries(p.map((x) => [x.path, x.message]));
+    expect(by['columns[1].field']).toContain('did you mean netContents?');
+    expect(by['columns[3].field']).toContain('did you mean tradeItemName?');
+    expect(by['defaults.productLanguge']).toContain('did you mean productLanguage?');
+    expect(by['columns[1].type']).toContain('did you mean decimal?');
+  });
+
+  it('names the valid lists, lookup kinds and nested fields, with a suggestion', () => {
+    const trade = (cols: string) => `target: tradeItem\ncolumns:\n  - { column: EAN, field: gtin }\n${cols}`;
+    const list = problemsOf(trade('  - { column: L, field: tradeItemStatusId, lookup: { list: trade-item-statuses } }\n'))[0]!;
+    expect(list).toMatchObject({ line: 4, path: 'columns[1].lookup' });
+    expect(list.message).toContain('unknown list "trade-item-statuses" (did you mean trade-item-status?)');
+    expect(list.message).toMatch(/the lists are: .*trade-item-status.*/);
+    const kind = problemsOf(trade('  - { column: A, field: tradeItemStatusId, lookup: { kind: allergen } }\n')).find((x) => x.path === 'columns[1].lookup')!;
+    expect(kind.message).toContain('unknown lookup kind "allergen" (did you mean allergens?)');
+    expect(kind.message).toContain('countries');
+    expect(problemsOf(trade('  - { column: P, field: "netContents[0].valeu" }\n'))[0]?.message).toContain('did you mean value?');
+  });
+
   it('requires a column for the key and names the line of the key', () => {
     expect(problemsOf('target: tradeItem\nkey: tradeItemId\ncolumns:\n  - { column: EAN, field: gtin }\n')).toEqual([
       { line: 2, path: 'key', message: 'key tradeItemId needs a column with field tradeItemId' },

@@ -8,7 +8,7 @@ import { createReportWriter, type RunSummary } from '../src/pipeline/report/repo
 
 const summary = (runId: string): RunSummary => ({
   runId, source: { file: 'x.csv', sha256: 'abc', rows: 2 }, mapping: 'm', mode: 'upsert', dryRun: false, startedAt: 'a', finishedAt: 'b',
-  counts: { rows: 2, created: 1, updated: 0, unchanged: 0, archived: 0, unarchived: 0, invalid: 1, failed: 0, skipped: 0, notAttempted: 0 },
+  counts: { rows: 2, created: 1, updated: 0, unchanged: 0, archived: 0, unarchived: 0, invalid: 1, failed: 0, skipped: 0, notAttempted: 0, valid: 0 },
   requests: { reference: 1, product: 2 }, exitCode: 1,
 });
 
@@ -44,8 +44,8 @@ describe('report writer', () => {
     expect(csv).toContain('ERROR GTIN_CHECK_DIGIT [Code-barres] ""5601234567891"": check digit should be 3');
 
     const rejected = readFileSync(join(dir, 'rejected.csv'), 'utf8');
-    expect(rejected.split('\r\n')[0]).toBe('\uFEFFCode-barres,Désignation,issues');
-    expect(rejected).toContain(`5601234567891,'=cmd|calc,`);
+    expect(rejected.split('\r\n')[0]).toBe('\uFEFFCode-barres,Désignation,product-sync:row,issues');
+    expect(rejected).toContain(`5601234567891,'=cmd|calc,3,`);
 
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(join(dir, 'rows.xlsx'));
@@ -54,7 +54,9 @@ describe('report writer', () => {
     expect(ws.getRow(2).getCell(2).type).toBe(ExcelJS.ValueType.String);
     const rej = new ExcelJS.Workbook();
     await rej.xlsx.readFile(join(dir, 'rejected.xlsx'));
-    expect(rej.worksheets[0]!.getRow(2).getCell(2).value).toBe(`'=cmd|calc`);
+    // rejected.xlsx holds text cells, never evaluated: the value as it was, no prefix (it re-imports unchanged).
+    expect(rej.worksheets[0]!.getRow(2).getCell(2).value).toBe('=cmd|calc');
+    expect(rej.worksheets[0]!.getRow(2).getCell(2).type).toBe(ExcelJS.ValueType.String);
     expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).runId).toBe('r1');
   });
 

@@ -195,7 +195,7 @@ describe('report XLSX past the row limit', () => {
   const summary = (): RunSummary => ({
     runId: 'run-1', source: { file: 'in.csv', sha256: 'abc', rows: 5 }, mapping: 'm', mode: 'upsert', dryRun: false,
     startedAt: 'a', finishedAt: 'b',
-    counts: { rows: 5, created: 0, updated: 0, unchanged: 0, archived: 0, unarchived: 0, invalid: 5, failed: 0, skipped: 0, notAttempted: 0 },
+    counts: { rows: 5, created: 0, updated: 0, unchanged: 0, archived: 0, unarchived: 0, invalid: 5, failed: 0, skipped: 0, notAttempted: 0, valid: 0 },
     requests: { reference: 0, product: 0 }, exitCode: 1,
   });
 

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { HttpError, ProductSyncError } from '../errors.ts';
+import { addSecret } from '../redact.ts';
 import { sendRequest, withRetry, type HttpTimeouts, type RetryInfo } from './http.ts';
 import type { RetryOptions } from './retry.ts';
 
@@ -16,6 +17,7 @@ export class StaticCredential implements Credential {
   private readonly value: string;
   constructor(token: string) {
     this.value = token;
+    addSecret(token);
   }
   /** The token given at construction. */
   token(): Promise<string> {
@@ -61,6 +63,7 @@ export class OAuthClientCredentials implements Credential {
 
   constructor(options: OAuthOptions) {
     this.o = options;
+    addSecret(options.clientSecret);
   }
 
   /** The cached token while it is fresh; otherwise one shared fetch of a new one. */
@@ -120,6 +123,7 @@ export class OAuthClientCredentials implements Credential {
     const lifetimeMs = Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn * 1000 : 3_600_000;
     const skew = this.o.refreshSkewMs ?? Math.min(60_000, lifetimeMs / 10);
     this.cached = { value: body.access_token, refreshAt: started + lifetimeMs - skew };
+    addSecret(body.access_token);
     return body.access_token;
   }
 }

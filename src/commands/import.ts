@@ -1,3 +1,4 @@
+import { checkSheetFile } from '../pipeline/read/read-sheet.ts';
 import { runReconcile } from '../pipeline/reconcile.ts';
 import { runImport, runValidate, type ImportRequest, type RunResult } from '../pipeline/run/run.ts';
 import type { Mode } from '../pipeline/sync/plan.ts';
@@ -15,9 +16,13 @@ export interface ImportFlags extends RunFlags {
   allowArchive?: boolean;
   maxArchiveRatio?: number;
   waitLock?: number;
+  /** reconcile: exit 1 on differences (commander's --no-fail-on-diff sets it false). */
+  failOnDiff?: boolean;
 }
 
 async function withRun(file: string, flags: ImportFlags, run: typeof runImport): Promise<number> {
+  // A missing file, a directory, a FIFO or a device is refused before anything opens it (a FIFO would hang): exit 2.
+  await checkSheetFile(file);
   const cc = await commandContext(flags);
   const progress = progressReporter();
   try {
@@ -25,7 +30,7 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
       file, mapping: flags.mapping, mode: flags.mode ?? 'upsert', dryRun: Boolean(flags.dryRun),
       ...(cc.owner ? { owner: cc.owner } : {}), ...(flags.reportDir ? { reportDir: flags.reportDir } : {}),
       ...(flags.language ? { language: flags.language } : {}), ...(flags.sheet ? { sheet: flags.sheet } : {}),
-      ...(flags.allowArchive ? { allowArchive: true } : {}), ...(flags.maxArchiveRatio !== undefined ? { maxArchiveRatio: flags.maxArchiveRatio } : {}),
+      ...(flags.allowArchive ? { allowArchive: true } : {}), ...(flags.failOnDiff === false ? { failOnDiff: false } : {}), ...(flags.maxArchiveRatio !== undefined ? { maxArchiveRatio: flags.maxArchiveRatio } : {}),
     };
     const result: RunResult = await run(req, { ...cc.ctx, onProgress: progress.update, ...(flags.waitLock ? { lease: { waitMs: flags.waitLock * 1000 } } : {}) });
     progress.done();

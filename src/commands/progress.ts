@@ -6,7 +6,7 @@ export function progressReporter(stream: NodeJS.WriteStream = process.stderr): {
   let drawn = false;
   const render = (p: RunProgress) => {
     const total = p.rowsTotal ? `/${p.rowsTotal}` : '';
-    return `[${p.stage}] rows read ${p.rowsRead} · operations sent ${p.operationsSent}${total} · errors ${p.errors}`;
+    return `[${p.stage}] rows read ${p.rowsRead}${total} · operations sent ${p.operationsSent}${total} · writes ${p.writes ?? 0} · errors ${p.errors}`;
   };
   return {
     update(p) {
@@ -20,7 +20,7 @@ export function progressReporter(stream: NodeJS.WriteStream = process.stderr): {
         const bar = p.stage === 'push' ? ` [${'#'.repeat(Math.round(ratio * barWidth)).padEnd(barWidth, '.')}]` : '';
         stream.write(`\r${(render(p) + bar).slice(0, width - 1).padEnd(Math.min(width - 1, 100))}`);
         drawn = true;
-      } else if (now - last >= 2000) {
+      } else if (now - last >= 1000) {
         last = now;
         stream.write(`${render(p)}\n`);
       }

@@ -1,8 +1,7 @@
-import { existsSync } from 'node:fs';
 import { loadConfig, type Config } from '../config.ts';
-import { ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { loadMapping } from '../pipeline/map/mapping.ts';
+import { checkSheetFile } from '../pipeline/read/read-sheet.ts';
 import type { Mode } from '../pipeline/sync/plan.ts';
 import { importQueueClient } from '../queue/enqueue.ts';
 import { loadFeeds } from '../queue/feeds.ts';
@@ -39,7 +38,7 @@ export async function workerCommand(opts: { concurrency?: number; jobsDir: strin
 /** `product-sync enqueue`: queues an import, prints its id; `--wait` prints the summary and exits with the run's code. */
 export async function enqueueCommand(file: string, opts: { mapping: string; owner?: string; mode?: Mode; dryRun?: boolean; wait?: boolean }): Promise<number> {
   // What the inline import would refuse at once is refused here too, before anything is queued (exit 2).
-  if (!existsSync(file)) throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: no such file`);
+  await checkSheetFile(file);
   await loadMapping(opts.mapping);
   const client = importQueueClient(config());
   try {

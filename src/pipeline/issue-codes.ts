@@ -19,7 +19,7 @@ export const ISSUE_CODES = {
   MERGED_HEADER: ['warning', 'header cells are merged: the title is in the first column only, the others have an empty header'],
   MERGED_CELL: ['warning', 'cells of this row are part of a merged range whose value is in its top-left cell only; they are read as empty'],
   ROW_HIDDEN: ['warning', 'the row is hidden in Excel; it is imported like the others'],
-  HIDDEN_COLUMN: ['warning', 'the column is hidden in Excel; it is imported like the others'],
+  HIDDEN_COLUMN: ['warning', 'a column the mapping reads is hidden in Excel; it is imported like the others (hidden columns the mapping does not use are not reported)'],
   // transforms
   DECIMAL_INVALID: ['error', 'the cell is not a number'],
   DECIMAL_SEPARATOR: ['error', "the number uses the other decimal separator than the mapping's (1,5 where 1.5 is expected, or the reverse; 1.500 in a decimal-comma sheet)"],

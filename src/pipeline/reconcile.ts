@@ -4,18 +4,18 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
-import { ProductSyncError } from '../errors.ts';
 import { matchHeaders } from './map/headers.ts';
 import { mapRow, rowKeyReader } from './map/map-row.ts';
 import { loadMapping } from './map/mapping.ts';
 import { validateDraft } from './map/validate.ts';
-import { openSheet } from './read/read-sheet.ts';
+import { checkSheetFile, openSheet } from './read/read-sheet.ts';
+import { restoreRejectedSheet } from './report/neutralize.ts';
 import { createReportWriter, type RunSummary } from './report/report.ts';
 import { createReferenceCache } from '../api/reference-cache.ts';
 import { DraftResolver } from './resolve/resolve-drafts.ts';
 import { createReferenceResolver } from './resolve/reference-resolver.ts';
 import { emptyCounts } from './run/assemble.ts';
-import { DEFAULT_CHUNK_SIZE, type RunContext } from './run/open-run.ts';
+import { DEFAULT_CHUNK_SIZE, runOwner, type RunContext } from './run/open-run.ts';
 import type { RunResult } from './run/run.ts';
 import { runIdFor, sha256File, type ImportRequest } from './run/run-state.ts';
 import { SheetKeys } from './run/sheet-keys.ts';
@@ -28,9 +28,9 @@ const show = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 
 /** Reconcile: sheet vs API, field by field; writes reconcile.json / .csv and the row report; sends no write. */
 export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise<RunResult> {
   const mapping = await loadMapping(req.mapping);
-  const owner = req.owner ?? mapping.ownerCompanyId ?? ctx.config.OWNER_COMPANY_ID;
-  if (!owner) throw new ProductSyncError('PS_ERR_CLI_USAGE', 'no owner company: give --owner, set ownerCompanyId in the mapping, or OWNER_COMPANY_ID');
+  const owner = runOwner(req, mapping, ctx);
   const reportDir = resolvePath(req.reportDir ?? ctx.config.REPORT_DIR);
+  await checkSheetFile(req.file);
   const sha = await sha256File(req.file);
   const runId = await runIdFor(reportDir, sha, mapping, owner, req, 'reconcile');
   const workDir = join(reportDir, runId);
@@ -38,7 +38,7 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
   const startedAt = new Date().toISOString();
   const refBefore = ctx.clients.stats.reference;
   const productBefore = ctx.clients.stats.product;
-  const open = () => openSheet(req.file, { ...(req.sheet ?? mapping.sheet ? { sheet: req.sheet ?? mapping.sheet } : {}), headerRow: mapping.headerRow });
+  const open = async () => restoreRejectedSheet(await openSheet(req.file, { ...(req.sheet ?? mapping.sheet ? { sheet: req.sheet ?? mapping.sheet } : {}), headerRow: mapping.headerRow }));
 
   const first = await open();
   const keyOf = rowKeyReader(first.headers, mapping, matchHeaders(first.headers, mapping));
@@ -58,6 +58,7 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
   const dupOptions = { column: keyIdx >= 0 ? (sheet.headers[columnIndex[keyIdx] ?? -1] ?? null) : null, field: mapping.key };
   const writer = await createReportWriter(workDir, { sourceHeaders: sheet.headers, reconcile: true });
   const counts = emptyCounts(keys.rows);
+  const rec = { inSync: 0, differs: 0, missingInApi: 0, missingInSheet: 0 };
 
   const compare = async (drafts: Draft[]) => {
     await resolver.resolveChunk(drafts);
@@ -73,6 +74,7 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
       const record = state.tradeItems.get(d.key!);
       if (!record) {
         await writer.addReconcile({ key: d.key!, status: 'missing_in_api', field: '', sheetValue: '', apiValue: '' });
+        rec.missingInApi++;
         counts.skipped++;
         await writer.addRow({ row: d.row, key: d.key, outcome: 'skipped', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues });
         continue;
@@ -87,7 +89,11 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
       if (differing.length === 0) {
         await writer.addReconcile({ key: d.key!, status: 'in_sync', field: '', sheetValue: '', apiValue: '' });
         counts.unchanged++;
-      } else counts.skipped++;
+        rec.inSync++;
+      } else {
+        counts.skipped++;
+        rec.differs++;
+      }
       await writer.addRow({ row: d.row, key: d.key, outcome: differing.length === 0 ? 'unchanged' : 'skipped', tradeItemId: record.tradeItemId, manufacturedItemId: null, changedFields: differing, issues: d.issues });
     }
   };
@@ -109,6 +115,7 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
     if (drafts.length > 0) await compare(drafts);
     for await (const item of api.missingFrom((k) => keys.has(k))) {
       await writer.addReconcile({ key: item.key ?? '', status: 'missing_in_sheet', field: '', sheetValue: '', apiValue: item.tradeItemId });
+      rec.missingInSheet++;
     }
   } catch (err) {
     await writer.abort();
@@ -116,12 +123,15 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
   } finally {
     await api.close();
   }
-  const exitCode: 0 | 1 = counts.invalid > 0 ? 1 : 0;
+  // Like `diff`: 1 when the sheet and the API differ (or rows are invalid), unless the caller only wants the report.
+  const differences = rec.differs + rec.missingInApi + rec.missingInSheet;
+  const exitCode: 0 | 1 = counts.invalid > 0 || (differences > 0 && req.failOnDiff !== false) ? 1 : 0;
   const summary: RunSummary = {
+    reconcile: rec,
     runId, source: { file: req.file, sha256: sha, rows: keys.rows }, mapping: mapping.name, mode: req.mode ?? 'upsert', dryRun: true,
     startedAt, finishedAt: new Date().toISOString(), counts,
     requests: { reference: ctx.clients.stats.reference - refBefore, product: ctx.clients.stats.product - productBefore }, exitCode,
   };
   const { files } = await writer.finish(summary);
-  return { runId, exitCode, summary, reportDir: workDir, files };
+  return { runId, exitCode, summary, reportDir: workDir, files, kind: 'reconcile' };
 }

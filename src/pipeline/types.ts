@@ -35,6 +35,8 @@ export interface Sheet {
   sheetName?: string;
   headerRow: number;
   headers: string[];
+  /** The rows above the header (headerRow > 1), as text: rejected.* reproduce them so they re-import with the same mapping. */
+  preamble?: string[][];
   rows: AsyncIterable<SheetRow>;
   /** Details for the report: detected encoding and delimiter (CSV), date system (XLSX)… */
   info: Record<string, string | number | boolean>;

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
+import { getNextMillis } from 'bullmq';
 import { z } from 'zod';
 import { ProductSyncError } from '../errors.ts';
 import { fileSha256 } from './catalog.ts';
@@ -16,7 +17,27 @@ const timezone = z.string().refine((tz) => {
   }
 }, 'must be an IANA time zone such as Europe/Paris');
 
-const cron = z.string().trim().refine((s) => /^(\S+\s+){4,5}\S+$/.test(s), 'must be a cron expression with 5 or 6 fields, e.g. "0 2 * * *"');
+/**
+ * Why BullMQ would refuse a cron pattern (it parses it with cron-parser when the worker upserts the schedule, and a
+ * refusal there kills the worker at start), or null when it takes it. A pattern that parses but never fires (no next
+ * run) is refused too.
+ */
+export function cronProblem(pattern: string): string | null {
+  try {
+    return getNextMillis(Date.now(), { pattern }) === undefined ? 'the schedule never fires' : null;
+  } catch (err) {
+    return (err as Error)?.message ?? String(err);
+  }
+}
+
+const cron = z.string().trim().superRefine((s, ctx) => {
+  if (!/^(\S+\s+){4,5}\S+$/.test(s)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a cron expression with 5 or 6 fields, e.g. "0 2 * * *"' });
+    return;
+  }
+  const problem = cronProblem(s);
+  if (problem) ctx.addIssue({ code: 'custom', message: `is not a valid cron expression (${problem}), e.g. "0 2 * * *"` });
+});
 
 /** A feed definition, `jobs/<name>.yaml` (DESIGN §5.4). */
 export const feedSchema = z.strictObject({
@@ -46,6 +67,12 @@ export async function loadFeeds(dir: string): Promise<Feed[]> {
   for (const name of (await readdir(dir)).sort()) {
     if (!/\.(ya?ml|json)$/i.test(name)) continue;
     const file = join(dir, name);
+    // A FIFO or a device named like a feed would hang the load: only regular files are read (symlinks to them are fine).
+    const st = await stat(file).catch((err: NodeJS.ErrnoException) => err);
+    if (st instanceof Error || !st.isFile()) {
+      problems.push(`  ${file}: ${st instanceof Error ? `cannot be read (${st.code ?? st.message})` : 'not a regular file'}`);
+      continue;
+    }
     const parsed = parseYamlDocument(await readFile(file, 'utf8'), feedSchema, (p) => (p.length === 0 ? 'keys are schedule, timezone, source (dir, pattern, settleSeconds), mapping, owner, mode, dryRun, archiveGuard' : ''));
     if (!parsed.ok) {
       for (const p of parsed.problems) problems.push(`  ${file}${p.line === null ? '' : `:${p.line}`}: ${p.path ? `${p.path}: ` : ''}${p.message}`);
@@ -77,8 +104,10 @@ export async function feedCandidates(feed: Feed): Promise<{ file: string; mtimeM
   for (const name of await readdir(dir)) {
     if (!re.test(name)) continue;
     const file = join(dir, name);
-    const st = await stat(file);
-    if (st.isFile()) out.push({ file, mtimeMs: st.mtimeMs });
+    // Only regular files (or symlinks to them): a FIFO or a device would hang the hash and the read; a dangling
+    // symlink, or a file removed since readdir, is not a candidate either.
+    const st = await stat(file).catch(() => null);
+    if (st?.isFile()) out.push({ file, mtimeMs: st.mtimeMs });
   }
   return out.sort((a, b) => b.mtimeMs - a.mtimeMs);
 }

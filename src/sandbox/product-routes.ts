@@ -111,8 +111,8 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
     const { q, skip, take } = c.value;
     const owner = q.OwnerCompanyId!.toLowerCase();
     const matches = matcher(TRADE_ITEM_FILTERS, q);
-    const all: StoredTradeItem[] = [];
-    for (const t of store.tradeItems.values()) if (t.ownerCompanyId === owner && matches(t.fields)) all.push(t);
+    const owned = store.ownerTradeItems(owner);
+    const all: StoredTradeItem[] = Object.keys(q).some((k) => k in TRADE_ITEM_FILTERS) ? owned.filter((t) => matches(t.fields)) : owned;
     const p = page(all, skip, take);
     return { tradeItems: p.items.map((t) => store.tradeItemRecord(t)), skipAndTakeQueryStats: p.stats };
   });

@@ -39,9 +39,25 @@ export class SandboxStore {
   readonly manufacturedItems = new Map<string, StoredManufacturedItem>();
   readonly brands = new Map<string, StoredBrand>();
   counts: RequestCounts = { total: 0, writes: 0, byRoute: {}, faults: {} };
+  #generation = 0;
+  #byOwner = new Map<string, { generation: number; size: number; items: StoredTradeItem[] }>();
+
+  /**
+   * The trade items of one owner in listing order. Items are only ever added (or all removed by reset), so the list is
+   * kept until the collection grows: paging a million-item catalogue does not scan it once per page.
+   */
+  ownerTradeItems(owner: string): StoredTradeItem[] {
+    const cached = this.#byOwner.get(owner);
+    if (cached && cached.generation === this.#generation && cached.size === this.tradeItems.size) return cached.items;
+    const items: StoredTradeItem[] = [];
+    for (const t of this.tradeItems.values()) if (t.ownerCompanyId === owner) items.push(t);
+    this.#byOwner.set(owner, { generation: this.#generation, size: this.tradeItems.size, items });
+    return items;
+  }
 
   /** Empties every collection and the request counts. */
   reset(): void {
+    this.#generation++;
     this.tradeItems.clear();
     this.manufacturedItems.clear();
     this.brands.clear();

@@ -90,60 +90,77 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
     const parts = req.parts();
     const fields: Record<string, string> = {};
     let stored: { path: string; name: string } | null = null;
-    try {
-      for await (const part of parts) {
-        if (part.type === 'file') {
-          const tmp = join(uploadDir, `.${randomUUID()}.part`);
-          await pipeline(part.file, createWriteStream(tmp));
-          if (part.file.truncated) {
-            await rm(tmp, { force: true });
-            return reply.code(413).send({ error: `file larger than ${maxUpload} bytes` });
+    // Every file this request wrote, until it is handed to the queue: a refused, failed or aborted upload removes them
+    // all (the `.part` being written and a file already stored when a second one arrives).
+    const written = new Set<string>();
+    const discard = async (): Promise<void> => {
+      await Promise.all([...written].map((f) => rm(f, { force: true }).catch(() => {})));
+    };
+    // A client that goes away mid-body: the file stream may never end nor fail, so the request's own close does it.
+    const aborted = (): void => {
+      if (!req.raw.complete) void discard();
+    };
+    req.raw.once('close', aborted);
+    let keep = false;
+    const answer = (code: number, body: object): { code: number; body: object } => ({ code, body });
+    const receive = async (): Promise<{ code: number; body: object }> => {
+      try {
+        for await (const part of parts) {
+          if (part.type === 'file') {
+            // One file per upload: a second one is refused before any of it is written.
+            if (stored) throw Object.assign(new Error('one file per upload (form field "file")'), { code: 'FST_FILES_LIMIT' });
+            const tmp = join(uploadDir, `.${randomUUID()}.part`);
+            written.add(tmp);
+            await pipeline(part.file, createWriteStream(tmp));
+            if (part.file.truncated) return answer(413, { error: `file larger than ${maxUpload} bytes` });
+            let kind: string;
+            try {
+              kind = (await sniffFile(tmp)).kind === 'xlsx-zip' ? '.xlsx' : '.csv';
+            } catch (err) {
+              return answer(415, { error: err instanceof ProductSyncError ? err.message.replace(tmp, part.filename) : 'unsupported file' });
+            }
+            // Stored under a generated name: the client's file name is only ever shown, never used as a path.
+            const path = join(uploadDir, `${randomUUID()}${kind}`);
+            written.add(path);
+            await rename(tmp, path);
+            written.delete(tmp);
+            stored = { path, name: part.filename };
+          } else {
+            fields[part.fieldname] = String(part.value);
           }
-          let kind: string;
-          try {
-            kind = (await sniffFile(tmp)).kind === 'xlsx-zip' ? '.xlsx' : '.csv';
-          } catch (err) {
-            await rm(tmp, { force: true });
-            return reply.code(415).send({ error: err instanceof ProductSyncError ? err.message.replace(tmp, part.filename) : 'unsupported file' });
-          }
-          // Stored under a generated name: the client's file name is only ever shown, never used as a path.
-          const path = join(uploadDir, `${randomUUID()}${kind}`);
-          await rename(tmp, path);
-          stored = { path, name: part.filename };
-        } else {
-          fields[part.fieldname] = String(part.value);
         }
+      } catch (err) {
+        const e = err as { code?: string; message: string };
+        return answer(e.code === 'FST_REQ_FILE_TOO_LARGE' ? 413 : 400, { error: e.message });
       }
-    } catch (err) {
-      const e = err as { code?: string; message: string };
-      return reply.code(e.code === 'FST_REQ_FILE_TOO_LARGE' ? 413 : 400).send({ error: e.message });
+      if (!req.raw.complete) return answer(400, { error: 'upload aborted' });
+      if (!stored) return answer(400, { error: 'no file in the upload (form field "file")' });
+      const mapping = fields.mapping ?? '';
+      // The names GET /mappings lists, and nothing else: never a path.
+      const mappingPath = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(mapping) ? MAPPING_EXTENSIONS.map((ext) => join(mappingsDir, `${mapping}${ext}`)).find((f) => existsSync(f)) : undefined;
+      if (!mappingPath) return answer(400, { error: `unknown mapping "${mapping}"` });
+      if (fields.owner && !UUID.test(fields.owner)) return answer(400, { error: `owner must be a company uuid, got "${fields.owner}"` });
+      if (fields.mode && !(MODES as readonly string[]).includes(fields.mode)) return answer(400, { error: `mode must be one of ${MODES.join(', ')}` });
+      const mode = fields.mode || 'upsert';
+      const { jobId, existed } = await client.enqueue({
+        request: { file: stored.path, mapping: mappingPath, mode, dryRun: fields.dryRun === 'true', ...(fields.owner ? { owner: fields.owner } : {}) },
+        origin: 'upload',
+        fileName: stored.name,
+        step: 'prepare',
+      });
+      // The same sheet already queued: its job reads the copy stored the first time, this one is not needed.
+      keep = !existed;
+      return answer(existed ? 200 : 202, { id: jobId, existed, status: `/runs/${jobId}` });
+    };
+    // The answer is sent only once every file it does not keep is gone.
+    let result: { code: number; body: object };
+    try {
+      result = await receive();
+    } finally {
+      req.raw.off('close', aborted);
+      if (!keep) await discard();
     }
-    if (!stored) return reply.code(400).send({ error: 'no file in the upload (form field "file")' });
-    const mapping = fields.mapping ?? '';
-    // The names GET /mappings lists, and nothing else: never a path.
-    const mappingPath = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(mapping) ? MAPPING_EXTENSIONS.map((ext) => join(mappingsDir, `${mapping}${ext}`)).find((f) => existsSync(f)) : undefined;
-    if (!mappingPath) {
-      await rm(stored.path, { force: true });
-      return reply.code(400).send({ error: `unknown mapping "${mapping}"` });
-    }
-    if (fields.owner && !UUID.test(fields.owner)) {
-      await rm(stored.path, { force: true });
-      return reply.code(400).send({ error: `owner must be a company uuid, got "${fields.owner}"` });
-    }
-    if (fields.mode && !(MODES as readonly string[]).includes(fields.mode)) {
-      await rm(stored.path, { force: true });
-      return reply.code(400).send({ error: `mode must be one of ${MODES.join(', ')}` });
-    }
-    const mode = fields.mode || 'upsert';
-    const { jobId, existed } = await client.enqueue({
-      request: { file: stored.path, mapping: mappingPath, mode, dryRun: fields.dryRun === 'true', ...(fields.owner ? { owner: fields.owner } : {}) },
-      origin: 'upload',
-      fileName: stored.name,
-      step: 'prepare',
-    });
-    // The same sheet already queued: its job reads the copy stored the first time, this one is not needed.
-    if (existed) await rm(stored.path, { force: true });
-    return reply.code(existed ? 200 : 202).send({ id: jobId, existed, status: `/runs/${jobId}` });
+    return reply.code(result.code).send(result.body);
   });
 
   app.get('/runs', async () => {

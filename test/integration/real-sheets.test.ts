@@ -41,7 +41,7 @@ describe.runIf(existsSync(data))('validate on the real sheets', () => {
 
   it('eco-score template (header on row 2) and the OFF TSV export read to one outcome per row', async () => {
     const eco = await runValidate({ file: new URL('eco-score-template.xlsx', data).pathname, mapping: 'eco-score-template' }, cc.ctx);
-    expect(rows(eco.reportDir)[0]).toMatch(/^3,07622210449283,skipped/);
+    expect(rows(eco.reportDir)[0]).toMatch(/^3,07622210449283,valid/);
     const off = await runValidate({ file: new URL('off-export-products.tsv', data).pathname, mapping: 'off-export' }, cc.ctx);
     expect(rows(off.reportDir)).toHaveLength(off.summary.counts.rows);
     expect(off.summary.counts.rows).toBeGreaterThan(20);

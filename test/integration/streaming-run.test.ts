@@ -151,3 +151,32 @@ function reportIdsMatchApiForValid(reportDir: string): void {
   }
   expect(checked).toBeGreaterThan(2900);
 }
+
+describe('a rejected file re-imports with the same mapping', () => {
+  it('for a sheet whose header is on row 2: the fixed rows go through with their original values, formulas undone', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-stream-rej-'));
+    const { mapping } = writeProductSheet(dir, 1, { owner, file: 'unused.csv' });
+    writeFileSync(mapping, readFileSync(mapping, 'utf8').replace('key: gtin\n', 'key: gtin\nheaderRow: 2\n'));
+    const bad = testGtin(1).slice(0, -1) + String((Number(testGtin(1).at(-1)) + 1) % 10);
+    const file = join(dir, 'titled.csv');
+    writeFileSync(file, `Catalogue fournisseur;;;\nGTIN;Désignation;Poids net;Unité\n${testGtin(0)};Plain;100;g\n${bad};=1+2;250;g\n${testGtin(2)};@cmd;300;g\n`);
+    const cc = await context(join(dir, 'reports'));
+    try {
+      const first = await runImport({ file, mapping }, cc.ctx);
+      expect(first.summary.counts).toMatchObject({ rows: 3, created: 2, invalid: 1 });
+      const rejected = readFileSync(join(first.reportDir, 'rejected.csv'), 'utf8');
+      expect(rejected.split(/\r\n/)[0]).toContain('Catalogue fournisseur');
+      // The supplier fixes the check digit in the rejected file and imports it again, with the same mapping.
+      const fixed = join(dir, 'fixed.csv');
+      writeFileSync(fixed, rejected.replace(bad, testGtin(1)));
+      const again = await runImport({ file: fixed, mapping }, cc.ctx);
+      expect(again.summary.counts).toMatchObject({ rows: 1, created: 1, invalid: 0 });
+      const items = sandbox.handle.store.dump().tradeItems;
+      expect(items.find((t) => t.gtin === testGtin(1).padStart(14, '0'))?.tradeItemName).toBe('=1+2');
+      expect(items.find((t) => t.gtin === testGtin(2).padStart(14, '0'))?.tradeItemName).toBe('@cmd');
+    } finally {
+      await cc.close();
+    }
+  }, 60_000);
+});

@@ -57,7 +57,8 @@ function columnIssue(row: number, column: string, col: MappingColumn, cell: Cell
 export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: Mapping, columnIndex: readonly number[]): Draft {
   const row = sheetRow.row;
   const fields: Record<string, unknown> = {};
-  const issues: Issue[] = [...sheetRow.issues];
+  // The reader warns about every hidden column (it does not know the mapping): only those the mapping reads matter.
+  const issues: Issue[] = sheetRow.issues.filter((x) => x.code !== 'HIDDEN_COLUMN' || columnIndex.some((idx) => idx >= 0 && headers[idx] === x.column));
   const lookups: DraftLookup[] = [];
   const origins: Record<string, { column: string; value: string | null }> = {};
   const clearTops = new Set<string>();

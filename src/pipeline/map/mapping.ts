@@ -1,7 +1,7 @@
 /** Mapping files (DESIGN §5.3): which sheet column feeds which API field, with transforms and lookups. */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import {
@@ -9,7 +9,7 @@ import {
 } from '../../api/fields.ts';
 import { ProductSyncError } from '../../errors.ts';
 import { formatPath, parseYamlDocument } from '../../yaml-document.ts';
-import { COLUMN_TYPES, valueMapKey, type ColumnType } from './transforms.ts';
+import { COLUMN_TYPES, localeNumberSeparators, valueMapKey, type ColumnType } from './transforms.ts';
 import type { LookupSpec, Target } from '../types.ts';
 
 /** A field path resolved against the target's field rules: where to put a value and what the API wants there. */
@@ -39,6 +39,7 @@ export interface MappingColumn {
   empty: 'ignore' | 'clear';
   /** Date format of the column (`dd/mm/yyyy`), else the mapping's `dateFormat`. */
   format?: string;
+  /** Decimal separator of the column's text cells: its `decimal`, else the mapping's `decimalSeparator`. */
   decimal: ',' | '.';
   required: boolean;
   /** Line of the column's entry in the mapping file. */
@@ -67,6 +68,7 @@ export interface Mapping {
   headerRow: number;
   key: 'gtin' | 'tradeItemId';
   empty: 'ignore' | 'clear';
+  /** Decimal separator of the sheet's text numbers: the file's `decimalSeparator`, else the one of `language` (fr-FR → `,`, en-US → `.`). */
   decimalSeparator: ',' | '.';
   dateFormat?: string;
   columns: readonly MappingColumn[];
@@ -98,6 +100,52 @@ const scalar = z.union([z.string(), z.number().transform(String), z.boolean().tr
 const headerName = z.union([z.string().trim().min(1, 'must not be empty'), z.number().transform(String)]);
 const LOOKUP_HELP = 'lookup must be harmonized-code, {list: <list name>}, {brand: {create: true|false}} or {kind: <lookup kind>}';
 
+/** Edit distance of two words (case ignored), capped: enough to tell a typo from another word. */
+function distance(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  let prev = Array.from({ length: y.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= x.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= y.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[y.length]!;
+}
+
+/** The candidate `word` most likely misspells (case, a letter or two, a missing or extra `s`), or undefined. */
+export function closest(word: string, candidates: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  const max = word.length <= 4 ? 1 : word.length <= 8 ? 2 : 3;
+  for (const c of candidates) {
+    const d = distance(word, c);
+    if (d < bestD) [best, bestD] = [c, d];
+  }
+  return bestD <= max ? best : undefined;
+}
+
+/** ` (did you mean x?)` when a candidate is close to `word`, else ''. */
+function didYouMean(word: string, candidates: Iterable<string>): string {
+  const near = closest(word, candidates);
+  return near !== undefined && near !== word ? ` (did you mean ${near}?)` : '';
+}
+
+/** What is wrong with a lookup value, naming the valid list names or lookup kinds. */
+function lookupProblem(input: unknown): string {
+  if (typeof input === 'string') return `${LOOKUP_HELP}; got "${input}"${didYouMean(input, ['harmonized-code'])}`;
+  if (input && typeof input === 'object' && !Array.isArray(input)) {
+    const o = input as Record<string, unknown>;
+    if ('list' in o && typeof o.list === 'string' && !(LIST_NAMES as readonly string[]).includes(o.list)) {
+      return `unknown list "${o.list}"${didYouMean(o.list, LIST_NAMES)}; the lists are: ${LIST_NAMES.join(', ')}`;
+    }
+    if ('kind' in o && typeof o.kind === 'string' && !lookupKinds.includes(o.kind)) {
+      return `unknown lookup kind "${o.kind}"${didYouMean(o.kind, lookupKinds)}; the kinds are: ${lookupKinds.join(', ')}`;
+    }
+  }
+  return LOOKUP_HELP;
+}
+
 const lookupSchema = z.union(
   [
     z.literal('harmonized-code'),
@@ -105,13 +153,13 @@ const lookupSchema = z.union(
     z.strictObject({ brand: z.strictObject({ create: z.boolean().optional() }).nullable() }),
     z.strictObject({ kind: z.enum(lookupKinds) }),
   ],
-  { error: LOOKUP_HELP },
+  { error: (iss) => lookupProblem(iss.input) },
 );
 
 const columnSchema = z.strictObject({
   column: z.union([headerName, z.array(headerName).min(1, 'must name at least one header')]),
   field: z.string().min(1, 'must not be empty'),
-  type: z.enum(COLUMN_TYPES, { error: `type must be one of ${COLUMN_TYPES.join(', ')}` }).optional(),
+  type: z.enum(COLUMN_TYPES, { error: (iss) => `type must be one of ${COLUMN_TYPES.join(', ')}${typeof iss.input === 'string' ? didYouMean(iss.input, COLUMN_TYPES) : ''}` }).optional(),
   split: z.string().min(1, 'must not be empty').optional(),
   values: z.record(z.string(), scalar).optional(),
   lookup: lookupSchema.optional(),
@@ -133,7 +181,8 @@ const mappingSchema = z.strictObject({
   headerRow: z.number().int().min(1).max(1000).default(1),
   key: z.enum(['gtin', 'tradeItemId']).default('gtin'),
   empty: z.enum(['ignore', 'clear']).default('ignore'),
-  decimalSeparator: z.enum([',', '.']).default('.'),
+  // Without it, the language's (localeNumberSeparators): fr-FR → ",", en-US → ".".
+  decimalSeparator: z.enum([',', '.']).optional(),
   dateFormat: z.string().min(1).optional(),
   columns: z.array(columnSchema).min(1, 'a mapping needs at least one column'),
   defaults: z.record(z.string(), z.union([scalar, z.array(scalar)])).optional(),
@@ -163,10 +212,7 @@ export function resolveFieldPath(target: Target, path: string): FieldTarget | st
   const [, top = '', idx, sub] = m;
   const types = FIELD_TYPES[target];
   const type = types.get(top);
-  if (!type) {
-    const near = [...types.keys()].find((k) => k.toLowerCase() === top.toLowerCase());
-    return `unknown field "${top}" for target ${target}${near ? ` (did you mean ${near}?)` : ''}`;
-  }
+  if (!type) return `unknown field "${top}" for target ${target}${didYouMean(top, types.keys())}`;
   const index = idx === undefined ? undefined : Number(idx);
   const make = (leafType: FieldType, segments: (string | number)[]): FieldTarget | string => {
     if (leafType.kind === 'array') return { path, segments, top, leaf: leafType.of, array: true };
@@ -189,7 +235,7 @@ export function resolveFieldPath(target: Target, path: string): FieldTarget | st
       if (type.kind === 'object' && index !== undefined) return `"${top}" is one object: write ${top}.${sub ?? '<field>'}`;
       const nested = NESTED_OBJECTS[type.of];
       const rule = nested.find((n) => n.name === sub);
-      if (!rule) return `"${top}" has the fields ${nested.map((n) => n.name).join(', ')}${sub ? `, not "${sub}"` : ''}`;
+      if (!rule) return `"${top}" has the fields ${nested.map((n) => n.name).join(', ')}${sub ? `, not "${sub}"${didYouMean(sub, nested.map((n) => n.name))}` : ''}`;
       if (rule.ops && !rule.ops.includes('C')) return `"${top}[].${rule.name}" is accepted by updates only, not by creates`;
       return make(rule.type, index === undefined ? [top, rule.name] : [top, index, rule.name]);
     }
@@ -254,6 +300,7 @@ function build(raw: RawMapping, file: string, text: string, lineOf: (path: (stri
   const problems: Located[] = [];
   const columns: MappingColumn[] = [];
   const seen = new Map<string, number>();
+  const decimalSeparator = raw.decimalSeparator ?? localeNumberSeparators(raw.language).decimal;
   raw.columns.forEach((c, i) => {
     const field = resolveFieldPath(raw.target, c.field);
     if (typeof field === 'string') {
@@ -275,7 +322,7 @@ function build(raw: RawMapping, file: string, text: string, lineOf: (path: (stri
       ...(c.lookup !== undefined ? { lookup: toLookup(c.lookup) } : {}),
       empty: c.empty ?? raw.empty,
       ...(format !== undefined ? { format } : {}),
-      decimal: c.decimal ?? raw.decimalSeparator,
+      decimal: c.decimal ?? decimalSeparator,
       required: c.required ?? false,
       line: lineOf(['columns', i]) ?? 0,
     });
@@ -315,7 +362,7 @@ function build(raw: RawMapping, file: string, text: string, lineOf: (path: (stri
     headerRow: raw.headerRow,
     key: raw.key,
     empty: raw.empty,
-    decimalSeparator: raw.decimalSeparator,
+    decimalSeparator,
     ...(raw.dateFormat !== undefined ? { dateFormat: raw.dateFormat } : {}),
     columns,
     defaults,
@@ -323,7 +370,45 @@ function build(raw: RawMapping, file: string, text: string, lineOf: (path: (stri
 }
 
 
-/** Parses and validates a mapping from its text (YAML or JSON); throws MappingError naming the line of each problem. */
+/**
+ * The field problems of a mapping whose schema check failed: each column's field path and type rules, the defaults'
+ * paths, checked on whatever parts are well-formed, so that one load reports every problem (not schema problems
+ * first, field problems on the next try).
+ */
+function fieldProblems(data: unknown): Located[] {
+  const d = (data && typeof data === 'object' ? data : {}) as Record<string, unknown>;
+  if (d.target !== 'tradeItem' && d.target !== 'manufacturedItem') return [];
+  const target: Target = d.target;
+  const problems: Located[] = [];
+  const seen = new Map<string, number>();
+  (Array.isArray(d.columns) ? d.columns : []).forEach((c: unknown, i) => {
+    const fieldPath = c && typeof c === 'object' ? (c as Record<string, unknown>).field : undefined;
+    if (typeof fieldPath !== 'string' || fieldPath === '') return;
+    const field = resolveFieldPath(target, fieldPath);
+    if (typeof field === 'string') {
+      problems.push({ path: ['columns', i, 'field'], message: field });
+      return;
+    }
+    const prev = seen.get(field.path);
+    if (prev !== undefined) problems.push({ path: ['columns', i, 'field'], message: `${field.path} is already fed by columns[${prev}]` });
+    seen.set(field.path, i);
+    const column = columnSchema.safeParse(c);
+    if (column.success) checkColumn(column.data, i, field, problems);
+  });
+  if (d.defaults && typeof d.defaults === 'object' && !Array.isArray(d.defaults)) {
+    for (const [path, value] of Object.entries(d.defaults)) {
+      const field = resolveFieldPath(target, path);
+      if (typeof field === 'string') problems.push({ path: ['defaults', path], message: field });
+      else if (typeof value === 'string' || (Array.isArray(value) && value.every((v) => typeof v === 'string'))) {
+        const v = defaultValue(field, value as string | string[]);
+        if (typeof v === 'string' && v.startsWith('\u0000')) problems.push({ path: ['defaults', path], message: v.slice(1) });
+      }
+    }
+  }
+  return problems;
+}
+
+/** Parses and validates a mapping from its text (YAML or JSON); throws MappingError naming the line of each problem (all of them at once). */
 export function parseMapping(text: string, file: string): Mapping {
   const parsed = parseYamlDocument(text, mappingSchema, (path) =>
     path.length === 0
@@ -332,7 +417,19 @@ export function parseMapping(text: string, file: string): Mapping {
         ? 'column keys are column, field, type, split, values, lookup, empty, format, decimal, required'
         : '',
   );
-  if (!parsed.ok) throw new MappingError(file, parsed.problems);
+  if (!parsed.ok) {
+    // Schema problems, plus the field problems the parts that are well-formed have (the YAML itself parses).
+    const loose = parseYamlDocument(text, z.unknown());
+    if (!loose.ok) throw new MappingError(file, parsed.problems);
+    const reported = new Set(parsed.problems.map((p) => `${p.path}\u0000${p.message}`));
+    const more = fieldProblems(loose.data)
+      .map((p) => ({ line: loose.lineAt(p.path), path: formatPath(p.path), message: p.message }))
+      .filter((p) => !reported.has(`${p.path}\u0000${p.message}`));
+    const all = [...parsed.problems, ...more].map((p, i) => ({ p, i }));
+    // In file order (a problem without a line last), the order found within a line.
+    all.sort((a, b) => (a.p.line ?? Infinity) - (b.p.line ?? Infinity) || a.i - b.i);
+    throw new MappingError(file, all.map((x) => x.p));
+  }
   return build(parsed.data, file, text, parsed.lineAt);
 }
 
@@ -351,6 +448,8 @@ export async function loadMapping(nameOrPath: string, options: { mappingsDir?: s
   const file = mappingFile(nameOrPath, options.mappingsDir);
   let text: string;
   try {
+    // A FIFO or a device given as the mapping would block the read forever: only a regular file is read.
+    if (!(await stat(file)).isFile()) throw new Error('not a regular file');
     text = await readFile(file, 'utf8');
   } catch (cause) {
     throw new ProductSyncError('PS_ERR_MAPPING_INVALID', `mapping ${file} cannot be read: ${(cause as Error).message}`, { cause });

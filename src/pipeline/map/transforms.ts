@@ -81,12 +81,87 @@ export function applyValueMap(cell: Cell, map: ReadonlyMap<string, string> | und
 /** `string`: the trimmed text of the cell. */
 export const toStringValue: Transform = (cell) => ({ value: cellText(cell) });
 
-// Thousands groups: spaces always; the other separator only when it cannot be the decimal one ("1.234.567",
-// "1.234,5" with ","), since "1.500" in a decimal-comma sheet could mean 1.5 or 1500.
-const NUMBER_SHAPES = {
-  ',': [/^\d+(?:,\d+)?$/, /^[1-9]\d{0,2}(?: \d{3})+(?:,\d+)?$/, /^[1-9]\d{0,2}(?:\.\d{3}){2,}(?:,\d+)?$/, /^[1-9]\d{0,2}(?:\.\d{3})+,\d+$/],
-  '.': [/^\d+(?:\.\d+)?$/, /^[1-9]\d{0,2}(?: \d{3})+(?:\.\d+)?$/, /^[1-9]\d{0,2}(?:,\d{3}){2,}(?:\.\d+)?$/, /^[1-9]\d{0,2}(?:,\d{3})+\.\d+$/],
-} as const;
+/** The decimal and thousands separators a locale writes its numbers with (Latin digits). */
+export interface LocaleNumberSeparators {
+  decimal: ',' | '.';
+  /** The locale's own group separator (`.` de-DE, U+202F fr-FR, `'` de-CH, `,` en-US); undefined when unknown. */
+  group: string | undefined;
+}
+
+const localeSeparatorCache = new Map<string, LocaleNumberSeparators>();
+
+/**
+ * The separators of a locale's numbers, from the platform's `Intl.NumberFormat(locale).formatToParts(1234.5)` (grouping
+ * forced, since es-ES, it-IT, pt-PT… group only from 10 000 on): fr-FR, de-DE, es-ES, it-IT, nl-NL, pt-PT → `,`;
+ * en-US, en-GB, de-CH → `.`. A language the platform does not know (or a tag it refuses) gives `.`, never the host's locale.
+ */
+export function localeNumberSeparators(language: string): LocaleNumberSeparators {
+  const hit = localeSeparatorCache.get(language);
+  if (hit) return hit;
+  let out: LocaleNumberSeparators = { decimal: '.', group: undefined };
+  try {
+    const tag = language.replace(/_/g, '-');
+    if (Intl.NumberFormat.supportedLocalesOf(tag, { localeMatcher: 'lookup' }).length > 0) {
+      const parts = new Intl.NumberFormat(tag, { numberingSystem: 'latn', useGrouping: 'always' }).formatToParts(1234.5);
+      const decimal = parts.find((p) => p.type === 'decimal')?.value;
+      if (decimal === ',' || decimal === '.') out = { decimal, group: parts.find((p) => p.type === 'group')?.value };
+    }
+  } catch {
+    // A tag Intl refuses: the default above.
+  }
+  localeSeparatorCache.set(language, out);
+  return out;
+}
+
+// Thousands groups are read in groups of three after a first group of 1–3 digits. Spaces (no-break and narrow
+// no-break ones too) always group; with a decimal point, `'` and `’` (de-CH) do too; the locale's own group
+// separator is added when it is none of these. The other one of `,` / `.` groups only where it cannot be the decimal
+// separator ("1.234.567", "1.234,5" with ","); a single group without decimals ("1.234" with ",", "1,234" with ".")
+// reads two ways and is refused as ambiguous.
+const GROUP_LEAD = '[1-9]\\d{0,2}';
+const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+interface NumberShapes {
+  /** Shapes read as numbers. */
+  read: RegExp[];
+  /** One group of the other separator and no decimals: ambiguous. */
+  ambiguous: RegExp;
+  /** A number with the other separator as decimal one. */
+  otherDecimal: RegExp;
+}
+
+const shapeCache = new Map<string, NumberShapes>();
+
+/** The group separators read in text cells with decimal separator `sep` in `language`, besides the other of `,` / `.`. */
+export function groupSeparators(sep: ',' | '.', language: string): string[] {
+  const groups = sep === ',' ? [' '] : [' ', "'", '\u2019'];
+  const local = localeNumberSeparators(language);
+  const own = local.group?.replace(/[\u00a0\u202f\u2007]/g, ' ');
+  if (local.decimal === sep && own && own.length === 1 && !/[\d,.+-]/.test(own) && !groups.includes(own)) groups.push(own);
+  return groups;
+}
+
+function numberShapes(sep: ',' | '.', language: string): NumberShapes {
+  const groups = groupSeparators(sep, language);
+  const key = `${sep}${groups.join('')}`;
+  const hit = shapeCache.get(key);
+  if (hit) return hit;
+  const d = escapeRe(sep);
+  const o = escapeRe(sep === ',' ? '.' : ',');
+  const frac = `(?:${d}\\d+)?`;
+  const shapes: NumberShapes = {
+    read: [
+      new RegExp(`^\\d+${frac}$`),
+      ...groups.map((g) => new RegExp(`^${GROUP_LEAD}(?:${escapeRe(g)}\\d{3})+${frac}$`)),
+      new RegExp(`^${GROUP_LEAD}(?:${o}\\d{3}){2,}${frac}$`),
+      new RegExp(`^${GROUP_LEAD}(?:${o}\\d{3})+${d}\\d+$`),
+    ],
+    ambiguous: new RegExp(`^(${GROUP_LEAD})${o}(\\d{3})$`),
+    otherDecimal: new RegExp(`^\\d[\\d ]*${o}\\d+$`),
+  };
+  shapeCache.set(key, shapes);
+  return shapes;
+}
 
 function canonicalDecimal(sign: string, intPart: string, frac: string): string {
   const i = intPart.replace(/^0+(?=\d)/, '');
@@ -95,7 +170,10 @@ function canonicalDecimal(sign: string, intPart: string, frac: string): string {
   return /^0(?:\.0*)?$/.test(body) ? body : sign + body;
 }
 
-/** `decimal`: a canonical decimal string (`1 234,50` → `1234.5`) read with the sheet's decimal separator; XLSX numbers pass as they are. */
+/**
+ * `decimal`: a canonical decimal string (`1 234,50` → `1234.5`) read with the column's decimal separator (the mapping's
+ * `decimal` / `decimalSeparator`, else its language's) and that separator's thousands groups; XLSX numbers pass as they are.
+ */
 export const toDecimal: Transform = (cell, ctx) => {
   if (typeof cell === 'number') {
     return Number.isFinite(cell) ? { value: numberText(cell) } : err('DECIMAL_INVALID', 'not a finite number');
@@ -107,11 +185,21 @@ export const toDecimal: Transform = (cell, ctx) => {
   const raw = text.replace(/[\u00a0\u202f\u2007]/g, ' ').replace(/ +/g, ' ');
   const sign = raw.startsWith('-') ? '-' : '';
   const body = raw.replace(/^[+-]\s*/, '');
-  if (NUMBER_SHAPES[sep].some((re) => re.test(body))) {
-    const [intPart = '', frac = ''] = body.replace(/ /g, '').split(other).join('').split(sep);
+  const shapes = numberShapes(sep, ctx.language);
+  if (shapes.read.some((re) => re.test(body))) {
+    // The shape allows one kind of group separator: every character that is neither a digit nor `sep` is one.
+    const [intPart = '', frac = ''] = [...body].filter((c) => c === sep || (c >= '0' && c <= '9')).join('').split(sep);
     return { value: canonicalDecimal(sign, intPart, frac) };
   }
-  if (new RegExp(`^\\d[\\d ]*\\${other}\\d+$`).test(body)) {
+  const amb = shapes.ambiguous.exec(body);
+  if (amb) {
+    const [, lead = '', group = ''] = amb;
+    return err(
+      'DECIMAL_SEPARATOR',
+      `"${text}" is ambiguous in a sheet whose decimal separator is "${sep}": it reads as ${sign}${lead} ${group} with "${other}" grouping thousands, or as ${sign}${lead}${sep}${group} with "${other}" as decimal separator; write ${sign}${lead}${group} (or ${sign}${lead} ${group}) for the first, ${sign}${lead}${sep}${group} for the second, or set decimal: "${other}" on the column if the sheet really uses "${other}" as decimal separator`,
+    );
+  }
+  if (shapes.otherDecimal.test(body)) {
     return err(
       'DECIMAL_SEPARATOR',
       `"${text}" uses "${other}" as decimal separator where the mapping expects "${sep}" (set decimal: "${other}" on the column if the sheet really uses it)`,

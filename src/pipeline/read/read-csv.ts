@@ -42,6 +42,140 @@ function lineOf(text: string, n: number): string {
   return text.split(/\r\n|\n|\r/, n)[n - 1] ?? '';
 }
 
+const CR = 13;
+const LF = 10;
+const QUOTE = 34;
+const SPACE = 32;
+const TAB = 9;
+
+/**
+ * A streaming line-end normaliser for CSV text: outside quoted cells, `\r\n`, a lone `\r` and a lone `\n` all become
+ * `newline` (files mixing them — rows pasted from several sources, old Mac exports — are common, and papaparse splits
+ * on one newline only); inside a quoted cell they stay as they are. The file's own newline is the usual target, so a
+ * file that does not mix them goes through unchanged. Quotes are tracked as papaparse reads them: a quote opens a
+ * quoted cell only at the start of a field, `""` inside is an escaped quote, and a quote closes the cell when only
+ * spaces stand between it and a delimiter or a line end. State carries over between chunks, so a `\r\n` or a `""` cut
+ * by a chunk boundary is read as one. Call with `end = true` after the last chunk (it may return a last `\n`).
+ */
+export function lineEndNormalizer(delimiter: string, newline: '\n' | '\r\n' | '\r' = '\n'): (chunk: string, end?: boolean) => string {
+  const D = delimiter.charCodeAt(0);
+  const isSep = (c: number) => c === D || c === LF || c === CR;
+  let inQuote = false;
+  // Inside a quoted cell: 0 normal, 1 right after a quote (which may close the cell or start a `""`), 2 after a quote and spaces.
+  let afterQuote = 0;
+  // Outside quotes, the next character starts a field (so a quote there opens a quoted cell).
+  let fieldStart = true;
+  // The previous chunk ended with a `\r` outside quotes (already written out as the target would have it but its `\n`).
+  let pendingCr = false;
+  return (chunk, end = false) => {
+    const n = chunk.length;
+    let out = '';
+    let from = 0;
+    let i = 0;
+    if (pendingCr) {
+      pendingCr = false;
+      if (n > 0 && chunk.charCodeAt(0) === LF) {
+        // The `\n` of a `\r\n` cut by the boundary: the `\r` already stood for the whole line end, except in CRLF.
+        if (newline !== '\r\n') from = 1;
+        i = 1;
+      } else if (newline === '\r\n' && (n > 0 || end)) {
+        out = '\n';
+      } else if (n === 0 && !end) {
+        pendingCr = true;
+      }
+    }
+    let nextCr = -1;
+    let nextLf = -1;
+    let nextQuote = -1;
+    while (i < n) {
+      if (inQuote) {
+        if (afterQuote === 0) {
+          if (nextQuote < i) nextQuote = chunk.indexOf('"', i);
+          if (nextQuote < 0) {
+            nextQuote = n;
+            i = n;
+            break;
+          }
+          afterQuote = 1;
+          i = nextQuote + 1;
+          continue;
+        }
+        const c = chunk.charCodeAt(i);
+        if (c === D || c === CR || c === LF) {
+          // The quote closed the cell: this character is read outside quotes (below).
+          inQuote = false;
+          afterQuote = 0;
+        } else {
+          afterQuote = c === QUOTE ? (afterQuote === 1 ? 0 : 1) : c === SPACE || c === TAB ? 2 : 0;
+          i++;
+          continue;
+        }
+      }
+      // Outside quotes: jump to the next line end or quote.
+      if (nextCr < i) nextCr = chunk.indexOf('\r', i);
+      if (nextCr < 0) nextCr = n;
+      if (newline !== '\n') {
+        if (nextLf < i) nextLf = chunk.indexOf('\n', i);
+        if (nextLf < 0) nextLf = n;
+      } else nextLf = n;
+      if (nextQuote < i) nextQuote = chunk.indexOf('"', i);
+      if (nextQuote < 0) nextQuote = n;
+      const at = Math.min(nextCr, nextLf, nextQuote);
+      if (at >= n) {
+        i = n;
+        break;
+      }
+      if (at === nextQuote) {
+        if (at === 0 ? fieldStart : isSep(chunk.charCodeAt(at - 1))) {
+          inQuote = true;
+          afterQuote = 0;
+        }
+        i = at + 1;
+        continue;
+      }
+      if (at === nextCr) {
+        const lf = at + 1 < n && chunk.charCodeAt(at + 1) === LF;
+        if (at + 1 >= n) pendingCr = true;
+        if (newline === '\n') {
+          out += `${chunk.slice(from, at)}\n`;
+          from = lf ? at + 2 : at + 1;
+        } else if (newline === '\r') {
+          if (lf) {
+            out += chunk.slice(from, at + 1);
+            from = at + 2;
+          }
+        } else if (!lf && at + 1 < n) {
+          out += `${chunk.slice(from, at + 1)}\n`;
+          from = at + 1;
+        }
+        i = lf ? at + 2 : at + 1;
+        continue;
+      }
+      // A lone `\n` (a `\r\n` was skipped whole above) in a CRLF or CR file.
+      out += `${chunk.slice(from, at)}${newline}`;
+      from = at + 1;
+      i = at + 1;
+    }
+    if (!inQuote && n > 0) fieldStart = isSep(chunk.charCodeAt(n - 1));
+    if (end && pendingCr) {
+      pendingCr = false;
+      if (newline === '\r\n') return `${from === 0 ? chunk : out + chunk.slice(from)}\n`;
+    }
+    return from === 0 && out === '' ? chunk : out + chunk.slice(from);
+  };
+}
+
+/** The decoded text of a CSV file in chunks, line ends normalised to the file's newline outside quoted cells (lineEndNormalizer). */
+async function* csvText(file: string, fmt: CsvFormat): AsyncGenerator<string> {
+  const normalize = lineEndNormalizer(fmt.delimiter, fmt.newline);
+  for await (const chunk of decodeFile(file, fmt.encoding)) {
+    const s = normalize(chunk);
+    if (s) yield s;
+  }
+  const last = normalize('', true);
+  if (last) yield last;
+}
+
 interface CsvFormat {
   encoding: TextEncoding;
   delimiter: string;
@@ -53,8 +187,10 @@ interface RecordBatch {
   records: string[][];
   /** Record number of records[0]. */
   first: number;
-  /** The decoded chunk holding these records had a U+FFFD (a byte that is not valid in the encoding). */
+  /** The decoded text holding these records had a U+FFFD (a byte that is not valid in the encoding). */
   replaced: boolean;
+  /** The decoded text holding these records had a NUL character. */
+  nul: boolean;
 }
 
 /**
@@ -63,11 +199,12 @@ interface RecordBatch {
  * opening quote never closed would otherwise swallow the rest of the file.
  */
 async function* csvRecords(file: string, fmt: CsvFormat, limits: ReadLimits): AsyncGenerator<RecordBatch> {
+  // Line ends come normalised to the file's newline (csvText): a file mixing CRLF, LF and CR still has one record per line.
   const parser = new Papa.Parser({ delimiter: fmt.delimiter, newline: fmt.newline, quoteChar: '"' });
   let partial = '';
   let consumed = 0;
   let recordNo = 1;
-  for await (const chunk of decodeFile(file, fmt.encoding)) {
+  for await (const chunk of csvText(file, fmt)) {
     const input = partial.length > 0 ? partial + chunk : chunk;
     const res = parser.parse(input, 0, true) as { data: string[][]; meta: { cursor: number } };
     const cursor = res.meta.cursor;
@@ -85,13 +222,15 @@ async function* csvRecords(file: string, fmt: CsvFormat, limits: ReadLimits): As
       }
     }
     if (res.data.length > 0) {
-      yield { records: res.data, first: recordNo, replaced: chunk.includes('\uFFFD') };
+      // The records may start in the partial record carried over from earlier chunks: look at all of their text.
+      const text = input.slice(0, cursor);
+      yield { records: res.data, first: recordNo, replaced: text.includes('\uFFFD'), nul: text.includes('\0') };
       recordNo += res.data.length;
     }
   }
   if (partial.length > 0) {
     const res = parser.parse(partial, 0, false) as { data: string[][]; errors: { code: string }[] };
-    if (res.data.length > 0) yield { records: res.data, first: recordNo, replaced: partial.includes('\uFFFD') };
+    if (res.data.length > 0) yield { records: res.data, first: recordNo, replaced: partial.includes('\uFFFD'), nul: partial.includes('\0') };
   }
 }
 
@@ -120,7 +259,7 @@ async function lineAtChar(file: string, fmt: CsvFormat, offset: number): Promise
   const nl = fmt.newline === '\r' ? '\r' : '\n';
   let line = 1;
   let seen = 0;
-  for await (const chunk of decodeFile(file, fmt.encoding)) {
+  for await (const chunk of csvText(file, fmt)) {
     const part = seen + chunk.length > offset ? chunk.slice(0, offset - seen) : chunk;
     for (let i = part.indexOf(nl); i !== -1; i = part.indexOf(nl, i + 1)) line++;
     seen += chunk.length;
@@ -129,14 +268,28 @@ async function lineAtChar(file: string, fmt: CsvFormat, offset: number): Promise
   return line;
 }
 
+/**
+ * A NUL character is never text a supplier typed: it is a binary or damaged file (the sniffer refuses one in the head
+ * of the file; this finds one anywhere after it). The whole file is refused (PS_ERR_FILE_UNREADABLE, exit 2) rather
+ * than the row, so a file is accepted or refused the same wherever its NUL sits; the message names row and column.
+ */
+function refuseNul(file: string, record: readonly string[], row: number, hdr: readonly string[]): void {
+  const i = record.findIndex((v) => v.includes('\0'));
+  if (i < 0) return;
+  const name = hdr[i];
+  const column = name && !name.includes('\0') ? name : `#${i + 1}`;
+  throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: a NUL character (byte 0) on row ${row}, column ${column}: the file is damaged or not a text export; export the sheet again as CSV`);
+}
+
 // Cheap blank test: only trims when the value starts with whitespace.
 const isBlank = (v: string): boolean => v.length === 0 || (v.charCodeAt(0) <= 32 && v.trim() === '');
 
 /**
  * Opens a CSV/TSV sheet. Encoding detected and decoded with iconv-lite before parsing; delimiter from the header line;
  * RFC 4180 quoting (embedded newlines, `""`) by papaparse's core parser, fed pull-wise (the file is read only as fast as
- * rows are consumed). Row numbers are record numbers — what Excel shows when it opens the file — blank lines counted
- * but not yielded. Empty or blank cells are null; other cells are returned raw (not trimmed). Ragged rows: missing
+ * rows are consumed). Line ends may be mixed: CRLF, LF and a lone CR each end a line outside quoted cells (inside one
+ * they are kept as typed). Row numbers are record numbers — what Excel shows when it opens the file — blank lines
+ * counted but not yielded. A NUL character anywhere refuses the file (refuseNul). Empty or blank cells are null; other cells are returned raw (not trimmed). Ragged rows: missing
  * cells are null with a ROW_RAGGED warning, non-empty extra cells a ROW_RAGGED error (they would be lost).
  */
 export async function readCsv(file: string, head: Buffer, options: { headerRow: number; limits: ReadLimits; decimalSeparator?: string }): Promise<Sheet> {
@@ -148,9 +301,11 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
   const fmt: CsvFormat = { encoding, delimiter, newline: detectNewline(prefix) };
 
   let headers: string[] | null = null;
+  const preamble: string[][] = [];
   const probe = csvRecords(file, fmt, limits);
   try {
     for await (const b of probe) {
+      for (let i = 0; i < b.records.length && b.first + i < headerRow; i++) preamble.push(b.records[i]!);
       if (b.first + b.records.length > headerRow) {
         headers = b.records[headerRow - b.first]!;
         break;
@@ -165,12 +320,12 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
   if (headers.length > limits.columns) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${headers.length} columns, more than the limit of ${limits.columns}`);
   const hdr = headers;
   const width = hdr.length;
-  const stripCr = fmt.newline === '\n';
+  // A NUL in the header (past the head the sniffer checks) is refused like one in a data row.
+  refuseNul(file, hdr, headerRow, hdr);
 
-  function toRow(record: string[], row: number, replaced: boolean): SheetRow | null {
+  function toRow(record: string[], row: number, replaced: boolean, nul: boolean): SheetRow | null {
     const n = record.length;
-    // A `\r\n` line in a `\n` file leaves a `\r` on its last cell.
-    if (stripCr && n > 0 && record[n - 1]!.endsWith('\r')) record[n - 1] = record[n - 1]!.slice(0, -1);
+    if (nul) refuseNul(file, record, row, hdr);
     let issues: Issue[] | null = null;
     const cells: Cell[] = new Array<Cell>(width);
     let any = false;
@@ -209,7 +364,7 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
       for (let k = 0; k < recs.length; k++) {
         const row = b.first + k;
         if (row <= headerRow) continue;
-        const r = toRow(recs[k]!, row, b.replaced);
+        const r = toRow(recs[k]!, row, b.replaced, b.nul);
         if (!r) continue;
         if (++dataRows > limits.rows) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: more than ${limits.rows} data rows`);
         yield r;
@@ -219,5 +374,5 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
 
   const info: Record<string, string | number | boolean> = { encoding, delimiter: delimiter === '\t' ? 'tab' : delimiter, newline: JSON.stringify(fmt.newline).slice(1, -1) };
   if (options.decimalSeparator) info.decimalSeparator = options.decimalSeparator;
-  return { file, format: 'csv', headerRow, headers, rows: rows(), info };
+  return { file, format: 'csv', headerRow, headers, preamble, rows: rows(), info };
 }

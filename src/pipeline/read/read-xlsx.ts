@@ -11,8 +11,11 @@ type RawValue = ExcelJS.CellValue | undefined;
 const OOXML_ESCAPE = /_x([0-9A-Fa-f]{4})_/g;
 const unescapeOoxml = (s: string): string => (s.includes('_x') ? s.replace(OOXML_ESCAPE, (_, h: string) => String.fromCharCode(parseInt(h, 16))) : s);
 
-/** A cell as the pipeline wants it: rich text joined, hyperlink text, formula results, error cells null (with the error). */
-function normalize(v: RawValue): { cell: Cell; error?: string } {
+/**
+ * A cell as the pipeline wants it: rich text joined, hyperlink text, formula results, error cells null (with the error).
+ * `strings`: the shared strings the inspection read, for cells exceljs left as `{sharedString: n}` (see readXlsx).
+ */
+function normalize(v: RawValue, strings: readonly string[] | null = null): { cell: Cell; error?: string } {
   if (v === null || v === undefined) return { cell: null };
   if (typeof v === 'string') return { cell: v.length === 0 || (v.charCodeAt(0) <= 32 && v.trim() === '') ? null : unescapeOoxml(v) };
   if (typeof v === 'number') return Number.isFinite(v) ? { cell: v } : { cell: null, error: '#NUM!' };
@@ -30,14 +33,17 @@ function normalize(v: RawValue): { cell: Cell; error?: string } {
       return normalize(result as RawValue);
     }
     if ('text' in v) return normalize((v as { text: RawValue }).text);
-    if ('sharedString' in v) return { cell: null, error: 'a missing shared string' };
+    if ('sharedString' in v) {
+      const text = strings?.[(v as { sharedString: number }).sharedString];
+      return text === undefined ? { cell: null, error: 'a missing shared string' } : normalize(text);
+    }
   }
   return { cell: String(v) };
 }
 
 /** Header text of a header cell: strings raw, numbers and booleans as text, dates as ISO days, empty as ''. */
-function headerText(v: RawValue): string {
-  const c = normalize(v).cell;
+function headerText(v: RawValue, strings: readonly string[] | null): string {
+  const c = normalize(v, strings).cell;
   return c === null ? '' : c instanceof Date ? c.toISOString().slice(0, 10) : String(c);
 }
 
@@ -62,7 +68,7 @@ function columnLetters(n: number): string {
  *   cell gets a MERGED_CELL warning naming the range, and a header cell inside a merge gets a MERGED_HEADER warning
  *   (on the first data row, `row` = the header row) — the mapping then sees an empty header there.
  * - hidden rows are read like the others, with a ROW_HIDDEN warning; hidden columns likewise, one HIDDEN_COLUMN
- *   warning each (on the first data row).
+ *   warning each (on the first data row, `column` = its header) — mapRow keeps only those of mapped columns.
  * - rows wholly empty are skipped; cells right of the last header are ignored (ROW_RAGGED warning when not empty).
  */
 export async function readXlsx(file: string, options: { sheet?: string; headerRow: number; limits: ReadLimits }): Promise<Sheet> {
@@ -70,6 +76,10 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
   const book = await inspectWorkbook(file, limits, options.sheet);
   const target = book.target;
   const targetNo = /sheet(\d+)\.xml$/.exec(target.path ?? '')?.[1];
+  // exceljs defers a worksheet met before xl/sharedStrings.xml and reads it once the zip is done, but when the strings
+  // are the zip's last entry it never gets them and leaves `{sharedString: n}` in their cells: the inspection read them
+  // (only when they come after the worksheet), normalize looks those cells up there.
+  const strings = book.sharedStrings;
   const unreadable = (err: unknown): ProductSyncError =>
     err instanceof ProductSyncError ? err : new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the workbook cannot be read (${(err as Error)?.message ?? String(err)}); open it in Excel and save it again as .xlsx`, { cause: err });
 
@@ -108,16 +118,21 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
 
   // Rows before the header are skipped; the first row after it is kept for the data.
   let headers: string[] | null = null;
+  const preamble: string[][] = [];
   let pending: ExcelJS.Row | null = null;
   try {
     for (;;) {
       const next = await rowsIt.next();
       if (next.done) break;
       const row = next.value;
-      if (row.number < headerRow) continue;
+      if (row.number < headerRow) {
+        while (preamble.length < row.number - 1) preamble.push([]);
+        preamble.push(Array.from((row.values as RawValue[]).slice(1), (v) => headerText(v, strings)));
+        continue;
+      }
       if (row.number === headerRow) {
         // row.values is sparse: Array.from fills the holes so every header is a string.
-        headers = Array.from((row.values as RawValue[]).slice(1), headerText);
+        headers = Array.from((row.values as RawValue[]).slice(1), (v) => headerText(v, strings));
         while (headers.length > 0 && headers.at(-1)!.trim() === '') headers.pop();
       } else pending = row;
       break;
@@ -174,7 +189,7 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
     for (let i = 0; i < width; i++) {
       const v = values[i + 1];
       if (v === undefined || v === null) continue;
-      const { cell, error } = normalize(v);
+      const { cell, error } = normalize(v, strings);
       if (error) {
         any = true;
         issues.push(issue('CELL_ERROR', { row, column: hdr[i] || columnLetters(i + 1), value: error, message: `the cell holds ${error.startsWith('#') ? `the Excel error ${error}` : error}: fix the formula or type the value` }));
@@ -189,7 +204,7 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
       cells[i] = cell;
     }
     for (let i = width + 1; i < values.length; i++) {
-      if (normalize(values[i]).cell !== null) {
+      if (normalize(values[i], strings).cell !== null) {
         issues.push(issue('ROW_RAGGED', { row, message: `cells right of the last header (column ${columnLetters(width)}) are ignored` }, 'warning'));
         break;
       }

@@ -1,5 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { createInflateRaw } from 'node:zlib';
 import { ProductSyncError } from '../../errors.ts';
 import type { ReadLimits } from './limits.ts';
@@ -41,6 +42,12 @@ export interface WorkbookInspection {
   hiddenColumns: { min: number; max: number }[];
   /** Merged ranges of the target, sorted by top row. */
   merges: MergedRange[];
+  /**
+   * The shared strings, read here when xl/sharedStrings.xml comes after the target worksheet in the zip (null
+   * otherwise): exceljs's streaming reader meets the worksheet first and, when the strings are the zip's last entry,
+   * never reads them, leaving `{sharedString: n}` cells — readXlsx looks those up here.
+   */
+  sharedStrings: string[] | null;
 }
 
 const damaged = (file: string, why: string) =>
@@ -169,10 +176,13 @@ interface EntryScan {
   keep: boolean;
   /** Look for hidden rows/columns and merged cells (the worksheet to read). */
   sheet: boolean;
+  /** Collect the shared strings (xl/sharedStrings.xml), one `<si>` at a time. */
+  strings?: boolean;
 }
 
 interface ScanResult {
   text: string | null;
+  strings: string[] | null;
   hiddenRows: Set<number>;
   hiddenColumns: Map<string, { min: number; max: number }>;
   merges: Map<string, MergedRange>;
@@ -187,7 +197,9 @@ async function scanEntry(file: string, fh: FileHandle, e: ZipEntry, budget: { le
   await fh.read(local, 0, 30, e.localHeader);
   if (local.readUInt32LE(0) !== 0x04034b50) throw damaged(file, `no local header for ${e.name}`);
   const start = e.localHeader + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
-  const result: ScanResult = { text: null, hiddenRows: new Set(), hiddenColumns: new Map(), merges: new Map() };
+  const result: ScanResult = { text: null, strings: scan.strings ? [] : null, hiddenRows: new Set(), hiddenColumns: new Map(), merges: new Map() };
+  const stringsDecoder = scan.strings ? new StringDecoder('utf8') : null;
+  let stringsPending = '';
   if (e.compressed === 0 && e.method !== 0) return result;
   if (e.method !== 0 && e.method !== 8) throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: ${e.name} uses a zip compression method (${e.method}) that Excel does not write; save the sheet again as .xlsx`);
   const raw = Readable.from(readRange(fh, start, e.compressed));
@@ -215,6 +227,7 @@ async function scanEntry(file: string, fh: FileHandle, e: ZipEntry, budget: { le
       if (buf.indexOf(DOCTYPE) >= 0 || buf.indexOf(ENTITY) >= 0) {
         throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: ${e.name} declares XML entities (<!DOCTYPE/<!ENTITY); refused — a workbook saved by Excel never does`);
       }
+      if (stringsDecoder) stringsPending = takeSharedStrings(stringsPending + stringsDecoder.write(chunk), result.strings!);
       if (scan.keep) {
         if (out > 32 * 1024 * 1024) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${e.name} is larger than 32 MB`);
         kept.push(chunk);
@@ -252,6 +265,29 @@ async function scanEntry(file: string, fh: FileHandle, e: ZipEntry, budget: { le
   if (out < e.uncompressed) throw damaged(file, `${e.name} is shorter than its zip entry declares`);
   if (scan.keep) result.text = Buffer.concat(kept).toString('utf8');
   return result;
+}
+
+const SI = /<(?:\w+:)?si(?:\s[^>]*)?(?:\/>|>([\s\S]*?)<\/(?:\w+:)?si>)/g;
+const PHONETIC = /<(?:\w+:)?rPh[\s>][\s\S]*?<\/(?:\w+:)?rPh>|<(?:\w+:)?phoneticPr[^>]*>/g;
+const T = /<(?:\w+:)?t(?:\s[^>]*)?(?:\/>|>([\s\S]*?)<\/(?:\w+:)?t>)/g;
+
+/**
+ * Appends the text of every complete `<si>` of `xml` to `out` (rich-text runs joined, phonetic runs left out, XML
+ * entities decoded; OOXML `_xHHHH_` escapes are left for the cell reader, as exceljs leaves them); returns the text
+ * after the last complete one, to be continued by the next chunk.
+ */
+function takeSharedStrings(xml: string, out: string[]): string {
+  let rest = 0;
+  SI.lastIndex = 0;
+  for (let m = SI.exec(xml); m !== null; m = SI.exec(xml)) {
+    let text = '';
+    const body = (m[1] ?? '').replace(PHONETIC, '');
+    T.lastIndex = 0;
+    for (let t = T.exec(body); t !== null; t = T.exec(body)) text += t[1] ?? '';
+    out.push(decodeXml(text));
+    rest = SI.lastIndex;
+  }
+  return xml.slice(rest);
 }
 
 /** The worksheets of workbook.xml in order, with their parts from its relationships. */
@@ -316,16 +352,23 @@ export async function inspectWorkbook(file: string, limits: ReadLimits, sheetNam
         : `${file}: the workbook has no visible worksheet`);
     }
     let found: ScanResult | null = null;
+    // Shared strings stored after the worksheet (zip order is local-header order) are collected while they are checked.
+    const targetEntry = target.path ? byName.get(target.path) : undefined;
+    const stringsEntry = byName.get('xl/sharedStrings.xml');
+    const lateStrings = targetEntry !== undefined && stringsEntry !== undefined && stringsEntry.localHeader > targetEntry.localHeader;
+    let sharedStrings: string[] | null = null;
     for (const e of entries) {
       if (e.name === 'xl/workbook.xml' || e.name === 'xl/_rels/workbook.xml.rels') continue;
       const isTarget = e.name === target.path;
-      const r = await scanEntry(file, fh, e, budget, limits, { keep: false, sheet: isTarget });
+      const isStrings = lateStrings && e === stringsEntry;
+      const r = await scanEntry(file, fh, e, budget, limits, { keep: false, sheet: isTarget, strings: isStrings });
       if (isTarget) found = r;
+      if (isStrings) sharedStrings = r.strings;
     }
     if (!found) throw damaged(file, `the part of worksheet "${target.name}" (${target.path ?? 'unnamed'}) is missing`);
     const date1904 = /<(?:\w+:)?workbookPr\s[^>]*\bdate1904="(1|true)"/.test(workbookXml);
     const merges = [...found.merges.values()].sort((a, b) => a.top - b.top);
-    return { sheets, target, date1904, hiddenRows: found.hiddenRows, hiddenColumns: [...found.hiddenColumns.values()], merges };
+    return { sheets, target, date1904, hiddenRows: found.hiddenRows, hiddenColumns: [...found.hiddenColumns.values()], merges, sharedStrings };
   } finally {
     await fh.close();
   }

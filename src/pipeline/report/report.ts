@@ -3,13 +3,14 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { ProductSyncError } from '../../errors.ts';
+import { redact } from '../../redact.ts';
 import { commitTemp, discardTemp, tempPathFor, writeFileAtomic } from './atomic.ts';
-import { csvField, neutralize } from './neutralize.ts';
+import { csvField, isRejectedHeader, neutralize, REJECTED_ISSUES_COLUMN, REJECTED_ROW_COLUMN } from './neutralize.ts';
 import { XlsxWriter } from './xlsx-writer.ts';
 import type { Cell, Issue } from '../types.ts';
 
 /** The outcome of one input row (or of one archive without a row) — DESIGN §5.5. */
-export type Outcome = 'created' | 'updated' | 'unchanged' | 'archived' | 'unarchived' | 'invalid' | 'failed' | 'skipped' | 'not_attempted';
+export type Outcome = 'created' | 'updated' | 'unchanged' | 'archived' | 'unarchived' | 'invalid' | 'failed' | 'skipped' | 'not_attempted' | 'valid';
 
 /** One line of rows.csv / rows.xlsx. */
 export interface RowOutcome {
@@ -31,7 +32,9 @@ export interface RunSummary {
   dryRun: boolean;
   startedAt: string;
   finishedAt: string;
-  counts: { rows: number; created: number; updated: number; unchanged: number; archived: number; unarchived: number; invalid: number; failed: number; skipped: number; notAttempted: number };
+  counts: { rows: number; created: number; updated: number; unchanged: number; archived: number; unarchived: number; invalid: number; failed: number; skipped: number; notAttempted: number; valid: number };
+  /** Reconcile runs: how the sheet compares with the API. */
+  reconcile?: { inSync: number; differs: number; missingInApi: number; missingInSheet: number };
   requests: { reference: number; product: number };
   exitCode: number;
   aborted?: string;
@@ -60,26 +63,36 @@ export interface ReportWriter {
 const ROW_COLUMNS = ['row', 'key', 'outcome', 'tradeItemId', 'manufacturedItemId', 'changedFields', 'issues'];
 const RECONCILE_COLUMNS = ['key', 'status', 'field', 'sheetValue', 'apiValue'];
 
-/** Issues as one readable cell: `ERROR GTIN_CHECK_DIGIT [Code-barres] "5601234567890": message; WARNING …`. */
+/**
+ * Issues as one readable cell: `ERROR GTIN_CHECK_DIGIT [Code-barres] "5601234567890": message; WARNING …`. Credentials
+ * an API echoed (a `Bearer …` token, URL userinfo) are redacted here too, whatever produced the issue.
+ */
 export function formatIssues(issues: readonly Issue[]): string {
-  return issues
-    .map((i) => `${i.severity.toUpperCase()} ${i.code}${i.column ? ` [${i.column}]` : ''}${i.value !== null && i.value !== '' ? ` "${i.value}"` : ''}: ${i.message}`)
-    .join('; ');
+  return redact(
+    issues
+      .map((i) => `${i.severity.toUpperCase()} ${i.code}${i.column ? ` [${i.column}]` : ''}${i.value !== null && i.value !== '' ? ` "${i.value}"` : ''}: ${i.message}`)
+      .join('; '),
+  );
 }
 
-function cellText(c: unknown): string {
+/** A cell as report text; numbers with `decimal` as decimal separator (so the mapping reads them again as they were). */
+function cellText(c: unknown, decimal: ',' | '.' = '.'): string {
   if (c === null || c === undefined) return '';
   if (c instanceof Date) return c.toISOString().slice(0, 10);
   if (typeof c === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(c)) return c.slice(0, 10);
+  if (typeof c === 'number' && decimal === ',') return String(c).replace('.', ',');
   return String(c);
 }
 
 /** A CSV file written through a temp name, UTF-8 with BOM (Excel then reads accents right), CRLF line ends. */
 class CsvFile {
   readonly #stream: WriteStream;
-  constructor(readonly final: string, header: readonly string[]) {
+  constructor(readonly final: string, header: readonly string[], preamble: readonly (readonly string[])[] = []) {
     this.#stream = createWriteStream(tempPathFor(final));
-    this.#stream.write(`\uFEFF${header.map(csvField).join(',')}\r\n`);
+    // Rows above the header: one line each (line breaks inside a cell become spaces, so line n is record n); an empty
+    // row is written `""`, a line no reader skips, so the header stays on its row.
+    const above = preamble.map((r) => (r.some((v) => v !== '') ? r.map((v) => csvField(v.replace(/\r\n?|\n/g, ' '))).join(',') : '""'));
+    this.#stream.write(`\uFEFF${[...above, header.map(csvField).join(',')].join('\r\n')}\r\n`);
   }
   async line(values: readonly string[]): Promise<void> {
     if (!this.#stream.write(`${values.map(csvField).join(',')}\r\n`)) await once(this.#stream, 'drain');
@@ -96,11 +109,14 @@ class CsvFile {
  */
 class XlsxFile {
   readonly #writer: XlsxWriter;
-  constructor(readonly final: string, sheetName: string, header: readonly string[], maxRows?: number) {
-    this.#writer = new XlsxWriter(tempPathFor(final), sheetName, header, maxRows === undefined ? {} : { maxRows });
+  readonly #neutralize: boolean;
+  /** `neutralize: false` writes values as they are (rejected.xlsx: text cells are never evaluated, and re-import reads them back unchanged). */
+  constructor(readonly final: string, sheetName: string, header: readonly string[], o: { maxRows?: number; preamble?: readonly (readonly string[])[]; neutralize?: boolean } = {}) {
+    this.#writer = new XlsxWriter(tempPathFor(final), sheetName, header, { ...(o.maxRows === undefined ? {} : { maxRows: o.maxRows }), ...(o.preamble ? { preamble: o.preamble } : {}) });
+    this.#neutralize = o.neutralize ?? true;
   }
   async line(values: readonly string[]): Promise<void> {
-    await this.#writer.line(values.map(neutralize));
+    await this.#writer.line(this.#neutralize ? values.map(neutralize) : values.map((v) => (v.includes('\0') ? v.replace(/\0/g, '') : v)));
   }
   /** A sentence for summary.json when rows were dropped, else null. */
   note(csvName: string): string | null {
@@ -120,17 +136,42 @@ class XlsxFile {
 /** Every file a report can hold; at finish the ones this run did not write are removed, so the directory holds exactly this run's report. */
 const REPORT_FILES = ['rows.csv', 'rows.xlsx', 'rejected.csv', 'rejected.xlsx', 'reconcile.csv', 'reconcile.json', 'summary.json'];
 
+/** Options of {@link createReportWriter}. */
+export interface ReportWriterOptions {
+  /** The sheet's headers (rejected.* repeat them, then `product-sync:row` and `issues`). */
+  sourceHeaders: readonly string[];
+  /**
+   * The sheet's rows above its header (mapping `headerRow` > 1), as read: rejected.* start with them, so the file
+   * re-imports with the same mapping. Default none (header on row 1).
+   */
+  preamble?: readonly (readonly unknown[])[];
+  /** Decimal separator numbers of the sheet (XLSX number cells) are written with in rejected.* (the mapping's); default `.`. */
+  decimalSeparator?: ',' | '.';
+  reconcile?: boolean;
+  /** Lowers the data rows an XLSX holds (default: Excel's limit, 1 048 575) — for tests. */
+  xlsxMaxRows?: number;
+}
+
 /**
  * Opens the report writer of a run directory. Files are written under temp names in that directory and renamed at finish,
  * `summary.json` last; rejected.* exist only when a row was rejected, reconcile.* only for reconcile runs.
- * `xlsxMaxRows` lowers the data rows an XLSX holds (default: Excel's limit, 1 048 575) — for tests.
+ *
+ * rejected.* re-import with the mapping of the run (docs/reports.md): the rows above the header (`preamble`), the
+ * header, the rejected rows' cells as read, then `product-sync:row` (the row's number in the imported sheet; kept from
+ * the source when it is itself a rejected file) and `issues`. rejected.csv neutralises formula-like cells with a `'`
+ * that re-import removes (restoreRejectedSheet); rejected.xlsx holds text cells, written as they are.
  */
-export async function createReportWriter(dir: string, opts: { sourceHeaders: readonly string[]; reconcile?: boolean; xlsxMaxRows?: number }): Promise<ReportWriter> {
+export async function createReportWriter(dir: string, opts: ReportWriterOptions): Promise<ReportWriter> {
   await mkdir(dir, { recursive: true });
   const at = (name: string) => join(dir, name);
   const rowsCsv = new CsvFile(at('rows.csv'), ROW_COLUMNS);
-  const rowsXlsx = new XlsxFile(at('rows.xlsx'), 'rows', ROW_COLUMNS, opts.xlsxMaxRows);
-  const rejectedHeader = [...opts.sourceHeaders, 'issues'];
+  const rowsXlsx = new XlsxFile(at('rows.xlsx'), 'rows', ROW_COLUMNS, opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows });
+  // A rejected file re-imported: its own row and issues columns are replaced, not repeated.
+  const again = isRejectedHeader(opts.sourceHeaders);
+  const ownHeaders = again ? opts.sourceHeaders.slice(0, -2) : opts.sourceHeaders;
+  const decimal = opts.decimalSeparator ?? '.';
+  const preamble = (opts.preamble ?? []).map((r) => r.map((c) => cellText(c, decimal)));
+  const rejectedHeader = [...ownHeaders, REJECTED_ROW_COLUMN, REJECTED_ISSUES_COLUMN];
   let rejectedCsv: CsvFile | null = null;
   let rejectedXlsx: XlsxFile | null = null;
   const reconcileCsv = opts.reconcile ? new CsvFile(at('reconcile.csv'), RECONCILE_COLUMNS) : null;
@@ -150,11 +191,12 @@ export async function createReportWriter(dir: string, opts: { sourceHeaders: rea
       await rowsCsv.line(values);
       await rowsXlsx.line(values);
     },
-    async addRejected(_row, cells, issues) {
+    async addRejected(row, cells, issues) {
       open('addRejected');
-      rejectedCsv ??= new CsvFile(at('rejected.csv'), rejectedHeader);
-      rejectedXlsx ??= new XlsxFile(at('rejected.xlsx'), 'rejected', rejectedHeader, opts.xlsxMaxRows);
-      const values = [...opts.sourceHeaders.map((_, i) => cellText(cells[i])), formatIssues(issues)];
+      rejectedCsv ??= new CsvFile(at('rejected.csv'), rejectedHeader, preamble);
+      rejectedXlsx ??= new XlsxFile(at('rejected.xlsx'), 'rejected', rejectedHeader, { ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }), preamble, neutralize: false });
+      const sourceRow = again ? cellText(cells[ownHeaders.length]) : '';
+      const values = [...ownHeaders.map((_, i) => cellText(cells[i], decimal)), sourceRow || String(row), formatIssues(issues)];
       await rejectedCsv.line(values);
       await rejectedXlsx.line(values);
     },

@@ -16,6 +16,8 @@ export interface XlsxWriterOptions {
   maxSheetBytes?: number;
   /** Deflate level of the worksheet part (default 1: a 1 M-row sheet compresses about as well as at 6, several times faster). */
   level?: number;
+  /** Rows written above the header (a sheet whose header is not on row 1); the panes freeze them with the header. */
+  preamble?: readonly (readonly string[])[];
 }
 
 // Characters XML 1.0 cannot hold: C0 controls but tab/LF/CR, lone surrogates, U+FFFE/U+FFFF.
@@ -170,7 +172,8 @@ export class XlsxWriter {
 
   constructor(path: string, sheetName: string, header: readonly string[], opts: XlsxWriterOptions = {}) {
     this.#path = path;
-    this.#maxRows = opts.maxRows ?? XLSX_MAX_DATA_ROWS;
+    const preamble = opts.preamble ?? [];
+    this.#maxRows = opts.maxRows ?? XLSX_MAX_DATA_ROWS - preamble.length;
     this.#maxSheetBytes = Math.min(opts.maxSheetBytes ?? XLSX_MAX_SHEET_BYTES, XLSX_MAX_SHEET_BYTES);
     this.#out = createWriteStream(path);
     this.#deflate = createDeflateRaw({ level: opts.level ?? 1 });
@@ -195,10 +198,10 @@ export class XlsxWriter {
     const cols = header.map((h, i) => `<col min="${i + 1}" max="${i + 1}" width="${Math.min(60, Math.max(12, h.length + 2))}" customWidth="1"/>`).join('');
     this.#append(
       `${XML_HEAD}<worksheet xmlns="${NS_MAIN}" xmlns:r="${NS_REL}">` +
-        '<sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/><selection pane="bottomLeft" activeCell="A2" sqref="A2"/></sheetView></sheetViews>' +
+        `<sheetViews><sheetView workbookViewId="0"><pane ySplit="${preamble.length + 1}" topLeftCell="A${preamble.length + 2}" activePane="bottomLeft" state="frozen"/><selection pane="bottomLeft" activeCell="A${preamble.length + 2}" sqref="A${preamble.length + 2}"/></sheetView></sheetViews>` +
         '<sheetFormatPr defaultRowHeight="15"/>' +
         (cols ? `<cols>${cols}</cols>` : '') +
-        `<sheetData>${this.#row(header)}`,
+        `<sheetData>${preamble.map((r) => this.#row(r)).join('')}${this.#row(header)}`,
     );
   }
 

@@ -35,7 +35,10 @@ export class DraftResolver {
   }
 
   async #resolveDraft(d: Draft): Promise<void> {
-    for (const l of d.lookups ?? []) {
+    // Brands last, and only for a row still valid: a row rejected for another cell never creates a brand.
+    const lookups = [...(d.lookups ?? [])].sort((a, b) => Number(isBrand(a)) - Number(isBrand(b)));
+    for (const l of lookups) {
+      if (isBrand(l) && d.issues.some((i) => i.severity === 'error')) continue;
       const ids: string[] = [];
       for (const value of l.values) {
         const r = await this.#once(l, value);
@@ -66,6 +69,8 @@ export class DraftResolver {
     return p;
   }
 }
+
+const isBrand = (l: DraftLookup): boolean => typeof l.lookup === 'object' && 'brand' in l.lookup;
 
 /** An issue on the lookup's cell; its severity is the code's (the one table, issue-codes.ts). */
 function lookupIssue(d: Draft, l: DraftLookup, value: string, code: string, message: string): Issue {

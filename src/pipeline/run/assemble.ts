@@ -4,15 +4,16 @@
  */
 import { createReportWriter, type Outcome, type ReportWriter, type RunSummary } from '../report/report.ts';
 import { isRejected, readResults, type ChunkKind } from './chunks.ts';
+import type { RunState } from './run-state.ts';
 
 export type Counts = RunSummary['counts'];
 
 const COUNT_KEY: Record<Outcome, keyof Counts> = {
-  created: 'created', updated: 'updated', unchanged: 'unchanged', archived: 'archived', unarchived: 'unarchived', invalid: 'invalid', failed: 'failed', skipped: 'skipped', not_attempted: 'notAttempted',
+  created: 'created', updated: 'updated', unchanged: 'unchanged', archived: 'archived', unarchived: 'unarchived', invalid: 'invalid', failed: 'failed', skipped: 'skipped', not_attempted: 'notAttempted', valid: 'valid',
 };
 
 export function emptyCounts(rows: number): Counts {
-  return { rows, created: 0, updated: 0, unchanged: 0, archived: 0, unarchived: 0, invalid: 0, failed: 0, skipped: 0, notAttempted: 0 };
+  return { rows, created: 0, updated: 0, unchanged: 0, archived: 0, unarchived: 0, invalid: 0, failed: 0, skipped: 0, notAttempted: 0, valid: 0 };
 }
 
 /** Feeds a run's report writer from chunk results, in order. */
@@ -30,8 +31,10 @@ export class ReportAssembler {
     this.counts = emptyCounts(rows);
   }
 
-  static async open(workDir: string, headers: readonly string[], rows: number): Promise<ReportAssembler> {
-    return new ReportAssembler(workDir, await createReportWriter(workDir, { sourceHeaders: headers }), rows);
+  /** The report writer of a run: rejected.* get the sheet's headers, the rows above them and the mapping's decimal separator, so they re-import with the same mapping. */
+  static async open(workDir: string, state: Pick<RunState, 'headers' | 'rows' | 'preamble' | 'decimalSeparator'>): Promise<ReportAssembler> {
+    const writer = await createReportWriter(workDir, { sourceHeaders: state.headers, ...(state.preamble ? { preamble: state.preamble } : {}), ...(state.decimalSeparator ? { decimalSeparator: state.decimalSeparator } : {}) });
+    return new ReportAssembler(workDir, writer, state.rows);
   }
 
   /** Row chunk `index` has its results: it and every ready chunk after it in order go to the report now. */

@@ -42,6 +42,9 @@ export interface LeaseOptions {
   takeOverSameRun?: boolean;
 }
 
+// How long a lease is retried while Redis does not answer (a restart).
+const REDIS_PATIENCE_MS = 20_000;
+
 const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 const RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 
@@ -63,8 +66,18 @@ export async function acquireLease(o: LeaseOptions): Promise<Lease> {
   const holder = `run ${o.runId} (pid ${process.pid} on ${hostname()}, since ${new Date().toISOString()})`;
   const deadline = Date.now() + (o.waitMs ?? 0);
   const attempt = o.redis ? redisAttempt(o.redis, leaseKey(o.prefix, o.owner, o.api), holder, ttl, (other) => Boolean(o.takeOverSameRun && other.startsWith(`run ${o.runId} (`)) || holderGone(other)) : fileAttempt(join(o.reportDir, '.locks', `${leaseName(o.owner, o.api)}.lock`), holder, ttl);
+  const unreachableUntil = Date.now() + REDIS_PATIENCE_MS;
   for (;;) {
-    const got = await attempt();
+    let got: Awaited<ReturnType<Attempt>>;
+    try {
+      got = await attempt();
+    } catch (err) {
+      if (err instanceof ProductSyncError) throw err;
+      // Redis restarting or unreachable: try again for a while, then fail retryably (a queued import is retried).
+      if (Date.now() > unreachableUntil) throw new ProductSyncError('PS_ERR_QUEUE', `cannot take the run lease: Redis: ${(err as Error).message}`, { cause: err, retryable: true });
+      await sleep(500);
+      continue;
+    }
     if ('lease' in got) {
       if (!o.autoRenew) return got.lease;
       const timer = setInterval(() => void got.lease.renew().catch(() => undefined), Math.max(1000, Math.floor(ttl / 3)));

@@ -10,6 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { ApiClients } from '../../api/clients.ts';
+import { MANUFACTURED_ITEM_FIELDS, TRADE_ITEM_FIELDS } from '../../api/fields.ts';
 import { createReferenceCache, type ReferenceCache } from '../../api/reference-cache.ts';
 import type { Config } from '../../config.ts';
 import { ProductSyncError } from '../../errors.ts';
@@ -19,7 +20,8 @@ import { matchHeaders } from '../map/headers.ts';
 import { mapRow, rowKeyReader } from '../map/map-row.ts';
 import { loadMapping, type Mapping } from '../map/mapping.ts';
 import { validateDraft } from '../map/validate.ts';
-import { openSheet } from '../read/read-sheet.ts';
+import { checkSheetFile, openSheet } from '../read/read-sheet.ts';
+import { restoreRejectedSheet } from '../report/neutralize.ts';
 import { DraftResolver } from '../resolve/resolve-drafts.ts';
 import { createReferenceResolver } from '../resolve/reference-resolver.ts';
 import { openApiState, type ApiStateSource } from '../sync/api-state.ts';
@@ -87,6 +89,31 @@ const OUTCOME: Record<RowAction, ResultRow['outcome']> = { create: 'created', up
 const notAttempted = (row: number | null, why: string): Issue => issue('NOT_ATTEMPTED', { row, message: `not attempted: ${why}` });
 const hasError = (d: Draft) => d.issues.some((i) => i.severity === 'error');
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The owner company of a run (--owner, the mapping's, OWNER_COMPANY_ID), checked to be a uuid before anything is read or sent. */
+export function runOwner(req: ImportRequest, mapping: Mapping, ctx: RunContext): string {
+  const owner = req.owner ?? mapping.ownerCompanyId ?? ctx.config.OWNER_COMPANY_ID;
+  if (!owner) throw new ProductSyncError('PS_ERR_CLI_USAGE', 'no owner company: give --owner, set ownerCompanyId in the mapping, or OWNER_COMPANY_ID');
+  if (!UUID.test(owner)) throw new ProductSyncError('PS_ERR_CLI_USAGE', `owner company "${owner}" is not a uuid (from ${req.owner ? '--owner' : mapping.ownerCompanyId ? 'the mapping' : 'OWNER_COMPANY_ID'})`);
+  return owner.toLowerCase();
+}
+
+/**
+ * Fields only internal service credentials may send (createdBy): a mapping that feeds one is refused before anything is
+ * sent unless API_CREDENTIAL_INTERNAL says the credential is internal (a token does not tell the client; the API answers
+ * 400 to every such row otherwise).
+ */
+function refuseInternalOnlyFields(mapping: Mapping, ctx: RunContext): void {
+  if (ctx.config.API_CREDENTIAL_INTERNAL) return;
+  const fed = [...mapping.columns.map((c) => c.field.top), ...mapping.defaults.map((d) => d.field.top)].filter((f) => INTERNAL_ONLY.has(f));
+  if (fed.length > 0) {
+    throw new ProductSyncError('PS_ERR_MAPPING_INVALID', `${mapping.file}: the mapping feeds ${[...new Set(fed)].join(', ')}, which only internal service credentials may send; set API_CREDENTIAL_INTERNAL=true if this credential is one, or remove the column`);
+  }
+}
+
+const INTERNAL_ONLY: ReadonlySet<string> = new Set([...TRADE_ITEM_FIELDS, ...MANUFACTURED_ITEM_FIELDS].filter((f) => f.internalOnly).map((f) => f.name));
+
 /** The error a run stops on, as a ProductSyncError (its message goes to summary.json `aborted`). */
 export function abortError(err: unknown): ProductSyncError {
   if (err instanceof ProductSyncError) return err;
@@ -97,9 +124,10 @@ export function abortError(err: unknown): ProductSyncError {
 export async function openRun(req: ImportRequest, ctx: RunContext, kind: 'import' | 'validate', share: OpenedRun['share']): Promise<OpenedRun> {
   const mode = req.mode ?? 'upsert';
   const mapping = await loadMapping(req.mapping);
-  const owner = req.owner ?? mapping.ownerCompanyId ?? ctx.config.OWNER_COMPANY_ID;
-  if (!owner) throw new ProductSyncError('PS_ERR_CLI_USAGE', 'no owner company: give --owner, set ownerCompanyId in the mapping, or OWNER_COMPANY_ID');
+  const owner = runOwner(req, mapping, ctx);
+  if (kind === 'import') refuseInternalOnlyFields(mapping, ctx);
   const reportDir = resolvePath(req.reportDir ?? ctx.config.REPORT_DIR);
+  await checkSheetFile(req.file);
   const sha = await sha256File(req.file);
   const dryRun = kind === 'validate' || Boolean(req.dryRun);
   const runId = await runIdFor(reportDir, sha, mapping, owner, req, kind);
@@ -135,7 +163,7 @@ async function openLeased(
   const productBefore = ctx.clients.stats.product;
 
   // First pass: the key column only.
-  const sheet = await openSheet(req.file, { ...(req.sheet ?? mapping.sheet ? { sheet: req.sheet ?? mapping.sheet } : {}), headerRow: mapping.headerRow });
+  const sheet = restoreRejectedSheet(await openSheet(req.file, { ...(req.sheet ?? mapping.sheet ? { sheet: req.sheet ?? mapping.sheet } : {}), headerRow: mapping.headerRow }));
   const keyOf = rowKeyReader(sheet.headers, mapping, matchHeaders(sheet.headers, mapping));
   const keys = new SheetKeys();
   for await (const row of sheet.rows) {
@@ -147,7 +175,7 @@ async function openLeased(
 
   const state: RunState = {
     runId, kind, request: { ...req, mode, dryRun }, mappingName: mapping.name, ownerCompanyId: owner, sha256: sha, rows: keys.rows,
-    startedAt: previous?.startedAt ?? new Date().toISOString(), headers: sheet.headers, chunkSize, rowChunks: Math.ceil(keys.rows / chunkSize),
+    startedAt: previous?.startedAt ?? new Date().toISOString(), headers: sheet.headers, ...(sheet.preamble?.length ? { preamble: sheet.preamble } : {}), decimalSeparator: mapping.decimalSeparator, chunkSize, rowChunks: Math.ceil(keys.rows / chunkSize),
     archiveChunks: 0, referenceRequests: 0, productRequests: 0,
     ...(lease && ctx.lease?.queued && ctx.config.PRODUCT_API_URL !== undefined ? { lease: { key: leaseKey(ctx.config.QUEUE_PREFIX, owner, ctx.config.PRODUCT_API_URL), holder: lease.holder, ttlMs: QUEUED_LEASE_MS } } : {}),
   };
@@ -234,7 +262,7 @@ export interface ProducedChunk {
 /** The second pass: streams the sheet in chunks of `chunkSize` rows, each mapped, validated, resolved, planned and written. */
 export async function* produceChunks(run: OpenedRun, ctx: RunContext): AsyncGenerator<ProducedChunk> {
   const { mapping, state } = run;
-  const sheet = await openSheet(state.request.file, { ...(state.request.sheet ?? mapping.sheet ? { sheet: state.request.sheet ?? mapping.sheet } : {}), headerRow: mapping.headerRow });
+  const sheet = restoreRejectedSheet(await openSheet(state.request.file, { ...(state.request.sheet ?? mapping.sheet ? { sheet: state.request.sheet ?? mapping.sheet } : {}), headerRow: mapping.headerRow }));
   const columnIndex = matchHeaders(sheet.headers, mapping);
   const keyIdx = mapping.columns.findIndex((c) => c.field.path === (mapping.key === 'gtin' ? 'gtin' : 'tradeItemId'));
   const dupOptions = { column: keyIdx >= 0 ? (sheet.headers[columnIndex[keyIdx] ?? -1] ?? null) : null, field: mapping.key };
@@ -289,7 +317,7 @@ async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[]): Pro
     else valid.push(d);
   }
   if (state.kind === 'validate') {
-    for (const d of valid) settled.push({ row: d.row, key: d.key, outcome: 'skipped', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues });
+    for (const d of valid) settled.push({ row: d.row, key: d.key, outcome: 'valid', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues });
   } else if (valid.length > 0) {
     let apiState;
     if (!stopped() && run.api) {

@@ -20,6 +20,8 @@ export interface ImportRequest {
   sheet?: string;
   allowArchive?: boolean;
   maxArchiveRatio?: number;
+  /** reconcile: exit 1 when the sheet and the API differ (default true). */
+  failOnDiff?: boolean;
 }
 
 /** Why a run stopped before sending everything: its exit code and message (summary.json `aborted`). */
@@ -40,6 +42,9 @@ export interface RunState {
   rows: number;
   startedAt: string;
   headers: string[];
+  /** Rows above the header (headerRow > 1), for rejected.*; the mapping's decimal separator, for its numbers. */
+  preamble?: unknown[][];
+  decimalSeparator?: ',' | '.';
   chunkSize: number;
   /** Row chunks and archive chunks (row chunks known when the second pass ends). */
   rowChunks: number;

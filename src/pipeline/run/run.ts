@@ -25,6 +25,7 @@ export interface RunResult {
   files: string[];
   /** Write requests this process sent for the run (0 for a run with nothing to change). */
   writes?: number;
+  kind?: 'import' | 'validate' | 'reconcile';
 }
 
 // Row chunks pushed at once by an inline run (with the next one being prepared): enough to keep API_CONCURRENCY busy
@@ -65,7 +66,7 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
   const run = await openRun(req, ctx, kind, share);
   const { state, workDir } = run;
   log.info({ runId: state.runId, file: req.file, mapping: run.mapping.name, mode: state.request.mode, dryRun: state.request.dryRun, rows: state.rows, apiState: state.apiState }, 'run opened');
-  const assembler = await ReportAssembler.open(workDir, state.headers, state.rows);
+  const assembler = await ReportAssembler.open(workDir, state);
   let rowsRead = 0;
   let done = 0;
   let errors = 0;
@@ -126,7 +127,7 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
   const requests = { reference: ctx.clients.stats.reference - refBefore, product: ctx.clients.stats.product - productBefore };
   const { files, summary } = await assembler.finish(state.archiveChunks, (counts) => summaryOf(state, counts, requests, aborted));
   log.info({ runId: state.runId, ms: Math.round(performance.now() - t0), firstWriteMs: firstWriteMs === undefined ? null : Math.round(firstWriteMs), writes }, 'run finished');
-  return { runId: state.runId, exitCode: summary.exitCode as RunResult['exitCode'], summary, reportDir: workDir, files, writes };
+  return { runId: state.runId, exitCode: summary.exitCode as RunResult['exitCode'], summary, reportDir: workDir, files, writes, kind };
 }
 
 /** The inline import: read, validate, resolve, plan and push in chunks, then the report — one process, no Redis needed. */
@@ -167,7 +168,7 @@ export async function startQueuedRun(
   try {
     for await (const c of produceChunks(run, ctx)) {
       if (c.status !== 'pushed') await onChunk({ runId: state.runId, workDir, kind: 'rows', index: c.index });
-      await run.lease?.renew();
+      await run.lease?.renew().catch(() => undefined);
     }
   } catch (err) {
     // The import job is retried (or fails): its chunks already queued finish, the lease expires unless it comes back.
@@ -207,7 +208,7 @@ export function recoverFailedChunk(c: { workDir: string; kind: ChunkKind; index:
 export async function finishRun(workDir: string, ctx: RunContext & { pushRequests?: number }): Promise<RunResult> {
   const state = await readRunState(workDir);
   ctx.onProgress?.({ stage: 'report', rowsRead: state.rows, operationsSent: state.rows, errors: 0, rowsTotal: state.rows });
-  const assembler = await ReportAssembler.open(workDir, state.headers, state.rows);
+  const assembler = await ReportAssembler.open(workDir, state);
   for (let i = 0; i < state.rowChunks; i++) {
     if (!resultsExist(workDir, 'rows', i)) await recoverChunk(workDir, 'rows', i, 'the chunk never finished');
     await assembler.ready(i);

@@ -1,4 +1,5 @@
 import { HttpError, isRetryable, ProductSyncError } from '../../errors.ts';
+import { redact } from '../../redact.ts';
 import type { ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from '../../api/types.ts';
 import { gtinKey } from '../map/gtin.ts';
 import type { ArchiveEntry, RowPlan, Step } from './plan.ts';
@@ -34,7 +35,7 @@ export interface StepJournal {
 export interface ExecutedRow {
   row: number | null;
   key: string | null;
-  outcome: 'created' | 'updated' | 'unchanged' | 'archived' | 'unarchived' | 'invalid' | 'failed' | 'skipped' | 'not_attempted';
+  outcome: 'created' | 'updated' | 'unchanged' | 'archived' | 'unarchived' | 'invalid' | 'failed' | 'skipped' | 'not_attempted' | 'valid';
   tradeItemId: string | null;
   manufacturedItemId: string | null;
   changedFields: string[];
@@ -259,7 +260,7 @@ export class Executor {
         const conflict = err instanceof HttpError && err.status === 409;
         const unknown = outcomeUnknown(err);
         if (!isCreate || !(conflict || unknown || isRetryable(err)) || attempt >= CREATE_ATTEMPTS) {
-          await j?.record(opId, 'failed', { message: (err as Error).message });
+          await j?.record(opId, 'failed', { message: redact((err as Error).message) });
           throw err;
         }
         // Unknown outcome (or the id already exists): never two items for one (owner, GTIN) — search before any resend.
@@ -336,11 +337,12 @@ export class Executor {
   }
 }
 
+/** A row issue of the executor: its text quotes the API and errors, so credentials are redacted (redact.ts). */
 function runIssue(code: FixedSeverityCode, message: string, row: number | null = null): Issue {
-  return issue(code, { row, message });
+  return issue(code, { row, message: redact(message) });
 }
 
-/** The API's own words for a failed write, as a row issue. */
+/** The API's own words for a failed write, as a row issue (credentials redacted: the text goes into the reports). */
 export function apiIssue(row: number | null, err: unknown): Issue {
   if (err instanceof HttpError) {
     const code = err.status === 400 ? 'API_REJECTED' : err.status === 409 ? 'API_CONFLICT' : 'API_FAILED';

@@ -1,0 +1,136 @@
+// Bad input ends the CLI with exit 2 and one line naming a PS_ERR_* code — never exit 3 "unexpected failure", never a
+// stack trace, never a hang (issue 9; DESIGN §5.1). Nothing here needs an API or Redis: every case fails before.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+
+let dir: string;
+let mapping: string;
+let sheet: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ps-cli-exit-'));
+  mapping = join(dir, 'products.yaml');
+  writeFileSync(mapping, `name: exit-codes\ntarget: tradeItem\nownerCompanyId: ${DEMO_COMPANY_ID}\nkey: gtin\ncolumns:\n  - { column: GTIN, field: gtin, type: gtin }\n  - { column: Nom, field: tradeItemName }\n`);
+  sheet = join(dir, 'ok.csv');
+  writeFileSync(sheet, 'GTIN;Nom\n3017620422003;Pâte\n');
+});
+
+/** Runs the CLI without Redis, against an API nobody serves; kills it after `timeoutMs` (a hang is a failure, not a stuck suite). */
+function cli(args: string[], timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string; killed: boolean }> {
+  const env: Record<string, string> = { ...process.env } as Record<string, string>;
+  delete env.REDIS_URL;
+  Object.assign(env, {
+    PRODUCT_API_URL: 'http://127.0.0.1:9', REFERENCE_API_URL: 'http://127.0.0.1:9', API_TOKEN: 'unused',
+    REPORT_DIR: join(dir, 'reports'), LOG_LEVEL: 'error',
+  });
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, killed });
+    });
+  });
+}
+
+/**
+ * Exit 2, and stderr carries `code` and matches `text`, without a stack trace; one line unless the error lists several
+ * problems (mapping and feed errors list them one per line under a first line).
+ */
+function expectRefused(r: { code: number | null; stderr: string; killed: boolean }, code: string, text: RegExp, oneLine = true): void {
+  expect(r.killed, 'the command hung').toBe(false);
+  expect(r.code, r.stderr).toBe(2);
+  expect(r.stderr).not.toMatch(/unexpected failure/);
+  expect(r.stderr).not.toMatch(/^\s+at /m);
+  if (oneLine) expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
+  expect(r.stderr).toContain(code);
+  expect(r.stderr).toMatch(text);
+}
+
+describe('validate refuses a sheet that is not a readable regular file (exit 2)', () => {
+  it('missing file, dangling symlink, directory', async () => {
+    const dangling = join(dir, 'dangling.csv');
+    symlinkSync(join(dir, 'gone.csv'), dangling);
+    const folder = join(dir, 'folder.csv');
+    mkdirSync(folder);
+    const [missing, link, directory] = await Promise.all([
+      cli(['validate', join(dir, 'missing.csv'), '--mapping', mapping]),
+      cli(['validate', dangling, '--mapping', mapping]),
+      cli(['validate', folder, '--mapping', mapping]),
+    ]);
+    expectRefused(missing, 'PS_ERR_FILE_UNREADABLE', /missing\.csv: no such file/);
+    expectRefused(link, 'PS_ERR_FILE_UNREADABLE', /dangling\.csv: is a symbolic link to .*gone\.csv, which does not exist/);
+    expectRefused(directory, 'PS_ERR_FILE_UNREADABLE', /folder\.csv: is a directory/);
+  }, 60_000);
+
+  it('a FIFO and a character device, at once instead of hanging', async () => {
+    const fifo = join(dir, 'pipe.csv');
+    execFileSync('mkfifo', [fifo]);
+    const [pipe, zero, queued] = await Promise.all([
+      cli(['validate', fifo, '--mapping', mapping]),
+      cli(['import', '/dev/zero', '--mapping', mapping, '--dry-run']),
+      cli(['enqueue', fifo, '--mapping', mapping]),
+    ]);
+    expectRefused(pipe, 'PS_ERR_FILE_UNREADABLE', /pipe\.csv: is a FIFO/);
+    expectRefused(zero, 'PS_ERR_FILE_UNREADABLE', /\/dev\/zero: is a character device/);
+    expectRefused(queued, 'PS_ERR_FILE_UNREADABLE', /pipe\.csv: is a FIFO/);
+    // The mapping too: a FIFO given as --mapping is refused, not read forever.
+    expectRefused(await cli(['validate', sheet, '--mapping', fifo]), 'PS_ERR_MAPPING_INVALID', /pipe\.csv cannot be read: not a regular file/);
+  }, 60_000);
+});
+
+describe('other bad input the contract says is exit 2', () => {
+  it('--report-dir below a regular file, with and without --sandbox', async () => {
+    const plain = join(dir, 'plain.txt');
+    writeFileSync(plain, 'x');
+    const [inline, sandboxed] = await Promise.all([
+      cli(['validate', sheet, '--mapping', mapping, '--report-dir', join(plain, 'reports')]),
+      cli(['validate', sheet, '--mapping', mapping, '--sandbox', '--report-dir', join(plain, 'reports')]),
+    ]);
+    expectRefused(inline, 'PS_ERR_CONFIG_INVALID', /--report-dir .*plain\.txt\/reports: .*not a directory/);
+    expectRefused(sandboxed, 'PS_ERR_CONFIG_INVALID', /--report-dir .*plain\.txt\/reports: .*not a directory/);
+  }, 60_000);
+
+  it('a YAML alias bomb as the mapping', async () => {
+    const bomb = join(dir, 'bomb.yaml');
+    const lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+    for (const [x, y] of ['ab', 'bc', 'cd', 'de', 'ef', 'fg', 'gh', 'hi']) lines.push(`${y}: &${y} [${Array(9).fill(`*${x}`).join(',')}]`);
+    writeFileSync(bomb, `${lines.join('\n')}\ntarget: tradeItem\n`);
+    expectRefused(await cli(['validate', sheet, '--mapping', bomb]), 'PS_ERR_MAPPING_INVALID', /too many YAML aliases/, false);
+  }, 30_000);
+
+  it('an invalid cron in jobs/: feeds list and the worker refuse it', async () => {
+    const jobs = join(dir, 'jobs');
+    mkdirSync(jobs);
+    writeFileSync(join(jobs, 'nightly.yaml'), 'schedule: "0 25 * * *"\nsource: { dir: /srv/x, pattern: "*.csv" }\nmapping: m\n');
+    const [list, worker] = await Promise.all([cli(['feeds', 'list', '--jobs-dir', jobs]), cli(['worker', '--jobs-dir', jobs])]);
+    // The feed problems are listed one per line under a first line: exit 2, the code, no stack.
+    for (const r of [list, worker]) {
+      expect(r.killed, 'the command hung').toBe(false);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain('PS_ERR_FEED_INVALID');
+      expect(r.stderr).toMatch(/nightly\.yaml:1: schedule: is not a valid cron expression/);
+      expect(r.stderr).not.toMatch(/unexpected failure|^\s+at /m);
+    }
+  }, 60_000);
+
+  it('a CSV with a NUL past its first 8 KB', async () => {
+    const lines = ['GTIN;Nom'];
+    for (let i = 0; i < 1000; i++) lines.push(`3017620422003;Pâte ${i}${i === 900 ? '\0' : ''}`);
+    const f = join(dir, 'nul.csv');
+    writeFileSync(f, `${lines.join('\n')}\n`);
+    expectRefused(await cli(['validate', f, '--mapping', mapping]), 'PS_ERR_FILE_UNREADABLE', /nul\.csv: a NUL character .* row 902, column Nom/);
+  }, 30_000);
+});
