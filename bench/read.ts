@@ -2,8 +2,14 @@
 // and openSheet() + mapping + validation on the same files — rows/s and RSS over the run (peak, and at 25/50/75/100 %
 // of the rows: flat means streaming), each case in its own process. BENCH_CSV_ROWS, BENCH_XLSX_ROWS change the sizes.
 // A later stage plugs in as a Case: benchRead(file, stage) times openSheet() with `stage` called on every row.
+// Then, as whole processes: `product-sync validate` of a 200 000-row 4-column CSV (BENCH_VALIDATE_ROWS; no API is
+// reached: the mapping has no lookups) against a bare papaparse read of it in `node -e`, and the CLI's start to its
+// first row read, measured as `validate` of a 1-row sheet end to end (an upper bound: it also maps, validates and
+// writes the report). And the report writer alone: createReportWriter().addRow (rows.csv + rows.xlsx), rows/s
+// (BENCH_REPORT_ROWS). The issue 10 targets close the run, each PASS or FAIL.
 import { spawnSync } from 'node:child_process';
-import { createReadStream, statSync } from 'node:fs';
+import { createReadStream, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import ExcelJS from 'exceljs';
 import iconv from 'iconv-lite';
@@ -14,10 +20,16 @@ import { parseMapping } from '../src/pipeline/map/mapping.ts';
 import { openSheet } from '../src/pipeline/read/read-sheet.ts';
 import type { Sheet, SheetRow } from '../src/pipeline/types.ts';
 import { validateDraft } from '../src/pipeline/map/validate.ts';
+import { createReportWriter, type RowOutcome } from '../src/pipeline/report/report.ts';
+import { issue } from '../src/pipeline/issue-codes.ts';
+import { writeProductSheet } from '../test/helpers/sheets.ts';
 import { ensureCsv, ensureXlsx } from './product-rows.ts';
 
 const CSV_ROWS = Number(process.env.BENCH_CSV_ROWS ?? 1_000_000);
 const XLSX_ROWS = Number(process.env.BENCH_XLSX_ROWS ?? 100_000);
+const VALIDATE_ROWS = Number(process.env.BENCH_VALIDATE_ROWS ?? 200_000);
+const REPORT_ROWS = Number(process.env.BENCH_REPORT_ROWS ?? 200_000);
+const root = resolve(import.meta.dirname, '..');
 const dir = join(import.meta.dirname, '.data', 'read');
 
 /** What one timed read measured. */
@@ -119,10 +131,37 @@ function mapValidateStage(): Stage {
   };
 }
 
+/** createReportWriter().addRow for `rows` outcomes (1 in 10 invalid with two issues, as a validate run writes them). */
+async function benchReport(rows: number): Promise<ReadFigures> {
+  const out = mkdtempSync(join(tmpdir(), 'ps-bench-report-'));
+  try {
+    const w = await createReportWriter(out, { sourceHeaders: ['GTIN', 'Désignation', 'Poids net', 'Unité'] });
+    const bad = [
+      issue('GTIN_CHECK_DIGIT', { row: 0, column: 'GTIN', field: 'gtin', value: '3500000000001', message: 'check digit should be 7' }),
+      issue('FIELD_REQUIRED', { row: 0, column: null, field: 'tradeItemName', value: null, message: 'tradeItemName is required' }),
+    ];
+    const figures = await timed(rows, async (tick) => {
+      for (let i = 0; i < rows; i++) {
+        const o: RowOutcome = i % 10 === 9
+          ? { row: i + 2, key: null, outcome: 'invalid', issues: bad }
+          : { row: i + 2, key: `0350000${String(i).padStart(7, '0')}`, outcome: 'valid', issues: [] };
+        await w.addRow(o);
+        tick();
+      }
+      await w.finish({ runId: 'bench', source: { file: 'bench.csv', sha256: '', rows }, mapping: 'bench', mode: 'validate', dryRun: true, startedAt: '', finishedAt: '',
+        counts: { rows, created: 0, updated: 0, unchanged: 0, archived: 0, unarchived: 0, invalid: 0, failed: 0, skipped: 0, notAttempted: 0, valid: rows }, requests: { reference: 0, product: 0 }, exitCode: 0 });
+    });
+    return figures;
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
 const CASES = ['bare', 'read', 'read-map-validate'] as const;
-type Case = (typeof CASES)[number];
+type Case = (typeof CASES)[number] | 'report';
 
 async function runCase(kind: Case, file: string, expected: number): Promise<ReadFigures> {
+  if (kind === 'report') return benchReport(expected);
   if (kind === 'bare') return benchBare(file, expected);
   return benchRead(file, kind === 'read-map-validate' ? mapValidateStage() : undefined, expected);
 }
@@ -140,24 +179,84 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === import.meta.fi
     await ensureXlsx(xlsx, XLSX_ROWS);
     console.log(`CSV ${Math.round(statSync(csv).size / 1e6)} MB, XLSX ${Math.round(statSync(xlsx).size / 1e6)} MB\n`);
     const table: string[][] = [['file', 'case', 'rows', 'rows/s', 'vs bare', 'peak RSS MB', 'RSS at 25/50/75/100 % MB']];
+    const ratio: Record<string, number> = {};
+    const inProcess = (label: string, kind: Case, file: string, expected: number): ReadFigures | null => {
+      const r = spawnSync(process.execPath, ['--import', 'tsx', import.meta.filename, kind, file, String(expected)], { encoding: 'utf8', maxBuffer: 1e7, env: { ...process.env, LOG_LEVEL: 'warn' } });
+      const line = r.stdout.trim().split('\n').at(-1) ?? '';
+      if (r.status !== 0 || !line.startsWith('{')) {
+        console.log(`${label} ${kind}: failed\n${r.stderr}`);
+        return null;
+      }
+      return JSON.parse(line) as ReadFigures;
+    };
     for (const [label, file, expected] of [['csv', csv, CSV_ROWS], ['xlsx', xlsx, XLSX_ROWS]] as const) {
       let bare = 0;
       for (const kind of CASES) {
-        const r = spawnSync(process.execPath, ['--import', 'tsx', import.meta.filename, kind, file, String(expected)], { encoding: 'utf8', maxBuffer: 1e7, env: { ...process.env, LOG_LEVEL: 'warn' } });
-        const line = r.stdout.trim().split('\n').at(-1) ?? '';
-        if (r.status !== 0 || !line.startsWith('{')) {
-          console.log(`${label} ${kind}: failed\n${r.stderr}`);
-          continue;
-        }
-        const m = JSON.parse(line) as ReadFigures;
+        const m = inProcess(label, kind, file, expected);
+        if (!m) continue;
         if (kind === 'bare') bare = m.rowsPerSecond;
+        else if (bare) ratio[`${label} ${kind}`] = m.rowsPerSecond / bare;
         const row = [label, kind, String(m.rows), String(m.rowsPerSecond), bare ? `${Math.round((m.rowsPerSecond / bare) * 100)} %` : '', String(m.peakMB), m.rssAtQuartersMB.join(' / ')];
         table.push(row);
         console.log(row.join('  '));
       }
     }
+    const report = inProcess('report', 'report', '', REPORT_ROWS);
+    if (report) {
+      const row = ['report', 'addRow (rows.csv + rows.xlsx)', String(report.rows), String(report.rowsPerSecond), '', String(report.peakMB), report.rssAtQuartersMB.join(' / ')];
+      table.push(row);
+      console.log(row.join('  '));
+    }
     const w = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
     console.log('');
     for (const r of table) console.log(r.map((c, i) => c.padEnd(w[i]!)).join('  '));
+
+    // Whole processes: the CLI (dist/, as shipped) against `node -e` with papaparse alone, best of BENCH_PROCESS_RUNS.
+    const runs = Number(process.env.BENCH_PROCESS_RUNS ?? 3);
+    const vdir = join(dir, `validate-${VALIDATE_ROWS}`);
+    mkdirSync(vdir, { recursive: true });
+    const big = writeProductSheet(vdir, VALIDATE_ROWS, { owner: '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f', file: `products-${VALIDATE_ROWS}.csv` });
+    const oneDir = join(dir, 'validate-1');
+    mkdirSync(oneDir, { recursive: true });
+    const one = writeProductSheet(oneDir, 1, { owner: '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f', file: 'products-1.csv' });
+    const reports = mkdtempSync(join(tmpdir(), 'ps-bench-validate-'));
+    // validate sends nothing to the product API, and a mapping without lookups asks nothing of the reference API.
+    const cliEnv = { ...process.env, PRODUCT_API_URL: 'http://127.0.0.1:9', REFERENCE_API_URL: 'http://127.0.0.1:9', API_TOKEN: 'bench', REPORT_DIR: reports, LOG_LEVEL: 'warn' };
+    const bestOf = (cmd: string[], env: NodeJS.ProcessEnv, ok: (stdout: string) => boolean): number => {
+      let best = Infinity;
+      for (let i = 0; i < runs; i++) {
+        const t0 = performance.now();
+        const r = spawnSync(process.execPath, cmd, { cwd: root, encoding: 'utf8', maxBuffer: 1e8, env });
+        const s = (performance.now() - t0) / 1000;
+        if (r.status !== 0 || !ok(r.stdout)) throw new Error(`${cmd.join(' ')}: exit ${r.status}\n${r.stdout}\n${r.stderr}`);
+        best = Math.min(best, s);
+      }
+      return best;
+    };
+    const bareScript = `const Papa=require('papaparse');let n=0;Papa.parse(require('fs').createReadStream(process.argv[1],'utf8'),{delimiter:';',step:()=>n++,complete:()=>console.log(n-1)});`;
+    try {
+      const validateS = bestOf(['bin/product-sync.mjs', 'validate', big.file, '--mapping', big.mapping], cliEnv, (o) => o.includes(`valid ${VALIDATE_ROWS}`));
+      const bareS = bestOf(['-e', bareScript, big.file], process.env, (o) => o.trim() === String(VALIDATE_ROWS));
+      const startS = bestOf(['bin/product-sync.mjs', 'validate', one.file, '--mapping', one.mapping], cliEnv, (o) => o.includes('valid 1'));
+      ratio['validate process'] = bareS / validateS;
+      console.log(`\nwhole process, best of ${runs}: validate of ${VALIDATE_ROWS} rows × 4 columns ${validateS.toFixed(2)} s, bare papaparse (node -e) ${bareS.toFixed(2)} s`);
+      console.log(`CLI start to first row read (validate of a 1-row sheet, end to end): ${startS.toFixed(2)} s`);
+      ratio['cli start s'] = startS;
+    } finally {
+      rmSync(reports, { recursive: true, force: true });
+    }
+
+    // The targets of issue 10.
+    const targets: [string, number | undefined, (v: number) => boolean, string, (v: number) => string][] = [
+      ['CSV read + map + validate vs bare papaparse (in process)', ratio['csv read-map-validate'], (v) => v >= 0.6, '≥ 0.6', (v) => v.toFixed(2)],
+      ['XLSX read + map + validate vs bare exceljs streaming', ratio['xlsx read-map-validate'], (v) => v >= 0.9, '≥ 0.9', (v) => v.toFixed(2)],
+      [`validate of ${VALIDATE_ROWS} rows vs bare papaparse (whole process)`, ratio['validate process'], (v) => v >= 0.25, '≥ 0.25', (v) => v.toFixed(2)],
+      ['CLI start to first row read (1-row validate end to end)', ratio['cli start s'], (v) => v <= 0.4, '≤ 0.4 s', (v) => `${v.toFixed(2)} s`],
+      ['report rows (rows.csv + rows.xlsx) rows/s', report?.rowsPerSecond, (v) => v >= 300_000, '≥ 300000', (v) => String(v)],
+    ];
+    console.log('\ntargets (issue 10):');
+    for (const [what, v, ok, target, fmt] of targets) {
+      console.log(`  ${v === undefined ? 'FAIL' : ok(v) ? 'PASS' : 'FAIL'}  ${what}: ${v === undefined ? 'not measured' : fmt(v)} (target ${target})`);
+    }
   }
 }

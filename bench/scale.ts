@@ -264,8 +264,14 @@ async function phase(label: string, kind: 'validate' | 'import', sheet: { file: 
     pending = lines.pop()!;
     for (const l of lines) onLine(l);
   });
+  // The summary on stdout comes right after the run, before the process winds down: RSS then is the run's end.
   let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  let atSummary: { rss: number; seconds: number } | null = null;
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+    const m = atSummary ? null : sample();
+    if (m) atSummary = { rss: m.rss, seconds: since() };
+  });
 
   const [code, signal] = await exited;
   clearInterval(timer);
@@ -275,15 +281,18 @@ async function phase(label: string, kind: 'validate' | 'import', sheet: { file: 
   const summary = newestSummary(reportDir, startedAt - 1000);
   if (!summary) throw new Error(`${label}: the CLI exited with ${code ?? signal} and wrote no summary.json in ${reportDir}`);
   if (code !== summary.exitCode) console.log(`  ${label}: note: process exit ${code ?? signal}, summary.json exitCode ${summary.exitCode}`);
-  // The last progress line is throttled to one a second: a mark reached in the run's last second (typically 100 %)
-  // gets the last VmRSS sample before exit (≤ SAMPLE_MS old), when the summary says every row was read.
+  // Progress lines come one a second: a mark reached in the run's last second (typically 100 %) gets the RSS when the
+  // summary appeared on stdout (else the last sample before exit), when the summary says every row was read.
   const total = rowsTotal ?? summary.counts.rows;
-  if (summary.counts.rows === total && lastRss !== null) {
+  const end: { rss: number; seconds: number; what: string } | null = atSummary
+    ? { ...(atSummary as { rss: number; seconds: number }), what: 'when the summary was printed' }
+    : lastRss !== null ? { rss: lastRss, seconds, what: 'of the last sample before exit' } : null;
+  if (summary.counts.rows === total && end) {
     for (let q = 0; q < 4; q++) {
       if (rssAt[q] !== null) continue;
-      rssAt[q] = mb(lastRss);
-      secondsAt[q] = seconds;
-      console.log(`  ${label}: no progress line at ${(q + 1) * 25} %: RSS of the last sample before exit (${rssAt[q]} MB)`);
+      rssAt[q] = mb(end.rss);
+      secondsAt[q] = end.seconds;
+      console.log(`  ${label}: no progress line at ${(q + 1) * 25} %: RSS ${end.what} (${rssAt[q]} MB)`);
     }
   }
   const rows = summary.counts.rows;

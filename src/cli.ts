@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ProductSyncError } from './errors.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
@@ -20,10 +21,16 @@ function collect(v: string, acc: string[]): string[] {
   return [...acc, v];
 }
 
+/** The version in package.json (src/ and dist/ both sit one level below it). */
+function packageVersion(): string {
+  return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+}
+
 /** Builds the `product-sync` command tree; each action sets the exit code it returns through `done`. */
 function program(done: (code: number) => void): Command {
   const p = new Command('product-sync')
     .description('Import and sync supplier product sheets (CSV, XLSX) into the product API')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 

@@ -47,6 +47,12 @@ function brandSheet(dir: string): { file: string; mapping: string } {
 }
 
 describe('the run contract', () => {
+  it('prints its version', async () => {
+    const r = await cli(['--version'], {});
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(JSON.parse(readFileSync('package.json', 'utf8')).version);
+  });
+
   it('refuses an owner that is not a uuid before reading or sending anything (exit 2)', async () => {
     sandbox.handle.reset();
     const dir = mkdtempSync(join(tmpdir(), 'ps-contract-'));
