@@ -50,7 +50,8 @@ export function bodySchema(operation: BodyOperation): z.ZodObject {
     if (rule.nonEmptyOn?.includes(op) && s instanceof z.ZodString) s = s.trim().min(1, 'must not be empty');
     shape[rule.name] = rule.requiredOn?.includes(op) ? s : s.nullable().optional();
   }
-  const schema = z.strictObject(shape);
+  // Compiled (zod 4's generated parser, same issues as the runtime one, which it falls back to on any failure).
+  const schema = z.compile(z.strictObject(shape));
   cache.set(operation, schema);
   return schema;
 }

@@ -20,7 +20,7 @@ import type { RunResult } from './run/run.ts';
 import { runIdFor, sha256File, type ImportRequest } from './run/run-state.ts';
 import { SheetKeys } from './run/sheet-keys.ts';
 import { openApiState } from './sync/api-state.ts';
-import { canonical } from './sync/canonical.ts';
+import { sameCanonical } from './sync/canonical.ts';
 import type { Draft } from './types.ts';
 
 const show = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
@@ -81,7 +81,7 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
       }
       const differing: string[] = [];
       for (const [field, value] of Object.entries(d.fields)) {
-        if (canonical(value) !== canonical(record[field])) {
+        if (!sameCanonical(value, record[field])) {
           differing.push(field);
           await writer.addReconcile({ key: d.key!, status: 'differs', field, sheetValue: show(value), apiValue: show(record[field]) });
         }

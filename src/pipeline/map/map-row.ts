@@ -1,6 +1,6 @@
 /** Row → draft: applies a mapping's transforms, builds the nested API body, records empty-cell policy and lookups. */
 import type { Mapping, MappingColumn } from './mapping.ts';
-import { applyValueMap, cellText, isEmptyCell, splitCell, TRANSFORMS } from './transforms.ts';
+import { applyValueMap, cellText, isEmptyCell, splitCell, TRANSFORMS, type Transform, type TransformContext } from './transforms.ts';
 import { issue, type FixedSeverityCode } from '../issue-codes.ts';
 import type { Cell, Draft, DraftLookup, Issue, SheetRow } from '../types.ts';
 
@@ -10,22 +10,22 @@ const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** Sets `value` at a path of keys and indexes, creating objects and arrays on the way (keys from the mapping only). */
 export function setAt(root: Record<string, unknown>, segments: readonly (string | number)[], value: unknown): void {
-  let node: Record<string | number, unknown> | unknown[] = root;
-  segments.forEach((seg, i) => {
+  let node = root as Record<string | number, unknown>;
+  const last = segments.length - 1;
+  for (let i = 0; i <= last; i++) {
+    const seg = segments[i]!;
     if (typeof seg === 'string' && FORBIDDEN_KEYS.has(seg)) throw new Error(`unsafe field key ${seg}`);
-    const last = i === segments.length - 1;
-    const container = node as Record<string | number, unknown>;
-    if (last) {
-      container[seg] = value;
+    if (i === last) {
+      node[seg] = value;
       return;
     }
-    let next = container[seg];
+    let next = node[seg];
     if (next === undefined) {
       next = typeof segments[i + 1] === 'number' ? [] : {};
-      container[seg] = next;
+      node[seg] = next;
     }
-    node = next as Record<string, unknown>;
-  });
+    node = next as Record<string | number, unknown>;
+  }
 }
 
 function getAt(root: Record<string, unknown>, segments: readonly (string | number)[]): unknown {
@@ -39,13 +39,47 @@ function getAt(root: Record<string, unknown>, segments: readonly (string | numbe
 
 // Arrays filled by index (`netContents[1].value` with [0] empty) keep no holes.
 function compact(fields: Record<string, unknown>): void {
-  for (const [k, v] of Object.entries(fields)) if (Array.isArray(v)) fields[k] = v.filter((x) => x !== undefined);
+  for (const k in fields) {
+    const v = fields[k];
+    // `includes` sees holes as undefined: arrays without one (nearly all) are kept as they are.
+    if (Array.isArray(v) && v.includes(undefined)) fields[k] = v.filter((x) => x !== undefined);
+  }
 }
 
 const textOf = (cell: Cell): string | null => (cell === null ? null : cellText(cell));
 
 function columnIssue(row: number, column: string, col: MappingColumn, cell: Cell, i: { code: FixedSeverityCode; message: string }): Issue {
   return issue(i.code, { row, column, field: col.field.path, value: textOf(cell), message: i.message });
+}
+
+/** What mapRow needs of one mapping column, computed once per mapping rather than on every row. */
+interface ColumnPlan {
+  col: MappingColumn;
+  path: string;
+  top: string;
+  segments: readonly (string | number)[];
+  transform: Transform;
+  ctx: TransformContext;
+  number: boolean;
+}
+
+const plans = new WeakMap<Mapping, readonly ColumnPlan[]>();
+
+function planOf(mapping: Mapping): readonly ColumnPlan[] {
+  let plan = plans.get(mapping);
+  if (plan === undefined) {
+    plan = mapping.columns.map((col) => ({
+      col,
+      path: col.field.path,
+      top: col.field.top,
+      segments: col.field.segments,
+      transform: TRANSFORMS[col.type],
+      ctx: { decimalSeparator: col.decimal, dateFormat: col.format, language: mapping.language },
+      number: col.field.leaf === 'number',
+    }));
+    plans.set(mapping, plan);
+  }
+  return plan;
 }
 
 /**
@@ -58,18 +92,20 @@ export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: 
   const row = sheetRow.row;
   const fields: Record<string, unknown> = {};
   // The reader warns about every hidden column (it does not know the mapping): only those the mapping reads matter.
-  const issues: Issue[] = sheetRow.issues.filter((x) => x.code !== 'HIDDEN_COLUMN' || columnIndex.some((idx) => idx >= 0 && headers[idx] === x.column));
+  const issues: Issue[] = sheetRow.issues.length === 0 ? [] : sheetRow.issues.filter((x) => x.code !== 'HIDDEN_COLUMN' || columnIndex.some((idx) => idx >= 0 && headers[idx] === x.column));
   const lookups: DraftLookup[] = [];
   const origins: Record<string, { column: string; value: string | null }> = {};
   const clearTops = new Set<string>();
   const filledTops = new Set<string>();
   const failed = new Set<string>();
 
-  mapping.columns.forEach((col, i) => {
+  const plan = planOf(mapping);
+  const cells = sheetRow.cells;
+  for (let i = 0; i < plan.length; i++) {
+    const { col, path, top, segments, transform, ctx, number } = plan[i]!;
     const idx = columnIndex[i] ?? -1;
     const column = headers[idx] ?? col.columns[0] ?? '';
-    const cell: Cell = idx >= 0 ? (sheetRow.cells[idx] ?? null) : null;
-    const path = col.field.path;
+    const cell: Cell = idx >= 0 ? (cells[idx] ?? null) : null;
     origins[path] = { column, value: textOf(cell) };
 
     if (isEmptyCell(cell)) {
@@ -77,24 +113,38 @@ export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: 
         issues.push(columnIssue(row, column, col, cell, { code: 'REQUIRED_EMPTY', message: `${column} is required and empty` }));
         failed.add(path);
       }
-      if (col.empty === 'clear') clearTops.add(col.field.top);
-      return;
+      if (col.empty === 'clear') clearTops.add(top);
+      continue;
     }
-    const parts = col.split !== undefined ? splitCell(cell, col.split) : [cell];
-    const mapped = parts.map((p) => applyValueMap(p, col.values));
 
     if (col.lookup !== undefined) {
-      const values = mapped.map((p) => cellText(p)).filter((v) => v !== '');
-      lookups.push({ field: path, segments: col.field.segments, column, values: col.field.array ? values : values.slice(0, 1), array: col.field.array, lookup: col.lookup });
-      filledTops.add(col.field.top);
-      return;
+      const parts = col.split !== undefined ? splitCell(cell, col.split) : [cell];
+      const values = parts.map((p) => cellText(applyValueMap(p, col.values))).filter((v) => v !== '');
+      lookups.push({ field: path, segments, column, values: col.field.array ? values : values.slice(0, 1), array: col.field.array, lookup: col.lookup });
+      filledTops.add(top);
+      continue;
     }
 
-    const transform = TRANSFORMS[col.type];
-    const ctx = { decimalSeparator: col.decimal, dateFormat: col.format, language: mapping.language };
+    if (col.split === undefined) {
+      // One cell, one value: the common case, without the lists below.
+      const part = applyValueMap(cell, col.values);
+      const r = transform(part, ctx);
+      if ('issue' in r) {
+        issues.push(columnIssue(row, column, col, part, r.issue));
+        failed.add(path);
+        continue;
+      }
+      if (r.warning) issues.push(columnIssue(row, column, col, part, r.warning));
+      const v = number ? Number(r.value) : r.value;
+      setAt(fields, segments, col.field.array ? [v] : v);
+      filledTops.add(top);
+      continue;
+    }
+
     const out: (string | number)[] = [];
     let bad = false;
-    for (const part of mapped) {
+    for (const p of splitCell(cell, col.split)) {
+      const part = applyValueMap(p, col.values);
       const r = transform(part, ctx);
       if ('issue' in r) {
         issues.push(columnIssue(row, column, col, part, r.issue));
@@ -102,16 +152,16 @@ export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: 
         continue;
       }
       if (r.warning) issues.push(columnIssue(row, column, col, part, r.warning));
-      out.push(col.field.leaf === 'number' ? Number(r.value) : r.value);
+      out.push(number ? Number(r.value) : r.value);
     }
     if (bad) {
       failed.add(path);
-      return;
+      continue;
     }
-    if (out.length === 0) return;
-    setAt(fields, col.field.segments, col.field.array ? out : out[0]);
-    filledTops.add(col.field.top);
-  });
+    if (out.length === 0) continue;
+    setAt(fields, segments, col.field.array ? out : out[0]);
+    filledTops.add(top);
+  }
 
   for (const d of mapping.defaults) {
     if (clearTops.has(d.field.top) || failed.has(d.field.path)) continue;

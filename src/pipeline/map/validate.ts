@@ -21,7 +21,7 @@ function manufacturedItemSchema(): z.ZodObject {
   for (const op of ['tradeItem.create', 'manufacturedItem.createUnderTradeItem'] as const) {
     for (const [name, s] of Object.entries(bodySchema(op).shape)) if (!(name in shape)) shape[name] = (s as z.ZodType).optional();
   }
-  manufacturedSchema = z.strictObject(shape);
+  manufacturedSchema = z.compile(z.strictObject(shape));
   return manufacturedSchema;
 }
 

@@ -68,6 +68,7 @@ const RECONCILE_COLUMNS = ['key', 'status', 'field', 'sheetValue', 'apiValue'];
  * an API echoed (a `Bearer …` token, URL userinfo) are redacted here too, whatever produced the issue.
  */
 export function formatIssues(issues: readonly Issue[]): string {
+  if (issues.length === 0) return '';
   return redact(
     issues
       .map((i) => `${i.severity.toUpperCase()} ${i.code}${i.column ? ` [${i.column}]` : ''}${i.value !== null && i.value !== '' ? ` "${i.value}"` : ''}: ${i.message}`)
@@ -84,9 +85,13 @@ function cellText(c: unknown, decimal: ',' | '.' = '.'): string {
   return String(c);
 }
 
+const CSV_BATCH_CHARS = 64 * 1024;
+
 /** A CSV file written through a temp name, UTF-8 with BOM (Excel then reads accents right), CRLF line ends. */
 class CsvFile {
   readonly #stream: WriteStream;
+  // Lines are written in batches of ~64 KiB: one stream write per line costs more than building the line.
+  #pending = '';
   constructor(readonly final: string, header: readonly string[], preamble: readonly (readonly string[])[] = []) {
     this.#stream = createWriteStream(tempPathFor(final));
     // Rows above the header: one line each (line breaks inside a cell become spaces, so line n is record n); an empty
@@ -95,9 +100,17 @@ class CsvFile {
     this.#stream.write(`\uFEFF${[...above, header.map(csvField).join(',')].join('\r\n')}\r\n`);
   }
   async line(values: readonly string[]): Promise<void> {
-    if (!this.#stream.write(`${values.map(csvField).join(',')}\r\n`)) await once(this.#stream, 'drain');
+    let line = csvField(values[0] ?? '');
+    for (let i = 1; i < values.length; i++) line += `,${csvField(values[i]!)}`;
+    this.#pending += `${line}\r\n`;
+    if (this.#pending.length < CSV_BATCH_CHARS) return;
+    const batch = this.#pending;
+    this.#pending = '';
+    if (!this.#stream.write(batch)) await once(this.#stream, 'drain');
   }
   async close(): Promise<void> {
+    if (this.#pending !== '') this.#stream.write(this.#pending);
+    this.#pending = '';
     this.#stream.end();
     await once(this.#stream, 'finish');
   }

@@ -22,3 +22,30 @@ export function isEmptyValue(value: unknown): boolean {
   return normalize(value) === null;
 }
 
+
+const COMPOUND = Symbol('compound');
+
+/** A scalar as canonical() would see it (empties and non-finite numbers as null), or COMPOUND for anything else. */
+function scalarForm(value: unknown): unknown {
+  if (value === undefined || value === null || value === '') return null;
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? value : null;
+    default:
+      return COMPOUND;
+  }
+}
+
+/**
+ * `canonical(a) === canonical(b)` without building the strings where both are scalars (most fields of a row, compared
+ * once per field by the planner's diff); objects and arrays go through canonical().
+ */
+export function sameCanonical(a: unknown, b: unknown): boolean {
+  const sa = scalarForm(a);
+  const sb = scalarForm(b);
+  if (sa !== COMPOUND && sb !== COMPOUND) return sa === sb;
+  return canonical(a) === canonical(b);
+}

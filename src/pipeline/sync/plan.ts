@@ -2,7 +2,7 @@ import { MANUFACTURED_ITEM_FIELDS, ROUTE_B_TRADE_ITEM_FIELDS } from '../../api/f
 import { acceptedFields } from '../../api/schemas.ts';
 import type { ManufacturedItemRecord, TradeItemRecord } from '../../api/types.ts';
 import { manufacturedItemIdFor, tradeItemIdFor } from '../../api/uuid.ts';
-import { canonical, isEmptyValue } from './canonical.ts';
+import { isEmptyValue, sameCanonical } from './canonical.ts';
 import { issue } from '../issue-codes.ts';
 import type { Draft, Issue, Target } from '../types.ts';
 
@@ -96,7 +96,7 @@ function pick(fields: Record<string, unknown>, allowed: ReadonlySet<string>): Re
 function diff(wanted: Record<string, unknown>, clear: readonly string[], current: Record<string, unknown>, allowed: ReadonlySet<string>): Record<string, unknown> {
   const changes: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(wanted)) {
-    if (allowed.has(k) && canonical(v) !== canonical(current[k])) changes[k] = v;
+    if (allowed.has(k) && !sameCanonical(v, current[k])) changes[k] = v;
   }
   for (const k of clear) {
     if (allowed.has(k) && !(k in wanted) && !isEmptyValue(current[k])) changes[k] = null;
@@ -128,7 +128,7 @@ function tradeUpdateSteps(id: string, wanted: Record<string, unknown>, clear: re
 function createOnlyWarnings(draft: Draft, record: Record<string, unknown>, fields: readonly string[]): Issue[] {
   const issues: Issue[] = [];
   for (const f of fields) {
-    if (f in draft.fields && canonical(draft.fields[f]) !== canonical(record[f]) && !isEmptyValue(record[f])) {
+    if (f in draft.fields && !sameCanonical(draft.fields[f], record[f]) && !isEmptyValue(record[f])) {
       issues.push(issue('FIELD_CREATE_ONLY', {
         row: draft.row, field: f, value: String(draft.fields[f]),
         message: `${f} can only be set when the item is created; the API keeps ${JSON.stringify(record[f])}`,
