@@ -31,5 +31,5 @@ USER node
 VOLUME ["/data"]
 EXPOSE 8080 4010
 HEALTHCHECK --interval=30s --timeout=5s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/health').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(0))"
-ENTRYPOINT ["node", "bin/product-sync.mjs"]
+ENTRYPOINT ["node", "--max-semi-space-size=8", "bin/product-sync.mjs"]
 CMD ["worker"]

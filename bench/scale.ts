@@ -204,7 +204,8 @@ async function phase(label: string, kind: 'validate' | 'import', sheet: { file: 
   const startedAt = Date.now();
   const t0 = performance.now();
   const since = () => Number(((performance.now() - t0) / 1000).toFixed(2));
-  const child = track(spawn(process.execPath, ['bin/product-sync.mjs', kind, sheet.file, '--mapping', sheet.mapping], {
+  // As the image and the bin's shebang run it (bin/product-sync.mjs explains the flag).
+  const child = track(spawn(process.execPath, ['--max-semi-space-size=8', 'bin/product-sync.mjs', kind, sheet.file, '--mapping', sheet.mapping], {
     cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, PRODUCT_API_URL: url, REFERENCE_API_URL: url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir, REDIS_URL: '', LOG_LEVEL: 'warn' },
   }));
@@ -324,7 +325,7 @@ async function queueImport(dir: string, sheet: { file: string; mapping: string }
   const reportDir = join(dir, 'reports-queue');
   mkdirSync(reportDir);
   const env = { PRODUCT_API_URL: url, REFERENCE_API_URL: url, API_TOKEN: 'sandbox-token', REDIS_URL: `redis://127.0.0.1:${redisPort}`, QUEUE_PREFIX: 'bench-scale', REPORT_DIR: reportDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
-  const worker = track(spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] }));
+  const worker = track(spawn(process.execPath, ['--max-semi-space-size=8', 'bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] }));
   await new Promise<void>((resolve, reject) => {
     worker.once('exit', (code) => reject(new Error(`worker exited (${code}) before starting`)));
     worker.stdout!.on('data', (d: Buffer) => d.toString().includes('worker started') && resolve());

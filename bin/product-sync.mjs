@@ -1,4 +1,7 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=8
+// --max-semi-space-size=8: V8's young generation defaults to 3 × 16 MB semi-spaces on a large machine; a run allocates
+// a lot of short-lived rows, and 8 MB keeps a million-row import under 300 MB RSS (docs/architecture.md). `node
+// bin/product-sync.mjs` bypasses the shebang: the npm scripts and the image pass the flag themselves.
 // Runs the compiled CLI (dist/cli.js, built from src/ by `npm ci`'s prepare script: scripts/build.mjs), with source
 // maps on so stack traces name src/*.ts lines. In a checkout (src/ beside dist/) it first makes sure dist/ matches
 // src/ (stat calls only; changed files are transpiled again, ~1 s at most), so an edit is never hidden by an old build;

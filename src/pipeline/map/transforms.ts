@@ -163,6 +163,9 @@ function numberShapes(sep: ',' | '.', language: string): NumberShapes {
   return shapes;
 }
 
+const PLAIN_COMMA = /^(-?)(\d+)(?:,(\d+))?$/;
+const PLAIN_DOT = /^(-?)(\d+)(?:\.(\d+))?$/;
+
 function canonicalDecimal(sign: string, intPart: string, frac: string): string {
   const i = intPart.replace(/^0+(?=\d)/, '');
   const f = frac.replace(/0+$/, '');
@@ -182,6 +185,9 @@ export const toDecimal: Transform = (cell, ctx) => {
   const sep = ctx.decimalSeparator;
   const other = sep === ',' ? '.' : ',';
   const text = cell.trim();
+  // Digits with at most a decimal part (most cells): the first shape below, read without building the others.
+  const plain = (sep === ',' ? PLAIN_COMMA : PLAIN_DOT).exec(text);
+  if (plain) return { value: canonicalDecimal(plain[1] ?? '', plain[2] ?? '', plain[3] ?? '') };
   const raw = text.replace(/[\u00a0\u202f\u2007]/g, ' ').replace(/ +/g, ' ');
   const sign = raw.startsWith('-') ? '-' : '';
   const body = raw.replace(/^[+-]\s*/, '');

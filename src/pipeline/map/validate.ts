@@ -75,9 +75,9 @@ export function validateDraft(draft: Draft, operation: BodyOperation = createOpe
   if (CREATES.has(operation) && operation !== 'manufacturedItem.createUnderTradeItem' && body.ownerCompanyId === undefined) {
     body.ownerCompanyId = OWNER_PLACEHOLDER;
   }
-  const pending = (draft.lookups ?? []).map((l) => l.field);
   const result = schema.safeParse(body);
   if (result.success) return [];
+  const pending = (draft.lookups ?? []).map((l) => l.field);
   const issues: Issue[] = [];
   for (const zi of result.error.issues) {
     const paths = zi.code === 'unrecognized_keys' ? zi.keys.map((k) => [...zi.path, k]) : [zi.path];

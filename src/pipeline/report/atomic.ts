@@ -1,4 +1,4 @@
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { open, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** The temp name of a final file: same directory (so the rename is atomic), hidden, `.tmp` suffix — `.rows.csv.tmp`. */
@@ -19,5 +19,28 @@ export async function discardTemp(finalPath: string): Promise<void> {
 /** Writes `data` to `finalPath` through its temp file: a crash leaves either no final file or the complete one. */
 export async function writeFileAtomic(finalPath: string, data: string | Uint8Array): Promise<void> {
   await writeFile(tempPathFor(finalPath), data);
+  await commitTemp(finalPath);
+}
+
+// Strings past ~128 KB live in V8's large-object space until a full GC: a run writing a chunk file of several hundred KB
+// as one string would grow the heap by that much each time. Lines are written in batches below that size instead.
+const BATCH = 32 * 1024;
+
+/** Writes one JSON line per value to `finalPath` through its temp file, in small batches (see above). */
+export async function writeJsonLinesAtomic(finalPath: string, values: Iterable<unknown>): Promise<void> {
+  const fh = await open(tempPathFor(finalPath), 'w');
+  try {
+    let batch = '';
+    for (const v of values) {
+      batch += `${JSON.stringify(v)}\n`;
+      if (batch.length >= BATCH) {
+        await fh.write(batch);
+        batch = '';
+      }
+    }
+    if (batch !== '') await fh.write(batch);
+  } finally {
+    await fh.close();
+  }
   await commitTemp(finalPath);
 }

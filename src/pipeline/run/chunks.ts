@@ -8,12 +8,12 @@
  *   <run>/chunks/archives-<n>.*              the same for a chunk of `full`-mode archives
  */
 import { createReadStream, existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ProductSyncError } from '../../errors.ts';
 import { issue } from '../issue-codes.ts';
-import { writeFileAtomic } from '../report/atomic.ts';
+import { writeJsonLinesAtomic } from '../report/atomic.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { openJournal } from '../sync/journal.ts';
 import type { ArchiveEntry, RowPlan } from '../sync/plan.ts';
@@ -42,10 +42,14 @@ export function chunkPaths(workDir: string, kind: ChunkKind, index: number): { i
   return { input: `${base}.json`, journal: `${base}.journal.jsonl`, results: `${base}.results.jsonl` };
 }
 
-/** Writes a chunk's input atomically (a process killed while writing leaves no half chunk). */
+/** One line of a chunk file: a settled row, a plan, or an archive entry. */
+type ChunkLine = { s: ResultRow } | { p: SourcedPlan } | { a: ArchiveEntry };
+
+/** Writes a chunk's input atomically (a process killed while writing leaves no half chunk), one JSON line per row. */
 export async function writeChunk(workDir: string, kind: ChunkKind, index: number, data: RowChunk | ArchiveEntry[]): Promise<void> {
   await mkdir(join(workDir, 'chunks'), { recursive: true });
-  await writeFileAtomic(chunkPaths(workDir, kind, index).input, JSON.stringify(data));
+  const lines: Iterable<ChunkLine> = Array.isArray(data) ? data.map((a) => ({ a })) : [...data.settled.map((s) => ({ s })), ...data.plans.map((p) => ({ p }))];
+  await writeJsonLinesAtomic(chunkPaths(workDir, kind, index).input, lines);
 }
 
 /** Reads a chunk's input. */
@@ -54,7 +58,16 @@ export async function readChunk(workDir: string, kind: 'archives', index: number
 export async function readChunk(workDir: string, kind: ChunkKind, index: number): Promise<RowChunk | ArchiveEntry[]> {
   const file = chunkPaths(workDir, kind, index).input;
   try {
-    return JSON.parse(await readFile(file, 'utf8')) as RowChunk | ArchiveEntry[];
+    const chunk: RowChunk = { index, settled: [], plans: [] };
+    const entries: ArchiveEntry[] = [];
+    for await (const line of createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity })) {
+      if (line === '') continue;
+      const l = JSON.parse(line) as ChunkLine;
+      if ('s' in l) chunk.settled.push(l.s);
+      else if ('p' in l) chunk.plans.push(l.p);
+      else entries.push(l.a);
+    }
+    return kind === 'archives' ? entries : chunk;
   } catch (err) {
     throw new ProductSyncError('PS_ERR_JOURNAL', `chunk ${kind}-${index} of ${workDir} is missing or unreadable`, { cause: err });
   }
@@ -66,9 +79,7 @@ export const resultsExist = (workDir: string, kind: ChunkKind, index: number): b
 /** Writes a chunk's outcomes (sorted by row; archives keep their order), atomically: their presence means the chunk is done. */
 export async function writeResults(workDir: string, kind: ChunkKind, index: number, rows: ResultRow[]): Promise<void> {
   const sorted = kind === 'rows' ? [...rows].sort((a, b) => (a.row ?? 0) - (b.row ?? 0)) : rows;
-  let text = '';
-  for (const r of sorted) text += `${JSON.stringify(r)}\n`;
-  await writeFileAtomic(chunkPaths(workDir, kind, index).results, text);
+  await writeJsonLinesAtomic(chunkPaths(workDir, kind, index).results, sorted);
 }
 
 /** Streams a chunk's outcomes back, line by line. */
