@@ -302,14 +302,8 @@ function build(raw: RawMapping, file: string, text: string, lineOf: (path: (stri
   const seen = new Map<string, number>();
   const decimalSeparator = raw.decimalSeparator ?? localeNumberSeparators(raw.language).decimal;
   raw.columns.forEach((c, i) => {
-    const field = resolveFieldPath(raw.target, c.field);
-    if (typeof field === 'string') {
-      problems.push({ path: ['columns', i, 'field'], message: field });
-      return;
-    }
-    const prev = seen.get(field.path);
-    if (prev !== undefined) problems.push({ path: ['columns', i, 'field'], message: `${field.path} is already fed by columns[${prev}]` });
-    seen.set(field.path, i);
+    const field = columnField(raw.target, c.field, i, seen, problems);
+    if (!field) return;
     const type = checkColumn(c, i, field, problems);
     const values = c.values ? new Map(Object.entries(c.values).map(([k, v]) => [valueMapKey(k), v])) : undefined;
     const format = c.format ?? (type === 'date' ? raw.dateFormat : undefined);
@@ -384,14 +378,8 @@ function fieldProblems(data: unknown): Located[] {
   (Array.isArray(d.columns) ? d.columns : []).forEach((c: unknown, i) => {
     const fieldPath = c && typeof c === 'object' ? (c as Record<string, unknown>).field : undefined;
     if (typeof fieldPath !== 'string' || fieldPath === '') return;
-    const field = resolveFieldPath(target, fieldPath);
-    if (typeof field === 'string') {
-      problems.push({ path: ['columns', i, 'field'], message: field });
-      return;
-    }
-    const prev = seen.get(field.path);
-    if (prev !== undefined) problems.push({ path: ['columns', i, 'field'], message: `${field.path} is already fed by columns[${prev}]` });
-    seen.set(field.path, i);
+    const field = columnField(target, fieldPath, i, seen, problems);
+    if (!field) return;
     const column = columnSchema.safeParse(c);
     if (column.success) checkColumn(column.data, i, field, problems);
   });
@@ -406,6 +394,19 @@ function fieldProblems(data: unknown): Located[] {
     }
   }
   return problems;
+}
+
+/** The field a column feeds, resolved against the target's rules; a problem (unknown field, or one fed twice) otherwise. */
+function columnField(target: Target, path: string, i: number, seen: Map<string, number>, problems: Located[]): FieldTarget | undefined {
+  const field = resolveFieldPath(target, path);
+  if (typeof field === 'string') {
+    problems.push({ path: ['columns', i, 'field'], message: field });
+    return undefined;
+  }
+  const prev = seen.get(field.path);
+  if (prev !== undefined) problems.push({ path: ['columns', i, 'field'], message: `${field.path} is already fed by columns[${prev}]` });
+  seen.set(field.path, i);
+  return field;
 }
 
 /** Parses and validates a mapping from its text (YAML or JSON); throws MappingError naming the line of each problem (all of them at once). */
