@@ -1,4 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sandboxBanner } from '../src/commands/sandbox.ts';
 import { loadConfig } from '../src/config.ts';
@@ -52,4 +55,16 @@ describe('terminal output', () => {
     expect(banner).toContain('sandbox-internal-token (demo company, internal)');
     expect(banner).toContain('API_CLIENT_ID=sandbox-client API_CLIENT_SECRET=sandbox-secret');
   });
+});
+
+describe('the demo', () => {
+  it('prints its summaries and table without the runs\' log lines in between', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-demo-'));
+    const r = spawnSync(process.execPath, ['bin/product-sync.mjs', 'demo', '--report-dir', dir], {
+      cwd: root, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/Second pass: every valid row unchanged/);
+    expect(`${r.stdout}${r.stderr}`).not.toMatch(/"level":|run opened|run finished/);
+  }, 60_000);
 });

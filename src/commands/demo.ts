@@ -36,12 +36,14 @@ export async function demoCommand(flags: { reportDir?: string }): Promise<number
   const config = loadConfig({ ...env, PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', API_TOKEN_URL: '', API_CLIENT_ID: '', API_CLIENT_SECRET: '' });
   const cc = await contextFromConfig(config, { owner: DEMO_COMPANY_ID, closeSandbox: sandbox.close });
   const results: { file: string; pass: number; r: RunResult }[] = [];
+  // The demo prints its own summaries and table: the runs' info lines would only be mixed into them (LOG_LEVEL still wins).
+  const runLogger = cc.ctx.logger!.child({}, { level: process.env.LOG_LEVEL ?? 'warn' });
   try {
     const pairs = await demoPairs();
     process.stdout.write(`product-sync demo: sandbox at ${sandbox.url}, owner ${DEMO_COMPANY_ID}, ${pairs.length} sample sheets\n\n`);
     for (const pass of [1, 2]) {
       for (const { file, mapping } of pairs) {
-        const r = await runImport({ file, mapping, owner: DEMO_COMPANY_ID, reportDir }, cc.ctx);
+        const r = await runImport({ file, mapping, owner: DEMO_COMPANY_ID, reportDir }, { ...cc.ctx, logger: runLogger });
         results.push({ file, pass, r });
         if (pass === 1) process.stdout.write(`${formatSummary(r)}\n\n`);
       }
