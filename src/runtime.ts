@@ -8,7 +8,7 @@ import { ProductSyncError } from './errors.ts';
 import { logger } from './logger.ts';
 import { Throttle } from './pipeline/sync/throttle.ts';
 import type { RunContext } from './pipeline/run/run.ts';
-import { createReferenceCache } from './api/reference-cache.ts';
+import { createReferenceCache, RUN_CACHE_SETTINGS } from './api/reference-cache.ts';
 import { DEMO_COMPANY_ID } from './sandbox/defaults.ts';
 
 /** Options every run command shares. */
@@ -106,7 +106,7 @@ export async function contextFromConfig(
     }
   }
   // One reference cache per process: labels resolved by one run are known to the next (and to every worker through Redis).
-  const referenceCache = createReferenceCache({ redis, prefix: config.QUEUE_PREFIX, ttlMs: 10 * 60_000, negativeTtlMs: 30_000, lruMax: 10_000 });
+  const referenceCache = createReferenceCache({ redis, prefix: config.QUEUE_PREFIX, ...RUN_CACHE_SETTINGS });
   return {
     ctx: { config, clients, redis, throttle, logger, referenceCache },
     owner: opts.owner,

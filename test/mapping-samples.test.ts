@@ -10,7 +10,8 @@ import { matchHeaders } from '../src/pipeline/map/headers.ts';
 import { mapRow } from '../src/pipeline/map/map-row.ts';
 import { loadMapping } from '../src/pipeline/map/mapping.ts';
 import type { Cell, Draft, Issue } from '../src/pipeline/types.ts';
-import { findDuplicateKeys, validateDraft } from '../src/pipeline/map/validate.ts';
+import { validateDraft } from '../src/pipeline/map/validate.ts';
+import { duplicateIssues } from './helpers/duplicates.ts';
 
 const root = join(import.meta.dirname, '..');
 
@@ -41,7 +42,7 @@ async function run(name: string, rows: Cell[][]): Promise<{ drafts: Draft[]; iss
     d.issues.push(...validateDraft(d));
     return d;
   });
-  const dups = findDuplicateKeys(drafts.map((d) => [d.row, d.key] as const), { column: headers[index[0]!] ?? null, field: 'gtin' });
+  const dups = duplicateIssues(drafts.map((d) => [d.row, d.key] as const), { column: headers[index[0]!] ?? null, field: 'gtin' });
   for (const d of drafts) if (dups.has(d.row)) d.issues.push(dups.get(d.row)!);
   return { drafts, issues: drafts.flatMap((d) => d.issues) };
 }

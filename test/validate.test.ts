@@ -3,7 +3,9 @@ import { matchHeaders } from '../src/pipeline/map/headers.ts';
 import { ISSUE_CODES } from '../src/pipeline/issue-codes.ts';
 import { mapRow } from '../src/pipeline/map/map-row.ts';
 import { parseMapping } from '../src/pipeline/map/mapping.ts';
-import { DuplicateKeyFinder, findDuplicateKeys, validateDraft } from '../src/pipeline/map/validate.ts';
+import { validateDraft } from '../src/pipeline/map/validate.ts';
+import { duplicateIssues } from './helpers/duplicates.ts';
+import { SheetKeys } from '../src/pipeline/run/sheet-keys.ts';
 import type { Cell, Draft } from '../src/pipeline/types.ts';
 
 const trade = parseMapping(
@@ -74,22 +76,23 @@ describe('validateDraft', () => {
 
 describe('duplicate keys', () => {
   it('reports every row involved, each naming the others', () => {
-    const issues = findDuplicateKeys([[2, 'A'], [3, 'B'], [4, 'A'], [5, null], [6, 'A'], [7, null], [8, 'C']], { column: 'EAN', field: 'gtin' });
+    const issues = duplicateIssues([[2, 'A'], [3, 'B'], [4, 'A'], [5, null], [6, 'A'], [7, null], [8, 'C']], { column: 'EAN', field: 'gtin' });
     expect([...issues.keys()].sort()).toEqual([2, 4, 6]);
     expect(issues.get(2)).toMatchObject({ code: 'DUPLICATE_KEY', severity: 'error', column: 'EAN', field: 'gtin', value: 'A', message: expect.stringContaining('rows 4, 6') });
     expect(issues.get(6)?.message).toContain('rows 2, 4');
   });
 
   it('streams: keys are added one at a time and memory holds one entry per distinct key', () => {
-    const f = new DuplicateKeyFinder();
+    const f = new SheetKeys();
     for (let r = 2; r < 10_002; r++) f.add(r, `K${r % 5000}`);
-    expect(f.duplicateKeys).toBe(5000);
-    const issues = f.issues();
+    f.finish();
+    expect(f.duplicated).toBe(5000);
+    const issues = new Map(Array.from({ length: 10_000 }, (_, i) => [i + 2, f.duplicateIssue(i + 2, `K${(i + 2) % 5000}`, {})] as const));
     expect(issues.size).toBe(10_000);
     expect(issues.get(2)?.message).toContain('row 5002');
   });
 
   it('says nothing when every key is unique', () => {
-    expect(findDuplicateKeys([[2, 'A'], [3, 'B']]).size).toBe(0);
+    expect(duplicateIssues([[2, 'A'], [3, 'B']]).size).toBe(0);
   });
 });

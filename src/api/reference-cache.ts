@@ -66,6 +66,9 @@ const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The cache settings of a run's label lookups (the process-wide cache, or a run's own). */
+export const RUN_CACHE_SETTINGS = { ttlMs: 10 * 60_000, negativeTtlMs: 30_000, lruMax: 10_000 } as const;
+
 /**
  * Two levels — an in-process LRU in front of Redis shared by every worker — with TTLs on both, single-flight (one load per
  * key in a process, and across processes a short Redis lock, SET NX PX, so N workers make one request), 404s remembered

@@ -4,21 +4,14 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
-import { matchHeaders } from './map/headers.ts';
-import { mapRow, rowKeyReader } from './map/map-row.ts';
 import { loadMapping } from './map/mapping.ts';
-import { validateDraft } from './map/validate.ts';
-import { checkSheetFile, openSheet } from './read/read-sheet.ts';
-import { restoreRejectedSheet } from './report/neutralize.ts';
+import { checkSheetFile } from './read/read-sheet.ts';
 import { createReportWriter, type RunSummary } from './report/report.ts';
-import { createReferenceCache } from '../api/reference-cache.ts';
-import { DraftResolver } from './resolve/resolve-drafts.ts';
-import { createReferenceResolver } from './resolve/reference-resolver.ts';
 import { emptyCounts } from './run/assemble.ts';
-import { DEFAULT_CHUNK_SIZE, runOwner, type RunContext } from './run/open-run.ts';
+import { runOwner, type RunContext } from './run/open-run.ts';
 import type { RunResult } from './run/run.ts';
 import { runIdFor, sha256File, type ImportRequest } from './run/run-state.ts';
-import { SheetKeys } from './run/sheet-keys.ts';
+import { draftReader, draftResolverFor, openMappedSheet, readSheetKeys } from './run/sheet-pass.ts';
 import { openApiState } from './sync/api-state.ts';
 import { sameCanonical } from './sync/canonical.ts';
 import type { Draft } from './types.ts';
@@ -38,24 +31,12 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
   const startedAt = new Date().toISOString();
   const refBefore = ctx.clients.stats.reference;
   const productBefore = ctx.clients.stats.product;
-  const open = async () => restoreRejectedSheet(await openSheet(req.file, { ...(req.sheet ?? mapping.sheet ? { sheet: req.sheet ?? mapping.sheet } : {}), headerRow: mapping.headerRow }));
-
-  const first = await open();
-  const keyOf = rowKeyReader(first.headers, mapping, matchHeaders(first.headers, mapping));
-  const keys = new SheetKeys();
-  for await (const row of first.rows) keys.add(row.row, keyOf(row));
-  keys.finish();
+  const keys = await readSheetKeys(await openMappedSheet(req, mapping), mapping, ctx);
 
   const api = await openApiState({ product: ctx.clients.product, owner, target: mapping.target, key: mapping.key, dir: workDir, sheetKeys: keys.distinct, needIndex: true, concurrency: Math.min(16, ctx.config.API_CONCURRENCY) });
-  const cache = ctx.referenceCache ?? createReferenceCache({ redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, ttlMs: 10 * 60_000, negativeTtlMs: 30_000, lruMax: 10_000 });
-  const resolver = new DraftResolver(createReferenceResolver({
-    reference: ctx.clients.reference, brands: ctx.clients.product, cache, ownerCompanyId: owner,
-    language: req.language ?? mapping.language, fallbackLanguages: req.language ? [] : mapping.fallbackLanguages, dryRun: true,
-  }));
-  const sheet = await open();
-  const columnIndex = matchHeaders(sheet.headers, mapping);
-  const keyIdx = mapping.columns.findIndex((c) => c.field.path === (mapping.key === 'gtin' ? 'gtin' : 'tradeItemId'));
-  const dupOptions = { column: keyIdx >= 0 ? (sheet.headers[columnIndex[keyIdx] ?? -1] ?? null) : null, field: mapping.key };
+  const resolver = draftResolverFor(ctx, req, mapping, owner, true);
+  const sheet = await openMappedSheet(req, mapping);
+  const draftOf = draftReader(sheet, mapping, keys);
   const writer = await createReportWriter(workDir, { sourceHeaders: sheet.headers, reconcile: true });
   const counts = emptyCounts(keys.rows);
   const rec = { inSync: 0, differs: 0, missingInApi: 0, missingInSheet: 0 };
@@ -101,13 +82,8 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
   try {
     let drafts: Draft[] = [];
     for await (const row of sheet.rows) {
-      const d = mapRow(row, sheet.headers, mapping, columnIndex);
-      d.issues.push(...validateDraft(d));
-      delete d.origins;
-      const dup = keys.duplicateIssue(d.row, d.key, dupOptions);
-      if (dup) d.issues.push(dup);
-      drafts.push(d);
-      if (drafts.length >= (ctx.chunkSize ?? ctx.config.CHUNK_SIZE ?? DEFAULT_CHUNK_SIZE)) {
+      drafts.push(draftOf(row));
+      if (drafts.length >= (ctx.chunkSize ?? ctx.config.CHUNK_SIZE)) {
         await compare(drafts);
         drafts = [];
       }

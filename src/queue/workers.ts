@@ -8,7 +8,8 @@ import type { Config } from '../config.ts';
 import { isRetryable, ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { LeaseBusyError } from '../pipeline/run/lease.ts';
-import { finishRun, pushChunk, recoverFailedChunk, startQueuedRun, type ImportRequest, type RunProgress, type RunResult } from '../pipeline/run/run.ts';
+import { recoverChunk } from '../pipeline/run/chunks.ts';
+import { finishRun, pushChunk, startQueuedRun, type ImportRequest, type RunProgress, type RunResult } from '../pipeline/run/run.ts';
 import { checkHandlers, JOB_OPTIONS, jobPayload, pushJobId, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors, warnOnEviction } from './connection.ts';
 import { enqueueImport, feedKeys } from './enqueue.ts';
@@ -88,7 +89,8 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     const values = Object.values(await job.getChildrenValues<PushJobResult>());
     for (const [key, reason] of Object.entries(await job.getIgnoredChildrenFailures())) {
       const m = /-(rows|archives)-(\d+)$/.exec(key);
-      if (m) await recoverFailedChunk({ workDir: workDir!, kind: m[1] as 'rows' | 'archives', index: Number(m[2]) }, String(reason));
+      // A chunk out of retries: what its journal confirmed keeps its outcome, the rest is `failed`.
+      if (m) await recoverChunk(workDir!, m[1] as 'rows' | 'archives', Number(m[2]), String(reason));
     }
     const result = await finishRun(workDir!, { ...ctx, pushRequests: values.reduce((n, v) => n + (v?.requests ?? 0), 0) });
     await recordFeedImport(data, result);

@@ -119,11 +119,7 @@ export function validateDraft(draft: Draft, operation: BodyOperation = createOpe
   return issues;
 }
 
-/**
- * Finds keys that several rows of one sheet share, as rows stream by: memory is one map entry per distinct key
- * (a row number, or the list of rows once a key repeats). `issues()` after the last row gives every row involved.
- */
-/** The DUPLICATE_KEY issue of `row`, one of the `rows` (sheet order) that share `key`, naming the others. */
+/** The DUPLICATE_KEY issue of `row`, one of the `rows` (sheet order) that share `key`, naming the others (the rows are found by run/sheet-keys.ts). */
 export function duplicateKeyIssue(row: number, key: string, rows: readonly number[], options: { column?: string | null; field?: string | null } = {}): Issue {
   const others = rows.filter((r) => r !== row);
   const shown = others.slice(0, 10).join(', ') + (others.length > 10 ? ` and ${others.length - 10} more` : '');
@@ -134,46 +130,4 @@ export function duplicateKeyIssue(row: number, key: string, rows: readonly numbe
     value: key,
     message: `key ${key} is also on row${others.length > 1 ? 's' : ''} ${shown}; none of these rows is sent`,
   });
-}
-
-export class DuplicateKeyFinder {
-  private readonly first = new Map<string, number | number[]>();
-  private repeated = 0;
-
-  /** Records that `row` has `key` (null keys are ignored). */
-  add(row: number, key: string | null): void {
-    if (key === null) return;
-    const seen = this.first.get(key);
-    if (seen === undefined) this.first.set(key, row);
-    else if (typeof seen === 'number') {
-      this.first.set(key, [seen, row]);
-      this.repeated++;
-    } else seen.push(row);
-  }
-
-  /** Number of keys found on more than one row so far. */
-  get duplicateKeys(): number {
-    return this.repeated;
-  }
-
-  /** One DUPLICATE_KEY issue per row involved, keyed by row number, each naming the other rows. */
-  issues(options: { column?: string | null; field?: string | null } = {}): Map<number, Issue> {
-    const out = new Map<number, Issue>();
-    if (this.repeated === 0) return out;
-    for (const [key, rows] of this.first) {
-      if (typeof rows === 'number') continue;
-      for (const row of rows) out.set(row, duplicateKeyIssue(row, key, rows, options));
-    }
-    return out;
-  }
-}
-
-/** DUPLICATE_KEY issues for every row whose key another row of the sheet also has (see DuplicateKeyFinder for streaming). */
-export function findDuplicateKeys(
-  keysByRow: Iterable<readonly [number, string | null]>,
-  options: { column?: string | null; field?: string | null } = {},
-): Map<number, Issue> {
-  const finder = new DuplicateKeyFinder();
-  for (const [row, key] of keysByRow) finder.add(row, key);
-  return finder.issues(options);
 }

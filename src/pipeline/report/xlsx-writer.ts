@@ -86,18 +86,23 @@ function dosDateTime(d: Date): { time: number; date: number } {
   };
 }
 
+/** The fields a local header and its central directory record share, in the same order: version needed … name length. */
+function entryFields(b: Buffer, at: number, e: ZipEntry, when: { time: number; date: number }): void {
+  b.writeUInt16LE(20, at);
+  b.writeUInt16LE(FLAG_UTF8, at + 2);
+  b.writeUInt16LE(e.method, at + 4);
+  b.writeUInt16LE(when.time, at + 6);
+  b.writeUInt16LE(when.date, at + 8);
+  b.writeUInt32LE(e.crc >>> 0, at + 10);
+  b.writeUInt32LE(e.compressed, at + 14);
+  b.writeUInt32LE(e.uncompressed, at + 18);
+  b.writeUInt16LE(e.name.length, at + 22);
+}
+
 function localHeader(e: ZipEntry, when: { time: number; date: number }): Buffer {
   const b = Buffer.alloc(30 + e.name.length);
   b.writeUInt32LE(0x04034b50, 0);
-  b.writeUInt16LE(20, 4);
-  b.writeUInt16LE(FLAG_UTF8, 6);
-  b.writeUInt16LE(e.method, 8);
-  b.writeUInt16LE(when.time, 10);
-  b.writeUInt16LE(when.date, 12);
-  b.writeUInt32LE(e.crc >>> 0, 14);
-  b.writeUInt32LE(e.compressed, 18);
-  b.writeUInt32LE(e.uncompressed, 22);
-  b.writeUInt16LE(e.name.length, 26);
+  entryFields(b, 4, e, when);
   b.writeUInt16LE(0, 28);
   e.name.copy(b, 30);
   return b;
@@ -109,15 +114,7 @@ function centralDirectory(entries: readonly ZipEntry[], when: { time: number; da
     const b = Buffer.alloc(46 + e.name.length);
     b.writeUInt32LE(0x02014b50, 0);
     b.writeUInt16LE((3 << 8) | 20, 4); // made by: Unix, zip 2.0
-    b.writeUInt16LE(20, 6);
-    b.writeUInt16LE(FLAG_UTF8, 8);
-    b.writeUInt16LE(e.method, 10);
-    b.writeUInt16LE(when.time, 12);
-    b.writeUInt16LE(when.date, 14);
-    b.writeUInt32LE(e.crc >>> 0, 16);
-    b.writeUInt32LE(e.compressed, 20);
-    b.writeUInt32LE(e.uncompressed, 24);
-    b.writeUInt16LE(e.name.length, 28);
+    entryFields(b, 6, e, when);
     // extra, comment, disk number, internal attributes: 0
     b.writeUInt32LE((0o100644 << 16) >>> 0, 38); // external attributes: a regular file, rw-r--r--
     b.writeUInt32LE(e.offset, 42);

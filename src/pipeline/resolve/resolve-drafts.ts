@@ -57,7 +57,8 @@ export class DraftResolver {
   }
 
   #once(l: DraftLookup, value: string): Promise<Resolved> {
-    const key = `${JSON.stringify(l.lookup)}\u0000${value}`;
+    // A field is fed by one column of the mapping, so it names its lookup (no per-row serialisation of the spec).
+    const key = `${l.field}\u0000${value}`;
     let p = this.#memo.get(key);
     if (!p) {
       if (this.#memo.size >= this.#memoMax) this.#memo.clear();

@@ -49,11 +49,6 @@ export class ReportAssembler {
     return this.#tail;
   }
 
-  /** Row chunks written to the report so far. */
-  get written(): number {
-    return this.#next;
-  }
-
   async #copy(kind: ChunkKind, index: number): Promise<void> {
     for await (const r of readResults(this.#workDir, kind, index)) {
       this.counts[COUNT_KEY[r.outcome]]++;

@@ -95,18 +95,19 @@ function failedIssue(row: number | null, reason: string): Issue {
   return issue('API_FAILED', { row, message: `chunk failed after its retries: ${reason}` });
 }
 
+/** Results of archive chunk `index` without pushing it: every entry gets `outcome` (planned in a dry run, not attempted, failed). */
+export async function settleArchiveChunk(workDir: string, index: number, outcome: 'archived' | 'not_attempted' | 'failed', issues: Issue[]): Promise<void> {
+  const entries = await readChunk(workDir, 'archives', index);
+  await writeResults(workDir, 'archives', index, entries.map((a) => ({ row: null, key: a.key, outcome, tradeItemId: a.tradeItemId, manufacturedItemId: null, changedFields: outcome === 'archived' ? ['archived'] : [], issues })));
+}
+
 /**
  * Results of a chunk whose push failed for good (a queue job out of retries): what the chunk's journal confirmed keeps
  * its outcome, the settled rows theirs, the rest is `failed`. Does nothing when the chunk has results already.
  */
 export async function recoverChunk(workDir: string, kind: ChunkKind, index: number, reason: string): Promise<void> {
   if (resultsExist(workDir, kind, index)) return;
-  if (kind === 'archives') {
-    const entries = await readChunk(workDir, 'archives', index);
-    const rows: ResultRow[] = entries.map((e) => ({ row: null, key: e.key, outcome: 'failed', tradeItemId: e.tradeItemId, manufacturedItemId: null, changedFields: [], issues: [failedIssue(null, reason)] }));
-    await writeResults(workDir, kind, index, rows);
-    return;
-  }
+  if (kind === 'archives') return settleArchiveChunk(workDir, index, 'failed', [failedIssue(null, reason)]);
   const chunk = await readChunk(workDir, 'rows', index);
   const journal = await openJournal(chunkPaths(workDir, kind, index).journal);
   try {

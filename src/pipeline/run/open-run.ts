@@ -11,28 +11,24 @@ import { join, resolve as resolvePath } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { ApiClients } from '../../api/clients.ts';
 import { MANUFACTURED_ITEM_FIELDS, TRADE_ITEM_FIELDS } from '../../api/fields.ts';
-import { createReferenceCache, type ReferenceCache } from '../../api/reference-cache.ts';
+import type { ReferenceCache } from '../../api/reference-cache.ts';
 import type { Config } from '../../config.ts';
 import { ProductSyncError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { issue } from '../issue-codes.ts';
-import { matchHeaders } from '../map/headers.ts';
-import { mapRow, rowKeyReader } from '../map/map-row.ts';
 import { loadMapping, type Mapping } from '../map/mapping.ts';
-import { validateDraft } from '../map/validate.ts';
-import { checkSheetFile, openSheet } from '../read/read-sheet.ts';
-import { restoreRejectedSheet } from '../report/neutralize.ts';
-import { DraftResolver } from '../resolve/resolve-drafts.ts';
-import { createReferenceResolver } from '../resolve/reference-resolver.ts';
+import { checkSheetFile } from '../read/read-sheet.ts';
+import type { DraftResolver } from '../resolve/resolve-drafts.ts';
 import { openApiState, type ApiStateSource } from '../sync/api-state.ts';
-import { acquireLease, leaseKey, type Lease } from './lease.ts';
 import type { RunStop } from '../sync/execute.ts';
 import { archiveGuard, planRow, type ArchiveEntry, type Mode, type RowAction } from '../sync/plan.ts';
 import type { CircuitBreaker, Throttle } from '../sync/throttle.ts';
-import type { Draft, Issue, SheetRow } from '../types.ts';
-import { chunkExists, readChunk, resultsExist, writeChunk, writeResults, type ResultRow, type RowChunk } from './chunks.ts';
+import type { Draft, Issue } from '../types.ts';
+import { chunkExists, resultsExist, settleArchiveChunk, writeChunk, type ResultRow, type RowChunk } from './chunks.ts';
+import { acquireLease, leaseKey, type Lease } from './lease.ts';
 import { previousRunState, runIdFor, sha256File, writeRunState, type ImportRequest, type RunState } from './run-state.ts';
-import { SheetKeys } from './sheet-keys.ts';
+import { draftReader, draftResolverFor, openMappedSheet, readSheetKeys } from './sheet-pass.ts';
+import type { SheetKeys } from './sheet-keys.ts';
 
 /** Progress of a run, for a progress bar or a job's progress. */
 export interface RunProgress {
@@ -67,7 +63,6 @@ export interface RunContext {
   lease?: { waitMs?: number; queued?: boolean };
 }
 
-export const DEFAULT_CHUNK_SIZE = 500;
 const ARCHIVE_CHUNK = 500;
 
 /** A run after its first pass: ready to produce chunks. */
@@ -158,20 +153,13 @@ async function openLeased(
   const { mapping, owner, sha, runId, workDir, dryRun, mode, lease } = o;
   await mkdir(workDir, { recursive: true });
   const previous = await previousRunState(workDir);
-  const chunkSize = previous?.chunkSize ?? ctx.chunkSize ?? ctx.config.CHUNK_SIZE ?? DEFAULT_CHUNK_SIZE;
+  const chunkSize = previous?.chunkSize ?? ctx.chunkSize ?? ctx.config.CHUNK_SIZE;
   const refBefore = ctx.clients.stats.reference;
   const productBefore = ctx.clients.stats.product;
 
   // First pass: the key column only.
-  const sheet = restoreRejectedSheet(await openSheet(req.file, { ...(req.sheet ?? mapping.sheet ? { sheet: req.sheet ?? mapping.sheet } : {}), headerRow: mapping.headerRow }));
-  const keyOf = rowKeyReader(sheet.headers, mapping, matchHeaders(sheet.headers, mapping));
-  const keys = new SheetKeys();
-  for await (const row of sheet.rows) {
-    if (ctx.signal?.aborted) break;
-    keys.add(row.row, keyOf(row));
-    if (keys.rows % 5000 === 0) ctx.onProgress?.({ stage: 'keys', rowsRead: keys.rows, operationsSent: 0, errors: 0 });
-  }
-  keys.finish();
+  const sheet = await openMappedSheet(req, mapping);
+  const keys = await readSheetKeys(sheet, mapping, ctx);
 
   const state: RunState = {
     runId, kind, request: { ...req, mode, dryRun }, mappingName: mapping.name, ownerCompanyId: owner, sha256: sha, rows: keys.rows,
@@ -197,11 +185,7 @@ async function openLeased(
   if (share.stop.reason) state.aborted ??= { exitCode: 3, message: share.stop.reason.message };
   await writeRunState(workDir, state);
 
-  const cache = ctx.referenceCache ?? createReferenceCache({ redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, ttlMs: 10 * 60_000, negativeTtlMs: 30_000, lruMax: 10_000 });
-  const resolver = new DraftResolver(createReferenceResolver({
-    reference: ctx.clients.reference, brands: ctx.clients.product, cache, ownerCompanyId: owner,
-    language: req.language ?? mapping.language, fallbackLanguages: req.language ? [] : mapping.fallbackLanguages, dryRun,
-  }));
+  const resolver = draftResolverFor(ctx, req, mapping, owner, dryRun);
   return { state, workDir, mapping, keys, api, resolver, share, ...(lease ? { lease } : {}) };
 }
 
@@ -232,10 +216,7 @@ async function planArchives(state: RunState, previous: RunState | undefined, api
   await flush();
   const verdict = archiveGuard(api.catalog.active ?? 0, total, req.maxArchiveRatio ?? 0.1, Boolean(req.allowArchive));
   const settle = async (outcome: 'archived' | 'not_attempted', issues: Issue[]) => {
-    for (let i = 0; i < state.archiveChunks; i++) {
-      const entries = await readChunk(workDir, 'archives', i);
-      await writeResults(workDir, 'archives', i, entries.map((a) => ({ row: null, key: a.key, outcome, tradeItemId: a.tradeItemId, manufacturedItemId: null, changedFields: outcome === 'archived' ? ['archived'] : [], issues })));
-    }
+    for (let i = 0; i < state.archiveChunks; i++) await settleArchiveChunk(workDir, i, outcome, issues);
   };
   if (verdict.tripped) {
     const err = new ProductSyncError(
@@ -262,23 +243,13 @@ export interface ProducedChunk {
 /** The second pass: streams the sheet in chunks of `chunkSize` rows, each mapped, validated, resolved, planned and written. */
 export async function* produceChunks(run: OpenedRun, ctx: RunContext): AsyncGenerator<ProducedChunk> {
   const { mapping, state } = run;
-  const sheet = restoreRejectedSheet(await openSheet(state.request.file, { ...(state.request.sheet ?? mapping.sheet ? { sheet: state.request.sheet ?? mapping.sheet } : {}), headerRow: mapping.headerRow }));
-  const columnIndex = matchHeaders(sheet.headers, mapping);
-  const keyIdx = mapping.columns.findIndex((c) => c.field.path === (mapping.key === 'gtin' ? 'gtin' : 'tradeItemId'));
-  const dupOptions = { column: keyIdx >= 0 ? (sheet.headers[columnIndex[keyIdx] ?? -1] ?? null) : null, field: mapping.key };
+  const sheet = await openMappedSheet(state.request, mapping);
+  const draftOf = draftReader(sheet, mapping, run.keys);
   let rowsRead = 0;
   let index = 0;
   let status: ProducedChunk['status'] = chunkStatus(run, 0);
   let drafts: Draft[] = [];
   let inChunk = 0;
-  const take = (row: SheetRow) => {
-    const d = mapRow(row, sheet.headers, mapping, columnIndex);
-    d.issues.push(...validateDraft(d));
-    delete d.origins;
-    const dup = run.keys.duplicateIssue(d.row, d.key, dupOptions);
-    if (dup) d.issues.push(dup);
-    drafts.push(d);
-  };
   const emit = async (): Promise<ProducedChunk> => {
     const out: ProducedChunk = status === 'new' ? { index, status, chunk: await prepareChunk(run, index, drafts), rowsRead } : { index, status, rowsRead };
     drafts = [];
@@ -290,7 +261,7 @@ export async function* produceChunks(run: OpenedRun, ctx: RunContext): AsyncGene
   for await (const row of sheet.rows) {
     if (ctx.signal?.aborted) break;
     rowsRead++;
-    if (status === 'new') take(row);
+    if (status === 'new') drafts.push(draftOf(row));
     if (rowsRead % 1000 === 0) ctx.onProgress?.({ stage: 'read', rowsRead, operationsSent: 0, errors: 0, rowsTotal: state.rows });
     if (++inChunk === state.chunkSize) yield await emit();
   }

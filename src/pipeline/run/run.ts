@@ -8,7 +8,7 @@ import type { RunSummary } from '../report/report.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { ReportAssembler, type Counts } from './assemble.ts';
 import { heldLease } from './lease.ts';
-import { readChunk, recoverChunk, resultsExist, writeResults, type ChunkKind } from './chunks.ts';
+import { recoverChunk, resultsExist, settleArchiveChunk, type ChunkKind } from './chunks.ts';
 import { abortError, openRun, produceChunks, type RunContext } from './open-run.ts';
 import { pushArchiveChunk, pushRowChunk, runShare, type PushContext, type PushedChunk } from './push.ts';
 import { readRunState, writeRunState, type ImportRequest, type RunAbort, type RunState } from './run-state.ts';
@@ -49,12 +49,6 @@ function summaryOf(state: RunState, counts: Counts, requests: { reference: numbe
   };
 }
 
-/** Archive chunks of a stopped run that were not pushed: `not_attempted`. */
-async function settleArchivesNotAttempted(workDir: string, index: number, why: string): Promise<void> {
-  const entries = await readChunk(workDir, 'archives', index);
-  const notAttempted = issue('NOT_ATTEMPTED', { row: null, message: `not attempted: ${why}` });
-  await writeResults(workDir, 'archives', index, entries.map((a) => ({ row: null, key: a.key, outcome: 'not_attempted', tradeItemId: a.tradeItemId, manufacturedItemId: null, changedFields: [], issues: [notAttempted] })));
-}
 
 /** Inline driver: both passes, pushing chunks as the second pass produces them, the report assembled as they finish. */
 async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | 'validate'): Promise<RunResult> {
@@ -112,7 +106,7 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
     await Promise.all(inFlight);
     for (let i = 0; i < state.archiveChunks; i++) {
       if (resultsExist(workDir, 'archives', i)) continue;
-      if (share.stop.reason) await settleArchivesNotAttempted(workDir, i, share.stop.reason.message);
+      if (share.stop.reason) await settleArchiveChunk(workDir, i, 'not_attempted', [issue('NOT_ATTEMPTED', { row: null, message: `not attempted: ${share.stop.reason.message}` })]);
       else counted(await pushArchiveChunk(workDir, state.ownerCompanyId, i, pushCtx));
     }
   } catch (err) {
@@ -179,7 +173,7 @@ export async function startQueuedRun(
   }
   for (let i = 0; i < state.archiveChunks; i++) {
     if (resultsExist(workDir, 'archives', i)) continue;
-    if (share.stop.reason) await settleArchivesNotAttempted(workDir, i, share.stop.reason.message);
+    if (share.stop.reason) await settleArchiveChunk(workDir, i, 'not_attempted', [issue('NOT_ATTEMPTED', { row: null, message: `not attempted: ${share.stop.reason.message}` })]);
     else await onChunk({ runId: state.runId, workDir, kind: 'archives', index: i });
   }
   if (share.stop.reason) state.aborted ??= { exitCode: 3, message: share.stop.reason.message };
@@ -199,10 +193,6 @@ export async function pushChunk(c: { workDir: string; kind: ChunkKind; index: nu
   return c.kind === 'rows' ? pushRowChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx) : pushArchiveChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx);
 }
 
-/** Queue driver: the results of a chunk whose job failed for good (confirmed rows keep their outcome, the rest `failed`). */
-export function recoverFailedChunk(c: { workDir: string; kind: ChunkKind; index: number }, reason: string): Promise<void> {
-  return recoverChunk(c.workDir, c.kind, c.index, reason);
-}
 
 /** Queue driver, parent side at the end: the report from every chunk's results, in row order. */
 export async function finishRun(workDir: string, ctx: RunContext & { pushRequests?: number }): Promise<RunResult> {
