@@ -156,7 +156,7 @@ const lookupSchema = z.union(
   { error: (iss) => lookupProblem(iss.input) },
 );
 
-const columnSchema = z.strictObject({
+export const columnSchema = z.strictObject({
   column: z.union([headerName, z.array(headerName).min(1, 'must name at least one header')]),
   field: z.string().min(1, 'must not be empty'),
   type: z.enum(COLUMN_TYPES, { error: (iss) => `type must be one of ${COLUMN_TYPES.join(', ')}${typeof iss.input === 'string' ? didYouMean(iss.input, COLUMN_TYPES) : ''}` }).optional(),
@@ -171,7 +171,10 @@ const columnSchema = z.strictObject({
 
 const languageCode = z.string().regex(/^[a-zA-Z]{2,3}(?:[-_][a-zA-Z0-9]{2,8})*$/, 'must be a language code such as fr-FR');
 
-const mappingSchema = z.strictObject({
+/** The mapping file's shape (the JSON Schema in schemas/mapping.schema.json is generated from it). */
+export const mappingSchema = z.strictObject({
+  /** The JSON Schema the file follows (editors read it for completion); ignored by the run. */
+  $schema: z.string().optional(),
   name: z.string().min(1).optional(),
   target: z.enum(['tradeItem', 'manufacturedItem'], { error: 'target must be tradeItem or manufacturedItem' }),
   ownerCompanyId: z.uuid({ error: 'must be a uuid' }).optional(),
@@ -413,7 +416,7 @@ function columnField(target: Target, path: string, i: number, seen: Map<string, 
 export function parseMapping(text: string, file: string): Mapping {
   const parsed = parseYamlDocument(text, mappingSchema, (path) =>
     path.length === 0
-      ? 'top-level keys are name, target, ownerCompanyId, language, fallbackLanguages, sheet, headerRow, key, empty, decimalSeparator, dateFormat, columns, defaults'
+      ? 'top-level keys are $schema, name, target, ownerCompanyId, language, fallbackLanguages, sheet, headerRow, key, empty, decimalSeparator, dateFormat, columns, defaults'
       : path[0] === 'columns' && path.length === 2
         ? 'column keys are column, field, type, split, values, lookup, empty, format, decimal, required'
         : '',
