@@ -24,6 +24,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 COPY bin ./bin
 COPY --from=build /app/dist ./dist
 COPY mappings ./mappings
+# The mapping JSON Schema the mapping files (and `mapping init`'s drafts) name on their first line.
+COPY schemas ./schemas
 COPY jobs ./jobs
 COPY samples ./samples
 RUN mkdir -p /data/reports /data/uploads && chown -R node:node /data

@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'reports/', 'uploads/', 'coverage/', 'src/server/public/'] },
+  { ignores: ['dist/', 'node_modules/', 'reports/', 'uploads/', 'coverage/', 'src/server/public/', 'bench/.data/', 'test/.output/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -17,6 +17,12 @@ function ratio(v: string): number {
   if (!(n >= 0 && n <= 1)) throw new InvalidArgumentError('must be a number between 0 and 1');
   return n;
 }
+/** `--preview [rows]`: 1 to 1000 (kept in step with PREVIEW_MAX_ROWS, src/pipeline/run/preview.ts). */
+function previewRows(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError(`--preview takes a number of rows from 1 to 1000, not "${v}"`);
+  return n;
+}
 function collect(v: string, acc: string[]): string[] {
   return [...acc, v];
 }
@@ -54,7 +60,14 @@ function program(done: (code: number) => void): Command {
 
   runOptions(p.command('validate').argument('<file>', 'CSV, TSV or XLSX sheet'))
     .description('read, map, validate and resolve only; writes the issues report, sends no write')
-    .action(async (file: string, opts) => done(await (await import('./commands/import.ts')).validateCommand(file, opts)));
+    .option('--preview [rows]', 'show the first rows (default 10) as they would be sent: fields, cells, mapped values, resolved ids and labels, issues; writes no report', previewRows)
+    .option('--json', 'with --preview: print the preview as JSON')
+    .action(async (file: string, opts) => {
+      if (opts.json && !opts.preview) throw new ProductSyncError('PS_ERR_CLI_USAGE', '--json goes with --preview (validate writes its report files otherwise)');
+      done(opts.preview
+        ? await (await import('./commands/preview.ts')).previewCommand(file, opts)
+        : await (await import('./commands/import.ts')).validateCommand(file, opts));
+    });
 
   runOptions(p.command('reconcile').argument('<file>', 'CSV, TSV or XLSX sheet'))
     .description('compare a sheet with the API field by field; writes a reconciliation report, sends no write')
@@ -97,6 +110,32 @@ function program(done: (code: number) => void): Command {
     .action(async (opts) => done(await (await import('./commands/queue.ts')).feedsListCommand(opts)));
   feeds.command('run').argument('<name>', 'feed id (file name)').option('--jobs-dir <dir>', 'feed definitions', 'jobs').description('trigger a feed now')
     .action(async (name: string, opts) => done(await (await import('./commands/queue.ts')).feedsRunCommand(name, opts)));
+
+  const mapping = p.command('mapping').description('mapping files (mappings/*.yaml)');
+  mapping.command('init')
+    .argument('<sheet>', 'CSV, TSV or XLSX sheet of the supplier')
+    .description('write a draft mapping: each header matched to a field by name and aliases, checked against the first rows')
+    .addOption(new Option('--target <target>', 'API object the sheet feeds').choices(['tradeItem', 'manufacturedItem']))
+    .option('--language <code>', 'language of the sheet (default: guessed from the headers)')
+    .option('--name <name>', 'mapping name (default: from the sheet file name)')
+    .option('--sheet <name>', 'XLSX worksheet (default: the first visible one)')
+    .option('--header-row <n>', 'sheet row holding the headers (default: found)', (v: string) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError('--header-row must be a row number from 1 to 1000');
+      return n;
+    })
+    .option('--out <file>', 'where to write the draft (default mappings/<name>.yaml; - prints it)')
+    .option('--force', 'overwrite an existing mapping file')
+    .option('--sandbox', 'check list labels against the embedded sandbox')
+    .action(async (sheet: string, opts) => done(await (await import('./commands/mapping.ts')).mappingInitCommand(sheet, opts)));
+
+  p.command('lists')
+    .argument('[name]', 'a reference list (e.g. trade-item-status)')
+    .description('the reference lists lookups name; with a name, that list\'s labels, codes and ids')
+    .option('--language <code>', 'language of the labels (default LANGUAGE_CODE; then its fallbacks)')
+    .option('--json', 'print JSON')
+    .option('--sandbox', 'read the embedded sandbox\'s lists')
+    .action(async (name: string | undefined, opts) => done(await (await import('./commands/lists.ts')).listsCommand(name, opts)));
 
   p.command('serve')
     .description('HTTP console: uploads, runs, reports, queue dashboard')

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { WEIGHT_UNITS } from '../src/api/units.ts';
 import {
   applyValueMap, cellText, excelSerialToIso, isEmptyCell, splitCell, toBoolean, toCountry, toDate, toDecimal, toGtin,
-  toInteger, toUnit, toUuid, toWeightUnit, type TransformContext, type TransformResult,
+  toInteger, toQuantity, toUnit, toUuid, toWeightQuantity, toWeightUnit, type TransformContext, type TransformResult,
 } from '../src/pipeline/map/transforms.ts';
 
 const comma: TransformContext = { decimalSeparator: ',', language: 'fr-FR' };
@@ -136,6 +136,69 @@ describe('units', () => {
     expect(value(toWeightUnit('pièces', dot))).toBe('!UNIT_WRONG_FAMILY');
     expect(value(toWeightUnit('mm', dot))).toBe('!UNIT_WRONG_FAMILY');
     expect(value(toWeightUnit('stone', dot))).toBe('!UNIT_UNKNOWN');
+  });
+});
+
+describe('country names in every language of the country data', () => {
+  const lang = (language: string): TransformContext => ({ ...dot, language });
+  it('reads names in languages other than the mapping\'s and English (Dutch, Polish, Russian, Japanese, Finnish)', () => {
+    expect(['Duitsland', 'Niemcy', 'Германия', 'ドイツ', 'Espanja', 'Nederland', 'Włochy'].map((c) => value(toCountry(c, comma))))
+      .toEqual(['DE', 'DE', 'DE', 'DE', 'ES', 'NL', 'IT']);
+    // Accents are optional in Latin script, as in the mapping's own language (Czech Německo).
+    expect(value(toCountry('nemecko', comma))).toBe('DE');
+    expect(value(toCountry('Atlantide', comma))).toBe('!COUNTRY_UNKNOWN');
+  });
+  it('refuses a name that means different countries in the languages that know it, unless the mapping\'s language decides', () => {
+    const r = toCountry('Kongo', comma);
+    expect(value(r)).toBe('!COUNTRY_AMBIGUOUS');
+    expect('issue' in r && r.issue.message).toMatch(/CG in .*pl.*; CD in de/);
+    expect(value(toCountry('Kongo', lang('pl-PL')))).toBe('CG');
+    expect(value(toCountry('Kongo', lang('de-DE')))).toBe('CD');
+    // English itself gives "Congo" to both Congos; French has no plain "Congo", so English decides there too.
+    expect(value(toCountry('Congo', dot))).toBe('!COUNTRY_AMBIGUOUS');
+    expect(value(toCountry('Congo', comma))).toBe('!COUNTRY_AMBIGUOUS');
+    expect(value(toCountry('Republic of the Congo', dot))).toBe('CG');
+  });
+});
+
+describe('quantity', () => {
+  const kg = WEIGHT_UNITS.find((u) => u.symbol === 'kg')!.id;
+  const g = WEIGHT_UNITS.find((u) => u.symbol === 'g')!.id;
+  const q = (c: string | number, ctx: TransformContext) => {
+    const r = toQuantity(c, ctx);
+    return 'value' in r ? `${r.value} ${r.unit}` : `!${r.issue.code}`;
+  };
+  it('splits a number and its unit, with or without space, into the value and the UN/ECE code', () => {
+    expect(['500 g', '0,5 kg', '75 cl', '1 234,5 g', '500g', '2 m3', '12 pièces', '500 g.', '0,75\u00a0L'].map((c) => q(c, comma)))
+      .toEqual(['500 GRM', '0.5 KGM', '75 CLT', '1234.5 GRM', '500 GRM', '2 MTQ', '12 H87', '500 GRM', '0.75 LTR']);
+    expect(['1.5L', '1,234.5 g', '33 cl'].map((c) => q(c, dot))).toEqual(['1.5 LTR', '1234.5 GRM', '33 CLT']);
+  });
+  it('reads the number exactly as decimal does, with the column\'s decimal separator', () => {
+    expect(q('1.5L', comma)).toBe('!DECIMAL_SEPARATOR');
+    expect(q('1.500 g', comma)).toBe('!DECIMAL_SEPARATOR');
+    expect(q('0,5 kg', dot)).toBe('!DECIMAL_SEPARATOR');
+    const r = toQuantity('1.5L', comma);
+    expect('issue' in r && r.issue.message).toContain('(in "1.5L")');
+  });
+  it('refuses a number without unit, a unit without number, unknown units and packs of several quantities', () => {
+    expect(q('500', comma)).toBe('!QUANTITY_NO_UNIT');
+    expect(q('1 234,5', comma)).toBe('!QUANTITY_NO_UNIT');
+    expect(q(500, comma)).toBe('!QUANTITY_NO_UNIT');
+    expect(q('kg', comma)).toBe('!QUANTITY_NO_VALUE');
+    expect(q('500 zz', comma)).toBe('!UNIT_UNKNOWN');
+    expect(['6 x 33 cl', '33cl x 6', '6×33 cl', '500 g / 1 kg'].map((c) => q(c, comma))).toEqual(Array(4).fill('!QUANTITY_INVALID'));
+    expect(['environ 500 g', 'kg 500', 'n/a'].map((c) => q(c, comma))).toEqual(Array(3).fill('!QUANTITY_INVALID'));
+  });
+  it('gives a weight field the weight-unit uuid and refuses other families, never converting', () => {
+    const w = (c: string) => {
+      const r = toWeightQuantity(c, comma);
+      return 'value' in r ? `${r.value} ${r.unit}` : `!${r.issue.code}`;
+    };
+    expect(w('0,4 kg')).toBe(`0.4 ${kg}`);
+    expect(w('400 grammes')).toBe(`400 ${g}`);
+    expect(w('75 cl')).toBe('!UNIT_WRONG_FAMILY');
+    expect(w('12 pièces')).toBe('!UNIT_WRONG_FAMILY');
+    expect(w('400')).toBe('!QUANTITY_NO_UNIT');
   });
 });
 

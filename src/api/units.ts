@@ -50,6 +50,13 @@ export const WEIGHT_UNITS: readonly { id: string; symbol: string; name: string; 
 /** The uuids accepted as `drainedNetWeight.unitOfMeasure` / `variableWeight.unitOfMeasure`. */
 export const WEIGHT_UNIT_IDS: ReadonlySet<string> = new Set(WEIGHT_UNITS.map((u) => u.id));
 
+const weightUnitIdByCode = new Map(WEIGHT_UNITS.map((u) => [u.code, u.id]));
+
+/** The weight-unit uuid of a unit code (`KGM` → the kg uuid); undefined for a unit that is not one of the seven. */
+export function weightUnitId(code: string): string | undefined {
+  return weightUnitIdByCode.get(code);
+}
+
 const fold = (s: string): string => s.normalize('NFD').replace(/\p{M}/gu, '').trim().toLowerCase().replace(/\s+/g, ' ').replace(/\.$/, '');
 
 const byAlias = new Map<string, Unit>();

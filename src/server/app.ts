@@ -1,8 +1,6 @@
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
-import { pipeline } from 'node:stream/promises';
-import { createWriteStream } from 'node:fs';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import multipart from '@fastify/multipart';
 import { createBullBoard } from '@bull-board/api';
@@ -10,11 +8,11 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
-import { ProductSyncError } from '../errors.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
 import { importQueueClient, runStatus } from '../queue/enqueue.ts';
 import { boardQueues } from '../queue/queues.ts';
-import { sniffFile } from '../pipeline/read/sniff.ts';
+import { registerMapper } from './mapper.ts';
+import { handleUpload } from './upload.ts';
 
 /** Settings of the console. */
 export interface ConsoleOptions {
@@ -39,7 +37,7 @@ function same(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** Builds the console app (no listen): uploads, runs, report downloads, the page, Bull Board (read-only), health. */
+/** Builds the console app (no listen): uploads, runs, report downloads, the mapper, the pages, Bull Board (read-only), health. */
 export async function buildConsole(options: ConsoleOptions): Promise<FastifyInstance> {
   const { config } = options;
   const uploadDir = resolve(config.UPLOAD_DIR);
@@ -86,82 +84,23 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
     return { mappings: names.sort() };
   });
 
-  app.post('/uploads', async (req, reply) => {
-    const parts = req.parts();
-    const fields: Record<string, string> = {};
-    let stored: { path: string; name: string } | null = null;
-    // Every file this request wrote, until it is handed to the queue: a refused, failed or aborted upload removes them
-    // all (the `.part` being written and a file already stored when a second one arrives).
-    const written = new Set<string>();
-    const discard = async (): Promise<void> => {
-      await Promise.all([...written].map((f) => rm(f, { force: true }).catch(() => {})));
-    };
-    // A client that goes away mid-body: the file stream may never end nor fail, so the request's own close does it.
-    const aborted = (): void => {
-      if (!req.raw.complete) void discard();
-    };
-    req.raw.once('close', aborted);
-    let keep = false;
-    const answer = (code: number, body: object): { code: number; body: object } => ({ code, body });
-    const receive = async (): Promise<{ code: number; body: object }> => {
-      try {
-        for await (const part of parts) {
-          if (part.type === 'file') {
-            // One file per upload: a second one is refused before any of it is written.
-            if (stored) throw Object.assign(new Error('one file per upload (form field "file")'), { code: 'FST_FILES_LIMIT' });
-            const tmp = join(uploadDir, `.${randomUUID()}.part`);
-            written.add(tmp);
-            await pipeline(part.file, createWriteStream(tmp));
-            if (part.file.truncated) return answer(413, { error: `file larger than ${maxUpload} bytes` });
-            let kind: string;
-            try {
-              kind = (await sniffFile(tmp)).kind === 'xlsx-zip' ? '.xlsx' : '.csv';
-            } catch (err) {
-              return answer(415, { error: err instanceof ProductSyncError ? err.message.replace(tmp, part.filename) : 'unsupported file' });
-            }
-            // Stored under a generated name: the client's file name is only ever shown, never used as a path.
-            const path = join(uploadDir, `${randomUUID()}${kind}`);
-            written.add(path);
-            await rename(tmp, path);
-            written.delete(tmp);
-            stored = { path, name: part.filename };
-          } else {
-            fields[part.fieldname] = String(part.value);
-          }
-        }
-      } catch (err) {
-        const e = err as { code?: string; message: string };
-        return answer(e.code === 'FST_REQ_FILE_TOO_LARGE' ? 413 : 400, { error: e.message });
-      }
-      if (!req.raw.complete) return answer(400, { error: 'upload aborted' });
-      if (!stored) return answer(400, { error: 'no file in the upload (form field "file")' });
-      const mapping = fields.mapping ?? '';
-      // The names GET /mappings lists, and nothing else: never a path.
-      const mappingPath = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(mapping) ? MAPPING_EXTENSIONS.map((ext) => join(mappingsDir, `${mapping}${ext}`)).find((f) => existsSync(f)) : undefined;
-      if (!mappingPath) return answer(400, { error: `unknown mapping "${mapping}"` });
-      if (fields.owner && !UUID.test(fields.owner)) return answer(400, { error: `owner must be a company uuid, got "${fields.owner}"` });
-      if (fields.mode && !(MODES as readonly string[]).includes(fields.mode)) return answer(400, { error: `mode must be one of ${MODES.join(', ')}` });
-      const mode = fields.mode || 'upsert';
-      const { jobId, existed } = await client.enqueue({
-        request: { file: stored.path, mapping: mappingPath, mode, dryRun: fields.dryRun === 'true', ...(fields.owner ? { owner: fields.owner } : {}) },
-        origin: 'upload',
-        fileName: stored.name,
-        step: 'prepare',
-      });
-      // The same sheet already queued: its job reads the copy stored the first time, this one is not needed.
-      keep = !existed;
-      return answer(existed ? 200 : 202, { id: jobId, existed, status: `/runs/${jobId}` });
-    };
-    // The answer is sent only once every file it does not keep is gone.
-    let result: { code: number; body: object };
-    try {
-      result = await receive();
-    } finally {
-      req.raw.off('close', aborted);
-      if (!keep) await discard();
-    }
-    return reply.code(result.code).send(result.body);
-  });
+  app.post('/uploads', (req, reply) => handleUpload(req, reply, uploadDir, maxUpload, async ({ path, name, fields }) => {
+    const mapping = fields.mapping ?? '';
+    // The names GET /mappings lists, and nothing else: never a path.
+    const mappingPath = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(mapping) ? MAPPING_EXTENSIONS.map((ext) => join(mappingsDir, `${mapping}${ext}`)).find((f) => existsSync(f)) : undefined;
+    if (!mappingPath) return { code: 400, body: { error: `unknown mapping "${mapping}"` } };
+    if (fields.owner && !UUID.test(fields.owner)) return { code: 400, body: { error: `owner must be a company uuid, got "${fields.owner}"` } };
+    if (fields.mode && !(MODES as readonly string[]).includes(fields.mode)) return { code: 400, body: { error: `mode must be one of ${MODES.join(', ')}` } };
+    const mode = fields.mode || 'upsert';
+    const { jobId, existed } = await client.enqueue({
+      request: { file: path, mapping: mappingPath, mode, dryRun: fields.dryRun === 'true', ...(fields.owner ? { owner: fields.owner } : {}) },
+      origin: 'upload',
+      fileName: name,
+      step: 'prepare',
+    });
+    // The same sheet already queued: its job reads the copy stored the first time, this one is not needed.
+    return { code: existed ? 200 : 202, body: { id: jobId, existed, status: `/runs/${jobId}` }, keep: !existed };
+  }));
 
   app.get('/runs', async () => {
     const jobs = await client.queue.getJobs(['active', 'waiting', 'waiting-children', 'completed', 'failed', 'delayed'], 0, 99, false);
@@ -184,6 +123,8 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
     reply.header('content-disposition', `attachment; filename="${runId}-${name}"`);
     return reply.type(name.endsWith('.json') ? 'application/json' : name.endsWith('.csv') ? 'text/csv; charset=utf-8' : 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet').send(createReadStream(file));
   });
+
+  await registerMapper(app, { config, uploadDir, mappingsDir, maxUpload });
 
   const boardAdapter = new FastifyAdapter();
   boardAdapter.setBasePath('/admin/queues');

@@ -9,6 +9,7 @@ import {
 } from '../../api/fields.ts';
 import { ProductSyncError } from '../../errors.ts';
 import { formatPath, parseYamlDocument } from '../../yaml-document.ts';
+import { columnLetters, letterPosition } from './headers.ts';
 import { COLUMN_TYPES, localeNumberSeparators, valueMapKey, type ColumnType } from './transforms.ts';
 import type { LookupSpec, Target } from '../types.ts';
 
@@ -24,12 +25,26 @@ export interface FieldTarget {
   leaf: 'string' | 'uuid' | 'number' | 'weightUnit';
   /** True when the path ends on an array (`countriesOfOrigin`): the value is a list. */
   array: boolean;
+  /**
+   * Only for a `quantity` column: where the unit goes (`netContents[0].unitOfMeasure`) and what the API wants there
+   * (a unit code, or a weight-unit uuid); `segments` and `leaf` above are then those of the number (`netContents[0].value`).
+   */
+  unit?: { path: string; segments: readonly (string | number)[]; leaf: 'string' | 'weightUnit' };
 }
+
+/**
+ * Where a column is read in the sheet: by header name (alternatives: the first present in the sheet is used), narrowed
+ * by the title of its group on the row above the header and/or by its occurrence among the columns of that name; or by
+ * position (1-based; `{letter: G}` in the file is position 7).
+ */
+export type HeaderRef = { names: readonly string[]; group?: string; occurrence?: number } | { position: number };
 
 /** One column of a mapping after validation, defaults filled in. */
 export interface MappingColumn {
-  /** Header names that may hold the column, in order of preference (the first one present in the sheet is used). */
+  /** Header names that may hold the column, in order of preference (the first one present in the sheet is used); `column G` for one read by position. */
   columns: readonly string[];
+  /** Where the column's cells are read: `sources[0]` from `column`, then each `fallback` in order, used on a row whose cells before it are empty. */
+  sources: readonly HeaderRef[];
   field: FieldTarget;
   type: ColumnType;
   split?: string;
@@ -42,6 +57,8 @@ export interface MappingColumn {
   /** Decimal separator of the column's text cells: its `decimal`, else the mapping's `decimalSeparator`. */
   decimal: ',' | '.';
   required: boolean;
+  /** `drop-field`: a cell that cannot be read, or a value the API rules refuse, leaves the field out with a FIELD_DROPPED warning; `reject-row` (default): the row is rejected. */
+  onInvalid: 'reject-row' | 'drop-field';
   /** Line of the column's entry in the mapping file. */
   line: number;
 }
@@ -156,8 +173,37 @@ const lookupSchema = z.union(
   { error: (iss) => lookupProblem(iss.input) },
 );
 
+const HEADER_REF_HELP = 'a column is a header, a list of alternative headers, {header: <name>, group: <title above it>, occurrence: <n>}, {position: <n>} or {letter: <A…XFD>}';
+
+/** What is wrong with a `column` / `fallback` entry that matches none of its forms. */
+function headerRefProblem(input: unknown): string {
+  if (!input || typeof input !== 'object' || Array.isArray(input)) return HEADER_REF_HELP;
+  const k = Object.keys(input).find((key) => !['header', 'group', 'occurrence', 'position', 'letter'].includes(key));
+  return k === undefined ? HEADER_REF_HELP : `unknown key "${k}"${didYouMean(k, ['header', 'group', 'occurrence', 'position', 'letter'])}: ${HEADER_REF_HELP}`;
+}
+
+const OCCURRENCE = 'occurrence must be a whole number from 1 (the first column of that header) to 100';
+const POSITION = 'position must be a column number from 1 (column A) to 16384';
+const LETTER = 'letter must be a column letter from A to XFD';
+const headerNames = z.union([headerName, z.array(headerName).min(1, 'must name at least one header')]);
+const headerRefSchema = z.union(
+  [
+    headerName,
+    z.strictObject({
+      header: headerNames,
+      group: headerName.optional(),
+      occurrence: z.number({ error: OCCURRENCE }).int(OCCURRENCE).min(1, OCCURRENCE).max(100, OCCURRENCE).optional(),
+    }),
+    z.strictObject({ position: z.number({ error: POSITION }).int(POSITION).min(1, POSITION).max(16384, POSITION) }),
+    z.strictObject({ letter: z.string({ error: LETTER }).regex(/^[A-Za-z]{1,3}$/, LETTER).refine((l) => letterPosition(l) <= 16384, LETTER) }),
+  ],
+  { error: (iss) => headerRefProblem(iss.input) },
+);
+
 export const columnSchema = z.strictObject({
-  column: z.union([headerName, z.array(headerName).min(1, 'must name at least one header')]),
+  column: z.union([headerRefSchema, z.array(headerName).min(1, 'must name at least one header')], { error: (iss) => headerRefProblem(iss.input) }),
+  /** Columns read in order when the row's cell of `column` is empty (French name, else English). */
+  fallback: z.union([headerRefSchema, z.array(headerRefSchema).min(1, 'must name at least one column')]).optional(),
   field: z.string().min(1, 'must not be empty'),
   type: z.enum(COLUMN_TYPES, { error: (iss) => `type must be one of ${COLUMN_TYPES.join(', ')}${typeof iss.input === 'string' ? didYouMean(iss.input, COLUMN_TYPES) : ''}` }).optional(),
   split: z.string().min(1, 'must not be empty').optional(),
@@ -167,6 +213,7 @@ export const columnSchema = z.strictObject({
   format: z.string().min(1).optional(),
   decimal: z.enum([',', '.']).optional(),
   required: z.boolean().optional(),
+  onInvalid: z.enum(['reject-row', 'drop-field'], { error: 'onInvalid must be reject-row or drop-field' }).optional(),
 });
 
 const languageCode = z.string().regex(/^[a-zA-Z]{2,3}(?:[-_][a-zA-Z0-9]{2,8})*$/, 'must be a language code such as fr-FR');
@@ -238,14 +285,50 @@ export function resolveFieldPath(target: Target, path: string): FieldTarget | st
       if (type.kind === 'object' && index !== undefined) return `"${top}" is one object: write ${top}.${sub ?? '<field>'}`;
       const nested = NESTED_OBJECTS[type.of];
       const rule = nested.find((n) => n.name === sub);
-      if (!rule) return `"${top}" has the fields ${nested.map((n) => n.name).join(', ')}${sub ? `, not "${sub}"${didYouMean(sub, nested.map((n) => n.name))}` : ''}`;
+      const quantityHint = sub === undefined && nested.some((n) => n.name === 'unitOfMeasure') ? ` (or type: quantity reads a cell such as "500 g" into ${path})` : '';
+      if (!rule) return `"${top}" has the fields ${nested.map((n) => n.name).join(', ')}${sub ? `, not "${sub}"${didYouMean(sub, nested.map((n) => n.name))}` : ''}${quantityHint}`;
       if (rule.ops && !rule.ops.includes('C')) return `"${top}[].${rule.name}" is accepted by updates only, not by creates`;
       return make(rule.type, index === undefined ? [top, rule.name] : [top, index, rule.name]);
     }
   }
 }
 
-function defaultType(field: FieldTarget): ColumnType {
+const QUANTITY_HELP = 'type quantity feeds an object with a number and a unit: netContents[i], drainedNetWeight, variableWeight.minimumValue or variableWeight.maximumValue';
+
+/**
+ * Resolves the field of a `quantity` column: an object with a `value` and a `unitOfMeasure` (`netContents[0]`,
+ * `drainedNetWeight`), or a number field of an object with a `unitOfMeasure` (`variableWeight.minimumValue`,
+ * `netContents[0].value`). The number goes to the value field, the unit to `unitOfMeasure`; a string is the reason it is not one.
+ */
+export function resolveQuantityPath(target: Target, path: string): FieldTarget | string {
+  const m = PATH.exec(path);
+  if (!m) return `"${path}" is not a field path (name, name[i], name.sub or name[i].sub)`;
+  const [, top = '', idx, sub] = m;
+  const type = FIELD_TYPES[target].get(top);
+  if (!type) return resolveFieldPath(target, path) as string;
+  if (type.kind !== 'object' && type.kind !== 'objectArray') return `${QUANTITY_HELP}; "${path}" is not one`;
+  const nested = NESTED_OBJECTS[type.of];
+  if (!nested.some((n) => n.name === 'unitOfMeasure')) return `${QUANTITY_HELP}; ${top} has no unit`;
+  const object = idx === undefined ? top : `${top}[${idx}]`;
+  const valueName = sub ?? 'value';
+  if (valueName === 'unitOfMeasure' || !nested.some((n) => n.name === valueName && (n.type.kind === 'string' || n.type.kind === 'number'))) {
+    const numbers = nested.filter((n) => n.name !== 'unitOfMeasure' && (n.type.kind === 'number' || n.name === 'value')).map((n) => `${object}.${n.name}`);
+    return sub === undefined ? `${top} has no value field: write ${numbers.join(' or ')}` : `${QUANTITY_HELP}; write ${numbers.join(' or ')}`;
+  }
+  const value = resolveFieldPath(target, `${object}.${valueName}`);
+  if (typeof value === 'string') return value;
+  const unit = resolveFieldPath(target, `${object}.unitOfMeasure`);
+  if (typeof unit === 'string') return unit;
+  return { ...value, path, unit: { path: unit.path, segments: unit.segments, leaf: unit.leaf === 'weightUnit' ? 'weightUnit' : 'string' } };
+}
+
+/** The path of a place in the draft (`netContents[0].value`), whatever the mapping wrote (`netContents[0]` for a quantity). */
+function placeOf(segments: readonly (string | number)[]): string {
+  return segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
+}
+
+/** The type a column feeding `field` has when the mapping names none. */
+export function defaultType(field: FieldTarget): ColumnType {
   if (field.top === 'gtin') return 'gtin';
   if (field.leaf === 'number') return 'decimal';
   if (field.leaf === 'weightUnit') return 'weightUnit';
@@ -260,16 +343,44 @@ interface Located {
   message: string;
 }
 
-function checkColumn(raw: RawMapping['columns'][number], i: number, field: FieldTarget, problems: Located[]): ColumnType {
+/** What a column's checks need of the mapping around it. */
+interface ColumnContext {
+  target: Target;
+  key: 'gtin' | 'tradeItemId';
+  headerRow: number;
+}
+
+// Fields a create cannot do without: a column feeding one cannot drop it (the row would be refused all the same).
+const CREATE_REQUIRED: Readonly<Record<Target, ReadonlySet<string>>> = {
+  tradeItem: new Set(TRADE_ITEM_FIELDS.filter((f) => f.requiredOn?.includes('C')).map((f) => f.name)),
+  manufacturedItem: new Set([
+    ...TRADE_ITEM_FIELDS.filter((f) => f.requiredOn?.includes('C')).map((f) => f.name),
+    ...MANUFACTURED_ITEM_FIELDS.filter((f) => f.requiredOn?.includes('B')).map((f) => f.name),
+  ]),
+};
+
+const usesGroup = (ref: unknown): boolean => !!ref && typeof ref === 'object' && !Array.isArray(ref) && 'group' in ref;
+
+function checkColumn(raw: RawMapping['columns'][number], i: number, field: FieldTarget, problems: Located[], cc: ColumnContext): ColumnType {
   const at = (key: string, message: string) => problems.push({ path: ['columns', i, key], message });
   const type = raw.type ?? defaultType(field);
   if (field.top === 'gtin' && type !== 'gtin') at('type', 'the gtin field takes type gtin (it normalises GTINs to 14 digits)');
-  if (field.leaf === 'number' && !NUMERIC_TYPES.includes(type)) at('type', `${field.path} is a number: use type decimal, integer or number`);
+  if (field.leaf === 'number' && !NUMERIC_TYPES.includes(type) && type !== 'quantity') at('type', `${field.path} is a number: use type decimal, integer or number`);
   if (field.leaf === 'weightUnit' && type !== 'weightUnit') at('type', `${field.path} takes a weight unit: use type weightUnit`);
   if (type === 'weightUnit' && field.leaf !== 'weightUnit') at('type', `type weightUnit is only for drainedNetWeight.unitOfMeasure and variableWeight.unitOfMeasure`);
   if (raw.split !== undefined && !field.array) at('split', `${field.path} holds one value, so it cannot be split (use a list field such as countriesOfOrigin)`);
   if (raw.format !== undefined && type !== 'date') at('format', 'format is only for type date');
-  if (raw.decimal !== undefined && !NUMERIC_TYPES.includes(type)) at('decimal', 'decimal is only for types decimal, integer and number');
+  if (raw.decimal !== undefined && !NUMERIC_TYPES.includes(type) && type !== 'quantity') at('decimal', 'decimal is only for types decimal, integer, number and quantity');
+  if (cc.headerRow < 2 && [raw.column, ...[raw.fallback ?? []].flat()].some(usesGroup)) {
+    at('column', 'a group is the title on the row above the header: it needs headerRow 2 or more');
+  }
+  if (raw.onInvalid === 'drop-field') {
+    const keyField = cc.key === 'gtin' ? 'gtin' : 'tradeItemId';
+    if (field.top === keyField) at('onInvalid', `the key column cannot drop its field: a row without ${keyField} cannot be matched`);
+    else if (raw.required) at('onInvalid', 'a required column cannot drop its field: remove required or onInvalid');
+    else if (CREATE_REQUIRED[cc.target].has(field.top)) at('onInvalid', `${field.top} is required by the API to create an item: a row without it is refused all the same`);
+    else if (raw.lookup !== undefined) at('onInvalid', 'drop-field is for read and API-rule problems; the labels of a lookup column are resolved later, and a label not found stays an error');
+  }
   if (raw.lookup !== undefined) {
     if (raw.type !== undefined && raw.type !== 'string') at('lookup', 'a lookup column holds labels: leave type out (or string)');
     if (field.leaf === 'number' || field.leaf === 'weightUnit') at('lookup', `${field.path} cannot be looked up`);
@@ -302,16 +413,20 @@ function defaultValue(field: FieldTarget, value: string | string[]): string | nu
 function build(raw: RawMapping, file: string, text: string, lineOf: (path: (string | number)[]) => number | null): Mapping {
   const problems: Located[] = [];
   const columns: MappingColumn[] = [];
-  const seen = new Map<string, number>();
+  const seen = new Map<string, Feeder>();
   const decimalSeparator = raw.decimalSeparator ?? localeNumberSeparators(raw.language).decimal;
+  const cc: ColumnContext = { target: raw.target, key: raw.key, headerRow: raw.headerRow };
   raw.columns.forEach((c, i) => {
-    const field = columnField(raw.target, c.field, i, seen, problems);
+    const field = columnField(raw.target, c.field, c.type === 'quantity', i, seen, problems);
     if (!field) return;
-    const type = checkColumn(c, i, field, problems);
+    const type = checkColumn(c, i, field, problems, cc);
+    const sources = [toHeaderRef(c.column), ...[c.fallback ?? []].flat().map(toHeaderRef)];
+    const first = sources[0]!;
     const values = c.values ? new Map(Object.entries(c.values).map(([k, v]) => [valueMapKey(k), v])) : undefined;
     const format = c.format ?? (type === 'date' ? raw.dateFormat : undefined);
     columns.push({
-      columns: Array.isArray(c.column) ? c.column : [c.column],
+      columns: 'names' in first ? first.names : [`column ${columnLetters(first.position)}`],
+      sources,
       field,
       type,
       ...(c.split !== undefined ? { split: c.split } : {}),
@@ -321,6 +436,7 @@ function build(raw: RawMapping, file: string, text: string, lineOf: (path: (stri
       ...(format !== undefined ? { format } : {}),
       decimal: c.decimal ?? decimalSeparator,
       required: c.required ?? false,
+      onInvalid: c.onInvalid ?? 'reject-row',
       line: lineOf(['columns', i]) ?? 0,
     });
   });
@@ -377,14 +493,20 @@ function fieldProblems(data: unknown): Located[] {
   if (d.target !== 'tradeItem' && d.target !== 'manufacturedItem') return [];
   const target: Target = d.target;
   const problems: Located[] = [];
-  const seen = new Map<string, number>();
+  const seen = new Map<string, Feeder>();
+  const cc: ColumnContext = {
+    target,
+    key: d.key === 'tradeItemId' ? 'tradeItemId' : 'gtin',
+    headerRow: typeof d.headerRow === 'number' ? d.headerRow : 1,
+  };
   (Array.isArray(d.columns) ? d.columns : []).forEach((c: unknown, i) => {
-    const fieldPath = c && typeof c === 'object' ? (c as Record<string, unknown>).field : undefined;
+    const o = c && typeof c === 'object' ? (c as Record<string, unknown>) : {};
+    const fieldPath = o.field;
     if (typeof fieldPath !== 'string' || fieldPath === '') return;
-    const field = columnField(target, fieldPath, i, seen, problems);
+    const field = columnField(target, fieldPath, o.type === 'quantity', i, seen, problems);
     if (!field) return;
     const column = columnSchema.safeParse(c);
-    if (column.success) checkColumn(column.data, i, field, problems);
+    if (column.success) checkColumn(column.data, i, field, problems, cc);
   });
   if (d.defaults && typeof d.defaults === 'object' && !Array.isArray(d.defaults)) {
     for (const [path, value] of Object.entries(d.defaults)) {
@@ -399,17 +521,43 @@ function fieldProblems(data: unknown): Located[] {
   return problems;
 }
 
+/** The column that feeds a place of the draft; `unit`: the place is the unit a quantity column fills (quantity columns may share it). */
+interface Feeder {
+  column: number;
+  unit: boolean;
+}
+
 /** The field a column feeds, resolved against the target's rules; a problem (unknown field, or one fed twice) otherwise. */
-function columnField(target: Target, path: string, i: number, seen: Map<string, number>, problems: Located[]): FieldTarget | undefined {
-  const field = resolveFieldPath(target, path);
+function columnField(target: Target, path: string, quantity: boolean, i: number, seen: Map<string, Feeder>, problems: Located[]): FieldTarget | undefined {
+  const field = quantity ? resolveQuantityPath(target, path) : resolveFieldPath(target, path);
   if (typeof field === 'string') {
     problems.push({ path: ['columns', i, 'field'], message: field });
     return undefined;
   }
-  const prev = seen.get(field.path);
-  if (prev !== undefined) problems.push({ path: ['columns', i, 'field'], message: `${field.path} is already fed by columns[${prev}]` });
-  seen.set(field.path, i);
+  const place = placeOf(field.segments);
+  const prev = seen.get(place);
+  if (prev !== undefined) problems.push({ path: ['columns', i, 'field'], message: `${place} is already fed by columns[${prev.column}]` });
+  seen.set(place, { column: i, unit: false });
+  if (field.unit) {
+    // Two quantity columns may fill one unit (variableWeight's minimum and maximum): a row giving two units is an issue.
+    const other = seen.get(field.unit.path);
+    if (other !== undefined && !other.unit) problems.push({ path: ['columns', i, 'field'], message: `${field.unit.path}, the unit of this quantity, is already fed by columns[${other.column}]` });
+    else seen.set(field.unit.path, { column: i, unit: true });
+  }
   return field;
+}
+
+/** A `column` / `fallback` entry of the file as a HeaderRef. */
+function toHeaderRef(raw: z.infer<typeof columnSchema>['column']): HeaderRef {
+  if (typeof raw === 'string') return { names: [raw] };
+  if (Array.isArray(raw)) return { names: raw };
+  if ('position' in raw) return { position: raw.position };
+  if ('letter' in raw) return { position: letterPosition(raw.letter) };
+  return {
+    names: Array.isArray(raw.header) ? raw.header : [raw.header],
+    ...(raw.group !== undefined ? { group: raw.group } : {}),
+    ...(raw.occurrence !== undefined ? { occurrence: raw.occurrence } : {}),
+  };
 }
 
 /** Parses and validates a mapping from its text (YAML or JSON); throws MappingError naming the line of each problem (all of them at once). */
@@ -418,8 +566,10 @@ export function parseMapping(text: string, file: string): Mapping {
     path.length === 0
       ? 'top-level keys are $schema, name, target, ownerCompanyId, language, fallbackLanguages, sheet, headerRow, key, empty, decimalSeparator, dateFormat, columns, defaults'
       : path[0] === 'columns' && path.length === 2
-        ? 'column keys are column, field, type, split, values, lookup, empty, format, decimal, required'
-        : '',
+        ? 'column keys are column, fallback, field, type, split, values, lookup, empty, format, decimal, required, onInvalid'
+        : path[0] === 'columns' && (path[2] === 'column' || path[2] === 'fallback')
+          ? HEADER_REF_HELP
+          : '',
   );
   if (!parsed.ok) {
     // Schema problems, plus the field problems the parts that are well-formed have (the YAML itself parses).

@@ -1,13 +1,13 @@
 /** Cell transforms of mapping columns: each is pure, `(cell, ctx) → {value} | {issue}` (docs/mapping.md). */
-import { findUnit, WEIGHT_UNITS, WEIGHT_UNIT_IDS } from '../../api/units.ts';
-import { toAlpha2 } from './country.ts';
-import { parseGtin, SCIENTIFIC } from './gtin.ts';
+import { findUnit, weightUnitId, WEIGHT_UNIT_IDS, type Unit } from '../../api/units.ts';
+import { findCountry } from './country.ts';
+import { parseGtin, SCIENTIFIC, toGtin14 } from './gtin.ts';
 import { severityOf, type FixedSeverityCode } from '../issue-codes.ts';
 import type { Cell, Severity } from '../types.ts';
 
 /** The value types a mapping column may name. */
 export const COLUMN_TYPES = [
-  'string', 'decimal', 'integer', 'number', 'date', 'boolean', 'uuid', 'country', 'unit', 'weightUnit', 'gtin', 'identifier',
+  'string', 'decimal', 'integer', 'number', 'date', 'boolean', 'uuid', 'country', 'unit', 'weightUnit', 'quantity', 'gtin', 'identifier',
 ] as const;
 
 /** One of the column types. */
@@ -29,23 +29,34 @@ export interface TransformIssue {
   message: string;
 }
 
-/** A transformed value (with an optional warning), or the issue that kept the cell from being read. */
-export type TransformResult = { value: string; warning?: TransformIssue } | { issue: TransformIssue };
+/** A transformed value (with an optional warning; a `quantity` also gives its unit), or the issue that kept the cell from being read. */
+export type TransformResult = { value: string; unit?: string; warning?: TransformIssue } | { issue: TransformIssue };
 
 /** A pure cell transform. */
 export type Transform = (cell: Cell, ctx: TransformContext) => TransformResult;
 
 const err = (code: FixedSeverityCode, message: string): { issue: TransformIssue } => ({ issue: { code, severity: severityOf(code), message } });
 
+// A character code of printable ASCII other than the space: never trimmed (most cells start and end with one, and
+// these checks spare them trim()'s call).
+const printable = (c: number): boolean => c > 32 && c < 127;
+
 /** True for a cell that holds nothing: null, or a string of only spaces (non-breaking ones included). */
 export function isEmptyCell(cell: Cell): boolean {
-  return cell === null || (typeof cell === 'string' && cell.trim() === '');
+  if (cell === null) return true;
+  if (typeof cell !== 'string') return false;
+  return !printable(cell.charCodeAt(0)) && cell.trim() === '';
+}
+
+/** The string trimmed (trim() is only called when its first or last character may be a space). */
+function trimmed(s: string): string {
+  return printable(s.charCodeAt(0)) && printable(s.charCodeAt(s.length - 1)) ? s : s.trim();
 }
 
 /** The cell as trimmed text: numbers in plain decimal digits, booleans as true/false, dates as ISO. */
 export function cellText(cell: Cell): string {
   if (cell === null) return '';
-  if (typeof cell === 'string') return cell.trim();
+  if (typeof cell === 'string') return trimmed(cell);
   if (typeof cell === 'number') return numberText(cell);
   if (typeof cell === 'boolean') return cell ? 'true' : 'false';
   if (Number.isNaN(cell.getTime())) return '';
@@ -63,7 +74,16 @@ function numberText(n: number): string {
 /** The parts of a list cell split on `separator`, each trimmed, empty parts dropped. Non-string cells are one part. */
 export function splitCell(cell: Cell, separator: string): Cell[] {
   if (typeof cell !== 'string') return isEmptyCell(cell) ? [] : [cell];
-  return cell.split(separator).map((p) => p.trim()).filter((p) => p !== '');
+  // One pass and one list (a mapping's separator is never empty: split('') would cut every character).
+  if (separator === '') return cell.split(separator).map((p) => p.trim()).filter((p) => p !== '');
+  const out: Cell[] = [];
+  for (let start = 0; ;) {
+    const end = cell.indexOf(separator, start);
+    const part = trimmed(end < 0 ? (start === 0 ? cell : cell.slice(start)) : cell.slice(start, end));
+    if (part !== '') out.push(part);
+    if (end < 0) return out;
+    start = end + separator.length;
+  }
 }
 
 /** The key a value map compares on: NFC, lower case, spaces (non-breaking too) collapsed and trimmed. */
@@ -224,11 +244,14 @@ export const toInteger: Transform = (cell, ctx) => {
 
 const pad2 = (n: number): string => String(n).padStart(2, '0');
 
+/** Days in month `m` (1–12) of year `y` in the proleptic Gregorian calendar (as Date counts them). */
+function monthDays(y: number, m: number): number {
+  if (m === 2) return y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28;
+  return m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
+}
+
 function isoDate(y: number, m: number, d: number): string | undefined {
-  if (y < 1 || y > 9999 || m < 1 || m > 12 || d < 1 || d > 31) return undefined;
-  const t = new Date(Date.UTC(y, m - 1, d));
-  t.setUTCFullYear(y);
-  if (t.getUTCMonth() !== m - 1 || t.getUTCDate() !== d) return undefined;
+  if (y < 1 || y > 9999 || m < 1 || m > 12 || d < 1 || d > monthDays(y, m)) return undefined;
   return `${String(y).padStart(4, '0')}-${pad2(m)}-${pad2(d)}`;
 }
 
@@ -337,11 +360,16 @@ export const toUuid: Transform = (cell) => {
   return UUID_RE.test(t) ? { value: t } : err('UUID_INVALID', `"${cellText(cell)}" is not a uuid`);
 };
 
-/** `country`: the ISO 3166-1 alpha-2 code of an alpha-2, alpha-3 or a country name in the mapping's language. */
+/** `country`: the ISO 3166-1 alpha-2 code of an alpha-2, alpha-3 or a country name (the mapping's language, English, then any other). */
 export const toCountry: Transform = (cell, ctx) => {
   const t = cellText(cell);
-  const code = typeof cell === 'string' ? toAlpha2(t, ctx.language) : undefined;
-  return code ? { value: code } : err('COUNTRY_UNKNOWN', `"${t}" is not a known country (ISO code or name in ${ctx.language})`);
+  const r = typeof cell === 'string' ? findCountry(t, ctx.language) : undefined;
+  if (r === undefined) return err('COUNTRY_UNKNOWN', `"${t}" is not a known country (an ISO 3166-1 code, or a country name in a language of the country data)`);
+  if ('ambiguous' in r) {
+    const meanings = r.ambiguous.map((a) => `${a.code} in ${a.languages.join(', ')}`).join('; ');
+    return err('COUNTRY_AMBIGUOUS', `"${t}" names different countries in different languages (${meanings}): write the ISO code`);
+  }
+  return { value: r.code };
 };
 
 const QUANTITY = /^[+-]?\d/;
@@ -363,16 +391,83 @@ export const toWeightUnit: Transform = (cell) => {
   if (WEIGHT_UNIT_IDS.has(t.toLowerCase())) return { value: t.toLowerCase() };
   const r = toUnit(cell, { decimalSeparator: '.', language: 'en' });
   if ('issue' in r) return r;
-  const w = WEIGHT_UNITS.find((u) => u.code === r.value);
-  if (w) return { value: w.id };
+  const id = weightUnitId(r.value);
+  if (id) return { value: id };
   const family = findUnit(t)?.family;
   return family && family !== 'mass'
     ? err('UNIT_WRONG_FAMILY', `"${t}" is a unit of ${family}; this field takes a weight unit (g, kg, mg, cg, dg, mcg, ton)`)
     : err('UNIT_UNKNOWN', `"${t}" is not a weight unit (g, kg, mg, cg, dg, mcg, ton)`);
 };
 
+// A number (digits, with the separators and spaces numbers are written with) and then a unit starting with a letter
+// (`500 g`, `0,5kg`, `1.5L`, `2 m3`); the number part is read by toDecimal, the unit part by findUnit.
+const QUANTITY_SHAPE = /^([+-]?\d(?:[\d \u00a0\u202f\u2007.,'\u2019]*\d)?)\s*(\p{L}.*)$/su;
+const NUMBER_ONLY = /^[+-]?[\d \u00a0\u202f\u2007.,'\u2019]*\d[\d \u00a0\u202f\u2007.,'\u2019]*$/;
+
+/** The number and unit of a quantity cell (`500 g`, `0,5 kg`, `75 cl`), or the issue that says why it is not one. */
+function readQuantity(cell: Cell, ctx: TransformContext): { value: string; unit: Unit } | { issue: TransformIssue } {
+  if (typeof cell === 'number') {
+    return err('QUANTITY_NO_UNIT', `${numberText(cell)} has no unit: write the quantity with its unit (${numberText(cell)} g) or map the unit in a column of its own`);
+  }
+  if (typeof cell !== 'string') return err('QUANTITY_INVALID', `"${cellText(cell)}" is not a quantity (a number and its unit, such as 500 g)`);
+  const text = cell.trim();
+  if (NUMBER_ONLY.test(text)) {
+    return err('QUANTITY_NO_UNIT', `"${text}" has no unit: write the quantity with its unit (${text} g) or map the unit in a column of its own`);
+  }
+  const m = QUANTITY_SHAPE.exec(text);
+  if (!m) {
+    if (!/\d/.test(text) && findUnit(text)) return err('QUANTITY_NO_VALUE', `"${text}" is a unit without a number: write the quantity (500 ${text})`);
+    return err('QUANTITY_INVALID', `"${text}" is not a quantity (a number and its unit, such as 500 g)`);
+  }
+  const [, numberPart = '', unitPart = ''] = m;
+  const unit = findUnit(unitPart);
+  if (!unit) {
+    // `6 x 33 cl`, `33 cl x 6`, `500 g / 1 kg`: a pack or two quantities, not one.
+    if (/\d/.test(unitPart)) return err('QUANTITY_INVALID', `"${text}" is more than one quantity (a pack such as 6 x 33 cl?): give one quantity per cell`);
+    return err('UNIT_UNKNOWN', `"${unitPart.trim()}" in "${text}" is not a known unit`);
+  }
+  const n = toDecimal(numberPart, ctx);
+  if ('issue' in n) return { issue: { ...n.issue, message: `${n.issue.message} (in "${text}")` } };
+  return { value: n.value, unit };
+}
+
+/** `quantity` (netContents): the number of a cell such as `0,5 kg`, read as `decimal` reads it, with its unit's UN/ECE code (`KGM`) as `unit`. */
+export const toQuantity: Transform = (cell, ctx) => {
+  const q = readQuantity(cell, ctx);
+  return 'issue' in q ? q : { value: q.value, unit: q.unit.code };
+};
+
+/** `quantity` of a weight (drainedNetWeight, variableWeight): the number, with the uuid of its weight unit as `unit`; a unit of another family is an issue. */
+export const toWeightQuantity: Transform = (cell, ctx) => {
+  const q = readQuantity(cell, ctx);
+  if ('issue' in q) return q;
+  const id = weightUnitId(q.unit.code);
+  if (id) return { value: q.value, unit: id };
+  return err('UNIT_WRONG_FAMILY', `"${cellText(cell)}" is a quantity of ${q.unit.family}; this field takes a weight (g, kg, mg, cg, dg, mcg, ton)`);
+};
+
+/**
+ * True for what parseGtin accepts as it is, in one pass: 8, 12, 13 or 14 digits, not all zeros, ending with their
+ * check digit (most cells of a GTIN column).
+ */
+function isPlainGtin(s: string): boolean {
+  const n = s.length;
+  if (n !== 13 && n !== 14 && n !== 12 && n !== 8) return false;
+  let sum = 0;
+  let any = 0;
+  for (let i = n - 2, w = 3; i >= 0; i--, w = 4 - w) {
+    const d = s.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return false;
+    sum += d * w;
+    any |= d;
+  }
+  const check = s.charCodeAt(n - 1) - 48;
+  return check >= 0 && check <= 9 && (any | check) !== 0 && (10 - (sum % 10)) % 10 === check;
+}
+
 /** `gtin`: the GTIN normalised to 14 digits (warning when leading zeros were restored). */
 export const toGtin: Transform = (cell) => {
+  if (typeof cell === 'string' && isPlainGtin(cell)) return { value: toGtin14(cell) };
   const r = parseGtin(cell);
   if (!r.ok) return err(r.code, r.message);
   return r.warning ? { value: r.gtin14, warning: { ...r.warning, severity: severityOf(r.warning.code) } } : { value: r.gtin14 };
@@ -403,6 +498,38 @@ export const TRANSFORMS: Readonly<Record<ColumnType, Transform>> = {
   country: toCountry,
   unit: toUnit,
   weightUnit: toWeightUnit,
+  quantity: toQuantity,
   gtin: toGtin,
   identifier: toIdentifier,
 };
+
+/** The column types whose cells repeat (units, dates, flags, countries, amounts): their results are worth keeping per column. */
+const CACHED_TYPES: ReadonlySet<ColumnType> = new Set(['decimal', 'number', 'integer', 'date', 'boolean', 'country', 'unit', 'weightUnit', 'quantity']);
+
+// Per column: at most this many distinct cells kept, each at most this long (a column of distinct values stops adding).
+const CACHE_SIZE = 2048;
+const CACHE_KEY_LENGTH = 64;
+
+/**
+ * One column's transform with its context bound; for the types of CACHED_TYPES, the results of text cells are kept
+ * (results are frozen: every row that meets the cell shares one, and the caller adds row and column to its issues).
+ */
+export function columnTransform(type: ColumnType, transform: Transform, ctx: TransformContext): (cell: Cell) => TransformResult {
+  if (!CACHED_TYPES.has(type)) return (cell) => transform(cell, ctx);
+  const cache = new Map<string, TransformResult>();
+  return (cell) => {
+    if (typeof cell !== 'string' || cell.length > CACHE_KEY_LENGTH) return transform(cell, ctx);
+    let r = cache.get(cell);
+    if (r === undefined) {
+      r = deepFreeze(transform(cell, ctx));
+      if (cache.size < CACHE_SIZE) cache.set(cell, r);
+    }
+    return r;
+  };
+}
+
+function deepFreeze(r: TransformResult): TransformResult {
+  if ('issue' in r) Object.freeze(r.issue);
+  else if (r.warning) Object.freeze(r.warning);
+  return Object.freeze(r);
+}

@@ -251,5 +251,5 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
   const info: Record<string, string | number | boolean> = { sheet: target.name, dateSystem: book.date1904 ? '1904' : '1900' };
   if (book.hiddenRows.size > 0) info.hiddenRows = book.hiddenRows.size;
   if (book.merges.length > 0) info.mergedRanges = book.merges.length;
-  return { file, format: 'xlsx', sheetName: target.name, headerRow, headers, rows: rows(), info };
+  return { file, format: 'xlsx', sheetName: target.name, headerRow, headers, preamble, rows: rows(), info };
 }

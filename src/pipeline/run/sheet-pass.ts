@@ -3,14 +3,14 @@
  * draft (mapped, validated, its duplicate key marked); and the label resolver a run uses between them.
  */
 import { createReferenceCache, RUN_CACHE_SETTINGS, type ReferenceCache } from '../../api/reference-cache.ts';
-import { matchHeaders } from '../map/headers.ts';
-import { mapRow, rowKeyReader } from '../map/map-row.ts';
+import { matchSheetHeaders } from '../map/headers.ts';
+import { dropRefusedFields, mapRow, rowKeyReader } from '../map/map-row.ts';
 import type { Mapping } from '../map/mapping.ts';
 import { validateDraft } from '../map/validate.ts';
 import { openSheet } from '../read/read-sheet.ts';
 import { restoreRejectedSheet } from '../report/neutralize.ts';
 import { DraftResolver } from '../resolve/resolve-drafts.ts';
-import { createReferenceResolver } from '../resolve/reference-resolver.ts';
+import { createReferenceResolver, type ReferenceResolver } from '../resolve/reference-resolver.ts';
 import type { Draft, Sheet, SheetRow } from '../types.ts';
 import type { RunContext } from './open-run.ts';
 import type { ImportRequest } from './run-state.ts';
@@ -24,7 +24,7 @@ export async function openMappedSheet(req: Pick<ImportRequest, 'file' | 'sheet'>
 
 /** The first pass: every row's key (the key column only), duplicates found when it ends. */
 export async function readSheetKeys(sheet: Sheet, mapping: Mapping, ctx: Pick<RunContext, 'signal' | 'onProgress'>): Promise<SheetKeys> {
-  const keyOf = rowKeyReader(sheet.headers, mapping, matchHeaders(sheet.headers, mapping));
+  const keyOf = rowKeyReader(sheet.headers, mapping, matchSheetHeaders(sheet, mapping));
   const keys = new SheetKeys();
   for await (const row of sheet.rows) {
     if (ctx.signal?.aborted) break;
@@ -36,14 +36,13 @@ export async function readSheetKeys(sheet: Sheet, mapping: Mapping, ctx: Pick<Ru
 
 /** The second pass's row → draft: mapped, validated, and marked when its key is on other rows too. */
 export function draftReader(sheet: Sheet, mapping: Mapping, keys: SheetKeys): (row: SheetRow) => Draft {
-  const columnIndex = matchHeaders(sheet.headers, mapping);
+  const columnIndex = matchSheetHeaders(sheet, mapping);
   const keyIdx = mapping.columns.findIndex((c) => c.field.path === (mapping.key === 'gtin' ? 'gtin' : 'tradeItemId'));
   const dupAt = { column: keyIdx >= 0 ? (sheet.headers[columnIndex[keyIdx] ?? -1] ?? null) : null, field: mapping.key };
   return (row) => {
     const d = mapRow(row, sheet.headers, mapping, columnIndex);
-    d.issues.push(...validateDraft(d));
-    // Origins only serve validation's messages.
-    delete d.origins;
+    const refused = validateDraft(d);
+    if (refused.length > 0) d.issues.push(...dropRefusedFields(d, refused, mapping));
     const dup = keys.duplicateIssue(d.row, d.key, dupAt);
     if (dup) d.issues.push(dup);
     return d;
@@ -52,9 +51,14 @@ export function draftReader(sheet: Sheet, mapping: Mapping, keys: SheetKeys): (r
 
 /** The label resolver of a run, over the process's reference cache (or one of its own). */
 export function draftResolverFor(ctx: RunContext, req: Pick<ImportRequest, 'language'>, mapping: Mapping, owner: string, dryRun: boolean): DraftResolver {
+  return new DraftResolver(referenceResolverFor(ctx, req, mapping, owner, dryRun));
+}
+
+/** The reference resolver under a run's DraftResolver (the preview also asks it for the labels of the ids). */
+export function referenceResolverFor(ctx: RunContext, req: Pick<ImportRequest, 'language'>, mapping: Mapping, owner: string, dryRun: boolean): ReferenceResolver {
   const cache: ReferenceCache = ctx.referenceCache ?? createReferenceCache({ redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, ...RUN_CACHE_SETTINGS });
-  return new DraftResolver(createReferenceResolver({
+  return createReferenceResolver({
     reference: ctx.clients.reference, brands: ctx.clients.product, cache, ownerCompanyId: owner,
     language: req.language ?? mapping.language, fallbackLanguages: req.language ? [] : mapping.fallbackLanguages, dryRun,
-  }));
+  });
 }

@@ -1,0 +1,828 @@
+/**
+ * `mapping init` and the console mapper: a draft mapping from a sheet's headers and first rows. Each header is
+ * matched to a field by name and by the alias table (header-aliases.ts), then checked against its column's values
+ * (sample-kinds.ts); a column of GTINs is the GTIN whatever its header, a column of list labels gets that lookup, a
+ * header its values contradict is not taken, and no field is fed by two columns (the best score wins).
+ */
+import { basename, extname } from 'node:path';
+import { LIST_NAMES, MANUFACTURED_ITEM_FIELDS, NESTED_OBJECTS, TRADE_ITEM_FIELDS, type ListName } from '../../api/fields.ts';
+import { findUnit, WEIGHT_UNITS } from '../../api/units.ts';
+import { openSheet } from '../read/read-sheet.ts';
+import { labelMatcher, type ReferenceLabels } from '../resolve/list-labels.ts';
+import { labelKey, languageChain } from '../resolve/reference-resolver.ts';
+import {
+  ALIAS_LANGUAGES, FIELD_ALIASES, HEADERS_WITHOUT_FIELD, LANGUAGE_TAGS, type AliasLanguage, type FieldAliases, type MappingLookup, type ValueKind,
+} from './header-aliases.ts';
+import { normalizeHeader } from './headers.ts';
+import { defaultType, resolveFieldPath } from './mapping.ts';
+import { dateFormatOf, decimalSeparatorOf, fitsKind, isQuantity, isStrictGtin, listSeparatorOf, shareFitting } from './sample-kinds.ts';
+import { cellText, COLUMN_TYPES, localeNumberSeparators, type ColumnType } from './transforms.ts';
+import type { Cell, Target } from '../types.ts';
+
+export type { ReferenceLabels } from '../resolve/list-labels.ts';
+
+/** What `mapping init` proposes for one column of the sheet. */
+export interface ColumnSuggestion {
+  /** The header as written in the sheet. */
+  header: string;
+  /** 1-based column number in the sheet. */
+  position: number;
+  /** Up to 5 distinct non-empty sample cells (as text). */
+  samples: string[];
+  /** Suggested field path (`gtin`, `netContents[0].value`; `netContents[0]` for a quantity column); undefined = unmatched. */
+  field?: string;
+  /** Column type when it is not the field's default (mapping.ts defaultType). */
+  type?: string;
+  /** The mapping's lookup value: `{list: 'trade-item-status'}`, `'harmonized-code'`, `{brand: {create: true}}`, `{kind: …}`. */
+  lookup?: unknown;
+  /** List separator when the samples are lists. */
+  split?: string;
+  /** Date format of a date column whose samples need one (`dd/mm/yyyy`). */
+  format?: string;
+  /** Decimal separator of a number column whose samples use the other one than the mapping's. */
+  decimal?: ',' | '.';
+  /** Why: `alias "Code-barres" (fr)`, `values are GTINs (valid check digits)`; for an unmatched column, why not. */
+  reason?: string;
+  /** What to check before using the draft (labels not found in the list, a header its values contradict…). */
+  warning?: string;
+}
+
+/** A draft mapping: one suggestion per sheet header, in sheet order. */
+export interface MappingDraft {
+  name: string;
+  target: 'tradeItem' | 'manufacturedItem';
+  language: string;
+  /** How the language was chosen (`--language`, or the headers that showed it). */
+  languageReason?: string;
+  sheet?: string;
+  headerRow: number;
+  key: 'gtin' | 'tradeItemId';
+  /** The sheet's decimal separator when its numbers use the other one than the language's. */
+  decimalSeparator?: ',' | '.';
+  /** One per sheet header, in sheet order (unmatched ones have no field). */
+  columns: ColumnSuggestion[];
+  /** Field values the headers imply (a unit written in a header: `Poids net (g)`), in API form. */
+  defaults?: Record<string, string>;
+  /** The sheet file's name (no directory). */
+  source?: string;
+  /** Things the user should know: labels not checked, a required field no column feeds, fields of the other target. */
+  notes: string[];
+}
+
+/** Options of {@link suggestMapping}. */
+export interface SuggestOptions {
+  target?: 'tradeItem' | 'manufacturedItem';
+  language?: string;
+  sheet?: string;
+  headerRow?: number;
+  name?: string;
+  /** Source of reference-list labels (to recognise a column of list labels); without it that check is skipped and a note says so. */
+  labels?: ReferenceLabels;
+  /** Why there is no `labels` (shown in the note), e.g. `no reference API configured`. */
+  labelsUnavailable?: string;
+}
+
+/** Data rows read for samples. */
+export const SAMPLE_ROWS = 200;
+
+/** Scores of the ways a column can match a field (rules as data): the highest pair (column, field) is taken first. */
+const SCORE = {
+  /** The header is the field's name or one of its aliases. */
+  alias: 100,
+  /** A column whose values are GTINs, whatever its header: above an alias so the key column is found, below a GTIN alias. */
+  gtinValues: 105,
+  /** The header contains an alias (`Marque commerciale`, `UGC_libMarque`). */
+  contains: 60,
+  /** The header is an alias with a typo (last resort). */
+  fuzzy: 55,
+  /** The values alone say it (units, country names, list labels, quantities). */
+  values: 50,
+  /** Added when the values fit what the field takes. */
+  fits: 10,
+  /** Added when a header tagged with a language (`product_name_fr`) is in the sheet's language, taken when it is not. */
+  language: 3,
+  /** Taken from a list-lookup header whose values are no labels of the list: a column of its labels is better evidence. */
+  labelsMissing: 50,
+} as const;
+
+/** Share of a column's values that must fit for a header match to stand, and for the values alone to make a match. */
+const CONTRADICTED_BELOW = 0.5;
+const VALUES_MATCH_FROM = 0.9;
+const LABELS_MATCH_FROM = 0.8;
+
+const LANGUAGE_NAMES: Readonly<Record<AliasLanguage, string>> = { en: 'English', fr: 'French', de: 'German', es: 'Spanish', it: 'Italian', nl: 'Dutch' };
+
+/** A header cut into comparable words: accents, case, punctuation and camelCase folded; a language tag (`_fr`, `[fr]`) and a unit in brackets set apart. */
+interface HeaderWords {
+  words: string[];
+  compact: string;
+  /** `product_name_fr` → fr. */
+  tag?: AliasLanguage;
+  /** `Poids net (g)` → g. */
+  unit?: string;
+}
+
+/** Folds a header or an alias into words (after normalizeHeader): camelCase split, accents and punctuation dropped. */
+function words(text: string): string[] {
+  const split = text.normalize('NFC').replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2');
+  return normalizeHeader(split)
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .replace(/ß/g, 'ss')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim()
+    .split(' ')
+    .filter(Boolean);
+}
+
+function headerWords(header: string): HeaderWords {
+  let unit: string | undefined;
+  let tag: AliasLanguage | undefined;
+  const bare = header.replace(/[([]\s*(?:en |in )?([^)\]]{1,12})[)\]]/giu, (_all, inner: string) => {
+    const t = inner.trim().toLowerCase();
+    if ((ALIAS_LANGUAGES as readonly string[]).includes(t)) tag = t as AliasLanguage;
+    else if (findUnit(inner)) unit = inner.trim();
+    return ' ';
+  });
+  let w = words(bare);
+  if (w.length === 0) w = words(header);
+  const last = w[w.length - 1];
+  if (w.length > 1 && (ALIAS_LANGUAGES as readonly string[]).includes(last!)) {
+    tag = last as AliasLanguage;
+    w = w.slice(0, -1);
+  }
+  return { words: w, compact: w.join(''), ...(tag ? { tag } : {}), ...(unit ? { unit } : {}) };
+}
+
+/** An alias of the table, folded. */
+interface Alias {
+  text: string;
+  words: string[];
+  compact: string;
+  languages: AliasLanguage[];
+  /** Undefined for a header no field takes (HEADERS_WITHOUT_FIELD). */
+  entry?: FieldAliases;
+  /** What a header without field is (`allergens`). */
+  what?: string;
+  /** Field names are no language's: they do not vote. Neither do codes (`GTIN`, `EAN`, `UPC`). */
+  votes: boolean;
+}
+
+function buildAliases(): Alias[] {
+  const byKey = new Map<string, Alias>();
+  const add = (text: string, language: AliasLanguage | undefined, entry: FieldAliases | undefined, what: string | undefined) => {
+    const w = words(text);
+    const key = `${w.join('')}\u0000${entry?.field ?? what}`;
+    const a = byKey.get(key);
+    if (a) {
+      if (language && !a.languages.includes(language)) a.languages.push(language);
+      return;
+    }
+    const votes = language !== undefined && !/^[A-Z0-9 -]+$/.test(text);
+    byKey.set(key, { text, words: w, compact: w.join(''), languages: language ? [language] : [], ...(entry ? { entry } : {}), ...(what ? { what } : {}), votes });
+  };
+  for (const entry of FIELD_ALIASES) {
+    add(entry.field.replace(/\[\d+\]/g, ' ').replace(/\./g, ' '), undefined, entry, undefined);
+    for (const lang of ALIAS_LANGUAGES) for (const a of entry.aliases[lang] ?? []) add(a, lang, entry, undefined);
+  }
+  for (const h of HEADERS_WITHOUT_FIELD) for (const lang of ALIAS_LANGUAGES) for (const a of h.aliases[lang] ?? []) add(a, lang, undefined, h.what);
+  return [...byKey.values()];
+}
+
+let aliasTable: Alias[] | undefined;
+const aliases = (): Alias[] => (aliasTable ??= buildAliases());
+
+/** Edit distance of two strings, stopping early above `max`. */
+function editDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** True when `inner` appears as consecutive words of `outer`. */
+function containsWords(outer: readonly string[], inner: readonly string[]): boolean {
+  for (let i = 0; i + inner.length <= outer.length; i++) if (inner.every((w, j) => outer[i + j] === w)) return true;
+  return false;
+}
+
+/** Least share of a header's letters a contained alias must cover (`Marque commerciale`: yes; `X_SELL-product_models`: no). */
+const CONTAINS_COVER = 0.5;
+
+/** True for an alias written as a code (`GTIN`, `EAN`, `GLN`): short, yet specific enough to be found inside a header. */
+const isCode = (a: Alias): boolean => /^[A-Z0-9]{3,}$/.test(a.text);
+
+/**
+ * How a header matches the alias table: exactly, else by containing an alias, else by a typo; the best matches only.
+ * A header containing what no field takes (`Glucides pour 100 g`, `GLN fournisseur`, `fat_unit`) is that, whatever
+ * field alias it also contains: a column it heads must not be taken for a field it merely resembles.
+ */
+function headerMatches(h: HeaderWords): { how: 'alias' | 'contains' | 'fuzzy'; aliases: Alias[] } | undefined {
+  if (h.compact === '') return undefined;
+  const exact = aliases().filter((a) => a.compact === h.compact);
+  if (exact.length > 0) return { how: 'alias', aliases: exact };
+  let best: Alias[] = [];
+  let bestCover = 0;
+  let none: Alias[] = [];
+  let noneCover = 0;
+  for (const a of aliases()) {
+    if ((a.compact.length < (a.entry ? 4 : 3) && !isCode(a)) || a.words.length >= h.words.length || !containsWords(h.words, a.words)) continue;
+    const cover = a.compact.length / h.compact.length;
+    if (!a.entry) {
+      if (cover > noneCover) [none, noneCover] = [[a], cover];
+      continue;
+    }
+    if (cover < CONTAINS_COVER && !isCode(a)) continue;
+    if (cover > bestCover + 1e-9) [best, bestCover] = [[a], cover];
+    else if (Math.abs(cover - bestCover) <= 1e-9) best.push(a);
+  }
+  if (none.length > 0) return { how: 'contains', aliases: none };
+  if (best.length > 0) return { how: 'contains', aliases: best };
+  if (h.compact.length < 6) return undefined;
+  const max = h.compact.length >= 10 ? 2 : 1;
+  let fuzzy: Alias[] = [];
+  let bestD = max + 1;
+  for (const a of aliases()) {
+    if (a.compact.length < 6) continue;
+    const d = editDistance(h.compact, a.compact, max);
+    if (d < bestD) [fuzzy, bestD] = [[a], d];
+    else if (d === bestD && d <= max) fuzzy.push(a);
+  }
+  return fuzzy.length > 0 ? { how: 'fuzzy', aliases: fuzzy } : undefined;
+}
+
+/** A field a column may feed, with its score and why. */
+interface Candidate {
+  column: number;
+  field: string;
+  /** The field paths it occupies (a quantity occupies its value and its unit). */
+  occupies: string[];
+  score: number;
+  reason: string;
+  type?: ColumnType;
+  lookup?: MappingLookup;
+  warning?: string;
+}
+
+/** One column of the sheet as read for the draft. */
+interface SheetColumn {
+  index: number;
+  header: string;
+  words: HeaderWords;
+  /** Non-empty cells of the first rows. */
+  cells: Cell[];
+  samples: string[];
+  /** Set when the column cannot be mapped by its header (empty, or present twice). */
+  unusable?: string;
+  /** How its header matches the alias table. */
+  match?: ReturnType<typeof headerMatches>;
+}
+
+/** What a column of `type` (or feeding a field of this default type) should hold. */
+function kindOfType(type: ColumnType): ValueKind {
+  switch (type) {
+    case 'gtin':
+      return 'gtin';
+    case 'decimal':
+    case 'integer':
+    case 'number':
+      return 'number';
+    case 'unit':
+      return 'unit';
+    case 'weightUnit':
+      return 'weightUnit';
+    case 'country':
+      return 'country';
+    case 'uuid':
+      return 'uuid';
+    case 'boolean':
+      return 'boolean';
+    case 'date':
+      return 'date';
+    default:
+      return 'text';
+  }
+}
+
+const KIND_WORDS: Readonly<Record<ValueKind, string>> = {
+  gtin: 'GTINs', number: 'numbers', unit: 'units', weightUnit: 'weight units', country: 'countries', uuid: 'uuids', boolean: 'yes/no values',
+  date: 'dates', hsCode: 'harmonized (HS) codes', languageCode: 'language codes', words: 'names', text: 'text',
+};
+
+const quote = (s: string): string => JSON.stringify(s.length > 40 ? `${s.slice(0, 37)}…` : s);
+const sampleList = (cells: readonly Cell[], n = 3): string => [...new Set(cells.map(cellText))].slice(0, n).map(quote).join(', ');
+const quantityTypeExists = (): boolean => (COLUMN_TYPES as readonly string[]).includes('quantity');
+
+/** The fields a target offers, as `fieldChoices` lists them. */
+function allFieldPaths(target: Target): string[] {
+  const out: string[] = [];
+  const rules = [
+    ...TRADE_ITEM_FIELDS.filter((f) => f.ops.includes('C')),
+    ...(target === 'manufacturedItem' ? MANUFACTURED_ITEM_FIELDS.filter((f) => !TRADE_ITEM_FIELDS.some((t) => t.name === f.name)) : []),
+  ];
+  for (const f of rules) {
+    // The owner comes from the run, never from the sheet; createdBy only from an internal credential.
+    if (f.name === 'ownerCompanyId' || f.internalOnly) continue;
+    const t = f.type;
+    if (t.kind === 'object' || t.kind === 'objectArray') {
+      for (const n of NESTED_OBJECTS[t.of]) {
+        if (n.ops && !n.ops.includes('C')) continue;
+        out.push(t.kind === 'object' ? `${f.name}.${n.name}` : `${f.name}[0].${n.name}`);
+      }
+    } else out.push(f.name);
+  }
+  return out.filter((p) => typeof resolveFieldPath(target, p) !== 'string');
+}
+
+/** The field paths a target offers (for a dropdown), most used first: the alias table's order, then the spec's, deprecated fields last. */
+export function fieldChoices(target: 'tradeItem' | 'manufacturedItem'): string[] {
+  const all = allFieldPaths(target);
+  const deprecated = new Set(TRADE_ITEM_FIELDS.filter((f) => f.deprecated).map((f) => f.name));
+  const first = FIELD_ALIASES.map((a) => a.field).filter((f) => all.includes(f));
+  const rest = all.filter((p) => !first.includes(p));
+  const top = (p: string) => p.split(/[[.]/)[0]!;
+  return [...first, ...rest.filter((p) => !deprecated.has(top(p))), ...rest.filter((p) => deprecated.has(top(p)))];
+}
+
+/** Reads the headers and up to SAMPLE_ROWS rows of non-empty cells of each column. */
+async function readColumns(file: string, options: SuggestOptions, headerRow: number): Promise<{ columns: SheetColumn[]; firstRow: string[] }> {
+  const sheet = await openSheet(file, { ...(options.sheet ? { sheet: options.sheet } : {}), headerRow });
+  const columns: SheetColumn[] = sheet.headers.map((h, index) => {
+    const words = headerWords(h ?? '');
+    return { index, header: h ?? '', words, match: headerMatches(words), cells: [], samples: [] };
+  });
+  let firstRow: string[] = [];
+  let n = 0;
+  for await (const row of sheet.rows) {
+    if (n === 0) firstRow = row.cells.map(cellText);
+    row.cells.forEach((cell, i) => {
+      const col = columns[i];
+      if (!col || cell === null || cellText(cell) === '') return;
+      col.cells.push(cell);
+      const text = cellText(cell);
+      if (col.samples.length < 5 && !col.samples.includes(text)) col.samples.push(text);
+    });
+    if (++n >= SAMPLE_ROWS) break;
+  }
+  const seen = new Map<string, number[]>();
+  for (const c of columns) {
+    const k = normalizeHeader(c.header);
+    if (k === '') c.unusable = 'no header';
+    else seen.set(k, [...(seen.get(k) ?? []), c.index + 1]);
+  }
+  for (const c of columns) {
+    const at = seen.get(normalizeHeader(c.header));
+    if (at && at.length > 1) c.unusable = `the header is on ${at.length} columns (${at.join(', ')}): a mapping names one of them by occurrence or position`;
+  }
+  return { columns, firstRow };
+}
+
+/** How many of these headers are a field's name or alias, exactly. */
+const knownHeaders = (headers: readonly string[]): number => headers.filter((h) => headerMatches(headerWords(h))?.how === 'alias').length;
+
+/** The highest header row looked for when none is given (rows above the header hold group titles, a logo, a date…). */
+const MAX_HEADER_ROW = 5;
+
+/**
+ * The sheet's columns from the given header row; without one, from the first row unless a row below names more
+ * fields (group titles above the headers), with a note saying so.
+ */
+async function sheetColumns(file: string, options: SuggestOptions, notes: string[]): Promise<{ columns: SheetColumn[]; headerRow: number }> {
+  let headerRow = options.headerRow ?? 1;
+  let read = await readColumns(file, options, headerRow);
+  while (options.headerRow === undefined && headerRow < MAX_HEADER_ROW) {
+    const below = knownHeaders(read.firstRow);
+    if (below < 2 || below <= read.columns.filter((c) => c.match?.how === 'alias').length) break;
+    headerRow++;
+    read = await readColumns(file, options, headerRow);
+  }
+  if (headerRow > 1 && options.headerRow === undefined) notes.push(`the headers are on row ${headerRow} (the rows above name fewer fields): headerRow: ${headerRow}`);
+  return { columns: read.columns, headerRow };
+}
+
+/** The sheet's language from the aliases its headers match (each header one vote, shared between the languages of its alias) and language tags. */
+function guessLanguage(columns: readonly SheetColumn[]): { language: string; reason: string } {
+  const votes = new Map<AliasLanguage, number>();
+  const known = new Map<AliasLanguage, number>();
+  let voters = 0;
+  for (const c of columns) {
+    if (c.unusable) continue;
+    const m = c.match;
+    const langs = [...new Set([...(c.words.tag ? [c.words.tag] : []), ...(m && m.how !== 'fuzzy' ? m.aliases.filter((a) => a.votes).flatMap((a) => a.languages) : [])])];
+    if (langs.length === 0) continue;
+    voters++;
+    for (const l of langs) {
+      votes.set(l, (votes.get(l) ?? 0) + 1 / langs.length);
+      known.set(l, (known.get(l) ?? 0) + 1);
+    }
+  }
+  let best: AliasLanguage | undefined;
+  for (const l of ALIAS_LANGUAGES) if ((votes.get(l) ?? 0) > (best ? votes.get(best)! : 0)) best = l;
+  if (!best) return { language: 'en-US', reason: 'no header shows a language: en-US by default (set --language)' };
+  return { language: LANGUAGE_TAGS[best], reason: `guessed: ${known.get(best)} of the ${voters} headers that show a language are ${LANGUAGE_NAMES[best]} (--language sets it)` };
+}
+
+/** The sample-kind check of a candidate: kept with a bonus, kept as is, or dropped with the reason. */
+function checkValues(kind: ValueKind, column: SheetColumn, language: string): { fits: boolean; contradiction?: string } {
+  if (kind === 'text' || column.cells.length === 0) return { fits: false };
+  const share = shareFitting(kind, column.cells, language);
+  if (share >= CONTRADICTED_BELOW) return { fits: share >= VALUES_MATCH_FROM };
+  const wrong = column.cells.filter((c) => !fitsKind(kind, c, language));
+  const n = column.cells.length;
+  return { fits: false, contradiction: `${n - wrong.length} of ${n} values are ${KIND_WORDS[kind]} (${sampleList(wrong)})` };
+}
+
+/** The field of a column of quantities (`500 g`) when the field is a value whose object has a unit: `netContents[0].value` → `netContents[0]`. */
+function quantityField(field: string): string | undefined {
+  if (!quantityTypeExists()) return undefined;
+  const m = /^(netContents\[\d+\]|drainedNetWeight)\.value$/.exec(field);
+  return m?.[1];
+}
+
+/** The candidates of one column from its header, checked against its values; `rejected` collects why some were not taken. */
+function headerCandidates(column: SheetColumn, target: Target, language: string, rejected: string[]): Candidate[] {
+  const m = column.match;
+  if (!m) return [];
+  const out: Candidate[] = [];
+  const base = m.how === 'alias' ? SCORE.alias : m.how === 'contains' ? SCORE.contains : SCORE.fuzzy;
+  const seen = new Set<string>();
+  for (const a of m.aliases) {
+    const what = a.entry?.field ?? a.what!;
+    if (seen.has(what)) continue;
+    seen.add(what);
+    if (!a.entry) {
+      rejected.push(`no field of the product API takes ${a.what} (a header like "${a.text}")`);
+      continue;
+    }
+    // A header that only resembles an alias is taken on the evidence of its values: an empty column is not.
+    if (m.how !== 'alias' && column.cells.length === 0) {
+      rejected.push(`${m.how === 'contains' ? `the header contains "${a.text}"` : `the header is close to "${a.text}"`} (${a.entry.field}), but the column has no values in the first rows`);
+      continue;
+    }
+    const entry = a.entry;
+    const how = m.how === 'alias'
+      ? a.languages.length > 0 ? `alias "${column.header.trim()}" (${a.languages.join(', ')})` : `field name ${entry.field}`
+      : m.how === 'contains' ? `header contains "${a.text}"` : `header close to "${a.text}" (a typo?)`;
+    const field = resolveFieldPath(target, entry.field);
+    if (typeof field === 'string') {
+      rejected.push(`${how} of ${entry.field}, which a ${target} mapping does not take${target === 'tradeItem' ? ' (a manufactured item field: --target manufacturedItem)' : ''}`);
+      continue;
+    }
+    const type = entry.type ?? defaultType(field);
+    const kind = entry.expects ?? (entry.lookup && typeof entry.lookup === 'object' && 'list' in entry.lookup ? 'text' : kindOfType(type));
+    const check = checkValues(kind, column, language);
+    let score = base + (check.fits ? SCORE.fits : 0);
+    if (column.words.tag) score += column.words.tag === language.slice(0, 2) ? SCORE.language : -SCORE.language;
+    if (check.contradiction) {
+      const quantity = quantityField(entry.field);
+      if (quantity && shareFitting('number', column.cells, language) < CONTRADICTED_BELOW && column.cells.filter(isQuantity).length / column.cells.length >= CONTRADICTED_BELOW) {
+        const unitPath = `${quantity}.unitOfMeasure`;
+        out.push({
+          column: column.index, field: quantity, occupies: [entry.field, unitPath], score: base + SCORE.fits, type: 'quantity',
+          reason: `${how}; values are quantities with their unit (${sampleList(column.cells, 2)}): type quantity reads the number and the unit`,
+        });
+        continue;
+      }
+      rejected.push(`${how} of ${entry.field}, but only ${check.contradiction}`);
+      continue;
+    }
+    const strict = kind === 'gtin' ? column.cells.filter(isStrictGtin).length : 0;
+    out.push({
+      column: column.index, field: entry.field, occupies: [entry.field], score,
+      reason: `${how}${check.fits ? `; values are ${KIND_WORDS[kind]}` : ''}`,
+      ...(kind === 'gtin' && strict < column.cells.length
+        ? { warning: `${column.cells.length - strict} of ${column.cells.length} values are not GTINs as they stand (check digit, length, Excel's scientific notation): the run will report those rows` }
+        : {}),
+      ...(entry.type && entry.type !== defaultType(field) ? { type: entry.type } : {}),
+      ...(entry.lookup ? { lookup: entry.lookup } : {}),
+    });
+  }
+  return out;
+}
+
+/** Candidates from a column's values alone: GTINs, units, country names, quantities. */
+function valueCandidates(column: SheetColumn, target: Target, language: string): Candidate[] {
+  const cells = column.cells;
+  if (cells.length === 0) return [];
+  const out: Candidate[] = [];
+  // Mostly GTINs with valid check digits, the rest GTINs Excel damaged at most; more of them make a better key column.
+  const strict = cells.filter(isStrictGtin).length;
+  const long = cells.some((c) => cellText(c).replace(/\s/g, '').length >= 12);
+  if (strict / cells.length >= CONTRADICTED_BELOW && shareFitting('gtin', cells, language) >= VALUES_MATCH_FROM && (long || cells.length >= 3)) {
+    out.push({
+      column: column.index, field: 'gtin', occupies: ['gtin'], score: SCORE.gtinValues + Math.min(strict, SAMPLE_ROWS) / (10 * SAMPLE_ROWS),
+      reason: `values are GTINs (${strict} of ${cells.length} with valid check digits: ${sampleList(cells.filter(isStrictGtin), 2)})`,
+    });
+  }
+  const offer = (field: string, kind: ValueKind, type: ColumnType | undefined, why: string) => {
+    if (typeof resolveFieldPath(target, field) === 'string') return;
+    if (shareFitting(kind, cells, language) < VALUES_MATCH_FROM) return;
+    out.push({ column: column.index, field, occupies: [field], score: SCORE.values + SCORE.fits, reason: why, ...(type ? { type } : {}) });
+  };
+  if (cells.every((c) => typeof c === 'string')) {
+    offer('netContents[0].unitOfMeasure', 'unit', 'unit', `values are units (${sampleList(cells)})`);
+    // Two-letter codes alone could be languages as well as countries: names (or alpha-3 codes) say countries.
+    if (cells.some((c) => cellText(c).length > 2)) offer('countriesOfOrigin', 'country', 'country', `values are countries (${sampleList(cells)})`);
+    const quantity = quantityField('netContents[0].value');
+    if (quantity && cells.filter(isQuantity).length / cells.length >= VALUES_MATCH_FROM) {
+      out.push({
+        column: column.index, field: quantity, occupies: ['netContents[0].value', 'netContents[0].unitOfMeasure'], score: SCORE.values + SCORE.fits, type: 'quantity',
+        reason: `values are quantities with their unit (${sampleList(cells, 2)})`,
+      });
+    }
+  }
+  return out;
+}
+
+/** The lists whose labels a column holds (share of its distinct values found in the list, in the language chain). */
+async function listsOfValues(column: SheetColumn, lists: readonly ListName[], labels: ReferenceLabels, chain: readonly string[]): Promise<{ list: ListName; share: number; missing: string[] }[]> {
+  const values = [...new Map(column.cells.filter((c) => typeof c === 'string').map((c) => [labelKey(cellText(c)), cellText(c)])).values()];
+  if (values.length === 0) return [];
+  const out: { list: ListName; share: number; missing: string[] }[] = [];
+  for (const list of lists) {
+    const has = labelMatcher(await labels.list(list, chain));
+    const missing = values.filter((v) => !has(v));
+    out.push({ list, share: (values.length - missing.length) / values.length, missing });
+  }
+  return out;
+}
+
+/** The field each list feeds, from the alias table (`trade-item-status` → tradeItemStatusId). */
+function listFields(target: Target): Map<ListName, string> {
+  const m = new Map<ListName, string>();
+  for (const e of FIELD_ALIASES) {
+    if (e.lookup && typeof e.lookup === 'object' && 'list' in e.lookup && typeof resolveFieldPath(target, e.field) !== 'string' && !m.has(e.lookup.list as ListName)) {
+      m.set(e.lookup.list as ListName, e.field);
+    }
+  }
+  return m;
+}
+
+/** The mapping name a sheet gets by default: its file name without extension, lower case, words joined by `-`. */
+export function draftName(file: string): string {
+  const base = basename(file, extname(file)).normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  return base || 'mapping';
+}
+
+/** What the reference-list checks need: the labels, the language chain, and the notes to add when they cannot be read. */
+interface LabelCheck {
+  labels?: ReferenceLabels;
+  chain: readonly string[];
+  notes: string[];
+}
+
+/** Runs a label check; the first failure of the reference API ends the checks with a note, never the draft. */
+async function withLabels<T>(check: LabelCheck, work: (labels: ReferenceLabels) => Promise<T>): Promise<T | undefined> {
+  if (!check.labels) return undefined;
+  try {
+    return await work(check.labels);
+  } catch (err) {
+    check.labels = undefined;
+    check.notes.push(`list labels not checked: the reference API did not answer (${(err as Error).message.split('\n')[0]})`);
+    return undefined;
+  }
+}
+
+/**
+ * The labels of each list-lookup candidate are looked up in its list: found, the match is better; not found, it is
+ * worse (a column of the list's labels elsewhere wins) and flagged with the values to map. A column nothing else
+ * claims is tried against every list: the labels of one a field takes make a candidate, of another a hint.
+ */
+async function checkListLabels(columns: readonly SheetColumn[], candidates: Candidate[], target: Target, check: LabelCheck): Promise<Map<number, string>> {
+  for (const cand of candidates) {
+    if (!cand.lookup || typeof cand.lookup !== 'object' || !('list' in cand.lookup)) continue;
+    const list = cand.lookup.list as ListName;
+    const hit = (await withLabels(check, (labels) => listsOfValues(columns[cand.column]!, [list], labels, check.chain)))?.[0];
+    if (!hit) continue;
+    if (hit.share >= CONTRADICTED_BELOW) {
+      cand.score += SCORE.fits;
+      cand.reason += `; labels found in the list ${list}`;
+    } else {
+      cand.score -= SCORE.labelsMissing;
+      cand.warning = `${sampleList(hit.missing)} ${hit.missing.length === 1 ? 'is' : 'are'} no label or code of the list ${list} in ${check.chain.join(', ')}: add values: { <sheet value>: <label> } (see product-sync lists ${list})`;
+    }
+  }
+  const byList = listFields(target);
+  const claimed = new Set(candidates.filter((c) => c.score >= SCORE.contains).map((c) => c.column));
+  const hints = new Map<number, string>();
+  for (const c of columns) {
+    if (c.unusable || claimed.has(c.index) || !c.cells.some((x) => typeof x === 'string' && /\p{L}/u.test(x))) continue;
+    const found = await withLabels(check, (labels) => listsOfValues(c, LIST_NAMES, labels, check.chain));
+    for (const hit of (found ?? []).filter((f) => f.share >= LABELS_MATCH_FROM).sort((a, b) => b.share - a.share)) {
+      const field = byList.get(hit.list);
+      if (field) {
+        candidates.push({
+          column: c.index, field, occupies: [field], score: SCORE.values + SCORE.fits, lookup: { list: hit.list },
+          reason: `values are labels of the list ${hit.list} (${sampleList(c.cells)})`,
+        });
+      } else if (!hints.has(c.index)) hints.set(c.index, `values are labels of the list ${hit.list}, which no field of a ${target} takes`);
+    }
+  }
+  return hints;
+}
+
+/** Best pairs first: a field is fed by one column, a column feeds one field; `lost` says which column took a field a column wanted. */
+function assign(columns: readonly SheetColumn[], candidates: readonly Candidate[]): { chosen: Map<number, Candidate>; fedBy: Map<string, Candidate>; lost: Map<number, string[]> } {
+  const chosen = new Map<number, Candidate>();
+  const fedBy = new Map<string, Candidate>();
+  const lost = new Map<number, string[]>();
+  const lose = (column: number, why: string) => lost.set(column, [...(lost.get(column) ?? []), why]);
+  for (const cand of [...candidates].sort((a, b) => b.score - a.score || a.column - b.column)) {
+    if (chosen.has(cand.column)) continue;
+    const busy = cand.occupies.find((f) => fedBy.has(f));
+    if (busy) {
+      const by = columns[fedBy.get(busy)!.column]!;
+      lose(cand.column, `${cand.reason.split(';')[0]} → ${cand.field}, but ${busy === cand.field ? 'that field' : busy} is fed by column ${by.index + 1} "${by.header}" (a better match)`);
+      continue;
+    }
+    chosen.set(cand.column, cand);
+    for (const f of cand.occupies) fedBy.set(f, cand);
+  }
+  // A unit column found by resemblance or by its values alone is a net content unit only beside a net content column.
+  const unit = fedBy.get('netContents[0].unitOfMeasure');
+  if (unit && unit.type !== 'quantity' && unit.score < SCORE.alias && !fedBy.has('netContents[0].value')) {
+    chosen.delete(unit.column);
+    fedBy.delete('netContents[0].unitOfMeasure');
+    lose(unit.column, `${unit.reason.split(';')[0]} → netContents[0].unitOfMeasure, but no column gives the net content it would be the unit of`);
+  }
+  return { chosen, fedBy, lost };
+}
+
+/** The suggestion of a mapped column: its field, and what its values say of the type's settings (list separator, date format, decimal separator). */
+function mappedColumn(c: SheetColumn, cand: Candidate, target: Target, language: string, rejected: readonly string[]): ColumnSuggestion {
+  const out: ColumnSuggestion = { header: c.header, position: c.index + 1, samples: c.samples, field: cand.field, reason: cand.reason };
+  if (cand.type) out.type = cand.type;
+  if (cand.lookup) out.lookup = cand.lookup;
+  const field = resolveFieldPath(target, cand.field);
+  if (typeof field !== 'string' && field.array && !cand.lookup) {
+    const split = listSeparatorOf(c.cells);
+    if (split) out.split = split;
+  }
+  const type = cand.type ?? (typeof field === 'string' ? undefined : defaultType(field));
+  if (type === 'date') {
+    const format = dateFormatOf(c.cells, language);
+    if (format) out.format = format;
+  }
+  if (type === 'decimal' || type === 'integer' || type === 'number' || type === 'quantity') {
+    const numbers = type === 'quantity' ? c.cells.map((x) => (typeof x === 'string' ? x.replace(/\s*[\p{L}µ]+\.?\s*$/u, '') : x)) : c.cells;
+    const decimal = decimalSeparatorOf(numbers, language);
+    if (decimal) out.decimal = decimal;
+  }
+  const warnings = [cand.warning, ...rejected.map((r) => `not taken: ${r}`)].filter(Boolean);
+  if (warnings.length > 0) out.warning = warnings.join('; ');
+  return out;
+}
+
+/** A unit in a value column's header (`Poids net (g)`) is the unit of every row when no column gives one: defaults, in API form. */
+function headerUnitDefaults(suggestions: ColumnSuggestion[], columns: readonly SheetColumn[], fed: (field: string) => boolean): Record<string, string> {
+  const defaults: Record<string, string> = {};
+  for (const s of suggestions) {
+    const unit = columns[s.position - 1]!.words.unit;
+    const m = s.field && s.type !== 'quantity' ? /^(netContents\[\d+\]|drainedNetWeight)\.value$/.exec(s.field) : null;
+    if (!unit || !m) continue;
+    const unitPath = `${m[1]}.unitOfMeasure`;
+    if (fed(unitPath)) continue;
+    const u = findUnit(unit)!;
+    const value = m[1] === 'drainedNetWeight' ? WEIGHT_UNITS.find((w) => w.code === u.code)?.id : u.code;
+    if (value) {
+      defaults[unitPath] = value;
+      s.reason += `; the unit ${unit} in the header becomes defaults.${unitPath}`;
+    }
+  }
+  return defaults;
+}
+
+/** Reads the sheet's headers and first rows and proposes a field for each header. */
+export async function suggestMapping(file: string, options: SuggestOptions = {}): Promise<MappingDraft> {
+  const target: Target = options.target ?? 'tradeItem';
+  const notes: string[] = [];
+  const { columns, headerRow } = await sheetColumns(file, options, notes);
+  const guessed = guessLanguage(columns);
+  const language = options.language ?? guessed.language;
+
+  const rejected = new Map<number, string[]>();
+  const candidates: Candidate[] = [];
+  for (const c of columns) {
+    const why: string[] = [];
+    rejected.set(c.index, why);
+    if (c.unusable) continue;
+    candidates.push(...headerCandidates(c, target, language, why));
+    // A header that says what the column is, and that no field takes it (GLN, nutrients), is not overruled by values.
+    if (!why.some((w) => w.startsWith('no field of the product API'))) candidates.push(...valueCandidates(c, target, language));
+  }
+  if (!options.labels) notes.push(`list labels not checked: ${options.labelsUnavailable ?? 'no reference API'}`);
+  const hints = await checkListLabels(columns, candidates, target, { ...(options.labels ? { labels: options.labels } : {}), chain: languageChain(language), notes });
+  const { chosen, fedBy, lost } = assign(columns, candidates);
+
+  const suggestions: ColumnSuggestion[] = columns.map((c) => {
+    const cand = chosen.get(c.index);
+    if (cand) return mappedColumn(c, cand, target, language, rejected.get(c.index) ?? []);
+    const why = [c.unusable, ...(rejected.get(c.index) ?? []), ...(lost.get(c.index) ?? []), hints.get(c.index)].filter(Boolean);
+    const reason = why.length > 0 ? why.join('; ') : c.cells.length === 0 ? 'no header match, and no values in the first rows' : 'no header match, and the values do not say which field';
+    return { header: c.header, position: c.index + 1, samples: c.samples, reason };
+  });
+
+  // One decimal separator for the whole sheet when every number column that says one says the same.
+  let decimalSeparator: ',' | '.' | undefined;
+  const decimals = [...new Set(suggestions.filter((s) => s.decimal).map((s) => s.decimal!))];
+  if (decimals.length === 1 && decimals[0] !== localeNumberSeparators(language).decimal) {
+    decimalSeparator = decimals[0];
+    for (const s of suggestions) delete s.decimal;
+  }
+  const fed = (f: string) => fedBy.has(f);
+  const defaults = headerUnitDefaults(suggestions, columns, fed);
+
+  const key: 'gtin' | 'tradeItemId' = fed('gtin') || !fed('tradeItemId') ? 'gtin' : 'tradeItemId';
+  if (!fed(key)) notes.push('no column holds GTINs (by its header or its values): add a column with field: gtin before using the mapping');
+  if (!fed('tradeItemName')) notes.push('no column feeds tradeItemName, which creating an item requires');
+  if (target === 'manufacturedItem' && !fed('supplierCompanyId')) notes.push('no column feeds supplierCompanyId (a uuid), which a manufactured item requires: add one, or defaults: { supplierCompanyId: <uuid> }');
+  if (target === 'tradeItem') {
+    const other = suggestions.filter((s) => !s.field && /manufactured item field/.test(s.reason ?? '')).map((s) => `"${s.header}"`);
+    if (other.length > 0) notes.push(`${other.join(', ')} match manufactured item fields: --target manufacturedItem maps them`);
+  }
+
+  return {
+    name: options.name ?? draftName(file),
+    target,
+    language,
+    languageReason: options.language ? 'given (--language)' : guessed.reason,
+    ...(options.sheet ? { sheet: options.sheet } : {}),
+    headerRow,
+    key,
+    ...(decimalSeparator ? { decimalSeparator } : {}),
+    columns: suggestions,
+    ...(Object.keys(defaults).length > 0 ? { defaults } : {}),
+    source: basename(file),
+    notes,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The mapping file of a draft.
+
+const PLAIN = /^[\p{L}\p{N}_][\p{L}\p{N}_ '’()./-]*$/u;
+const RESERVED = /^(?:true|false|yes|no|on|off|y|n|null|~|[-+]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?|0x[0-9a-f]+|0o[0-7]+|[-+]?\.inf|\.nan)$/i;
+
+/** A string as a YAML scalar that reads back as the same string (plain when safe in a flow map, else double-quoted). */
+function scalar(s: string): string {
+  return PLAIN.test(s) && !s.endsWith(' ') && !RESERVED.test(s) ? s : JSON.stringify(s);
+}
+
+/** A lookup value in flow style. */
+function lookupText(lookup: unknown): string {
+  if (typeof lookup === 'string') return scalar(lookup);
+  if (lookup && typeof lookup === 'object') {
+    const parts = Object.entries(lookup as Record<string, unknown>).map(([k, v]) => `${scalar(k)}: ${v && typeof v === 'object' ? lookupText(v) : typeof v === 'string' ? scalar(v) : String(v)}`);
+    return `{ ${parts.join(', ')} }`;
+  }
+  return String(lookup);
+}
+
+/** A comment's text on one line. */
+const commentText = (s: string): string => s.replace(/\s+/g, ' ').trim();
+
+/** The mapping file text of a draft: YAML with the `# yaml-language-server: $schema=...` line, mapped columns, unmatched headers as comments with their samples. parseMapping() accepts it when a column feeds the key. */
+export function mappingText(draft: MappingDraft, options: { schemaRef?: string } = {}): string {
+  const lines: string[] = [];
+  lines.push(`# yaml-language-server: $schema=${options.schemaRef ?? '../schemas/mapping.schema.json'}`);
+  lines.push(`# Draft written by product-sync mapping init${draft.source ? ` from ${commentText(draft.source)}` : ''}: check each column, then try it with`);
+  lines.push(`# product-sync validate <sheet> --mapping ${draft.name} --preview`);
+  for (const n of draft.notes) lines.push(`# NOTE: ${commentText(n)}`);
+  lines.push(`name: ${scalar(draft.name)}`);
+  lines.push(`target: ${scalar(draft.target)}`);
+  lines.push(`language: ${scalar(draft.language)}${draft.languageReason ? `   # ${commentText(draft.languageReason)}` : ''}`);
+  if (draft.sheet !== undefined) lines.push(`sheet: ${scalar(draft.sheet)}`);
+  if (draft.headerRow !== 1) lines.push(`headerRow: ${draft.headerRow}`);
+  lines.push(`key: ${scalar(draft.key)}`);
+  if (draft.decimalSeparator) lines.push(`decimalSeparator: ${JSON.stringify(draft.decimalSeparator)}   # the sheet's numbers use it, not the language's`);
+  lines.push('columns:');
+  const mapped = draft.columns.filter((c) => c.field);
+  for (const c of mapped) {
+    const parts = [`column: ${scalar(c.header)}`, `field: ${scalar(c.field!)}`];
+    if (c.type) parts.push(`type: ${scalar(c.type)}`);
+    if (c.split) parts.push(`split: ${JSON.stringify(c.split)}`);
+    if (c.lookup !== undefined) parts.push(`lookup: ${lookupText(c.lookup)}`);
+    if (c.format) parts.push(`format: ${scalar(c.format)}`);
+    if (c.decimal) parts.push(`decimal: ${JSON.stringify(c.decimal)}`);
+    if (c.warning) lines.push(`  # CHECK: ${commentText(c.warning)}`);
+    lines.push(`  - { ${parts.join(', ')} }${c.reason ? `   # ${commentText(c.reason)}` : ''}`);
+  }
+  // Columns with neither a header nor a value (the end of a worksheet's used range) are left out.
+  const unmatched = draft.columns.filter((c) => !c.field && (c.header.trim() !== '' || c.samples.length > 0));
+  if (unmatched.length > 0) {
+    lines.push('  # Not mapped (to use one, add a line with its field):');
+    for (const c of unmatched) {
+      const samples = c.samples.length > 0 ? `samples: ${c.samples.map(quote).join(', ')}` : 'no values in the first rows';
+      lines.push(`  # - { column: ${scalar(c.header)}, field: ? }   # column ${c.position}; ${commentText(samples)}${c.reason ? `; ${commentText(c.reason)}` : ''}`);
+    }
+  }
+  if (draft.defaults && Object.keys(draft.defaults).length > 0) {
+    lines.push('defaults:');
+    for (const [k, v] of Object.entries(draft.defaults)) lines.push(`  ${scalar(k)}: ${scalar(v)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,232 @@
+/**
+ * The console's mapper (issue 11): a sheet is uploaded and a mapping suggested for it (suggestMapping), a person changes
+ * fields, the preview of the first rows follows (the same previewSheet as `validate --preview`), and the mapping is saved
+ * under a name (validated by parseMapping, written to the console's mappings directory — a name, never a path). Running it
+ * is the console's ordinary upload with that mapping name.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, extname, join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Config } from '../config.ts';
+import { HttpError, ProductSyncError } from '../errors.ts';
+import { FIELD_ALIASES } from '../pipeline/map/header-aliases.ts';
+import { MappingError, parseMapping, type Mapping } from '../pipeline/map/mapping.ts';
+import { fieldChoices, mappingText, suggestMapping, type MappingDraft } from '../pipeline/map/suggest.ts';
+import { referenceLabels } from '../pipeline/resolve/list-labels.ts';
+import { previewSheet } from '../pipeline/run/preview.ts';
+import { contextFromConfig, type CommandContext } from '../runtime.ts';
+import { handleUpload, type Answer, type Upload } from './upload.ts';
+
+/** Where the mapper keeps its sheets and mappings. */
+export interface MapperOptions {
+  config: Config;
+  /** The console's upload directory: the mapper's sheets go to its `.mapper/` folder. */
+  uploadDir: string;
+  mappingsDir: string;
+  maxUpload: number;
+  /** How long an uploaded sheet stays available to the mapper (default 24 h); older ones are removed at the next upload. */
+  sheetTtlMs?: number;
+}
+
+/** A mapping name the mapper saves: letters, digits, `_` and `-`, 1 to 64 characters (never a path). */
+export const MAPPING_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/i;
+const SHEET_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(?:csv|xlsx)$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const TARGETS = ['tradeItem', 'manufacturedItem'] as const;
+/** Rows the console previews at most (the CLI's `--preview` takes more). */
+const CONSOLE_PREVIEW_MAX = 100;
+
+const text = (max: number) => z.string().max(max);
+const word = z.string().regex(/^[A-Za-z0-9-]{1,60}$/, 'must be a name such as trade-item-status');
+// The draft comes back from the page: its shape is checked here, its meaning by parseMapping (mappingText's output).
+// What mappingText writes without quoting (a type, a lookup's keys and names) is a plain word, so a draft never writes
+// YAML of its own into the file.
+const lookupShape = z.union([z.literal('harmonized-code'), z.strictObject({ list: word }), z.strictObject({ kind: word }), z.strictObject({ brand: z.strictObject({ create: z.boolean().optional() }) })]);
+const columnSchema = z.looseObject({
+  header: text(1000),
+  position: z.number().int().min(1).max(100_000),
+  samples: z.array(text(2000)).max(20).default([]),
+  field: text(200).optional(),
+  type: z.string().regex(/^[A-Za-z]{1,40}$/, 'must be a column type such as decimal').optional(),
+  lookup: lookupShape.optional(),
+  split: text(10).optional(),
+  format: text(40).optional(),
+  decimal: z.enum([',', '.']).optional(),
+  reason: text(2000).optional(),
+  warning: text(2000).optional(),
+});
+const draftSchema = z.looseObject({
+  name: text(64).optional(),
+  target: z.enum(TARGETS),
+  language: text(35),
+  sheet: text(200).optional(),
+  headerRow: z.number().int().min(1).max(1000),
+  key: z.enum(['gtin', 'tradeItemId']),
+  decimalSeparator: z.enum([',', '.']).optional(),
+  columns: z.array(columnSchema).min(1).max(5000),
+  defaults: z.record(text(200), text(200)).optional(),
+  notes: z.array(text(2000)).max(100).default([]),
+});
+const previewBody = z.strictObject({
+  sheet: z.string().regex(SHEET_ID, 'not a sheet id of this console'),
+  draft: draftSchema,
+  rows: z.number().int().min(1).max(CONSOLE_PREVIEW_MAX).optional(),
+  owner: z.string().regex(UUID, 'must be a company uuid').optional(),
+});
+const saveBody = z.strictObject({
+  name: z.string().regex(MAPPING_NAME, 'a mapping name is 1 to 64 letters, digits, _ or - (starting with a letter or digit), not a path'),
+  draft: draftSchema,
+  overwrite: z.boolean().optional(),
+});
+
+/** How a column picked by hand for a field is read (type, lookup), from the alias table: `tradeItemStatusId` takes a list lookup. */
+const FIELD_SETTINGS: Readonly<Record<string, { type?: string; lookup?: unknown }>> = Object.fromEntries(
+  FIELD_ALIASES.filter((a) => a.type !== undefined || a.lookup !== undefined).map((a) => [a.field, { ...(a.type ? { type: a.type } : {}), ...(a.lookup ? { lookup: a.lookup } : {}) }]),
+);
+
+const zodAnswer = (err: z.ZodError): Answer => ({
+  code: 400,
+  body: { error: 'invalid request', problems: err.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) },
+});
+
+/** The text and parsed mapping of a draft, or the 400 answer listing the mapping's problems. */
+function mappingOf(draft: MappingDraft, name: string): { text: string; mapping: Mapping } | Answer {
+  const text = mappingText({ ...draft, name });
+  try {
+    return { text, mapping: parseMapping(text, `${name}.yaml`) };
+  } catch (err) {
+    if (!(err instanceof MappingError)) throw err;
+    return { code: 400, body: { error: 'invalid mapping', problems: err.problems, text } };
+  }
+}
+
+/** A failure of the preview as an answer: the sheet or mapping's fault is 400, the API's 502. */
+function failureAnswer(err: unknown): Answer {
+  if (err instanceof HttpError) return { code: 502, body: { error: `the API could not be read: ${err.message}`, code: err.code } };
+  if (err instanceof ProductSyncError) return { code: 400, body: { error: err.message, code: err.code } };
+  throw err;
+}
+
+/** Registers the mapper's routes: POST /mapper/sheets, /mapper/preview, /mapper/mappings; GET /mapper (the page). */
+export async function registerMapper(app: FastifyInstance, o: MapperOptions): Promise<void> {
+  // Made at the first upload: a console whose mapper is not used keeps UPLOAD_DIR to the queued uploads.
+  const sheetsDir = join(o.uploadDir, '.mapper');
+  const ttl = o.sheetTtlMs ?? 24 * 3600_000;
+  // API clients for previews, made at the first one (a console that never previews never opens them).
+  let runtime: Promise<CommandContext> | undefined;
+  const context = (): Promise<CommandContext> => (runtime ??= contextFromConfig(o.config, {}));
+  app.addHook('onClose', async () => {
+    await (await runtime)?.close();
+  });
+
+  // Sheets older than the TTL go at the next upload (a run reads its own copy, made by the ordinary upload).
+  const sweep = async (): Promise<void> => {
+    const now = Date.now();
+    for (const f of await readdir(sheetsDir)) {
+      const file = join(sheetsDir, f);
+      const st = await stat(file).catch(() => null);
+      if (st && now - st.mtimeMs > ttl) await rm(file, { force: true }).catch(() => {});
+    }
+  };
+
+  app.get('/mapper', async (_req, reply) => reply.type('text/html; charset=utf-8').send(await page('mapper.html')));
+  app.get('/mapper.js', async (_req, reply) => reply.type('text/javascript; charset=utf-8').send(await page('mapper.js')));
+
+  /** The draft mapping of an uploaded sheet (kept only when there is one). */
+  const suggest = async ({ path, name, fields }: Upload): Promise<Answer & { keep?: boolean }> => {
+    const target = fields.target || 'tradeItem';
+    if (!(TARGETS as readonly string[]).includes(target)) return { code: 400, body: { error: `target must be ${TARGETS.join(' or ')}` } };
+    if (fields.language && !/^[a-zA-Z]{2,3}(?:[-_][a-zA-Z0-9]{2,8})*$/.test(fields.language)) return { code: 400, body: { error: `language must be a code such as fr-FR, got "${fields.language}"` } };
+    const headerRow = fields.headerRow ? Number(fields.headerRow) : undefined;
+    if (headerRow !== undefined && !(Number.isInteger(headerRow) && headerRow >= 1 && headerRow <= 1000)) return { code: 400, body: { error: 'headerRow must be a row number from 1 to 1000' } };
+    let draft: MappingDraft;
+    try {
+      // Labels of the reference lists, so a column of list labels gets its lookup (the owner's own list items too).
+      const owner = o.config.OWNER_COMPANY_ID;
+      const labels = referenceLabels((await context()).ctx.clients.reference, owner && UUID.test(owner) ? { companyId: owner } : {});
+      draft = await suggestMapping(path, {
+        target: target as MappingDraft['target'], ...(fields.language ? { language: fields.language } : {}),
+        ...(fields.sheet ? { sheet: fields.sheet } : {}), ...(headerRow ? { headerRow } : {}), labels, name: nameOf(name),
+      });
+      // The stored file's name is ours: the draft names the client's.
+      draft.source = basename(name);
+    } catch (err) {
+      if (err instanceof ProductSyncError) return { code: 400, body: { error: err.message.split(path).join(name), code: err.code } };
+      throw err;
+    }
+    const id = path.slice(sheetsDir.length + 1);
+    return { code: 201, body: { sheet: id, fileName: name, draft, choices: fieldChoices(draft.target), settings: FIELD_SETTINGS }, keep: true };
+  };
+
+  app.post('/mapper/sheets', async (req, reply) => {
+    await mkdir(sheetsDir, { recursive: true });
+    await sweep();
+    return handleUpload(req, reply, sheetsDir, o.maxUpload, suggest);
+  });
+
+  app.post('/mapper/preview', async (req, reply) => {
+    const send = (a: Answer) => reply.code(a.code).send(a.body);
+    const body = previewBody.safeParse(req.body);
+    if (!body.success) return send(zodAnswer(body.error));
+    const file = join(sheetsDir, body.data.sheet);
+    if (!existsSync(file)) return send({ code: 404, body: { error: 'no such sheet (uploads are kept for a day): upload it again' } });
+    const draft = body.data.draft as unknown as MappingDraft;
+    const m = mappingOf(draft, draft.name && MAPPING_NAME.test(draft.name) ? draft.name : 'draft');
+    if ('code' in m) return send(m);
+    try {
+      const cc = await context();
+      const preview = await previewSheet({ file, mapping: m.mapping, ...(body.data.rows ? { rows: body.data.rows } : {}), ...(body.data.owner ? { owner: body.data.owner } : {}) }, cc.ctx);
+      // The page shows its sheet by the name it was given, not the stored one.
+      return send({ code: 200, body: { preview: { ...preview, file: body.data.sheet }, text: m.text } });
+    } catch (err) {
+      return send(failureAnswer(err));
+    }
+  });
+
+  app.post('/mapper/mappings', async (req, reply) => {
+    const send = (a: Answer) => reply.code(a.code).send(a.body);
+    const body = saveBody.safeParse(req.body);
+    if (!body.success) return send(zodAnswer(body.error));
+    const { name, overwrite } = body.data;
+    const m = mappingOf(body.data.draft as unknown as MappingDraft, name);
+    if ('code' in m) return send(m);
+    const target = join(o.mappingsDir, `${name}.yaml`);
+    const others = ['.yml', '.json'].map((ext) => join(o.mappingsDir, `${name}${ext}`)).filter((f) => existsSync(f));
+    const existed = existsSync(target) || others.length > 0;
+    if (!overwrite && existed) {
+      return send({ code: 409, body: { error: `a mapping named "${name}" exists: choose another name, or overwrite it`, exists: true } });
+    }
+    await mkdir(o.mappingsDir, { recursive: true });
+    const tmp = join(o.mappingsDir, `.${name}.${randomUUID()}.tmp`);
+    await writeFile(tmp, m.text);
+    try {
+      if (overwrite) {
+        await rename(tmp, target);
+        await Promise.all(others.map((f) => rm(f, { force: true })));
+      } else {
+        // link() refuses an existing name: two saves under one name never overwrite each other.
+        await link(tmp, target);
+      }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return send({ code: 409, body: { error: `a mapping named "${name}" exists: choose another name, or overwrite it`, exists: true } });
+      throw err;
+    } finally {
+      await rm(tmp, { force: true });
+    }
+    return send({ code: existed ? 200 : 201, body: { name, file: `${name}.yaml`, replaced: existed, text: m.text } });
+  });
+}
+
+/** A mapping name from the client's file name (`Tarif Été 2025.xlsx` → `tarif-ete-2025`), within MAPPING_NAME. */
+function nameOf(fileName: string): string {
+  const base = basename(fileName, extname(fileName)).normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^[-_]+|-+$/g, '');
+  return base.slice(0, 64) || 'new-mapping';
+}
+
+/** A file of the mapper's page (src/server/public/, copied to dist/ by the build). */
+function page(name: 'mapper.html' | 'mapper.js'): Promise<string> {
+  return readFile(new URL(`./public/${name}`, import.meta.url), 'utf8');
+}
