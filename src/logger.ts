@@ -1,5 +1,10 @@
 import { writeSync } from 'node:fs';
-import { pino, type DestinationStream, type Logger } from 'pino';
+import { createRequire } from 'node:module';
+import type * as Pino from 'pino';
+import type { DestinationStream, Logger } from 'pino';
+
+// pino is loaded when a logger is built (see {@link logger}: a command that logs nothing never loads it).
+const loadPino = (): typeof Pino => createRequire(import.meta.url)('pino') as typeof Pino;
 
 /** How log lines look: one JSON object per line, or readable lines for a person at a terminal. */
 export type LogFormat = 'json' | 'pretty';
@@ -55,6 +60,7 @@ export function prettyDestination(fd = 2, color = false): DestinationStream {
 /** Builds a logger of the given format on `fd` (the process has one, {@link logger}; tests build their own). */
 export function createLogger(options: { format: LogFormat; level?: string; fd?: number; color?: boolean }): Logger {
   const fd = options.fd ?? 2;
+  const { pino } = loadPino();
   return pino(
     {
       level: options.level ?? 'info',
@@ -68,13 +74,44 @@ export function createLogger(options: { format: LogFormat; level?: string; fd?: 
   );
 }
 
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+const LEVEL_VALUES: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+
+/**
+ * A logger that builds the real one (`make`, which loads pino) only when it is needed: a line at a level `level` lets
+ * through, a child, or anything else asked of it. A line below `level` costs nothing and loads nothing.
+ */
+export function lazyLogger(make: () => Logger, level: string): Logger {
+  let real: Logger | undefined;
+  const load = (): Logger => (real ??= make());
+  const threshold = LEVEL_VALUES[level] ?? LEVEL_VALUES.info!;
+  const own: Record<string, unknown> = {
+    child: (...args: Parameters<Logger['child']>) => load().child(...args),
+    isLevelEnabled: (l: string) => (real ? real.isLevelEnabled(l) : (LEVEL_VALUES[l] ?? 0) >= threshold),
+  };
+  for (const name of LEVELS) {
+    own[name] = LEVEL_VALUES[name]! < threshold ? () => undefined : (...args: unknown[]) => (load()[name] as (...a: unknown[]) => void)(...args);
+  }
+  // Whatever else a Logger offers (level, bindings, flush…) is the real logger's.
+  return new Proxy(own, {
+    get(target, prop) {
+      if (Object.hasOwn(target, prop)) return target[prop as string];
+      const r = load();
+      const v: unknown = Reflect.get(r, prop, r);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(r) : v;
+    },
+  }) as unknown as Logger;
+}
+
 /**
  * The one root logger; runs and jobs log through `logger.child({ runId, jobId, stage })`. Credentials are redacted.
- * Readable lines on a terminal, JSON otherwise (LOG_FORMAT decides when set; LOG_LEVEL sets the level).
+ * Readable lines on a terminal, JSON otherwise (LOG_FORMAT decides when set; LOG_LEVEL sets the level). pino is loaded
+ * with the first line written at that level (or the first child): a `validate` at LOG_LEVEL=warn never loads it.
  */
 export const logger: Logger = (() => {
   const format = logFormat();
-  return createLogger({ format, level: process.env.LOG_LEVEL ?? 'info', color: format === 'pretty' && Boolean(process.stderr.isTTY) && !process.env.NO_COLOR });
+  const level = process.env.LOG_LEVEL ?? 'info';
+  return lazyLogger(() => createLogger({ format, level, color: format === 'pretty' && Boolean(process.stderr.isTTY) && !process.env.NO_COLOR }), level);
 })();
 
 export type { Logger };

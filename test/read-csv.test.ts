@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import iconv from 'iconv-lite';
+import Papa from 'papaparse';
 import { describe, expect, it } from 'vitest';
 import { openSheet } from '../src/pipeline/read/read-sheet.ts';
 import { expectReadFailure, fixtureDir, readAll } from './fixtures/sheets.ts';
@@ -65,6 +66,26 @@ describe('CSV reader', () => {
     expect(rows[1]!.cells).toEqual(['2', 'x']);
     const u16 = await readAll(write('big16.csv', iconv.encode(`a;b\r\n1;${name}\r\n`, 'utf-16le', { addBOM: true })), { limits: { cellChars: 200_000 } });
     expect(u16.rows[0]!.cells[1]).toBe(name);
+  });
+
+  it('reads records that cross read chunks as papaparse reads the whole text, short or spanning several chunks', async () => {
+    // Quoted cells with `;`, `""` and line breaks, from a few characters to 150 000 (several 64 KB chunks), unquoted
+    // cells, blank lines, multibyte characters: every chunk boundary falls somewhere else in a record.
+    let seed = 7;
+    const rnd = (n: number) => Math.floor((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 15) % n;
+    const lines = ['GTIN;Nom;Note'];
+    for (let i = 0; lines.join('\n').length < 1_200_000; i++) {
+      const size = i % 40 === 39 ? 150_000 : [5, 300, 5000, 20_000][rnd(4)]!;
+      const body = Array.from({ length: Math.ceil(size / 10) }, (_, k) => ['é€ ; ', '""q"" ', '\nligne ', 'abcdefghij'][(k + i) % 4]).join('');
+      lines.push(rnd(6) === 0 ? '' : `${i};"${body}";${rnd(2) ? `n${i}` : `"x\n${i}"`}`);
+    }
+    const text = `${lines.join('\n')}\n`;
+    const { rows } = await readAll(write('crossing.csv', text), { limits: { cellChars: 200_000 } });
+    const want = (Papa.parse(text, { delimiter: ';', newline: '\n' }).data as string[][]).slice(1).map((r, i) => ({ row: i + 2, cells: r })).filter((r) => r.cells.some((c) => c !== ''));
+    expect(rows.length).toBe(want.length);
+    const firstDiff = rows.findIndex((r, i) => r.row !== want[i]!.row || JSON.stringify(r.cells) !== JSON.stringify(want[i]!.cells));
+    expect(firstDiff).toBe(-1);
+    expect(rows.some((r) => (r.cells[1] as string).length > 90_000)).toBe(true);
   });
 
   it('numbers rows as Excel shows them (records, blank lines counted but skipped), pads short rows and flags long ones', async () => {

@@ -115,7 +115,7 @@ describe('CSV: mixed line ends', () => {
     expect(lineEndNormalizer(';', '\r\n')(crlf)).toBe(crlf);
   });
 
-  it('keeps rows and multi-line cells intact where a CRLF straddles two read chunks (256 KB)', async () => {
+  it('keeps rows and multi-line cells intact where a CRLF straddles two read chunks (at 256 KB, a boundary of the 64 KB reads)', async () => {
     const CHUNK = 256 * 1024;
     let s = 'GTIN;Nom\n';
     const expected: [number, string, string][] = [];

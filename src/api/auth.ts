@@ -1,7 +1,6 @@
-import type { Dispatcher } from 'undici';
 import { HttpError, ProductSyncError } from '../errors.ts';
 import { addSecret } from '../redact.ts';
-import { sendRequest, withRetry, type HttpTimeouts, type RetryInfo } from './http.ts';
+import { sendRequest, withRetry, type DispatcherSource, type HttpTimeouts, type RetryInfo } from './http.ts';
 import type { RetryOptions } from './retry.ts';
 
 /** A bearer credential: the token to send now, and whether a rejected token can be replaced by a fresh one. */
@@ -35,7 +34,7 @@ export interface OAuthOptions {
   clientId: string;
   clientSecret: string;
   scope?: string;
-  dispatcher: Dispatcher;
+  dispatcher: DispatcherSource;
   timeouts: HttpTimeouts;
   retry: RetryOptions;
   userAgent: string;

@@ -1,9 +1,8 @@
 import { setMaxListeners } from 'node:events';
-import { Agent } from 'undici';
 import type { Config } from '../config.ts';
 import { ProductSyncError } from '../errors.ts';
 import { OAuthClientCredentials, StaticCredential, type Credential } from './auth.ts';
-import { ApiTransport, DEFAULT_TIMEOUTS, type HttpTimeouts, type RetryInfo } from './http.ts';
+import { ApiTransport, DEFAULT_TIMEOUTS, LazyDispatcher, type HttpTimeouts, type RetryInfo } from './http.ts';
 import { ProductClient } from './product-client.ts';
 import { ReferenceClient } from './reference-client.ts';
 import { DEFAULT_RETRY, type RetryOptions } from './retry.ts';
@@ -48,12 +47,15 @@ export interface ApiClients {
 /** Default User-Agent header. */
 export const DEFAULT_USER_AGENT = 'product-sync/0.1.0';
 
-/** Builds both clients: one undici Agent (a Pool of `connections` keep-alive sockets per origin), one credential, one retry policy. */
+/**
+ * Builds both clients: one undici Agent (a Pool of `connections` keep-alive sockets per origin, created with the first
+ * request), one credential, one retry policy.
+ */
 export function createApiClients(options: ApiClientOptions): ApiClients {
   const timeouts: HttpTimeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const retry: RetryOptions = { ...DEFAULT_RETRY, ...options.retry };
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
-  const dispatcher = new Agent({
+  const dispatcher = new LazyDispatcher({
     connections: options.connections ?? 32,
     connect: { timeout: timeouts.connectMs },
     headersTimeout: timeouts.headersMs,

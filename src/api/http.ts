@@ -1,9 +1,48 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request, type Dispatcher } from 'undici';
+import type * as UndiciModule from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import { HttpError, type ErrorCode } from '../errors.ts';
 import { ENDPOINTS, fillPath, joinUrl, type ApiName, type EndpointName, type RetryClass } from './endpoints.ts';
 import { mayRetry, parseRetryAfter, retryDelayMs, type RetryOptions } from './retry.ts';
 import type { Credential } from './auth.ts';
+
+type Undici = typeof UndiciModule;
+let undici: Undici | undefined;
+let loadingUndici: Promise<Undici> | undefined;
+
+/**
+ * undici, loaded with the first request: a command that sends nothing (validate of a mapping without lookups, a
+ * mapping refused at start) does not pay its ~0.1 s of start-up.
+ */
+export function loadUndici(): Promise<Undici> {
+  return (loadingUndici ??= import('undici').then((m) => (undici = m)));
+}
+
+/** An undici Agent (a keep-alive pool per origin) created when the first request needs it. */
+export class LazyDispatcher {
+  readonly #options: Agent.Options;
+  #agent: Promise<Dispatcher> | undefined;
+  #closed = false;
+
+  constructor(options: Agent.Options) {
+    this.#options = options;
+  }
+
+  /** The agent, created on first call; after close() every call rejects. */
+  get(): Promise<Dispatcher> {
+    if (this.#closed) return Promise.reject(new Error('the HTTP client is closed'));
+    return (this.#agent ??= loadUndici().then((u) => new u.Agent(this.#options)));
+  }
+
+  /** Closes the agent's connections (nothing to do when no request was ever sent). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#agent) await (await this.#agent).close();
+  }
+}
+
+/** What requests go through: an undici Dispatcher, or one created on first use. */
+export type DispatcherSource = Dispatcher | LazyDispatcher;
 
 /** Connect, response-headers and body-inactivity timeouts, milliseconds. */
 export interface HttpTimeouts {
@@ -97,20 +136,27 @@ function parseBody(text: string): { ok: true; value: unknown } | { ok: false } {
  * JSON; an empty body is `undefined`. Throws HttpError: non-2xx (status, parsed problem details, Retry-After),
  * transport failures (connection / timeout), or an unparseable 2xx body (PS_ERR_HTTP_BAD_RESPONSE).
  */
-export async function sendRequest(dispatcher: Dispatcher, input: SendInput): Promise<HttpResponse> {
+export async function sendRequest(source: DispatcherSource, input: SendInput): Promise<HttpResponse> {
   const { method, url } = input;
   let res: Dispatcher.ResponseData;
   let text: string;
   try {
-    res = await request(url, {
-      dispatcher,
+    const dispatcher = source instanceof LazyDispatcher ? await source.get() : source;
+    const options = {
       method: method as Dispatcher.HttpMethod,
       headers: input.headers,
       body: input.body,
       headersTimeout: input.timeouts.headersMs,
       bodyTimeout: input.timeouts.bodyMs,
       signal: input.signal,
-    });
+    };
+    const at = originAndPath(url);
+    if (at) {
+      res = await dispatcher.request({ ...options, ...at });
+    } else {
+      const { request } = undici ?? (await loadUndici());
+      res = await request(url, { ...options, dispatcher });
+    }
   } catch (err) {
     if (isAbortError(err)) throw err;
     throw transportError(err, method, url);
@@ -147,6 +193,36 @@ export async function sendRequest(dispatcher: Dispatcher, input: SendInput): Pro
   });
 }
 
+/**
+ * The origin and path of a plain http(s) URL as `new URL(…).toString()` writes it, split without parsing it again (what
+ * undici's `request(url)` does first); null for anything else (credentials in the URL…), which goes through undici's parser.
+ */
+function originAndPath(url: string): { origin: string; path: string } | null {
+  const scheme = url.startsWith('http://') ? 7 : url.startsWith('https://') ? 8 : 0;
+  if (scheme === 0) return null;
+  const slash = url.indexOf('/', scheme);
+  const origin = slash < 0 ? url : url.slice(0, slash);
+  if (origin.includes('@') || origin.includes('?') || origin.includes('#')) return null;
+  return { origin, path: slash < 0 ? '/' : url.slice(slash) };
+}
+
+const fixedUrls = new Map<string, string>();
+
+/**
+ * `joinUrl(base, fillPath(path, params), query)`, remembered for calls without params or query: a create's URL is the
+ * same for every row, and building it costs a URL parse.
+ */
+export function requestUrl(base: string, path: string, params?: Record<string, string>, query?: Readonly<Record<string, unknown>>): string {
+  if (params || query || path.includes('{')) return joinUrl(base, fillPath(path, params), query);
+  const key = `${base} ${path}`;
+  let url = fixedUrls.get(key);
+  if (url === undefined) {
+    url = joinUrl(base, path);
+    if (fixedUrls.size < 1000) fixedUrls.set(key, url);
+  }
+  return url;
+}
+
 /** Settings of {@link withRetry}. */
 export interface RetryRun {
   retryClass: RetryClass;
@@ -173,7 +249,7 @@ export async function withRetry<T>(attempt: () => Promise<T>, run: RetryRun): Pr
 
 /** Settings of an {@link ApiTransport}. */
 export interface TransportOptions {
-  dispatcher: Dispatcher;
+  dispatcher: DispatcherSource;
   credential: Credential;
   retry: RetryOptions;
   timeouts: HttpTimeouts;
@@ -209,21 +285,22 @@ export class ApiTransport {
   /** Calls one endpoint and returns its parsed 2xx body; throws HttpError otherwise. */
   async call<T>(name: EndpointName, input: CallInput): Promise<T> {
     const ep = ENDPOINTS[name];
-    const url = joinUrl(input.base, fillPath(ep.path, input.params), input.query);
+    const url = requestUrl(input.base, ep.path, input.params, input.query);
     const body = input.body === undefined ? undefined : JSON.stringify(input.body);
-    const headers: Record<string, string> = { accept: this.o.accept ?? 'application/json', 'user-agent': this.o.userAgent };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    const accept = this.o.accept ?? 'application/json';
     let refreshed = false;
     const res = await withRetry(
       async () => {
         for (;;) {
           const token = await this.o.credential.token();
           this.stats[ep.api] += 1;
+          const headers: Record<string, string> = { accept, 'user-agent': this.o.userAgent, authorization: `Bearer ${token}` };
+          if (body !== undefined) headers['content-type'] = 'application/json';
           try {
             return await sendRequest(this.o.dispatcher, {
               method: ep.method,
               url,
-              headers: { ...headers, authorization: `Bearer ${token}` },
+              headers,
               body,
               timeouts: this.o.timeouts,
               signal: this.o.signal,

@@ -1,6 +1,7 @@
-import { ENDPOINTS, fillPath, joinUrl, type EndpointName } from './endpoints.ts';
-import { MANUFACTURED_ITEM_SEARCH_PARAMS, PAGING, TRADE_ITEM_SEARCH_PARAMS, type QueryParamRule } from './fields.ts';
-import type { ApiTransport, CallInput } from './http.ts';
+import { bodyCheck } from './body-check.ts';
+import { ENDPOINTS, joinUrl, type EndpointName } from './endpoints.ts';
+import { MANUFACTURED_ITEM_SEARCH_PARAMS, PAGING, TRADE_ITEM_SEARCH_PARAMS, type BodyOperation, type QueryParamRule } from './fields.ts';
+import { requestUrl, type ApiTransport, type CallInput } from './http.ts';
 import { assertBody, assertQuery } from './request-check.ts';
 import type { BrandRecord, ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from './types.ts';
 
@@ -35,6 +36,19 @@ export interface ProductClientOptions {
   validate?: boolean;
 }
 
+const bodyChecks = new Map<BodyOperation, (body: Record<string, unknown>) => boolean>();
+
+/** True when `body` passes its operation's field rules (then the zod check would too). */
+function bodyPasses(operation: BodyOperation, body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  let check = bodyChecks.get(operation);
+  if (!check) {
+    check = bodyCheck(operation);
+    bodyChecks.set(operation, check);
+  }
+  return check(body as Record<string, unknown>);
+}
+
 /** Typed client of every endpoint of the product API (spec product-api-v1; docs/api-contract.md for the "not shown" parts). */
 export class ProductClient {
   private readonly t: ApiTransport;
@@ -49,8 +63,9 @@ export class ProductClient {
 
   private async call<T>(name: EndpointName, input: Omit<CallInput, 'base'> = {}): Promise<T> {
     const ep = ENDPOINTS[name];
-    if (this.validate && 'body' in ep && input.body !== undefined) {
-      assertBody(ep.body, input.body, ep.method, joinUrl(this.base, fillPath(ep.path, input.params)));
+    // The plain yes/no check first (body-check.ts, rule for rule zod's); zod runs only to word a refusal.
+    if (this.validate && 'body' in ep && input.body !== undefined && !bodyPasses(ep.body, input.body)) {
+      assertBody(ep.body, input.body, ep.method, requestUrl(this.base, ep.path, input.params));
     }
     return this.t.call<T>(name, { ...input, base: this.base });
   }

@@ -78,19 +78,30 @@ export async function detectFileEncoding(file: string, head: Buffer): Promise<Te
   }
 }
 
+/** What decodeFile has seen of the text so far (set before the chunk that holds it is yielded, never reset). */
+export interface DecodeFlags {
+  /** A NUL character (U+0000) was decoded. */
+  nul: boolean;
+}
+
 /**
  * The file's text in chunks, decoded with an iconv-lite streaming decoder (a multibyte character split between two
  * reads is joined, never corrupted), BOM removed. Pulled: the file is read only as fast as the caller iterates.
+ * `flags.nul` turns true with the first chunk holding a NUL: in UTF-8 and Windows-1252 only a zero byte decodes to
+ * one, so the bytes are searched (memchr) rather than the decoded text (slow in two-byte strings); UTF-16's text is.
  */
-export async function* decodeFile(file: string, encoding: TextEncoding, chunkBytes = 256 * 1024): AsyncGenerator<string> {
+export async function* decodeFile(file: string, encoding: TextEncoding, chunkBytes = 64 * 1024, flags?: DecodeFlags): AsyncGenerator<string> {
   const decoder = iconv.getDecoder(encoding, { stripBOM: true });
   const stream = createReadStream(file, { highWaterMark: chunkBytes });
+  const wide = encoding === 'utf-16le' || encoding === 'utf-16be';
   try {
     for await (const buf of stream as AsyncIterable<Buffer>) {
       const s = decoder.write(buf);
+      if (flags && !flags.nul) flags.nul = wide ? s.includes('\0') : buf.indexOf(0) !== -1;
       if (s) yield s;
     }
     const rest = decoder.end();
+    if (flags && !flags.nul && rest) flags.nul = rest.includes('\0');
     if (rest) yield rest;
   } finally {
     stream.destroy();

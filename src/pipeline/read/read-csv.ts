@@ -1,7 +1,7 @@
 import iconv from 'iconv-lite';
-import Papa from 'papaparse';
 import { ProductSyncError } from '../../errors.ts';
-import { decodeFile, detectFileEncoding, type TextEncoding } from './decode.ts';
+import { CsvParser } from './csv-parser.ts';
+import { decodeFile, detectFileEncoding, type DecodeFlags, type TextEncoding } from './decode.ts';
 import type { ReadLimits } from './limits.ts';
 import { issue } from '../issue-codes.ts';
 import type { Cell, Issue, Sheet, SheetRow } from '../types.ts';
@@ -166,9 +166,9 @@ export function lineEndNormalizer(delimiter: string, newline: '\n' | '\r\n' | '\
 }
 
 /** The decoded text of a CSV file in chunks, line ends normalised to the file's newline outside quoted cells (lineEndNormalizer). */
-async function* csvText(file: string, fmt: CsvFormat): AsyncGenerator<string> {
+async function* csvText(file: string, fmt: CsvFormat, flags?: DecodeFlags): AsyncGenerator<string> {
   const normalize = lineEndNormalizer(fmt.delimiter, fmt.newline);
-  for await (const chunk of decodeFile(file, fmt.encoding)) {
+  for await (const chunk of decodeFile(file, fmt.encoding, undefined, flags)) {
     const s = normalize(chunk);
     if (s) yield s;
   }
@@ -182,34 +182,69 @@ interface CsvFormat {
   newline: '\r\n' | '\n' | '\r';
 }
 
-/** One parsed record: its fields and its record number (1-based, blank lines included — the row number Excel shows). */
-interface RecordBatch {
-  records: string[][];
-  /** Record number of records[0]. */
-  first: number;
-  /** The decoded text holding these records had a U+FFFD (a byte that is not valid in the encoding). */
+/**
+ * What the text read so far holds; once true a flag stays so (the file is refused at its first NUL, and a U+FFFD is
+ * looked for cell by cell from the chunk that had one on), so per-cell checks run only in files that need them.
+ */
+interface TextFlags {
+  /** A U+FFFD (a byte that is not valid in the encoding, or the character itself). */
   replaced: boolean;
-  /** The decoded text holding these records had a NUL character. */
+  /** A NUL character. */
   nul: boolean;
 }
 
 /**
- * Records of a CSV text in batches (one per decoded chunk), parsed by papaparse's core parser over text decoded before
- * parsing. A record still open after `limits.recordChars` characters stops the read with the line it started on: an
- * opening quote never closed would otherwise swallow the rest of the file.
+ * Turns one record into what the caller keeps (null: nothing). `fields[0..count-1]` are its fields (a reused buffer),
+ * `recordNo` its record number (1-based, blank lines included — the row number Excel shows).
  */
-async function* csvRecords(file: string, fmt: CsvFormat, limits: ReadLimits): AsyncGenerator<RecordBatch> {
+type RecordFn<T> = (fields: readonly string[], count: number, recordNo: number, flags: TextFlags) => T | null;
+
+/** Characters of a chunk parsed first with the record carried over from the chunk before (doubled while that record goes on). */
+const HEAD_CHARS = 4096;
+
+/**
+ * Records of a CSV text, turned by `convert` and yielded in batches (one per decoded chunk), parsed by CsvParser (the
+ * rules of papaparse's core parser) over text decoded before parsing. A record still open after `limits.recordChars`
+ * characters stops the read with the line it started on: an opening quote never closed would otherwise swallow the
+ * rest of the file.
+ */
+async function* csvRecords<T>(file: string, fmt: CsvFormat, limits: ReadLimits, convert: RecordFn<T>): AsyncGenerator<T[]> {
   // Line ends come normalised to the file's newline (csvText): a file mixing CRLF, LF and CR still has one record per line.
-  const parser = new Papa.Parser({ delimiter: fmt.delimiter, newline: fmt.newline, quoteChar: '"' });
+  const parser = new CsvParser(fmt.delimiter, fmt.newline);
   let partial = '';
-  let consumed = 0;
+  // Characters of decoded text so far (the record being read starts at seen - partial.length).
+  let seen = 0;
   let recordNo = 1;
-  for await (const chunk of csvText(file, fmt)) {
-    const input = partial.length > 0 ? partial + chunk : chunk;
-    const res = parser.parse(input, 0, true) as { data: string[][]; meta: { cursor: number } };
-    const cursor = res.meta.cursor;
-    partial = cursor === 0 ? input : input.slice(cursor);
-    consumed += cursor;
+  let out: T[] = [];
+  const flags: TextFlags = { replaced: false, nul: false };
+  const onRecord = (fields: readonly string[], count: number): void => {
+    const r = convert(fields, count, recordNo++, flags);
+    if (r !== null) out.push(r);
+  };
+  for await (const chunk of csvText(file, fmt, flags)) {
+    if (!flags.replaced) flags.replaced = chunk.includes('\uFFFD');
+    seen += chunk.length;
+    // The record carried over ends in the chunk's first lines: it is parsed with a head of the chunk (doubled until it
+    // ends), and the rest of the chunk where it stopped — never partial + chunk, whose flattening copies the chunk.
+    let from = 0;
+    let rest: string | null = null;
+    if (partial.length > 0) {
+      for (let k = Math.min(chunk.length, Math.max(HEAD_CHARS, partial.length)); ; k = Math.min(chunk.length, 2 * k)) {
+        const head = partial + chunk.slice(0, k);
+        const cursor = parser.parse(head, false, onRecord);
+        if (cursor >= partial.length && k < chunk.length) {
+          from = cursor - partial.length;
+          break;
+        }
+        if (cursor > 0) partial = head.slice(cursor, partial.length);
+        if (k === chunk.length) {
+          rest = head.slice(cursor);
+          break;
+        }
+      }
+    }
+    partial = rest ?? chunk.slice(parser.parse(chunk, false, onRecord, from));
+    const consumed = seen - partial.length;
     if (partial.length > limits.cellChars) {
       const open = openQuote(partial, fmt.delimiter);
       if (open >= 0 && partial.length - open > limits.cellChars) {
@@ -221,16 +256,14 @@ async function* csvRecords(file: string, fmt: CsvFormat, limits: ReadLimits): As
         throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: the record starting on line ${line} is longer than ${limits.recordChars} characters`);
       }
     }
-    if (res.data.length > 0) {
-      // The records may start in the partial record carried over from earlier chunks: look at all of their text.
-      const text = input.slice(0, cursor);
-      yield { records: res.data, first: recordNo, replaced: text.includes('\uFFFD'), nul: text.includes('\0') };
-      recordNo += res.data.length;
+    if (out.length > 0) {
+      yield out;
+      out = [];
     }
   }
   if (partial.length > 0) {
-    const res = parser.parse(partial, 0, false) as { data: string[][]; errors: { code: string }[] };
-    if (res.data.length > 0) yield { records: res.data, first: recordNo, replaced: partial.includes('\uFFFD'), nul: partial.includes('\0') };
+    parser.parse(partial, true, onRecord);
+    if (out.length > 0) yield out;
   }
 }
 
@@ -273,12 +306,47 @@ async function lineAtChar(file: string, fmt: CsvFormat, offset: number): Promise
  * of the file; this finds one anywhere after it). The whole file is refused (PS_ERR_FILE_UNREADABLE, exit 2) rather
  * than the row, so a file is accepted or refused the same wherever its NUL sits; the message names row and column.
  */
-function refuseNul(file: string, record: readonly string[], row: number, hdr: readonly string[]): void {
-  const i = record.findIndex((v) => v.includes('\0'));
-  if (i < 0) return;
+function refuseNul(file: string, record: readonly string[], count: number, row: number, hdr: readonly string[]): void {
+  let i = 0;
+  while (i < count && !record[i]!.includes('\0')) i++;
+  if (i === count) return;
   const name = hdr[i];
   const column = name && !name.includes('\0') ? name : `#${i + 1}`;
   throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: a NUL character (byte 0) on row ${row}, column ${column}: the file is damaged or not a text export; export the sheet again as CSV`);
+}
+
+/**
+ * The items of batches one at a time, `check` run before each (it may throw: the batches are then closed). A plain
+ * async iterator rather than an async generator: a row costs about half as much to hand over.
+ */
+function eachOf<T>(batches: AsyncGenerator<T[]>, check: () => void): AsyncIterableIterator<T> {
+  let batch: T[] = [];
+  let k = 0;
+  const done = { done: true, value: undefined } as const;
+  const it: AsyncIterableIterator<T> = {
+    [Symbol.asyncIterator]: () => it,
+    async next() {
+      while (k >= batch.length) {
+        const r = await batches.next();
+        if (r.done === true) return done;
+        batch = r.value;
+        k = 0;
+      }
+      try {
+        check();
+      } catch (err) {
+        await it.return!();
+        throw err;
+      }
+      return { done: false, value: batch[k++]! };
+    },
+    async return() {
+      batch = [];
+      await batches.return([]);
+      return done;
+    },
+  };
+  return it;
 }
 
 // Cheap blank test: only trims when the value starts with whitespace.
@@ -286,11 +354,12 @@ const isBlank = (v: string): boolean => v.length === 0 || (v.charCodeAt(0) <= 32
 
 /**
  * Opens a CSV/TSV sheet. Encoding detected and decoded with iconv-lite before parsing; delimiter from the header line;
- * RFC 4180 quoting (embedded newlines, `""`) by papaparse's core parser, fed pull-wise (the file is read only as fast as
- * rows are consumed). Line ends may be mixed: CRLF, LF and a lone CR each end a line outside quoted cells (inside one
- * they are kept as typed). Row numbers are record numbers — what Excel shows when it opens the file — blank lines
- * counted but not yielded. A NUL character anywhere refuses the file (refuseNul). Empty or blank cells are null; other cells are returned raw (not trimmed). Ragged rows: missing
- * cells are null with a ROW_RAGGED warning, non-empty extra cells a ROW_RAGGED error (they would be lost).
+ * RFC 4180 quoting (embedded newlines, `""`) by CsvParser (papaparse's core rules, csv-parser.ts), fed pull-wise (the
+ * file is read only as fast as rows are consumed). Line ends may be mixed: CRLF, LF and a lone CR each end a line
+ * outside quoted cells (inside one they are kept as typed). Row numbers are record numbers — what Excel shows when it
+ * opens the file — blank lines counted but not yielded. A NUL character anywhere refuses the file (refuseNul). Empty
+ * or blank cells are null; other cells are returned raw (not trimmed). Ragged rows: missing cells are null with a
+ * ROW_RAGGED warning, non-empty extra cells a ROW_RAGGED error (they would be lost).
  */
 export async function readCsv(file: string, head: Buffer, options: { headerRow: number; limits: ReadLimits; decimalSeparator?: string }): Promise<Sheet> {
   const { limits, headerRow } = options;
@@ -302,14 +371,16 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
 
   let headers: string[] | null = null;
   const preamble: string[][] = [];
-  const probe = csvRecords(file, fmt, limits);
+  // The rows up to the header, as text (the rest of the first chunk is parsed but not kept).
+  const probe = csvRecords(file, fmt, limits, (fields, count, no) => (no <= headerRow ? fields.slice(0, count) : null));
+  let seen = 0;
   try {
-    for await (const b of probe) {
-      for (let i = 0; i < b.records.length && b.first + i < headerRow; i++) preamble.push(b.records[i]!);
-      if (b.first + b.records.length > headerRow) {
-        headers = b.records[headerRow - b.first]!;
-        break;
+    for await (const batch of probe) {
+      for (const record of batch) {
+        if (++seen < headerRow) preamble.push(record);
+        else headers = record;
       }
+      if (headers) break;
     }
   } finally {
     await probe.return(undefined);
@@ -321,11 +392,12 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
   const hdr = headers;
   const width = hdr.length;
   // A NUL in the header (past the head the sniffer checks) is refused like one in a data row.
-  refuseNul(file, hdr, headerRow, hdr);
+  refuseNul(file, hdr, width, headerRow, hdr);
 
-  function toRow(record: string[], row: number, replaced: boolean, nul: boolean): SheetRow | null {
-    const n = record.length;
-    if (nul) refuseNul(file, record, row, hdr);
+  /** A data record as a row (null: a blank line, or a record at or above the header). */
+  function toRow(record: readonly string[], n: number, row: number, flags: TextFlags): SheetRow | null {
+    if (row <= headerRow) return null;
+    if (flags.nul) refuseNul(file, record, n, row, hdr);
     let issues: Issue[] | null = null;
     const cells: Cell[] = new Array<Cell>(width);
     let any = false;
@@ -341,7 +413,7 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
         cells[i] = null;
         continue;
       }
-      if (replaced && v.includes('\uFFFD')) {
+      if (flags.replaced && v.includes('\uFFFD')) {
         (issues ??= []).push(issue('ENCODING_REPLACED', { row, column: hdr[i] ?? null, value: v, message: `the cell holds � where bytes were not valid ${encoding} text (in this file or in an earlier conversion): save the sheet as CSV UTF-8 and export again` }));
       }
       cells[i] = v;
@@ -357,22 +429,12 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
     return { row, cells, issues: issues ?? [] };
   }
 
-  async function* rows(): AsyncGenerator<SheetRow> {
-    let dataRows = 0;
-    for await (const b of csvRecords(file, fmt, limits)) {
-      const recs = b.records;
-      for (let k = 0; k < recs.length; k++) {
-        const row = b.first + k;
-        if (row <= headerRow) continue;
-        const r = toRow(recs[k]!, row, b.replaced, b.nul);
-        if (!r) continue;
-        if (++dataRows > limits.rows) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: more than ${limits.rows} data rows`);
-        yield r;
-      }
-    }
-  }
+  let dataRows = 0;
+  const rows = eachOf(csvRecords(file, fmt, limits, toRow), () => {
+    if (++dataRows > limits.rows) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: more than ${limits.rows} data rows`);
+  });
 
   const info: Record<string, string | number | boolean> = { encoding, delimiter: delimiter === '\t' ? 'tab' : delimiter, newline: JSON.stringify(fmt.newline).slice(1, -1) };
   if (options.decimalSeparator) info.decimalSeparator = options.decimalSeparator;
-  return { file, format: 'csv', headerRow, headers, preamble, rows: rows(), info };
+  return { file, format: 'csv', headerRow, headers, preamble, rows, info };
 }

@@ -6,6 +6,9 @@ const DANGEROUS_START = /^[=+\-@\t\r]/;
 // spreadsheet would drop its sign (phone numbers such as +33123456789 would lose it too).
 const PLAIN_NEGATIVE_NUMBER = /^-(\d+([.,]\d+)?|[.,]\d+)$/;
 
+// The first characters of text neutralize may quote (`= + - @`, tab, CR, and `'` of text that looks quoted already).
+const RISKY_FIRST: ReadonlySet<number> = new Set([...'=+-@\t\r\''].map((c) => c.charCodeAt(0)));
+
 /** Text a spreadsheet would evaluate: starts with `= + - @`, tab or CR, and is not a plain negative number. */
 function dangerous(text: string): boolean {
   return DANGEROUS_START.test(text) && !PLAIN_NEGATIVE_NUMBER.test(text);
@@ -26,7 +29,9 @@ function looksQuoted(text: string): boolean {
  * exactly the original value.
  */
 export function neutralize(text: string): string {
+  if (text === '') return text;
   const clean = text.includes('\0') ? text.replace(/\0/g, '') : text;
+  if (!RISKY_FIRST.has(clean.charCodeAt(0))) return clean;
   return dangerous(clean) || looksQuoted(clean) ? `'${clean}` : clean;
 }
 
@@ -78,6 +83,12 @@ export function restoreRejectedSheet(sheet: Sheet): Sheet {
 
 /** One CSV field per RFC 4180 (after neutralize): quoted when it holds the delimiter, a quote, CR or LF. */
 export function csvField(text: string): string {
-  const t = neutralize(text);
-  return /[",\r\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
+  return csvQuote(neutralize(text));
 }
+
+/** Text already neutralised as one CSV field: quoted when it holds the delimiter, a quote, CR or LF. */
+export function csvQuote(text: string): string {
+  return text !== '' && CSV_SPECIAL.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+const CSV_SPECIAL = /[",\r\n]/;

@@ -5,7 +5,8 @@ import { basename, join } from 'node:path';
 import { ProductSyncError } from '../../errors.ts';
 import { redact } from '../../redact.ts';
 import { commitTemp, discardTemp, tempPathFor, writeFileAtomic } from './atomic.ts';
-import { csvField, isRejectedHeader, neutralize, REJECTED_ISSUES_COLUMN, REJECTED_ROW_COLUMN } from './neutralize.ts';
+import { ByteBatch, STREAM_BUFFER_BYTES } from './byte-batch.ts';
+import { csvField, csvQuote, isRejectedHeader, neutralize, REJECTED_ISSUES_COLUMN, REJECTED_ROW_COLUMN } from './neutralize.ts';
 import { XlsxWriter } from './xlsx-writer.ts';
 import type { Cell, Issue } from '../types.ts';
 
@@ -85,32 +86,29 @@ function cellText(c: unknown, decimal: ',' | '.' = '.'): string {
   return String(c);
 }
 
-const CSV_BATCH_CHARS = 64 * 1024;
-
 /** A CSV file written through a temp name, UTF-8 with BOM (Excel then reads accents right), CRLF line ends. */
 class CsvFile {
   readonly #stream: WriteStream;
-  // Lines are written in batches of ~64 KiB: one stream write per line costs more than building the line.
-  #pending = '';
+  // Lines are written in batches of 64 KiB: one stream write per line costs more than building the line.
+  readonly #batch = new ByteBatch();
   constructor(readonly final: string, header: readonly string[], preamble: readonly (readonly string[])[] = []) {
-    this.#stream = createWriteStream(tempPathFor(final));
+    this.#stream = createWriteStream(tempPathFor(final), { highWaterMark: STREAM_BUFFER_BYTES });
     // Rows above the header: one line each (line breaks inside a cell become spaces, so line n is record n); an empty
     // row is written `""`, a line no reader skips, so the header stays on its row.
     const above = preamble.map((r) => (r.some((v) => v !== '') ? r.map((v) => csvField(v.replace(/\r\n?|\n/g, ' '))).join(',') : '""'));
     this.#stream.write(`\uFEFF${[...above, header.map(csvField).join(',')].join('\r\n')}\r\n`);
   }
-  async line(values: readonly string[]): Promise<void> {
-    let line = csvField(values[0] ?? '');
-    for (let i = 1; i < values.length; i++) line += `,${csvField(values[i]!)}`;
-    this.#pending += `${line}\r\n`;
-    if (this.#pending.length < CSV_BATCH_CHARS) return;
-    const batch = this.#pending;
-    this.#pending = '';
-    if (!this.#stream.write(batch)) await once(this.#stream, 'drain');
+  /** Adds a line of text already neutralised ({@link neutralize}); returns a promise only when the file must drain first. */
+  add(safe: readonly string[]): Promise<void> | undefined {
+    let line = csvQuote(safe[0] ?? '');
+    for (let i = 1; i < safe.length; i++) line += `,${csvQuote(safe[i]!)}`;
+    line += '\r\n';
+    const full = !this.#batch.fits(line) && !this.#stream.write(this.#batch.take());
+    this.#batch.add(line);
+    return full ? once(this.#stream, 'drain').then(() => undefined) : undefined;
   }
   async close(): Promise<void> {
-    if (this.#pending !== '') this.#stream.write(this.#pending);
-    this.#pending = '';
+    if (this.#batch.maxLength > 0) this.#stream.write(this.#batch.take());
     this.#stream.end();
     await once(this.#stream, 'finish');
   }
@@ -128,8 +126,13 @@ class XlsxFile {
     this.#writer = new XlsxWriter(tempPathFor(final), sheetName, header, { ...(o.maxRows === undefined ? {} : { maxRows: o.maxRows }), ...(o.preamble ? { preamble: o.preamble } : {}) });
     this.#neutralize = o.neutralize ?? true;
   }
-  async line(values: readonly string[]): Promise<void> {
-    await this.#writer.line(this.#neutralize ? values.map(neutralize) : values.map((v) => (v.includes('\0') ? v.replace(/\0/g, '') : v)));
+  /** Adds a line (neutralised unless the file was opened with `neutralize: false`); a promise only when the writer must be waited for. */
+  add(values: readonly string[]): Promise<void> | undefined {
+    return this.#writer.add(this.#neutralize ? values.map(neutralize) : values.map((v) => (v.includes('\0') ? v.replace(/\0/g, '') : v)));
+  }
+  /** Adds a line of text already neutralised (rows.csv and rows.xlsx share one neutralisation). */
+  addNeutralized(safe: readonly string[]): Promise<void> | undefined {
+    return this.#writer.add(safe);
   }
   /** A sentence for summary.json when rows were dropped, else null. */
   note(csvName: string): string | null {
@@ -200,9 +203,13 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
   return {
     async addRow(o) {
       open('addRow');
-      const values = [o.row === null ? '' : String(o.row), o.key ?? '', o.outcome, o.tradeItemId ?? '', o.manufacturedItemId ?? '', (o.changedFields ?? []).join('; '), formatIssues(o.issues)];
-      await rowsCsv.line(values);
-      await rowsXlsx.line(values);
+      // Row numbers and outcomes are safe text; the others are neutralised once for both files.
+      const changed = o.changedFields === undefined || o.changedFields.length === 0 ? '' : o.changedFields.join('; ');
+      const safe = [o.row === null ? '' : String(o.row), neutralize(o.key ?? ''), o.outcome, neutralize(o.tradeItemId ?? ''), neutralize(o.manufacturedItemId ?? ''), neutralize(changed), neutralize(formatIssues(o.issues))];
+      const csv = rowsCsv.add(safe);
+      if (csv) await csv;
+      const xlsx = rowsXlsx.addNeutralized(safe);
+      if (xlsx) await xlsx;
     },
     async addRejected(row, cells, issues) {
       open('addRejected');
@@ -210,13 +217,13 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
       rejectedXlsx ??= new XlsxFile(at('rejected.xlsx'), 'rejected', rejectedHeader, { ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }), preamble, neutralize: false });
       const sourceRow = again ? cellText(cells[ownHeaders.length]) : '';
       const values = [...ownHeaders.map((_, i) => cellText(cells[i], decimal)), sourceRow || String(row), formatIssues(issues)];
-      await rejectedCsv.line(values);
-      await rejectedXlsx.line(values);
+      await rejectedCsv.add(values.map(neutralize));
+      await rejectedXlsx.add(values);
     },
     async addReconcile(e) {
       open('addReconcile');
       if (!reconcileCsv || !reconcileJson) throw new ProductSyncError('PS_ERR_REPORT', `report writer of ${dir}: addReconcile on a writer opened without reconcile`);
-      await reconcileCsv.line([e.key, e.status, e.field, e.sheetValue, e.apiValue]);
+      await reconcileCsv.add([e.key, e.status, e.field, e.sheetValue, e.apiValue].map(neutralize));
       if (!reconcileJson.write(`${reconcileCount++ === 0 ? '\n' : ',\n'}${JSON.stringify(e)}`)) await once(reconcileJson, 'drain');
     },
     async finish(summary) {

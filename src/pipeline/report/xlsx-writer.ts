@@ -1,7 +1,8 @@
 import type { EventEmitter } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
-import { crc32, createDeflateRaw, deflateRawSync, type DeflateRaw } from 'node:zlib';
+import { crc32, createDeflateRaw, deflateRawSync, type DeflateRaw, type ZlibOptions } from 'node:zlib';
+import { ByteBatch, STREAM_BUFFER_BYTES } from './byte-batch.ts';
 
 /** Excel's sheet maximum is 1 048 576 rows, the header included. */
 export const XLSX_MAX_DATA_ROWS = 1_048_575;
@@ -30,9 +31,13 @@ const SPECIALS = /[&<>"]/g;
 const ENTITY: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
 // Excel reads `_xHHHH_` in text as an escaped character; a literal one is written with its `_` escaped, as Excel does.
 const OOXML_ESCAPE_LIKE = /_(?=x[0-9A-Fa-f]{4}_)/g;
+// Anything xmlText may change, in one scan: most report text has none of it.
+// eslint-disable-next-line no-control-regex
+const MAYBE_CHANGED = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF&<>"]|_x/;
 
 /** Text as XML character data or attribute value: `& < > "` escaped, characters XML 1.0 forbids dropped. */
 export function xmlText(s: string): string {
+  if (!MAYBE_CHANGED.test(s)) return s;
   if (MAYBE_FORBIDDEN.test(s)) s = s.replace(FORBIDDEN, '');
   if (s.includes('_x')) s = s.replace(OOXML_ESCAPE_LIKE, '_x005F_');
   return SPECIAL.test(s) ? s.replace(SPECIALS, (c) => ENTITY[c]!) : s;
@@ -131,9 +136,6 @@ function centralDirectory(entries: readonly ZipEntry[], when: { time: number; da
   return Buffer.concat([cd, end]);
 }
 
-// Rows are collected up to this many characters before they go to the deflate stream: one zlib call per row would
-// cost a threadpool round trip each.
-const BATCH_CHARS = 64 * 1024;
 
 /**
  * A streaming XLSX writer of one worksheet of text cells (inline strings, so identifiers keep their leading zeros):
@@ -158,7 +160,9 @@ export class XlsxWriter {
   readonly #letters: string[] = [];
   readonly #waiters = new Set<(err: Error) => void>();
   #offset = 0;
-  #pending = '';
+  // Rows are collected as bytes up to 64 KiB before they go to the deflate stream: one zlib call per row would cost a
+  // threadpool round trip each.
+  readonly #batch = new ByteBatch();
   #sheetBytes = 0;
   #rowNumber = 1;
   #rowsWritten = 0;
@@ -172,8 +176,9 @@ export class XlsxWriter {
     const preamble = opts.preamble ?? [];
     this.#maxRows = opts.maxRows ?? XLSX_MAX_DATA_ROWS - preamble.length;
     this.#maxSheetBytes = Math.min(opts.maxSheetBytes ?? XLSX_MAX_SHEET_BYTES, XLSX_MAX_SHEET_BYTES);
-    this.#out = createWriteStream(path);
-    this.#deflate = createDeflateRaw({ level: opts.level ?? 1 });
+    this.#out = createWriteStream(path, { highWaterMark: STREAM_BUFFER_BYTES });
+    // Stream options go through to the Transform underneath (ZlibOptions does not list them).
+    this.#deflate = createDeflateRaw({ level: opts.level ?? 1, writableHighWaterMark: STREAM_BUFFER_BYTES } as ZlibOptions);
     this.#out.on('error', (err) => this.#fail(err));
     this.#deflate.on('error', (err) => this.#fail(err));
     this.#deflate.on('data', (chunk: Buffer) => {
@@ -214,21 +219,35 @@ export class XlsxWriter {
 
   /** Adds a data row (every value a text cell; empty strings leave the cell empty). Resolves once the writer can take more. */
   async line(values: readonly string[]): Promise<void> {
+    await this.add(values);
+  }
+
+  /**
+   * {@link line} for a caller writing many rows: returns a promise only when the writer must be waited for (a batch
+   * went to zlib and its buffer is full), so most rows cost no promise. Throws when the writer is closed or failed.
+   */
+  add(values: readonly string[]): Promise<void> | undefined {
     this.#check('line');
     if (this.#full || this.#rowsWritten >= this.#maxRows) {
       this.#rowsDropped++;
-      return;
+      return undefined;
     }
     const xml = this.#row(values);
-    const bytes = Buffer.byteLength(xml);
-    if (this.#sheetBytes + bytes + SHEET_TAIL_BYTES > this.#maxSheetBytes) {
+    // Exact byte counts only near the limit (a UTF-16 unit is at most 3 bytes).
+    if (this.#over(this.#batch.maxLength + xml.length * 3) && this.#over(this.#batch.length + Buffer.byteLength(xml))) {
       this.#full = true;
       this.#rowsDropped++;
-      return;
+      return undefined;
     }
     this.#rowsWritten++;
-    this.#append(xml, bytes);
-    if (this.#pending.length >= BATCH_CHARS) await this.#flush();
+    if (this.#batch.fits(xml)) {
+      this.#append(xml);
+      return undefined;
+    }
+    // The batch is handed to zlib before #flush first waits: the row goes into the fresh one, in order, at once.
+    const flushed = this.#flush();
+    this.#append(xml);
+    return flushed;
   }
 
   /** Ends the sheet and the zip; the file is complete once this resolves. Rejects with the first error of the file. */
@@ -305,16 +324,20 @@ export class XlsxWriter {
     return `${xml}</row>`;
   }
 
-  #append(xml: string, bytes = Buffer.byteLength(xml)): void {
-    this.#pending += xml;
-    this.#sheetBytes += bytes;
+  /** True when `bytes` more than the sheet holds now would leave no room for its end under maxSheetBytes. */
+  #over(bytes: number): boolean {
+    return this.#sheetBytes + bytes + SHEET_TAIL_BYTES > this.#maxSheetBytes;
+  }
+
+  #append(xml: string): void {
+    this.#batch.add(xml);
   }
 
   /** Sends the collected rows to the deflate stream, waiting for it to drain when it is full. */
   async #flush(): Promise<void> {
-    if (this.#pending === '') return;
-    const data = Buffer.from(this.#pending);
-    this.#pending = '';
+    if (this.#batch.maxLength === 0) return;
+    const data = this.#batch.take();
+    this.#sheetBytes += data.length;
     this.#sheet.crc = crc32(data, this.#sheet.crc);
     if (!this.#deflate.write(data)) await this.#until(this.#deflate, 'drain');
     if (this.#error) throw this.#error;

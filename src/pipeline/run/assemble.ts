@@ -1,12 +1,19 @@
 /**
  * The report of a run, assembled in row order from its chunks' results as they finish: chunk n is written once chunks
- * 0..n-1 are; archives follow the rows. Each chunk's results are streamed from disk, never the whole run in memory.
+ * 0..n-1 are; archives follow the rows. Each chunk's results are streamed from disk, or handed over by the inline
+ * driver that has them in hand (a few chunks at most), never the whole run in memory.
  */
 import { createReportWriter, type Outcome, type ReportWriter, type RunSummary } from '../report/report.ts';
-import { isRejected, readResults, type ChunkKind } from './chunks.ts';
+import { isRejected, readResults, type ChunkKind, type ResultRow } from './chunks.ts';
 import type { RunState } from './run-state.ts';
 
 export type Counts = RunSummary['counts'];
+
+/**
+ * Sheets of at least this many rows get their report written by a worker thread in inline runs: below it the thread's
+ * start-up (a few tens of milliseconds) costs more than the lines it takes off the run's thread (a few µs each).
+ */
+export const REPORT_THREAD_ROWS = 50_000;
 
 const COUNT_KEY: Record<Outcome, keyof Counts> = {
   created: 'created', updated: 'updated', unchanged: 'unchanged', archived: 'archived', unarchived: 'unarchived', invalid: 'invalid', failed: 'failed', skipped: 'skipped', not_attempted: 'notAttempted', valid: 'valid',
@@ -21,7 +28,8 @@ export class ReportAssembler {
   readonly counts: Counts;
   readonly #workDir: string;
   readonly #writer: ReportWriter;
-  readonly #ready = new Set<number>();
+  /** Chunks ready for the report and not written yet: their outcomes when the driver has them in hand, else null (read from disk). */
+  readonly #ready = new Map<number, readonly ResultRow[] | null>();
   #next = 0;
   #tail: Promise<void> = Promise.resolve();
 
@@ -31,30 +39,44 @@ export class ReportAssembler {
     this.counts = emptyCounts(rows);
   }
 
-  /** The report writer of a run: rejected.* get the sheet's headers, the rows above them and the mapping's decimal separator, so they re-import with the same mapping. */
-  static async open(workDir: string, state: Pick<RunState, 'headers' | 'rows' | 'preamble' | 'decimalSeparator'>): Promise<ReportAssembler> {
-    const writer = await createReportWriter(workDir, { sourceHeaders: state.headers, ...(state.preamble ? { preamble: state.preamble } : {}), ...(state.decimalSeparator ? { decimalSeparator: state.decimalSeparator } : {}) });
+  /**
+   * The report writer of a run: rejected.* get the sheet's headers, the rows above them and the mapping's decimal
+   * separator, so they re-import with the same mapping. `thread`: the files are written by a worker thread
+   * (report-thread.ts) — worth its start-up for large sheets only ({@link REPORT_THREAD_ROWS}).
+   */
+  static async open(workDir: string, state: Pick<RunState, 'headers' | 'rows' | 'preamble' | 'decimalSeparator'>, options: { thread?: boolean } = {}): Promise<ReportAssembler> {
+    const writerOptions = { sourceHeaders: state.headers, ...(state.preamble ? { preamble: state.preamble } : {}), ...(state.decimalSeparator ? { decimalSeparator: state.decimalSeparator } : {}) };
+    // Loaded only for the sheets that use it: node:worker_threads is no part of a small run's start-up.
+    const writer = options.thread ? (await import('../report/report-thread.ts')).openReportThread(workDir, writerOptions) : await createReportWriter(workDir, writerOptions);
     return new ReportAssembler(workDir, writer, state.rows);
   }
 
-  /** Row chunk `index` has its results: it and every ready chunk after it in order go to the report now. */
-  ready(index: number): Promise<void> {
-    this.#ready.add(index);
+  /**
+   * Row chunk `index` has its results: it and every ready chunk after it in order go to the report now. `rows`: the
+   * chunk's outcomes in report order when the caller has them (as written to its results file, or for validate instead
+   * of it); else they are read from the file. A driver holds them only while the chunks before it are written.
+   */
+  ready(index: number, rows?: readonly ResultRow[]): Promise<void> {
+    this.#ready.set(index, rows ?? null);
     this.#tail = this.#tail.then(async () => {
       while (this.#ready.has(this.#next)) {
+        const given = this.#ready.get(this.#next)!;
         this.#ready.delete(this.#next);
-        await this.#copy('rows', this.#next++);
+        await this.#copy('rows', this.#next++, given);
       }
     });
     return this.#tail;
   }
 
-  async #copy(kind: ChunkKind, index: number): Promise<void> {
-    for await (const r of readResults(this.#workDir, kind, index)) {
-      this.counts[COUNT_KEY[r.outcome]]++;
-      await this.#writer.addRow(r);
-      if (r.row !== null && isRejected(r.outcome)) await this.#writer.addRejected(r.row, r.source ?? [], r.issues);
-    }
+  async #copy(kind: ChunkKind, index: number, given: readonly ResultRow[] | null = null): Promise<void> {
+    if (given) for (const r of given) await this.#add(r);
+    else for await (const r of readResults(this.#workDir, kind, index)) await this.#add(r);
+  }
+
+  async #add(r: ResultRow): Promise<void> {
+    this.counts[COUNT_KEY[r.outcome]]++;
+    await this.#writer.addRow(r);
+    if (r.row !== null && isRejected(r.outcome)) await this.#writer.addRejected(r.row, r.source ?? [], r.issues);
   }
 
   /** Adds the archive chunks' results and writes the report files, summary.json last. */

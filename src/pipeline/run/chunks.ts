@@ -76,10 +76,19 @@ export async function readChunk(workDir: string, kind: ChunkKind, index: number)
 export const chunkExists = (workDir: string, kind: ChunkKind, index: number): boolean => existsSync(chunkPaths(workDir, kind, index).input);
 export const resultsExist = (workDir: string, kind: ChunkKind, index: number): boolean => existsSync(chunkPaths(workDir, kind, index).results);
 
-/** Writes a chunk's outcomes (sorted by row; archives keep their order), atomically: their presence means the chunk is done. */
-export async function writeResults(workDir: string, kind: ChunkKind, index: number, rows: ResultRow[]): Promise<void> {
-  const sorted = kind === 'rows' ? [...rows].sort((a, b) => (a.row ?? 0) - (b.row ?? 0)) : rows;
+/** A chunk's outcomes in report order: rows sorted by row number, archives in their order. */
+export function inReportOrder(kind: ChunkKind, rows: ResultRow[]): ResultRow[] {
+  return kind === 'rows' ? [...rows].sort((a, b) => (a.row ?? 0) - (b.row ?? 0)) : rows;
+}
+
+/**
+ * Writes a chunk's outcomes (in report order), atomically: their presence means the chunk is done. Returns them in that
+ * order, for a driver that hands them to the report without reading the file back.
+ */
+export async function writeResults(workDir: string, kind: ChunkKind, index: number, rows: ResultRow[]): Promise<ResultRow[]> {
+  const sorted = inReportOrder(kind, rows);
   await writeJsonLinesAtomic(chunkPaths(workDir, kind, index).results, sorted);
+  return sorted;
 }
 
 /** Streams a chunk's outcomes back, line by line. */

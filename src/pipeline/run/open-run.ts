@@ -24,7 +24,8 @@ import type { RunStop } from '../sync/execute.ts';
 import { archiveGuard, planRow, type ArchiveEntry, type Mode, type RowAction } from '../sync/plan.ts';
 import type { CircuitBreaker, Throttle } from '../sync/throttle.ts';
 import type { Draft, Issue } from '../types.ts';
-import { chunkExists, resultsExist, settleArchiveChunk, writeChunk, type ResultRow, type RowChunk } from './chunks.ts';
+import { chunkExists, inReportOrder, resultsExist, settleArchiveChunk, writeChunk, writeResults, type ResultRow, type RowChunk } from './chunks.ts';
+import { outcomesWithoutRequests } from './push.ts';
 import { acquireLease, leaseKey, type Lease } from './lease.ts';
 import { previousRunState, runIdFor, sha256File, writeRunState, type ImportRequest, type RunState } from './run-state.ts';
 import { draftReader, draftResolverFor, openMappedSheet, readSheetKeys } from './sheet-pass.ts';
@@ -64,6 +65,8 @@ export interface RunContext {
 }
 
 const ARCHIVE_CHUNK = 500;
+// Rows of the second pass read between two turns of the event loop.
+const YIELD_ROWS = 128;
 
 /** A run after its first pass: ready to produce chunks. */
 export interface OpenedRun {
@@ -234,24 +237,40 @@ async function planArchives(state: RunState, previous: RunState | undefined, api
 /** One chunk of the second pass: its index, and its rows unless an earlier attempt already prepared or pushed it. */
 export interface ProducedChunk {
   index: number;
-  /** 'pushed': results exist; 'prepared': the chunk file exists (push it); 'new': `chunk` was just prepared and written. */
-  status: 'pushed' | 'prepared' | 'new';
+  /**
+   * 'pushed': results exist; 'prepared': the chunk file exists (push it); 'new': `chunk` was just prepared and written;
+   * 'settled' (only with `settle`): the chunk needs no request, `results` are its outcomes in report order (`chunk` what they came from).
+   */
+  status: 'pushed' | 'prepared' | 'new' | 'settled';
   chunk?: RowChunk;
+  results?: ResultRow[];
   rowsRead: number;
 }
 
+/** Options of {@link produceChunks}. */
+export interface ProduceOptions {
+  /**
+   * A chunk that needs no request (validate, a dry run, rows all invalid or unchanged) gets its outcomes at once instead
+   * of a chunk file to push: written as its results (an import: a rerun skips it), not written at all by validate
+   * (nothing to resume). The inline driver sets it; queue chunk jobs need their chunk files.
+   */
+  settle?: boolean;
+}
+
 /** The second pass: streams the sheet in chunks of `chunkSize` rows, each mapped, validated, resolved, planned and written. */
-export async function* produceChunks(run: OpenedRun, ctx: RunContext): AsyncGenerator<ProducedChunk> {
+export async function* produceChunks(run: OpenedRun, ctx: RunContext, options: ProduceOptions = {}): AsyncGenerator<ProducedChunk> {
   const { mapping, state } = run;
   const sheet = await openMappedSheet(state.request, mapping);
   const draftOf = draftReader(sheet, mapping, run.keys);
+  // Chunk files and results go here (a chunk settled without a push writes no chunk file that would make it).
+  if (state.kind === 'import') await mkdir(join(run.workDir, 'chunks'), { recursive: true });
   let rowsRead = 0;
   let index = 0;
   let status: ProducedChunk['status'] = chunkStatus(run, 0);
   let drafts: Draft[] = [];
   let inChunk = 0;
   const emit = async (): Promise<ProducedChunk> => {
-    const out: ProducedChunk = status === 'new' ? { index, status, chunk: await prepareChunk(run, index, drafts), rowsRead } : { index, status, rowsRead };
+    const out: ProducedChunk = status === 'new' ? { ...(await prepareChunk(run, index, drafts, Boolean(options.settle))), rowsRead } : { index, status, rowsRead };
     drafts = [];
     inChunk = 0;
     index++;
@@ -263,6 +282,9 @@ export async function* produceChunks(run: OpenedRun, ctx: RunContext): AsyncGene
     rowsRead++;
     if (status === 'new') drafts.push(draftOf(row));
     if (rowsRead % 1000 === 0) ctx.onProgress?.({ stage: 'read', rowsRead, operationsSent: 0, errors: 0, rowsTotal: state.rows });
+    // Rows come from a buffer without a turn of the event loop: let the chunks being pushed meanwhile take their
+    // answers and send their next requests now and then, rather than wait for the whole chunk to be read.
+    if (rowsRead % YIELD_ROWS === 0) await new Promise<void>((resolve) => setImmediate(resolve));
     if (++inChunk === state.chunkSize) yield await emit();
   }
   if (inChunk > 0) yield await emit();
@@ -274,8 +296,8 @@ function chunkStatus(run: OpenedRun, index: number): ProducedChunk['status'] {
   return chunkExists(run.workDir, 'rows', index) ? 'prepared' : 'new';
 }
 
-/** Resolves, looks up and plans one chunk's drafts; writes the chunk file. */
-async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[]): Promise<RowChunk> {
+/** Resolves, looks up and plans one chunk's drafts; writes the chunk file, or with `settle` the outcomes of a chunk that needs no request. */
+async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[], settle: boolean): Promise<Pick<ProducedChunk, 'index' | 'status' | 'chunk' | 'results'>> {
   const { state, share } = run;
   const settled: ResultRow[] = [];
   const chunk: RowChunk = { index, settled, plans: [] };
@@ -314,6 +336,11 @@ async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[]): Pro
       }
     }
   }
+  const outcomes = settle ? outcomesWithoutRequests(run.workDir, chunk) : null;
+  if (outcomes) {
+    const results = state.kind === 'validate' ? inReportOrder('rows', outcomes) : await writeResults(run.workDir, 'rows', index, outcomes);
+    return { index, status: 'settled', chunk, results };
+  }
   await writeChunk(run.workDir, 'rows', index, chunk);
-  return chunk;
+  return { index, status: 'new', chunk };
 }

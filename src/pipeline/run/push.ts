@@ -29,7 +29,12 @@ export interface PushedChunk {
   writes: number;
   /** Set when the run must stop (credential rejected, circuit open). */
   abort?: Error;
+  /** The chunk's outcomes in report order, as written to its results file (the inline driver reports them without reading the file back). */
+  results?: ResultRow[];
 }
+
+// The creates an executor starts in one turn of the event loop share one journal write (each still on disk before it is sent).
+const JOURNAL_OPTIONS = { batchDurable: true };
 
 const OUTCOME: Record<RowAction, ExecutedRow['outcome']> = { create: 'created', update: 'updated', unarchive: 'unarchived', unchanged: 'unchanged', skipped: 'skipped' };
 
@@ -46,23 +51,32 @@ function executor(ctx: PushContext, owner: string, journal: Awaited<ReturnType<t
   });
 }
 
+/**
+ * The outcomes of a chunk that needs no request — every plan without steps (settled rows, unchanged or skipped rows,
+ * a dry run) — and was never pushed (no journal of an earlier attempt); null when it must be pushed.
+ */
+export function outcomesWithoutRequests(workDir: string, chunk: RowChunk): ResultRow[] | null {
+  if (!chunk.plans.every((p) => p.steps.length === 0) || existsSync(chunkPaths(workDir, 'rows', chunk.index).journal)) return null;
+  const results: ResultRow[] = [...chunk.settled];
+  for (const p of chunk.plans) results.push({ row: p.row, key: p.key, outcome: OUTCOME[p.action], tradeItemId: p.tradeItemId, manufacturedItemId: p.manufacturedItemId, changedFields: [], issues: p.issues });
+  return results;
+}
+
 /** Pushes row chunk `index` (read from disk unless given) and writes its results; idempotent through its journal. */
 export async function pushRowChunk(workDir: string, owner: string, index: number, ctx: PushContext, given?: RowChunk): Promise<PushedChunk> {
   const chunk = given ?? (await readChunk(workDir, 'rows', index));
   const paths = chunkPaths(workDir, 'rows', index);
-  const results: ResultRow[] = [...chunk.settled];
+  let results: ResultRow[] = [...chunk.settled];
   const sourceOf = new Map(chunk.plans.map((p) => [p.row, p.source]));
   let writes = 0;
   let abort: Error | undefined;
   // Rows with nothing to send and no journal (no earlier attempt): their outcome is the plan's.
-  if (chunk.plans.every((p) => p.steps.length === 0) && !existsSync(paths.journal)) {
-    for (const p of chunk.plans) {
-      const r: ResultRow = { row: p.row, key: p.key, outcome: OUTCOME[p.action], tradeItemId: p.tradeItemId, manufacturedItemId: p.manufacturedItemId, changedFields: [], issues: p.issues };
-      results.push(r);
-      ctx.onResult?.(r);
-    }
+  const unsent = outcomesWithoutRequests(workDir, chunk);
+  if (unsent) {
+    results = unsent;
+    for (const r of unsent.slice(chunk.settled.length)) ctx.onResult?.(r);
   } else {
-    const journal = await openJournal(paths.journal);
+    const journal = await openJournal(paths.journal, JOURNAL_OPTIONS);
     try {
       const ex = executor(ctx, owner, journal, (r) => {
         results.push(isRejected(r.outcome) ? { ...r, source: sourceOf.get(r.row!) ?? [] } : r);
@@ -83,14 +97,14 @@ export async function pushRowChunk(workDir: string, owner: string, index: number
     }
   }
   if (abort && ctx.throwOnAbort) throw abort;
-  await writeResults(workDir, 'rows', index, results);
-  return { rows: results.length, failed: results.filter((r) => r.outcome === 'failed').length, writes, ...(abort ? { abort } : {}) };
+  const sorted = await writeResults(workDir, 'rows', index, results);
+  return { rows: results.length, failed: results.filter((r) => r.outcome === 'failed').length, writes, ...(abort ? { abort } : {}), results: sorted };
 }
 
 /** Archives chunk `index` of a `full` run and writes its results (archiving is idempotent). */
 export async function pushArchiveChunk(workDir: string, owner: string, index: number, ctx: PushContext): Promise<PushedChunk> {
   const entries = await readChunk(workDir, 'archives', index);
-  const journal = await openJournal(chunkPaths(workDir, 'archives', index).journal);
+  const journal = await openJournal(chunkPaths(workDir, 'archives', index).journal, JOURNAL_OPTIONS);
   const results: ResultRow[] = [];
   try {
     const ex = executor(ctx, owner, journal, (r) => {

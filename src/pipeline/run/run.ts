@@ -6,9 +6,9 @@ import { logger as rootLogger } from '../../logger.ts';
 import { issue } from '../issue-codes.ts';
 import type { RunSummary } from '../report/report.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
-import { ReportAssembler, type Counts } from './assemble.ts';
+import { REPORT_THREAD_ROWS, ReportAssembler, type Counts } from './assemble.ts';
 import { heldLease } from './lease.ts';
-import { recoverChunk, resultsExist, settleArchiveChunk, type ChunkKind } from './chunks.ts';
+import { recoverChunk, resultsExist, settleArchiveChunk, type ChunkKind, type ResultRow } from './chunks.ts';
 import { abortError, openRun, produceChunks, type RunContext } from './open-run.ts';
 import { pushArchiveChunk, pushRowChunk, runShare, type PushContext, type PushedChunk } from './push.ts';
 import { readRunState, writeRunState, type ImportRequest, type RunAbort, type RunState } from './run-state.ts';
@@ -28,9 +28,12 @@ export interface RunResult {
   kind?: 'import' | 'validate' | 'reconcile';
 }
 
-// Row chunks pushed at once by an inline run (with the next one being prepared): enough to keep API_CONCURRENCY busy
-// across a chunk's tail, few enough that memory holds three chunks at most.
+// Row chunks pushed at once by an inline run, with the next one prepared meanwhile and started the moment one ends:
+// enough to keep API_CONCURRENCY busy across a chunk's tail, few enough that memory holds three chunks.
 const CHUNKS_IN_FLIGHT = 2;
+// Finished chunks whose outcomes wait for the report (an earlier chunk still pushing, or the report files busy): past
+// this many the second pass waits, so their outcomes held in memory stay bounded.
+const REPORT_BACKLOG = 4;
 
 function summaryOf(state: RunState, counts: Counts, requests: { reference: number; product: number }, aborted: RunAbort | undefined): RunSummary {
   const exitCode = aborted ? aborted.exitCode : counts.invalid + counts.failed + counts.notAttempted > 0 ? 1 : 0;
@@ -60,7 +63,7 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
   const run = await openRun(req, ctx, kind, share);
   const { state, workDir } = run;
   log.info({ runId: state.runId, file: req.file, mapping: run.mapping.name, mode: state.request.mode, dryRun: state.request.dryRun, rows: state.rows, apiState: state.apiState }, 'run opened');
-  const assembler = await ReportAssembler.open(workDir, state);
+  const assembler = await ReportAssembler.open(workDir, state, { thread: state.rows >= REPORT_THREAD_ROWS });
   let rowsRead = 0;
   let done = 0;
   let errors = 0;
@@ -81,29 +84,46 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
     if (p.abort) share.stop.reason ??= abortError(p.abort);
   };
   try {
-    const inFlight = new Set<Promise<void>>();
-    const track = (p: Promise<void>) => {
-      const q = p.finally(() => inFlight.delete(q));
-      inFlight.add(q);
+    // A push frees its slot when its last row has its outcome, not when the report has caught up with it (a chunk
+    // finished before the one ahead of it would otherwise hold a slot while nothing is sent for it).
+    const pushing = new Set<Promise<void>>();
+    const reporting = new Set<Promise<void>>();
+    // The first failure of a push or of the report ends the run (thrown below, whatever the loop was doing then).
+    let failure: { err: unknown } | undefined;
+    const track = (set: Set<Promise<void>>, p: Promise<void>) => {
+      const q: Promise<void> = p.catch((err: unknown) => void (failure ??= { err })).finally(() => set.delete(q));
+      set.add(q);
     };
+    const waitOn = async (waitFor: Promise<unknown>) => {
+      await waitFor;
+      if (failure) throw failure.err;
+    };
+    const report = (index: number, rows?: ResultRow[]) => track(reporting, assembler.ready(index, rows));
     const reading: RunContext = { ...ctx, onProgress: (p) => {
       rowsRead = p.rowsRead;
       progress('read');
     } };
-    for await (const c of produceChunks(run, reading)) {
+    for await (const c of produceChunks(run, reading, { settle: true })) {
       rowsRead = c.rowsRead;
       progress('read');
+      // `c` was prepared while the chunks ahead of it were pushing: it starts as soon as a slot frees.
+      while (pushing.size >= CHUNKS_IN_FLIGHT || reporting.size >= REPORT_BACKLOG) await waitOn(Promise.race([...pushing, ...reporting]));
+      if (failure) throw failure.err;
       if (c.status === 'pushed') {
-        track(assembler.ready(c.index));
+        report(c.index);
+      } else if (c.status === 'settled') {
+        // As pushRowChunk counts them: rows that had a plan (nothing to send) are operations done, settled rows are not.
+        done += c.results!.length - c.chunk!.settled.length;
+        report(c.index, c.results);
       } else {
-        track(pushRowChunk(workDir, state.ownerCompanyId, c.index, pushCtx, c.chunk).then(async (p) => {
+        track(pushing, pushRowChunk(workDir, state.ownerCompanyId, c.index, pushCtx, c.chunk).then((p) => {
           counted(p);
-          await assembler.ready(c.index);
+          report(c.index, p.results);
         }));
       }
-      while (inFlight.size >= CHUNKS_IN_FLIGHT) await Promise.race(inFlight);
     }
-    await Promise.all(inFlight);
+    await waitOn(Promise.all(pushing));
+    await waitOn(Promise.all(reporting));
     for (let i = 0; i < state.archiveChunks; i++) {
       if (resultsExist(workDir, 'archives', i)) continue;
       if (share.stop.reason) await settleArchiveChunk(workDir, i, 'not_attempted', [issue('NOT_ATTEMPTED', { row: null, message: `not attempted: ${share.stop.reason.message}` })]);

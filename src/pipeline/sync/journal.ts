@@ -15,11 +15,11 @@ export interface Journal {
   /** The latest state recorded for `opId` (this run or a replayed one), or undefined when never recorded. */
   state(opId: string): JournalEntry | undefined;
   /**
-   * Records a state. `durable` writes it (and everything buffered before it) with a synchronous `write` before returning:
-   * use it for a `sent` that must be on disk before its request leaves. Other records are buffered for at most ~100 ms
-   * (or 64 KB), in order.
+   * Records a state. `durable` writes it (and everything buffered before it) with a synchronous `write` before returning
+   * — or, on a journal opened with `batchDurable`, before the promise returned resolves: use it for a `sent` that must
+   * be on disk before its request leaves. Other records are buffered for at most ~100 ms (or 64 KB), in order.
    */
-  record(opId: string, state: JournalState, data?: unknown, durable?: boolean): void;
+  record(opId: string, state: JournalState, data?: unknown, durable?: boolean): void | Promise<void>;
   /** The latest state of every operation, in first-recorded order. */
   entries(): IterableIterator<[string, JournalEntry]>;
   /** Writes what is buffered and closes the file; idempotent. */
@@ -72,13 +72,23 @@ function replay(fd: number, latest: Map<string, JournalEntry>): boolean {
   return true;
 }
 
+/** Options of {@link openJournal}. */
+export interface JournalOptions {
+  /**
+   * Durable records made during one turn of the event loop share one write, done at the end of that turn: `record`
+   * returns a promise that resolves once the record is written (await it before sending what it announces). An executor
+   * starting many requests at once then makes one system call instead of one each.
+   */
+  batchDurable?: boolean;
+}
+
 /**
  * Opens (or creates) the journal at `path`, replaying what an earlier attempt of the run recorded (a torn last line is
- * ignored). A durable record is written with a synchronous `write` before `record` returns, so it is in the OS page cache
- * before the request it announces leaves: that survives a killed process (kill -9), not a power cut — there is no fsync
- * per record, a deliberate trade of durability for speed.
+ * ignored). A durable record is written with a synchronous `write` before `record` returns (or before its promise
+ * resolves, with `batchDurable`), so it is in the OS page cache before the request it announces leaves: that survives a
+ * killed process (kill -9), not a power cut — there is no fsync per record, a deliberate trade of durability for speed.
  */
-export async function openJournal(path: string): Promise<Journal> {
+export async function openJournal(path: string, options: JournalOptions = {}): Promise<Journal> {
   const latest = new Map<string, JournalEntry>();
   let fd: number;
   try {
@@ -90,16 +100,27 @@ export async function openJournal(path: string): Promise<Journal> {
   }
   let closed = false;
   let buffer = '';
+  // One pending timer at most: a flush leaves it running (it finds nothing to write), rather than clear and set one per record.
   let timer: NodeJS.Timeout | undefined;
+  // batchDurable: the durable records of this turn of the event loop, waiting for its end.
+  let waiting: { resolve: () => void; reject: (err: unknown) => void }[] = [];
   const flush = () => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
     if (buffer === '') return;
     try {
       writeSync(fd, buffer);
       buffer = '';
     } catch (err) {
       throw new ProductSyncError('PS_ERR_JOURNAL', `cannot write the run journal ${path}: ${(err as Error).message}`, { cause: err });
+    }
+  };
+  const flushWaiting = () => {
+    const now = waiting;
+    waiting = [];
+    try {
+      flush();
+      for (const w of now) w.resolve();
+    } catch (err) {
+      for (const w of now) w.reject(err);
     }
   };
   return {
@@ -111,8 +132,14 @@ export async function openJournal(path: string): Promise<Journal> {
       buffer += `${JSON.stringify(data === undefined ? { op: opId, s: state } : { op: opId, s: state, r: data })}\n`;
       // A create's `sent` must be on disk before its request leaves (so a rerun looks before resending); a lost
       // `confirmed` only costs that lookup, so the rest is batched.
+      if (durable && options.batchDurable) {
+        return new Promise<void>((resolve, reject) => {
+          if (waiting.push({ resolve, reject }) === 1) setImmediate(flushWaiting);
+        });
+      }
       if (durable || buffer.length > 65_536) flush();
       else timer ??= setTimeout(() => {
+        timer = undefined;
         try {
           flush();
         } catch {
@@ -123,6 +150,9 @@ export async function openJournal(path: string): Promise<Journal> {
     entries: () => latest.entries(),
     async close() {
       if (closed) return;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      flushWaiting();
       flush();
       closed = true;
       closeSync(fd);

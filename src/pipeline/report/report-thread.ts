@@ -1,0 +1,121 @@
+/**
+ * A report writer running in a worker thread: the run's thread hands it rows in batches (structured clone, about a
+ * microsecond a row) instead of building every CSV line and XLSX row itself (several), so on two cores the report is
+ * written while the next rows are read and checked. Same files, same calls as createReportWriter (report.ts).
+ *
+ * Memory stays bounded: at most WINDOW batches are in flight; past that, addRow waits for the thread to catch up.
+ */
+import { Worker } from 'node:worker_threads';
+import type { ReportWriter, ReportWriterOptions, RunSummary } from './report.ts';
+import { errorFrom, type FromReportThread, type ReportOp, type ToReportThread } from './report-thread-messages.ts';
+
+// Lines per message, and messages not yet written by the thread before addRow waits.
+const BATCH = 500;
+const WINDOW = 4;
+const DONE: Promise<void> = Promise.resolve();
+
+// The thread runs the same build as this module: dist/*.js, or src/*.ts through tsx (tests, benches), registered in
+// the thread first (a thread does not inherit the loader hooks of the one that starts it).
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
+const ENTRY = new URL(`./report-worker.${FROM_SOURCE ? 'ts' : 'js'}`, import.meta.url);
+const startThread = (workerData: unknown): Worker =>
+  FROM_SOURCE
+    ? new Worker(`import('tsx/esm/api').then((m) => m.register()).then(() => import(${JSON.stringify(ENTRY.href)}));`, { eval: true, workerData })
+    : new Worker(ENTRY, { workerData });
+
+/** A reply being waited for: an acknowledged batch, or the answer to finish / abort. */
+interface Waiter {
+  resolve: (m: FromReportThread) => void;
+  reject: (err: Error) => void;
+}
+
+/**
+ * Opens a run's report writer in a worker thread (see the module comment); reconcile reports are not written this way.
+ * Fails as createReportWriter does (the report directory cannot be made or written) on the first call after it.
+ */
+export function openReportThread(dir: string, options: ReportWriterOptions): ReportWriter {
+  if (options.reconcile) throw new Error('openReportThread: reconcile reports are written in the run thread');
+  const worker = startThread({ dir, options });
+  // Replies come in the order of the messages that ask for one (every message does).
+  const waiting: Waiter[] = [];
+  let error: Error | null = null;
+  let ops: ReportOp[] = [];
+  // Batches sent and not known to be written, oldest first (WINDOW at most).
+  const inFlight: Promise<unknown>[] = [];
+  let ended = false;
+  const failWith = (err: Error) => {
+    error ??= err;
+    for (const w of waiting.splice(0)) w.reject(error);
+  };
+  worker.on('message', (m: FromReportThread) => {
+    if ('error' in m) failWith(errorFrom(m.error));
+    else waiting.shift()?.resolve(m);
+  });
+  worker.on('error', (err) => failWith(err));
+  worker.on('exit', (code) => failWith(new Error(`the report thread of ${dir} exited (code ${code})`)));
+
+  const send = (m: ToReportThread): Promise<FromReportThread> => {
+    if (error) return Promise.reject(error);
+    const reply = new Promise<FromReportThread>((resolve, reject) => waiting.push({ resolve, reject }));
+    worker.postMessage(m);
+    return reply;
+  };
+  const flush = (): void => {
+    if (ops.length === 0) return;
+    const acked = send({ ops });
+    ops = [];
+    // A failure is reported by the next call (the thread's error is kept), not as an unhandled rejection here.
+    acked.catch(() => undefined);
+    inFlight.push(acked);
+  };
+  const add = (op: ReportOp): Promise<void> => {
+    if (ended) return Promise.reject(new Error(`report writer of ${dir}: a row after finish or abort`));
+    if (error) return Promise.reject(error);
+    ops.push(op);
+    if (ops.length >= BATCH) flush();
+    // Past WINDOW batches in flight the caller waits for the oldest one.
+    if (inFlight.length >= WINDOW) return inFlight.shift()!.then(() => undefined);
+    return DONE;
+  };
+  const end = async (): Promise<void> => {
+    ended = true;
+    await worker.terminate();
+  };
+
+  return {
+    addRow: (o) => add({ row: o }),
+    addRejected: (row, cells, issues) => add({ rejected: [row, cells, issues] }),
+    addReconcile: () => Promise.reject(new Error('openReportThread: no reconcile report')),
+    async finish(summary: RunSummary) {
+      if (ended) throw new Error(`report writer of ${dir}: finish after finish or abort`);
+      try {
+        flush();
+        const reply = await send({ finish: summary });
+        if (!('done' in reply)) throw new Error(`report thread of ${dir}: unexpected answer to finish`);
+        if (reply.done.notes) summary.notes = reply.done.notes;
+        return { dir, files: reply.done.files };
+      } finally {
+        await end();
+      }
+    },
+    async abort() {
+      if (ended) return;
+      try {
+        ops = [];
+        // Even after a failure the thread removes its temp files; a thread that is gone has nothing left to remove.
+        if (!error) await send({ abort: true });
+        else {
+          worker.postMessage({ abort: true } satisfies ToReportThread);
+          await new Promise<void>((resolve) => {
+            worker.once('message', () => resolve());
+            worker.once('exit', () => resolve());
+          });
+        }
+      } catch {
+        // Aborting: the run's own error is the one to report.
+      } finally {
+        await end();
+      }
+    },
+  };
+}

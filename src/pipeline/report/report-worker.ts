@@ -1,0 +1,53 @@
+/**
+ * The thread side of {@link openReportThread} (report-thread.ts): a report writer (report.ts) fed by the run's thread
+ * with batches of rows; each batch is acknowledged once written, finish and abort answer with their outcome. The first
+ * failure is sent back and every later message is ignored.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { createReportWriter, type ReportWriter, type ReportWriterOptions } from './report.ts';
+import { errorMessage, type FromReportThread, type ToReportThread } from './report-thread-messages.ts';
+
+const port = parentPort!;
+const { dir, options } = workerData as { dir: string; options: ReportWriterOptions };
+
+let failure: FromReportThread | null = null;
+const fail = (err: unknown) => {
+  failure ??= { error: errorMessage(err) };
+  port.postMessage(failure);
+};
+let chain: Promise<ReportWriter | null> = createReportWriter(dir, options).catch((err: unknown) => {
+  fail(err);
+  return null;
+});
+
+async function handle(w: ReportWriter, m: ToReportThread): Promise<void> {
+  if ('ops' in m) {
+    for (const op of m.ops) {
+      if ('row' in op) await w.addRow(op.row);
+      else await w.addRejected(op.rejected[0], op.rejected[1], op.rejected[2]);
+    }
+    port.postMessage({ ack: true } satisfies FromReportThread);
+  } else if ('finish' in m) {
+    const { files } = await w.finish(m.finish);
+    port.postMessage({ done: { files, ...(m.finish.notes ? { notes: m.finish.notes } : {}) } } satisfies FromReportThread);
+  } else {
+    await w.abort();
+    port.postMessage({ aborted: true } satisfies FromReportThread);
+  }
+}
+
+// Messages are handled one after the other, in the order they were sent. After a failure only abort still works (it
+// removes the temp files); anything else is answered with the failure again.
+port.on('message', (m: ToReportThread) => {
+  chain = chain.then(async (w) => {
+    if (failure && 'abort' in m) {
+      await w?.abort().catch(() => undefined);
+      port.postMessage({ aborted: true } satisfies FromReportThread);
+    } else if (failure || !w) {
+      port.postMessage(failure ?? { error: { message: 'report writer not open' } });
+    } else {
+      await handle(w, m).catch(fail);
+    }
+    return w;
+  });
+});

@@ -1,0 +1,128 @@
+// The short cuts the engine takes for speed (issue 10) keep every row's outcome and the report files: chunks that need
+// no request are settled without a chunk file (validate writes none at all), the report is the same whether its files
+// are written in the run's thread or a worker thread, and a command that sends nothing does not load the HTTP client.
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { ReportAssembler } from '../../src/pipeline/run/assemble.ts';
+import { runImport, runValidate } from '../../src/pipeline/run/run.ts';
+import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
+import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+
+const owner = DEMO_COMPANY_ID;
+let sandbox: RunningSandbox;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+async function context(reportDir: string, chunkSize: number): Promise<CommandContext> {
+  const config = loadConfig({ PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir, API_CONCURRENCY: '16', LOG_LEVEL: 'silent', CHUNK_SIZE: String(chunkSize) });
+  return contextFromConfig(config, {});
+}
+
+const chunkFiles = (runDir: string, pattern: RegExp) => (existsSync(join(runDir, 'chunks')) ? readdirSync(join(runDir, 'chunks')).filter((f) => pattern.test(f)) : []);
+const text = (dir: string, name: string) => readFileSync(join(dir, name), 'utf8');
+
+/** 600 rows: every 50th without a name (invalid), the GTIN of row 5 also on row 590 (a duplicate twelve chunks apart). */
+function writeSheet(dir: string): { file: string; mapping: string } {
+  const { mapping } = writeProductSheet(dir, 1, { owner, file: 'unused.csv' });
+  const lines = ['GTIN;Désignation;Poids net;Unité'];
+  for (let i = 0; i < 600; i++) lines.push(`${testGtin(i === 590 ? 5 : i)};${i % 50 === 7 ? '' : `Sablés ${i}`};${100 + i};g`);
+  const file = join(dir, 'sheet.csv');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return { file, mapping };
+}
+
+describe('chunks that need no request', () => {
+  it('are settled without chunk files: validate writes none, a rerun with nothing to change writes results only; outcomes as before', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-speed-'));
+    const { file, mapping } = writeSheet(dir);
+    const cc = await context(join(dir, 'reports'), 50);
+    try {
+      const v = await runValidate({ file, mapping }, cc.ctx);
+      expect(v.summary.counts).toMatchObject({ rows: 600, valid: 600 - 12 - 2, invalid: 14 });
+      expect(existsSync(join(v.reportDir, 'chunks'))).toBe(false);
+      const validateRows = text(v.reportDir, 'rows.csv').trim().split('\r\n');
+      expect(validateRows).toHaveLength(601);
+      expect(validateRows.filter((l) => l.includes('DUPLICATE_KEY'))).toHaveLength(2);
+
+      const first = await runImport({ file, mapping }, cc.ctx);
+      expect(first.summary.counts).toMatchObject({ rows: 600, created: 586, invalid: 14 });
+      // Chunks with rows to create were written before they were pushed.
+      expect(chunkFiles(first.reportDir, /^rows-\d+\.json$/)).toHaveLength(12);
+
+      const again = await runImport({ file, mapping }, cc.ctx);
+      expect(again.writes).toBe(0);
+      expect(again.summary.counts).toMatchObject({ rows: 600, unchanged: 586, invalid: 14 });
+      expect(chunkFiles(again.reportDir, /^rows-\d+\.json$/)).toEqual([]);
+      expect(chunkFiles(again.reportDir, /^rows-\d+\.results\.jsonl$/)).toHaveLength(12);
+      // Same rows, same order, same invalid rows and issues as the first import: only created → unchanged.
+      const norm = (s: string) => s.split('\r\n').map((l) => l.split(',').slice(0, 3).concat(l.split(',').slice(6)).join(',').replace(',created,', ',unchanged,'));
+      expect(norm(text(again.reportDir, 'rows.csv'))).toEqual(norm(text(first.reportDir, 'rows.csv')));
+      expect(text(again.reportDir, 'rejected.csv')).toBe(text(first.reportDir, 'rejected.csv'));
+    } finally {
+      await cc.close();
+    }
+  }, 120_000);
+});
+
+describe('the report of a run written by a worker thread', () => {
+  it('holds the same files as the one written in the run thread', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-speed-thread-'));
+    const { file, mapping } = writeSheet(dir);
+    const cc = await context(join(dir, 'reports'), 50);
+    try {
+      const v = await runValidate({ file, mapping }, cc.ctx);
+      // The same run's chunks assembled again, into another directory, by a report thread: validate keeps no results on
+      // disk, so the import (which does) is used.
+      const imported = await runImport({ file, mapping, dryRun: true }, cc.ctx);
+      const state = JSON.parse(text(imported.reportDir, 'run.json'));
+      for (const thread of [false, true]) {
+        const copy = join(dir, `copy-${thread}`);
+        mkdirSync(copy);
+        cpSync(join(imported.reportDir, 'chunks'), join(copy, 'chunks'), { recursive: true });
+        const a = await ReportAssembler.open(copy, state, { thread });
+        for (let i = 0; i < state.rowChunks; i++) await a.ready(i);
+        const { summary } = await a.finish(0, (counts) => ({ ...imported.summary, counts }));
+        expect(summary.counts).toEqual(imported.summary.counts);
+      }
+      for (const f of ['rows.csv', 'rejected.csv']) {
+        expect(text(join(dir, 'copy-true'), f)).toBe(text(join(dir, 'copy-false'), f));
+        expect(text(join(dir, 'copy-true'), f)).toBe(text(imported.reportDir, f));
+      }
+      expect(v.summary.counts.invalid).toBe(imported.summary.counts.invalid);
+    } finally {
+      await cc.close();
+    }
+  }, 120_000);
+});
+
+describe('start-up', () => {
+  it('a validate that sends nothing never loads the HTTP client (undici) nor exceljs', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-speed-start-'));
+    const { file, mapping } = writeProductSheet(dir, 3, { owner });
+    // A loader hook that names every package module the process imports.
+    const hook = join(dir, 'hook.mjs');
+    writeFileSync(hook, `import { register } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent('export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes("/node_modules/")) process.stderr.write("LOADED " + r.url + "\\\\n"); return r; }'));`);
+    const env: NodeJS.ProcessEnv = { ...process.env, PRODUCT_API_URL: 'http://127.0.0.1:9', REFERENCE_API_URL: 'http://127.0.0.1:9', API_TOKEN: 'unused', REPORT_DIR: join(dir, 'reports'), LOG_LEVEL: 'error' };
+    delete env.REDIS_URL;
+    const r = spawnSync(process.execPath, ['--import', hook, 'bin/product-sync.mjs', 'validate', file, '--mapping', mapping], { env, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('valid 3');
+    const loaded = r.stderr.split('\n').filter((l) => l.startsWith('LOADED '));
+    // The hook works: the CSV parser and the mapping's YAML were loaded through it.
+    expect(loaded.some((l) => l.includes('/node_modules/yaml/'))).toBe(true);
+    expect(loaded.filter((l) => /\/node_modules\/(undici|exceljs|ioredis)\//.test(l))).toEqual([]);
+  }, 60_000);
+});
