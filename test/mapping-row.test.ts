@@ -104,4 +104,67 @@ describe('mapRow', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.getPrototypeOf(d.fields)).toBe(Object.prototype);
   });
+
+  it('gives origins when asked, from the row\'s cells: the column that gave each cell (a fallback, a quantity\'s unit) and its text', () => {
+    const m = parseMapping(`target: manufacturedItem
+language: fr-FR
+columns:
+  - { column: EAN, field: gtin }
+  - { column: Nom, field: tradeItemName, fallback: [Name EN] }
+  - { column: Mini, field: variableWeight.minimumValue, type: quantity }
+  - { column: Maxi, field: variableWeight.maximumValue, type: quantity }
+`, 'o.yaml');
+    const h = ['EAN', 'Nom', 'Name EN', 'Mini', 'Maxi'];
+    const at = matchHeaders(h, m);
+    const d = mapRow({ row: 3, cells: ['3017620422003', ' ', 'Cookies', '1 kg', '900 g'], issues: [] }, h, m, at);
+    // The second quantity's unit differs: the row keeps the first one's, and the unit's origin is that column.
+    expect(d.issues.map((i) => [i.code, i.column])).toEqual([['QUANTITY_UNIT_MISMATCH', 'Maxi']]);
+    expect(d.origins).toEqual({
+      gtin: { column: 'EAN', value: '3017620422003' },
+      tradeItemName: { column: 'Name EN', value: 'Cookies' },
+      'variableWeight.minimumValue': { column: 'Mini', value: '1 kg' },
+      'variableWeight.unitOfMeasure': { column: 'Mini', value: '1 kg' },
+      'variableWeight.maximumValue': { column: 'Maxi', value: '900 g' },
+    });
+    expect(Object.keys(d.origins!)).toEqual(['gtin', 'tradeItemName', 'variableWeight.minimumValue', 'variableWeight.unitOfMeasure', 'variableWeight.maximumValue']);
+    expect(d.origins).toBe(d.origins);
+    // Computed, not carried: a draft's own data is what it was before (no origins among its keys).
+    expect(Object.keys(d)).not.toContain('origins');
+    expect(JSON.parse(JSON.stringify(d))).not.toHaveProperty('origins');
+  });
+
+  it('gives each row its own issues for a cell the column has read before', () => {
+    const bad = ['3017620422003', 'Pâte', null, null, null, null, null, null, null, null, 'peut-être', '31/02/2025'];
+    const a = row(bad);
+    const b = mapRow({ row: 8, cells: bad, issues: [] }, headers, mapping, index);
+    expect(a.issues.map((i) => [i.row, i.code, i.value])).toEqual([[7, 'BOOLEAN_INVALID', 'peut-être'], [7, 'DATE_INVALID', '31/02/2025']]);
+    expect(b.issues.map((i) => [i.row, i.code, i.value])).toEqual([[8, 'BOOLEAN_INVALID', 'peut-être'], [8, 'DATE_INVALID', '31/02/2025']]);
+    a.issues[0]!.message = 'changed';
+    expect(row(bad).issues[0]!.message).toBe(b.issues[0]!.message);
+    expect(b.issues[0]!.message).not.toBe('changed');
+  });
+
+  it('closes the holes of lists filled past their first element, and clears only tops no column of the row fills', () => {
+    const m = parseMapping(`target: tradeItem
+language: en-US
+columns:
+  - { column: GTIN, field: gtin }
+  - { column: Net 2, field: "netContents[1].value", type: decimal }
+  - { column: Unit 2, field: "netContents[1].unitOfMeasure", type: unit }
+  - { column: Note 1, field: "comments[0].value", empty: clear }
+  - { column: Note 2, field: "comments[1].value", empty: clear }
+  - { column: Status, field: tradeItemStatusId, lookup: { list: trade-item-status }, empty: clear }
+  - { column: Category, field: "productCategories[0].categoryId", lookup: { kind: raw-material-classification-items } }
+  - { column: Category item, field: "productCategories[0].categoryItemId", empty: clear }
+`, 'h.yaml');
+    const h = ['GTIN', 'Net 2', 'Unit 2', 'Note 1', 'Note 2', 'Status', 'Category', 'Category item'];
+    const at = matchHeaders(h, m);
+    const d = mapRow({ row: 2, cells: ['3017620422003', '1.5', 'kg', '', 'second', '', '', ''], issues: [] }, h, m, at);
+    expect(d.fields).toEqual({ gtin: '03017620422003', netContents: [{ value: '1.5', unitOfMeasure: 'KGM' }], comments: [{ value: 'second' }] });
+    expect(d.clear).toEqual(['tradeItemStatusId', 'productCategories']);
+    // A label waiting for its id fills its top as a value does.
+    const e = mapRow({ row: 3, cells: ['3017620422003', '', '', '', '', 'Active', 'Biscuits', ''], issues: [] }, h, m, at);
+    expect(e.clear).toEqual(['comments']);
+    expect(e.lookups).toMatchObject([{ field: 'tradeItemStatusId', values: ['Active'] }, { field: 'productCategories[0].categoryId', values: ['Biscuits'] }]);
+  });
 });

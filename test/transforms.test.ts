@@ -1,8 +1,10 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { WEIGHT_UNITS } from '../src/api/units.ts';
+import { gtinCheckDigit, parseGtin } from '../src/pipeline/map/gtin.ts';
 import {
-  applyValueMap, cellText, excelSerialToIso, isEmptyCell, splitCell, toBoolean, toCountry, toDate, toDecimal, toGtin,
-  toInteger, toQuantity, toUnit, toUuid, toWeightQuantity, toWeightUnit, type TransformContext, type TransformResult,
+  applyValueMap, cellText, columnTransform, excelSerialToIso, isEmptyCell, splitCell, toBoolean, toCountry, toDate, toDecimal, toGtin,
+  toInteger, toQuantity, toUnit, toUuid, toWeightQuantity, toWeightUnit, TRANSFORMS, type TransformContext, type TransformResult,
 } from '../src/pipeline/map/transforms.ts';
 
 const comma: TransformContext = { decimalSeparator: ',', language: 'fr-FR' };
@@ -217,5 +219,74 @@ describe('identifier', () => {
     expect(toIdentifier(1767012345678901)).toEqual({ value: '1767012345678901' });
     expect(toIdentifier('1,76701E+15')).toMatchObject({ issue: { code: 'IDENTIFIER_SCIENTIFIC_NOTATION', severity: 'error' } });
     expect(toIdentifier(1.5)).toMatchObject({ issue: { code: 'IDENTIFIER_NOT_EXACT' } });
+  });
+});
+
+// The hot path's shortcuts (first and last characters looked at before trim(), calendar arithmetic, one-pass GTINs,
+// a split without intermediate lists, kept results) give exactly what the plain definitions give.
+describe('shortcuts of the row hot path', () => {
+  const edges = ['', ' ', '\t', '\n', '\u00a0', '\u2007', '\u202f', '\u3000', '\u2028', '\ufeff', 'x', 'é', '!', '~', '\u007f', '\u0000'];
+  const texts = fc.array(fc.constantFrom(...edges, 'ab', ' a b ', ';', 'x;y', ' ; '), { maxLength: 6 }).map((parts) => parts.join(''));
+
+  it('isEmptyCell and cellText agree with trim() whatever characters start and end the cell', () => {
+    fc.assert(fc.property(texts, (t) => {
+      expect(isEmptyCell(t)).toBe(t.trim() === '');
+      expect(cellText(t)).toBe(t.trim());
+    }), { numRuns: 2000 });
+  });
+
+  it('splitCell gives what split, trim and dropping empty parts give, for one- and several-character separators', () => {
+    fc.assert(fc.property(texts, fc.constantFrom(';', ',', '|', ' ; ', '\u00a0', 'ab'), (t, sep) => {
+      expect(splitCell(t, sep)).toEqual(t.split(sep).map((p) => p.trim()).filter((p) => p !== ''));
+    }), { numRuns: 2000 });
+  });
+
+  it('checks month lengths as the proleptic Gregorian calendar does (leap years every 4, not every 100, every 400)', () => {
+    const isCalendarDate = (y: number, m: number, d: number) => {
+      const t = new Date(Date.UTC(2000, m - 1, d));
+      t.setUTCFullYear(y, m - 1, d);
+      return t.getUTCFullYear() === y && t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
+    };
+    const pad = (n: number, w: number) => String(n).padStart(w, '0');
+    for (const y of [1, 4, 100, 400, 1600, 1700, 1900, 2000, 2023, 2024, 2100, 9996, 9999]) {
+      for (let m = 1; m <= 12; m++) {
+        for (let d = 1; d <= 31; d++) {
+          const r = toDate(`${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`, dot);
+          expect(value(r), `${y}-${m}-${d}`).toBe(isCalendarDate(y, m, d) ? `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}` : '!DATE_INVALID');
+        }
+      }
+    }
+    expect(value(toDate('29/02/1900', { ...dot, dateFormat: 'dd/mm/yyyy' }))).toBe('!DATE_INVALID');
+    expect(value(toDate('29/02/2000', { ...dot, dateFormat: 'dd/mm/yyyy' }))).toBe('2000-02-29');
+  });
+
+  it('reads a GTIN cell exactly as parseGtin does (lengths, zeros, check digits, spaces)', () => {
+    const digits = fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 1, maxLength: 16 }).map((ds) => ds.join(''));
+    const withCheck = digits.map((body) => body + String(gtinCheckDigit(body)));
+    const cells = fc.oneof(digits, withCheck, withCheck.map((g) => ` ${g}`), fc.tuple(withCheck, fc.constantFrom('x', ':', '/', '.', ' ', '\u0660')).map(([g, c]) => `${g.slice(0, 3)}${c}${g.slice(4)}`), fc.constantFrom('00000000', '0000000000000', '000000000000000'));
+    const expected = (cell: string): TransformResult => {
+      const r = parseGtin(cell);
+      if (!r.ok) return { issue: { code: r.code, severity: 'error', message: r.message } };
+      return r.warning ? { value: r.gtin14, warning: { ...r.warning, severity: 'warning' } } : { value: r.gtin14 };
+    };
+    fc.assert(fc.property(cells, (cell) => {
+      expect(toGtin(cell, dot)).toEqual(expected(cell));
+    }), { numRuns: 3000 });
+  });
+
+  it('keeps a column\'s results per distinct cell: the same results as the transform, frozen, and right past the cap', () => {
+    const cells = ['2025-01-01', '03/04/2025', 'demain', '2024-02-29', ' 2025-01-01 ', 45000, null, '2025-01-01'];
+    const read = columnTransform('date', TRANSFORMS.date, { ...dot, dateFormat: 'dd/mm/yyyy' });
+    for (const cell of [...cells, ...cells]) expect(read(cell)).toEqual(toDate(cell, { ...dot, dateFormat: 'dd/mm/yyyy' }));
+    const first = read('demain');
+    expect(read('demain')).toBe(first);
+    expect(Object.isFrozen(first) && 'issue' in first && Object.isFrozen(first.issue)).toBe(true);
+    // More distinct cells than a column keeps: those past the cap are read each time, with the same results.
+    const units = columnTransform('decimal', TRANSFORMS.decimal, comma);
+    for (let i = 0; i < 5000; i++) expect(units(`${i},5`)).toEqual({ value: `${i}.5` });
+    expect(units('4999,5')).toEqual({ value: '4999.5' });
+    // A string column is not kept: its results are fresh objects.
+    const text = columnTransform('string', TRANSFORMS.string, dot);
+    expect(text('a')).not.toBe(text('a'));
   });
 });

@@ -220,7 +220,6 @@ type Origin = { column: string; value: string | null };
 interface SheetPlan {
   mapping: Mapping;
   headers: readonly string[];
-  columnIndex: readonly number[];
   plan: MappingPlan;
   /** Per column, the sheet index of each of its sources (-1: not in the sheet). */
   at: readonly (readonly number[])[];
@@ -286,7 +285,7 @@ function sheetPlanOf(mapping: Mapping, headers: readonly string[], columnIndex: 
   );
   const read = new Set(columnIndex.filter((idx) => idx >= 0).map((idx) => headers[idx]!));
   const sp: SheetPlan = {
-    mapping, headers, columnIndex, plan, at, labels, read,
+    mapping, headers, plan, at, labels, read,
     // The drafts of this sheet: `origins` is a getter of their class, computed from `source` on the first read.
     Draft: class MappedDraft implements Draft {
       declare row: number;
@@ -317,19 +316,15 @@ function sheetPlanOf(mapping: Mapping, headers: readonly string[], columnIndex: 
   return sp;
 }
 
-/** The plans of the sheets mapped lately (one `columnIndex` each), and the last one asked for. */
+/** The plan of each sheet being mapped (one `columnIndex` each, from matchHeaders). */
 const sheetPlans = new WeakMap<readonly number[], SheetPlan>();
-let lastSheet: SheetPlan | undefined;
 
 function sheetPlanFor(mapping: Mapping, headers: readonly string[], columnIndex: readonly number[]): SheetPlan {
-  const last = lastSheet;
-  if (last !== undefined && last.columnIndex === columnIndex && last.mapping === mapping && last.headers === headers) return last;
   let sp = sheetPlans.get(columnIndex);
   if (!sp || sp.mapping !== mapping || sp.headers !== headers) {
     sp = sheetPlanOf(mapping, headers, columnIndex);
     sheetPlans.set(columnIndex, sp);
   }
-  lastSheet = sp;
   return sp;
 }
 
@@ -376,7 +371,7 @@ export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: 
 
     if (col.lookup !== undefined) {
       const parts = col.split !== undefined ? splitCell(cell, col.split) : [cell];
-      const values = parts.map((v) => cellText(applyValueMap(v, col.values))).filter((v) => v !== '');
+      const values = parts.map((v) => cellText(p.mapValue ? p.mapValue(v) : v)).filter((v) => v !== '');
       (lookups ??= []).push({ field: p.path, segments: p.segments, column: labels[i]![source]!, values: col.field.array ? values : values.slice(0, 1), array: col.field.array, lookup: col.lookup });
       continue;
     }
@@ -413,29 +408,32 @@ export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: 
       continue;
     }
 
-    const out: (string | number)[] = [];
+    // A list cell: each part read as a cell of its own (most hold one part: the list is made with it).
+    let out: (string | number)[] | undefined;
     let bad = false;
     for (const s of splitCell(cell, col.split)) {
       const part = p.mapValue ? p.mapValue(s) : s;
-      if (p.text) {
-        const t = cellText(part);
-        out.push(p.number ? Number(t) : t);
-        continue;
+      let v: string | number;
+      if (p.text) v = cellText(part);
+      else {
+        const r = p.read(part);
+        if ('issue' in r) {
+          issues.push(columnIssue(row, labels[i]![source]!, col, part, r.issue));
+          bad = true;
+          continue;
+        }
+        if (r.warning) issues.push(columnIssue(row, labels[i]![source]!, col, part, r.warning));
+        v = r.value;
       }
-      const r = p.read(part);
-      if ('issue' in r) {
-        issues.push(columnIssue(row, labels[i]![source]!, col, part, r.issue));
-        bad = true;
-        continue;
-      }
-      if (r.warning) issues.push(columnIssue(row, labels[i]![source]!, col, part, r.warning));
-      out.push(p.number ? Number(r.value) : r.value);
+      if (p.number) v = Number(v);
+      if (out === undefined) out = [v];
+      else out.push(v);
     }
     if (bad) {
       (failed ??= []).push(p.place);
       continue;
     }
-    if (out.length === 0) continue;
+    if (out === undefined) continue;
     p.set(fields, col.field.array ? out : out[0]);
   }
 

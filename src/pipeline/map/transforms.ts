@@ -76,6 +76,10 @@ export function splitCell(cell: Cell, separator: string): Cell[] {
   if (typeof cell !== 'string') return isEmptyCell(cell) ? [] : [cell];
   // One pass and one list (a mapping's separator is never empty: split('') would cut every character).
   if (separator === '') return cell.split(separator).map((p) => p.trim()).filter((p) => p !== '');
+  if (!cell.includes(separator)) {
+    const part = trimmed(cell);
+    return part === '' ? [] : [part];
+  }
   const out: Cell[] = [];
   for (let start = 0; ;) {
     const end = cell.indexOf(separator, start);
