@@ -15,16 +15,35 @@ import { join, resolve } from 'node:path';
 import ExcelJS from 'exceljs';
 import iconv from 'iconv-lite';
 import Papa from 'papaparse';
-import { matchHeaders } from '../src/pipeline/map/headers.ts';
-import { mapRow } from '../src/pipeline/map/map-row.ts';
-import { parseMapping } from '../src/pipeline/map/mapping.ts';
-import { openSheet } from '../src/pipeline/read/read-sheet.ts';
+import type * as HeadersModule from '../src/pipeline/map/headers.ts';
+import type * as MapRowModule from '../src/pipeline/map/map-row.ts';
+import type * as MappingModule from '../src/pipeline/map/mapping.ts';
+import type * as ReadSheetModule from '../src/pipeline/read/read-sheet.ts';
 import type { Sheet, SheetRow } from '../src/pipeline/types.ts';
-import { validateDraft } from '../src/pipeline/map/validate.ts';
-import { createReportWriter, type RowOutcome } from '../src/pipeline/report/report.ts';
-import { issue } from '../src/pipeline/issue-codes.ts';
+import type * as ValidateModule from '../src/pipeline/map/validate.ts';
+import type * as ReportModule from '../src/pipeline/report/report.ts';
+import type { RowOutcome } from '../src/pipeline/report/report.ts';
+import type * as IssueCodesModule from '../src/pipeline/issue-codes.ts';
 import { writeProductSheet } from '../test/helpers/sheets.ts';
 import { ensureCsv, ensureXlsx } from './product-rows.ts';
+
+// The product's code is the compiled JavaScript the CLI ships (dist/, brought up to date first), not src/ through tsx:
+// tsx keeps function names (esbuild __name wrappers), which slows closure-heavy per-row code several times over.
+// tsx leaves dist/*.js as they are. BENCH_FROM_SRC=1 measures src/ through tsx instead.
+const fromSrc = process.env.BENCH_FROM_SRC === '1';
+if (!fromSrc && !process.argv[2]) {
+  const built = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: resolve(import.meta.dirname, '..'), stdio: ['ignore', 'ignore', 'inherit'] });
+  if (built.status !== 0) throw new Error(`node scripts/build.mjs exited with ${built.status}`);
+}
+const product = <T>(path: string): Promise<T> =>
+  import(new URL(fromSrc ? `../src/${path}.ts` : `../dist/${path}.js`, import.meta.url).href) as Promise<T>;
+const { matchHeaders } = await product<typeof HeadersModule>('pipeline/map/headers');
+const { mapRow } = await product<typeof MapRowModule>('pipeline/map/map-row');
+const { parseMapping } = await product<typeof MappingModule>('pipeline/map/mapping');
+const { openSheet } = await product<typeof ReadSheetModule>('pipeline/read/read-sheet');
+const { validateDraft } = await product<typeof ValidateModule>('pipeline/map/validate');
+const { createReportWriter } = await product<typeof ReportModule>('pipeline/report/report');
+const { issue } = await product<typeof IssueCodesModule>('pipeline/issue-codes');
 
 const CSV_ROWS = Number(process.env.BENCH_CSV_ROWS ?? 1_000_000);
 const XLSX_ROWS = Number(process.env.BENCH_XLSX_ROWS ?? 100_000);
