@@ -217,7 +217,7 @@ export async function previewSheet(req: PreviewRequest, ctx: RunContext): Promis
   const notes = [
     more
       ? `the sheet has more rows than the ${rows.length} shown: duplicate keys (DUPLICATE_KEY) were looked for among the rows shown only; validate without --preview checks the whole sheet`
-      : `the whole sheet (${rows.length} row${rows.length === 1 ? '' : 's'})`,
+      : `these are all the sheet's rows (${rows.length}): duplicate keys were looked for in the whole sheet`,
     'nothing was sent: brands a run would create are shown as BRAND_WOULD_CREATE',
   ];
   return {

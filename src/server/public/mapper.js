@@ -69,7 +69,7 @@ function resolvedText(r) {
 const show = (v) => (v === null || v === undefined ? '' : Array.isArray(v) ? v.map(show).join(', ') : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
 function renderPreview(p) {
-  say('preview-status', `${p.counts.rows} rows: ${p.counts.valid} valid, ${p.counts.invalid} invalid${p.more ? ' (the sheet has more rows)' : ''}. ${p.notes.join('; ')}.`, p.counts.invalid ? 'err' : 'ok');
+  say('preview-status', `${p.counts.rows} rows: ${p.counts.valid} valid, ${p.counts.invalid} invalid${p.more ? ' (the sheet has more rows)' : ''}. ${p.notes.map((n) => n[0].toUpperCase() + n.slice(1)).join('. ')}.`, p.counts.invalid ? 'err' : 'ok');
   $('preview').innerHTML = p.rows.map((r) => {
     const errors = r.issues.filter((x) => x.severity === 'error').length;
     const fields = r.fields.map((f) => `<tr data-field="${esc(f.field)}"><td><code>${esc(f.field)}</code></td><td>${esc(f.column ?? '(default)')}</td>
