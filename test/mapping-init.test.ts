@@ -3,8 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClients, type ApiClients } from '../src/api/clients.ts';
 import { COLUMN_TYPES } from '../src/pipeline/map/transforms.ts';
 import { FIELD_ALIASES, HEADERS_WITHOUT_FIELD } from '../src/pipeline/map/header-aliases.ts';
+import { matchSheetHeaders } from '../src/pipeline/map/headers.ts';
 import { parseMapping, resolveFieldPath } from '../src/pipeline/map/mapping.ts';
 import { fieldChoices, mappingText, suggestMapping, type ColumnSuggestion, type MappingDraft } from '../src/pipeline/map/suggest.ts';
+import { openSheet } from '../src/pipeline/read/read-sheet.ts';
 import { referenceLabels } from '../src/pipeline/resolve/list-labels.ts';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/server.ts';
 import { fixtureDir, writeWorkbook } from './fixtures/sheets.ts';
@@ -245,6 +247,54 @@ describe('the draft reads back as a mapping', () => {
     expect(fields(d)).toEqual({ EAN: 'gtin', Nom: 'tradeItemName', Marque: 'brandId', 'Poids net': 'netContents[0].value' });
     expect(d.notes.join('\n')).toMatch(/headers are on row 2/);
     expect(parsed(d).headerRow).toBe(2);
+  });
+});
+
+describe('repeated headers: named by the title above them, else by occurrence', () => {
+  it('group titles over repeated Valeur / Unité: the title and the header together give the field, the draft names them by group', async () => {
+    const g = gtins(2);
+    const file = csv('poids-groupes.csv', [
+      ['', '', 'Poids net', '', 'Poids égoutté', ''],
+      ['EAN', 'Désignation', 'Valeur', 'Unité', 'Valeur', 'Unité'],
+      [g[0]!, 'Olives vertes', '350', 'g', '200', 'g'],
+      [g[1]!, 'Cornichons', '0,5', 'kg', '300', 'g'],
+    ]);
+    const d = await suggestMapping(file);
+    expect(d.headerRow).toBe(2);
+    expect(d.columns.map((c) => [c.column ?? c.header, c.field])).toEqual([
+      ['EAN', 'gtin'],
+      ['Désignation', 'tradeItemName'],
+      [{ header: 'Valeur', group: 'Poids net' }, 'netContents[0].value'],
+      [{ header: 'Unité', group: 'Poids net' }, 'netContents[0].unitOfMeasure'],
+      [{ header: 'Valeur', group: 'Poids égoutté' }, 'drainedNetWeight.value'],
+      [{ header: 'Unité', group: 'Poids égoutté' }, 'drainedNetWeight.unitOfMeasure'],
+    ]);
+    const text = mappingText(d);
+    expect(text).toMatch(/^ {2}- \{ column: \{ header: Valeur, group: Poids égoutté \}, field: drainedNetWeight\.value/m);
+    const m = parsed(d);
+    expect(m.headerRow).toBe(2);
+    const sheet = await openSheet(file, { headerRow: m.headerRow });
+    expect(matchSheetHeaders(sheet, m)).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
+  it('without titles: a repeated header is named by occurrence when its values say its field, else left as a comment with that form', async () => {
+    const g = gtins(3);
+    const file = csv('repetes.csv', [
+      ['EAN', 'Nom', 'Info', 'Info'],
+      [g[0]!, 'A', 'France', 'x1'],
+      [g[1]!, 'B', 'Italie', 'x2'],
+      [g[2]!, 'C', 'Espagne', 'x3'],
+    ]);
+    const d = await suggestMapping(file, { target: 'manufacturedItem' });
+    expect(d.columns[2]).toMatchObject({ column: { header: 'Info', occurrence: 1 }, field: 'countriesOfOrigin' });
+    expect(d.columns[3]).toMatchObject({ column: { header: 'Info', occurrence: 2 } });
+    expect(d.columns[3]!.field).toBeUndefined();
+    const text = mappingText(d);
+    expect(text).toMatch(/^ {2}- \{ column: \{ header: Info, occurrence: 1 \}, field: countriesOfOrigin/m);
+    expect(text).toMatch(/^ {2}# - \{ column: \{ header: Info, occurrence: 2 \}, field: \? \}/m);
+    const m = parsed(d);
+    const sheet = await openSheet(file, {});
+    expect(matchSheetHeaders(sheet, m)).toEqual([0, 1, 2]);
   });
 });
 

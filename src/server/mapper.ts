@@ -48,6 +48,7 @@ const lookupShape = z.union([z.literal('harmonized-code'), z.strictObject({ list
 const columnSchema = z.looseObject({
   header: text(1000),
   position: z.number().int().min(1).max(100_000),
+  column: z.strictObject({ header: text(1000), group: text(1000).optional(), occurrence: z.number().int().min(1).max(100).optional() }).optional(),
   samples: z.array(text(2000)).max(20).default([]),
   field: text(200).optional(),
   type: z.string().regex(/^[A-Za-z]{1,40}$/, 'must be a column type such as decimal').optional(),

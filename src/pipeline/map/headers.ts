@@ -52,7 +52,7 @@ export function sourceLabel(ref: HeaderRef, index: number, headers: readonly str
  * The group title over each column (as compared), and each title as written: a title covers its column and the empty
  * cells right of it until the next title (merged cells read this way).
  */
-function groupTitles(groupRow: readonly string[] | undefined, width: number): { over: string[]; written: Map<string, string> } {
+export function groupTitles(groupRow: readonly string[] | undefined, width: number): { over: string[]; written: Map<string, string> } {
   const over: string[] = [];
   const written = new Map<string, string>();
   let current = '';

@@ -13,7 +13,7 @@ import { labelKey, languageChain } from '../resolve/reference-resolver.ts';
 import {
   ALIAS_LANGUAGES, FIELD_ALIASES, HEADERS_WITHOUT_FIELD, LANGUAGE_TAGS, type AliasLanguage, type FieldAliases, type MappingLookup, type ValueKind,
 } from './header-aliases.ts';
-import { normalizeHeader } from './headers.ts';
+import { groupRowOf, groupTitles, normalizeHeader } from './headers.ts';
 import { defaultType, resolveFieldPath } from './mapping.ts';
 import { dateFormatOf, decimalSeparatorOf, fitsKind, isQuantity, isStrictGtin, listSeparatorOf, shareFitting } from './sample-kinds.ts';
 import { cellText, COLUMN_TYPES, localeNumberSeparators, type ColumnType } from './transforms.ts';
@@ -21,10 +21,19 @@ import type { Cell, Target } from '../types.ts';
 
 export type { ReferenceLabels } from '../resolve/list-labels.ts';
 
+/** How the mapping names a column whose header is on several columns: by the title above it, or by occurrence. */
+export interface ColumnAddress {
+  header: string;
+  group?: string;
+  occurrence?: number;
+}
+
 /** What `mapping init` proposes for one column of the sheet. */
 export interface ColumnSuggestion {
   /** The header as written in the sheet. */
   header: string;
+  /** For a header on several columns: `{ header, group }` or `{ header, occurrence }`, what the mapping's `column` says. */
+  column?: ColumnAddress;
   /** 1-based column number in the sheet. */
   position: number;
   /** Up to 5 distinct non-empty sample cells (as text). */
@@ -276,8 +285,12 @@ interface SheetColumn {
   /** Non-empty cells of the first rows. */
   cells: Cell[];
   samples: string[];
-  /** Set when the column cannot be mapped by its header (empty, or present twice). */
+  /** Set when the column cannot be mapped by its header (empty, or present twice without a group title telling it apart). */
   unusable?: string;
+  /** How the mapping names it when its header is on several columns. */
+  address?: ColumnAddress;
+  /** The title above it (as written) when that tells it apart from the columns of the same header. */
+  group?: string;
   /** How its header matches the alias table. */
   match?: ReturnType<typeof headerMatches>;
 }
@@ -374,11 +387,54 @@ async function readColumns(file: string, options: SuggestOptions, headerRow: num
     if (k === '') c.unusable = 'no header';
     else seen.set(k, [...(seen.get(k) ?? []), c.index + 1]);
   }
+  // A header on several columns is told apart by the title above it when that title holds it once, else by occurrence.
+  const { over, written } = groupTitles(groupRowOf(sheet), columns.length);
   for (const c of columns) {
     const at = seen.get(normalizeHeader(c.header));
-    if (at && at.length > 1) c.unusable = `the header is on ${at.length} columns (${at.join(', ')}): a mapping names one of them by occurrence or position`;
+    if (!at || at.length <= 1) continue;
+    const group = over[c.index]!;
+    const header = c.header.trim();
+    if (group !== '' && at.filter((n) => over[n - 1] === group).length === 1) {
+      c.group = written.get(group)!;
+      c.address = { header, group: c.group };
+      c.match = groupedMatch(c.group, c.header);
+    } else {
+      c.address = { header, occurrence: at.indexOf(c.index + 1) + 1 };
+      c.unusable = `the header is on ${at.length} columns (${at.join(', ')}) and no title above tells this one apart: a mapping names it by occurrence (column: ${addressText(c.address)})`;
+    }
   }
   return { columns, firstRow };
+}
+
+/** A header alone that says "the value" of what the title above it names (`Poids net` / `Valeur`). */
+const VALUE_HEADERS = new Set(['valeur', 'value', 'wert', 'valor', 'valore', 'waarde', 'quantite', 'quantity', 'qty', 'menge', 'cantidad', 'quantita', 'hoeveelheid']);
+
+/**
+ * How a header under a group title matches the alias table: the title and the header together as one alias
+ * (`Unité` under `Poids net` → `Unité poids net`), else the title names a value field and the header says its value
+ * (`Valeur`, or an alias of that field) or its unit (an alias of a unit field): `Poids égoutté` / `Unité` →
+ * drainedNetWeight.unitOfMeasure.
+ */
+function groupedMatch(group: string, header: string): ReturnType<typeof headerMatches> {
+  for (const text of [`${header} ${group}`, `${group} ${header}`]) {
+    const m = headerMatches(headerWords(text));
+    if (m?.how === 'alias' && m.aliases.some((a) => a.entry)) return m;
+  }
+  const g = headerMatches(headerWords(group));
+  if (!g || g.how === 'fuzzy') return undefined;
+  const h = headerMatches(headerWords(header));
+  const isUnit = h?.how === 'alias' && h.aliases.some((a) => a.entry?.field.endsWith('.unitOfMeasure'));
+  const text = `${group} / ${header.trim()}`;
+  const out: Alias[] = [];
+  for (const a of g.aliases) {
+    const object = a.entry ? /^(.+)\.value$/.exec(a.entry.field)?.[1] : undefined;
+    if (!object) continue;
+    const isValue = VALUE_HEADERS.has(words(header).join(' ')) || (h?.how === 'alias' && h.aliases.some((x) => x.entry?.field === a.entry!.field));
+    const field = isUnit ? `${object}.unitOfMeasure` : isValue ? `${object}.value` : undefined;
+    const entry = field === undefined ? undefined : FIELD_ALIASES.find((e) => e.field === field);
+    if (entry && !out.some((o) => o.entry === entry)) out.push({ text, words: words(text), compact: words(text).join(''), languages: a.languages, entry, votes: false });
+  }
+  return out.length > 0 ? { how: g.how, aliases: out } : undefined;
 }
 
 /** How many of these headers are a field's name or alias, exactly. */
@@ -464,9 +520,10 @@ function headerCandidates(column: SheetColumn, target: Target, language: string,
       continue;
     }
     const entry = a.entry;
+    const named = column.group !== undefined ? `"${column.header.trim()}" under the title "${column.group}"` : `"${column.header.trim()}"`;
     const how = m.how === 'alias'
-      ? a.languages.length > 0 ? `alias "${column.header.trim()}" (${a.languages.join(', ')})` : `field name ${entry.field}`
-      : m.how === 'contains' ? `header contains "${a.text}"` : `header close to "${a.text}" (a typo?)`;
+      ? a.languages.length > 0 ? `alias ${named} (${a.languages.join(', ')})` : `field name ${entry.field}`
+      : m.how === 'contains' ? `header${column.group !== undefined ? ` ${named}` : ''} contains "${a.text}"` : `header close to "${a.text}" (a typo?)`;
     const field = resolveFieldPath(target, entry.field);
     if (typeof field === 'string') {
       rejected.push(`${how} of ${entry.field}, which a ${target} mapping does not take${target === 'tradeItem' ? ' (a manufactured item field: --target manufacturedItem)' : ''}`);
@@ -654,7 +711,7 @@ function assign(columns: readonly SheetColumn[], candidates: readonly Candidate[
 
 /** The suggestion of a mapped column: its field, and what its values say of the type's settings (list separator, date format, decimal separator). */
 function mappedColumn(c: SheetColumn, cand: Candidate, target: Target, language: string, rejected: readonly string[]): ColumnSuggestion {
-  const out: ColumnSuggestion = { header: c.header, position: c.index + 1, samples: c.samples, field: cand.field, reason: cand.reason };
+  const out: ColumnSuggestion = { header: c.header, position: c.index + 1, ...(c.address ? { column: c.address } : {}), samples: c.samples, field: cand.field, reason: cand.reason };
   if (cand.type) out.type = cand.type;
   if (cand.lookup) out.lookup = cand.lookup;
   const field = resolveFieldPath(target, cand.field);
@@ -709,7 +766,11 @@ export async function suggestMapping(file: string, options: SuggestOptions = {})
   for (const c of columns) {
     const why: string[] = [];
     rejected.set(c.index, why);
-    if (c.unusable) continue;
+    // A header on several columns that no title tells apart can still be matched by its values (named by occurrence).
+    if (c.unusable) {
+      if (c.address) candidates.push(...valueCandidates(c, target, language));
+      continue;
+    }
     candidates.push(...headerCandidates(c, target, language, why));
     // A header that says what the column is, and that no field takes it (GLN, nutrients), is not overruled by values.
     if (!why.some((w) => w.startsWith('no field of the product API'))) candidates.push(...valueCandidates(c, target, language));
@@ -723,7 +784,7 @@ export async function suggestMapping(file: string, options: SuggestOptions = {})
     if (cand) return mappedColumn(c, cand, target, language, rejected.get(c.index) ?? []);
     const why = [c.unusable, ...(rejected.get(c.index) ?? []), ...(lost.get(c.index) ?? []), hints.get(c.index)].filter(Boolean);
     const reason = why.length > 0 ? why.join('; ') : c.cells.length === 0 ? 'no header match, and no values in the first rows' : 'no header match, and the values do not say which field';
-    return { header: c.header, position: c.index + 1, samples: c.samples, reason };
+    return { header: c.header, position: c.index + 1, ...(c.address ? { column: c.address } : {}), samples: c.samples, reason };
   });
 
   // One decimal separator for the whole sheet when every number column that says one says the same.
@@ -782,6 +843,16 @@ function lookupText(lookup: unknown): string {
   return String(lookup);
 }
 
+/** A column's `column` value: its header, or `{ header, group }` / `{ header, occurrence }` for a header on several columns. */
+function addressText(address: ColumnAddress): string {
+  const parts = [`header: ${scalar(address.header)}`];
+  if (address.group !== undefined) parts.push(`group: ${scalar(address.group)}`);
+  if (address.occurrence !== undefined) parts.push(`occurrence: ${Number.isInteger(address.occurrence) ? address.occurrence : JSON.stringify(String(address.occurrence))}`);
+  return `{ ${parts.join(', ')} }`;
+}
+
+const columnText = (c: ColumnSuggestion): string => (c.column ? addressText(c.column) : scalar(c.header));
+
 /** A comment's text on one line. */
 const commentText = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
@@ -802,7 +873,7 @@ export function mappingText(draft: MappingDraft, options: { schemaRef?: string }
   lines.push('columns:');
   const mapped = draft.columns.filter((c) => c.field);
   for (const c of mapped) {
-    const parts = [`column: ${scalar(c.header)}`, `field: ${scalar(c.field!)}`];
+    const parts = [`column: ${columnText(c)}`, `field: ${scalar(c.field!)}`];
     if (c.type) parts.push(`type: ${scalar(c.type)}`);
     if (c.split) parts.push(`split: ${JSON.stringify(c.split)}`);
     if (c.lookup !== undefined) parts.push(`lookup: ${lookupText(c.lookup)}`);
@@ -817,7 +888,7 @@ export function mappingText(draft: MappingDraft, options: { schemaRef?: string }
     lines.push('  # Not mapped (to use one, add a line with its field):');
     for (const c of unmatched) {
       const samples = c.samples.length > 0 ? `samples: ${c.samples.map(quote).join(', ')}` : 'no values in the first rows';
-      lines.push(`  # - { column: ${scalar(c.header)}, field: ? }   # column ${c.position}; ${commentText(samples)}${c.reason ? `; ${commentText(c.reason)}` : ''}`);
+      lines.push(`  # - { column: ${columnText(c)}, field: ? }   # column ${c.position}; ${commentText(samples)}${c.reason ? `; ${commentText(c.reason)}` : ''}`);
     }
   }
   if (draft.defaults && Object.keys(draft.defaults).length > 0) {
