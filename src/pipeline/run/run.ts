@@ -63,7 +63,10 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
   const run = await openRun(req, ctx, kind, share);
   const { state, workDir } = run;
   log.info({ runId: state.runId, file: req.file, mapping: run.mapping.name, mode: state.request.mode, dryRun: state.request.dryRun, rows: state.rows, apiState: state.apiState }, 'run opened');
-  const assembler = await ReportAssembler.open(workDir, state, { thread: state.rows >= REPORT_THREAD_ROWS });
+  // A report thread only where the run's thread is busy with requests too: for validate and dry runs, writing the
+  // report inline measured as fast (200 000 rows: 1.40 s vs 1.53 s; 1 000 000: 4.5 s vs 5.0 s) with ~30 % less RSS.
+  const thread = kind === 'import' && !state.request.dryRun && state.rows >= REPORT_THREAD_ROWS;
+  const assembler = await ReportAssembler.open(workDir, state, { thread });
   let rowsRead = 0;
   let done = 0;
   let errors = 0;
