@@ -1,5 +1,5 @@
 /** The reference API of a command that only reads reference lists (`mapping init`, `lists`): configured, or the embedded sandbox. */
-import { createApiClients, type CredentialOptions } from '../api/clients.ts';
+import { apiClientsFromConfig } from '../api/clients.ts';
 import type { ReferenceClient } from '../api/reference-client.ts';
 import { loadConfig } from '../config.ts';
 import { referenceLabels, type ReferenceLabels } from '../pipeline/resolve/list-labels.ts';
@@ -26,36 +26,30 @@ const TIMEOUTS = { connectMs: 5_000, headersMs: 15_000, bodyMs: 15_000 };
  * configured. An invalid configuration throws PS_ERR_CONFIG_INVALID as every command does.
  */
 export async function openReference(flags: { sandbox?: boolean }, env: NodeJS.ProcessEnv = process.env): Promise<ReferenceAccess | { unavailable: string }> {
-  const config = loadConfig(env);
+  let config = loadConfig(env);
+  let sandbox: { url: string; close(): Promise<void> } | undefined;
   if (flags.sandbox) {
     const { startEmbeddedSandbox } = await import('./embedded-sandbox.ts');
-    const sb = await startEmbeddedSandbox('.', { persist: false });
-    const clients = createApiClients({ productApiUrl: sb.url, referenceApiUrl: sb.url, credentials: { token: 'sandbox-token' }, retry: RETRY, timeouts: TIMEOUTS, connections: 4 });
-    return {
-      reference: clients.reference,
-      labels: referenceLabels(clients.reference, { companyId: config.OWNER_COMPANY_ID ?? DEMO_COMPANY_ID }),
-      where: 'the embedded sandbox',
-      language: config.LANGUAGE_CODE,
-      async close() {
-        await clients.close();
-        await sb.close();
-      },
+    sandbox = await startEmbeddedSandbox('.', { persist: false });
+    config = {
+      ...config, PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', API_TOKEN_URL: undefined,
+      OWNER_COMPANY_ID: config.OWNER_COMPANY_ID ?? DEMO_COMPANY_ID,
     };
   }
   if (!config.REFERENCE_API_URL) return { unavailable: 'no reference API configured (set REFERENCE_API_URL and API_TOKEN, or use --sandbox)' };
-  let credentials: CredentialOptions;
-  if (config.API_TOKEN) credentials = { token: config.API_TOKEN };
-  else if (config.API_TOKEN_URL && config.API_CLIENT_ID && config.API_CLIENT_SECRET) {
-    credentials = { tokenUrl: config.API_TOKEN_URL, clientId: config.API_CLIENT_ID, clientSecret: config.API_CLIENT_SECRET, ...(config.API_SCOPE ? { scope: config.API_SCOPE } : {}) };
-  } else return { unavailable: 'no API credential configured (set API_TOKEN or API_TOKEN_URL + API_CLIENT_ID + API_CLIENT_SECRET, or use --sandbox)' };
-  const clients = createApiClients({
-    productApiUrl: config.PRODUCT_API_URL ?? config.REFERENCE_API_URL, referenceApiUrl: config.REFERENCE_API_URL, credentials, retry: RETRY, timeouts: TIMEOUTS, connections: 4,
-  });
+  if (!config.API_TOKEN && !config.API_TOKEN_URL) {
+    return { unavailable: 'no API credential configured (set API_TOKEN or API_TOKEN_URL + API_CLIENT_ID + API_CLIENT_SECRET, or use --sandbox)' };
+  }
+  // The product API is not used: its URL only completes the configuration the clients are built from.
+  const clients = apiClientsFromConfig({ ...config, PRODUCT_API_URL: config.PRODUCT_API_URL ?? config.REFERENCE_API_URL }, { retry: RETRY, timeouts: TIMEOUTS });
   return {
     reference: clients.reference,
     labels: referenceLabels(clients.reference, config.OWNER_COMPANY_ID ? { companyId: config.OWNER_COMPANY_ID } : {}),
-    where: config.REFERENCE_API_URL,
+    where: sandbox ? 'the embedded sandbox' : config.REFERENCE_API_URL,
     language: config.LANGUAGE_CODE,
-    close: () => clients.close(),
+    async close() {
+      await clients.close();
+      await sandbox?.close();
+    },
   };
 }
