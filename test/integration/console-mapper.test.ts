@@ -1,27 +1,21 @@
 // The console mapper (issue 11, part 4): upload a sheet, change the suggested fields, preview, save under a name, run it.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig, type Config } from '../../src/config.ts';
+import { hasChromium, startConsoleStack, withChromium, type ConsoleStack } from '../helpers/console.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Config } from '../../src/config.ts';
 import { loadMapping } from '../../src/pipeline/map/mapping.ts';
 import type { MappingDraft } from '../../src/pipeline/map/suggest.ts';
 import type { Preview } from '../../src/pipeline/run/preview.ts';
-import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
-import { buildConsole } from '../../src/server/app.ts';
+import { type RunningSandbox } from '../../src/sandbox/server.ts';
 import { testGtin } from '../helpers/sheets.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 /** Where the browser test leaves its screenshot (test/.output/ is git-ignored). */
 const OUTPUT = new URL('../.output/', import.meta.url).pathname;
-const prefix = `ps-mapper-${process.pid}`;
+let stack: ConsoleStack;
 let sandbox: RunningSandbox;
-let workers: WorkerSet;
-let app: FastifyInstance;
 let url: string;
 let config: Config;
 let dir: string;
@@ -29,18 +23,9 @@ let mappingsDir: string;
 let sheet: string;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  dir = mkdtempSync(join(tmpdir(), 'ps-mapper-'));
-  mappingsDir = join(dir, 'mappings');
-  mkdirSync(mappingsDir);
-  config = loadConfig({
-    PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', OWNER_COMPANY_ID: DEMO_COMPANY_ID,
-    REDIS_URL: inject('redisUrl'), QUEUE_PREFIX: prefix, REPORT_DIR: join(dir, 'reports'), UPLOAD_DIR: join(dir, 'uploads'), LOG_LEVEL: 'warn',
-  });
-  workers = await startWorkers(config, { jobsDir: join(dir, 'no-jobs') });
-  app = await buildConsole({ config, maxUploadBytes: 1024 * 1024, mappingsDir });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  mappingsDir = mkdtempSync(join(tmpdir(), 'ps-mapper-mappings-'));
+  stack = await startConsoleStack('mapper', { mappingsDir });
+  ({ sandbox, url, config, dir } = stack);
   // French headers the suggestion knows, and one it does not ("Champ 7").
   sheet = join(dir, 'fromages.csv');
   writeFileSync(sheet, [
@@ -51,13 +36,7 @@ beforeAll(async () => {
   ].join('\n'));
 });
 afterAll(async () => {
-  await app?.close();
-  await workers?.close();
-  await sandbox?.close();
-  const r = new Redis(inject('redisUrl'));
-  const keys = await r.keys(`{${prefix}}*`);
-  if (keys.length > 0) await r.del(...keys);
-  r.disconnect();
+  await stack?.close();
 });
 
 const mapperFiles = () => readdirSync(join(config.UPLOAD_DIR, '.mapper'));
@@ -167,15 +146,8 @@ describe('console mapper over HTTP', () => {
 });
 
 describe('console mapper in a browser', () => {
-  it.runIf(existsSync(CHROMIUM))('uploads a sheet, changes a suggested field, sees the preview follow, saves the mapping and runs it', async () => {
-    const { chromium } = await import('playwright-core');
-    const profile = mkdtempSync(join(tmpdir(), 'ps-chromium-'));
-    const browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      viewport: { width: 1280, height: 900 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    try {
+  it.runIf(hasChromium)('uploads a sheet, changes a suggested field, sees the preview follow, saves the mapping and runs it', async () => {
+    await withChromium({ viewport: { width: 1280, height: 900 } }, async (browser) => {
       const page = browser.pages()[0] ?? (await browser.newPage());
       await page.goto(url);
       await page.click('#mapper-link');
@@ -210,9 +182,6 @@ describe('console mapper in a browser', () => {
       expect(stored.map((t) => (t.comments as { value?: string }[] | undefined)?.[0]?.value).sort()).toEqual(['lot A', 'lot B', 'lot C']);
       mkdirSync(OUTPUT, { recursive: true });
       await page.screenshot({ path: join(OUTPUT, 'console-mapper.png'), fullPage: true });
-    } finally {
-      await browser.close();
-      rmSync(profile, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 });

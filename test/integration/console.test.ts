@@ -1,44 +1,21 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig, type Config } from '../../src/config.ts';
-import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
-import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { hasChromium, startConsoleStack, withChromium, type ConsoleStack } from '../helpers/console.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Config } from '../../src/config.ts';
 import { buildConsole } from '../../src/server/app.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const sample = new URL('../../samples/epicerie-fine.csv', import.meta.url).pathname;
-const prefix = `ps-console-${process.pid}`;
-let sandbox: RunningSandbox;
-let workers: WorkerSet;
-let app: FastifyInstance;
+let stack: ConsoleStack;
 let url: string;
 let config: Config;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  const dir = mkdtempSync(join(tmpdir(), 'ps-console-'));
-  config = loadConfig({
-    PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', OWNER_COMPANY_ID: DEMO_COMPANY_ID,
-    REDIS_URL: inject('redisUrl'), QUEUE_PREFIX: prefix, REPORT_DIR: join(dir, 'reports'), UPLOAD_DIR: join(dir, 'uploads'), LOG_LEVEL: 'warn',
-  });
-  workers = await startWorkers(config, { jobsDir: join(dir, 'no-jobs') });
-  app = await buildConsole({ config, maxUploadBytes: 1024 * 1024 });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  stack = await startConsoleStack('console');
+  ({ url, config } = stack);
 });
 afterAll(async () => {
-  await app?.close();
-  await workers?.close();
-  await sandbox?.close();
-  const r = new Redis(inject('redisUrl'));
-  const keys = await r.keys(`{${prefix}}*`);
-  if (keys.length > 0) await r.del(...keys);
-  r.disconnect();
+  await stack?.close();
 });
 
 async function upload(body: Buffer, name: string, mapping: string, fields: Record<string, string> = {}): Promise<Response> {
@@ -112,16 +89,8 @@ describe('web console', () => {
     }
   });
 
-  it.runIf(existsSync(CHROMIUM))('lets a person upload a sheet, watch the run and download the report in a browser', async () => {
-    const { chromium } = await import('playwright-core');
-    // A fresh profile each time (playwright passes it to chromium as --user-data-dir).
-    const profile = mkdtempSync(join(tmpdir(), 'ps-chromium-'));
-    const browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      acceptDownloads: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    try {
+  it.runIf(hasChromium)('lets a person upload a sheet, watch the run and download the report in a browser', async () => {
+    await withChromium({ acceptDownloads: true }, async (browser) => {
       const page = browser.pages()[0] ?? (await browser.newPage());
       await page.goto(url);
       await page.waitForSelector('#mapping option', { state: 'attached' });
@@ -135,9 +104,6 @@ describe('web console', () => {
       expect(await page.locator('tr', { hasText: 'fournisseur-produits.xlsx' }).locator('.progress').textContent()).toMatch(/^done · \d+ rows/);
       const [download] = await Promise.all([page.waitForEvent('download'), page.locator('tr', { hasText: 'fournisseur-produits.xlsx' }).getByText('rows.csv').click()]);
       expect(download.suggestedFilename()).toMatch(/rows\.csv$/);
-    } finally {
-      await browser.close();
-      rmSync(profile, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 });
