@@ -6,7 +6,7 @@
 import { findUnit } from '../../api/units.ts';
 import { normalizeHarmonizedCode } from '../resolve/reference-resolver.ts';
 import { toAlpha2 } from './country.ts';
-import { GTIN_LENGTHS, hasValidCheckDigit, SCIENTIFIC } from './gtin.ts';
+import { isValidGtin, SCIENTIFIC } from './gtin.ts';
 import type { ValueKind } from './header-aliases.ts';
 import { cellText, localeNumberSeparators, toBoolean, toDate, toDecimal, toUnit, toUuid, toWeightUnit } from './transforms.ts';
 import type { Cell } from '../types.ts';
@@ -21,9 +21,8 @@ const otherSeparator = (sep: ',' | '.'): ',' | '.' => (sep === ',' ? '.' : ',');
 /** True when the cell is a GTIN as a sheet holds one: 8, 12, 13 or 14 digits (text or a whole number) with a valid check digit. */
 export function isStrictGtin(cell: Cell): boolean {
   const text = typeof cell === 'number' ? (Number.isSafeInteger(cell) && cell > 0 ? cell.toFixed(0) : '') : typeof cell === 'string' ? cell.replace(/\s/g, '') : '';
-  if (!/^\d+$/.test(text)) return false;
   // A number lost its leading zeros: a 13-digit GTIN starting with 0 comes as 12 digits, still a GTIN length.
-  return GTIN_LENGTHS.includes(text.length) && !/^0+$/.test(text) && hasValidCheckDigit(text);
+  return isValidGtin(text);
 }
 
 /** True when a text cell is a quantity with its unit (`500 g`, `0,5 kg`, `75cl`): a value and a unit in one cell. */

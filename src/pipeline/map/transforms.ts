@@ -1,7 +1,7 @@
 /** Cell transforms of mapping columns: each is pure, `(cell, ctx) → {value} | {issue}` (docs/mapping.md). */
 import { findUnit, weightUnitId, WEIGHT_UNIT_IDS, type Unit } from '../../api/units.ts';
 import { findCountry } from './country.ts';
-import { parseGtin, SCIENTIFIC, toGtin14 } from './gtin.ts';
+import { isValidGtin, parseGtin, SCIENTIFIC, toGtin14 } from './gtin.ts';
 import { severityOf, type FixedSeverityCode } from '../issue-codes.ts';
 import type { Cell, Severity } from '../types.ts';
 
@@ -450,28 +450,9 @@ export const toWeightQuantity: Transform = (cell, ctx) => {
   return err('UNIT_WRONG_FAMILY', `"${cellText(cell)}" is a quantity of ${q.unit.family}; this field takes a weight (g, kg, mg, cg, dg, mcg, ton)`);
 };
 
-/**
- * True for what parseGtin accepts as it is, in one pass: 8, 12, 13 or 14 digits, not all zeros, ending with their
- * check digit (most cells of a GTIN column).
- */
-function isPlainGtin(s: string): boolean {
-  const n = s.length;
-  if (n !== 13 && n !== 14 && n !== 12 && n !== 8) return false;
-  let sum = 0;
-  let any = 0;
-  for (let i = n - 2, w = 3; i >= 0; i--, w = 4 - w) {
-    const d = s.charCodeAt(i) - 48;
-    if (d < 0 || d > 9) return false;
-    sum += d * w;
-    any |= d;
-  }
-  const check = s.charCodeAt(n - 1) - 48;
-  return check >= 0 && check <= 9 && (any | check) !== 0 && (10 - (sum % 10)) % 10 === check;
-}
-
 /** `gtin`: the GTIN normalised to 14 digits (warning when leading zeros were restored). */
 export const toGtin: Transform = (cell) => {
-  if (typeof cell === 'string' && isPlainGtin(cell)) return { value: toGtin14(cell) };
+  if (typeof cell === 'string' && isValidGtin(cell)) return { value: toGtin14(cell) };
   const r = parseGtin(cell);
   if (!r.ok) return err(r.code, r.message);
   return r.warning ? { value: r.gtin14, warning: { ...r.warning, severity: severityOf(r.warning.code) } } : { value: r.gtin14 };
