@@ -115,3 +115,26 @@ function problemSummary(body: unknown): string {
 export function isRetryable(err: unknown): boolean {
   return err instanceof ProductSyncError && err.retryable;
 }
+
+/** An error as it crosses a worker thread's boundary (structured clone keeps neither its class nor its code). */
+export interface ThreadErrorMessage {
+  message: string;
+  code?: string;
+  productSync?: boolean;
+}
+
+/** An error as a message for another thread (report and XLSX reader threads). */
+export function errorMessage(err: unknown): ThreadErrorMessage {
+  const e = err as { message?: unknown; code?: unknown } | null;
+  return {
+    message: typeof e?.message === 'string' ? e.message : String(err),
+    ...(typeof e?.code === 'string' ? { code: e.code } : {}),
+    ...(err instanceof ProductSyncError ? { productSync: true } : {}),
+  };
+}
+
+/** The error a message stands for: a ProductSyncError with its code again, or an Error carrying the code (ENOENT…). */
+export function errorFrom(m: ThreadErrorMessage): Error {
+  if (m.productSync && m.code) return new ProductSyncError(m.code as ErrorCode, m.message);
+  return Object.assign(new Error(m.message), m.code ? { code: m.code } : {});
+}

@@ -24,6 +24,9 @@ function* calls(n: number): Generator<{ row: RowOutcome } | { rejected: [number,
       const issues = [issue(row), issue(row, { severity: 'warning', code: 'X', message: 'Bearer abcdefghijkl leaked' })];
       yield { row: { row, key: null, outcome: 'invalid', issues } };
       yield { rejected: [row, [`=cmd|${i}`, new Date(Date.UTC(2026, 0, 1 + (i % 28))), 12.5 + i, null], issues] };
+    } else if (i % 11 === 5) {
+      // Text a line's fields carry across the thread as is: a NUL (dropped by neutralisation), quotes, line breaks, accents.
+      yield { row: { row, key: `"03\u0000é\n${i}"`, outcome: 'skipped', changedFields: ['a,b'], issues: [issue(row, { value: 'x\u0000y', message: 'ligne\r\nsuivante ; « ok »' })] } };
     } else {
       yield { row: { row, key: `0350000${String(i).padStart(7, '0')}`, outcome: i % 2 ? 'valid' : 'created', tradeItemId: i % 2 ? null : `id-${i}`, changedFields: i % 2 ? [] : ['gtin', 'tradeItemName'], issues: [] } };
     }
@@ -70,7 +73,7 @@ describe('the report writer in a worker thread', () => {
     writeFileSync(file, 'x');
     const w = openReportThread(join(file, 'run'), { sourceHeaders: ['a'] });
     // The failure arrives from the thread: a later call (here finish) rejects with it.
-    await w.addRow({ row: 2, key: 'k', outcome: 'valid', issues: [] }).catch(() => undefined);
+    await Promise.resolve(w.addRow({ row: 2, key: 'k', outcome: 'valid', issues: [] })).catch(() => undefined);
     await expect(w.finish(summary(1))).rejects.toMatchObject({ code: 'ENOTDIR' });
 
     const ok = tempDir();

@@ -76,6 +76,52 @@ describe('chunks that need no request', () => {
   }, 120_000);
 });
 
+describe('validate reads the sheet once unless a key is on several rows', () => {
+  /** The rows read as validate reports its progress: one climb per read of the sheet. */
+  async function reads(file: string, mapping: string, dir: string): Promise<{ climbs: number[]; stages: Set<string>; rows: string[] }> {
+    const cc = await context(join(dir, 'reports'), 500);
+    const seen: { stage: string; rowsRead: number }[] = [];
+    try {
+      const v = await runValidate({ file, mapping }, { ...cc.ctx, onProgress: (p) => seen.push({ stage: p.stage, rowsRead: p.rowsRead }) });
+      const climbs: number[] = [];
+      let last = -1;
+      for (const p of seen.filter((x) => x.stage === 'read')) {
+        if (p.rowsRead < last || climbs.length === 0) climbs.push(0);
+        climbs[climbs.length - 1] = Math.max(climbs.at(-1)!, p.rowsRead);
+        last = p.rowsRead;
+      }
+      return { climbs, stages: new Set(seen.map((x) => x.stage)), rows: text(v.reportDir, 'rows.csv').trim().split('\r\n') };
+    } finally {
+      await cc.close();
+    }
+  }
+
+  it('once without duplicates (no first pass for the keys); twice with one, every row of the key marked, the report written once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-speed-once-'));
+    const { mapping } = writeProductSheet(dir, 1, { owner, file: 'unused.csv' });
+    const lines = ['GTIN;Désignation;Poids net;Unité'];
+    for (let i = 0; i < 3000; i++) lines.push(`${testGtin(i)};Sablés ${i};${100 + i};g`);
+    const unique = join(dir, 'unique.csv');
+    writeFileSync(unique, `${lines.join('\n')}\n`);
+    // The key of the first row again on the last: the first row was reported valid before the duplicate was read.
+    const dup = join(dir, 'dup.csv');
+    writeFileSync(dup, `${[...lines, `${testGtin(0)};Sablés bis;100;g`].join('\n')}\n`);
+
+    const once = await reads(unique, mapping, dir);
+    expect(once.stages.has('keys')).toBe(false);
+    expect(once.climbs).toEqual([3000]);
+    expect(once.rows).toHaveLength(3001);
+    expect(once.rows.filter((l) => l.includes('DUPLICATE_KEY'))).toEqual([]);
+
+    const twice = await reads(dup, mapping, dir);
+    expect(twice.climbs).toEqual([3001, 3001]);
+    expect(twice.rows).toHaveLength(3002);
+    const marked = twice.rows.filter((l) => l.includes('DUPLICATE_KEY'));
+    expect(marked.map((l) => l.split(',')[0])).toEqual(['2', '3002']);
+    expect(marked.every((l) => l.includes(',invalid,'))).toBe(true);
+  }, 60_000);
+});
+
 describe('the report of a run written by a worker thread', () => {
   it('holds the same files as the one written in the run thread', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-speed-thread-'));

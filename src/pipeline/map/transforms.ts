@@ -502,13 +502,22 @@ const CACHE_KEY_LENGTH = 64;
 export function columnTransform(type: ColumnType, transform: Transform, ctx: TransformContext): (cell: Cell) => TransformResult {
   if (!CACHED_TYPES.has(type)) return (cell) => transform(cell, ctx);
   const cache = new Map<string, TransformResult>();
+  // Once the cache is full, lookups that keep missing (a column of distinct weights, say) cost a string hash each for
+  // nothing: after CACHE_SIZE × 4 misses with fewer hits than misses, the column's cells go straight to the transform.
+  let hits = 0;
+  let missesWhenFull = 0;
+  let bypass = false;
   return (cell) => {
-    if (typeof cell !== 'string' || cell.length > CACHE_KEY_LENGTH) return transform(cell, ctx);
+    if (bypass || typeof cell !== 'string' || cell.length > CACHE_KEY_LENGTH) return transform(cell, ctx);
     let r = cache.get(cell);
     if (r === undefined) {
       r = deepFreeze(transform(cell, ctx));
       if (cache.size < CACHE_SIZE) cache.set(cell, r);
-    }
+      else if (++missesWhenFull > CACHE_SIZE * 4 && hits < missesWhenFull) {
+        bypass = true;
+        cache.clear();
+      }
+    } else hits++;
     return r;
   };
 }

@@ -4,7 +4,7 @@
  * failure is sent back and every later message is ignored.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { createReportWriter, type ReportWriter, type ReportWriterOptions } from './report.ts';
+import { createReportWriter, ROW_FIELDS, type ReportWriter, type ReportWriterOptions } from './report.ts';
 import { errorMessage, type FromReportThread, type ToReportThread } from './report-thread-messages.ts';
 
 const port = parentPort!;
@@ -23,8 +23,11 @@ let chain: Promise<ReportWriter | null> = createReportWriter(dir, options).catch
 async function handle(w: ReportWriter, m: ToReportThread): Promise<void> {
   if ('ops' in m) {
     for (const op of m.ops) {
-      if ('row' in op) await w.addRow(op.row);
-      else await w.addRejected(op.rejected[0], op.rejected[1], op.rejected[2]);
+      if ('rows' in op) {
+        const fields = op.rows.split('\0');
+        // The packed string ends with a NUL: split gives one empty string more than there are fields.
+        for (let i = 0; i + ROW_FIELDS < fields.length; i += ROW_FIELDS) await w.addRowFields(fields.slice(i, i + ROW_FIELDS));
+      } else await w.addRejected(op.rejected[0], op.rejected[1], op.rejected[2]);
     }
     port.postMessage({ ack: true } satisfies FromReportThread);
   } else if ('finish' in m) {

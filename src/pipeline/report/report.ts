@@ -54,7 +54,13 @@ export interface ReconcileEntry {
 
 /** A streaming report writer: rows go to disk as they are added, final files appear at finish (summary.json last). */
 export interface ReportWriter {
-  addRow(o: RowOutcome): Promise<void>;
+  /**
+   * Adds a line of rows.*. Returns a promise only when the caller must wait for it (a file's buffer is full): most lines
+   * cost no promise and no turn of the microtask queue. Rejects after finish or abort.
+   */
+  addRow(o: RowOutcome): Promise<void> | undefined;
+  /** {@link addRow} of a line already made into its fields by {@link rowFields} (the report thread's way). */
+  addRowFields(safe: readonly string[]): Promise<void> | undefined;
   addRejected(row: number, cells: readonly Cell[] | readonly unknown[], issues: Issue[]): Promise<void>;
   addReconcile(entry: ReconcileEntry): Promise<void>;
   finish(summary: RunSummary): Promise<{ dir: string; files: string[] }>;
@@ -62,6 +68,15 @@ export interface ReportWriter {
 }
 
 const ROW_COLUMNS = ['row', 'key', 'outcome', 'tradeItemId', 'manufacturedItemId', 'changedFields', 'issues'];
+/** Fields of a line of rows.* ({@link rowFields}). */
+export const ROW_FIELDS = ROW_COLUMNS.length;
+
+/** A line of rows.csv / rows.xlsx as its text fields, neutralised ({@link neutralize}: never a NUL) once for both files. */
+export function rowFields(o: RowOutcome): string[] {
+  // Row numbers and outcomes are safe text.
+  const changed = o.changedFields === undefined || o.changedFields.length === 0 ? '' : o.changedFields.join('; ');
+  return [o.row === null ? '' : String(o.row), neutralize(o.key ?? ''), o.outcome, neutralize(o.tradeItemId ?? ''), neutralize(o.manufacturedItemId ?? ''), neutralize(changed), neutralize(formatIssues(o.issues))];
+}
 const RECONCILE_COLUMNS = ['key', 'status', 'field', 'sheetValue', 'apiValue'];
 
 /**
@@ -200,17 +215,17 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
     if (done) throw new ProductSyncError('PS_ERR_REPORT', `report writer of ${dir}: ${what} after finish or abort`);
   };
 
+  const addRowFields = (safe: readonly string[]): Promise<void> | undefined => {
+    if (done) return Promise.reject(new ProductSyncError('PS_ERR_REPORT', `report writer of ${dir}: addRow after finish or abort`));
+    // Both files take the line at once; a promise only when one of them must drain before the next.
+    const csv = rowsCsv.add(safe);
+    const xlsx = rowsXlsx.addNeutralized(safe);
+    return csv || xlsx ? Promise.all([csv, xlsx]).then(() => undefined) : undefined;
+  };
+
   return {
-    async addRow(o) {
-      open('addRow');
-      // Row numbers and outcomes are safe text; the others are neutralised once for both files.
-      const changed = o.changedFields === undefined || o.changedFields.length === 0 ? '' : o.changedFields.join('; ');
-      const safe = [o.row === null ? '' : String(o.row), neutralize(o.key ?? ''), o.outcome, neutralize(o.tradeItemId ?? ''), neutralize(o.manufacturedItemId ?? ''), neutralize(changed), neutralize(formatIssues(o.issues))];
-      const csv = rowsCsv.add(safe);
-      if (csv) await csv;
-      const xlsx = rowsXlsx.addNeutralized(safe);
-      if (xlsx) await xlsx;
-    },
+    addRow: (o) => addRowFields(rowFields(o)),
+    addRowFields,
     async addRejected(row, cells, issues) {
       open('addRejected');
       rejectedCsv ??= new CsvFile(at('rejected.csv'), rejectedHeader, preamble);

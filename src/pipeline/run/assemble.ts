@@ -14,6 +14,8 @@ export type Counts = RunSummary['counts'];
  * start-up (a few tens of milliseconds) costs more than the lines it takes off the run's thread (a few µs each).
  */
 export const REPORT_THREAD_ROWS = 50_000;
+/** {@link REPORT_THREAD_ROWS} for a run that does not know its rows before its report opens (validate): sheets of 4 MB or more. */
+export const REPORT_THREAD_BYTES = 4 * 1024 * 1024;
 
 const COUNT_KEY: Record<Outcome, keyof Counts> = {
   created: 'created', updated: 'updated', unchanged: 'unchanged', archived: 'archived', unarchived: 'unarchived', invalid: 'invalid', failed: 'failed', skipped: 'skipped', not_attempted: 'notAttempted', valid: 'valid',
@@ -69,14 +71,26 @@ export class ReportAssembler {
   }
 
   async #copy(kind: ChunkKind, index: number, given: readonly ResultRow[] | null = null): Promise<void> {
-    if (given) for (const r of given) await this.#add(r);
-    else for await (const r of readResults(this.#workDir, kind, index)) await this.#add(r);
+    // Awaited only when the writer asks to wait: an await per line would cost a microtask turn per row.
+    if (given) {
+      for (const r of given) {
+        const wait = this.#add(r);
+        if (wait) await wait;
+      }
+    } else {
+      for await (const r of readResults(this.#workDir, kind, index)) {
+        const wait = this.#add(r);
+        if (wait) await wait;
+      }
+    }
   }
 
-  async #add(r: ResultRow): Promise<void> {
+  #add(r: ResultRow): Promise<void> | undefined {
     this.counts[COUNT_KEY[r.outcome]]++;
-    await this.#writer.addRow(r);
-    if (r.row !== null && isRejected(r.outcome)) await this.#writer.addRejected(r.row, r.source ?? [], r.issues);
+    const wait = this.#writer.addRow(r);
+    if (r.row === null || !isRejected(r.outcome)) return wait;
+    const row = r.row;
+    return wait ? wait.then(() => this.#writer.addRejected(row, r.source ?? [], r.issues)) : this.#writer.addRejected(row, r.source ?? [], r.issues);
   }
 
   /** Adds the archive chunks' results and writes the report files, summary.json last. */

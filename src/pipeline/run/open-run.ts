@@ -23,13 +23,13 @@ import { openApiState, type ApiStateSource } from '../sync/api-state.ts';
 import type { RunStop } from '../sync/execute.ts';
 import { archiveGuard, planRow, type ArchiveEntry, type Mode, type RowAction } from '../sync/plan.ts';
 import type { CircuitBreaker, Throttle } from '../sync/throttle.ts';
-import type { Draft, Issue } from '../types.ts';
+import type { Draft, Issue, Sheet } from '../types.ts';
 import { chunkExists, inReportOrder, resultsExist, settleArchiveChunk, writeChunk, writeResults, type ResultRow, type RowChunk } from './chunks.ts';
 import { outcomesWithoutRequests } from './push.ts';
 import { acquireLease, leaseKey, type Lease } from './lease.ts';
 import { previousRunState, runIdFor, sha256File, writeRunState, type ImportRequest, type RunState } from './run-state.ts';
 import { draftReader, draftResolverFor, openMappedSheet, readSheetKeys } from './sheet-pass.ts';
-import type { SheetKeys } from './sheet-keys.ts';
+import { SheetKeys } from './sheet-keys.ts';
 
 /** Progress of a run, for a progress bar or a job's progress. */
 export interface RunProgress {
@@ -80,6 +80,14 @@ export interface OpenedRun {
   share: { stop: RunStop; breaker: CircuitBreaker };
   /** Held from before the first pass until the report (imports only). */
   lease?: Lease;
+  /**
+   * Validate reads the sheet once: `keys` are learnt by the second pass (no first pass), and `state.rows` is known when
+   * it ends. If a key then turns out to be on several rows, the driver reads the sheet again with `keys` known (see
+   * runInline), so those rows are marked as an import's would be; most sheets have no duplicate and are read once.
+   */
+  keysFromRows?: boolean;
+  /** The sheet as opened by openRun (headers read, no row yet), taken by the next produceChunks. */
+  sheet?: Sheet;
 }
 
 const OUTCOME: Record<RowAction, ResultRow['outcome']> = { create: 'created', update: 'updated', unarchive: 'unarchived', unchanged: 'unchanged', skipped: 'skipped' };
@@ -160,9 +168,11 @@ async function openLeased(
   const refBefore = ctx.clients.stats.reference;
   const productBefore = ctx.clients.stats.product;
 
-  // First pass: the key column only.
+  // First pass: the key column only — except for validate, which sends nothing: its rows are read once, the keys with
+  // them (OpenedRun.keysFromRows), and the sheet is read again only when some key is on several rows.
   const sheet = await openMappedSheet(req, mapping);
-  const keys = await readSheetKeys(sheet, mapping, ctx);
+  const keysFromRows = kind === 'validate';
+  const keys = keysFromRows ? new SheetKeys() : await readSheetKeys(sheet, mapping, ctx);
 
   const state: RunState = {
     runId, kind, request: { ...req, mode, dryRun }, mappingName: mapping.name, ownerCompanyId: owner, sha256: sha, rows: keys.rows,
@@ -189,7 +199,7 @@ async function openLeased(
   await writeRunState(workDir, state);
 
   const resolver = draftResolverFor(ctx, req, mapping, owner, dryRun);
-  return { state, workDir, mapping, keys, api, resolver, share, ...(lease ? { lease } : {}) };
+  return { state, workDir, mapping, keys, api, resolver, share, ...(lease ? { lease } : {}), ...(keysFromRows ? { keysFromRows, sheet } : {}) };
 }
 
 /**
@@ -260,8 +270,11 @@ export interface ProduceOptions {
 /** The second pass: streams the sheet in chunks of `chunkSize` rows, each mapped, validated, resolved, planned and written. */
 export async function* produceChunks(run: OpenedRun, ctx: RunContext, options: ProduceOptions = {}): AsyncGenerator<ProducedChunk> {
   const { mapping, state } = run;
-  const sheet = await openMappedSheet(state.request, mapping);
-  const draftOf = draftReader(sheet, mapping, run.keys);
+  const sheet = run.sheet ?? (await openMappedSheet(state.request, mapping));
+  delete run.sheet;
+  const learn = Boolean(run.keysFromRows);
+  const pushes = state.kind === 'import';
+  const draftOf = draftReader(sheet, mapping, run.keys, learn);
   // Chunk files and results go here (a chunk settled without a push writes no chunk file that would make it).
   if (state.kind === 'import') await mkdir(join(run.workDir, 'chunks'), { recursive: true });
   let rowsRead = 0;
@@ -281,13 +294,20 @@ export async function* produceChunks(run: OpenedRun, ctx: RunContext, options: P
     if (ctx.signal?.aborted) break;
     rowsRead++;
     if (status === 'new') drafts.push(draftOf(row));
-    if (rowsRead % 1000 === 0) ctx.onProgress?.({ stage: 'read', rowsRead, operationsSent: 0, errors: 0, rowsTotal: state.rows });
+    if (rowsRead % 1000 === 0) ctx.onProgress?.({ stage: 'read', rowsRead, operationsSent: 0, errors: 0, ...(learn ? {} : { rowsTotal: state.rows }) });
     // Rows come from a buffer without a turn of the event loop: let the chunks being pushed meanwhile take their
-    // answers and send their next requests now and then, rather than wait for the whole chunk to be read.
-    if (rowsRead % YIELD_ROWS === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    // answers and send their next requests now and then, rather than wait for the whole chunk to be read. Validate
+    // pushes nothing (its report's writes get their turns when the reader waits for the file).
+    if (pushes && rowsRead % YIELD_ROWS === 0) await new Promise<void>((resolve) => setImmediate(resolve));
     if (++inChunk === state.chunkSize) yield await emit();
   }
   if (inChunk > 0) yield await emit();
+  if (learn) {
+    run.keys.finish();
+    state.rows = rowsRead;
+    state.rowChunks = index;
+    return;
+  }
   if (rowsRead !== state.rows) throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${state.request.file}: the second read gave ${rowsRead} rows, the first ${state.rows}: was the file changed during the run?`);
 }
 

@@ -2,11 +2,12 @@
  * The run's lifecycle, for both drivers: the inline one (runImport / runValidate, one process) and the queue one
  * (startQueuedRun produces chunk files for chunk jobs, pushChunk runs one, finishRun assembles the report).
  */
+import { statSync } from 'node:fs';
 import { logger as rootLogger } from '../../logger.ts';
 import { issue } from '../issue-codes.ts';
 import type { RunSummary } from '../report/report.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
-import { REPORT_THREAD_ROWS, ReportAssembler, type Counts } from './assemble.ts';
+import { REPORT_THREAD_BYTES, REPORT_THREAD_ROWS, ReportAssembler, type Counts } from './assemble.ts';
 import { heldLease } from './lease.ts';
 import { recoverChunk, resultsExist, settleArchiveChunk, type ChunkKind, type ResultRow } from './chunks.ts';
 import { abortError, openRun, produceChunks, type RunContext } from './open-run.ts';
@@ -63,10 +64,10 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
   const run = await openRun(req, ctx, kind, share);
   const { state, workDir } = run;
   log.info({ runId: state.runId, file: req.file, mapping: run.mapping.name, mode: state.request.mode, dryRun: state.request.dryRun, rows: state.rows, apiState: state.apiState }, 'run opened');
-  // A report thread only where the run's thread is busy with requests too: for validate and dry runs, writing the
-  // report inline measured as fast (200 000 rows: 1.40 s vs 1.53 s; 1 000 000: 4.5 s vs 5.0 s) with ~30 % less RSS.
-  const thread = kind === 'import' && !state.request.dryRun && state.rows >= REPORT_THREAD_ROWS;
-  const assembler = await ReportAssembler.open(workDir, state, { thread });
+  // Large sheets get their report written by a worker thread, on the other core. Validate does not know its rows yet
+  // (it counts them as it reads, see openRun): the file's size decides there.
+  const thread = run.keysFromRows ? statSync(state.request.file).size >= REPORT_THREAD_BYTES : state.rows >= REPORT_THREAD_ROWS;
+  let assembler = await ReportAssembler.open(workDir, state, { thread });
   let rowsRead = 0;
   let done = 0;
   let errors = 0;
@@ -86,7 +87,8 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
     if (p.writes > 0) firstWriteMs ??= performance.now() - t0;
     if (p.abort) share.stop.reason ??= abortError(p.abort);
   };
-  try {
+  // The second pass: chunks pushed (or settled) as they come, their outcomes to the report in order.
+  const secondPass = async () => {
     // A push frees its slot when its last row has its outcome, not when the report has caught up with it (a chunk
     // finished before the one ahead of it would otherwise hold a slot while nothing is sent for it).
     const pushing = new Set<Promise<void>>();
@@ -127,11 +129,35 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
     }
     await waitOn(Promise.all(pushing));
     await waitOn(Promise.all(reporting));
+  };
+  let finished: Awaited<ReturnType<ReportAssembler['finish']>>;
+  try {
+    await secondPass();
+    if (run.keysFromRows) {
+      // Validate learnt the keys from its rows (openRun): a key on several rows marks every one of them, as an import's
+      // first pass would, so the report so far is dropped and the sheet read again with the duplicates known.
+      run.keysFromRows = false;
+      if (run.keys.duplicated > 0 && !ctx.signal?.aborted) {
+        log.info({ runId: state.runId, duplicatedKeys: run.keys.duplicated }, 'keys on several rows: reading the sheet again to mark them');
+        await assembler.abort();
+        assembler = await ReportAssembler.open(workDir, state, { thread });
+        rowsRead = done = errors = 0;
+        await secondPass();
+      }
+      assembler.counts.rows = state.rows;
+      await writeRunState(workDir, state);
+    }
     for (let i = 0; i < state.archiveChunks; i++) {
       if (resultsExist(workDir, 'archives', i)) continue;
       if (share.stop.reason) await settleArchiveChunk(workDir, i, 'not_attempted', [issue('NOT_ATTEMPTED', { row: null, message: `not attempted: ${share.stop.reason.message}` })]);
       else counted(await pushArchiveChunk(workDir, state.ownerCompanyId, i, pushCtx));
     }
+    ctx.onProgress?.({ stage: 'report', rowsRead, operationsSent: done, writes, errors, rowsTotal: state.rows });
+    const aborted = state.aborted ?? (share.stop.reason ? { exitCode: 3 as const, message: share.stop.reason.message } : undefined);
+    const requests = { reference: ctx.clients.stats.reference - refBefore, product: ctx.clients.stats.product - productBefore };
+    // The lease is held until the report is written (as finishRun does in queue mode): a run's report is true to the
+    // API when it ends, since the next run for this owner starts after it.
+    finished = await assembler.finish(state.archiveChunks, (counts) => summaryOf(state, counts, requests, aborted));
   } catch (err) {
     await assembler.abort();
     throw err;
@@ -139,10 +165,7 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
     await run.api?.close();
     await run.lease?.release();
   }
-  ctx.onProgress?.({ stage: 'report', rowsRead, operationsSent: done, writes, errors, rowsTotal: state.rows });
-  const aborted = state.aborted ?? (share.stop.reason ? { exitCode: 3 as const, message: share.stop.reason.message } : undefined);
-  const requests = { reference: ctx.clients.stats.reference - refBefore, product: ctx.clients.stats.product - productBefore };
-  const { files, summary } = await assembler.finish(state.archiveChunks, (counts) => summaryOf(state, counts, requests, aborted));
+  const { files, summary } = finished;
   log.info({ runId: state.runId, ms: Math.round(performance.now() - t0), firstWriteMs: firstWriteMs === undefined ? null : Math.round(firstWriteMs), writes }, 'run finished');
   return { runId: state.runId, exitCode: summary.exitCode as RunResult['exitCode'], summary, reportDir: workDir, files, writes, kind };
 }

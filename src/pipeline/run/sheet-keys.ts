@@ -9,7 +9,6 @@ import { toGtin14 } from '../map/gtin.ts';
 import { duplicateKeyIssue } from '../map/validate.ts';
 import type { Issue } from '../types.ts';
 
-const GTIN14 = /^\d{14}$/;
 
 /** Keys of a sheet: membership, distinct count, and the rows of every duplicated key. */
 export class SheetKeys {
@@ -26,7 +25,8 @@ export class SheetKeys {
   add(row: number, key: string | null): void {
     this.rows++;
     if (key === null) return;
-    if (GTIN14.test(key)) {
+    const n = gtin14Number(key);
+    if (n >= 0) {
       if (this.#n === this.#keys.length) {
         const keys = new Float64Array(this.#n * 2);
         keys.set(this.#keys);
@@ -35,7 +35,7 @@ export class SheetKeys {
         rows.set(this.#rows);
         this.#rows = rows;
       }
-      this.#keys[this.#n] = Number(key);
+      this.#keys[this.#n] = n;
       this.#rows[this.#n++] = row;
       return;
     }
@@ -83,10 +83,10 @@ export class SheetKeys {
 
   /** True when some row of the sheet (valid or not) has this key. */
   has(key: string): boolean {
-    if (!GTIN14.test(key)) return this.#strings.has(key);
+    const want = gtin14Number(key);
+    if (want < 0) return this.#strings.has(key);
     const sorted = this.#sorted;
     if (!sorted) throw new Error('SheetKeys.has before finish');
-    const want = Number(key);
     let lo = 0;
     let hi = sorted.length - 1;
     while (lo <= hi) {
@@ -105,6 +105,18 @@ export class SheetKeys {
     const rows = this.#dups.get(key);
     return rows ? duplicateKeyIssue(row, key, rows, options) : undefined;
   }
+}
+
+/** A 14-digit key as its number (exact: below 2^53), in one pass over its characters; -1 for any other key. */
+function gtin14Number(key: string): number {
+  if (key.length !== 14) return -1;
+  let n = 0;
+  for (let i = 0; i < 14; i++) {
+    const d = key.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
 }
 
 function gtinText(n: number): string {

@@ -34,8 +34,12 @@ export async function readSheetKeys(sheet: Sheet, mapping: Mapping, ctx: Pick<Ru
   return keys.finish();
 }
 
-/** The second pass's row → draft: mapped, validated, and marked when its key is on other rows too. */
-export function draftReader(sheet: Sheet, mapping: Mapping, keys: SheetKeys): (row: SheetRow) => Draft {
+/**
+ * The second pass's row → draft: mapped, validated, and marked when its key is on other rows too. `learn`: the keys are
+ * not known yet (validate reads the sheet once, see openRun): each draft's key is added to `keys` instead, and no row is
+ * marked — the run reads the sheet again if a key turns out to be on several rows.
+ */
+export function draftReader(sheet: Sheet, mapping: Mapping, keys: SheetKeys, learn = false): (row: SheetRow) => Draft {
   const columnIndex = matchSheetHeaders(sheet, mapping);
   const keyIdx = mapping.columns.findIndex((c) => c.field.path === (mapping.key === 'gtin' ? 'gtin' : 'tradeItemId'));
   const dupAt = { column: keyIdx >= 0 ? (sheet.headers[columnIndex[keyIdx] ?? -1] ?? null) : null, field: mapping.key };
@@ -43,6 +47,10 @@ export function draftReader(sheet: Sheet, mapping: Mapping, keys: SheetKeys): (r
     const d = mapRow(row, sheet.headers, mapping, columnIndex);
     const refused = validateDraft(d);
     if (refused.length > 0) d.issues.push(...dropRefusedFields(d, refused, mapping));
+    if (learn) {
+      keys.add(d.row, d.key);
+      return d;
+    }
     const dup = keys.duplicateIssue(d.row, d.key, dupAt);
     if (dup) d.issues.push(dup);
     return d;
