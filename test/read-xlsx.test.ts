@@ -124,6 +124,46 @@ describe('XLSX reader', () => {
     await expectFailure(write('doc.xlsx', handZip([{ name: 'word/document.xml', data: '<w:document/>' }])), 'PS_ERR_FILE_TYPE', /Word document/);
   });
 
+  it('finds hidden rows, merged cells and entity declarations split between two of the 1 MB pieces a part inflates in', async () => {
+    // ASCII text with `at` placed from byte `offset` on, spaces between (whitespace between elements).
+    const placed = (start: string, parts: [number, string][], end: string) => {
+      let xml = start;
+      for (const [offset, at] of parts) {
+        expect(offset).toBeGreaterThanOrEqual(xml.length);
+        xml += ' '.repeat(offset - xml.length) + at;
+      }
+      return xml + end;
+    };
+    const MB = 1024 * 1024;
+    const row = (r: number, hidden: boolean) => `<row r="${r}"${hidden ? ' hidden="1"' : ''}><c r="A${r}"><v>${r}</v></c><c r="B${r}" t="inlineStr"><is><t>n${r}</t></is></c></row>`;
+    const ws = placed('<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>GTIN</t></is></c><c r="B1" t="inlineStr"><is><t>Nom</t></is></c></row>', [
+      [1000, row(2, true)],
+      // ` hidden="` across the first boundary; the tag's `<` before the second, the rest after; ` hidden="` just
+      // before the third, the tag's end after it.
+      [MB - 4 - '<row r="3"'.length, row(3, true)],
+      [2 * MB - 1, row(4, true)],
+      [3 * MB - ' hidden="'.length - '<row r="5"'.length, row(5, true)],
+      [4 * MB - 3, row(6, false)],
+      [4 * MB + 100, row(7, false)],
+      [4 * MB + 300, row(8, false)],
+      [4 * MB + 500, '</sheetData><mergeCells count="2">'],
+      // `mergeCell ` across the fifth boundary; the tag's `>` the first byte after the sixth.
+      [5 * MB - 4, '<mergeCell ref="A7:B7"/>'],
+      [6 * MB - '<mergeCell ref="A8:B8"/'.length, '<mergeCell ref="A8:B8"/>'],
+    ], '</mergeCells></worksheet>');
+    const f = write('seams.xlsx', handZip([{ name: 'xl/workbook.xml', data: WORKBOOK_XML }, { name: 'xl/_rels/workbook.xml.rels', data: RELS_XML }, { name: 'xl/worksheets/sheet1.xml', data: ws }]));
+    const { rows, info } = await readAll(f);
+    expect(info).toMatchObject({ hiddenRows: 4, mergedRanges: 2 });
+    expect(rows.map((r) => [r.row, r.issues.map((i) => i.code)])).toEqual([[2, ['ROW_HIDDEN']], [3, ['ROW_HIDDEN']], [4, ['ROW_HIDDEN']], [5, ['ROW_HIDDEN']], [6, []], [7, ['MERGED_CELL']], [8, ['MERGED_CELL']]]);
+
+    // A declaration whose `<` ends a piece, one split inside its name, one starting a piece.
+    for (const [name, offset] of [['lt-last', MB - 1], ['split', MB - 5], ['first', MB]] as const) {
+      const app = placed('<?xml version="1.0"?>', [[offset, name === 'split' ? '<!ENTITY a "a">' : '<!DOCTYPE x [<!ENTITY a "a">]>']], '<Properties/>');
+      const bad = write(`entity-${name}.xlsx`, handZip([{ name: 'xl/workbook.xml', data: WORKBOOK_XML }, { name: 'xl/_rels/workbook.xml.rels', data: RELS_XML }, { name: 'xl/worksheets/sheet1.xml', data: sheetXml('') }, { name: 'docProps/app.xml', data: app }]));
+      await expectFailure(bad, 'PS_ERR_FILE_TYPE', /docProps\/app\.xml declares XML entities/);
+    }
+  });
+
   it('opens lazily: rows come one by one', async () => {
     const f = await writeWorkbook(dir, 'lazy.xlsx', (wb) => {
       const ws = wb.addWorksheet('S');

@@ -15,7 +15,21 @@ export interface OpenSheetOptions {
   limits?: Partial<ReadLimits>;
   /** The sheet's decimal separator as the mapping names it; recorded in `info` for the report. */
   decimalSeparator?: string;
+  /**
+   * XLSX only: true parses the workbook in a worker thread (xlsx-thread.ts), false on this thread; by default a thread
+   * for workbooks of XLSX_THREAD_BYTES or more.
+   */
+  thread?: boolean;
 }
+
+/**
+ * Workbooks from this size on are parsed in a worker thread (xlsx-thread.ts). The thread costs ~50 ms to start and
+ * each row ~2 µs of copying on each side; it wins that back by overlapping the parse with the rows' shaping, mapping
+ * and validation. Measured on the 25-column bench sheet (~135 bytes a row zipped): slower up to ~10 000 rows (1.3 MB),
+ * even at 15 000 (2 MB), faster from 30 000 (4 MB) on; `validate` of 100 000 rows 9.5 s against 10.0 s (medians),
+ * peak RSS ~480 MB against ~580 MB (exceljs's heap is the thread's, and goes with it).
+ */
+export const XLSX_THREAD_BYTES = 2 * 1024 * 1024;
 
 /** What a stat says a path is, when it is not a regular file. */
 function notRegular(st: Stats): string {
@@ -83,9 +97,14 @@ export async function openSheet(file: string, options: OpenSheetOptions = {}): P
   if (st.size > limits.fileBytes) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${Math.round(st.size / 1024 ** 2)} MB, more than the limit of ${Math.round(limits.fileBytes / 1024 ** 2)} MB`);
   const { kind, head } = await sniffFile(file);
   if (kind === 'xlsx-zip') {
+    const xlsxOptions = { ...(options.sheet ? { sheet: options.sheet } : {}), headerRow, limits };
+    if (options.thread ?? st.size >= XLSX_THREAD_BYTES) {
+      const { openXlsxThread } = await import('./xlsx-thread.ts');
+      return openXlsxThread(file, xlsxOptions);
+    }
     // exceljs costs ~30 MB of memory once loaded: only a workbook pays for it.
     const { readXlsx } = await import('./read-xlsx.ts');
-    return readXlsx(file, { ...(options.sheet ? { sheet: options.sheet } : {}), headerRow, limits });
+    return readXlsx(file, xlsxOptions);
   }
   if (/\.xlsx?$/i.test(file)) {
     throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: named like a workbook but holds text; if it is a CSV, rename it .csv`);

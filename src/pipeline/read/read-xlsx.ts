@@ -1,11 +1,12 @@
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import { ProductSyncError } from '../../errors.ts';
 import type { ReadLimits } from './limits.ts';
 import { issue } from '../issue-codes.ts';
 import type { Cell, Issue, Sheet, SheetRow } from '../types.ts';
-import { inspectWorkbook, type MergedRange } from './zip-guard.ts';
+import { inspectWorkbook, type MergedRange, type WorkbookInspection } from './zip-guard.ts';
 
-type RawValue = ExcelJS.CellValue | undefined;
+/** A cell's value as exceljs gives it. */
+export type RawValue = ExcelJS.CellValue | undefined;
 
 // OOXML escapes characters XML cannot hold as `_xHHHH_` (`_x000D_` is a carriage return, `_x005F_` a literal `_`).
 const OOXML_ESCAPE = /_x([0-9A-Fa-f]{4})_/g;
@@ -72,54 +73,58 @@ function columnLetters(n: number): string {
  * - rows wholly empty are skipped; cells right of the last header are ignored (ROW_RAGGED warning when not empty).
  */
 export async function readXlsx(file: string, options: { sheet?: string; headerRow: number; limits: ReadLimits }): Promise<Sheet> {
+  const book = await inspectWorkbook(file, options.limits, options.sheet);
+  // exceljs is loaded here only: the thread reader (xlsx-thread.ts) shapes rows with sheetFromRows, exceljs in its thread.
+  const { openWorksheet } = await import('./xlsx-worksheet.ts');
+  let source: WorksheetRows;
+  try {
+    source = await openWorksheet(file, book);
+  } catch (err) {
+    throw unreadable(file, err);
+  }
+  return sheetFromRows(file, book, source, options);
+}
+
+/** A worksheet row as exceljs reads it: its number and its values, 1-based (index 0 unused), empty cells holes or undefined. */
+export interface XlsxRow {
+  number: number;
+  values: readonly RawValue[];
+}
+
+/** The rows of the worksheet to read as exceljs gives them, and how to stop reading them (closing the file). */
+export interface WorksheetRows {
+  rows: AsyncIterator<XlsxRow>;
+  close(): Promise<void>;
+}
+
+/** A failure of exceljs as the file-level error naming the file; ProductSyncErrors as they are. */
+function unreadable(file: string, err: unknown): ProductSyncError {
+  return err instanceof ProductSyncError ? err : new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the workbook cannot be read (${(err as Error)?.message ?? String(err)}); open it in Excel and save it again as .xlsx`, { cause: err });
+}
+
+/**
+ * The sheet of an inspected workbook from its worksheet's rows as exceljs gives them (`source`, from openWorksheet
+ * here or from the XLSX reader thread): header, preamble, the policies of readXlsx, rows as SheetRows. Rows are read
+ * up to the header before it returns; `source` is closed when the rows end, fail or are left, and on a failure before.
+ */
+export async function sheetFromRows(file: string, book: WorkbookInspection, source: WorksheetRows, options: { headerRow: number; limits: ReadLimits }): Promise<Sheet> {
   const { limits, headerRow } = options;
-  const book = await inspectWorkbook(file, limits, options.sheet);
   const target = book.target;
-  const targetNo = /sheet(\d+)\.xml$/.exec(target.path ?? '')?.[1];
   // exceljs defers a worksheet met before xl/sharedStrings.xml and reads it once the zip is done, but when the strings
   // are the zip's last entry it never gets them and leaves `{sharedString: n}` in their cells: the inspection read them
   // (only when they come after the worksheet), normalize looks those cells up there.
   const strings = book.sharedStrings;
-  const unreadable = (err: unknown): ProductSyncError =>
-    err instanceof ProductSyncError ? err : new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the workbook cannot be read (${(err as Error)?.message ?? String(err)}); open it in Excel and save it again as .xlsx`, { cause: err });
-
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(file, { worksheets: 'emit', sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', entries: 'ignore' });
-  // exceljs parses a worksheet as soon as it meets it; when the zip stores a worksheet before xl/workbook.xml it reads
-  // `model.sheets` and `properties.model.date1904` before they exist and throws. Start it with what the inspection knows;
-  // its own parse of workbook.xml replaces both when it comes.
-  const early = reader as unknown as { model?: unknown; properties?: unknown };
-  early.model ??= { sheets: [] };
-  early.properties ??= { model: { date1904: book.date1904 } };
-  const sheets = reader[Symbol.asyncIterator]();
-  let ws: (ExcelJS.Worksheet & { id?: unknown }) | undefined;
-  try {
-    for (;;) {
-      const next = await sheets.next();
-      if (next.done) break;
-      const sheet = next.value as unknown as ExcelJS.Worksheet & { id?: unknown };
-      // exceljs names a sheet from the relationships when it can match them, else `Sheet<n>` after its part.
-      if (sheet.name === target.name || (targetNo !== undefined && String(sheet.id) === targetNo && sheet.name === `Sheet${targetNo}`)) {
-        ws = sheet;
-        break;
-      }
-      // Skip this sheet's rows to reach the next one (the zip is read in order).
-      for await (const _row of sheet as unknown as AsyncIterable<unknown>) void _row;
-    }
-  } catch (err) {
-    throw unreadable(err);
-  }
-  if (!ws) throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: worksheet "${target.name}" could not be read from the workbook; open it in Excel and save it again as .xlsx`);
-  const rowsIt = (ws as unknown as AsyncIterable<ExcelJS.Row>)[Symbol.asyncIterator]();
-  // A consumer that stops early must not leave the zip stream (and its file descriptor) open.
-  const close = async () => {
-    (reader as unknown as { stream?: { destroy(): void } }).stream?.destroy();
-    await Promise.allSettled([rowsIt.return?.(undefined), sheets.return?.(undefined)]);
+  const rowsIt = source.rows;
+  const close = source.close;
+  const fail = async (err: unknown): Promise<never> => {
+    await close();
+    throw unreadable(file, err);
   };
 
   // Rows before the header are skipped; the first row after it is kept for the data.
   let headers: string[] | null = null;
   const preamble: string[][] = [];
-  let pending: ExcelJS.Row | null = null;
+  let pending: XlsxRow | null = null;
   try {
     for (;;) {
       const next = await rowsIt.next();
@@ -127,21 +132,21 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
       const row = next.value;
       if (row.number < headerRow) {
         while (preamble.length < row.number - 1) preamble.push([]);
-        preamble.push(Array.from((row.values as RawValue[]).slice(1), (v) => headerText(v, strings)));
+        preamble.push(Array.from(row.values.slice(1), (v) => headerText(v, strings)));
         continue;
       }
       if (row.number === headerRow) {
         // row.values is sparse: Array.from fills the holes so every header is a string.
-        headers = Array.from((row.values as RawValue[]).slice(1), (v) => headerText(v, strings));
+        headers = Array.from(row.values.slice(1), (v) => headerText(v, strings));
         while (headers.length > 0 && headers.at(-1)!.trim() === '') headers.pop();
       } else pending = row;
       break;
     }
   } catch (err) {
-    throw unreadable(err);
+    return fail(err);
   }
-  if (!headers || headers.length === 0) throw new ProductSyncError('PS_ERR_FILE_HEADER', `${file}: worksheet "${target.name}" has no header on row ${headerRow}`);
-  if (headers.length > limits.columns) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${headers.length} columns, more than the limit of ${limits.columns}`);
+  if (!headers || headers.length === 0) return fail(new ProductSyncError('PS_ERR_FILE_HEADER', `${file}: worksheet "${target.name}" has no header on row ${headerRow}`));
+  if (headers.length > limits.columns) return fail(new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${headers.length} columns, more than the limit of ${limits.columns}`));
   const hdr = headers;
   const width = hdr.length;
   const columnName = (c: number) => (c <= width && hdr[c - 1] ? hdr[c - 1]! : columnLetters(c));
@@ -178,11 +183,11 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
   };
 
   let lastRow = headerRow;
-  const toSheetRow = (r: ExcelJS.Row): SheetRow | null => {
+  const toSheetRow = (r: XlsxRow): SheetRow | null => {
     // A row without its `r` attribute follows the previous one.
     const row = Number.isInteger(r.number) && r.number > lastRow ? r.number : lastRow + 1;
     lastRow = row;
-    const values = r.values as RawValue[];
+    const values = r.values;
     const issues: Issue[] = [];
     const cells: Cell[] = new Array<Cell>(width).fill(null);
     let any = false;
@@ -242,14 +247,28 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
         yield emit(s);
       }
     } catch (err) {
-      throw unreadable(err);
+      throw unreadable(file, err);
     } finally {
       await close();
     }
   }
 
+  const gen = rows();
+  const stream: AsyncIterableIterator<SheetRow> = {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    next: () => gen.next(),
+    // return() on a generator not started yet skips its `finally`: the worksheet is closed here as well.
+    async return() {
+      const r = await gen.return(undefined);
+      await close();
+      return r;
+    },
+  };
+
   const info: Record<string, string | number | boolean> = { sheet: target.name, dateSystem: book.date1904 ? '1904' : '1900' };
   if (book.hiddenRows.size > 0) info.hiddenRows = book.hiddenRows.size;
   if (book.merges.length > 0) info.mergedRanges = book.merges.length;
-  return { file, format: 'xlsx', sheetName: target.name, headerRow, headers, preamble, rows: rows(), info };
+  return { file, format: 'xlsx', sheetName: target.name, headerRow, headers, preamble, rows: stream, info };
 }

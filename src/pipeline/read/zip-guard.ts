@@ -122,7 +122,11 @@ const DOCTYPE = Buffer.from('<!DOCTYPE');
 const ENTITY = Buffer.from('<!ENTITY');
 const HIDDEN = Buffer.from(' hidden="');
 const MERGE = Buffer.from('mergeCell ');
+/** Bytes of the previous chunk searched again with the next one, so a tag split between them is still found whole. */
 const OVERLAP = 4096;
+const LT = 0x3c;
+const GT = 0x3e;
+const BANG = 0x21;
 
 /** Column number (1-based) of letters `A`…`XFD`. */
 function colNumber(letters: string): number {
@@ -142,8 +146,9 @@ function parseRange(ref: string): MergedRange | null {
   return { ref, top: Math.min(top, bottom), left: Math.min(left, right), bottom: Math.max(top, bottom), right: Math.max(left, right) };
 }
 
+const XML_ENTITY = /&(amp|lt|gt|quot|apos|#x[0-9a-fA-F]+|#\d+);/g;
 const decodeXml = (s: string): string =>
-  s.replace(/&(amp|lt|gt|quot|apos|#x[0-9a-fA-F]+|#\d+);/g, (_, e: string) =>
+  !s.includes('&') ? s : s.replace(XML_ENTITY, (_, e: string) =>
     e === 'amp' ? '&' : e === 'lt' ? '<' : e === 'gt' ? '>' : e === 'quot' ? '"' : e === 'apos' ? "'" : String.fromCodePoint(e[1] === 'x' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10)));
 
 const attr = (tag: string, name: string): string | null => {
@@ -151,13 +156,74 @@ const attr = (tag: string, name: string): string | null => {
   return m ? decodeXml(m[1]!) : null;
 };
 
-/** The opening tag that contains byte `at` of `buf` (searching back for `<`), as text; null when not found. */
-function tagAround(buf: Buffer, at: number): string | null {
-  const start = buf.lastIndexOf(0x3c, at);
-  if (start < 0) return null;
-  const end = buf.indexOf(0x3e, at);
-  if (end < 0) return null;
-  return buf.toString('latin1', start, end + 1);
+/**
+ * The bytes `prev ++ chunk`, searched as one without copying `chunk` (joining them copied every 1 MB chunk for 4 KB
+ * of overlap): `prev` is the tail of the previous chunk (at most OVERLAP bytes), searched again so that a tag or a
+ * declaration split between two chunks is still found whole.
+ */
+interface Joined {
+  prev: Buffer;
+  chunk: Buffer;
+}
+
+/** Whether byte `at` of `buf` starts `needle`. */
+function startsAt(buf: Buffer, at: number, needle: Buffer): boolean {
+  if (at < 0 || at + needle.length > buf.length) return false;
+  for (let k = 0; k < needle.length; k++) if (buf[at + k] !== needle[k]) return false;
+  return true;
+}
+
+/**
+ * Whether `prev ++ chunk` holds a `<!DOCTYPE` or `<!ENTITY` that `prev` alone does not (one there was seen with the
+ * previous chunk). One memchr pass for the rare `!` instead of a string search per declaration.
+ */
+function declaresEntities({ prev, chunk }: Joined): boolean {
+  for (let i = chunk.indexOf(BANG); i >= 0; i = chunk.indexOf(BANG, i + 1)) {
+    if (startsAt(chunk, i - 1, DOCTYPE) || startsAt(chunk, i - 1, ENTITY)) return true;
+  }
+  if (prev.length === 0) return false;
+  // Declarations that start in `prev` and end in `chunk` (or whose `<` is prev's last byte).
+  const seam = Buffer.concat([prev.subarray(Math.max(0, prev.length - DOCTYPE.length)), chunk.subarray(0, DOCTYPE.length)]);
+  return seam.includes(DOCTYPE) || seam.includes(ENTITY);
+}
+
+/**
+ * Each occurrence of `needle` in `prev ++ chunk`, in order, with the opening tag that contains it, as text: from the
+ * last `<` at or before it to the first `>` at or after it, both within `prev ++ chunk`; null when either is missing.
+ * (What searching `Buffer.concat([prev, chunk])` gives, without the copy. Occurrences wholly in `prev` come again: the
+ * results are keyed, one seen twice counts once.)
+ */
+function* tagsWith({ prev, chunk }: Joined, needle: Buffer): Generator<string | null> {
+  // Occurrences starting in `prev` (found in its tail and the head of `chunk`, a few bytes copied).
+  if (prev.length > 0) {
+    const seam = Buffer.concat([prev, chunk.subarray(0, needle.length - 1)]);
+    for (let i = seam.indexOf(needle); i >= 0 && i < prev.length; i = seam.indexOf(needle, i + 1)) {
+      const start = prev.lastIndexOf(LT, i);
+      if (start < 0) {
+        yield null;
+        continue;
+      }
+      const end = prev.indexOf(GT, i);
+      if (end >= 0) yield prev.toString('latin1', start, end + 1);
+      else {
+        const end2 = chunk.indexOf(GT);
+        yield end2 < 0 ? null : prev.toString('latin1', start) + chunk.toString('latin1', 0, end2 + 1);
+      }
+    }
+  }
+  for (let i = chunk.indexOf(needle); i >= 0; i = chunk.indexOf(needle, i + 1)) {
+    const end = chunk.indexOf(GT, i);
+    if (end < 0) {
+      yield null;
+      continue;
+    }
+    const start = chunk.lastIndexOf(LT, i);
+    if (start >= 0) yield chunk.toString('latin1', start, end + 1);
+    else {
+      const start2 = prev.lastIndexOf(LT);
+      yield start2 < 0 ? null : prev.toString('latin1', start2) + chunk.toString('latin1', 0, end + 1);
+    }
+  }
 }
 
 /** The bytes `[start, start + length)` of the file in pieces of up to 1 MB. */
@@ -221,10 +287,10 @@ async function scanEntry(file: string, fh: FileHandle, e: ZipEntry, budget: { le
         throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${e.name} inflates more than ${limits.compressionRatio}× its compressed size: refused as a possible zip bomb`);
       }
       if (!xml) continue;
-      // Search the tail of the previous chunk again, so a tag split between chunks is still found whole (the
-      // results are keyed, so one seen twice counts once).
-      const buf = prev.length > 0 ? Buffer.concat([prev, chunk]) : chunk;
-      if (buf.indexOf(DOCTYPE) >= 0 || buf.indexOf(ENTITY) >= 0) {
+      // The tail of the previous chunk is searched again with this one, so a tag split between chunks is still found
+      // whole (the results are keyed, so one seen twice counts once).
+      const joined: Joined = { prev, chunk };
+      if (declaresEntities(joined)) {
         throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: ${e.name} declares XML entities (<!DOCTYPE/<!ENTITY); refused — a workbook saved by Excel never does`);
       }
       if (stringsDecoder) stringsPending = takeSharedStrings(stringsPending + stringsDecoder.write(chunk), result.strings!);
@@ -233,8 +299,7 @@ async function scanEntry(file: string, fh: FileHandle, e: ZipEntry, budget: { le
         kept.push(chunk);
       }
       if (scan.sheet) {
-        for (let i = buf.indexOf(HIDDEN); i >= 0; i = buf.indexOf(HIDDEN, i + 1)) {
-          const tag = tagAround(buf, i);
+        for (const tag of tagsWith(joined, HIDDEN)) {
           if (!tag || !/^<(\w+:)?(row|col)\s/.test(tag) || !/\shidden="(1|true)"/.test(tag)) continue;
           if (/^<(\w+:)?row\s/.test(tag)) {
             const r = Number(attr(tag, 'r'));
@@ -245,8 +310,7 @@ async function scanEntry(file: string, fh: FileHandle, e: ZipEntry, budget: { le
             if (min > 0 && max >= min) result.hiddenColumns.set(`${min}:${max}`, { min, max });
           }
         }
-        for (let i = buf.indexOf(MERGE); i >= 0; i = buf.indexOf(MERGE, i + 1)) {
-          const tag = tagAround(buf, i);
+        for (const tag of tagsWith(joined, MERGE)) {
           const ref = tag && /^<(\w+:)?mergeCell\s/.test(tag) ? attr(tag, 'ref') : null;
           const range = ref ? parseRange(ref) : null;
           if (!range || result.merges.has(range.ref)) continue;
@@ -254,7 +318,7 @@ async function scanEntry(file: string, fh: FileHandle, e: ZipEntry, budget: { le
           result.merges.set(range.ref, range);
         }
       }
-      prev = chunk.length >= OVERLAP ? chunk.subarray(chunk.length - OVERLAP) : buf.subarray(Math.max(0, buf.length - OVERLAP));
+      prev = chunk.length >= OVERLAP ? chunk.subarray(chunk.length - OVERLAP) : Buffer.concat([prev, chunk]).subarray(-OVERLAP);
     }
   } catch (err) {
     if (err instanceof ProductSyncError) throw err;
@@ -281,7 +345,8 @@ function takeSharedStrings(xml: string, out: string[]): string {
   SI.lastIndex = 0;
   for (let m = SI.exec(xml); m !== null; m = SI.exec(xml)) {
     let text = '';
-    const body = (m[1] ?? '').replace(PHONETIC, '');
+    const raw = m[1] ?? '';
+    const body = raw.includes('rPh') || raw.includes('phoneticPr') ? raw.replace(PHONETIC, '') : raw;
     T.lastIndex = 0;
     for (let t = T.exec(body); t !== null; t = T.exec(body)) text += t[1] ?? '';
     out.push(decodeXml(text));
@@ -310,17 +375,34 @@ function parseSheets(workbookXml: string, relsXml: string): WorkbookSheet[] {
   return sheets;
 }
 
+/** What the first, fast part of the inspection learns (see startInspection): enough for exceljs to start. */
+export type WorkbookHead = Pick<WorkbookInspection, 'sheets' | 'target' | 'date1904'>;
+
+/** A workbook whose first part of the inspection passed: its head, and the second part to run. */
+export interface InspectionStarted {
+  head: WorkbookHead;
+  /**
+   * The full scan (see inspectWorkbook), the whole inspection once it passes. Call it once: it closes the file, and
+   * until it is called the file stays open.
+   */
+  scan(): Promise<WorkbookInspection>;
+}
+
 /**
- * Checks and inspects a workbook before exceljs streams it: it is a spreadsheet (xl/workbook.xml present), every
- * entry's declared and actual inflated size within the caps (total and ratio: zip bombs — a lying header is caught as
- * it inflates), no XML part declares a DOCTYPE or entities (billion laughs, external entities); picks the worksheet
- * (by name, else the first visible one in the workbook's order) and collects its hidden rows/columns and merged cells.
+ * The first part of inspectWorkbook, reading little: the zip's central directory (it is a spreadsheet: xl/workbook.xml
+ * present), every entry's declared size and ratio within the caps, workbook.xml and its relationships (inflated,
+ * checked as every part is) → the worksheets, the one to read, the date system. The full scan — every other entry
+ * inflated — is left to `scan()`: the XLSX reader thread (xlsx-thread.ts) runs it while exceljs already parses.
  */
-export async function inspectWorkbook(file: string, limits: ReadLimits, sheetName?: string): Promise<WorkbookInspection> {
+export async function startInspection(file: string, limits: ReadLimits, sheetName?: string): Promise<InspectionStarted> {
   const fh = await open(file, 'r');
+  let head: WorkbookHead;
+  let entries: ZipEntry[];
+  let byName: Map<string, ZipEntry>;
+  const budget = { left: limits.unzippedBytes };
   try {
-    const entries = await centralDirectory(file, fh);
-    const byName = new Map(entries.map((e) => [e.name, e]));
+    entries = await centralDirectory(file, fh);
+    byName = new Map(entries.map((e) => [e.name, e]));
     if (!byName.has('xl/workbook.xml')) {
       if (entries.some((e) => e.name.startsWith('xl/'))) throw damaged(file, 'xl/workbook.xml is missing');
       const what = byName.has('word/document.xml') ? 'a Word document' : byName.has('ppt/presentation.xml') ? 'a PowerPoint file' : byName.has('content.xml') ? 'an OpenDocument file (.ods)' : 'a zip archive, not an Excel workbook';
@@ -336,7 +418,6 @@ export async function inspectWorkbook(file: string, limits: ReadLimits, sheetNam
     if (declared > limits.unzippedBytes) {
       throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${Math.round(declared / 1024 ** 2)} MB once unzipped, more than the limit of ${Math.round(limits.unzippedBytes / 1024 ** 2)} MB`);
     }
-    const budget = { left: limits.unzippedBytes };
     const small = async (name: string) => {
       const e = byName.get(name);
       return e ? (await scanEntry(file, fh, e, budget, limits, { keep: true, sheet: false })).text ?? '' : '';
@@ -351,25 +432,47 @@ export async function inspectWorkbook(file: string, limits: ReadLimits, sheetNam
         ? `${file}: no worksheet named "${sheetName}" (the workbook has: ${sheets.map((s) => s.name).join(', ') || 'none'})`
         : `${file}: the workbook has no visible worksheet`);
     }
-    let found: ScanResult | null = null;
-    // Shared strings stored after the worksheet (zip order is local-header order) are collected while they are checked.
-    const targetEntry = target.path ? byName.get(target.path) : undefined;
-    const stringsEntry = byName.get('xl/sharedStrings.xml');
-    const lateStrings = targetEntry !== undefined && stringsEntry !== undefined && stringsEntry.localHeader > targetEntry.localHeader;
-    let sharedStrings: string[] | null = null;
-    for (const e of entries) {
-      if (e.name === 'xl/workbook.xml' || e.name === 'xl/_rels/workbook.xml.rels') continue;
-      const isTarget = e.name === target.path;
-      const isStrings = lateStrings && e === stringsEntry;
-      const r = await scanEntry(file, fh, e, budget, limits, { keep: false, sheet: isTarget, strings: isStrings });
-      if (isTarget) found = r;
-      if (isStrings) sharedStrings = r.strings;
-    }
-    if (!found) throw damaged(file, `the part of worksheet "${target.name}" (${target.path ?? 'unnamed'}) is missing`);
     const date1904 = /<(?:\w+:)?workbookPr\s[^>]*\bdate1904="(1|true)"/.test(workbookXml);
-    const merges = [...found.merges.values()].sort((a, b) => a.top - b.top);
-    return { sheets, target, date1904, hiddenRows: found.hiddenRows, hiddenColumns: [...found.hiddenColumns.values()], merges, sharedStrings };
-  } finally {
+    head = { sheets, target, date1904 };
+  } catch (err) {
     await fh.close();
+    throw err;
   }
+
+  const scan = async (): Promise<WorkbookInspection> => {
+    try {
+      const { target } = head;
+      let found: ScanResult | null = null;
+      // Shared strings stored after the worksheet (zip order is local-header order) are collected while they are checked.
+      const targetEntry = target.path ? byName.get(target.path) : undefined;
+      const stringsEntry = byName.get('xl/sharedStrings.xml');
+      const lateStrings = targetEntry !== undefined && stringsEntry !== undefined && stringsEntry.localHeader > targetEntry.localHeader;
+      let sharedStrings: string[] | null = null;
+      for (const e of entries) {
+        if (e.name === 'xl/workbook.xml' || e.name === 'xl/_rels/workbook.xml.rels') continue;
+        const isTarget = e.name === target.path;
+        const isStrings = lateStrings && e === stringsEntry;
+        const r = await scanEntry(file, fh, e, budget, limits, { keep: false, sheet: isTarget, strings: isStrings });
+        if (isTarget) found = r;
+        if (isStrings) sharedStrings = r.strings;
+      }
+      if (!found) throw damaged(file, `the part of worksheet "${target.name}" (${target.path ?? 'unnamed'}) is missing`);
+      const merges = [...found.merges.values()].sort((a, b) => a.top - b.top);
+      return { ...head, hiddenRows: found.hiddenRows, hiddenColumns: [...found.hiddenColumns.values()], merges, sharedStrings };
+    } finally {
+      await fh.close();
+    }
+  };
+  return { head, scan };
+}
+
+/**
+ * Checks and inspects a workbook before exceljs streams it: it is a spreadsheet (xl/workbook.xml present), every
+ * entry's declared and actual inflated size within the caps (total and ratio: zip bombs — a lying header is caught as
+ * it inflates), no XML part declares a DOCTYPE or entities (billion laughs, external entities); picks the worksheet
+ * (by name, else the first visible one in the workbook's order) and collects its hidden rows/columns and merged cells.
+ * Both parts of startInspection, one after the other.
+ */
+export async function inspectWorkbook(file: string, limits: ReadLimits, sheetName?: string): Promise<WorkbookInspection> {
+  return (await startInspection(file, limits, sheetName)).scan();
 }

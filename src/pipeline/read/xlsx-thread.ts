@@ -1,0 +1,161 @@
+/**
+ * readXlsx (read-xlsx.ts) with exceljs's parse in a worker thread: the thread streams the worksheet and hands its rows
+ * over in batches (structured clone, ~2 µs a row each side); this thread reads the head of the workbook (while the
+ * thread starts and loads exceljs), tells the thread to start, scans the rest of the zip while exceljs parses, then
+ * shapes the rows (sheetFromRows), and its caller maps and validates them while the next ones are parsed — two cores
+ * busy instead of one. Same sheet, same rows, same errors (code and message): no row is taken before the scan passed,
+ * and a scan that fails ends the thread and is thrown as readXlsx throws it.
+ *
+ * Memory stays bounded: the thread posts at most a few batches ahead of the one being read here (xlsx-worker.ts;
+ * XLSX_THREAD_EARLY_WINDOW of them while the scan runs).
+ * Ending the rows (read to the end, a failure, a `break` or `return()`) terminates the thread, which closes the files
+ * it opened, and removes its temp directory. The thread is unreferenced except while this thread waits for it, so a
+ * sheet opened and never read to its end does not keep the process alive (on the calling thread a paused file stream
+ * does not either).
+ */
+import { rmSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { ReadLimits } from './limits.ts';
+import { sheetFromRows, type XlsxRow } from './read-xlsx.ts';
+import type { Sheet } from '../types.ts';
+import { errorFrom, XLSX_THREAD_EARLY_WINDOW, XLSX_THREAD_WINDOW, type FromXlsxThread, type ToXlsxThread, type XlsxThreadData } from './xlsx-thread-messages.ts';
+import { startInspection, type InspectionStarted, type WorkbookInspection } from './zip-guard.ts';
+
+// The thread runs the same build as this module: dist/*.js, or src/*.ts through tsx (tests, benches), registered in
+// the thread first (a thread does not inherit the loader hooks of the one that starts it).
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
+const ENTRY = new URL(`./xlsx-worker.${FROM_SOURCE ? 'ts' : 'js'}`, import.meta.url);
+const startThread = (workerData: XlsxThreadData, env: NodeJS.ProcessEnv): Worker =>
+  FROM_SOURCE
+    ? new Worker(`import('tsx/esm/api').then((m) => m.register()).then(() => import(${JSON.stringify(ENTRY.href)}));`, { eval: true, workerData, env })
+    : new Worker(ENTRY, { workerData, env });
+
+const ACK: ToXlsxThread = { ack: true };
+
+// exceljs copies a worksheet stored before the shared strings to a temp file (as large as the worksheet unzipped) and
+// removes it when asked for the next worksheet (openWorksheet's close() asks, on the calling thread) or in its process's
+// exit handlers; a terminated thread gets to neither. So each thread has a temp directory of its own, removed when it
+// ends, or when this process exits for a thread whose rows were left unread.
+const temps = new Set<string>();
+process.on('exit', () => {
+  for (const t of temps) rmSync(t, { recursive: true, force: true });
+});
+
+/** Opens a worksheet of an XLSX as readXlsx does, exceljs parsing it in a worker thread (see the module comment). */
+export async function openXlsxThread(file: string, options: { sheet?: string; headerRow: number; limits: ReadLimits }): Promise<Sheet> {
+  const temp = await mkdtemp(join(tmpdir(), 'ps-xlsx-read-'));
+  temps.add(temp);
+  const worker = startThread({ file }, { ...process.env, TMPDIR: temp });
+  worker.unref();
+  const inbox: FromXlsxThread[] = [];
+  // The thread failed outside the read (it could not start, or exited): every later wait throws it.
+  let gone: Error | null = null;
+  let wake: (() => void) | null = null;
+  const wakeUp = () => {
+    wake?.();
+    wake = null;
+  };
+  worker.on('message', (m: FromXlsxThread) => {
+    inbox.push(m);
+    wakeUp();
+  });
+  worker.on('error', (err) => {
+    gone ??= err;
+    wakeUp();
+  });
+  worker.on('exit', (code) => {
+    gone ??= new Error(`the XLSX reader thread exited (code ${code})`);
+    wakeUp();
+  });
+  const receive = async (): Promise<FromXlsxThread> => {
+    while (inbox.length === 0) {
+      if (gone) throw gone;
+      // Referenced only while waiting: the process stays up for the message it waits for, and only then.
+      worker.ref();
+      try {
+        await new Promise<void>((resolve) => (wake = resolve));
+      } finally {
+        worker.unref();
+      }
+    }
+    return inbox.shift()!;
+  };
+
+  let stopped = false;
+  // Ends the thread (its files are closed with it) and removes its temp directory.
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    inbox.length = 0;
+    await worker.terminate();
+    await rm(temp, { recursive: true, force: true });
+    temps.delete(temp);
+  };
+
+  // The rows as exceljs gave them in the thread, one batch at a time; a failure there is thrown here, as exceljs's own.
+  // The thread starts with the early window (the scan runs meanwhile): the acks of the first batches taken are kept
+  // back until it is down to the normal one.
+  let surplus = XLSX_THREAD_EARLY_WINDOW - XLSX_THREAD_WINDOW;
+  let batch: XlsxRow[] = [];
+  let at = 0;
+  const done: IteratorReturnResult<undefined> = { done: true, value: undefined };
+  const rows: AsyncIterator<XlsxRow> = {
+    async next(): Promise<IteratorResult<XlsxRow>> {
+      while (at >= batch.length) {
+        batch = [];
+        at = 0;
+        if (stopped) return done;
+        const m = await receive().catch(async (err: unknown) => {
+          await stop();
+          throw err;
+        });
+        if ('rows' in m) {
+          batch = m.rows;
+          // Taken: the thread may send one more (unless it was ahead by more than the normal window).
+          if (surplus > 0) surplus--;
+          else worker.postMessage(ACK);
+        } else {
+          await stop();
+          if ('error' in m) throw errorFrom(m.error);
+        }
+      }
+      return { done: false, value: batch[at++]! };
+    },
+    async return(): Promise<IteratorResult<XlsxRow>> {
+      await stop();
+      return done;
+    },
+  };
+
+  // The head of the workbook is read here (the zip's directory and declared sizes, workbook.xml: the worksheet to read)
+  // while the thread loads exceljs; then exceljs starts, and the zip is scanned here meanwhile (every entry inflated:
+  // bombs, entities, damage; merged cells, hidden rows, late shared strings), as readXlsx does before exceljs starts.
+  // Security: exceljs may so read a zip that then fails the scan (a lying size header, an entity declaration, a
+  // damaged part), but only in this worker thread, which is terminated as soon as the scan fails, its temp directory
+  // (exceljs's worksheet copies) removed, and none of its rows reaches the caller: sheetFromRows takes the first ones
+  // only once the scan passed. What the thread inflates of a lying entry before the scan stops that entry at its
+  // declared size goes to that temp directory or its heap; a thread out of heap is ended by Node alone
+  // (ERR_WORKER_OUT_OF_MEMORY: the thread's heap limit is the process's, 4 GB on a 24 GB machine), and the scan's error
+  // is still the one thrown. No `resourceLimits` on the thread: exceljs's heap grows with the shared strings (~250 MB
+  // for the 100 000-row bench workbook, 12 MB of strings), so a cap low enough to matter would refuse workbooks within
+  // the read limits (2 GB unzipped) that read today.
+  let inspection: InspectionStarted;
+  try {
+    inspection = await startInspection(file, options.limits, options.sheet);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  worker.postMessage({ start: { target: inspection.head.target, date1904: inspection.head.date1904 }, window: XLSX_THREAD_EARLY_WINDOW } satisfies ToXlsxThread);
+  let book: WorkbookInspection;
+  try {
+    book = await inspection.scan();
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return sheetFromRows(file, book, { rows, close: stop }, options);
+}
