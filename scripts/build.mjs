@@ -19,7 +19,14 @@ const manifestFile = join(distDir, '.build.json');
 // ES modules, and on Node 20 (no compile cache) resolving and linking them is ~90 ms of every start, against ~40 ms for
 // one bundled file (esbuild, a dev dependency; only what `import { z } from 'zod'` needs). src/ through tsx (tests)
 // imports the package itself.
-const VENDORED = { zod: 'export { z } from "zod";' };
+const VENDORED = {
+  zod: 'export { z } from "zod";',
+  yaml: 'export { isMap, isSeq, LineCounter, parseDocument } from "yaml";',
+  commander: 'export { Command, CommanderError, InvalidArgumentError, Option } from "commander";',
+  'lru-cache': 'export { LRUCache } from "lru-cache";',
+};
+// CommonJS packages bundled as ES modules require Node's built-ins at run time: the bundle gets a `require` of its own.
+const REQUIRE_BANNER = 'import { createRequire as __vendorRequire } from "node:module"; const require = __vendorRequire(import.meta.url);';
 // A change to these rebuilds everything.
 const configFiles = ['tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs', 'node_modules/typescript/package.json', 'node_modules/esbuild/package.json', ...Object.keys(VENDORED).map((p) => `node_modules/${p}/package.json`)];
 const vendorFile = (name) => `vendor/${name}.js`;
@@ -39,7 +46,7 @@ function buildVendored(require) {
   const esbuild = require('esbuild');
   for (const [name, entry] of Object.entries(VENDORED)) {
     const out = join(distDir, vendorFile(name));
-    const r = esbuild.buildSync({ stdin: { contents: entry, resolveDir: root }, bundle: true, platform: 'node', format: 'esm', target: 'node20', write: false, logLevel: 'silent', legalComments: 'inline' });
+    const r = esbuild.buildSync({ stdin: { contents: entry, resolveDir: root }, bundle: true, platform: 'node', format: 'esm', target: 'node20', write: false, logLevel: 'silent', legalComments: 'inline', banner: { js: REQUIRE_BANNER } });
     writeAtomic(out, r.outputFiles[0].contents);
   }
 }

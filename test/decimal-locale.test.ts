@@ -5,7 +5,7 @@ import { matchHeaders } from '../src/pipeline/map/headers.ts';
 import { mapRow } from '../src/pipeline/map/map-row.ts';
 import { parseMapping, type Mapping } from '../src/pipeline/map/mapping.ts';
 import {
-  groupSeparators, localeNumberSeparators, toDecimal, toInteger, type TransformContext, type TransformResult,
+  groupSeparators, KNOWN_LOCALE_SEPARATORS, localeNumberSeparators, toDecimal, toInteger, type TransformContext, type TransformResult,
 } from '../src/pipeline/map/transforms.ts';
 import type { Cell } from '../src/pipeline/types.ts';
 
@@ -44,6 +44,13 @@ describe('the decimal separator of a locale comes from the platform', () => {
         decimal: parts.find((p) => p.type === 'decimal')?.value,
         group: parts.find((p) => p.type === 'group')?.value,
       });
+    }
+  });
+
+  it('holds for each tag it knows without asking Intl what Intl would give', () => {
+    for (const [language, seps] of Object.entries(KNOWN_LOCALE_SEPARATORS)) {
+      const parts = new Intl.NumberFormat(language, { numberingSystem: 'latn', useGrouping: 'always' }).formatToParts(1234.5);
+      expect([language, seps]).toEqual([language, `${parts.find((p) => p.type === 'decimal')?.value}${parts.find((p) => p.type === 'group')?.value}`]);
     }
   });
 

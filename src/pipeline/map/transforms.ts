@@ -115,26 +115,44 @@ export interface LocaleNumberSeparators {
 const localeSeparatorCache = new Map<string, LocaleNumberSeparators>();
 
 /**
- * The separators of a locale's numbers, from the platform's `Intl.NumberFormat(locale).formatToParts(1234.5)` (grouping
+ * Decimal then group separator of the tags sheets mostly come in, as Intl gives them (test/decimal-locale.test.ts checks
+ * that they agree): Intl's first use loads the platform's locale data, ~20 ms of a start. Other tags ask Intl.
+ */
+export const KNOWN_LOCALE_SEPARATORS: Readonly<Record<string, string>> = {
+  en: '.,', 'en-US': '.,', 'en-GB': '.,',
+  fr: ',\u202f', 'fr-FR': ',\u202f', 'fr-BE': ',\u202f', 'fr-CH': ',\u202f',
+  de: ',.', 'de-DE': ',.', 'de-AT': ',\u00a0', 'de-CH': ".'",
+  es: ',.', 'es-ES': ',.', it: ',.', 'it-IT': ',.', nl: ',.', 'nl-NL': ',.', 'nl-BE': ',.',
+  pt: ',.', 'pt-PT': ',\u00a0', 'pt-BR': ',.', pl: ',\u00a0', 'pl-PL': ',\u00a0', sv: ',\u00a0', 'sv-SE': ',\u00a0',
+  da: ',.', 'da-DK': ',.', fi: ',\u00a0', 'fi-FI': ',\u00a0', cs: ',\u00a0', 'cs-CZ': ',\u00a0',
+};
+
+/**
+ * The separators of a locale's numbers: KNOWN_LOCALE_SEPARATORS, else the platform's `Intl.NumberFormat(locale).formatToParts(1234.5)` (grouping
  * forced, since es-ES, it-IT, pt-PT… group only from 10 000 on): fr-FR, de-DE, es-ES, it-IT, nl-NL, pt-PT → `,`;
  * en-US, en-GB, de-CH → `.`. A language the platform does not know (or a tag it refuses) gives `.`, never the host's locale.
  */
 export function localeNumberSeparators(language: string): LocaleNumberSeparators {
   const hit = localeSeparatorCache.get(language);
   if (hit) return hit;
-  let out: LocaleNumberSeparators = { decimal: '.', group: undefined };
+  const tag = language.replace(/_/g, '-');
+  const known = KNOWN_LOCALE_SEPARATORS[tag];
+  const out = known ? { decimal: known[0] as ',' | '.', group: known[1] } : intlSeparators(tag);
+  localeSeparatorCache.set(language, out);
+  return out;
+}
+
+function intlSeparators(tag: string): LocaleNumberSeparators {
   try {
-    const tag = language.replace(/_/g, '-');
     if (Intl.NumberFormat.supportedLocalesOf(tag, { localeMatcher: 'lookup' }).length > 0) {
       const parts = new Intl.NumberFormat(tag, { numberingSystem: 'latn', useGrouping: 'always' }).formatToParts(1234.5);
       const decimal = parts.find((p) => p.type === 'decimal')?.value;
-      if (decimal === ',' || decimal === '.') out = { decimal, group: parts.find((p) => p.type === 'group')?.value };
+      if (decimal === ',' || decimal === '.') return { decimal, group: parts.find((p) => p.type === 'group')?.value };
     }
   } catch {
-    // A tag Intl refuses: the default above.
+    // A tag Intl refuses: the default below.
   }
-  localeSeparatorCache.set(language, out);
-  return out;
+  return { decimal: '.', group: undefined };
 }
 
 // Thousands groups are read in groups of three after a first group of 1–3 digits. Spaces (no-break and narrow

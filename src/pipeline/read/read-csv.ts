@@ -1,7 +1,6 @@
-import iconv from 'iconv-lite';
 import { ProductSyncError } from '../../errors.ts';
 import { CsvParser } from './csv-parser.ts';
-import { decodeFile, detectFileEncoding, type DecodeFlags, type TextEncoding } from './decode.ts';
+import { decodeFile, detectFileEncoding, textDecoder, type DecodeFlags, type TextEncoding } from './decode.ts';
 import type { ReadLimits } from './limits.ts';
 import { issue } from '../issue-codes.ts';
 import type { Cell, Issue, Sheet, SheetRow } from '../types.ts';
@@ -353,7 +352,7 @@ function eachOf<T>(batches: AsyncGenerator<T[]>, check: () => void): AsyncIterab
 const isBlank = (v: string): boolean => v.length === 0 || (v.charCodeAt(0) <= 32 && v.trim() === '');
 
 /**
- * Opens a CSV/TSV sheet. Encoding detected and decoded with iconv-lite before parsing; delimiter from the header line;
+ * Opens a CSV/TSV sheet. Encoding detected and decoded (textDecoder) before parsing; delimiter from the header line;
  * RFC 4180 quoting (embedded newlines, `""`) by CsvParser (papaparse's core rules, csv-parser.ts), fed pull-wise (the
  * file is read only as fast as rows are consumed). Line ends may be mixed: CRLF, LF and a lone CR each end a line
  * outside quoted cells (inside one they are kept as typed). Row numbers are record numbers — what Excel shows when it
@@ -365,7 +364,7 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
   const { limits, headerRow } = options;
   const encoding = await detectFileEncoding(file, head);
   // The head may end inside a multibyte character: the decoder keeps it for later, so the prefix stays clean.
-  const prefix = iconv.getDecoder(encoding, { stripBOM: true }).write(head);
+  const prefix = textDecoder(encoding).write(head);
   const delimiter = detectDelimiter(lineOf(prefix, headerRow) || lineOf(prefix, 1));
   const fmt: CsvFormat = { encoding, delimiter, newline: detectNewline(prefix) };
 

@@ -4,15 +4,17 @@
  * a row) instead of building every CSV line and XLSX row itself, so on two cores the report is written while the next
  * rows are read and checked. Same files, same calls as createReportWriter (report.ts).
  *
- * Memory stays bounded: at most WINDOW batches are in flight; past that, addRow waits for the thread to catch up.
+ * Memory stays bounded: past WINDOW_CHARS of packed lines in flight, addRow waits for the thread to catch up. The
+ * window is wide (tens of thousands of lines) so the run's thread goes on while the report thread starts (~150 ms of
+ * module loading on Node 20) or is slowed by a burst, instead of waiting for each batch.
  */
 import { Worker } from 'node:worker_threads';
 import { rowFields, type ReportWriter, type ReportWriterOptions, type RowOutcome, type RunSummary } from './report.ts';
 import { errorFrom, type FromReportThread, type ReportOp, type ToReportThread } from './report-thread-messages.ts';
 
-// Lines per message, and messages not yet written by the thread before addRow waits.
+// Lines per message, and characters of packed lines sent and not yet written by the thread before addRow waits.
 const BATCH = 500;
-const WINDOW = 4;
+const WINDOW_CHARS = 8 * 1024 * 1024;
 
 // The thread runs the same build as this module: dist/*.js, or src/*.ts through tsx (tests, benches), registered in
 // the thread first (a thread does not inherit the loader hooks of the one that starts it).
@@ -43,8 +45,9 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
   // Lines of rows.* packed since the last op was pushed (see ReportOp), and how many lines the batch holds.
   let packed = '';
   let lines = 0;
-  // Batches sent and not known to be written, oldest first (WINDOW at most).
-  const inFlight: Promise<unknown>[] = [];
+  // Batches sent and not known to be written, oldest first, and their characters.
+  const inFlight: { acked: Promise<unknown>; chars: number }[] = [];
+  let inFlightChars = 0;
   let ended = false;
   const failWith = (err: Error) => {
     error ??= err;
@@ -64,17 +67,28 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
     return reply;
   };
   const flush = (): void => {
+    let chars = packed.length;
     if (packed !== '') {
       ops.push({ rows: packed });
       packed = '';
     }
     lines = 0;
     if (ops.length === 0) return;
+    for (const op of ops) if ('rejected' in op) chars += op.rejected[1].reduce((n: number, c) => n + String(c ?? '').length, 0);
     const acked = send({ ops });
     ops = [];
     // A failure is reported by the next call (the thread's error is kept), not as an unhandled rejection here.
     acked.catch(() => undefined);
-    inFlight.push(acked);
+    inFlight.push({ acked, chars });
+    inFlightChars += chars;
+  };
+  // Waits for the oldest batches until the ones in flight fit the window again.
+  const drain = async (): Promise<void> => {
+    while (inFlightChars > WINDOW_CHARS) {
+      const oldest = inFlight.shift()!;
+      inFlightChars -= oldest.chars;
+      await oldest.acked;
+    }
   };
   const add = (op: ReportOp | RowOutcome): Promise<void> | undefined => {
     if (ended) return Promise.reject(new Error(`report writer of ${dir}: a row after finish or abort`));
@@ -90,9 +104,8 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
       for (let i = 0; i < fields.length; i++) packed += `${fields[i]!}\0`;
     }
     if (++lines >= BATCH) flush();
-    // Past WINDOW batches in flight the caller waits for the oldest one.
-    if (inFlight.length >= WINDOW) return inFlight.shift()!.then(() => undefined);
-    return undefined;
+    // Past the window the caller waits for the oldest batches.
+    return inFlightChars > WINDOW_CHARS ? drain() : undefined;
   };
   const end = async (): Promise<void> => {
     ended = true;
