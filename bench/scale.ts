@@ -240,11 +240,12 @@ async function phase(label: string, kind: 'validate' | 'import', sheet: { file: 
     const [, stage, readArg, totalArg, writesArg] = m;
     const rowsRead = Number(readArg);
     writes = Number(writesArg);
-    // rowsTotal comes with the second pass (stage `keys` is the first one, counting rows and keys).
-    const total = stage === 'keys' || totalArg === undefined ? undefined : Number(totalArg);
+    // rowsTotal comes with the second pass (stage `keys` is the first one, counting rows and keys). Validate reads the
+    // sheet once and never prints a total: the sheet's rows, known here, stand for it.
+    const total = stage === 'keys' ? undefined : totalArg !== undefined ? Number(totalArg) : kind === 'validate' ? ROWS : undefined;
     if (total === undefined) return;
     rowsTotal = total;
-    firstPass ??= since();
+    if (totalArg !== undefined) firstPass ??= since();
     if (total > 0) {
       for (let q = 0; q < 4; q++) {
         if (rssAt[q] === null && rowsRead >= (total * (q + 1)) / 4) {

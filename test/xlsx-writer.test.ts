@@ -188,6 +188,8 @@ describe('XlsxWriter', () => {
     expect(xmlText('a\u0000b\u001Fc\td\ne\rf')).toBe('abc\td\ne\rf');
     expect(xmlText('\uD83D\uDE00 \uD83D \uDE00')).toBe('\uD83D\uDE00  ');
     expect(xmlText('_x000D_')).toBe('_x005F_x000D_');
+    // In a cell's character data quotes stay as typed; the rest is escaped as in an attribute.
+    expect(xmlText(`say "hi" & <b>\u0001`, false)).toBe('say "hi" &amp; &lt;b&gt;');
   });
 });
 

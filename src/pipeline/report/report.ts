@@ -3,7 +3,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { ProductSyncError } from '../../errors.ts';
-import { redact } from '../../redact.ts';
+import { redactPart } from '../../redact.ts';
 import { commitTemp, discardTemp, tempPathFor, writeFileAtomic } from './atomic.ts';
 import { ByteBatch, STREAM_BUFFER_BYTES } from './byte-batch.ts';
 import { csvField, csvQuote, isRejectedHeader, neutralize, REJECTED_ISSUES_COLUMN, REJECTED_ROW_COLUMN } from './neutralize.ts';
@@ -85,12 +85,16 @@ const RECONCILE_COLUMNS = ['key', 'status', 'field', 'sheetValue', 'apiValue'];
  */
 export function formatIssues(issues: readonly Issue[]): string {
   if (issues.length === 0) return '';
-  return redact(
-    issues
-      .map((i) => `${i.severity.toUpperCase()} ${i.code}${i.column ? ` [${i.column}]` : ''}${i.value !== null && i.value !== '' ? ` "${i.value}"` : ''}: ${i.message}`)
-      .join('; '),
-  );
+  // Each part redacted on its own (a credential lies within one): the parts repeat, the whole line much less.
+  let out = '';
+  for (const i of issues) {
+    if (out !== '') out += '; ';
+    out += `${SEVERITY_TEXT[i.severity]} ${i.code}${i.column ? ` [${redactPart(i.column)}]` : ''}${i.value !== null && i.value !== '' ? ` "${redactPart(i.value)}"` : ''}: ${redactPart(i.message)}`;
+  }
+  return out;
 }
+
+const SEVERITY_TEXT: Record<Issue['severity'], string> = { error: 'ERROR', warning: 'WARNING' };
 
 /** A cell as report text; numbers with `decimal` as decimal separator (so the mapping reads them again as they were). */
 function cellText(c: unknown, decimal: ',' | '.' = '.'): string {

@@ -28,18 +28,24 @@ const MAYBE_FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uF
 const FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const SPECIAL = /[&<>"]/;
 const SPECIALS = /[&<>"]/g;
+// In character data (a cell's <t>) `"` is no markup: issue texts quote every value, and leaving them saves a replace.
+const TEXT_SPECIAL = /[&<>]/;
+const TEXT_SPECIALS = /[&<>]/g;
 const ENTITY: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
 // Excel reads `_xHHHH_` in text as an escaped character; a literal one is written with its `_` escaped, as Excel does.
 const OOXML_ESCAPE_LIKE = /_(?=x[0-9A-Fa-f]{4}_)/g;
 // Anything xmlText may change, in one scan: most report text has none of it.
 // eslint-disable-next-line no-control-regex
 const MAYBE_CHANGED = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF&<>"]|_x/;
+// eslint-disable-next-line no-control-regex
+const TEXT_MAYBE_CHANGED = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF&<>]|_x/;
 
-/** Text as XML character data or attribute value: `& < > "` escaped, characters XML 1.0 forbids dropped. */
-export function xmlText(s: string): string {
-  if (!MAYBE_CHANGED.test(s)) return s;
+/** Text as an XML attribute value (or character data): `& < > "` escaped, characters XML 1.0 forbids dropped. */
+export function xmlText(s: string, attribute = true): string {
+  if (!(attribute ? MAYBE_CHANGED : TEXT_MAYBE_CHANGED).test(s)) return s;
   if (MAYBE_FORBIDDEN.test(s)) s = s.replace(FORBIDDEN, '');
   if (s.includes('_x')) s = s.replace(OOXML_ESCAPE_LIKE, '_x005F_');
+  if (!attribute) return TEXT_SPECIAL.test(s) ? s.replace(TEXT_SPECIALS, (c) => ENTITY[c]!) : s;
   return SPECIAL.test(s) ? s.replace(SPECIALS, (c) => ENTITY[c]!) : s;
 }
 
@@ -314,7 +320,7 @@ export class XlsxWriter {
     let xml = `<row r="${r}">`;
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
-      const t = v ? xmlText(v) : '';
+      const t = v ? xmlText(v, false) : '';
       if (t === '') continue;
       const col = (this.#letters[i] ??= columnLetters(i + 1));
       // Leading or trailing white space (a line break too) is kept only when the text says so.

@@ -13,6 +13,8 @@ type Resolved = { id: string | null; warning?: { code: string; message: string }
 export class DraftResolver {
   readonly #resolver: ReferenceResolver;
   readonly #memo = new Map<string, Promise<Resolved>>();
+  /** The answers of #memo that have come, by field then label (the same bound; no key string built per row). */
+  readonly #known = new Map<string, Map<string, Resolved>>();
   readonly #memoMax: number;
   /** Brands this run created. */
   readonly createdBrands = new Set<string>();
@@ -22,54 +24,97 @@ export class DraftResolver {
     this.#memoMax = memoMax;
   }
 
-  /** Resolves every lookup of the drafts without an error (a row already rejected never creates a brand). */
+  /**
+   * Resolves every lookup of the drafts without an error (a row already rejected never creates a brand). A draft whose
+   * answers are all known already (labels repeat: a sheet of 200 000 rows names a few dozen brands) is done at once,
+   * without a promise; the others ask, `concurrency` drafts at a time.
+   */
   async resolveChunk(drafts: readonly Draft[], concurrency = 16): Promise<void> {
-    const pending = drafts.filter((d) => (d.lookups?.length ?? 0) > 0 && !d.issues.some((i) => i.severity === 'error'));
+    const pending: Draft[] = [];
+    for (const d of drafts) {
+      if ((d.lookups?.length ?? 0) === 0 || hasError(d)) continue;
+      if (!this.#resolveKnown(d)) pending.push(d);
+    }
     let next = 0;
     await Promise.all(
       Array.from({ length: Math.min(concurrency, pending.length) }, async () => {
         while (next < pending.length) await this.#resolveDraft(pending[next++]!);
       }),
     );
-    for (const d of drafts) delete d.lookups;
+    // Not `delete`: that turns each draft into a slow dictionary-mode object for the rest of its way.
+    for (const d of drafts) if (d.lookups) d.lookups = undefined;
+  }
+
+  /** The draft's lookups from known answers only; false (nothing done) when one of them has to be asked. */
+  #resolveKnown(d: Draft): boolean {
+    for (const l of d.lookups!) {
+      const known = this.#known.get(l.field);
+      if (!known) return false;
+      for (const value of l.values) if (!known.has(value)) return false;
+    }
+    for (const l of inOrder(d.lookups!)) {
+      if (isBrand(l) && hasError(d)) continue;
+      const known = this.#known.get(l.field)!;
+      this.#apply(d, l, l.values.map((value) => known.get(value)!));
+    }
+    return true;
   }
 
   async #resolveDraft(d: Draft): Promise<void> {
-    // Brands last, and only for a row still valid: a row rejected for another cell never creates a brand.
-    const lookups = [...(d.lookups ?? [])].sort((a, b) => Number(isBrand(a)) - Number(isBrand(b)));
-    for (const l of lookups) {
-      if (isBrand(l) && d.issues.some((i) => i.severity === 'error')) continue;
-      const ids: string[] = [];
-      for (const value of l.values) {
-        const r = await this.#once(l, value);
-        if ('issue' in r) {
-          d.issues.push(lookupIssue(d, l, value, r.issue, r.message));
-          continue;
-        }
-        // A brand this run created is reported as created on the row that created it, found on the others.
-        if (r.warning && !(r.warning.code === 'BRAND_CREATED' && this.createdBrands.has(value))) d.issues.push(lookupIssue(d, l, value, r.warning.code, r.warning.message));
-        if (r.createdBrand) this.createdBrands.add(value);
-        if (r.id !== null) ids.push(r.id);
-      }
-      if (ids.length === 0) continue;
-      setAt(d.fields, l.segments, l.array ? ids : ids[0]);
+    for (const l of inOrder(d.lookups!)) {
+      // Brands last, and only for a row still valid: a row rejected for another cell never creates a brand.
+      if (isBrand(l) && hasError(d)) continue;
+      const answers: Resolved[] = [];
+      for (const value of l.values) answers.push(this.#known.get(l.field)?.get(value) ?? (await this.#once(l, value)));
+      this.#apply(d, l, answers);
     }
   }
 
+  /** Puts the ids of one lookup's answers at its field path; failures and warnings become issues on its cell. */
+  #apply(d: Draft, l: DraftLookup, answers: readonly Resolved[]): void {
+    const ids: string[] = [];
+    for (let i = 0; i < answers.length; i++) {
+      const r = answers[i]!;
+      const value = l.values[i]!;
+      if ('issue' in r) {
+        d.issues.push(lookupIssue(d, l, value, r.issue, r.message));
+        continue;
+      }
+      // A brand this run created is reported as created on the row that created it, found on the others.
+      if (r.warning && !(r.warning.code === 'BRAND_CREATED' && this.createdBrands.has(value))) d.issues.push(lookupIssue(d, l, value, r.warning.code, r.warning.message));
+      if (r.createdBrand) this.createdBrands.add(value);
+      if (r.id !== null) ids.push(r.id);
+    }
+    if (ids.length > 0) setAt(d.fields, l.segments, l.array ? ids : ids[0]);
+  }
+
   #once(l: DraftLookup, value: string): Promise<Resolved> {
-    // A field is fed by one column of the mapping, so it names its lookup (no per-row serialisation of the spec).
-    const key = `${l.field}\u0000${value}`;
+    const key = memoKey(l, value);
     let p = this.#memo.get(key);
     if (!p) {
-      if (this.#memo.size >= this.#memoMax) this.#memo.clear();
+      if (this.#memo.size >= this.#memoMax) {
+        this.#memo.clear();
+        this.#known.clear();
+      }
       p = resolveOne(this.#resolver, l, value);
       this.#memo.set(key, p);
       // A failed request is not remembered: the next row asks again.
-      p.catch(() => this.#memo.delete(key));
+      p.then((r) => {
+        if (this.#memo.get(key) !== p) return;
+        let known = this.#known.get(l.field);
+        if (!known) this.#known.set(l.field, (known = new Map()));
+        known.set(value, r);
+      }, () => this.#memo.delete(key));
     }
     return p;
   }
 }
+
+// A field is fed by one column of the mapping, so it names its lookup (no per-row serialisation of the spec).
+const memoKey = (l: DraftLookup, value: string): string => `${l.field}\u0000${value}`;
+const hasError = (d: Draft): boolean => d.issues.some((i) => i.severity === 'error');
+/** A draft's lookups with brands last. */
+const inOrder = (lookups: readonly DraftLookup[]): readonly DraftLookup[] => (lookups.length < 2 ? lookups : [...lookups].sort((a, b) => Number(isBrand(a)) - Number(isBrand(b))));
 
 const isBrand = (l: DraftLookup): boolean => typeof l.lookup === 'object' && 'brand' in l.lookup;
 

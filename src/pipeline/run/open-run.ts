@@ -323,7 +323,7 @@ async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[], sett
   const chunk: RowChunk = { index, settled, plans: [] };
   const stopped = () => share.stop.reason !== null;
   if (!stopped()) await run.resolver.resolveChunk(drafts);
-  else for (const d of drafts) delete d.lookups;
+  else for (const d of drafts) if (d.lookups) d.lookups = undefined;
   const valid: Draft[] = [];
   for (const d of drafts) {
     if (hasError(d)) settled.push({ row: d.row, key: d.key, outcome: 'invalid', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues, source: d.source });
