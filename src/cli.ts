@@ -64,9 +64,10 @@ function program(done: (code: number) => void): Command {
     .option('--json', 'with --preview: print the preview as JSON')
     .action(async (file: string, opts) => {
       if (opts.json && !opts.preview) throw new ProductSyncError('PS_ERR_CLI_USAGE', '--json goes with --preview (validate writes its report files otherwise)');
-      done(opts.preview
-        ? await (await import('./commands/preview.ts')).previewCommand(file, opts)
-        : await (await import('./commands/import.ts')).validateCommand(file, opts));
+      if (opts.preview) return done(await (await import('./commands/preview.ts')).previewCommand(file, opts));
+      // A large sheet's report thread starts loading its modules now, beside the run's own (report-thread-start.ts).
+      (await import('./pipeline/report/report-thread-start.ts')).warmReportThread(file);
+      done(await (await import('./commands/import.ts')).validateCommand(file, opts));
     });
 
   runOptions(p.command('reconcile').argument('<file>', 'CSV, TSV or XLSX sheet'))

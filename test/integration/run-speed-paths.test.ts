@@ -2,12 +2,12 @@
 // no request are settled without a chunk file (validate writes none at all), the report is the same whether its files
 // are written in the run's thread or a worker thread, and a command that sends nothing does not load the HTTP client.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { ReportAssembler } from '../../src/pipeline/run/assemble.ts';
+import { REPORT_THREAD_BYTES, ReportAssembler } from '../../src/pipeline/run/assemble.ts';
 import { runImport, runValidate } from '../../src/pipeline/run/run.ts';
 import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
@@ -154,6 +154,27 @@ describe('the report of a run written by a worker thread', () => {
 });
 
 describe('start-up', () => {
+  it('validate of a sheet over REPORT_THREAD_BYTES from the CLI: the report thread started before the run writes every row', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-speed-warm-'));
+    const { mapping } = writeProductSheet(dir, 1, { owner, file: 'unused.csv' });
+    const lines = ['GTIN;Désignation;Poids net;Unité'];
+    for (let i = 0; i < 60_000; i++) lines.push(`${testGtin(i)};${i % 1000 === 3 ? '' : `Sablés au beurre doux ${i} ${'·'.repeat(20)}`};${100 + (i % 900)};g`);
+    const file = join(dir, 'large.csv');
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    expect(statSync(file).size).toBeGreaterThanOrEqual(REPORT_THREAD_BYTES);
+    const reportDir = join(dir, 'reports');
+    const env: NodeJS.ProcessEnv = { ...process.env, PRODUCT_API_URL: 'http://127.0.0.1:9', REFERENCE_API_URL: 'http://127.0.0.1:9', API_TOKEN: 'unused', REPORT_DIR: reportDir, LOG_LEVEL: 'error' };
+    const r = spawnSync(process.execPath, ['bin/product-sync.mjs', 'validate', file, '--mapping', mapping], { env, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stdout).toContain('rows 60000: valid 59940, invalid 60');
+    const [run] = readdirSync(reportDir).filter((d) => !d.startsWith('.'));
+    const rows = text(join(reportDir, run!), 'rows.csv').trim().split('\r\n');
+    expect(rows).toHaveLength(60_001);
+    expect(rows.filter((l) => l.includes(',invalid,'))).toHaveLength(60);
+    expect(rows[60_000]!.startsWith('60001,')).toBe(true);
+    expect(text(join(reportDir, run!), 'rejected.csv').trim().split('\r\n')).toHaveLength(61);
+  }, 60_000);
+
   it('a validate that sends nothing never loads the HTTP client (undici) nor exceljs', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-speed-start-'));
     const { file, mapping } = writeProductSheet(dir, 3, { owner });

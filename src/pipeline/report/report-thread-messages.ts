@@ -2,7 +2,7 @@
 import type { ThreadErrorMessage } from '../../errors.ts';
 export { errorFrom, errorMessage } from '../../errors.ts';
 import type { Cell, Issue } from '../types.ts';
-import type { RunSummary } from './report.ts';
+import type { ReportWriterOptions, RunSummary } from './report.ts';
 
 /**
  * One call of the writer: lines of rows.* packed into one string (each line's fields from report.ts rowFields, every field followed
@@ -11,8 +11,8 @@ import type { RunSummary } from './report.ts';
  */
 export type ReportOp = { rows: string } | { rejected: [number, readonly Cell[] | readonly unknown[], Issue[]] };
 
-/** To the report thread: a batch of lines (acknowledged once written), then finish, or abort. */
-export type ToReportThread = { ops: ReportOp[] } | { finish: RunSummary } | { abort: true };
+/** To the report thread: the report to write (first, unanswered), batches of lines (acknowledged once written), then finish, or abort. */
+export type ToReportThread = { open: { dir: string; options: ReportWriterOptions } } | { ops: ReportOp[] } | { finish: RunSummary } | { abort: true };
 
 /** From the report thread: a batch written, the report finished (its files, summary.json's notes), aborted, or the first failure. */
 export type FromReportThread = { ack: true } | { done: { files: string[]; notes?: string[] } } | { aborted: true } | { error: ThreadErrorMessage };

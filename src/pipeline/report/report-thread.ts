@@ -8,22 +8,13 @@
  * window is wide (tens of thousands of lines) so the run's thread goes on while the report thread starts (~150 ms of
  * module loading on Node 20) or is slowed by a burst, instead of waiting for each batch.
  */
-import { Worker } from 'node:worker_threads';
 import { rowFields, type ReportWriter, type ReportWriterOptions, type RowOutcome, type RunSummary } from './report.ts';
 import { errorFrom, type FromReportThread, type ReportOp, type ToReportThread } from './report-thread-messages.ts';
+import { startReportThread } from './report-thread-start.ts';
 
 // Lines per message, and characters of packed lines sent and not yet written by the thread before addRow waits.
 const BATCH = 500;
 const WINDOW_CHARS = 8 * 1024 * 1024;
-
-// The thread runs the same build as this module: dist/*.js, or src/*.ts through tsx (tests, benches), registered in
-// the thread first (a thread does not inherit the loader hooks of the one that starts it).
-const FROM_SOURCE = import.meta.url.endsWith('.ts');
-const ENTRY = new URL(`./report-worker.${FROM_SOURCE ? 'ts' : 'js'}`, import.meta.url);
-const startThread = (workerData: unknown): Worker =>
-  FROM_SOURCE
-    ? new Worker(`import('tsx/esm/api').then((m) => m.register()).then(() => import(${JSON.stringify(ENTRY.href)}));`, { eval: true, workerData })
-    : new Worker(ENTRY, { workerData });
 
 /** A reply being waited for: an acknowledged batch, or the answer to finish / abort. */
 interface Waiter {
@@ -37,8 +28,8 @@ interface Waiter {
  */
 export function openReportThread(dir: string, options: ReportWriterOptions): ReportWriter {
   if (options.reconcile) throw new Error('openReportThread: reconcile reports are written in the run thread');
-  const worker = startThread({ dir, options });
-  // Replies come in the order of the messages that ask for one (every message does).
+  const worker = startReportThread();
+  // Replies come in the order of the messages that ask for one (every message does but `open`, answered only by a failure).
   const waiting: Waiter[] = [];
   let error: Error | null = null;
   let ops: ReportOp[] = [];
@@ -59,6 +50,7 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
   });
   worker.on('error', (err) => failWith(err));
   worker.on('exit', (code) => failWith(new Error(`the report thread of ${dir} exited (code ${code})`)));
+  worker.postMessage({ open: { dir, options } } satisfies ToReportThread);
 
   const send = (m: ToReportThread): Promise<FromReportThread> => {
     if (error) return Promise.reject(error);

@@ -3,22 +3,19 @@
  * with batches of rows; each batch is acknowledged once written, finish and abort answer with their outcome. The first
  * failure is sent back and every later message is ignored.
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import { createReportWriter, ROW_FIELDS, type ReportWriter, type ReportWriterOptions } from './report.ts';
+import { parentPort } from 'node:worker_threads';
+import { createReportWriter, ROW_FIELDS, type ReportWriter } from './report.ts';
 import { errorMessage, type FromReportThread, type ToReportThread } from './report-thread-messages.ts';
 
 const port = parentPort!;
-const { dir, options } = workerData as { dir: string; options: ReportWriterOptions };
 
 let failure: FromReportThread | null = null;
 const fail = (err: unknown) => {
   failure ??= { error: errorMessage(err) };
   port.postMessage(failure);
 };
-let chain: Promise<ReportWriter | null> = createReportWriter(dir, options).catch((err: unknown) => {
-  fail(err);
-  return null;
-});
+// The writer, once the first message (`open`) has named the report: a thread may be started before its run knows it.
+let chain: Promise<ReportWriter | null> = Promise.resolve(null);
 
 async function handle(w: ReportWriter, m: ToReportThread): Promise<void> {
   if ('ops' in m) {
@@ -47,6 +44,12 @@ async function handle(w: ReportWriter, m: ToReportThread): Promise<void> {
 // removes the temp files); anything else is answered with the failure again.
 port.on('message', (m: ToReportThread) => {
   chain = chain.then(async (w) => {
+    if ('open' in m) {
+      return createReportWriter(m.open.dir, m.open.options).catch((err: unknown) => {
+        fail(err);
+        return null;
+      });
+    }
     if (failure && 'abort' in m) {
       await w?.abort().catch(() => undefined);
       port.postMessage({ aborted: true } satisfies FromReportThread);

@@ -15,7 +15,7 @@ export type Counts = RunSummary['counts'];
  */
 export const REPORT_THREAD_ROWS = 50_000;
 /** {@link REPORT_THREAD_ROWS} for a run that does not know its rows before its report opens (validate): sheets of 4 MB or more. */
-export const REPORT_THREAD_BYTES = 4 * 1024 * 1024;
+export { REPORT_THREAD_BYTES } from '../report/report-thread-start.ts';
 
 const COUNT_KEY: Record<Outcome, keyof Counts> = {
   created: 'created', updated: 'updated', unchanged: 'unchanged', archived: 'archived', unarchived: 'unarchived', invalid: 'invalid', failed: 'failed', skipped: 'skipped', not_attempted: 'notAttempted', valid: 'valid',
