@@ -21,7 +21,7 @@ if (existsSync(new URL('src/cli.ts', root))) {
     // Quiet when only some files changed (tests read this process's stderr); a first build says why it takes seconds.
     const first = !existsSync(new URL('dist/cli.js', root));
     if (first) process.stderr.write('product-sync: building dist/ from src/ (first run)\n');
-    if (!isFresh()) build();
+    if (!isFresh()) await build();
   } catch (e) {
     process.stderr.write(`product-sync: warning: cannot build dist/ (${e instanceof Error ? e.message : e}); running src/ through tsx\n`);
     const { register } = await import('tsx/esm/api');
