@@ -10,7 +10,7 @@ import { mapRow } from '../src/pipeline/map/map-row.ts';
 import { parseMapping } from '../src/pipeline/map/mapping.ts';
 import { lineEndNormalizer } from '../src/pipeline/read/read-csv.ts';
 import { checkSheetFile, openSheet } from '../src/pipeline/read/read-sheet.ts';
-import { expectReadFailure, fixtureDir, handZip, readAll, writeWorkbook } from './fixtures/sheets.ts';
+import { expectReadFailure, fixtureDir, handZip, readAll, RELS_XML, sheetXml, WORKBOOK_XML, writeWorkbook } from './fixtures/sheets.ts';
 
 const { dir, write } = fixtureDir('ps-read-guards-');
 
@@ -144,9 +144,6 @@ describe('CSV: mixed line ends', () => {
   });
 });
 
-const WORKBOOK_XML = '<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>';
-const RELS_XML = '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>';
-const sheetXml = (rows: string) => `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${rows}</sheetData></worksheet>`;
 
 describe('XLSX: shared strings stored after the worksheet', () => {
   const strings = '<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="4" uniqueCount="4">'

@@ -2,25 +2,16 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ProductSyncError } from '../src/errors.ts';
 import { openSheet } from '../src/pipeline/read/read-sheet.ts';
-import { expectReadFailure, fixtureDir, handZip, readAll, readError, writeWorkbook } from './fixtures/sheets.ts';
+import { expectReadFailure, fixtureDir, handZip, readAll, readError, RELS_XML, sheetXml, WORKBOOK_XML, WORKBOOKS, writeWorkbook } from './fixtures/sheets.ts';
 
 const { dir, write } = fixtureDir('ps-read-xlsx-');
 
 const expectFailure = expectReadFailure;
 
-const WORKBOOK_XML = '<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>';
-const RELS_XML = '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>';
-const sheetXml = (rows: string) => `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${rows}</sheetData></worksheet>`;
 
 describe('XLSX reader', () => {
   it('reads values as the pipeline needs them: long ids exact, rich text joined, formulas cached, errors as issues, dates, booleans', async () => {
-    const f = await writeWorkbook(dir, 'values.xlsx', (wb) => {
-      wb.addWorksheet('Hidden', { state: 'hidden' }).addRow(['nope']);
-      const ws = wb.addWorksheet('Produits');
-      ws.addRow(['Code-barres', 'Nom', 'Prix', 'Erreur', 'Date', 'Bio', ' Réf ']);
-      ws.addRow([5601234567891, { richText: [{ text: 'Pâte ' }, { text: 'à tartiner', font: { bold: true } }] }, { formula: '1+1', result: 2 }, { error: '#N/A' }, new Date(Date.UTC(2025, 3, 3)), true, 'a_x000D_b']);
-      ws.addRow([9007199254740991, { text: 'Lien', hyperlink: 'https://example.org' }, 3.5, { formula: 'NA()', result: { error: '#N/A' } }, null, false, '  ']);
-    });
+    const f = await writeWorkbook(dir, 'values.xlsx', WORKBOOKS.values);
     const { headers, rows, info, sheetName } = await readAll(f);
     expect(sheetName).toBe('Produits');
     expect(info).toMatchObject({ sheet: 'Produits', dateSystem: '1900' });
@@ -34,26 +25,14 @@ describe('XLSX reader', () => {
   });
 
   it('honours the 1904 date system', async () => {
-    const f = await writeWorkbook(dir, '1904.xlsx', (wb) => {
-      wb.properties.date1904 = true;
-      const ws = wb.addWorksheet('S');
-      ws.addRow(['Date']);
-      ws.addRow([new Date(Date.UTC(2025, 0, 31))]);
-      ws.getCell('A2').numFmt = 'yyyy-mm-dd';
-    });
+    const f = await writeWorkbook(dir, '1904.xlsx', WORKBOOKS.dates1904);
     const { rows, info } = await readAll(f);
     expect(info.dateSystem).toBe('1904');
     expect(rows[0]!.cells[0]).toEqual(new Date(Date.UTC(2025, 0, 31)));
   });
 
   it('picks a worksheet by name (case and spaces ignored) and a header on another row', async () => {
-    const f = await writeWorkbook(dir, 'two.xlsx', (wb) => {
-      wb.addWorksheet('A').addRow(['x']);
-      const b = wb.addWorksheet('Catalogue');
-      b.addRow(['Groupe', '', '']);
-      b.addRow(['EAN', 'Nom', 'Marque']);
-      b.addRow(['3017620422003', 'Nutella', 'Ferrero']);
-    });
+    const f = await writeWorkbook(dir, 'two.xlsx', WORKBOOKS.twoSheets);
     const { headers, rows } = await readAll(f, { sheet: ' catalogue', headerRow: 2 });
     expect(headers).toEqual(['EAN', 'Nom', 'Marque']);
     expect(rows).toEqual([{ row: 3, cells: ['3017620422003', 'Nutella', 'Ferrero'], issues: [] }]);
@@ -62,17 +41,7 @@ describe('XLSX reader', () => {
   });
 
   it('applies the merged-cell and hidden-row policies with warnings', async () => {
-    const f = await writeWorkbook(dir, 'merged.xlsx', (wb) => {
-      const ws = wb.addWorksheet('S');
-      ws.addRow(['GTIN', 'Nom', '', 'Marque']);
-      ws.mergeCells('B1:C1');
-      ws.addRow(['1', 'Biscuit', 'x', 'Lu']);
-      ws.addRow(['2', 'Gaufre', null, null]);
-      ws.mergeCells('D2:D3');
-      ws.addRow(['3', 'Cachée', null, 'Lu']);
-      ws.getRow(4).hidden = true;
-      ws.getColumn(3).hidden = true;
-    });
+    const f = await writeWorkbook(dir, 'merged.xlsx', WORKBOOKS.merged);
     const { headers, rows, info } = await readAll(f);
     expect(headers).toEqual(['GTIN', 'Nom', '', 'Marque']);
     expect(info).toMatchObject({ mergedRanges: 2, hiddenRows: 1 });
@@ -83,11 +52,7 @@ describe('XLSX reader', () => {
   });
 
   it('keeps header names as strings in an array, never as object keys', async () => {
-    const f = await writeWorkbook(dir, 'proto.xlsx', (wb) => {
-      const ws = wb.addWorksheet('S');
-      ws.addRow(['__proto__', 'constructor', 2025]);
-      ws.addRow(['a', 'b', 'c']);
-    });
+    const f = await writeWorkbook(dir, 'proto.xlsx', WORKBOOKS.protoHeaders);
     const { headers, rows } = await readAll(f);
     expect(headers).toEqual(['__proto__', 'constructor', '2025']);
     expect(rows[0]!.cells).toEqual(['a', 'b', 'c']);

@@ -10,15 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProductSyncError } from '../src/errors.ts';
 import { openSheet, XLSX_THREAD_BYTES, type OpenSheetOptions } from '../src/pipeline/read/read-sheet.ts';
 import type { SheetRow } from '../src/pipeline/types.ts';
-import { fixtureDir, handZip, readAll, writeWorkbook } from './fixtures/sheets.ts';
+import { fixtureDir, handZip, readAll, RELS_XML, sheetXml, WORKBOOK_XML, WORKBOOKS, writeWorkbook } from './fixtures/sheets.ts';
 
 const { dir, write } = fixtureDir('ps-xlsx-thread-');
 // The temp directory before the tests below point TMPDIR elsewhere.
 const systemTmp = tmpdir();
 
-const WORKBOOK_XML = '<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>';
-const RELS_XML = '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>';
-const sheetXml = (rows: string) => `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${rows}</sheetData></worksheet>`;
 /** A hand-made workbook of one worksheet `S` whose sheetData is `rows` (inline strings). */
 const handWorkbook = (name: string, rows: string, extra: { name: string; data: Buffer | string }[] = []) =>
   write(name, handZip([{ name: 'xl/workbook.xml', data: WORKBOOK_XML }, { name: 'xl/_rels/workbook.xml.rels', data: RELS_XML }, { name: 'xl/worksheets/sheet1.xml', data: sheetXml(rows) }, ...extra]));
@@ -74,57 +71,25 @@ const openFiles = () => readdirSync('/proc/self/fd').map((fd) => { try { return 
 
 describe('the XLSX reader thread gives what the inline reader gives', () => {
   it('values, dates, formulas, error cells, a named sheet with a header on row 2, merged cells, hidden rows and columns', async () => {
-    const values = await writeWorkbook(dir, 'values.xlsx', (wb) => {
-      wb.addWorksheet('Hidden', { state: 'hidden' }).addRow(['nope']);
-      const ws = wb.addWorksheet('Produits');
-      ws.addRow(['Code-barres', 'Nom', 'Prix', 'Erreur', 'Date', 'Bio', ' Réf ']);
-      ws.addRow([5601234567891, { richText: [{ text: 'Pâte ' }, { text: 'à tartiner', font: { bold: true } }] }, { formula: '1+1', result: 2 }, { error: '#N/A' }, new Date(Date.UTC(2025, 3, 3)), true, 'a_x000D_b']);
-      ws.addRow([9007199254740991, { text: 'Lien', hyperlink: 'https://example.org' }, 3.5, { formula: 'NA()', result: { error: '#N/A' } }, null, false, '  ']);
-    });
+    const values = await writeWorkbook(dir, 'values.xlsx', WORKBOOKS.values);
     const v = rowsOf(await expectSame(values));
     // What the comparison covers: a Date cell and CELL_ERROR issues crossed the thread.
     expect(v[0]!.cells[4]).toStrictEqual(new Date(Date.UTC(2025, 3, 3)));
     expect(v.flatMap((r) => r.issues.map((i) => i.code))).toEqual(['CELL_ERROR', 'CELL_ERROR']);
 
-    const d1904 = await writeWorkbook(dir, '1904.xlsx', (wb) => {
-      wb.properties.date1904 = true;
-      const ws = wb.addWorksheet('S');
-      ws.addRow(['Date']);
-      ws.addRow([new Date(Date.UTC(2025, 0, 31))]);
-      ws.getCell('A2').numFmt = 'yyyy-mm-dd';
-    });
+    const d1904 = await writeWorkbook(dir, '1904.xlsx', WORKBOOKS.dates1904);
     const o1904 = await expectSame(d1904);
     expect('sheet' in o1904 && o1904.sheet.info).toMatchObject({ dateSystem: '1904' });
 
-    const two = await writeWorkbook(dir, 'two.xlsx', (wb) => {
-      wb.addWorksheet('A').addRow(['x']);
-      const b = wb.addWorksheet('Catalogue');
-      b.addRow(['Groupe', '', '']);
-      b.addRow(['EAN', 'Nom', 'Marque']);
-      b.addRow(['3017620422003', 'Nutella', 'Ferrero']);
-    });
+    const two = await writeWorkbook(dir, 'two.xlsx', WORKBOOKS.twoSheets);
     const named = await expectSame(two, { sheet: ' catalogue', headerRow: 2 });
     expect('sheet' in named && named.sheet).toMatchObject({ sheetName: 'Catalogue', preamble: [['Groupe']], headers: ['EAN', 'Nom', 'Marque'] });
 
-    const merged = await writeWorkbook(dir, 'merged.xlsx', (wb) => {
-      const ws = wb.addWorksheet('S');
-      ws.addRow(['GTIN', 'Nom', '', 'Marque']);
-      ws.mergeCells('B1:C1');
-      ws.addRow(['1', 'Biscuit', 'x', 'Lu']);
-      ws.addRow(['2', 'Gaufre', null, null]);
-      ws.mergeCells('D2:D3');
-      ws.addRow(['3', 'Cachée', null, 'Lu']);
-      ws.getRow(4).hidden = true;
-      ws.getColumn(3).hidden = true;
-    });
+    const merged = await writeWorkbook(dir, 'merged.xlsx', WORKBOOKS.merged);
     const m = rowsOf(await expectSame(merged));
     expect(m.flatMap((r) => r.issues.map((i) => i.code))).toEqual(['MERGED_HEADER', 'HIDDEN_COLUMN', 'MERGED_CELL', 'ROW_HIDDEN']);
 
-    const proto = await writeWorkbook(dir, 'proto.xlsx', (wb) => {
-      const ws = wb.addWorksheet('S');
-      ws.addRow(['__proto__', 'constructor', 2025]);
-      ws.addRow(['a', 'b', 'c']);
-    });
+    const proto = await writeWorkbook(dir, 'proto.xlsx', WORKBOOKS.protoHeaders);
     await expectSame(proto);
   }, 60_000);
 
