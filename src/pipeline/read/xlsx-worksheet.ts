@@ -63,15 +63,17 @@ export async function openWorksheet(file: string, book: Pick<WorkbookInspection,
         // The zip is read by then and exceljs waits to be asked for the worksheet after this one: asked, it removes
         // this one's copy (closing the descriptor `tmp` keeps open), then opens the next copied worksheet, if any, which
         // is left unread and removed in turn.
-        copy.destroy();
+        discard(copy);
         const copies = [copy.path];
         try {
           for (;;) {
             const next = await sheets.next();
             if (next.done) break;
             const later = copyOf(next.value);
-            later?.destroy();
-            if (later) copies.push(later.path);
+            if (later) {
+              discard(later);
+              copies.push(later.path);
+            }
           }
         } catch {
           // exceljs failing here has nothing left to read: the copies are removed below all the same.
@@ -95,4 +97,14 @@ export async function openWorksheet(file: string, book: Pick<WorkbookInspection,
 function copyOf(ws: unknown): (ReadStream & { path: string }) | null {
   const it = (ws as { iterator?: unknown }).iterator;
   return it instanceof ReadStream && typeof it.path === 'string' ? (it as ReadStream & { path: string }) : null;
+}
+
+/**
+ * Drops a copy's stream unread. Its file may be opened after exceljs has already removed it (the open of a stream is
+ * asynchronous, exceljs removes the copy when asked for the next worksheet): the ENOENT then comes as an `error` event
+ * that nobody listens to any more, an uncaught exception, unless listened to here.
+ */
+function discard(stream: ReadStream): void {
+  stream.on('error', () => undefined);
+  stream.destroy();
 }
