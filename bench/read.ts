@@ -4,7 +4,8 @@
 // BENCH_CSV_ROWS, BENCH_XLSX_ROWS change the sizes.
 // A later stage plugs in as a Case: benchRead(file, stage) times openSheet() with `stage` called on every row.
 // Then, as whole processes: `product-sync validate` of a 200 000-row 4-column CSV (BENCH_VALIDATE_ROWS; no API is
-// reached: the mapping has no lookups) against a bare papaparse read of it in `node -e`, and the CLI's start to its
+// reached: the mapping has no lookups) against a bare papaparse read of it in `node -e` (best of BENCH_PROCESS_RUNS
+// (5) runs each, taken in turns), and the CLI's start to its
 // first row read, measured as `validate` of a 1-row sheet end to end (an upper bound: it also maps, validates and
 // writes the report). And the report writer alone: createReportWriter().addRow (rows.csv + rows.xlsx), rows/s
 // (BENCH_REPORT_ROWS). The issue 10 targets close the run, each PASS or FAIL.
@@ -243,8 +244,9 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === import.meta.fi
     console.log('');
     for (const r of table) console.log(r.map((c, i) => c.padEnd(w[i]!)).join('  '));
 
-    // Whole processes: the CLI (dist/, as shipped) against `node -e` with papaparse alone, best of BENCH_PROCESS_RUNS.
-    const runs = Number(process.env.BENCH_PROCESS_RUNS ?? 3);
+    // Whole processes: the CLI (dist/, as shipped) against `node -e` with papaparse alone, best of BENCH_PROCESS_RUNS,
+    // the two taken in turns (a VM's speed drifts from minute to minute: both sides then see the same minutes).
+    const runs = Number(process.env.BENCH_PROCESS_RUNS ?? 5);
     const vdir = join(dir, `validate-${VALIDATE_ROWS}`);
     mkdirSync(vdir, { recursive: true });
     const big = writeProductSheet(vdir, VALIDATE_ROWS, { owner: '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f', file: `products-${VALIDATE_ROWS}.csv` });
@@ -255,23 +257,27 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === import.meta.fi
     // validate sends nothing to the product API, and a mapping without lookups asks nothing of the reference API.
     const cliEnv = { ...process.env, PRODUCT_API_URL: 'http://127.0.0.1:9', REFERENCE_API_URL: 'http://127.0.0.1:9', API_TOKEN: 'bench', REPORT_DIR: reports, LOG_LEVEL: 'warn' };
     // Seconds of each run of `cmd`, in order of speed (the best first): other processes on the machine only slow runs down.
-    const timesOf = (cmd: string[], env: NodeJS.ProcessEnv, ok: (stdout: string) => boolean): number[] => {
-      const times: number[] = [];
-      for (let i = 0; i < runs; i++) {
-        const t0 = performance.now();
-        const r = spawnSync(process.execPath, cmd, { cwd: root, encoding: 'utf8', maxBuffer: 1e8, env });
-        const s = (performance.now() - t0) / 1000;
-        if (r.status !== 0 || !ok(r.stdout)) throw new Error(`${cmd.join(' ')}: exit ${r.status}\n${r.stdout}\n${r.stderr}`);
-        times.push(s);
-      }
-      return times.sort((a, b) => a - b);
+    const timeOf = (cmd: string[], env: NodeJS.ProcessEnv, ok: (stdout: string) => boolean): number => {
+      const t0 = performance.now();
+      const r = spawnSync(process.execPath, cmd, { cwd: root, encoding: 'utf8', maxBuffer: 1e8, env });
+      const s = (performance.now() - t0) / 1000;
+      if (r.status !== 0 || !ok(r.stdout)) throw new Error(`${cmd.join(' ')}: exit ${r.status}\n${r.stdout}\n${r.stderr}`);
+      return s;
     };
+    const timesOf = (cmd: string[], env: NodeJS.ProcessEnv, ok: (stdout: string) => boolean): number[] =>
+      Array.from({ length: runs }, () => timeOf(cmd, env, ok)).sort((a, b) => a - b);
     const median = (sorted: number[]) => sorted[Math.floor((sorted.length - 1) / 2)]!;
     const bareScript = `const Papa=require('papaparse');let n=0;Papa.parse(require('fs').createReadStream(process.argv[1],'utf8'),{delimiter:';',step:()=>n++,complete:()=>console.log(n-1)});`;
     try {
       const cli = ['bin/product-sync.mjs'];
-      const validateS = timesOf([...cli, 'validate', big.file, '--mapping', big.mapping], cliEnv, (o) => o.includes(`valid ${VALIDATE_ROWS}`));
-      const bareS = timesOf(['-e', bareScript, big.file], process.env, (o) => o.trim() === String(VALIDATE_ROWS));
+      const validateS: number[] = [];
+      const bareS: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        validateS.push(timeOf([...cli, 'validate', big.file, '--mapping', big.mapping], cliEnv, (o) => o.includes(`valid ${VALIDATE_ROWS}`)));
+        bareS.push(timeOf(['-e', bareScript, big.file], process.env, (o) => o.trim() === String(VALIDATE_ROWS)));
+      }
+      validateS.sort((a, b) => a - b);
+      bareS.sort((a, b) => a - b);
       const startS = timesOf([...cli, 'validate', one.file, '--mapping', one.mapping], cliEnv, (o) => o.includes('valid 1'));
       ratio['validate process'] = bareS[0]! / validateS[0]!;
       ratio['cli start s'] = startS[0]!;
