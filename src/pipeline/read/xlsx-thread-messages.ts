@@ -27,9 +27,10 @@ export const XLSX_THREAD_EARLY_WINDOW = 16;
 
 /**
  * To the reader thread: the worksheet to read as soon as the head of the inspection is known, with the window to
- * start with (batches it may post before the first ack), then one `ack` for each batch taken.
+ * start with (batches it may post before the first ack), then one `ack` for each batch taken; `stop` when the calling
+ * thread wants no more rows (the thread closes what it opened and exits).
  */
-export type ToXlsxThread = { start: WorkbookHeadForThread; window: number } | { ack: true };
+export type ToXlsxThread = { start: WorkbookHeadForThread; window: number } | { ack: true } | { stop: true };
 
 /** What the reader thread needs of the inspection. */
 export type WorkbookHeadForThread = Pick<WorkbookInspection, 'target' | 'date1904'>;

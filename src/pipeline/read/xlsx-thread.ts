@@ -85,12 +85,12 @@ export async function openXlsxThread(file: string, options: { sheet?: string; he
   };
 
   let stopped = false;
-  // Ends the thread (its files are closed with it) and removes its temp directory.
+  // Ends the thread (it closes its files and exits, see xlsx-worker.ts) and removes its temp directory.
   const stop = async () => {
     if (stopped) return;
     stopped = true;
     inbox.length = 0;
-    await worker.terminate();
+    await stopThread(worker, () => gone !== null);
     await rm(temp, { recursive: true, force: true });
     temps.delete(temp);
   };
@@ -158,4 +158,25 @@ export async function openXlsxThread(file: string, options: { sheet?: string; he
     throw err;
   }
   return sheetFromRows(file, book, { rows, close: stop }, options);
+}
+
+// How long a thread asked to stop gets to exit before it is terminated all the same.
+const STOP_GRACE_MS = 5000;
+
+/**
+ * Asks the reader thread to stop and waits for it to exit (see xlsx-worker.ts for why it is not simply terminated);
+ * one that does not within STOP_GRACE_MS (stuck in a long parse step) is terminated.
+ */
+async function stopThread(worker: Worker, exited: () => boolean): Promise<void> {
+  if (exited()) return;
+  worker.ref();
+  const gone = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  worker.postMessage({ stop: true } satisfies ToXlsxThread);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), STOP_GRACE_MS)));
+  try {
+    if ((await Promise.race([gone, late])) === 'late') await worker.terminate();
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -7,11 +7,13 @@
  *
  * At most `window` batches are posted and not yet taken by the calling thread (each take is acknowledged, see
  * XLSX_THREAD_WINDOW): a consumer slower than the parse holds the thread back instead of letting rows pile up in its
- * inbox. The calling thread terminates this one when it has the last message, wants no more rows, or the scan of the
- * zip failed.
+ * inbox. When the calling thread has the last message, wants no more rows, or the scan of the zip failed, it asks this
+ * one to stop: the thread closes the worksheet (files, exceljs's copies) and exits between two of its turns. (Not
+ * Worker.terminate(): Node 20 aborts the whole process when a thread is terminated between the creation and the
+ * initialisation of a zlib stream — "close before init" — and exceljs creates one for each zip entry it inflates.)
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { XlsxRow } from './read-xlsx.ts';
+import type { WorksheetRows, XlsxRow } from './read-xlsx.ts';
 import { errorMessage, type FromXlsxThread, type ToXlsxThread, type WorkbookHeadForThread, type XlsxThreadData } from './xlsx-thread-messages.ts';
 import { openWorksheet } from './xlsx-worksheet.ts';
 
@@ -26,8 +28,11 @@ let credits = 0;
 let wake: (() => void) | null = null;
 let start!: (book: WorkbookHeadForThread) => void;
 const started = new Promise<WorkbookHeadForThread>((resolve) => (start = resolve));
+let source: WorksheetRows | null = null;
 port.on('message', (m: ToXlsxThread) => {
-  if ('start' in m) {
+  if ('stop' in m) {
+    void (source?.close() ?? Promise.resolve()).catch(() => undefined).then(() => process.exit(0));
+  } else if ('start' in m) {
     credits += m.window;
     start(m.start);
   } else {
@@ -47,7 +52,7 @@ const send = async (rows: XlsxRow[]): Promise<void> => {
 let batch: XlsxRow[] = [];
 let failure: unknown = null;
 try {
-  const source = await openWorksheet(file, await started);
+  source = await openWorksheet(file, await started);
   for (;;) {
     const next = await source.rows.next();
     if (next.done) break;
