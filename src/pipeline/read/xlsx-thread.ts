@@ -8,8 +8,8 @@
  *
  * Memory stays bounded: the thread posts at most a few batches ahead of the one being read here (xlsx-worker.ts;
  * XLSX_THREAD_EARLY_WINDOW of them while the scan runs).
- * Ending the rows (read to the end, a failure, a `break` or `return()`) terminates the thread, which closes the files
- * it opened, and removes its temp directory. The thread is unreferenced except while this thread waits for it, so a
+ * Ending the rows (read to the end, a failure, a `break` or `return()`) stops the thread, which closes the files it
+ * opened, and removes its temp directory. The thread is unreferenced except while this thread waits for it, so a
  * sheet opened and never read to its end does not keep the process alive (on the calling thread a paused file stream
  * does not either).
  */
@@ -134,7 +134,7 @@ export async function openXlsxThread(file: string, options: { sheet?: string; he
   // while the thread loads exceljs; then exceljs starts, and the zip is scanned here meanwhile (every entry inflated:
   // bombs, entities, damage; merged cells, hidden rows, late shared strings), as readXlsx does before exceljs starts.
   // Security: exceljs may so read a zip that then fails the scan (a lying size header, an entity declaration, a
-  // damaged part), but only in this worker thread, which is terminated as soon as the scan fails, its temp directory
+  // damaged part), but only in this worker thread, which is stopped as soon as the scan fails, its temp directory
   // (exceljs's worksheet copies) removed, and none of its rows reaches the caller: sheetFromRows takes the first ones
   // only once the scan passed. What the thread inflates of a lying entry before the scan stops that entry at its
   // declared size goes to that temp directory or its heap; a thread out of heap is ended by Node alone
