@@ -17,21 +17,13 @@ import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorkerThread } from '../../worker-thread.ts';
 import type { ReadLimits } from './limits.ts';
 import { sheetFromRows, type XlsxRow } from './read-xlsx.ts';
 import type { Sheet } from '../types.ts';
 import { errorFrom, XLSX_THREAD_EARLY_WINDOW, XLSX_THREAD_WINDOW, type FromXlsxThread, type ToXlsxThread, type XlsxThreadData } from './xlsx-thread-messages.ts';
 import { startInspection, type InspectionStarted, type WorkbookInspection } from './zip-guard.ts';
-
-// The thread runs the same build as this module: dist/*.js, or src/*.ts through tsx (tests, benches), registered in
-// the thread first (a thread does not inherit the loader hooks of the one that starts it).
-const FROM_SOURCE = import.meta.url.endsWith('.ts');
-const ENTRY = new URL(`./xlsx-worker.${FROM_SOURCE ? 'ts' : 'js'}`, import.meta.url);
-const startThread = (workerData: XlsxThreadData, env: NodeJS.ProcessEnv): Worker =>
-  FROM_SOURCE
-    ? new Worker(`import('tsx/esm/api').then((m) => m.register()).then(() => import(${JSON.stringify(ENTRY.href)}));`, { eval: true, workerData, env })
-    : new Worker(ENTRY, { workerData, env });
 
 const ACK: ToXlsxThread = { ack: true };
 
@@ -48,7 +40,7 @@ process.on('exit', () => {
 export async function openXlsxThread(file: string, options: { sheet?: string; headerRow: number; limits: ReadLimits }): Promise<Sheet> {
   const temp = await mkdtemp(join(tmpdir(), 'ps-xlsx-read-'));
   temps.add(temp);
-  const worker = startThread({ file }, { ...process.env, TMPDIR: temp });
+  const worker = startWorkerThread(import.meta.url, 'xlsx-worker', { workerData: { file } satisfies XlsxThreadData, env: { ...process.env, TMPDIR: temp } });
   worker.unref();
   const inbox: FromXlsxThread[] = [];
   // The thread failed outside the read (it could not start, or exited): every later wait throws it.

@@ -2,12 +2,12 @@
  * The run's lifecycle, for both drivers: the inline one (runImport / runValidate, one process) and the queue one
  * (startQueuedRun produces chunk files for chunk jobs, pushChunk runs one, finishRun assembles the report).
  */
-import { statSync } from 'node:fs';
 import { logger as rootLogger } from '../../logger.ts';
 import { issue } from '../issue-codes.ts';
 import type { RunSummary } from '../report/report.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
-import { REPORT_THREAD_BYTES, REPORT_THREAD_ROWS, ReportAssembler, type Counts } from './assemble.ts';
+import { sheetWantsReportThread } from '../report/report-thread-start.ts';
+import { REPORT_THREAD_ROWS, ReportAssembler, type Counts } from './assemble.ts';
 import { heldLease } from './lease.ts';
 import { recoverChunk, resultsExist, settleArchiveChunk, type ChunkKind, type ResultRow } from './chunks.ts';
 import { abortError, openRun, produceChunks, type RunContext } from './open-run.ts';
@@ -66,7 +66,7 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
   log.info({ runId: state.runId, file: req.file, mapping: run.mapping.name, mode: state.request.mode, dryRun: state.request.dryRun, rows: state.rows, apiState: state.apiState }, 'run opened');
   // Large sheets get their report written by a worker thread, on the other core. Validate does not know its rows yet
   // (it counts them as it reads, see openRun): the file's size decides there.
-  const thread = run.keysFromRows ? statSync(state.request.file).size >= REPORT_THREAD_BYTES : state.rows >= REPORT_THREAD_ROWS;
+  const thread = run.keysFromRows ? sheetWantsReportThread(state.request.file) : state.rows >= REPORT_THREAD_ROWS;
   let assembler = await ReportAssembler.open(workDir, state, { thread });
   let rowsRead = 0;
   let done = 0;
