@@ -4,6 +4,8 @@ import iconv from 'iconv-lite';
 import Papa from 'papaparse';
 import { describe, expect, it } from 'vitest';
 import { openSheet } from '../src/pipeline/read/read-sheet.ts';
+import { rowBatches } from '../src/pipeline/read/row-batches.ts';
+import type { SheetRow } from '../src/pipeline/types.ts';
 import { expectReadFailure, fixtureDir, readAll } from './fixtures/sheets.ts';
 
 const require = createRequire(import.meta.url);
@@ -125,6 +127,26 @@ describe('CSV reader', () => {
     expect((await it.next()).value).toMatchObject({ row: 2 });
     await it.return?.();
     await expectFailure(file, 'PS_ERR_FILE_TOO_LARGE', /more than 1000 data rows/, { limits: { rows: 1000 } });
+  });
+
+  it('hands rows over a batch at a time (rowBatches): the rows of a row-by-row read; a cap on rows gives the rows before it, then stops', async () => {
+    const file = write('batched.csv', `a;b\n${Array.from({ length: 20_000 }, (_, i) => (i % 7 === 3 ? '\n' : `${i};"x\n${i}"\n`)).join('')}`);
+    const { rows } = await readAll(file);
+    const batched: SheetRow[] = [];
+    let batches = 0;
+    for await (const b of rowBatches((await openSheet(file)).rows)) {
+      batches++;
+      batched.push(...b);
+    }
+    expect(batched).toEqual(rows);
+    expect(batches).toBeGreaterThan(1);
+    expect(batches).toBeLessThan(100);
+    const capped: SheetRow[] = [];
+    const read = async () => {
+      for await (const b of rowBatches((await openSheet(file, { limits: { rows: 1000 } })).rows)) capped.push(...b);
+    };
+    await expect(read()).rejects.toMatchObject({ code: 'PS_ERR_FILE_TOO_LARGE', message: expect.stringMatching(/more than 1000 data rows/) });
+    expect(capped).toEqual(rows.slice(0, 1000));
   });
 
   it('refuses binaries, .xls, HTML saved as .xlsx, a text named .xlsx, empty and missing files with a clear file-level error', async () => {

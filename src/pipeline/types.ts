@@ -37,9 +37,18 @@ export interface Sheet {
   headers: string[];
   /** The rows above the header (headerRow > 1), as text: rejected.* reproduce them so they re-import with the same mapping. */
   preamble?: string[][];
-  rows: AsyncIterable<SheetRow>;
+  /** The data rows, in order; readers that have them in batches also hand them over so ({@link BatchedRows}). */
+  rows: AsyncIterable<SheetRow> | BatchedRows;
   /** Details for the report: detected encoding and delimiter (CSV), date system (XLSX)… */
   info: Record<string, string | number | boolean>;
+}
+
+/**
+ * Rows a reader holds in batches (a decoded chunk of a CSV): `nextBatch` hands over the rows not yet taken of the
+ * current batch, or the next one (null at the end) — one promise per batch instead of one per row (see rowBatches).
+ */
+export interface BatchedRows extends AsyncIterableIterator<SheetRow> {
+  nextBatch(): Promise<readonly SheetRow[] | null>;
 }
 
 /** The API object a mapping targets. */

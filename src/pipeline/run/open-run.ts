@@ -18,6 +18,7 @@ import type { Logger } from '../../logger.ts';
 import { issue } from '../issue-codes.ts';
 import { loadMapping, type Mapping } from '../map/mapping.ts';
 import { checkSheetFile } from '../read/read-sheet.ts';
+import { rowBatches } from '../read/row-batches.ts';
 import type { DraftResolver } from '../resolve/resolve-drafts.ts';
 import { openApiState, type ApiStateSource } from '../sync/api-state.ts';
 import type { RunStop } from '../sync/execute.ts';
@@ -290,16 +291,19 @@ export async function* produceChunks(run: OpenedRun, ctx: RunContext, options: P
     status = chunkStatus(run, index);
     return out;
   };
-  for await (const row of sheet.rows) {
-    if (ctx.signal?.aborted) break;
-    rowsRead++;
-    if (status === 'new') drafts.push(draftOf(row));
-    if (rowsRead % 1000 === 0) ctx.onProgress?.({ stage: 'read', rowsRead, operationsSent: 0, errors: 0, ...(learn ? {} : { rowsTotal: state.rows }) });
-    // Rows come from a buffer without a turn of the event loop: let the chunks being pushed meanwhile take their
-    // answers and send their next requests now and then, rather than wait for the whole chunk to be read. Validate
-    // pushes nothing (its report's writes get their turns when the reader waits for the file).
-    if (pushes && rowsRead % YIELD_ROWS === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-    if (++inChunk === state.chunkSize) yield await emit();
+  // A batch of rows at a time (rowBatches): one await per batch of the reader, not per row.
+  read: for await (const batch of rowBatches(sheet.rows)) {
+    for (const row of batch) {
+      if (ctx.signal?.aborted) break read;
+      rowsRead++;
+      if (status === 'new') drafts.push(draftOf(row));
+      if (rowsRead % 1000 === 0) ctx.onProgress?.({ stage: 'read', rowsRead, operationsSent: 0, errors: 0, ...(learn ? {} : { rowsTotal: state.rows }) });
+      // Rows come from a buffer without a turn of the event loop: let the chunks being pushed meanwhile take their
+      // answers and send their next requests now and then, rather than wait for the whole chunk to be read. Validate
+      // pushes nothing (its report's writes get their turns when the reader waits for the file).
+      if (pushes && rowsRead % YIELD_ROWS === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      if (++inChunk === state.chunkSize) yield await emit();
+    }
   }
   if (inChunk > 0) yield await emit();
   if (learn) {

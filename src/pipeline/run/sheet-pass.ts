@@ -8,6 +8,7 @@ import { dropRefusedFields, mapRow, rowKeyReader } from '../map/map-row.ts';
 import type { Mapping } from '../map/mapping.ts';
 import { validateDraft } from '../map/validate.ts';
 import { openSheet } from '../read/read-sheet.ts';
+import { rowBatches } from '../read/row-batches.ts';
 import { restoreRejectedSheet } from '../report/neutralize.ts';
 import { DraftResolver } from '../resolve/resolve-drafts.ts';
 import { createReferenceResolver, type ReferenceResolver } from '../resolve/reference-resolver.ts';
@@ -26,10 +27,12 @@ export async function openMappedSheet(req: Pick<ImportRequest, 'file' | 'sheet'>
 export async function readSheetKeys(sheet: Sheet, mapping: Mapping, ctx: Pick<RunContext, 'signal' | 'onProgress'>): Promise<SheetKeys> {
   const keyOf = rowKeyReader(sheet.headers, mapping, matchSheetHeaders(sheet, mapping));
   const keys = new SheetKeys();
-  for await (const row of sheet.rows) {
-    if (ctx.signal?.aborted) break;
-    keys.add(row.row, keyOf(row));
-    if (keys.rows % 5000 === 0) ctx.onProgress?.({ stage: 'keys', rowsRead: keys.rows, operationsSent: 0, errors: 0 });
+  read: for await (const batch of rowBatches(sheet.rows)) {
+    for (const row of batch) {
+      if (ctx.signal?.aborted) break read;
+      keys.add(row.row, keyOf(row));
+      if (keys.rows % 5000 === 0) ctx.onProgress?.({ stage: 'keys', rowsRead: keys.rows, operationsSent: 0, errors: 0 });
+    }
   }
   return keys.finish();
 }
