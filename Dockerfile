@@ -13,6 +13,10 @@ COPY src ./src
 COPY test ./test
 COPY bench ./bench
 RUN npm run typecheck && npm run build
+# The bundled CLI's code cache (bin/load-bundle.mjs), made with the entrypoint's flags: the image's first start reads
+# it from dist/.cache/ (read-only for the node user; later caches go to the temp directory).
+COPY bin ./bin
+RUN node --max-semi-space-size=8 bin/product-sync.mjs --version
 
 FROM node:26-trixie-slim AS run
 ENV NODE_ENV=production \

@@ -52,13 +52,42 @@ async function buildVendored(require) {
   for (const [name, entry] of Object.entries(VENDORED)) {
     const out = join(distDir, vendorFile(name));
     const stub = STUBBED[name];
-    const plugins = stub ? [{ name: 'stubs', setup: (b) => {
-      b.onResolve({ filter: /.*/ }, (a) => (stub.test(join(a.resolveDir, a.path).split('\\').join('/')) ? { path: a.path, namespace: 'stub' } : undefined));
-      b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({ contents: 'export {};' }));
-    } }] : [];
+    const plugins = stub ? [stubsPlugin(stub)] : [];
     const r = await esbuild.build({ stdin: { contents: entry, resolveDir: root }, bundle: true, platform: 'node', format: 'esm', target: 'node20', write: false, logLevel: 'silent', legalComments: 'inline', banner: { js: REQUIRE_BANNER }, plugins });
     writeAtomic(out, r.outputFiles[0].contents);
   }
+}
+
+// The CLI bundled into one CommonJS file, dist/cli.cjs (with its source map beside it): the bin runs it through a
+// vm.Script with V8's code cache (bin/load-bundle.mjs), where ~80 ES modules cost ~100 ms of resolving, linking and
+// compiling at every start on Node 20, which has no compile cache. dist/'s modules stay for the worker threads. The
+// dependencies are required at run time, but the vendored ones, which are bundled in.
+const BUNDLE = 'cli.cjs';
+// Each module's import.meta.url is the bundle's (src/build-dir.ts keeps the paths that depend on it true).
+const BUNDLE_BANNER = 'var __bundleUrl = require("node:url").pathToFileURL(__filename).href;';
+
+/** Bundles src/cli.ts into dist/cli.cjs and its map (esbuild). */
+async function buildBundle(require) {
+  const esbuild = require('esbuild');
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((d) => !(d in VENDORED)).flatMap((d) => [d, `${d}/*`]);
+  const r = await esbuild.build({
+    entryPoints: [join(srcDir, 'cli.ts')], outfile: join(distDir, BUNDLE), bundle: true, platform: 'node', format: 'cjs', target: 'node20',
+    external, sourcemap: 'external', sourcesContent: false, write: false, logLevel: 'silent', legalComments: 'inline',
+    // import() of a dependency becomes a require() (they are CommonJS): a vm.Script read from a code cache loses its
+    // dynamic import callback on Node 20 (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING).
+    supported: { 'dynamic-import': false },
+    define: { 'import.meta.url': '__bundleUrl' }, banner: { js: BUNDLE_BANNER }, plugins: [stubsPlugin(/\/zod\/v4\/locales\/index\.js$/)],
+  });
+  for (const f of r.outputFiles) writeAtomic(f.path, f.contents);
+}
+
+/** An esbuild plugin that bundles the modules whose path matches `stub` as empty ones. */
+function stubsPlugin(stub) {
+  return { name: 'stubs', setup: (b) => {
+    b.onResolve({ filter: /.*/ }, (a) => (stub.test(join(a.resolveDir, a.path).split('\\').join('/')) ? { path: a.path, namespace: 'stub' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({ contents: 'export {};' }));
+  } };
 }
 
 function sources(dir = srcDir, out = []) {
@@ -97,7 +126,7 @@ const outputsOf = (file) => (file.endsWith('.ts') ? [file.replace(/\.ts$/, '.js'
 
 /** True when dist/ was built from src/ as it is now (no TypeScript loaded: a directory walk and stat calls). */
 export function isFresh() {
-  if (!existsSync(join(distDir, 'cli.js')) || Object.keys(VENDORED).some((n) => !existsSync(join(distDir, vendorFile(n))))) return false;
+  if (!existsSync(join(distDir, 'cli.js')) || !existsSync(join(distDir, BUNDLE)) || Object.keys(VENDORED).some((n) => !existsSync(join(distDir, vendorFile(n))))) return false;
   const before = readManifest();
   const now = state();
   if (before.config !== now.config) return false;
@@ -154,8 +183,12 @@ export async function build({ log = () => {} } = {}) {
     await buildVendored(require);
     rebuilt++;
   }
+  if (rebuilt || !existsSync(join(distDir, BUNDLE))) {
+    await buildBundle(require);
+    rebuilt++;
+  }
   // Outputs whose source is gone: a deleted module must not stay importable from dist/.
-  const wanted = new Set([...Object.keys(now.files).flatMap(outputsOf), ...Object.keys(VENDORED).map(vendorFile)]);
+  const wanted = new Set([...Object.keys(now.files).flatMap(outputsOf), ...Object.keys(VENDORED).map(vendorFile), BUNDLE, `${BUNDLE}.map`]);
   const walk = (dir) => {
     if (!existsSync(dir)) return;
     for (const e of readdirSync(dir, { withFileTypes: true })) {

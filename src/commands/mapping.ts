@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { projectFile } from '../build-dir.ts';
 import { ProductSyncError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import { MappingError, parseMapping } from '../pipeline/map/mapping.ts';
@@ -25,7 +26,7 @@ export interface MappingInitFlags {
 }
 
 /** The JSON Schema of the mapping format, shipped with the package (schemas/ beside src/ and dist/). */
-export const MAPPING_SCHEMA_FILE = fileURLToPath(new URL('../../schemas/mapping.schema.json', import.meta.url));
+export const MAPPING_SCHEMA_FILE = fileURLToPath(projectFile('schemas/mapping.schema.json'));
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 

@@ -7,6 +7,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { buildFile } from '../build-dir.ts';
 import type { Config } from '../config.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
 import { importQueueClient, runStatus } from '../queue/enqueue.ts';
@@ -77,7 +78,7 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
     return { status: pong === 'PONG' ? 'ok' : 'degraded', redis: pong === 'PONG' ? 'up' : 'down' };
   });
 
-  app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(await readFile(new URL('./public/index.html', import.meta.url), 'utf8')));
+  app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(await readFile(buildFile('server/public/index.html'), 'utf8')));
 
   app.get('/mappings', async () => {
     const names = existsSync(mappingsDir) ? (await readdir(mappingsDir)).filter((f) => /\.(ya?ml|json)$/i.test(f)).map((f) => basename(f, extname(f))) : [];

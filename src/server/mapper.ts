@@ -10,6 +10,7 @@ import { link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'nod
 import { basename, extname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { buildFile } from '../build-dir.ts';
 import type { Config } from '../config.ts';
 import { HttpError, ProductSyncError } from '../errors.ts';
 import { FIELD_ALIASES } from '../pipeline/map/header-aliases.ts';
@@ -229,5 +230,5 @@ function nameOf(fileName: string): string {
 
 /** A file of the mapper's page (src/server/public/, copied to dist/ by the build). */
 function page(name: 'mapper.html' | 'mapper.js'): Promise<string> {
-  return readFile(new URL(`./public/${name}`, import.meta.url), 'utf8');
+  return readFile(buildFile(`server/public/${name}`), 'utf8');
 }

@@ -178,18 +178,20 @@ describe('start-up', () => {
   it('a validate that sends nothing never loads the HTTP client (undici) nor exceljs', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-speed-start-'));
     const { file, mapping } = writeProductSheet(dir, 3, { owner });
-    // A loader hook that names every file the process imports.
-    const hook = join(dir, 'hook.mjs');
-    writeFileSync(hook, `import { register } from 'node:module';
-register('data:text/javascript,' + encodeURIComponent('export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.startsWith("file:")) process.stderr.write("LOADED " + r.url + "\\\\n"); return r; }'));`);
+    // Preloaded: names every file the process loaded, required (the bundle's dependencies) or imported (an ES module).
+    const hook = join(dir, 'hook.cjs');
+    writeFileSync(hook, `const { register } = require('node:module');
+register('data:text/javascript,' + encodeURIComponent('export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.startsWith("file:")) process.stderr.write("LOADED " + r.url + "\\\\n"); return r; }'));
+process.on('exit', () => { for (const f of Object.keys(require.cache)) process.stderr.write('LOADED ' + f + '\\n'); });`);
     const env: NodeJS.ProcessEnv = { ...process.env, PRODUCT_API_URL: 'http://127.0.0.1:9', REFERENCE_API_URL: 'http://127.0.0.1:9', API_TOKEN: 'unused', REPORT_DIR: join(dir, 'reports'), LOG_LEVEL: 'error' };
     delete env.REDIS_URL;
-    const r = spawnSync(process.execPath, ['--import', hook, 'bin/product-sync.mjs', 'validate', file, '--mapping', mapping], { env, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, ['--require', hook, 'bin/product-sync.mjs', 'validate', file, '--mapping', mapping], { env, encoding: 'utf8', timeout: 60_000 });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('valid 3');
     const loaded = r.stderr.split('\n').filter((l) => l.startsWith('LOADED '));
-    // The hook works: the mapping's YAML parser was loaded through it (bundled into dist/vendor/ by the build).
-    expect(loaded.some((l) => /\/node_modules\/yaml\/|\/dist\/vendor\/yaml\.js$/.test(l))).toBe(true);
+    // The hook works: it saw the bin (imported) and the dependencies the run needs, such as the country names (required).
+    expect(loaded.some((l) => l.endsWith('/bin/product-sync.mjs'))).toBe(true);
+    expect(loaded.some((l) => /\/node_modules\/i18n-iso-countries\//.test(l))).toBe(true);
     expect(loaded.filter((l) => /\/node_modules\/(undici|exceljs|ioredis)\//.test(l))).toEqual([]);
   }, 60_000);
 });

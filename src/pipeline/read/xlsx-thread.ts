@@ -40,7 +40,7 @@ process.on('exit', () => {
 export async function openXlsxThread(file: string, options: { sheet?: string; headerRow: number; limits: ReadLimits }): Promise<Sheet> {
   const temp = await mkdtemp(join(tmpdir(), 'ps-xlsx-read-'));
   temps.add(temp);
-  const worker = startWorkerThread(import.meta.url, 'xlsx-worker', { workerData: { file } satisfies XlsxThreadData, env: { ...process.env, TMPDIR: temp } });
+  const worker = startWorkerThread('pipeline/read/xlsx-worker', { workerData: { file } satisfies XlsxThreadData, env: { ...process.env, TMPDIR: temp } });
   worker.unref();
   const inbox: FromXlsxThread[] = [];
   // The thread failed outside the read (it could not start, or exited): every later wait throws it.

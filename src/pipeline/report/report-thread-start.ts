@@ -14,7 +14,7 @@ let warm: Worker | null = null;
 
 /** A report thread, waiting for the `open` message that names its report: the one started early if any, else a new one. */
 export function startReportThread(): Worker {
-  const w = warm ?? startWorkerThread(import.meta.url, 'report-worker');
+  const w = warm ?? startWorkerThread('pipeline/report/report-worker');
   warm = null;
   w.ref();
   return w;
