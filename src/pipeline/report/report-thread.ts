@@ -8,7 +8,7 @@
  * window is wide (tens of thousands of lines) so the run's thread goes on while the report thread starts (~150 ms of
  * module loading on Node 20) or is slowed by a burst, instead of waiting for each batch.
  */
-import { rowFields, type ReportWriter, type ReportWriterOptions, type RowOutcome, type RunSummary } from './report.ts';
+import { pushRowFields, type ReportWriter, type ReportWriterOptions, type RowOutcome, type RunSummary } from './report.ts';
 import { errorFrom, type FromReportThread, type ReportOp, type ToReportThread } from './report-thread-messages.ts';
 import { startReportThread } from './report-thread-start.ts';
 
@@ -33,9 +33,16 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
   const waiting: Waiter[] = [];
   let error: Error | null = null;
   let ops: ReportOp[] = [];
-  // Lines of rows.* packed since the last op was pushed (see ReportOp), and how many lines the batch holds.
-  let packed = '';
+  // The fields of the lines of rows.* since the last op was pushed, packed into one string when it is (see ReportOp:
+  // joined once, a flat string, where appending to a string makes a rope that posting flattens), and how many lines
+  // the batch holds.
+  let fields: string[] = [];
   let lines = 0;
+  const pack = (): void => {
+    if (fields.length === 0) return;
+    ops.push({ rows: `${fields.join('\0')}\0` });
+    fields = [];
+  };
   // Batches sent and not known to be written, oldest first, and their characters.
   const inFlight: { acked: Promise<unknown>; chars: number }[] = [];
   let inFlightChars = 0;
@@ -59,14 +66,11 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
     return reply;
   };
   const flush = (): void => {
-    let chars = packed.length;
-    if (packed !== '') {
-      ops.push({ rows: packed });
-      packed = '';
-    }
+    pack();
     lines = 0;
     if (ops.length === 0) return;
-    for (const op of ops) if ('rejected' in op) chars += op.rejected[1].reduce((n: number, c) => n + String(c ?? '').length, 0);
+    let chars = 0;
+    for (const op of ops) chars += 'rows' in op ? op.rows.length : op.rejected[1].reduce((n: number, c) => n + String(c ?? '').length, 0);
     const acked = send({ ops });
     ops = [];
     // A failure is reported by the next call (the thread's error is kept), not as an unhandled rejection here.
@@ -86,14 +90,12 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
     if (ended) return Promise.reject(new Error(`report writer of ${dir}: a row after finish or abort`));
     if (error) return Promise.reject(error);
     if ('rejected' in op) {
-      if (packed !== '') ops.push({ rows: packed });
-      packed = '';
+      pack();
       ops.push(op);
     } else if ('rows' in op) {
       throw new Error('openReportThread: packed rows are made here');
     } else {
-      const fields = rowFields(op);
-      for (let i = 0; i < fields.length; i++) packed += `${fields[i]!}\0`;
+      pushRowFields(fields, op);
     }
     if (++lines >= BATCH) flush();
     // Past the window the caller waits for the oldest batches.
@@ -125,7 +127,7 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
       if (ended) return;
       try {
         ops = [];
-        packed = '';
+        fields = [];
         // Even after a failure the thread removes its temp files; a thread that is gone has nothing left to remove.
         if (!error) await send({ abort: true });
         else {

@@ -59,7 +59,7 @@ export interface ReportWriter {
    * cost no promise and no turn of the microtask queue. Rejects after finish or abort.
    */
   addRow(o: RowOutcome): Promise<void> | undefined;
-  /** {@link addRow} of a line already made into its fields by {@link rowFields} (the report thread's way). */
+  /** {@link addRow} of a line already made into its fields by {@link rowFields} (the report thread's way); the writer keeps no reference to `safe`. */
   addRowFields(safe: readonly string[]): Promise<void> | undefined;
   addRejected(row: number, cells: readonly Cell[] | readonly unknown[], issues: Issue[]): Promise<void>;
   addReconcile(entry: ReconcileEntry): Promise<void>;
@@ -68,14 +68,22 @@ export interface ReportWriter {
 }
 
 const ROW_COLUMNS = ['row', 'key', 'outcome', 'tradeItemId', 'manufacturedItemId', 'changedFields', 'issues'];
+/** Columns of rows.* whose text never needs quoting or escaping: the row number and the outcome (rowFields). */
+const PLAIN_ROW_COLUMNS = [0, 2];
 /** Fields of a line of rows.* ({@link rowFields}). */
 export const ROW_FIELDS = ROW_COLUMNS.length;
 
 /** A line of rows.csv / rows.xlsx as its text fields, neutralised ({@link neutralize}: never a NUL) once for both files. */
 export function rowFields(o: RowOutcome): string[] {
+  return pushRowFields([], o);
+}
+
+/** {@link rowFields}, appended to `out` (the report thread packs many lines in one list); returns `out`. */
+export function pushRowFields(out: string[], o: RowOutcome): string[] {
   // Row numbers and outcomes are safe text.
   const changed = o.changedFields === undefined || o.changedFields.length === 0 ? '' : o.changedFields.join('; ');
-  return [o.row === null ? '' : String(o.row), neutralize(o.key ?? ''), o.outcome, neutralize(o.tradeItemId ?? ''), neutralize(o.manufacturedItemId ?? ''), neutralize(changed), neutralize(formatIssues(o.issues))];
+  out.push(o.row === null ? '' : String(o.row), neutralize(o.key ?? ''), o.outcome, neutralize(o.tradeItemId ?? ''), neutralize(o.manufacturedItemId ?? ''), neutralize(changed), o.issues.length === 0 ? '' : neutralize(formatIssues(o.issues)));
+  return out;
 }
 const RECONCILE_COLUMNS = ['key', 'status', 'field', 'sheetValue', 'apiValue'];
 
@@ -110,7 +118,10 @@ class CsvFile {
   readonly #stream: WriteStream;
   // Lines are written in batches of 64 KiB: one stream write per line costs more than building the line.
   readonly #batch = new ByteBatch();
-  constructor(readonly final: string, header: readonly string[], preamble: readonly (readonly string[])[] = []) {
+  readonly #plain: boolean[] = [];
+  /** `plain`: columns whose text never needs quoting (numbers, fixed words). */
+  constructor(readonly final: string, header: readonly string[], preamble: readonly (readonly string[])[] = [], plain: readonly number[] = []) {
+    for (const c of plain) this.#plain[c] = true;
     this.#stream = createWriteStream(tempPathFor(final), { highWaterMark: STREAM_BUFFER_BYTES });
     // Rows above the header: one line each (line breaks inside a cell become spaces, so line n is record n); an empty
     // row is written `""`, a line no reader skips, so the header stays on its row.
@@ -119,8 +130,9 @@ class CsvFile {
   }
   /** Adds a line of text already neutralised ({@link neutralize}); returns a promise only when the file must drain first. */
   add(safe: readonly string[]): Promise<void> | undefined {
-    let line = csvQuote(safe[0] ?? '');
-    for (let i = 1; i < safe.length; i++) line += `,${csvQuote(safe[i]!)}`;
+    const plain = this.#plain;
+    let line = plain[0] === true ? (safe[0] ?? '') : csvQuote(safe[0] ?? '');
+    for (let i = 1; i < safe.length; i++) line += `,${plain[i] === true ? safe[i]! : csvQuote(safe[i]!)}`;
     line += '\r\n';
     const full = !this.#batch.fits(line) && !this.#stream.write(this.#batch.take());
     this.#batch.add(line);
@@ -141,8 +153,8 @@ class XlsxFile {
   readonly #writer: XlsxWriter;
   readonly #neutralize: boolean;
   /** `neutralize: false` writes values as they are (rejected.xlsx: text cells are never evaluated, and re-import reads them back unchanged). */
-  constructor(readonly final: string, sheetName: string, header: readonly string[], o: { maxRows?: number; preamble?: readonly (readonly string[])[]; neutralize?: boolean } = {}) {
-    this.#writer = new XlsxWriter(tempPathFor(final), sheetName, header, { ...(o.maxRows === undefined ? {} : { maxRows: o.maxRows }), ...(o.preamble ? { preamble: o.preamble } : {}) });
+  constructor(readonly final: string, sheetName: string, header: readonly string[], o: { maxRows?: number; preamble?: readonly (readonly string[])[]; neutralize?: boolean; plainColumns?: readonly number[] } = {}) {
+    this.#writer = new XlsxWriter(tempPathFor(final), sheetName, header, { ...(o.maxRows === undefined ? {} : { maxRows: o.maxRows }), ...(o.preamble ? { preamble: o.preamble } : {}), ...(o.plainColumns ? { plainColumns: o.plainColumns } : {}) });
     this.#neutralize = o.neutralize ?? true;
   }
   /** Adds a line (neutralised unless the file was opened with `neutralize: false`); a promise only when the writer must be waited for. */
@@ -199,8 +211,8 @@ export interface ReportWriterOptions {
 export async function createReportWriter(dir: string, opts: ReportWriterOptions): Promise<ReportWriter> {
   await mkdir(dir, { recursive: true });
   const at = (name: string) => join(dir, name);
-  const rowsCsv = new CsvFile(at('rows.csv'), ROW_COLUMNS);
-  const rowsXlsx = new XlsxFile(at('rows.xlsx'), 'rows', ROW_COLUMNS, opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows });
+  const rowsCsv = new CsvFile(at('rows.csv'), ROW_COLUMNS, [], PLAIN_ROW_COLUMNS);
+  const rowsXlsx = new XlsxFile(at('rows.xlsx'), 'rows', ROW_COLUMNS, { plainColumns: PLAIN_ROW_COLUMNS, ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }) });
   // A rejected file re-imported: its own row and issues columns are replaced, not repeated.
   const again = isRejectedHeader(opts.sourceHeaders);
   const ownHeaders = again ? opts.sourceHeaders.slice(0, -2) : opts.sourceHeaders;

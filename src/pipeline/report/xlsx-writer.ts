@@ -19,6 +19,8 @@ export interface XlsxWriterOptions {
   level?: number;
   /** Rows written above the header (a sheet whose header is not on row 1); the panes freeze them with the header. */
   preamble?: readonly (readonly string[])[];
+  /** Columns (0-based) whose data values never need XML escaping (numbers, fixed words): written as they are. */
+  plainColumns?: readonly number[];
 }
 
 // Characters XML 1.0 cannot hold: C0 controls but tab/LF/CR, lone surrogates, U+FFFE/U+FFFF.
@@ -164,6 +166,7 @@ export class XlsxWriter {
   readonly #entries: ZipEntry[] = [];
   readonly #sheet: ZipEntry;
   readonly #letters: string[] = [];
+  readonly #plain: boolean[] = [];
   readonly #waiters = new Set<(err: Error) => void>();
   #offset = 0;
   // Rows are collected as bytes up to 64 KiB before they go to the deflate stream: one zlib call per row would cost a
@@ -211,6 +214,7 @@ export class XlsxWriter {
         (cols ? `<cols>${cols}</cols>` : '') +
         `<sheetData>${preamble.map((r) => this.#row(r)).join('')}${this.#row(header)}`,
     );
+    for (const c of opts.plainColumns ?? []) this.#plain[c] = true;
   }
 
   /** Data rows written to the sheet so far. */
@@ -238,7 +242,7 @@ export class XlsxWriter {
       this.#rowsDropped++;
       return undefined;
     }
-    const xml = this.#row(values);
+    const xml = this.#row(values, this.#plain);
     // Exact byte counts only near the limit (a UTF-16 unit is at most 3 bytes).
     if (this.#over(this.#batch.maxLength + xml.length * 3) && this.#over(this.#batch.length + Buffer.byteLength(xml))) {
       this.#full = true;
@@ -315,12 +319,12 @@ export class XlsxWriter {
   }
 
   /** The XML of the next row; cells of empty values are left out. */
-  #row(values: readonly string[]): string {
+  #row(values: readonly string[], plain: readonly boolean[] = []): string {
     const r = this.#rowNumber++;
     let xml = `<row r="${r}">`;
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
-      const t = v ? xmlText(v, false) : '';
+      const t = !v ? '' : plain[i] === true ? v : xmlText(v, false);
       if (t === '') continue;
       const col = (this.#letters[i] ??= columnLetters(i + 1));
       // Leading or trailing white space (a line break too) is kept only when the text says so.

@@ -316,6 +316,8 @@ export async function* produceChunks(run: OpenedRun, ctx: RunContext, options: P
 }
 
 function chunkStatus(run: OpenedRun, index: number): ProducedChunk['status'] {
+  // Validate writes no chunk file nor results (nothing to resume): no file to look for.
+  if (run.state.kind === 'validate') return 'new';
   if (resultsExist(run.workDir, 'rows', index)) return 'pushed';
   return chunkExists(run.workDir, 'rows', index) ? 'prepared' : 'new';
 }
