@@ -130,12 +130,14 @@ export function abortError(err: unknown): ProductSyncError {
 /** Resolves the mapping, owner and run id, reads the key column (first pass), opens the API state and plans archives. */
 export async function openRun(req: ImportRequest, ctx: RunContext, kind: 'import' | 'validate', share: OpenedRun['share']): Promise<OpenedRun> {
   const mode = req.mode ?? 'upsert';
+  // The sheet is hashed while the mapping loads; a mapping that fails is still the error reported.
+  const hashing = checkSheetFile(req.file).then(() => sha256File(req.file));
+  hashing.catch(() => undefined);
   const mapping = await loadMapping(req.mapping);
   const owner = runOwner(req, mapping, ctx);
   if (kind === 'import') refuseInternalOnlyFields(mapping, ctx);
   const reportDir = resolvePath(req.reportDir ?? ctx.config.REPORT_DIR);
-  await checkSheetFile(req.file);
-  const sha = await sha256File(req.file);
+  const sha = await hashing;
   const dryRun = kind === 'validate' || Boolean(req.dryRun);
   const runId = await runIdFor(reportDir, sha, mapping, owner, req, kind);
   const workDir = join(reportDir, runId);
