@@ -1,14 +1,14 @@
 // Loads dist/cli.cjs (the CLI bundled into one file by scripts/build.mjs) through a vm.Script with V8's code cache:
 // the bytecode of every function a run compiled is kept in dist/.cache/ (or the temp directory when dist/ is read-only)
 // and read back by the next start, which then neither parses the bundle nor compiles those functions again — Node 20
-// has no compile cache of its own. The cache file is named by a hash of the bundle, Node's version and flags: V8 only
-// checks a cache's source length, so a cache never meets another bundle. A missing or refused cache is written when the
-// process exits.
+// has no compile cache of its own. The cache file is named by a hash of the bundle's file identity (inode, size, change
+// time), Node's version and flags: V8 only checks a cache's source length, so a cache never meets another bundle. A
+// missing or refused cache is written when the process exits.
 //
 // Stack traces name the src/*.ts lines: Node does not apply source maps to vm scripts, so frames of the bundle are mapped
 // here (node:module's SourceMap), the map read only when a stack is first formatted.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import module, { createRequire, SourceMap } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join } from 'node:path';
@@ -18,7 +18,10 @@ import vm from 'node:vm';
 /** Runs the bundle at `file` (a path) and returns its exports. */
 export function loadBundle(file) {
   const source = readFileSync(file, 'utf8');
-  const key = createHash('sha256').update(source).update(`\0${process.version}\0${process.arch}\0${process.execArgv.join(' ')}`).digest('hex').slice(0, 24);
+  // The bundle's identity without hashing its 1.5 MB at every start: its inode, size and change time (ctime, which no
+  // copy or touch sets back; the build writes a new file each time).
+  const st = statSync(file, { bigint: true });
+  const key = createHash('sha256').update(`${st.ino}\0${st.size}\0${st.ctimeNs}\0${process.version}\0${process.arch}\0${process.execArgv.join(' ')}`).digest('hex').slice(0, 24);
   const name = `${basename(file, extname(file))}-${key}.v8`;
   const dirs = [join(dirname(file), '.cache'), join(tmpdir(), 'product-sync-v8-cache')];
   let cachedData;
