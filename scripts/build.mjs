@@ -44,7 +44,8 @@ function rewriteVendored(code, out) {
 // Modules of a vendored package bundled as empty ones. zod's `z.locales` (re-exported by its core too) holds all 60-odd
 // locales, ~half the bundle parsed at every start (~10 ms); nothing here uses one, and English, the default, is
 // registered by zod's schemas module from its own file.
-const STUBBED = { zod: /\/v4\/locales\/index\.js$/ };
+const ZOD_LOCALES = /\/zod\/v4\/locales\/index\.js$/;
+const STUBBED = { zod: ZOD_LOCALES };
 
 /** Bundles the vendored packages (dist/vendor/*.js) with esbuild. */
 async function buildVendored(require) {
@@ -77,7 +78,7 @@ async function buildBundle(require) {
     // import() of a dependency becomes a require() (they are CommonJS): a vm.Script read from a code cache loses its
     // dynamic import callback on Node 20 (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING).
     supported: { 'dynamic-import': false },
-    define: { 'import.meta.url': '__bundleUrl' }, banner: { js: BUNDLE_BANNER }, plugins: [stubsPlugin(/\/zod\/v4\/locales\/index\.js$/)],
+    define: { 'import.meta.url': '__bundleUrl' }, banner: { js: BUNDLE_BANNER }, plugins: [stubsPlugin(ZOD_LOCALES)],
   });
   for (const f of r.outputFiles) writeAtomic(f.path, f.contents);
 }

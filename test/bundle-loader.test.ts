@@ -6,8 +6,11 @@ import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { SourceMap } from 'node:module';
 import { buildSync } from 'esbuild';
 import { describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain ES module of the bin, without types.
+import { sourceMapLookup } from '../bin/load-bundle.mjs';
 
 const loader = pathToFileURL(resolve('bin/load-bundle.mjs')).href;
 
@@ -69,5 +72,28 @@ describe('the bundle loader', () => {
     expect(readFileSync(file, 'utf8')).toHaveLength(before.length);
     expect(runBundle(file).trim()).toBe('bbb');
     expect(cacheFiles(dir)).toHaveLength(2);
+  });
+
+  it('finds in a source map what node:module finds, at every position of a bundle of several modules', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-bundle-'));
+    writeFileSync(join(dir, 'lib.ts'), 'export const twice = (n: number): number => n * 2;\n\nexport class Box {\n  constructor(readonly v: string) {}\n  get size(): number {\n    return this.v.length;\n  }\n}\n');
+    const file = bundle(dir, "import { Box, twice } from './lib.ts';\n\nexport function run(): number {\n  const b = new Box('abc');\n  return twice(b.size);\n}\n");
+    const map = JSON.parse(readFileSync(`${file}.map`, 'utf8'));
+    const reference = new SourceMap(map);
+    const lookup = sourceMapLookup(`${file}.map`) as { lookup(line: number, column: number): { source: string; line: number; column: number } | null };
+    const lines = readFileSync(file, 'utf8').split('\n');
+    let mapped = 0;
+    for (let l = 0; l < lines.length + 2; l++) {
+      for (let c = 0; c <= (lines[l]?.length ?? 3); c++) {
+        const want = reference.findEntry(l, c) as { originalSource?: string; originalLine?: number; originalColumn?: number };
+        const got = lookup.lookup(l, c);
+        if (want.originalSource === undefined) expect(got, `${l}:${c}`).toBeNull();
+        else {
+          expect(got, `${l}:${c}`).toEqual({ source: want.originalSource, line: want.originalLine, column: want.originalColumn });
+          mapped++;
+        }
+      }
+    }
+    expect(mapped).toBeGreaterThan(100);
   });
 });

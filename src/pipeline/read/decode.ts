@@ -120,7 +120,9 @@ export async function* decodeFile(file: string, encoding: TextEncoding, chunkByt
   const stream = createReadStream(file, { highWaterMark: chunkBytes });
   const wide = encoding === 'utf-16le' || encoding === 'utf-16be';
   try {
-    for await (const buf of stream as AsyncIterable<Buffer>) {
+    // destroyOnReturn: false — a read stopped early (the header probe) ends in `finally` without the premature-close
+    // error Node's own return() would destroy the stream with (and whose stack trace it formats at once).
+    for await (const buf of stream.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
       const s = decoder.write(buf);
       if (flags && !flags.nul) flags.nul = wide ? s.includes('\0') : buf.indexOf(0) !== -1;
       if (s) yield s;
