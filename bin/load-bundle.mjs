@@ -107,17 +107,10 @@ function decodeMappings(text) {
   const lineStarts = [0];
   let segs = new Int32Array(1 << 16);
   let n = 0;
-  let src = 0;
-  let line = 0;
-  let col = 0;
-  let genCol = 0;
-  let field = 0;
-  let value = 0;
-  let shift = 0;
-  let f0 = 0;
-  let f1 = 0;
-  let f2 = 0;
-  let f3 = 0;
+  // The absolute values so far (source, original line and column; the generated column, reset at each line), and the
+  // segment being read: its fields (f0-f3), how many, and the VLQ value being summed with its shift.
+  let [src, line, col, genCol] = [0, 0, 0, 0];
+  let [f0, f1, f2, f3, field, value, shift] = [0, 0, 0, 0, 0, 0, 0];
   for (let i = 0; i <= text.length; i++) {
     const c = i < text.length ? text.charCodeAt(i) : 59;
     if (c === 59 || c === 44) {
