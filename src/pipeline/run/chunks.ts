@@ -78,7 +78,10 @@ export const resultsExist = (workDir: string, kind: ChunkKind, index: number): b
 
 /** A chunk's outcomes in report order: rows sorted by row number, archives in their order. */
 export function inReportOrder(kind: ChunkKind, rows: ResultRow[]): ResultRow[] {
-  return kind === 'rows' ? [...rows].sort((a, b) => (a.row ?? 0) - (b.row ?? 0)) : rows;
+  if (kind !== 'rows') return rows;
+  let sorted = true;
+  for (let i = 1; i < rows.length && sorted; i++) sorted = (rows[i - 1]!.row ?? 0) <= (rows[i]!.row ?? 0);
+  return sorted ? rows : [...rows].sort((a, b) => (a.row ?? 0) - (b.row ?? 0));
 }
 
 /**

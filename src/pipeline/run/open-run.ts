@@ -25,7 +25,7 @@ import type { RunStop } from '../sync/execute.ts';
 import { archiveGuard, planRow, type ArchiveEntry, type Mode, type RowAction } from '../sync/plan.ts';
 import type { CircuitBreaker, Throttle } from '../sync/throttle.ts';
 import type { Draft, Issue, Sheet } from '../types.ts';
-import { chunkExists, inReportOrder, resultsExist, settleArchiveChunk, writeChunk, writeResults, type ResultRow, type RowChunk } from './chunks.ts';
+import { chunkExists, resultsExist, settleArchiveChunk, writeChunk, writeResults, type ResultRow, type RowChunk } from './chunks.ts';
 import { outcomesWithoutRequests } from './push.ts';
 import { acquireLease, leaseKey, type Lease } from './lease.ts';
 import { previousRunState, runIdFor, sha256File, writeRunState, type ImportRequest, type RunState } from './run-state.ts';
@@ -252,7 +252,7 @@ export interface ProducedChunk {
   index: number;
   /**
    * 'pushed': results exist; 'prepared': the chunk file exists (push it); 'new': `chunk` was just prepared and written;
-   * 'settled' (only with `settle`): the chunk needs no request, `results` are its outcomes in report order (`chunk` what they came from).
+   * 'settled' (with `settle`, and always for validate, which sends nothing): the chunk needs no request, `results` are its outcomes in report order (`chunk` what they came from).
    */
   status: 'pushed' | 'prepared' | 'new' | 'settled';
   chunk?: RowChunk;
@@ -332,14 +332,21 @@ async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[], sett
   const stopped = () => share.stop.reason !== null;
   if (!stopped()) await run.resolver.resolveChunk(drafts);
   else for (const d of drafts) if (d.lookups) d.lookups = undefined;
+  if (state.kind === 'validate') {
+    // Every row is settled here, in sheet order: the outcomes go to the report as they are (no file, no request).
+    for (const d of drafts) {
+      settled.push(hasError(d)
+        ? { row: d.row, key: d.key, outcome: 'invalid', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues, source: d.source }
+        : { row: d.row, key: d.key, outcome: 'valid', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues });
+    }
+    return { index, status: 'settled', chunk, results: settled };
+  }
   const valid: Draft[] = [];
   for (const d of drafts) {
     if (hasError(d)) settled.push({ row: d.row, key: d.key, outcome: 'invalid', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues, source: d.source });
     else valid.push(d);
   }
-  if (state.kind === 'validate') {
-    for (const d of valid) settled.push({ row: d.row, key: d.key, outcome: 'valid', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues });
-  } else if (valid.length > 0) {
+  if (valid.length > 0) {
     let apiState;
     if (!stopped() && run.api) {
       try {
@@ -365,10 +372,7 @@ async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[], sett
     }
   }
   const outcomes = settle ? outcomesWithoutRequests(run.workDir, chunk) : null;
-  if (outcomes) {
-    const results = state.kind === 'validate' ? inReportOrder('rows', outcomes) : await writeResults(run.workDir, 'rows', index, outcomes);
-    return { index, status: 'settled', chunk, results };
-  }
+  if (outcomes) return { index, status: 'settled', chunk, results: await writeResults(run.workDir, 'rows', index, outcomes) };
   await writeChunk(run.workDir, 'rows', index, chunk);
   return { index, status: 'new', chunk };
 }
