@@ -116,7 +116,7 @@ function cellText(c: unknown, decimal: ',' | '.' = '.'): string {
 /** A CSV file written through a temp name, UTF-8 with BOM (Excel then reads accents right), CRLF line ends. */
 class CsvFile {
   readonly #stream: WriteStream;
-  // Lines are written in batches of 64 KiB: one stream write per line costs more than building the line.
+  // Lines are written in batches (BATCH_BYTES): one stream write per line costs more than building the line.
   readonly #batch = new ByteBatch();
   readonly #plain: boolean[] = [];
   /** `plain`: columns whose text never needs quoting (numbers, fixed words). */

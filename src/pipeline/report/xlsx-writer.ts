@@ -169,7 +169,7 @@ export class XlsxWriter {
   readonly #plain: boolean[] = [];
   readonly #waiters = new Set<(err: Error) => void>();
   #offset = 0;
-  // Rows are collected as bytes up to 64 KiB before they go to the deflate stream: one zlib call per row would cost a
+  // Rows are collected as bytes (BATCH_BYTES) before they go to the deflate stream: one zlib call per row would cost a
   // threadpool round trip each.
   readonly #batch = new ByteBatch();
   #sheetBytes = 0;
