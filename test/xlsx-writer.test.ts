@@ -98,6 +98,32 @@ describe('XlsxWriter', () => {
     expect(rows.flatMap((r) => r.issues)).toEqual([]);
   });
 
+  it('writes the values of a shared-strings column found in its table as references: exceljs and our reader read the same text', async () => {
+    const file = tempFile();
+    const header = ['row', 'outcome', 'note'];
+    const table = ['valid', 'invalid', ' spaced '];
+    const w = new XlsxWriter(file, 'rows', header, { sharedStrings: { columns: [1], values: table } });
+    const lines = [['2', 'valid', 'valid'], ['3', 'invalid', ''], ['4', 'other', 'x'], ['5', ' spaced ', 'invalid'], ['6', '', 'y']];
+    for (const l of lines) await w.line(l);
+    await w.close();
+    unzipTest(file);
+    const unzipped = spawnSync('unzip', ['-p', file, 'xl/worksheets/sheet1.xml'], { encoding: 'utf8' });
+    if (!unzipped.error) {
+      // References only in the shared column, for the values of its table.
+      expect(unzipped.stdout).toContain('<c r="B2" t="s"><v>0</v></c>');
+      expect(unzipped.stdout).toContain('<c r="B5" t="s"><v>2</v></c>');
+      expect(unzipped.stdout).toContain('<c r="C2" t="inlineStr"><is><t>valid</t></is></c>');
+      expect(unzipped.stdout).toContain('<c r="B4" t="inlineStr"><is><t>other</t></is></c>');
+      expect(unzipped.stdout.match(/t="s"/g)).toHaveLength(3);
+    }
+    const ws = await readExcelJs(file);
+    expect(excelJsRows(ws, header.length)).toEqual([header, ...lines]);
+    ws.eachRow((r) => r.eachCell((c) => expect(c.type).toBe(ExcelJS.ValueType.String)));
+    const { headers, rows } = await readOurs(file);
+    expect(headers).toEqual(header);
+    expect(rows.map((r) => r.cells.map((c) => (c === null ? '' : c)))).toEqual(lines.map((l) => l.map((v) => (v.trim() === '' ? '' : v))));
+  });
+
   it('writes a zip without data descriptors: every local header carries its CRC and sizes, names flagged UTF-8', async () => {
     const file = tempFile();
     const w = new XlsxWriter(file, 'x', ['a']);

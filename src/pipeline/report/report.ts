@@ -7,11 +7,13 @@ import { redactPart } from '../../redact.ts';
 import { commitTemp, discardTemp, tempPathFor, writeFileAtomic } from './atomic.ts';
 import { ByteBatch, STREAM_BUFFER_BYTES } from './byte-batch.ts';
 import { csvField, csvQuote, isRejectedHeader, neutralize, REJECTED_ISSUES_COLUMN, REJECTED_ROW_COLUMN } from './neutralize.ts';
-import { XlsxWriter } from './xlsx-writer.ts';
+import { XlsxWriter, type XlsxWriterOptions } from './xlsx-writer.ts';
 import type { Cell, Issue } from '../types.ts';
 
-/** The outcome of one input row (or of one archive without a row) — DESIGN §5.5. */
-export type Outcome = 'created' | 'updated' | 'unchanged' | 'archived' | 'unarchived' | 'invalid' | 'failed' | 'skipped' | 'not_attempted' | 'valid';
+/** The outcomes of an input row (or of an archive without a row) — DESIGN §5.5. */
+export const OUTCOMES = ['created', 'updated', 'unchanged', 'archived', 'unarchived', 'invalid', 'failed', 'skipped', 'not_attempted', 'valid'] as const;
+/** The outcome of one input row (or of one archive without a row). */
+export type Outcome = (typeof OUTCOMES)[number];
 
 /** One line of rows.csv / rows.xlsx. */
 export interface RowOutcome {
@@ -70,6 +72,8 @@ export interface ReportWriter {
 const ROW_COLUMNS = ['row', 'key', 'outcome', 'tradeItemId', 'manufacturedItemId', 'changedFields', 'issues'];
 /** Columns of rows.* whose text never needs quoting or escaping: the row number and the outcome (rowFields). */
 const PLAIN_ROW_COLUMNS = [0, 2];
+/** rows.xlsx: the outcome column as references to a shared strings table of the outcomes (~9 % fewer bytes a line). */
+const ROW_SHARED_STRINGS = { columns: [2], values: OUTCOMES };
 /** Fields of a line of rows.* ({@link rowFields}). */
 export const ROW_FIELDS = ROW_COLUMNS.length;
 
@@ -153,8 +157,9 @@ class XlsxFile {
   readonly #writer: XlsxWriter;
   readonly #neutralize: boolean;
   /** `neutralize: false` writes values as they are (rejected.xlsx: text cells are never evaluated, and re-import reads them back unchanged). */
-  constructor(readonly final: string, sheetName: string, header: readonly string[], o: { maxRows?: number; preamble?: readonly (readonly string[])[]; neutralize?: boolean; plainColumns?: readonly number[] } = {}) {
-    this.#writer = new XlsxWriter(tempPathFor(final), sheetName, header, { ...(o.maxRows === undefined ? {} : { maxRows: o.maxRows }), ...(o.preamble ? { preamble: o.preamble } : {}), ...(o.plainColumns ? { plainColumns: o.plainColumns } : {}) });
+  constructor(readonly final: string, sheetName: string, header: readonly string[], o: XlsxWriterOptions & { neutralize?: boolean } = {}) {
+    const { neutralize: _, ...options } = o;
+    this.#writer = new XlsxWriter(tempPathFor(final), sheetName, header, options);
     this.#neutralize = o.neutralize ?? true;
   }
   /** Adds a line (neutralised unless the file was opened with `neutralize: false`); a promise only when the writer must be waited for. */
@@ -212,7 +217,7 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
   await mkdir(dir, { recursive: true });
   const at = (name: string) => join(dir, name);
   const rowsCsv = new CsvFile(at('rows.csv'), ROW_COLUMNS, [], PLAIN_ROW_COLUMNS);
-  const rowsXlsx = new XlsxFile(at('rows.xlsx'), 'rows', ROW_COLUMNS, { plainColumns: PLAIN_ROW_COLUMNS, ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }) });
+  const rowsXlsx = new XlsxFile(at('rows.xlsx'), 'rows', ROW_COLUMNS, { plainColumns: PLAIN_ROW_COLUMNS, sharedStrings: ROW_SHARED_STRINGS, ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }) });
   // A rejected file re-imported: its own row and issues columns are replaced, not repeated.
   const again = isRejectedHeader(opts.sourceHeaders);
   const ownHeaders = again ? opts.sourceHeaders.slice(0, -2) : opts.sourceHeaders;

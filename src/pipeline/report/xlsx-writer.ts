@@ -21,6 +21,12 @@ export interface XlsxWriterOptions {
   preamble?: readonly (readonly string[])[];
   /** Columns (0-based) whose data values never need XML escaping (numbers, fixed words): written as they are. */
   plainColumns?: readonly number[];
+  /**
+   * A fixed table of shared strings (xl/sharedStrings.xml) and the columns (0-based) whose data values found in it are
+   * written as references to it (`t="s"`, still string cells): a column of a few repeated words (outcomes) is ~40 %
+   * fewer bytes to build, encode and deflate than as inline strings.
+   */
+  sharedStrings?: { columns: readonly number[]; values: readonly string[] };
 }
 
 // Characters XML 1.0 cannot hold: C0 controls but tab/LF/CR, lone surrogates, U+FFFE/U+FFFF.
@@ -71,12 +77,14 @@ const SHEET_PART = 'xl/worksheets/sheet1.xml';
 const SHEET_TAIL = '</sheetData></worksheet>';
 const SHEET_TAIL_BYTES = Buffer.byteLength(SHEET_TAIL);
 
-const smallParts = (sheetName: string): [string, string][] => [
-  ['[Content_Types].xml', `${XML_HEAD}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/><Override PartName="/${SHEET_PART}" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>`],
+/** The parts before the worksheet; `shared`: the shared strings table, when the writer has one. */
+const smallParts = (sheetName: string, shared: readonly string[]): [string, string][] => [
+  ['[Content_Types].xml', `${XML_HEAD}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>${shared.length > 0 ? '<Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/>' : ''}<Override PartName="/${SHEET_PART}" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>`],
   ['_rels/.rels', `${XML_HEAD}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${NS_REL}/officeDocument" Target="xl/workbook.xml"/></Relationships>`],
   ['xl/workbook.xml', `${XML_HEAD}<workbook xmlns="${NS_MAIN}" xmlns:r="${NS_REL}"><bookViews><workbookView/></bookViews><sheets><sheet name="${xmlText(sheetTitle(sheetName))}" sheetId="1" r:id="rId1"/></sheets></workbook>`],
-  ['xl/_rels/workbook.xml.rels', `${XML_HEAD}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${NS_REL}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="${NS_REL}/styles" Target="styles.xml"/></Relationships>`],
+  ['xl/_rels/workbook.xml.rels', `${XML_HEAD}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${NS_REL}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="${NS_REL}/styles" Target="styles.xml"/>${shared.length > 0 ? `<Relationship Id="rId3" Type="${NS_REL}/sharedStrings" Target="sharedStrings.xml"/>` : ''}</Relationships>`],
   ['xl/styles.xml', `${XML_HEAD}<styleSheet xmlns="${NS_MAIN}"><fonts count="1"><font><sz val="11"/><name val="Calibri"/><family val="2"/></font></fonts><fills count="2"><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="gray125"/></fill></fills><borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders><cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs><cellXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/></cellXfs><cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>`],
+  ...(shared.length > 0 ? [['xl/sharedStrings.xml', `${XML_HEAD}<sst xmlns="${NS_MAIN}" uniqueCount="${shared.length}">${shared.map((v) => `<si><t xml:space="preserve">${xmlText(v, false)}</t></si>`).join('')}</sst>`] as [string, string]] : []),
 ];
 
 interface ZipEntry {
@@ -167,6 +175,8 @@ export class XlsxWriter {
   readonly #sheet: ZipEntry;
   readonly #letters: string[] = [];
   readonly #plain: boolean[] = [];
+  // Per column, the shared strings its values are looked up in (undefined: inline strings only).
+  readonly #shared: (ReadonlyMap<string, number> | undefined)[] = [];
   readonly #waiters = new Set<(err: Error) => void>();
   #offset = 0;
   // Rows are collected as bytes (BATCH_BYTES) before they go to the deflate stream: one zlib call per row would cost a
@@ -197,7 +207,7 @@ export class XlsxWriter {
     });
     this.#out.on('drain', () => this.#deflate.resume());
 
-    for (const [name, xml] of smallParts(sheetName)) {
+    for (const [name, xml] of smallParts(sheetName, opts.sharedStrings?.values ?? [])) {
       const data = Buffer.from(xml);
       const packed = deflateRawSync(data);
       this.#put({ name: Buffer.from(name), method: 8, crc: crc32(data), compressed: packed.length, uncompressed: data.length, offset: this.#offset }, packed);
@@ -215,6 +225,10 @@ export class XlsxWriter {
         `<sheetData>${preamble.map((r) => this.#row(r)).join('')}${this.#row(header)}`,
     );
     for (const c of opts.plainColumns ?? []) this.#plain[c] = true;
+    if (opts.sharedStrings) {
+      const index = new Map(opts.sharedStrings.values.map((v, i) => [v, i]));
+      for (const c of opts.sharedStrings.columns) this.#shared[c] = index;
+    }
   }
 
   /** Data rows written to the sheet so far. */
@@ -242,7 +256,7 @@ export class XlsxWriter {
       this.#rowsDropped++;
       return undefined;
     }
-    const xml = this.#row(values, this.#plain);
+    const xml = this.#row(values, this.#plain, this.#shared);
     // Exact byte counts only near the limit (a UTF-16 unit is at most 3 bytes).
     if (this.#over(this.#batch.maxLength + xml.length * 3) && this.#over(this.#batch.length + Buffer.byteLength(xml))) {
       this.#full = true;
@@ -319,11 +333,16 @@ export class XlsxWriter {
   }
 
   /** The XML of the next row; cells of empty values are left out. */
-  #row(values: readonly string[], plain: readonly boolean[] = []): string {
+  #row(values: readonly string[], plain: readonly boolean[] = [], shared: readonly (ReadonlyMap<string, number> | undefined)[] = []): string {
     const r = this.#rowNumber++;
     let xml = `<row r="${r}">`;
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
+      const s = v ? shared[i]?.get(v) : undefined;
+      if (s !== undefined) {
+        xml += `<c r="${(this.#letters[i] ??= columnLetters(i + 1))}${r}" t="s"><v>${s}</v></c>`;
+        continue;
+      }
       const t = !v ? '' : plain[i] === true ? v : xmlText(v, false);
       if (t === '') continue;
       const col = (this.#letters[i] ??= columnLetters(i + 1));
