@@ -5,7 +5,7 @@
  * rows are read and checked. Same files, same calls as createReportWriter (report.ts).
  *
  * Memory stays bounded: past WINDOW_CHARS of packed lines in flight, addRow waits for the thread to catch up. The
- * window is wide (tens of thousands of lines) so the run's thread goes on while the report thread starts (~150 ms of
+ * window is wide (tens of thousands of lines) so the run's thread goes on while the report thread starts (~70-150 ms of
  * module loading on Node 20) or is slowed by a burst, instead of waiting for each batch.
  */
 import { pushRowFields, type ReportWriter, type ReportWriterOptions, type RowOutcome, type RunSummary } from './report.ts';
