@@ -1,50 +1,31 @@
-import type ExcelJS from 'exceljs';
 import { ProductSyncError } from '../../errors.ts';
 import type { ReadLimits } from './limits.ts';
 import { issue } from '../issue-codes.ts';
 import type { Cell, Issue, Sheet, SheetRow } from '../types.ts';
+import type { XlsxValue } from './worksheet-xml.ts';
+import { openWorksheet } from './xlsx-worksheet.ts';
 import { inspectWorkbook, type MergedRange, type WorkbookInspection } from './zip-guard.ts';
 
-/** A cell's value as exceljs gives it. */
-export type RawValue = ExcelJS.CellValue | undefined;
+/** A cell's value as the worksheet gives it (worksheet-xml.ts); null or undefined when empty. */
+export type RawValue = XlsxValue | null;
 
 // OOXML escapes characters XML cannot hold as `_xHHHH_` (`_x000D_` is a carriage return, `_x005F_` a literal `_`).
 const OOXML_ESCAPE = /_x([0-9A-Fa-f]{4})_/g;
 const unescapeOoxml = (s: string): string => (s.includes('_x') ? s.replace(OOXML_ESCAPE, (_, h: string) => String.fromCharCode(parseInt(h, 16))) : s);
 
-/**
- * A cell as the pipeline wants it: rich text joined, hyperlink text, formula results, error cells null (with the error).
- * `strings`: the shared strings the inspection read, for cells exceljs left as `{sharedString: n}` (see readXlsx).
- */
-function normalize(v: RawValue, strings: readonly string[] | null = null): { cell: Cell; error?: string } {
+/** A cell as the pipeline wants it: blank text empty, OOXML escapes decoded, error values null (with the error). */
+function normalize(v: RawValue): { cell: Cell; error?: string } {
   if (v === null || v === undefined) return { cell: null };
   if (typeof v === 'string') return { cell: v.length === 0 || (v.charCodeAt(0) <= 32 && v.trim() === '') ? null : unescapeOoxml(v) };
   if (typeof v === 'number') return Number.isFinite(v) ? { cell: v } : { cell: null, error: '#NUM!' };
   if (typeof v === 'boolean') return { cell: v };
   if (v instanceof Date) return Number.isNaN(v.getTime()) ? { cell: null, error: '#VALUE!' } : { cell: v };
-  if (typeof v === 'object') {
-    if ('error' in v) return { cell: null, error: String(v.error) };
-    if ('richText' in v) return normalize(v.richText.map((r) => r.text ?? '').join(''));
-    if ('formula' in v || 'sharedFormula' in v) {
-      const result = (v as { result?: unknown }).result;
-      if (result && typeof result === 'object' && 'error' in result) return { cell: null, error: String((result as { error: unknown }).error) };
-      // exceljs's streaming reader parses an error result (`t="e"`) as a number, NaN, which it then drops: an error
-      // result and a formula never calculated both come without a result, and the value is unknown either way.
-      if (result === undefined || (typeof result === 'number' && Number.isNaN(result))) return { cell: null, error: 'a formula without a usable result (an error, or never calculated)' };
-      return normalize(result as RawValue);
-    }
-    if ('text' in v) return normalize((v as { text: RawValue }).text);
-    if ('sharedString' in v) {
-      const text = strings?.[(v as { sharedString: number }).sharedString];
-      return text === undefined ? { cell: null, error: 'a missing shared string' } : normalize(text);
-    }
-  }
-  return { cell: String(v) };
+  return { cell: null, error: v.error };
 }
 
 /** Header text of a header cell: strings raw, numbers and booleans as text, dates as ISO days, empty as ''. */
-function headerText(v: RawValue, strings: readonly string[] | null): string {
-  const c = normalize(v, strings).cell;
+function headerText(v: RawValue): string {
+  const c = normalize(v).cell;
   return c === null ? '' : c instanceof Date ? c.toISOString().slice(0, 10) : String(c);
 }
 
@@ -56,13 +37,14 @@ function columnLetters(n: number): string {
 }
 
 /**
- * Opens a worksheet of an XLSX with exceljs's streaming WorkbookReader (shared strings and styles cached so dates are
- * recognised; the 1904 date system honoured), after inspectWorkbook has checked the zip (bombs, entities, damage).
+ * Opens a worksheet of an XLSX, streamed by its own reader (xlsx-worksheet.ts: shared strings and date formats read
+ * first, the 1904 date system honoured), after inspectWorkbook has checked the zip (bombs, entities, damage).
  *
  * Values: strings raw (OOXML `_xHHHH_` escapes decoded), numbers as numbers — parsed once from the XML text, so an
- * identifier up to 2^53 (every GTIN) keeps its exact digits — booleans, dates as Date; rich text joined; a hyperlink
- * gives its text; a formula gives its cached result (a boolean result comes as 1/0: exceljs's streaming reader reads
- * it as a number); error cells (#N/A, #REF!…) and error results are null with a CELL_ERROR issue.
+ * identifier up to 2^53 (every GTIN) keeps its exact digits — booleans, dates as Date (numbers in a date or time
+ * format); rich text joined; a hyperlink gives its text; a formula gives its cached result, typed as a value would be
+ * (text, number, date, boolean); error cells (#N/A, #REF!…), error results and formulas without a cached result are
+ * null with a CELL_ERROR issue.
  * Policies:
  * - worksheet: the one named (case and surrounding spaces ignored), else the first visible one in the workbook's order.
  * - merged cells: the value stays in the top-left cell, the other cells read empty; each data row holding such a
@@ -74,8 +56,6 @@ function columnLetters(n: number): string {
  */
 export async function readXlsx(file: string, options: { sheet?: string; headerRow: number; limits: ReadLimits }): Promise<Sheet> {
   const book = await inspectWorkbook(file, options.limits, options.sheet);
-  // exceljs is loaded here only: the thread reader (xlsx-thread.ts) shapes rows with sheetFromRows, exceljs in its thread.
-  const { openWorksheet } = await import('./xlsx-worksheet.ts');
   let source: WorksheetRows;
   try {
     source = await openWorksheet(file, book);
@@ -85,35 +65,31 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
   return sheetFromRows(file, book, source, options);
 }
 
-/** A worksheet row as exceljs reads it: its number and its values, 1-based (index 0 unused), empty cells holes or undefined. */
+/** A worksheet row as it is read: its number and its values, 1-based (index 0 unused), empty cells undefined. */
 export interface XlsxRow {
   number: number;
   values: readonly RawValue[];
 }
 
-/** The rows of the worksheet to read as exceljs gives them, and how to stop reading them (closing the file). */
+/** The rows of the worksheet to read as its XML gives them, and how to stop reading them (closing the file). */
 export interface WorksheetRows {
   rows: AsyncIterator<XlsxRow>;
   close(): Promise<void>;
 }
 
-/** A failure of exceljs as the file-level error naming the file; ProductSyncErrors as they are. */
+/** A failure to read the worksheet as the file-level error naming the file; ProductSyncErrors as they are. */
 function unreadable(file: string, err: unknown): ProductSyncError {
   return err instanceof ProductSyncError ? err : new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the workbook cannot be read (${(err as Error)?.message ?? String(err)}); open it in Excel and save it again as .xlsx`, { cause: err });
 }
 
 /**
- * The sheet of an inspected workbook from its worksheet's rows as exceljs gives them (`source`, from openWorksheet
+ * The sheet of an inspected workbook from its worksheet's rows as they are read (`source`, from openWorksheet
  * here or from the XLSX reader thread): header, preamble, the policies of readXlsx, rows as SheetRows. Rows are read
  * up to the header before it returns; `source` is closed when the rows end, fail or are left, and on a failure before.
  */
 export async function sheetFromRows(file: string, book: WorkbookInspection, source: WorksheetRows, options: { headerRow: number; limits: ReadLimits }): Promise<Sheet> {
   const { limits, headerRow } = options;
   const target = book.target;
-  // exceljs defers a worksheet met before xl/sharedStrings.xml and reads it once the zip is done, but when the strings
-  // are the zip's last entry it never gets them and leaves `{sharedString: n}` in their cells: the inspection read them
-  // (only when they come after the worksheet), normalize looks those cells up there.
-  const strings = book.sharedStrings;
   const rowsIt = source.rows;
   const close = source.close;
   const fail = async (err: unknown): Promise<never> => {
@@ -132,12 +108,14 @@ export async function sheetFromRows(file: string, book: WorkbookInspection, sour
       const row = next.value;
       if (row.number < headerRow) {
         while (preamble.length < row.number - 1) preamble.push([]);
-        preamble.push(Array.from(row.values.slice(1), (v) => headerText(v, strings)));
+        const line = Array.from(row.values.slice(1), (v) => headerText(v));
+        while (line.length > 0 && line.at(-1) === '') line.pop();
+        preamble.push(line);
         continue;
       }
       if (row.number === headerRow) {
         // row.values is sparse: Array.from fills the holes so every header is a string.
-        headers = Array.from(row.values.slice(1), (v) => headerText(v, strings));
+        headers = Array.from(row.values.slice(1), (v) => headerText(v));
         while (headers.length > 0 && headers.at(-1)!.trim() === '') headers.pop();
       } else pending = row;
       break;
@@ -194,7 +172,7 @@ export async function sheetFromRows(file: string, book: WorkbookInspection, sour
     for (let i = 0; i < width; i++) {
       const v = values[i + 1];
       if (v === undefined || v === null) continue;
-      const { cell, error } = normalize(v, strings);
+      const { cell, error } = normalize(v);
       if (error) {
         any = true;
         issues.push(issue('CELL_ERROR', { row, column: hdr[i] || columnLetters(i + 1), value: error, message: `the cell holds ${error.startsWith('#') ? `the Excel error ${error}` : error}: fix the formula or type the value` }));
@@ -209,7 +187,7 @@ export async function sheetFromRows(file: string, book: WorkbookInspection, sour
       cells[i] = cell;
     }
     for (let i = width + 1; i < values.length; i++) {
-      if (normalize(values[i], strings).cell !== null) {
+      if (normalize(values[i]).cell !== null) {
         issues.push(issue('ROW_RAGGED', { row, message: `cells right of the last header (column ${columnLetters(width)}) are ignored` }, 'warning'));
         break;
       }

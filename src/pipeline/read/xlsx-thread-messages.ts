@@ -17,11 +17,10 @@ export interface XlsxThreadData {
 export const XLSX_THREAD_WINDOW = 4;
 
 /**
- * The window while the calling thread still scans the zip (startInspection's `scan`) and takes no rows: exceljs parses
- * ~20 000 rows a second of the 25-column bench sheet, 1 000-row batches, so ~12 batches in the ~0.6 s of a large
- * scan (a worksheet stored before the shared strings gives its first rows only later: exceljs copies it first). The
- * calling thread withholds the acks of the first EARLY − WINDOW batches it takes, back to the normal window. Bounded:
- * 16 batches of 1 000 rows of the bench sheet are ~19 MB on the calling thread's heap (4: ~5 MB).
+ * The window while the calling thread still scans the zip (startInspection's `scan`) and takes no rows: the thread
+ * parses ~90 000 rows a second of the 25-column bench sheet, 1 000-row batches, so the ~0.2 s of a large scan fill it.
+ * The calling thread withholds the acks of the first EARLY − WINDOW batches it takes, back to the normal window.
+ * Bounded: 16 batches of 1 000 rows of the bench sheet are ~19 MB on the calling thread's heap (4: ~5 MB).
  */
 export const XLSX_THREAD_EARLY_WINDOW = 16;
 
@@ -33,7 +32,7 @@ export const XLSX_THREAD_EARLY_WINDOW = 16;
 export type ToXlsxThread = { start: WorkbookHeadForThread; window: number } | { ack: true } | { stop: true };
 
 /** What the reader thread needs of the inspection. */
-export type WorkbookHeadForThread = Pick<WorkbookInspection, 'target' | 'date1904'>;
+export type WorkbookHeadForThread = Pick<WorkbookInspection, 'target' | 'date1904' | 'parts'>;
 
-/** From the reader thread: batches of the worksheet's rows as exceljs gives them, then the end or the error that stopped them. */
+/** From the reader thread: batches of the worksheet's rows as they are read, then the end or the error that stopped them. */
 export type FromXlsxThread = { rows: XlsxRow[] } | { end: true } | { error: ThreadErrorMessage };

@@ -1,22 +1,17 @@
 /**
- * readXlsx (read-xlsx.ts) with exceljs's parse in a worker thread: the thread streams the worksheet and hands its rows
- * over in batches (structured clone, ~2 µs a row each side); this thread reads the head of the workbook (while the
- * thread starts and loads exceljs), tells the thread to start, scans the rest of the zip while exceljs parses, then
- * shapes the rows (sheetFromRows), and its caller maps and validates them while the next ones are parsed — two cores
- * busy instead of one. Same sheet, same rows, same errors (code and message): no row is taken before the scan passed,
- * and a scan that fails ends the thread and is thrown as readXlsx throws it.
+ * readXlsx (read-xlsx.ts) with the worksheet's parse in a worker thread: the thread inflates and parses the worksheet
+ * and hands its rows over in batches (structured clone, ~2 µs a row each side); this thread reads the head of the
+ * workbook (while the thread starts), tells the thread to start, scans the rest of the zip while the thread parses,
+ * then shapes the rows (sheetFromRows), and its caller maps and validates them while the next ones are parsed — two
+ * cores busy instead of one. Same sheet, same rows, same errors (code and message): no row is taken before the scan
+ * passed, and a scan that fails ends the thread and is thrown as readXlsx throws it.
  *
  * Memory stays bounded: the thread posts at most a few batches ahead of the one being read here (xlsx-worker.ts;
  * XLSX_THREAD_EARLY_WINDOW of them while the scan runs).
- * Ending the rows (read to the end, a failure, a `break` or `return()`) stops the thread, which closes the files it
- * opened, and removes its temp directory. The thread is unreferenced except while this thread waits for it, so a
- * sheet opened and never read to its end does not keep the process alive (on the calling thread a paused file stream
- * does not either).
+ * Ending the rows (read to the end, a failure, a `break` or `return()`) stops the thread, which closes the file it
+ * opened. The thread is unreferenced except while this thread waits for it, so a sheet opened and never read to its
+ * end does not keep the process alive (on the calling thread a paused file stream does not either).
  */
-import { rmSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startWorkerThread } from '../../worker-thread.ts';
 import type { ReadLimits } from './limits.ts';
@@ -27,20 +22,9 @@ import { startInspection, type InspectionStarted, type WorkbookInspection } from
 
 const ACK: ToXlsxThread = { ack: true };
 
-// exceljs copies a worksheet stored before the shared strings to a temp file (as large as the worksheet unzipped) and
-// removes it when asked for the next worksheet (openWorksheet's close() asks, on the calling thread) or in its process's
-// exit handlers; a terminated thread gets to neither. So each thread has a temp directory of its own, removed when it
-// ends, or when this process exits for a thread whose rows were left unread.
-const temps = new Set<string>();
-process.on('exit', () => {
-  for (const t of temps) rmSync(t, { recursive: true, force: true });
-});
-
-/** Opens a worksheet of an XLSX as readXlsx does, exceljs parsing it in a worker thread (see the module comment). */
+/** Opens a worksheet of an XLSX as readXlsx does, parsed in a worker thread (see the module comment). */
 export async function openXlsxThread(file: string, options: { sheet?: string; headerRow: number; limits: ReadLimits }): Promise<Sheet> {
-  const temp = await mkdtemp(join(tmpdir(), 'ps-xlsx-read-'));
-  temps.add(temp);
-  const worker = startWorkerThread('pipeline/read/xlsx-worker', { workerData: { file } satisfies XlsxThreadData, env: { ...process.env, TMPDIR: temp } });
+  const worker = startWorkerThread('pipeline/read/xlsx-worker', { workerData: { file } satisfies XlsxThreadData });
   worker.unref();
   const inbox: FromXlsxThread[] = [];
   // The thread failed outside the read (it could not start, or exited): every later wait throws it.
@@ -77,17 +61,15 @@ export async function openXlsxThread(file: string, options: { sheet?: string; he
   };
 
   let stopped = false;
-  // Ends the thread (it closes its files and exits, see xlsx-worker.ts) and removes its temp directory.
+  // Ends the thread (it closes its file and exits, see xlsx-worker.ts).
   const stop = async () => {
     if (stopped) return;
     stopped = true;
     inbox.length = 0;
     await stopThread(worker, () => gone !== null);
-    await rm(temp, { recursive: true, force: true });
-    temps.delete(temp);
   };
 
-  // The rows as exceljs gave them in the thread, one batch at a time; a failure there is thrown here, as exceljs's own.
+  // The rows as the thread read them, one batch at a time; a failure there is thrown here, as readXlsx would throw it.
   // The thread starts with the early window (the scan runs meanwhile): the acks of the first batches taken are kept
   // back until it is down to the normal one.
   let surplus = XLSX_THREAD_EARLY_WINDOW - XLSX_THREAD_WINDOW;
@@ -122,18 +104,13 @@ export async function openXlsxThread(file: string, options: { sheet?: string; he
     },
   };
 
-  // The head of the workbook is read here (the zip's directory and declared sizes, workbook.xml: the worksheet to read)
-  // while the thread loads exceljs; then exceljs starts, and the zip is scanned here meanwhile (every entry inflated:
-  // bombs, entities, damage; merged cells, hidden rows, late shared strings), as readXlsx does before exceljs starts.
-  // Security: exceljs may so read a zip that then fails the scan (a lying size header, an entity declaration, a
-  // damaged part), but only in this worker thread, which is stopped as soon as the scan fails, its temp directory
-  // (exceljs's worksheet copies) removed, and none of its rows reaches the caller: sheetFromRows takes the first ones
-  // only once the scan passed. What the thread inflates of a lying entry before the scan stops that entry at its
-  // declared size goes to that temp directory or its heap; a thread out of heap is ended by Node alone
-  // (ERR_WORKER_OUT_OF_MEMORY: the thread's heap limit is the process's, 4 GB on a 24 GB machine), and the scan's error
-  // is still the one thrown. No `resourceLimits` on the thread: exceljs's heap grows with the shared strings (~250 MB
-  // for the 100 000-row bench workbook, 12 MB of strings), so a cap low enough to matter would refuse workbooks within
-  // the read limits (2 GB unzipped) that read today.
+  // The head of the workbook is read here (the zip's directory and declared sizes, workbook.xml: the worksheet to read,
+  // its parts) while the thread starts; then the thread parses, and the zip is scanned here meanwhile (every entry
+  // inflated: bombs, entities, damage; merged cells, hidden rows), as readXlsx does before it parses.
+  // Security: the thread may so read a zip that then fails the scan (a lying size header, an entity declaration, a
+  // damaged part), but only in this worker thread, which is stopped as soon as the scan fails, and none of its rows
+  // reaches the caller: sheetFromRows takes the first ones only once the scan passed. The thread inflates no part past
+  // the size its zip entry declares (zip-entries.ts), and the head checked those sizes against the read limits.
   let inspection: InspectionStarted;
   try {
     inspection = await startInspection(file, options.limits, options.sheet);
@@ -141,7 +118,8 @@ export async function openXlsxThread(file: string, options: { sheet?: string; he
     await stop();
     throw err;
   }
-  worker.postMessage({ start: { target: inspection.head.target, date1904: inspection.head.date1904 }, window: XLSX_THREAD_EARLY_WINDOW } satisfies ToXlsxThread);
+  const { target, date1904, parts } = inspection.head;
+  worker.postMessage({ start: { target, date1904, parts }, window: XLSX_THREAD_EARLY_WINDOW } satisfies ToXlsxThread);
   let book: WorkbookInspection;
   try {
     book = await inspection.scan();

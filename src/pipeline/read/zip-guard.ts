@@ -1,17 +1,8 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
-import { createInflateRaw } from 'node:zlib';
 import { ProductSyncError } from '../../errors.ts';
 import type { ReadLimits } from './limits.ts';
-
-interface ZipEntry {
-  name: string;
-  method: number;
-  compressed: number;
-  uncompressed: number;
-  localHeader: number;
-}
+import { centralDirectory, damaged, entryStream, type ZipEntry } from './zip-entries.ts';
+import { attr } from './xml-text.ts';
 
 /** A worksheet as workbook.xml lists it. */
 export interface WorkbookSheet {
@@ -30,7 +21,14 @@ export interface MergedRange {
   right: number;
 }
 
-/** What the inspection of a workbook learnt before exceljs streams it. */
+/** Entries of the parts of a workbook that hold a worksheet's values. */
+export interface WorkbookParts {
+  worksheet: ZipEntry | null;
+  sharedStrings: ZipEntry | null;
+  styles: ZipEntry | null;
+}
+
+/** What the inspection of a workbook learnt before its worksheet is streamed. */
 export interface WorkbookInspection {
   sheets: WorkbookSheet[];
   /** The worksheet to read: the one named, else the first visible one in the workbook's order. */
@@ -42,80 +40,8 @@ export interface WorkbookInspection {
   hiddenColumns: { min: number; max: number }[];
   /** Merged ranges of the target, sorted by top row. */
   merges: MergedRange[];
-  /**
-   * The shared strings, read here when xl/sharedStrings.xml comes after the target worksheet in the zip (null
-   * otherwise): exceljs's streaming reader meets the worksheet first and, when the strings are the zip's last entry,
-   * never reads them, leaving `{sharedString: n}` cells — readXlsx looks those up here.
-   */
-  sharedStrings: string[] | null;
-}
-
-const damaged = (file: string, why: string) =>
-  new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the workbook is damaged or truncated (${why}); ask for the file again, or open it in Excel and save it again as .xlsx`);
-
-/** The entries of a zip from its central directory (read from the end of the file, before anything is inflated). */
-async function centralDirectory(file: string, fh: FileHandle): Promise<ZipEntry[]> {
-  const { size } = await fh.stat();
-  const tailLen = Math.min(size, 65_557);
-  const tail = Buffer.alloc(tailLen);
-  await fh.read(tail, 0, tailLen, size - tailLen);
-  const eocd = tail.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
-  if (eocd < 0 || eocd + 22 > tail.length) throw damaged(file, 'no zip directory at its end');
-  let count = tail.readUInt16LE(eocd + 10);
-  let cdSize = tail.readUInt32LE(eocd + 12);
-  let cdOffset = tail.readUInt32LE(eocd + 16);
-  if (count === 0xffff || cdSize === 0xffffffff || cdOffset === 0xffffffff) {
-    // Zip64: the real values are in the zip64 end record, found through the locator just before the end record.
-    const loc = eocd - 20;
-    if (loc < 0 || tail.readUInt32LE(loc) !== 0x07064b50) throw damaged(file, 'zip64 directory locator missing');
-    const recAt = Number(tail.readBigUInt64LE(loc + 8));
-    const rec = Buffer.alloc(56);
-    await fh.read(rec, 0, 56, recAt);
-    if (rec.readUInt32LE(0) !== 0x06064b50) throw damaged(file, 'zip64 directory record missing');
-    count = Number(rec.readBigUInt64LE(32));
-    cdSize = Number(rec.readBigUInt64LE(40));
-    cdOffset = Number(rec.readBigUInt64LE(48));
-  }
-  if (cdOffset + cdSize > size || cdSize > 64 * 1024 * 1024) throw damaged(file, 'zip directory out of the file');
-  const cd = Buffer.alloc(cdSize);
-  await fh.read(cd, 0, cdSize, cdOffset);
-  const entries: ZipEntry[] = [];
-  let p = 0;
-  for (let i = 0; i < count; i++) {
-    if (p + 46 > cd.length || cd.readUInt32LE(p) !== 0x02014b50) throw damaged(file, 'zip directory entry unreadable');
-    const nameLen = cd.readUInt16LE(p + 28);
-    const extraLen = cd.readUInt16LE(p + 30);
-    const commentLen = cd.readUInt16LE(p + 32);
-    const e: ZipEntry = {
-      method: cd.readUInt16LE(p + 10),
-      compressed: cd.readUInt32LE(p + 20),
-      uncompressed: cd.readUInt32LE(p + 24),
-      localHeader: cd.readUInt32LE(p + 42),
-      name: cd.toString('utf8', p + 46, p + 46 + nameLen),
-    };
-    // Zip64 extra field (0x0001): the 64-bit values, in this order, of the fields that are 0xffffffff.
-    for (let x = p + 46 + nameLen; x + 4 <= p + 46 + nameLen + extraLen; ) {
-      const id = cd.readUInt16LE(x);
-      const len = cd.readUInt16LE(x + 2);
-      if (id === 0x0001) {
-        let q = x + 4;
-        const next = () => {
-          const v = q + 8 <= x + 4 + len ? Number(cd.readBigUInt64LE(q)) : NaN;
-          q += 8;
-          return v;
-        };
-        if (e.uncompressed === 0xffffffff) e.uncompressed = next();
-        if (e.compressed === 0xffffffff) e.compressed = next();
-        if (e.localHeader === 0xffffffff) e.localHeader = next();
-      }
-      x += 4 + len;
-    }
-    if (![e.uncompressed, e.compressed, e.localHeader].every(Number.isFinite)) throw damaged(file, `zip entry ${e.name} unreadable`);
-    if (e.localHeader + 30 + e.compressed > size) throw damaged(file, `${e.name} runs past the end of the file`);
-    entries.push(e);
-    p += 46 + nameLen + extraLen + commentLen;
-  }
-  return entries;
+  /** The zip entries the worksheet reader reads: the target worksheet's, the shared strings', the styles' (null when absent). */
+  parts: WorkbookParts;
 }
 
 const DOCTYPE = Buffer.from('<!DOCTYPE');
@@ -146,15 +72,6 @@ function parseRange(ref: string): MergedRange | null {
   return { ref, top: Math.min(top, bottom), left: Math.min(left, right), bottom: Math.max(top, bottom), right: Math.max(left, right) };
 }
 
-const XML_ENTITY = /&(amp|lt|gt|quot|apos|#x[0-9a-fA-F]+|#\d+);/g;
-const decodeXml = (s: string): string =>
-  !s.includes('&') ? s : s.replace(XML_ENTITY, (_, e: string) =>
-    e === 'amp' ? '&' : e === 'lt' ? '<' : e === 'gt' ? '>' : e === 'quot' ? '"' : e === 'apos' ? "'" : String.fromCodePoint(e[1] === 'x' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10)));
-
-const attr = (tag: string, name: string): string | null => {
-  const m = new RegExp(`\\s${name}="([^"]*)"`).exec(tag);
-  return m ? decodeXml(m[1]!) : null;
-};
 
 /**
  * The bytes `prev ++ chunk`, searched as one without copying `chunk` (joining them copied every 1 MB chunk for 4 KB
@@ -226,29 +143,15 @@ function* tagsWith({ prev, chunk }: Joined, needle: Buffer): Generator<string | 
   }
 }
 
-/** The bytes `[start, start + length)` of the file in pieces of up to 1 MB. */
-async function* readRange(fh: FileHandle, start: number, length: number): AsyncGenerator<Buffer> {
-  for (let pos = start, end = start + length; pos < end; ) {
-    const buf = Buffer.allocUnsafe(Math.min(1 << 20, end - pos));
-    const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
-    if (bytesRead === 0) return;
-    pos += bytesRead;
-    yield bytesRead === buf.length ? buf : buf.subarray(0, bytesRead);
-  }
-}
-
 interface EntryScan {
   /** Keep the inflated text (small parts: workbook.xml and its relationships). */
   keep: boolean;
   /** Look for hidden rows/columns and merged cells (the worksheet to read). */
   sheet: boolean;
-  /** Collect the shared strings (xl/sharedStrings.xml), one `<si>` at a time. */
-  strings?: boolean;
 }
 
 interface ScanResult {
   text: string | null;
-  strings: string[] | null;
   hiddenRows: Set<number>;
   hiddenColumns: Map<string, { min: number; max: number }>;
   merges: Map<string, MergedRange>;
@@ -259,17 +162,9 @@ interface ScanResult {
  * refusing entity declarations, and collecting what `scan` asks for.
  */
 async function scanEntry(file: string, fh: FileHandle, e: ZipEntry, budget: { left: number }, limits: ReadLimits, scan: EntryScan): Promise<ScanResult> {
-  const local = Buffer.alloc(30);
-  await fh.read(local, 0, 30, e.localHeader);
-  if (local.readUInt32LE(0) !== 0x04034b50) throw damaged(file, `no local header for ${e.name}`);
-  const start = e.localHeader + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
-  const result: ScanResult = { text: null, strings: scan.strings ? [] : null, hiddenRows: new Set(), hiddenColumns: new Map(), merges: new Map() };
-  const stringsDecoder = scan.strings ? new StringDecoder('utf8') : null;
-  let stringsPending = '';
+  const result: ScanResult = { text: null, hiddenRows: new Set(), hiddenColumns: new Map(), merges: new Map() };
   if (e.compressed === 0 && e.method !== 0) return result;
-  if (e.method !== 0 && e.method !== 8) throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: ${e.name} uses a zip compression method (${e.method}) that Excel does not write; save the sheet again as .xlsx`);
-  const raw = Readable.from(readRange(fh, start, e.compressed));
-  const source = e.method === 0 ? raw : raw.pipe(createInflateRaw({ chunkSize: 1 << 20 }));
+  const { source, raw } = await entryStream(file, fh, e);
   const xml = /\.(xml|rels|vml)$/i.test(e.name);
   const kept: Buffer[] = [];
   let out = 0;
@@ -293,7 +188,6 @@ async function scanEntry(file: string, fh: FileHandle, e: ZipEntry, budget: { le
       if (declaresEntities(joined)) {
         throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: ${e.name} declares XML entities (<!DOCTYPE/<!ENTITY); refused — a workbook saved by Excel never does`);
       }
-      if (stringsDecoder) stringsPending = takeSharedStrings(stringsPending + stringsDecoder.write(chunk), result.strings!);
       if (scan.keep) {
         if (out > 32 * 1024 * 1024) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${e.name} is larger than 32 MB`);
         kept.push(chunk);
@@ -331,39 +225,24 @@ async function scanEntry(file: string, fh: FileHandle, e: ZipEntry, budget: { le
   return result;
 }
 
-const SI = /<(?:\w+:)?si(?:\s[^>]*)?(?:\/>|>([\s\S]*?)<\/(?:\w+:)?si>)/g;
-const PHONETIC = /<(?:\w+:)?rPh[\s>][\s\S]*?<\/(?:\w+:)?rPh>|<(?:\w+:)?phoneticPr[^>]*>/g;
-const T = /<(?:\w+:)?t(?:\s[^>]*)?(?:\/>|>([\s\S]*?)<\/(?:\w+:)?t>)/g;
-
-/**
- * Appends the text of every complete `<si>` of `xml` to `out` (rich-text runs joined, phonetic runs left out, XML
- * entities decoded; OOXML `_xHHHH_` escapes are left for the cell reader, as exceljs leaves them); returns the text
- * after the last complete one, to be continued by the next chunk.
- */
-function takeSharedStrings(xml: string, out: string[]): string {
-  let rest = 0;
-  SI.lastIndex = 0;
-  for (let m = SI.exec(xml); m !== null; m = SI.exec(xml)) {
-    let text = '';
-    const raw = m[1] ?? '';
-    const body = raw.includes('rPh') || raw.includes('phoneticPr') ? raw.replace(PHONETIC, '') : raw;
-    T.lastIndex = 0;
-    for (let t = T.exec(body); t !== null; t = T.exec(body)) text += t[1] ?? '';
-    out.push(decodeXml(text));
-    rest = SI.lastIndex;
-  }
-  return xml.slice(rest);
-}
-
-/** The worksheets of workbook.xml in order, with their parts from its relationships. */
-function parseSheets(workbookXml: string, relsXml: string): WorkbookSheet[] {
-  const targets = new Map<string, string>();
+/** The relationships of workbook.xml: id → part path, and the part of each relationship type (its last path segment). */
+function parseRels(relsXml: string): { byId: Map<string, string>; byType: Map<string, string> } {
+  const byId = new Map<string, string>();
+  const byType = new Map<string, string>();
   for (const m of relsXml.matchAll(/<(?:\w+:)?Relationship\s[^>]*>/g)) {
     const id = attr(m[0], 'Id');
     const target = attr(m[0], 'Target');
     if (!id || !target) continue;
-    targets.set(id, target.startsWith('/') ? target.slice(1) : `xl/${target.replace(/^\.\//, '')}`);
+    const path = target.startsWith('/') ? target.slice(1) : `xl/${target.replace(/^\.\//, '')}`;
+    byId.set(id, path);
+    const type = attr(m[0], 'Type')?.split('/').at(-1);
+    if (type && !byType.has(type)) byType.set(type, path);
   }
+  return { byId, byType };
+}
+
+/** The worksheets of workbook.xml in order, with their parts from its relationships. */
+function parseSheets(workbookXml: string, targets: Map<string, string>): WorkbookSheet[] {
   const sheets: WorkbookSheet[] = [];
   for (const m of workbookXml.matchAll(/<(?:\w+:)?sheet\s[^>]*>/g)) {
     const name = attr(m[0], 'name');
@@ -375,8 +254,8 @@ function parseSheets(workbookXml: string, relsXml: string): WorkbookSheet[] {
   return sheets;
 }
 
-/** What the first, fast part of the inspection learns (see startInspection): enough for exceljs to start. */
-export type WorkbookHead = Pick<WorkbookInspection, 'sheets' | 'target' | 'date1904'>;
+/** What the first, fast part of the inspection learns (see startInspection): enough for the worksheet's parse to start. */
+export type WorkbookHead = Pick<WorkbookInspection, 'sheets' | 'target' | 'date1904' | 'parts'>;
 
 /** A workbook whose first part of the inspection passed: its head, and the second part to run. */
 export interface InspectionStarted {
@@ -392,7 +271,7 @@ export interface InspectionStarted {
  * The first part of inspectWorkbook, reading little: the zip's central directory (it is a spreadsheet: xl/workbook.xml
  * present), every entry's declared size and ratio within the caps, workbook.xml and its relationships (inflated,
  * checked as every part is) → the worksheets, the one to read, the date system. The full scan — every other entry
- * inflated — is left to `scan()`: the XLSX reader thread (xlsx-thread.ts) runs it while exceljs already parses.
+ * inflated — is left to `scan()`: the XLSX reader thread (xlsx-thread.ts) runs it while the worksheet is already parsed.
  */
 export async function startInspection(file: string, limits: ReadLimits, sheetName?: string): Promise<InspectionStarted> {
   const fh = await open(file, 'r');
@@ -424,7 +303,8 @@ export async function startInspection(file: string, limits: ReadLimits, sheetNam
     };
     const workbookXml = await small('xl/workbook.xml');
     const relsXml = await small('xl/_rels/workbook.xml.rels');
-    const sheets = parseSheets(workbookXml, relsXml);
+    const rels = parseRels(relsXml);
+    const sheets = parseSheets(workbookXml, rels.byId);
     const wanted = sheetName?.trim().toLowerCase();
     const target = wanted !== undefined ? sheets.find((s) => s.name.trim().toLowerCase() === wanted) : sheets.find((s) => s.state === 'visible');
     if (!target) {
@@ -433,7 +313,9 @@ export async function startInspection(file: string, limits: ReadLimits, sheetNam
         : `${file}: the workbook has no visible worksheet`);
     }
     const date1904 = /<(?:\w+:)?workbookPr\s[^>]*\bdate1904="(1|true)"/.test(workbookXml);
-    head = { sheets, target, date1904 };
+    const part = (type: string, usual: string) => byName.get(rels.byType.get(type) ?? usual) ?? byName.get(usual) ?? null;
+    const parts: WorkbookParts = { worksheet: target.path ? byName.get(target.path) ?? null : null, sharedStrings: part('sharedStrings', 'xl/sharedStrings.xml'), styles: part('styles', 'xl/styles.xml') };
+    head = { sheets, target, date1904, parts };
   } catch (err) {
     await fh.close();
     throw err;
@@ -443,22 +325,15 @@ export async function startInspection(file: string, limits: ReadLimits, sheetNam
     try {
       const { target } = head;
       let found: ScanResult | null = null;
-      // Shared strings stored after the worksheet (zip order is local-header order) are collected while they are checked.
-      const targetEntry = target.path ? byName.get(target.path) : undefined;
-      const stringsEntry = byName.get('xl/sharedStrings.xml');
-      const lateStrings = targetEntry !== undefined && stringsEntry !== undefined && stringsEntry.localHeader > targetEntry.localHeader;
-      let sharedStrings: string[] | null = null;
       for (const e of entries) {
         if (e.name === 'xl/workbook.xml' || e.name === 'xl/_rels/workbook.xml.rels') continue;
         const isTarget = e.name === target.path;
-        const isStrings = lateStrings && e === stringsEntry;
-        const r = await scanEntry(file, fh, e, budget, limits, { keep: false, sheet: isTarget, strings: isStrings });
+        const r = await scanEntry(file, fh, e, budget, limits, { keep: false, sheet: isTarget });
         if (isTarget) found = r;
-        if (isStrings) sharedStrings = r.strings;
       }
       if (!found) throw damaged(file, `the part of worksheet "${target.name}" (${target.path ?? 'unnamed'}) is missing`);
       const merges = [...found.merges.values()].sort((a, b) => a.top - b.top);
-      return { ...head, hiddenRows: found.hiddenRows, hiddenColumns: [...found.hiddenColumns.values()], merges, sharedStrings };
+      return { ...head, hiddenRows: found.hiddenRows, hiddenColumns: [...found.hiddenColumns.values()], merges };
     } finally {
       await fh.close();
     }
@@ -467,7 +342,7 @@ export async function startInspection(file: string, limits: ReadLimits, sheetNam
 }
 
 /**
- * Checks and inspects a workbook before exceljs streams it: it is a spreadsheet (xl/workbook.xml present), every
+ * Checks and inspects a workbook before its worksheet is streamed: it is a spreadsheet (xl/workbook.xml present), every
  * entry's declared and actual inflated size within the caps (total and ratio: zip bombs — a lying header is caught as
  * it inflates), no XML part declares a DOCTYPE or entities (billion laughs, external entities); picks the worksheet
  * (by name, else the first visible one in the workbook's order) and collects its hidden rows/columns and merged cells.
