@@ -122,6 +122,24 @@ describe('XlsxWriter', () => {
     expect(rows.map((r) => r.cells.map((c) => (c === null ? '' : c)))).toEqual(lines.map((l) => l.map((v) => (v.trim() === '' ? '' : v))));
   });
 
+  it('writes the values of a number column as number cells: exceljs and our reader read numbers, the other cells stay text', async () => {
+    const file = tempFile();
+    const w = new XlsxWriter(file, 'rows', ['row', 'key'], { numberColumns: [0] });
+    for (const l of [['2', '0001'], ['10', '0002'], ['', '0003']]) await w.line(l);
+    await w.close();
+    unzipTest(file);
+    const unzipped = spawnSync('unzip', ['-p', file, 'xl/worksheets/sheet1.xml'], { encoding: 'utf8' });
+    if (!unzipped.error) {
+      expect(unzipped.stdout).toContain('<c r="A2"><v>2</v></c>');
+      // The header row is text.
+      expect(unzipped.stdout).toContain('<c r="A1" t="inlineStr"><is><t>row</t></is></c>');
+    }
+    const ws = await readExcelJs(file);
+    expect(excelJsRows(ws, 2)).toEqual([['row', 'key'], [2, '0001'], [10, '0002'], ['', '0003']]);
+    const { rows } = await readOurs(file);
+    expect(rows.map((r) => r.cells)).toEqual([[2, '0001'], [10, '0002'], [null, '0003']]);
+  });
+
   it('writes a zip without data descriptors: every local header carries its CRC and sizes, names flagged UTF-8', async () => {
     const file = tempFile();
     const w = new XlsxWriter(file, 'x', ['a']);

@@ -72,7 +72,6 @@ function parseRange(ref: string): MergedRange | null {
   return { ref, top: Math.min(top, bottom), left: Math.min(left, right), bottom: Math.max(top, bottom), right: Math.max(left, right) };
 }
 
-
 /**
  * The bytes `prev ++ chunk`, searched as one without copying `chunk` (joining them copied every 1 MB chunk for 4 KB
  * of overlap): `prev` is the tail of the previous chunk (at most OVERLAP bytes), searched again so that a tag or a

@@ -72,6 +72,8 @@ export interface ReportWriter {
 const ROW_COLUMNS = ['row', 'key', 'outcome', 'tradeItemId', 'manufacturedItemId', 'changedFields', 'issues'];
 /** Columns of rows.* whose text never needs quoting or escaping: the row number and the outcome (rowFields). */
 const PLAIN_ROW_COLUMNS = [0, 2];
+/** rows.xlsx: the row column as number cells (row numbers are digits or empty, rowFields). */
+const ROW_NUMBER_COLUMNS = [0];
 /** rows.xlsx: the outcome column as references to a shared strings table of the outcomes (~9 % fewer bytes a line). */
 const ROW_SHARED_STRINGS = { columns: [2], values: OUTCOMES };
 /** Fields of a line of rows.* ({@link rowFields}). */
@@ -217,7 +219,7 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
   await mkdir(dir, { recursive: true });
   const at = (name: string) => join(dir, name);
   const rowsCsv = new CsvFile(at('rows.csv'), ROW_COLUMNS, [], PLAIN_ROW_COLUMNS);
-  const rowsXlsx = new XlsxFile(at('rows.xlsx'), 'rows', ROW_COLUMNS, { plainColumns: PLAIN_ROW_COLUMNS, sharedStrings: ROW_SHARED_STRINGS, ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }) });
+  const rowsXlsx = new XlsxFile(at('rows.xlsx'), 'rows', ROW_COLUMNS, { plainColumns: PLAIN_ROW_COLUMNS, numberColumns: ROW_NUMBER_COLUMNS, sharedStrings: ROW_SHARED_STRINGS, ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }) });
   // A rejected file re-imported: its own row and issues columns are replaced, not repeated.
   const again = isRejectedHeader(opts.sourceHeaders);
   const ownHeaders = again ? opts.sourceHeaders.slice(0, -2) : opts.sourceHeaders;

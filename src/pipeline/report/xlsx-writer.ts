@@ -22,6 +22,12 @@ export interface XlsxWriterOptions {
   /** Columns (0-based) whose data values never need XML escaping (numbers, fixed words): written as they are. */
   plainColumns?: readonly number[];
   /**
+   * Columns (0-based) whose data values are whole numbers written in decimal digits (row numbers): number cells, so
+   * Excel sorts and filters them as numbers (as text, row 10 sorts before row 2), ~20 % fewer bytes a report line.
+   * The caller guarantees the digits; an empty value leaves the cell empty.
+   */
+  numberColumns?: readonly number[];
+  /**
    * A fixed table of shared strings (xl/sharedStrings.xml) and the columns (0-based) whose data values found in it are
    * written as references to it (`t="s"`, still string cells): a column of a few repeated words (outcomes) is ~40 %
    * fewer bytes to build, encode and deflate than as inline strings.
@@ -175,6 +181,7 @@ export class XlsxWriter {
   readonly #sheet: ZipEntry;
   readonly #letters: string[] = [];
   readonly #plain: boolean[] = [];
+  readonly #number: boolean[] = [];
   // Per column, the shared strings its values are looked up in (undefined: inline strings only).
   readonly #shared: (ReadonlyMap<string, number> | undefined)[] = [];
   readonly #waiters = new Set<(err: Error) => void>();
@@ -225,6 +232,7 @@ export class XlsxWriter {
         `<sheetData>${preamble.map((r) => this.#row(r)).join('')}${this.#row(header)}`,
     );
     for (const c of opts.plainColumns ?? []) this.#plain[c] = true;
+    for (const c of opts.numberColumns ?? []) this.#number[c] = true;
     if (opts.sharedStrings) {
       const index = new Map(opts.sharedStrings.values.map((v, i) => [v, i]));
       for (const c of opts.sharedStrings.columns) this.#shared[c] = index;
@@ -256,7 +264,7 @@ export class XlsxWriter {
       this.#rowsDropped++;
       return undefined;
     }
-    const xml = this.#row(values, this.#plain, this.#shared);
+    const xml = this.#row(values, this.#plain, this.#shared, this.#number);
     // Exact byte counts only near the limit (a UTF-16 unit is at most 3 bytes).
     if (this.#over(this.#batch.maxLength + xml.length * 3) && this.#over(this.#batch.length + Buffer.byteLength(xml))) {
       this.#full = true;
@@ -333,11 +341,15 @@ export class XlsxWriter {
   }
 
   /** The XML of the next row; cells of empty values are left out. */
-  #row(values: readonly string[], plain: readonly boolean[] = [], shared: readonly (ReadonlyMap<string, number> | undefined)[] = []): string {
+  #row(values: readonly string[], plain: readonly boolean[] = [], shared: readonly (ReadonlyMap<string, number> | undefined)[] = [], numbers: readonly boolean[] = []): string {
     const r = this.#rowNumber++;
     let xml = `<row r="${r}">`;
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
+      if (numbers[i] === true && v) {
+        xml += `<c r="${(this.#letters[i] ??= columnLetters(i + 1))}${r}"><v>${v}</v></c>`;
+        continue;
+      }
       const s = v ? shared[i]?.get(v) : undefined;
       if (s !== undefined) {
         xml += `<c r="${(this.#letters[i] ??= columnLetters(i + 1))}${r}" t="s"><v>${s}</v></c>`;
