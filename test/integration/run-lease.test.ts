@@ -77,7 +77,7 @@ describe('one run at a time per (owner, API)', () => {
         expect(dirs).toHaveLength(2);
         // The run that finished last wrote every shared row; the first one's report was true when it ended.
         const byEnd = dirs.map((d) => ({ d, s: JSON.parse(readFileSync(join(d, 'summary.json'), 'utf8')) })).sort((p, q) => p.s.finishedAt.localeCompare(q.s.finishedAt));
-        expect(byEnd[0]!.s.finishedAt <= byEnd[1]!.s.startedAt).toBe(true);
+        expect(byEnd[0]!.s.finishedAt <= byEnd[1]!.s.startedAt, JSON.stringify(byEnd.map((b) => [b.s.startedAt, b.s.finishedAt]))).toBe(true);
         const lastName = byEnd[1]!.s.source.file.endsWith('one.csv') ? 'One' : 'Two';
         const names = new Map(sandbox.handle.store.dump().tradeItems.map((t) => [t.gtin, String(t.tradeItemName)]));
         for (const [, n] of names) expect(n.startsWith(lastName)).toBe(true);

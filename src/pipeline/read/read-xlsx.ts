@@ -114,7 +114,7 @@ export async function sheetFromRows(file: string, book: WorkbookInspection, sour
         continue;
       }
       if (row.number === headerRow) {
-        // row.values is sparse: Array.from fills the holes so every header is a string.
+        // Empty cells are undefined in row.values: headerText makes every header a string.
         headers = Array.from(row.values.slice(1), (v) => headerText(v));
         while (headers.length > 0 && headers.at(-1)!.trim() === '') headers.pop();
       } else pending = row;

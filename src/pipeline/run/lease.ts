@@ -8,7 +8,7 @@
  *   held; a lock whose process is gone (same host) or whose mtime is older than the ttl is taken over.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
@@ -141,15 +141,21 @@ function fileAttempt(file: string, holder: string, ttl: number): Attempt {
     mkdirSync(join(file, '..'), { recursive: true });
     for (let tries = 0; ; tries++) {
       try {
-        writeFileSync(file, mine, { flag: 'wx' });
+        createWhole(file, mine);
         break;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ProductSyncError('PS_ERR_REPORT', `cannot create the run lock ${file}: ${(err as Error).message}`, { cause: err });
-        const other = readHolder(file);
-        if ((other && !stale(file, other, ttl)) || tries > 0) return { busy: other?.holder ?? 'a run that just finished' };
-        // The holder is gone (killed) or stopped renewing: take the lock over.
+        const seen = readText(file);
+        const other = seen === undefined ? undefined : parseHolder(seen);
+        // Only a stale lock is taken over: its holder gone, or not renewed for `ttl` (one whose text is not a holder's,
+        // from a crash of an older version, by its age alone); a lock gone meanwhile is tried once more.
+        const isStale = seen === undefined || (other ? stale(file, other, ttl) : olderThan(file, ttl));
+        if (!isStale || tries > 0) return { busy: other?.holder ?? 'a run that just finished' };
+        if (seen === undefined) continue;
+        // The holder is gone (killed) or stopped renewing: take the lock over — unless another run did already (the
+        // lock then holds another text than the stale one just read).
         try {
-          unlinkSync(file);
+          if (readText(file) === seen) unlinkSync(file);
         } catch {
           // another run took it over first
         }
@@ -171,9 +177,32 @@ function fileAttempt(file: string, holder: string, ttl: number): Attempt {
   };
 }
 
-function readHolder(file: string): { holder: string; pid: number; host: string } | undefined {
+/**
+ * Creates `file` holding `text`, whole or not at all (EEXIST when it exists): written under a temp name, then linked
+ * to its name. A lock created with `wx` and written after would be seen empty by another run in between, which took
+ * an unreadable lock for a stale one and removed it: both runs then held the lease.
+ */
+function createWhole(file: string, text: string): void {
+  const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
+  writeFileSync(temp, text);
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as { holder: string; pid: number; host: string };
+    linkSync(temp, file);
+  } finally {
+    unlinkSync(temp);
+  }
+}
+
+function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function parseHolder(text: string): { holder: string; pid: number; host: string } | undefined {
+  try {
+    return JSON.parse(text) as { holder: string; pid: number; host: string };
   } catch {
     return undefined;
   }
@@ -187,6 +216,11 @@ function stale(file: string, other: { pid: number; host: string }, ttl: number):
       if ((err as NodeJS.ErrnoException).code === 'ESRCH') return true;
     }
   }
+  return olderThan(file, ttl);
+}
+
+/** True when `file` was not touched for `ttl` ms (or is gone). */
+function olderThan(file: string, ttl: number): boolean {
   try {
     return Date.now() - statSync(file).mtimeMs > ttl;
   } catch {
