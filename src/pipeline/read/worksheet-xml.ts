@@ -49,7 +49,7 @@ const EPOCH_1904 = -24_107 * MS_PER_DAY;
 const isSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
 
 /** Column number (1-based) of the letters that start a cell reference (`AB12` → 28); 0 when it starts with none. */
-function refColumn(ref: string): number {
+export function refColumn(ref: string): number {
   let n = 0;
   for (let i = 0; i < ref.length; i++) {
     const c = ref.charCodeAt(i);

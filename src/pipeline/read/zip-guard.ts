@@ -2,6 +2,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { ProductSyncError } from '../../errors.ts';
 import type { ReadLimits } from './limits.ts';
 import { centralDirectory, damaged, entryStream, type ZipEntry } from './zip-entries.ts';
+import { refColumn } from './worksheet-xml.ts';
 import { attr } from './xml-text.ts';
 
 /** A worksheet as workbook.xml lists it. */
@@ -54,20 +55,13 @@ const LT = 0x3c;
 const GT = 0x3e;
 const BANG = 0x21;
 
-/** Column number (1-based) of letters `A`…`XFD`. */
-function colNumber(letters: string): number {
-  let n = 0;
-  for (let i = 0; i < letters.length; i++) n = n * 26 + (letters.charCodeAt(i) - 64);
-  return n;
-}
-
 /** A cell reference or range (`B2`, `A1:C3`) as a merged range; null when malformed. */
 function parseRange(ref: string): MergedRange | null {
   const m = /^\$?([A-Z]{1,3})\$?(\d+)(?::\$?([A-Z]{1,3})\$?(\d+))?$/.exec(ref.toUpperCase());
   if (!m) return null;
-  const left = colNumber(m[1]!);
+  const left = refColumn(m[1]!);
   const top = Number(m[2]);
-  const right = m[3] ? colNumber(m[3]) : left;
+  const right = m[3] ? refColumn(m[3]) : left;
   const bottom = m[4] ? Number(m[4]) : top;
   return { ref, top: Math.min(top, bottom), left: Math.min(left, right), bottom: Math.max(top, bottom), right: Math.max(left, right) };
 }
