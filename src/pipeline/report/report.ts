@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import { ProductSyncError } from '../../errors.ts';
 import { redactPart } from '../../redact.ts';
 import { commitTemp, discardTemp, tempPathFor, writeFileAtomic } from './atomic.ts';
-import { ByteBatch, STREAM_BUFFER_BYTES } from './byte-batch.ts';
+import { ascii, ByteBatch, plainAscii, STREAM_BUFFER_BYTES } from './byte-batch.ts';
 import { csvField, csvQuote, isRejectedHeader, neutralize, REJECTED_ISSUES_COLUMN, REJECTED_ROW_COLUMN } from './neutralize.ts';
 import { XlsxWriter, type XlsxWriterOptions } from './xlsx-writer.ts';
 import type { Cell, Issue } from '../types.ts';
@@ -119,6 +119,11 @@ function cellText(c: unknown, decimal: ',' | '.' = '.'): string {
   return String(c);
 }
 
+/** ASCII a CSV field holds unquoted (csvQuote would leave it): anything but the delimiter, a quote, CR and LF. */
+const COMMA = ascii(',');
+const CRLF = ascii('\r\n');
+const CSV_PLAIN = plainAscii('",\r\n', String.fromCharCode(...Array.from({ length: 32 }, (_, c) => c)));
+
 /** A CSV file written through a temp name, UTF-8 with BOM (Excel then reads accents right), CRLF line ends. */
 class CsvFile {
   readonly #stream: WriteStream;
@@ -136,16 +141,19 @@ class CsvFile {
   }
   /** Adds a line of text already neutralised ({@link neutralize}); returns a promise only when the file must drain first. */
   add(safe: readonly string[]): Promise<void> | undefined {
-    const plain = this.#plain;
-    let line = plain[0] === true ? (safe[0] ?? '') : csvQuote(safe[0] ?? '');
-    for (let i = 1; i < safe.length; i++) line += `,${plain[i] === true ? safe[i]! : csvQuote(safe[i]!)}`;
-    line += '\r\n';
-    const full = !this.#batch.fits(line) && !this.#stream.write(this.#batch.take());
-    this.#batch.add(line);
-    return full ? once(this.#stream, 'drain').then(() => undefined) : undefined;
+    const b = this.#batch;
+    for (let i = 0; i < safe.length; i++) {
+      if (i > 0) b.bytes(COMMA);
+      const v = safe[i]!;
+      if (this.#plain[i] === true) b.text(v);
+      else if (!b.plain(v, CSV_PLAIN)) b.text(csvQuote(v));
+    }
+    b.bytes(CRLF);
+    if (!b.full || this.#stream.write(b.take())) return undefined;
+    return once(this.#stream, 'drain').then(() => undefined);
   }
   async close(): Promise<void> {
-    if (this.#batch.maxLength > 0) this.#stream.write(this.#batch.take());
+    if (this.#batch.length > 0) this.#stream.write(this.#batch.take());
     this.#stream.end();
     await once(this.#stream, 'finish');
   }

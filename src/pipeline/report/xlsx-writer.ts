@@ -2,7 +2,7 @@ import type { EventEmitter } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import { crc32, createDeflateRaw, deflateRawSync, type DeflateRaw, type ZlibOptions } from 'node:zlib';
-import { ByteBatch, STREAM_BUFFER_BYTES } from './byte-batch.ts';
+import { ascii, ByteBatch, plainAscii, STREAM_BUFFER_BYTES } from './byte-batch.ts';
 
 /** Excel's sheet maximum is 1 048 576 rows, the header included. */
 export const XLSX_MAX_DATA_ROWS = 1_048_575;
@@ -62,6 +62,24 @@ export function xmlText(s: string, attribute = true): string {
   if (!attribute) return TEXT_SPECIAL.test(s) ? s.replace(TEXT_SPECIALS, (c) => ENTITY[c]!) : s;
   return SPECIAL.test(s) ? s.replace(SPECIALS, (c) => ENTITY[c]!) : s;
 }
+
+/** ASCII a cell's text holds as it is (xmlText would change none of it): not `& < >`, no control character but tab, LF
+ * and CR, and no `_` (it may start a `_xHHHH_` that needs its own escape). */
+const XML_TEXT_PLAIN = plainAscii('&<>_', '\t\n\r');
+
+// A row's markup around its cells and the cells' values.
+const ROW_OPEN = ascii('<row r="');
+const TAG_END = ascii('">');
+const ROW_END = ascii('</row>');
+const NUMBER_VALUE = ascii('"><v>');
+const SHARED_VALUE = ascii('" t="s"><v>');
+const VALUE_END = ascii('</v></c>');
+const INLINE = ascii('" t="inlineStr"><is><t>');
+const INLINE_PRESERVED = ascii('" t="inlineStr"><is><t xml:space="preserve">');
+const INLINE_END = ascii('</t></is></c>');
+
+/** True when a cell's text starts or ends with white space (a line break too): Excel keeps it only if told so. */
+const preserved = (t: string): boolean => t.charCodeAt(0) <= 32 || t.charCodeAt(t.length - 1) <= 32;
 
 /** Column letters of a 1-based column number (1 → A, 28 → AB). */
 function columnLetters(n: number): string {
@@ -179,7 +197,8 @@ export class XlsxWriter {
   readonly #when = dosDateTime(new Date());
   readonly #entries: ZipEntry[] = [];
   readonly #sheet: ZipEntry;
-  readonly #letters: string[] = [];
+  // Per column, `<c r="` and its letters: a cell's markup up to its row number.
+  readonly #cellOpen: Uint8Array[] = [];
   readonly #plain: boolean[] = [];
   readonly #number: boolean[] = [];
   // Per column, the shared strings its values are looked up in (undefined: inline strings only).
@@ -224,13 +243,15 @@ export class XlsxWriter {
     this.#put(this.#sheet);
 
     const cols = header.map((h, i) => `<col min="${i + 1}" max="${i + 1}" width="${Math.min(60, Math.max(12, h.length + 2))}" customWidth="1"/>`).join('');
-    this.#append(
+    this.#batch.text(
       `${XML_HEAD}<worksheet xmlns="${NS_MAIN}" xmlns:r="${NS_REL}">` +
         `<sheetViews><sheetView workbookViewId="0"><pane ySplit="${preamble.length + 1}" topLeftCell="A${preamble.length + 2}" activePane="bottomLeft" state="frozen"/><selection pane="bottomLeft" activeCell="A${preamble.length + 2}" sqref="A${preamble.length + 2}"/></sheetView></sheetViews>` +
         '<sheetFormatPr defaultRowHeight="15"/>' +
         (cols ? `<cols>${cols}</cols>` : '') +
-        `<sheetData>${preamble.map((r) => this.#row(r)).join('')}${this.#row(header)}`,
+        '<sheetData>',
     );
+    for (const r of preamble) this.#row(r);
+    this.#row(header);
     for (const c of opts.plainColumns ?? []) this.#plain[c] = true;
     for (const c of opts.numberColumns ?? []) this.#number[c] = true;
     if (opts.sharedStrings) {
@@ -264,22 +285,16 @@ export class XlsxWriter {
       this.#rowsDropped++;
       return undefined;
     }
-    const xml = this.#row(values, this.#plain, this.#shared, this.#number);
-    // Exact byte counts only near the limit (a UTF-16 unit is at most 3 bytes).
-    if (this.#over(this.#batch.maxLength + xml.length * 3) && this.#over(this.#batch.length + Buffer.byteLength(xml))) {
+    const start = this.#batch.length;
+    this.#row(values, this.#plain, this.#shared, this.#number);
+    if (this.#over(this.#batch.length)) {
+      this.#batch.truncate(start);
       this.#full = true;
       this.#rowsDropped++;
       return undefined;
     }
     this.#rowsWritten++;
-    if (this.#batch.fits(xml)) {
-      this.#append(xml);
-      return undefined;
-    }
-    // The batch is handed to zlib before #flush first waits: the row goes into the fresh one, in order, at once.
-    const flushed = this.#flush();
-    this.#append(xml);
-    return flushed;
+    return this.#batch.full ? this.#flush() : undefined;
   }
 
   /** Ends the sheet and the zip; the file is complete once this resolves. Rejects with the first error of the file. */
@@ -292,7 +307,7 @@ export class XlsxWriter {
     }
     this.#state = 'closing';
     try {
-      this.#append(SHEET_TAIL);
+      this.#batch.text(SHEET_TAIL);
       await this.#flush();
       const ended = this.#until(this.#deflate, 'end');
       this.#deflate.end();
@@ -340,29 +355,54 @@ export class XlsxWriter {
     if (this.#state !== 'open') throw new Error(`${this.#path}: ${what} after close or abort`);
   }
 
-  /** The XML of the next row; cells of empty values are left out. */
-  #row(values: readonly string[], plain: readonly boolean[] = [], shared: readonly (ReadonlyMap<string, number> | undefined)[] = [], numbers: readonly boolean[] = []): string {
-    const r = this.#rowNumber++;
-    let xml = `<row r="${r}">`;
+  /** Appends the XML of the next row to the batch; cells of empty values are left out. */
+  #row(values: readonly string[], plain: readonly boolean[] = [], shared: readonly (ReadonlyMap<string, number> | undefined)[] = [], numbers: readonly boolean[] = []): void {
+    const b = this.#batch;
+    b.bytes(ROW_OPEN);
+    // The row number, then again in every cell reference.
+    const at = b.length;
+    const digits = b.int(this.#rowNumber++);
+    b.bytes(TAG_END);
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
-      if (numbers[i] === true && v) {
-        xml += `<c r="${(this.#letters[i] ??= columnLetters(i + 1))}${r}"><v>${v}</v></c>`;
+      if (!v) continue;
+      const cell = b.length;
+      b.bytes((this.#cellOpen[i] ??= ascii(`<c r="${columnLetters(i + 1)}`)));
+      b.repeat(at, digits);
+      if (numbers[i] === true) {
+        b.bytes(NUMBER_VALUE);
+        b.text(v);
+        b.bytes(VALUE_END);
         continue;
       }
-      const s = v ? shared[i]?.get(v) : undefined;
+      const s = shared[i]?.get(v);
       if (s !== undefined) {
-        xml += `<c r="${(this.#letters[i] ??= columnLetters(i + 1))}${r}" t="s"><v>${s}</v></c>`;
+        b.bytes(SHARED_VALUE);
+        b.int(s);
+        b.bytes(VALUE_END);
         continue;
       }
-      const t = !v ? '' : plain[i] === true ? v : xmlText(v, false);
-      if (t === '') continue;
-      const col = (this.#letters[i] ??= columnLetters(i + 1));
-      // Leading or trailing white space (a line break too) is kept only when the text says so.
-      const space = t.charCodeAt(0) <= 32 || t.charCodeAt(t.length - 1) <= 32 ? ' xml:space="preserve"' : '';
-      xml += `<c r="${col}${r}" t="inlineStr"><is><t${space}>${t}</t></is></c>`;
+      // Text as it is when it needs no escape (most report text: plain ASCII), else escaped first.
+      if (plain[i] === true) {
+        b.bytes(preserved(v) ? INLINE_PRESERVED : INLINE);
+        b.text(v);
+      } else {
+        const mark = b.length;
+        b.bytes(preserved(v) ? INLINE_PRESERVED : INLINE);
+        if (!b.plain(v, XML_TEXT_PLAIN)) {
+          const t = xmlText(v, false);
+          if (t === '') {
+            b.truncate(cell);
+            continue;
+          }
+          b.truncate(mark);
+          b.bytes(preserved(t) ? INLINE_PRESERVED : INLINE);
+          b.text(t);
+        }
+      }
+      b.bytes(INLINE_END);
     }
-    return `${xml}</row>`;
+    b.bytes(ROW_END);
   }
 
   /** True when `bytes` more than the sheet holds now would leave no room for its end under maxSheetBytes. */
@@ -370,13 +410,9 @@ export class XlsxWriter {
     return this.#sheetBytes + bytes + SHEET_TAIL_BYTES > this.#maxSheetBytes;
   }
 
-  #append(xml: string): void {
-    this.#batch.add(xml);
-  }
-
   /** Sends the collected rows to the deflate stream, waiting for it to drain when it is full. */
   async #flush(): Promise<void> {
-    if (this.#batch.maxLength === 0) return;
+    if (this.#batch.length === 0) return;
     const data = this.#batch.take();
     this.#sheetBytes += data.length;
     this.#sheet.crc = crc32(data, this.#sheet.crc);
