@@ -8,7 +8,7 @@
  * window is wide (tens of thousands of lines) so the run's thread goes on while the report thread starts (~70-150 ms of
  * module loading on Node 20) or is slowed by a burst, instead of waiting for each batch.
  */
-import { pushRowFields, type ReportWriter, type ReportWriterOptions, type RowOutcome, type RunSummary } from './report.ts';
+import { putRowFields, ROW_FIELDS, type ReportWriter, type ReportWriterOptions, type RowOutcome, type RunSummary } from './report.ts';
 import { errorFrom, type FromReportThread, type ReportOp, type ToReportThread } from './report-thread-messages.ts';
 import { startReportThread } from './report-thread-start.ts';
 
@@ -36,12 +36,15 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
   // The fields of the lines of rows.* since the last op was pushed, packed into one string when it is (see ReportOp:
   // joined once, a flat string, where appending to a string makes a rope that posting flattens), and how many lines
   // the batch holds.
-  let fields: string[] = [];
+  // One list for every batch, filled from the start each time (a list grown by push anew for each batch was most of
+  // what the run's thread allocated for its report).
+  const fields: string[] = new Array<string>(BATCH * ROW_FIELDS).fill('');
+  let used = 0;
   let lines = 0;
   const pack = (): void => {
-    if (fields.length === 0) return;
-    ops.push({ rows: `${fields.join('\0')}\0` });
-    fields = [];
+    if (used === 0) return;
+    ops.push({ rows: `${(used === fields.length ? fields : fields.slice(0, used)).join('\0')}\0` });
+    used = 0;
   };
   // Batches sent and not known to be written, oldest first, and their characters.
   const inFlight: { acked: Promise<unknown>; chars: number }[] = [];
@@ -95,7 +98,8 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
     } else if ('rows' in op) {
       throw new Error('openReportThread: packed rows are made here');
     } else {
-      pushRowFields(fields, op);
+      putRowFields(fields, used, op);
+      used += ROW_FIELDS;
     }
     if (++lines >= BATCH) flush();
     // Past the window the caller waits for the oldest batches.
@@ -127,7 +131,7 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
       if (ended) return;
       try {
         ops = [];
-        fields = [];
+        used = 0;
         // Even after a failure the thread removes its temp files; a thread that is gone has nothing left to remove.
         if (!error) await send({ abort: true });
         else {

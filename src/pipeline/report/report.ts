@@ -81,15 +81,22 @@ export const ROW_FIELDS = ROW_COLUMNS.length;
 
 /** A line of rows.csv / rows.xlsx as its text fields, neutralised ({@link neutralize}: never a NUL) once for both files. */
 export function rowFields(o: RowOutcome): string[] {
-  return pushRowFields([], o);
+  const out: string[] = [];
+  putRowFields(out, 0, o);
+  return out;
 }
 
-/** {@link rowFields}, appended to `out` (the report thread packs many lines in one list); returns `out`. */
-export function pushRowFields(out: string[], o: RowOutcome): string[] {
+/** {@link rowFields}, written into `out` from index `at` (the report thread packs many lines in one reused list). */
+export function putRowFields(out: string[], at: number, o: RowOutcome): void {
   // Row numbers and outcomes are safe text.
   const changed = o.changedFields === undefined || o.changedFields.length === 0 ? '' : o.changedFields.join('; ');
-  out.push(o.row === null ? '' : String(o.row), neutralize(o.key ?? ''), o.outcome, neutralize(o.tradeItemId ?? ''), neutralize(o.manufacturedItemId ?? ''), neutralize(changed), o.issues.length === 0 ? '' : neutralize(formatIssues(o.issues)));
-  return out;
+  out[at] = o.row === null ? '' : String(o.row);
+  out[at + 1] = neutralize(o.key ?? '');
+  out[at + 2] = o.outcome;
+  out[at + 3] = neutralize(o.tradeItemId ?? '');
+  out[at + 4] = neutralize(o.manufacturedItemId ?? '');
+  out[at + 5] = neutralize(changed);
+  out[at + 6] = o.issues.length === 0 ? '' : neutralize(formatIssues(o.issues));
 }
 const RECONCILE_COLUMNS = ['key', 'status', 'field', 'sheetValue', 'apiValue'];
 

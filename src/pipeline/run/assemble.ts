@@ -73,8 +73,9 @@ export class ReportAssembler {
   async #copy(kind: ChunkKind, index: number, given: readonly ResultRow[] | null = null): Promise<void> {
     // Awaited only when the writer asks to wait: an await per line would cost a microtask turn per row.
     if (given) {
-      for (const r of given) {
-        const wait = this.#add(r);
+      // By index: a for-of in an async function makes an iterator result a line.
+      for (let i = 0; i < given.length; i++) {
+        const wait = this.#add(given[i]!);
         if (wait) await wait;
       }
     } else {

@@ -295,7 +295,9 @@ export async function* produceChunks(run: OpenedRun, ctx: RunContext, options: P
   };
   // A batch of rows at a time (rowBatches): one await per batch of the reader, not per row.
   read: for await (const batch of rowBatches(sheet.rows)) {
-    for (const row of batch) {
+    // By index: a for-of in an async generator makes an iterator result a row.
+    for (let b = 0; b < batch.length; b++) {
+      const row = batch[b]!;
       if (ctx.signal?.aborted) break read;
       rowsRead++;
       if (status === 'new') drafts.push(draftOf(row));
@@ -333,8 +335,10 @@ async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[], sett
   if (!stopped()) await run.resolver.resolveChunk(drafts);
   else for (const d of drafts) if (d.lookups) d.lookups = undefined;
   if (state.kind === 'validate') {
-    // Every row is settled here, in sheet order: the outcomes go to the report as they are (no file, no request).
-    for (const d of drafts) {
+    // Every row is settled here, in sheet order: the outcomes go to the report as they are (no file, no request). By
+    // index: a for-of in an async function makes an iterator result a row.
+    for (let i = 0; i < drafts.length; i++) {
+      const d = drafts[i]!;
       settled.push(hasError(d)
         ? { row: d.row, key: d.key, outcome: 'invalid', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues, source: d.source }
         : { row: d.row, key: d.key, outcome: 'valid', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues });
