@@ -54,7 +54,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const v = env[key];
     if (v !== undefined && v.trim() !== '') input[key] = v;
   }
-  const parsed = configSchema.safeParse(input);
+  // jitless: parsed once; compiling a parser for it would cost more than the parse.
+  const parsed = configSchema.safeParse(input, { jitless: true });
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(config)'}: ${i.message}`);
     throw new ProductSyncError('PS_ERR_CONFIG_INVALID', `invalid configuration:\n${lines.join('\n')}`);

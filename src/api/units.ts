@@ -57,7 +57,9 @@ export function weightUnitId(code: string): string | undefined {
   return weightUnitIdByCode.get(code);
 }
 
-const fold = (s: string): string => s.normalize('NFD').replace(/\p{M}/gu, '').trim().toLowerCase().replace(/\s+/g, ' ').replace(/\.$/, '');
+// Words in printable ASCII (nearly all) have no accent to drop: they skip the normalisation.
+const BEYOND_ASCII = /[^ -~]/;
+const fold = (s: string): string => (BEYOND_ASCII.test(s) ? s.normalize('NFD').replace(/\p{M}/gu, '') : s).trim().toLowerCase().replace(/\s+/g, ' ').replace(/\.$/, '');
 
 const byAlias = new Map<string, Unit>();
 for (const u of UNITS) for (const a of [u.code, u.symbol, ...u.aliases]) byAlias.set(fold(a), u);

@@ -6,8 +6,10 @@ import type * as Countries from 'i18n-iso-countries';
 
 const require = createRequire(import.meta.url);
 // The library without its locales: the package's main module requires all 78 language files at once (~70 ms and
-// memory at every start); the names of a language are read from its file when first needed (namesOf).
-const countries = require('i18n-iso-countries/index.js') as typeof Countries;
+// memory at every start); the names of a language are read from its file when first needed (namesOf). The library
+// itself is loaded on the first country cell too (~3 ms of every start otherwise).
+let library: typeof Countries | undefined;
+const countries = (): typeof Countries => (library ??= require('i18n-iso-countries/index.js') as typeof Countries);
 
 // Codes that are not ISO 3166-1 but that European sheets use (EU/UK conventions).
 const CODE_ALIASES: Readonly<Record<string, string>> = { UK: 'GB', EL: 'GR' };
@@ -33,12 +35,12 @@ type Meaning = string | { readonly codes: ReadonlyMap<string, string[]> };
 /** The folded country names of one language, each with its code, or its codes when the language uses it for several (`Congo` in English). */
 type Names = ReadonlyMap<string, Meaning>;
 
-const LANGS_DIR = dirname(require.resolve('i18n-iso-countries/langs/en.json'));
+const langsDir = (): string => dirname(require.resolve('i18n-iso-countries/langs/en.json'));
 let available: ReadonlySet<string> | undefined;
 
 /** The languages the country data has names in (`af` … `zh`, 78 in i18n-iso-countries 7.14). */
 export function countryNameLanguages(): ReadonlySet<string> {
-  available ??= new Set(readdirSync(LANGS_DIR).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)));
+  available ??= new Set(readdirSync(langsDir()).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)));
   return available;
 }
 
@@ -112,10 +114,10 @@ export function findCountry(value: string, language = 'en'): CountryMatch | unde
   if (/^[A-Za-z]{2}$/.test(text)) {
     const up = text.toUpperCase();
     const code = CODE_ALIASES[up] ?? up;
-    return countries.isValid(code) ? { code } : undefined;
+    return countries().isValid(code) ? { code } : undefined;
   }
   if (/^[A-Za-z]{3}$/.test(text)) {
-    const code = countries.alpha3ToAlpha2(text.toUpperCase());
+    const code = countries().alpha3ToAlpha2(text.toUpperCase());
     if (code) return { code };
   }
   const key = fold(text);

@@ -505,7 +505,7 @@ function fieldProblems(data: unknown): Located[] {
     if (typeof fieldPath !== 'string' || fieldPath === '') return;
     const field = columnField(target, fieldPath, o.type === 'quantity', i, seen, problems);
     if (!field) return;
-    const column = columnSchema.safeParse(c);
+    const column = columnSchema.safeParse(c, { jitless: true });
     if (column.success) checkColumn(column.data, i, field, problems, cc);
   });
   if (d.defaults && typeof d.defaults === 'object' && !Array.isArray(d.defaults)) {
