@@ -5,7 +5,7 @@
 // A later stage plugs in as a Case: benchRead(file, stage) times openSheet() with `stage` called on every row.
 // Then, as whole processes: `product-sync validate` of a 200 000-row 4-column CSV (BENCH_VALIDATE_ROWS; no API is
 // reached: the mapping has no lookups) against a bare papaparse read of it in `node -e` (best of BENCH_PROCESS_RUNS
-// (5) runs each, taken in turns), and the CLI's start to its
+// (9) runs each, taken in turns: on a shared VM one run in three or four is slowed by a neighbour), and the CLI's start to its
 // first row read, measured as `validate` of a 1-row sheet end to end (an upper bound: it also maps, validates and
 // writes the report). And the report writer alone: createReportWriter().addRow (rows.csv + rows.xlsx), rows/s
 // (BENCH_REPORT_ROWS). The issue 10 targets close the run, each PASS or FAIL.
@@ -246,7 +246,7 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === import.meta.fi
 
     // Whole processes: the CLI (dist/, as shipped) against `node -e` with papaparse alone, best of BENCH_PROCESS_RUNS,
     // the two taken in turns (a VM's speed drifts from minute to minute: both sides then see the same minutes).
-    const runs = Number(process.env.BENCH_PROCESS_RUNS ?? 5);
+    const runs = Number(process.env.BENCH_PROCESS_RUNS ?? 9);
     const vdir = join(dir, `validate-${VALIDATE_ROWS}`);
     mkdirSync(vdir, { recursive: true });
     const big = writeProductSheet(vdir, VALIDATE_ROWS, { owner: '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f', file: `products-${VALIDATE_ROWS}.csv` });
