@@ -175,7 +175,7 @@ describe('start-up', () => {
     expect(text(join(reportDir, run!), 'rejected.csv').trim().split('\r\n')).toHaveLength(61);
   }, 60_000);
 
-  it('a validate that sends nothing never loads the HTTP client (undici) nor exceljs', () => {
+  it('a validate that sends nothing never loads the HTTP client (undici) nor exceljs, nor the country names without a country column', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-speed-start-'));
     const { file, mapping } = writeProductSheet(dir, 3, { owner });
     // Preloaded: names every file the process loaded, required (the bundle's dependencies) or imported (an ES module).
@@ -189,9 +189,11 @@ process.on('exit', () => { for (const f of Object.keys(require.cache)) process.s
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('valid 3');
     const loaded = r.stderr.split('\n').filter((l) => l.startsWith('LOADED '));
-    // The hook works: it saw the bin (imported) and the dependencies the run needs, such as the country names (required).
+    // The hook works: it saw the bin (imported) and what the bundle requires, such as its package.json (the version).
     expect(loaded.some((l) => l.endsWith('/bin/product-sync.mjs'))).toBe(true);
-    expect(loaded.some((l) => /\/node_modules\/i18n-iso-countries\//.test(l))).toBe(true);
+    expect(loaded.some((l) => l.endsWith('/package.json'))).toBe(true);
+    // Nor the country names: the sheet has no country column.
+    expect(loaded.filter((l) => /\/node_modules\/i18n-iso-countries\//.test(l))).toEqual([]);
     expect(loaded.filter((l) => /\/node_modules\/(undici|exceljs|ioredis)\//.test(l))).toEqual([]);
   }, 60_000);
 });
