@@ -33,11 +33,10 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
   const waiting: Waiter[] = [];
   let error: Error | null = null;
   let ops: ReportOp[] = [];
-  // The fields of the lines of rows.* since the last op was pushed, packed into one string when it is (see ReportOp:
-  // joined once, a flat string, where appending to a string makes a rope that posting flattens), and how many lines
-  // the batch holds.
-  // One list for every batch, filled from the start each time (a list grown by push anew for each batch was most of
-  // what the run's thread allocated for its report).
+  // The fields of the lines of rows.* since the last op was pushed (the first `used` of `fields`), packed into one
+  // string when it is (see ReportOp: joined once, a flat string, where appending to a string makes a rope that posting
+  // flattens), and how many lines the batch holds. One list for every batch, filled from the start each time: a list
+  // grown by push anew for each batch was most of what the run's thread allocated for its report.
   const fields: string[] = new Array<string>(BATCH * ROW_FIELDS).fill('');
   let used = 0;
   let lines = 0;

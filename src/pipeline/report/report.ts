@@ -126,9 +126,10 @@ function cellText(c: unknown, decimal: ',' | '.' = '.'): string {
   return String(c);
 }
 
-/** ASCII a CSV field holds unquoted (csvQuote would leave it): anything but the delimiter, a quote, CR and LF. */
+// A CSV line's delimiter and end, as bytes.
 const COMMA = ascii(',');
 const CRLF = ascii('\r\n');
+/** ASCII a CSV field holds unquoted (csvQuote would leave it): anything but the delimiter, a quote, CR and LF. */
 const CSV_PLAIN = plainAscii('",\r\n', String.fromCharCode(...Array.from({ length: 32 }, (_, c) => c)));
 
 /** A CSV file written through a temp name, UTF-8 with BOM (Excel then reads accents right), CRLF line ends. */
