@@ -382,23 +382,19 @@ export class XlsxWriter {
         b.bytes(VALUE_END);
         continue;
       }
-      // Text as it is when it needs no escape (most report text: plain ASCII), else escaped first.
-      if (plain[i] === true) {
-        b.bytes(preserved(v) ? INLINE_PRESERVED : INLINE);
-        b.text(v);
-      } else {
-        const mark = b.length;
-        b.bytes(preserved(v) ? INLINE_PRESERVED : INLINE);
-        if (!b.plain(v, XML_TEXT_PLAIN)) {
-          const t = xmlText(v, false);
-          if (t === '') {
-            b.truncate(cell);
-            continue;
-          }
-          b.truncate(mark);
-          b.bytes(preserved(t) ? INLINE_PRESERVED : INLINE);
-          b.text(t);
+      // Text as it is when it needs no escape (a plain column, most report text: plain ASCII), else escaped first.
+      const mark = b.length;
+      b.bytes(preserved(v) ? INLINE_PRESERVED : INLINE);
+      if (plain[i] === true) b.text(v);
+      else if (!b.plain(v, XML_TEXT_PLAIN)) {
+        const t = xmlText(v, false);
+        if (t === '') {
+          b.truncate(cell);
+          continue;
         }
+        b.truncate(mark);
+        b.bytes(preserved(t) ? INLINE_PRESERVED : INLINE);
+        b.text(t);
       }
       b.bytes(INLINE_END);
     }
