@@ -83,6 +83,7 @@ function program(done: (code: number) => void): Command {
     .option('--latency <ms|min-max>', 'injected latency')
     .option('--faults <spec>', 'fault injection, e.g. "503=0.1,429=0.05,retryAfter=1,500after=0.02,reset=0.02,seed=42"')
     .option('--admin', 'enable the test-only /__admin routes')
+    .option('--assign-ids', 'ignore client-chosen ids on create and assign new ones, as many real APIs do (a create sent twice then makes a duplicate)')
     .action(async (opts) => done(await (await import('./commands/sandbox.ts')).sandboxCommand(opts)));
 
   p.command('demo')
@@ -104,6 +105,7 @@ function program(done: (code: number) => void): Command {
     .addOption(new Option('--mode <mode>', 'sync mode').choices(MODES).default('upsert'))
     .option('--dry-run', 'plan and report without writing')
     .option('--wait', 'wait for the run and print its summary')
+    .option('--wait-lock <seconds>', 'how long the queued run may wait for another run of the same owner and API (default: as long as it takes), then fail with exit 2', Number)
     .action(async (file: string, opts) => done(await (await import('./commands/queue.ts')).enqueueCommand(file, opts)));
 
   const feeds = p.command('feeds').description('scheduled supplier feeds (jobs/*.yaml)');

@@ -1,3 +1,5 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { ProductSyncError } from './errors.ts';
 
@@ -22,6 +24,10 @@ export const configSchema = z
     QUEUE_PREFIX: z.string().min(1).default('product-sync'),
     REPORT_DIR: z.string().min(1).default('./reports'),
     UPLOAD_DIR: z.string().min(1).default('./uploads'),
+    /** Machine-wide state (the owner leases of runs without Redis); default $XDG_STATE_HOME/product-sync or ~/.local/state/product-sync. */
+    STATE_DIR: z.string().min(1).optional(),
+    /** How long an owner lease lives without renewal (renewed every third of it while held); docs/concurrency.md. */
+    LEASE_TTL_SECONDS: z.coerce.number().min(1).max(3600).default(60),
     API_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(32),
     API_MAX_RPS: z.coerce.number().positive().optional(),
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
@@ -45,7 +51,13 @@ export const configSchema = z
   });
 
 /** Parsed, frozen configuration. */
-export type Config = Readonly<z.output<typeof configSchema>>;
+export type Config = Readonly<z.output<typeof configSchema> & { STATE_DIR: string }>;
+
+/** The default STATE_DIR: `$XDG_STATE_HOME/product-sync`, else `~/.local/state/product-sync`. */
+export function defaultStateDir(env: Record<string, string | undefined> = process.env): string {
+  const xdg = env.XDG_STATE_HOME?.trim();
+  return join(xdg ? resolve(xdg) : join(env.HOME?.trim() || homedir(), '.local', 'state'), 'product-sync');
+}
 
 /** Parses the environment once; throws PS_ERR_CONFIG_INVALID listing every problem. Empty strings count as unset. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -60,5 +72,5 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(config)'}: ${i.message}`);
     throw new ProductSyncError('PS_ERR_CONFIG_INVALID', `invalid configuration:\n${lines.join('\n')}`);
   }
-  return Object.freeze(parsed.data);
+  return Object.freeze({ ...parsed.data, STATE_DIR: resolve(parsed.data.STATE_DIR ?? defaultStateDir(env)) });
 }

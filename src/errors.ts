@@ -24,6 +24,8 @@ export const ERROR_CODES = {
   PS_ERR_ARCHIVE_GUARD: ['archive guard tripped', false],
   PS_ERR_RUN_ABORTED: ['run aborted', false],
   PS_ERR_RUN_LOCKED: ['another run holds the lease of this owner and API', false],
+  PS_ERR_LEASE_LOST: ['the run lost the lease of its owner and API: it stopped sending', false],
+  PS_ERR_REDIS_UNREACHABLE: ['Redis cannot be reached', false],
   PS_ERR_JOURNAL: ['journal cannot be read or written', false],
   PS_ERR_REPORT: ['report cannot be written', false],
   PS_ERR_QUEUE: ['queue error', false],
@@ -137,4 +139,15 @@ export function errorMessage(err: unknown): ThreadErrorMessage {
 export function errorFrom(m: ThreadErrorMessage): Error {
   if (m.productSync && m.code) return new ProductSyncError(m.code as ErrorCode, m.message);
   return Object.assign(new Error(m.message), m.code ? { code: m.code } : {});
+}
+
+/**
+ * A writer's lease (or a queue job's lock) is no longer certainly its own: expired while the process was paused, taken
+ * over by another run, or not renewable. The request it stopped was not sent; the run ends as aborted (exit 3).
+ */
+export class LeaseLostError extends ProductSyncError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('PS_ERR_LEASE_LOST', `lease lost: ${message}`, options);
+    this.name = 'LeaseLostError';
+  }
 }

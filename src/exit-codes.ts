@@ -18,6 +18,7 @@ const CODE_EXIT: Partial<Record<ErrorCode, number>> = {
   PS_ERR_FILE_TOO_LARGE: EXIT.invalidInvocation,
   PS_ERR_FILE_HEADER: EXIT.invalidInvocation,
   PS_ERR_RUN_LOCKED: EXIT.invalidInvocation,
+  PS_ERR_REDIS_UNREACHABLE: EXIT.invalidInvocation,
 };
 
 /** The exit code for an error that ended a command: 2 for bad input (nothing sent), 3 for an aborted run. */

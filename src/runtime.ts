@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { apiClientsFromConfig } from './api/clients.ts';
 import { loadConfig, type Config } from './config.ts';
 import { ProductSyncError } from './errors.ts';
+import { redact } from './redact.ts';
 import { logger } from './logger.ts';
 import { Throttle } from './pipeline/sync/throttle.ts';
 import type { RunContext } from './pipeline/run/run.ts';
@@ -16,6 +17,11 @@ export interface RunFlags {
   sandbox?: boolean;
   reportDir?: string;
   owner?: string;
+}
+
+/** The one line for a Redis that does not answer (its URL's password redacted). */
+export function redisUnreachable(url: string, err: unknown, why = ''): ProductSyncError {
+  return new ProductSyncError('PS_ERR_REDIS_UNREACHABLE', `cannot reach Redis at ${redact(url)}: ${(err as Error)?.message ?? String(err)}${why}`, { cause: err });
 }
 
 /**
@@ -52,10 +58,11 @@ export interface CommandContext {
  * sandbox with `--sandbox`, its state kept in `<report-dir>/.sandbox/store.json` so consecutive runs see each other's writes),
  * a shared throttle the client's 429s feed, and Redis only when REDIS_URL is set explicitly.
  */
-export async function commandContext(flags: RunFlags, env: NodeJS.ProcessEnv = process.env): Promise<CommandContext> {
+export async function commandContext(flags: RunFlags, env: NodeJS.ProcessEnv = process.env, opts: { writes?: boolean } = {}): Promise<CommandContext> {
   const overrides: Record<string, string | undefined> = { ...env };
   if (flags.reportDir) overrides.REPORT_DIR = flags.reportDir;
   let closeSandbox: (() => Promise<void>) | undefined;
+  let apiId: string | undefined;
   let owner = flags.owner;
   // Before the sandbox (which keeps its store there) and before the run: a report dir that cannot be written is exit 2.
   await ensureReportDir(overrides.REPORT_DIR?.trim() ? overrides.REPORT_DIR : './reports', flags.reportDir ? '--report-dir' : 'REPORT_DIR');
@@ -71,15 +78,28 @@ export async function commandContext(flags: RunFlags, env: NodeJS.ProcessEnv = p
     delete overrides.API_CLIENT_SECRET;
     owner ??= overrides.OWNER_COMPANY_ID ?? DEMO_COMPANY_ID;
     closeSandbox = sb.close;
+    // Its URL changes at every start; its store does not: the owner lease is named by the store.
+    apiId = `sandbox:${sb.storeFile}`;
   }
   const config: Config = loadConfig(overrides);
-  return contextFromConfig(config, { owner, closeSandbox, useRedis: Boolean(env.REDIS_URL) });
+  // A command that writes keeps its owner lease in Redis when REDIS_URL is set: a Redis that does not answer is exit 2,
+  // never a silent fall back to a lock file other machines cannot see.
+  const redis = env.REDIS_URL?.trim() ? (opts.writes ? 'required' : 'optional') : 'off';
+  return contextFromConfig(config, { owner, closeSandbox, redis, ...(apiId ? { apiId } : {}) });
 }
 
 /** The process-wide runtime over a parsed configuration: API clients, throttle, Redis and reference cache (the CLI, the demo and the queue workers). */
 export async function contextFromConfig(
   config: Config,
-  opts: { owner?: string; closeSandbox?: () => Promise<void>; useRedis?: boolean; onRateLimited?: (retryAfterMs: number | null) => void },
+  opts: {
+    owner?: string;
+    closeSandbox?: () => Promise<void>;
+    /** 'required': exit 2 when it does not answer; 'optional': the reference cache falls back to in-process. */
+    redis?: 'off' | 'optional' | 'required';
+    /** Names the product API in the owner lease when its URL does not (the embedded sandbox). */
+    apiId?: string;
+    onRateLimited?: (retryAfterMs: number | null) => void;
+  },
 ): Promise<CommandContext> {
   const throttle = new Throttle(config.API_CONCURRENCY, config.API_MAX_RPS);
   // Every 429 the client sees slows the whole run down, not just the request that got it.
@@ -91,7 +111,7 @@ export async function contextFromConfig(
     },
   });
   let redis: Redis | null = null;
-  if (opts.useRedis) {
+  if (opts.redis && opts.redis !== 'off') {
     // Loaded only when used: ioredis costs a quarter of a second of start-up to every inline command otherwise.
     const { Redis: RedisClient } = await import('ioredis');
     redis = new RedisClient(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
@@ -100,15 +120,20 @@ export async function contextFromConfig(
     try {
       await redis.connect();
     } catch (err) {
-      logger.warn({ err: (err as Error).message }, 'Redis not reachable: the reference cache stays in-process');
       redis.disconnect();
+      if (opts.redis === 'required') {
+        await clients.close();
+        await opts.closeSandbox?.();
+        throw redisUnreachable(config.REDIS_URL, err, '. REDIS_URL is set, so the owner lease lives there (unset it to run with a lock file on this machine only)');
+      }
+      logger.warn({ err: (err as Error).message }, 'Redis not reachable: the reference cache stays in-process');
       redis = null;
     }
   }
   // One reference cache per process: labels resolved by one run are known to the next (and to every worker through Redis).
   const referenceCache = createReferenceCache({ redis, prefix: config.QUEUE_PREFIX, ...RUN_CACHE_SETTINGS });
   return {
-    ctx: { config, clients, redis, throttle, logger, referenceCache },
+    ctx: { config, clients, redis, throttle, logger, referenceCache, ...(opts.apiId ? { apiId: opts.apiId } : {}) },
     owner: opts.owner,
     async close() {
       await clients.close();

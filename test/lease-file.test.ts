@@ -1,53 +1,170 @@
-// The lock-file lease of inline runs without Redis (pipeline/run/lease.ts): a lock being created is never taken for a
-// stale one, a stale one is taken over, and two runs racing for it never both get it.
-import { mkdtempSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// The owner lease's stores (pipeline/run/lease*.ts): the lease file of runs without Redis and the Redis keys, both
+// fenced — a grant's token only grows, a holder taken over learns it at its next renewal, a lease that ran out while
+// nobody took it is renewed again, a held lease is never granted twice, even to racing processes.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { acquireLease, type LeaseOptions } from '../src/pipeline/run/lease.ts';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { acquireLease, holderOf, Lease, leaseName, type LeaseStore } from '../src/pipeline/run/lease.ts';
+import { fileLeaseStore } from '../src/pipeline/run/lease-file.ts';
+import { redisLeaseKeys, redisLeaseStore } from '../src/pipeline/run/lease-redis.ts';
 
 const OWNER = '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f';
-const options = (reportDir: string, runId: string): LeaseOptions => ({ owner: OWNER, api: 'http://api.test', runId, reportDir, prefix: 'ps', redis: null, autoRenew: false, ttlMs: 60_000 });
-const lockFile = (reportDir: string) => {
-  const dir = join(reportDir, '.locks');
-  return join(dir, readdirSync(dir).find((f) => f.endsWith('.lock'))!);
-};
+const API = 'http://api.test';
+const redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
+afterAll(() => redis.disconnect());
 
-describe('the lock-file lease', () => {
-  it('a lock another run has created but not yet written is busy, not stale', async () => {
-    const reportDir = mkdtempSync(join(tmpdir(), 'ps-lease-file-'));
-    const first = await acquireLease(options(reportDir, 'a'));
-    const file = lockFile(reportDir);
-    await first.release();
-    // What another run's lock looks like between its creation and its content.
-    writeFileSync(file, '');
-    await expect(acquireLease(options(reportDir, 'b'))).rejects.toMatchObject({ code: 'PS_ERR_RUN_LOCKED' });
-    // Not renewed for longer than the lease lives: taken over.
-    const old = new Date(Date.now() - 120_000);
-    utimesSync(file, old, old);
-    const taken = await acquireLease(options(reportDir, 'b'));
-    expect(taken.holder).toMatch(/^run b /);
-    await taken.release();
+const stores: [string, () => LeaseStore][] = [
+  ['lease file', () => fileLeaseStore(mkdtempSync(join(tmpdir(), 'ps-state-')), leaseName(OWNER, API), OWNER, API)],
+  ['Redis', () => redisLeaseStore(redis, `lease-test-${process.pid}-${Math.random().toString(36).slice(2)}`, leaseName(OWNER, API))],
+];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.each(stores)('the owner lease in the %s', (_name, makeStore) => {
+  it('one holder at a time; the busy error names it; a released lease goes to the next with a greater token', async () => {
+    const store = makeStore();
+    const a = await acquireLease({ store, owner: OWNER, holder: holderOf('run-a', 'inline'), ttlMs: 60_000 });
+    const busy = acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 });
+    await expect(busy).rejects.toMatchObject({ code: 'PS_ERR_RUN_LOCKED', message: expect.stringMatching(new RegExp(`run run-a \\(pid ${process.pid} on ${hostname()}, since `)) });
+    await a.release();
+    const b = await acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 });
+    expect(b.token).toBeGreaterThan(a.token);
+    await b.release();
   });
 
-  it('a lock whose holder process is gone is taken over; a live one is not', async () => {
-    const reportDir = mkdtempSync(join(tmpdir(), 'ps-lease-file-'));
-    const first = await acquireLease(options(reportDir, 'a'));
-    await expect(acquireLease(options(reportDir, 'b'))).rejects.toMatchObject({ code: 'PS_ERR_RUN_LOCKED', message: expect.stringContaining('run a ') });
-    const file = lockFile(reportDir);
-    await first.release();
-    writeFileSync(file, JSON.stringify({ holder: 'run dead (pid 2147483646)', pid: 2147483646, host: (await import('node:os')).hostname() }));
-    const taken = await acquireLease(options(reportDir, 'c'));
-    expect(taken.holder).toMatch(/^run c /);
-    await taken.release();
+  it('a holder not renewed past its TTL is taken over, and its next check and renewal say it lost the lease', async () => {
+    const store = makeStore();
+    const a = await acquireLease({ store, owner: OWNER, holder: holderOf('run-a', 'inline'), ttlMs: 400 });
+    expect(() => a.check()).not.toThrow();
+    await sleep(500);
+    // Its own clock already tells: the time it was granted for has run out.
+    expect(() => a.check()).toThrow(/lease lost: .*not renewed within/);
+    const b = await acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 });
+    expect(b.token).toBeGreaterThan(a.token);
+    // Resumed, it tries to renew: refused, lost for good, naming the new holder.
+    await expect(a.ready()).rejects.toMatchObject({ code: 'PS_ERR_LEASE_LOST', message: expect.stringContaining('run run-b') });
+    expect(a.lost).not.toBeNull();
+    // ... and its renewal never extends the new holder's lease.
+    await b.ready();
+    await b.release();
   });
 
-  it('runs racing for a free lease: exactly one gets it', async () => {
-    for (let round = 0; round < 20; round++) {
-      const reportDir = mkdtempSync(join(tmpdir(), 'ps-lease-race-'));
-      const results = await Promise.allSettled(Array.from({ length: 4 }, (_, i) => acquireLease(options(reportDir, `r${i}`))));
-      expect(results.filter((r) => r.status === 'fulfilled'), `round ${round}`).toHaveLength(1);
-      expect(readdirSync(join(reportDir, '.locks')).filter((f) => f.endsWith('.tmp'))).toEqual([]);
-    }
+  it('a lease that ran out while nobody took it is renewed again by its holder', async () => {
+    const store = makeStore();
+    const a = await acquireLease({ store, owner: OWNER, holder: holderOf('run-a', 'inline'), ttlMs: 300 });
+    await sleep(450);
+    expect(() => a.check()).toThrow(/lease lost/);
+    await a.ready();
+    expect(() => a.check()).not.toThrow();
+    await expect(acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 })).rejects.toMatchObject({ code: 'PS_ERR_RUN_LOCKED' });
+    await a.release();
+  });
+
+  it('keepAlive renews it; a lease taken over meanwhile is marked lost and its listeners told', async () => {
+    const store = makeStore();
+    const a = await acquireLease({ store, owner: OWNER, holder: holderOf('run-a', 'inline'), ttlMs: 300 });
+    a.keepAlive();
+    await sleep(700);
+    expect(() => a.check()).not.toThrow();
+    const lost: string[] = [];
+    a.onLost((e) => lost.push(e.message));
+    // Someone else writes a grant of their own (as a holder that judged it expired would).
+    a.stop();
+    await sleep(400);
+    const b = await acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 });
+    a.keepAlive();
+    await sleep(300);
+    expect(lost).toEqual([expect.stringMatching(/lease lost: another run took the lease over \(run run-b/)]);
+    await b.release();
+  });
+
+  it('a queued run that takes its own lease again reuses its grant; anyone else waits', async () => {
+    const store = makeStore();
+    const q = await acquireLease({ store, owner: OWNER, holder: holderOf('run-q', 'queued', 'job-1'), ttlMs: 60_000, reuseSameRun: true });
+    const again = await acquireLease({ store, owner: OWNER, holder: holderOf('run-q', 'queued', 'job-1'), ttlMs: 60_000, reuseSameRun: true });
+    expect(again.grant).toEqual(q.grant);
+    await expect(acquireLease({ store, owner: OWNER, holder: holderOf('run-q', 'inline'), ttlMs: 60_000 })).rejects.toMatchObject({ message: expect.stringContaining('queued, job job-1') });
+    await q.release();
+  });
+
+  it('an inline holder whose process is gone (same host) is taken over at once', async () => {
+    const store = makeStore();
+    const dead = Number(execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']));
+    const ghost = await acquireLease({ store, owner: OWNER, holder: { ...holderOf('run-dead', 'inline'), pid: dead }, ttlMs: 60_000 });
+    const b = await acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 });
+    expect(b.token).toBeGreaterThan(ghost.token);
+    await b.release();
+  });
+});
+
+describe('the lease file', () => {
+  it('lives in the state directory, named by a hash of (API, owner); racing processes never both get it', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'ps-state-race-'));
+    const store = fileLeaseStore(stateDir, leaseName(OWNER, API), OWNER, API);
+    const start = Date.now() + 4000;
+    const script = `
+      const { fileLeaseStore } = await import(${JSON.stringify(new URL('../src/pipeline/run/lease-file.ts', import.meta.url).href)});
+      const { acquireLease, holderOf, leaseName } = await import(${JSON.stringify(new URL('../src/pipeline/run/lease.ts', import.meta.url).href)});
+      const store = fileLeaseStore(${JSON.stringify(stateDir)}, leaseName(${JSON.stringify(OWNER)}, ${JSON.stringify(API)}), ${JSON.stringify(OWNER)}, ${JSON.stringify(API)});
+      // All at once: each waits for the same instant, tries, and stays alive a while (a gone holder is taken over).
+      while (Date.now() < ${start}) await new Promise((r) => setTimeout(r, 1));
+      try { const l = await acquireLease({ store, owner: ${JSON.stringify(OWNER)}, holder: holderOf('p' + process.pid, 'inline'), ttlMs: 60000 }); process.stdout.write('got ' + l.token); }
+      catch (e) { process.stdout.write('busy'); }
+      await new Promise((r) => setTimeout(r, 1500));`;
+    const { spawn } = await import('node:child_process');
+    const outs = await Promise.all(Array.from({ length: 4 }, () => new Promise<string>((resolve) => {
+      const c = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      c.stdout!.on('data', (d) => (out += String(d)));
+      c.once('exit', () => resolve(out));
+    })));
+    // The winner exits without releasing: its lease stays until its pid is found gone.
+    expect(outs.filter((o) => o.startsWith('got')), outs.join(' | ')).toHaveLength(1);
+    const files = readdirSync(join(stateDir, 'leases'));
+    expect(files).toEqual([`${leaseName(OWNER, API)}.json`]);
+    const kept = JSON.parse(readFileSync(join(stateDir, 'leases', files[0]!), 'utf8')) as { owner: string; api: string; seq: number };
+    expect(kept).toMatchObject({ owner: OWNER, api: API, seq: 1 });
+    // Its process has exited: the next run takes it over with the next token.
+    const next = await acquireLease({ store, owner: OWNER, holder: holderOf('run-next', 'inline'), ttlMs: 60_000 });
+    expect(next.token).toBe(2);
+    await next.release();
+  });
+
+  it('a mutex left by a dead process is broken', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'ps-state-mutex-'));
+    const store = fileLeaseStore(stateDir, leaseName(OWNER, API), OWNER, API);
+    const first = await acquireLease({ store, owner: OWNER, holder: holderOf('run-a', 'inline'), ttlMs: 60_000 });
+    await first.release();
+    const file = join(stateDir, 'leases', `${leaseName(OWNER, API)}.json.mutex`);
+    writeFileSync(file, JSON.stringify({ pid: 2147483646, host: hostname() }));
+    const second = await acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 });
+    expect(second.token).toBe(2);
+    await second.release();
+  });
+});
+
+describe('the Redis lease', () => {
+  it('keeps its two keys in one Redis Cluster slot ({name} hash tag); the token survives the lease', async () => {
+    const keys = redisLeaseKeys('ps', leaseName(OWNER, API));
+    expect(keys.lease).toMatch(/^ps:lease:\{[0-9a-f-]+\}$/);
+    expect(keys.grants).toBe(`${keys.lease}:grants`);
+    const prefix = `lease-keys-${process.pid}`;
+    const store = redisLeaseStore(redis, prefix, leaseName(OWNER, API));
+    const a = await acquireLease({ store, owner: OWNER, holder: holderOf('run-a', 'inline'), ttlMs: 60_000 });
+    const k = redisLeaseKeys(prefix, leaseName(OWNER, API));
+    expect(await redis.hget(k.lease, 'token')).toBe(String(a.token));
+    expect(Number(await redis.pttl(k.lease))).toBeGreaterThan(50_000);
+    await a.release();
+    expect(await redis.exists(k.lease)).toBe(0);
+    expect(await redis.hget(k.grants, 'seq')).toBe(String(a.token));
+    // A Redis restarted without persistence: the counter is gone, but a stale holder's grant id still tells it apart.
+    await redis.del(k.grants);
+    const b = await acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 });
+    const stale = new Lease(store, { id: a.grant.id, token: b.token }, a.holder, 60_000);
+    await expect(stale.renew()).rejects.toMatchObject({ code: 'PS_ERR_LEASE_LOST' });
+    await b.release();
   });
 });

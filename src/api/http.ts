@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type * as UndiciModule from 'undici';
 import type { Agent, Dispatcher } from 'undici';
-import { HttpError, type ErrorCode } from '../errors.ts';
+import { HttpError, LeaseLostError, type ErrorCode } from '../errors.ts';
 import { ENDPOINTS, fillPath, joinUrl, type ApiName, type EndpointName, type RetryClass } from './endpoints.ts';
 import { mayRetry, parseRetryAfter, retryDelayMs, type RetryOptions } from './retry.ts';
 import type { Credential } from './auth.ts';
+import { currentFence, fenceInterceptor, type Fence } from './fence.ts';
 
 type Undici = typeof UndiciModule;
 let undici: Undici | undefined;
@@ -28,10 +29,10 @@ export class LazyDispatcher {
     this.#options = options;
   }
 
-  /** The agent, created on first call; after close() every call rejects. */
+  /** The agent (fenced writes checked at the socket: fence.ts), created on first call; after close() every call rejects. */
   get(): Promise<Dispatcher> {
     if (this.#closed) return Promise.reject(new Error('the HTTP client is closed'));
-    return (this.#agent ??= loadUndici().then((u) => new u.Agent(this.#options)));
+    return (this.#agent ??= loadUndici().then((u) => new u.Agent(this.#options).compose(fenceInterceptor)));
   }
 
   /** Closes the agent's connections (nothing to do when no request was ever sent). */
@@ -81,6 +82,8 @@ export interface SendInput {
   body?: string;
   timeouts: HttpTimeouts;
   signal?: AbortSignal;
+  /** A write's fence: made ready before the request is dispatched, checked again right before it is written (fence.ts). */
+  fence?: Fence;
 }
 
 // Failures that happen before a byte of the request can have reached the server: safe to re-send even a create.
@@ -142,6 +145,8 @@ export async function sendRequest(source: DispatcherSource, input: SendInput): P
   let text: string;
   try {
     const dispatcher = source instanceof LazyDispatcher ? await source.get() : source;
+    // A lost lease refuses the write here (and again at the socket, where a dispatcher without the interceptor cannot).
+    await input.fence?.ready();
     const options = {
       method: method as Dispatcher.HttpMethod,
       headers: input.headers,
@@ -149,6 +154,7 @@ export async function sendRequest(source: DispatcherSource, input: SendInput): P
       headersTimeout: input.timeouts.headersMs,
       bodyTimeout: input.timeouts.bodyMs,
       signal: input.signal,
+      ...(input.fence ? { fence: input.fence } : {}),
     };
     const at = originAndPath(url);
     if (at) {
@@ -158,7 +164,8 @@ export async function sendRequest(source: DispatcherSource, input: SendInput): P
       res = await request(url, { ...options, dispatcher });
     }
   } catch (err) {
-    if (isAbortError(err)) throw err;
+    // Refused by the fence: not sent, and not an API failure.
+    if (isAbortError(err) || err instanceof LeaseLostError) throw err;
     throw transportError(err, method, url);
   }
   try {
@@ -288,6 +295,8 @@ export class ApiTransport {
     const url = requestUrl(input.base, ep.path, input.params, input.query);
     const body = input.body === undefined ? undefined : JSON.stringify(input.body);
     const accept = this.o.accept ?? 'application/json';
+    // Writes made inside a run are fenced by its lease (fence.ts); reads never are.
+    const fence = ep.method === 'GET' ? undefined : currentFence();
     let refreshed = false;
     const res = await withRetry(
       async () => {
@@ -304,8 +313,11 @@ export class ApiTransport {
               body,
               timeouts: this.o.timeouts,
               signal: this.o.signal,
+              ...(fence ? { fence } : {}),
             });
           } catch (err) {
+            // A write the fence refused was not sent: not counted.
+            if (err instanceof LeaseLostError) this.stats[ep.api] -= 1;
             // A 401 means nothing was done, so even a create may be re-sent once with a fresh token.
             if (err instanceof HttpError && err.status === 401 && !refreshed && this.o.credential.invalidate(token)) {
               refreshed = true;

@@ -17,7 +17,7 @@ function load(store: SandboxStore, data: StoreFile): void {
 }
 
 /** The sandbox of `--sandbox` runs: in-process on a free port, its store kept in `<reportDir>/.sandbox/store.json` between runs. */
-export async function startEmbeddedSandbox(reportDir: string, options: { persist?: boolean } = {}): Promise<{ url: string; close(): Promise<void>; store: SandboxStore }> {
+export async function startEmbeddedSandbox(reportDir: string, options: { persist?: boolean } = {}): Promise<{ url: string; close(): Promise<void>; store: SandboxStore; storeFile: string }> {
   const persist = options.persist ?? true;
   const file = join(resolve(reportDir), '.sandbox', 'store.json');
   const sb = await startSandbox({ port: 0 });
@@ -26,6 +26,7 @@ export async function startEmbeddedSandbox(reportDir: string, options: { persist
   return {
     url: sb.url,
     store,
+    storeFile: file,
     async close() {
       await sb.close();
       if (!persist) return;

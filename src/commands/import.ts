@@ -23,7 +23,8 @@ export interface ImportFlags extends RunFlags {
 async function withRun(file: string, flags: ImportFlags, run: typeof runImport): Promise<number> {
   // A missing file, a directory, a FIFO or a device is refused before anything opens it (a FIFO would hang): exit 2.
   await checkSheetFile(file);
-  const cc = await commandContext(flags);
+  // An import takes the owner lease: with REDIS_URL set, in Redis, which must answer.
+  const cc = await commandContext(flags, process.env, { writes: run === runImport });
   const progress = progressReporter();
   try {
     const req: ImportRequest = {

@@ -36,7 +36,7 @@ export async function workerCommand(opts: { concurrency?: number; jobsDir: strin
 }
 
 /** `product-sync enqueue`: queues an import, prints its id; `--wait` prints the summary and exits with the run's code. */
-export async function enqueueCommand(file: string, opts: { mapping: string; owner?: string; mode?: Mode; dryRun?: boolean; wait?: boolean }): Promise<number> {
+export async function enqueueCommand(file: string, opts: { mapping: string; owner?: string; mode?: Mode; dryRun?: boolean; wait?: boolean; waitLock?: number }): Promise<number> {
   // What the inline import would refuse at once is refused here too, before anything is queued (exit 2).
   await checkSheetFile(file);
   await loadMapping(opts.mapping);
@@ -46,6 +46,7 @@ export async function enqueueCommand(file: string, opts: { mapping: string; owne
       request: { file, mapping: opts.mapping, mode: opts.mode ?? 'upsert', dryRun: Boolean(opts.dryRun), ...(opts.owner ? { owner: opts.owner } : {}) },
       origin: 'cli',
       step: 'prepare',
+      ...(opts.waitLock !== undefined ? { waitLockSeconds: opts.waitLock } : {}),
     });
     process.stdout.write(`${jobId}${existed ? ' (already queued: the same sheet, mapping and owner run once)' : ''}\n`);
     if (!opts.wait) return 0;

@@ -10,6 +10,7 @@ export interface SandboxFlags {
   latency?: string;
   faults?: string;
   admin?: boolean;
+  assignIds?: boolean;
 }
 
 /**
@@ -39,6 +40,7 @@ export async function sandboxCommand(flags: SandboxFlags): Promise<number> {
     ...(flags.latency ? { latencyMs: parseLatency(flags.latency) } : {}),
     ...(flags.faults ? { faults: parseFaultSpec(flags.faults) } : {}),
     admin: Boolean(flags.admin),
+    assignIds: Boolean(flags.assignIds),
   });
   process.stdout.write(sandboxBanner(sb.url, tokens));
   await new Promise<void>((resolve) => {

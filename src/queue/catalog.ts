@@ -32,6 +32,10 @@ export const importJobSchema = z.object({
   runId: z.string().optional(),
   workDir: z.string().optional(),
   chunks: z.number().int().optional(),
+  /** How long the run may wait for its owner's lease (`--wait-lock`); unset: as long as it takes. */
+  waitLockSeconds: z.number().min(0).optional(),
+  /** When it first found the lease busy (ms since the epoch). */
+  leaseWaitSince: z.number().optional(),
 });
 
 /** Payload of a push (child) job: one chunk of row plans, or of archives. */

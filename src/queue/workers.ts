@@ -5,15 +5,17 @@ import { DelayedError, Queue, UnrecoverableError, WaitingChildrenError, Worker, 
 import { Redis } from 'ioredis';
 import { contextFromConfig, type CommandContext } from '../runtime.ts';
 import type { Config } from '../config.ts';
-import { isRetryable, ProductSyncError } from '../errors.ts';
+import { isRetryable, LeaseLostError, ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
-import { LeaseBusyError } from '../pipeline/run/lease.ts';
+import { describeHolder, LeaseBusyError } from '../pipeline/run/lease.ts';
 import { recoverChunk } from '../pipeline/run/chunks.ts';
-import { finishRun, pushChunk, startQueuedRun, type ImportRequest, type RunProgress, type RunResult } from '../pipeline/run/run.ts';
+import { finishRun, pushChunk, startQueuedRun, type ImportRequest, type RunContext, type RunProgress, type RunResult } from '../pipeline/run/run.ts';
 import { checkHandlers, JOB_OPTIONS, jobPayload, pushJobId, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors, warnOnEviction } from './connection.ts';
 import { enqueueImport, feedKeys } from './enqueue.ts';
 import { loadFeeds, pickFeedFile, type Feed } from './feeds.ts';
+import { jobLockFence } from './job-lock.ts';
+import { LeaseKeeper } from './lease-keeper.ts';
 import { RequestScopes } from './request-scope.ts';
 import { SharedRate, SharedThrottle } from './shared-rate.ts';
 
@@ -59,7 +61,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   rateConn.on('error', () => undefined);
   const sharedRate = new SharedRate(rateConn, `${prefix}:api-rate`, config.API_MAX_RPS);
   const cc: CommandContext = await contextFromConfig(config, {
-    useRedis: true,
+    redis: 'required',
     // A 429 pauses every worker, not only this process (DESIGN §8): no worker takes a new chunk until Retry-After has
     // passed (BullMQ rate limit), and no request of a chunk already in hand starts before then either (shared rate).
     onRateLimited: (ms) => {
@@ -71,14 +73,25 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const scopes = new RequestScopes(ctx.clients.stats);
   const reportDir = resolve(config.REPORT_DIR);
   const chunkSize = options.chunkSize ?? config.CHUNK_SIZE;
+  // A worker killed with SIGKILL holds its job's lock until it expires: lockDuration bounds how long another worker waits.
+  const lockDuration = options.lockDurationMs ?? 30_000;
+  // Queued runs' owner leases, kept alive between their jobs by every worker (lease-keeper.ts).
+  const keeper = new LeaseKeeper(ctx.redis!, { prefix: config.QUEUE_PREFIX, stateDir: config.STATE_DIR }, importQueue);
+  keeper.start((config.LEASE_TTL_SECONDS * 1000) / 3);
 
   const processImport = async (job: Job, token?: string) => {
     const data = jobPayload('import', job.data);
     if (data.step === 'prepare') {
       const req: ImportRequest = { ...data.request, mode: data.request.mode as ImportRequest['mode'], reportDir };
+      // Its writes (brands created while resolving) are fenced by the job's lock as well as by the run's lease.
+      const lock = await jobLockFence(job, token!, lockDuration);
+      const lease: RunContext['lease'] = {
+        queued: { jobId: job.id! },
+        onGranted: (l, at) => keeper.register({ runId: l.holder.runId, owner: at.owner, api: at.api, grant: l.grant, holder: l.holder, ttlMs: l.ttlMs, importJobId: job.id! }),
+      };
       // Each chunk job is added as soon as the second pass has written its chunk: pushing starts while the pass goes on.
-      const { value: run } = await scopes.run((stats) => startQueuedRun(req, { ...ctx, clients: { ...ctx.clients, stats }, chunkSize, onProgress: progressOf(job) }, (c) =>
-        pushQueue.add(c.kind, { runId: c.runId, workDir: c.workDir, kind: c.kind, index: c.index }, { ...JOB_OPTIONS.push, jobId: pushJobId(c), parent: { id: job.id!, queue: job.queueQualifiedName }, ignoreDependencyOnFailure: true }).then(() => undefined)));
+      const { value: run } = await scopes.run((stats) => startQueuedRun(req, { ...ctx, clients: { ...ctx.clients, stats }, chunkSize, onProgress: progressOf(job), lease, fences: [lock] }, (c) =>
+        pushQueue.add(c.kind, { runId: c.runId, workDir: c.workDir, kind: c.kind, index: c.index }, { ...JOB_OPTIONS.push, jobId: pushJobId(c), parent: { id: job.id!, queue: job.queueQualifiedName }, ignoreDependencyOnFailure: true }).then(() => undefined))).finally(() => lock.stop());
       // The push stage's counts are summed from the chunks as they finish (runStatus); this is where they start.
       await job.updateProgress({ stage: 'push', rowsRead: run.rows, operationsSent: 0, errors: 0, rowsTotal: run.rows });
       await job.updateData({ ...data, step: 'wait', runId: run.runId, workDir: run.workDir, chunks: run.rowChunks + run.archiveChunks });
@@ -93,6 +106,8 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       if (m) await recoverChunk(workDir!, m[1] as 'rows' | 'archives', Number(m[2]), String(reason));
     }
     const result = await finishRun(workDir!, { ...ctx, pushRequests: values.reduce((n, v) => n + (v?.requests ?? 0), 0) });
+    // The report is written: the next run of this owner may start.
+    if (data.runId) await keeper.finish(data.runId);
     await recordFeedImport(data, result);
     await job.updateProgress({ stage: 'done', rowsRead: result.summary.counts.rows, operationsSent: result.summary.counts.rows, errors: result.summary.counts.failed + result.summary.counts.invalid });
     return { runId: result.runId, exitCode: result.exitCode, summary: result.summary, reportDir: result.reportDir, files: result.files };
@@ -116,10 +131,11 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     await conn.hset(keys.last, { finishedAt: new Date().toISOString(), runId: result.runId, exitCode: String(result.exitCode), file: data.request.file });
   };
 
-  const processPush = async (job: Job) => {
+  const processPush = async (job: Job, token?: string) => {
     const d = jobPayload('push', job.data);
+    const lock = await jobLockFence(job, token!, lockDuration);
     try {
-      const { value: out, requests } = await scopes.run(() => pushChunk(d, ctx));
+      const { value: out, requests } = await scopes.run(() => pushChunk(d, ctx, lock));
       await job.updateProgress({ stage: 'push', operations: out.rows, done: out.rows, failed: out.failed });
       // One field per chunk, so a chunk run twice (retry, takeover) is counted once.
       const key = runChunksKey(prefix, d.runId);
@@ -128,9 +144,13 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       const result: PushJobResult = { rows: out.rows, failed: out.failed, requests: requests.product };
       return result;
     } catch (err) {
+      // This worker lost the job to another one (paused past its lock): whatever it throws, BullMQ ignores it.
+      if (lock.lost) throw lock.lost;
       // A chunk that cannot succeed by retrying (credential rejected, state missing) fails at once.
       if (!isRetryable(err)) throw new UnrecoverableError((err as Error).message);
       throw err;
+    } finally {
+      lock.stop();
     }
   };
 
@@ -160,14 +180,26 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       try {
         return await processImport(job, token);
       } catch (err) {
-        // Another run holds this owner's lease: this import waits its turn (a delay, not a failed attempt).
+        // Another run holds this owner's lease: this import waits its turn (a delay, not a failed attempt), as long as
+        // its --wait-lock allows (no limit by default); its progress says whom it waits for (the console shows it).
         if (err instanceof LeaseBusyError) {
-          logger.info({ jobId: job.id, holder: err.holder }, 'import waits for the lease of its owner');
-          await job.moveToDelayed(Date.now() + 1000 + Math.floor(Math.random() * 1000), token);
-          throw new DelayedError();
+          const data = jobPayload('import', job.data);
+          const since = data.leaseWaitSince ?? Date.now();
+          if (data.waitLockSeconds === undefined || Date.now() - since < data.waitLockSeconds * 1000) {
+            if (data.leaseWaitSince === undefined) await job.updateData({ ...data, leaseWaitSince: since });
+            await job.updateProgress({ stage: 'waiting', waitingFor: describeHolder(err.holder), since: new Date(since).toISOString() });
+            logger.info({ jobId: job.id, holder: describeHolder(err.holder) }, 'import waits for the lease of its owner');
+            await job.moveToDelayed(Date.now() + 1000 + Math.floor(Math.random() * 1000), token);
+            throw new DelayedError();
+          }
         }
+        // This worker lost the job to another one (paused past its lock): what it throws is ignored by BullMQ.
+        if (err instanceof LeaseLostError && /^lease lost: the lock of job/.test(err.message)) throw err;
         // Waiting for the children is not a failure; a failure no retry can fix (bad mapping, unreadable file) is final.
         if (err instanceof WaitingChildrenError || err instanceof DelayedError || err instanceof UnrecoverableError || isRetryable(err)) throw err;
+        // Failed for good: its owner lease is freed now rather than when the keeper notices.
+        const runId = (job.data as ImportJobData).runId;
+        if (runId) await keeper.finish(runId).catch(() => undefined);
         // The code rides along in the reason, so `enqueue --wait` exits as the inline import would (failedCode).
         throw new UnrecoverableError(err instanceof ProductSyncError ? `${err.message} [${err.code}]` : (err as Error).message);
       }
@@ -178,8 +210,6 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   // The worker does not start with a queue of the catalog it cannot handle (or a handler the catalog does not know).
   checkHandlers(handlers);
 
-  // A worker killed with SIGKILL holds its job's lock until it expires: lockDuration bounds how long another worker waits.
-  const lockDuration = options.lockDurationMs ?? 30_000;
   const workerOpts = { connection: queueConnection(config), prefix, lockDuration, stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)), maxStalledCount: 3 };
   const importWorker = new Worker(QUEUES.import, handlers.import, { ...workerOpts, concurrency: options.importConcurrency ?? 1 });
   const pushWorker = new Worker(QUEUES.push, handlers.push, {
@@ -225,6 +255,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
         clearInterval(loopCheck);
         loop.disable();
         await Promise.all(workers.map((w) => w.close()));
+        await keeper.stop();
         await Promise.all([importQueue.close(), pushQueue.close(), feedsQueue.close()]);
         await cc.close();
         rateConn.disconnect();

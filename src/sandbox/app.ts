@@ -32,6 +32,8 @@ export interface SandboxOptions {
   logger?: boolean;
   /** Reference data to serve instead of loadReferenceSeed() (tests). */
   referenceSeed?: ReferenceSeed;
+  /** Ignore client-chosen tradeItemId / manufacturedItemId on create and assign new ids (default false). */
+  assignIds?: boolean;
 }
 
 const JSON_TYPES = ['application/json', 'application/json-patch+json'];
@@ -64,6 +66,7 @@ export function buildSandbox(options: SandboxOptions = {}): FastifyInstance {
     tokens,
     faults: new FaultInjector(startSpec, defaultSeed),
     referenceSeed: () => (seed ??= loadReferenceSeed()),
+    assignIds: Boolean(options.assignIds),
   };
   const handle: SandboxHandle = {
     store,
@@ -78,6 +81,9 @@ export function buildSandbox(options: SandboxOptions = {}): FastifyInstance {
     },
     setFaults(spec) {
       ctx.faults = new FaultInjector(spec, defaultSeed);
+    },
+    setAssignIds(on) {
+      ctx.assignIds = on;
     },
   };
 

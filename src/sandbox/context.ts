@@ -11,6 +11,8 @@ export interface SandboxContext {
   tokens: TokenRegistry;
   faults: FaultInjector;
   referenceSeed: () => ReferenceSeed;
+  /** Creates ignore client-chosen ids and assign their own, as many real APIs do (a retried create then makes a duplicate). */
+  assignIds: boolean;
 }
 
 interface RequestState {

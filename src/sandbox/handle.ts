@@ -14,4 +14,6 @@ export interface SandboxHandle {
   reset(): void;
   /** Replaces the fault settings (and restarts the PRNG from the spec's seed). */
   setFaults(spec: FaultSpec): void;
+  /** Creates ignore client-chosen ids from now on (true) or honour them (false, the default). */
+  setAssignIds(on: boolean): void;
 }

@@ -98,6 +98,8 @@ function omit(body: Body, names: readonly string[]): Body {
 /** Registers the product API (/api/...) on an authenticated scope. */
 export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   const { store } = ctx;
+  // The id of a created item: the client's, unless the sandbox assigns its own (SandboxOptions.assignIds).
+  const idOf = (asked: unknown): string => (typeof asked === 'string' && !ctx.assignIds ? asked.toLowerCase() : store.newId());
   const bad = (req: FastifyRequest, reply: FastifyReply, errors: ProblemEntry[]) => sendProblem(req, reply, badRequest(errors));
   const notFound = (req: FastifyRequest, reply: FastifyReply, detail?: string) =>
     sendProblem(req, reply, problem(404, [], detail ? { detail } : {}));
@@ -121,7 +123,7 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
     const c = checkBody('tradeItem.create', req.body, credentialOf(req));
     if (!c.ok) return bad(req, reply, c.errors);
     const body = c.value;
-    const id = typeof body.tradeItemId === 'string' ? body.tradeItemId.toLowerCase() : store.newId();
+    const id = idOf(body.tradeItemId);
     if (store.tradeItems.has(id)) return conflict(req, reply, 'tradeItemId', `a trade item with id ${id} exists`);
     store.tradeItems.set(id, {
       tradeItemId: id,
@@ -192,7 +194,7 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
   });
 
   const newManufactured = (body: Body, tradeItemId: string): StoredManufacturedItem => ({
-    manufacturedItemId: typeof body.manufacturedItemId === 'string' ? body.manufacturedItemId.toLowerCase() : store.newId(),
+    manufacturedItemId: idOf(body.manufacturedItemId),
     tradeItemId,
     supplierCompanyId: String(body.supplierCompanyId).toLowerCase(),
     fields: omit(body, ['manufacturedItemId', 'supplierCompanyId']),
@@ -217,7 +219,7 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
     if (!c.ok) return bad(req, reply, c.errors);
     const tradePart = pick(c.value, ROUTE_B_TRADE_ITEM_FIELDS);
     const manuPart = omit(c.value, ROUTE_B_TRADE_ITEM_FIELDS);
-    const tradeItemId = typeof tradePart.tradeItemId === 'string' ? tradePart.tradeItemId.toLowerCase() : store.newId();
+    const tradeItemId = idOf(tradePart.tradeItemId);
     if (store.tradeItems.has(tradeItemId)) return conflict(req, reply, 'tradeItemId', `a trade item with id ${tradeItemId} exists`);
     const t: StoredTradeItem = {
       tradeItemId,

@@ -40,7 +40,9 @@ export interface RunSummary {
   reconcile?: { inSync: number; differs: number; missingInApi: number; missingInSheet: number };
   requests: { reference: number; product: number };
   exitCode: number;
+  /** Why the run was aborted, in words; `abortCode` is its error code (PS_ERR_LEASE_LOST, PS_ERR_CIRCUIT_OPEN…). */
   aborted?: string;
+  abortCode?: string;
   /** What the reader of the report should know, e.g. that an XLSX holds only the first rows (Excel's row limit). */
   notes?: string[];
 }

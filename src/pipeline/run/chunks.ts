@@ -114,12 +114,14 @@ export async function settleArchiveChunk(workDir: string, index: number, outcome
 }
 
 /**
- * Results of a chunk whose push failed for good (a queue job out of retries): what the chunk's journal confirmed keeps
- * its outcome, the settled rows theirs, the rest is `failed`. Does nothing when the chunk has results already.
+ * Results of a chunk whose push failed for good (a queue job out of retries), or that its run stopped before it was
+ * pushed (`not_attempted`: the run lost its lease): what the chunk's journal confirmed keeps its outcome, the settled
+ * rows theirs, the rest gets `outcome`. Does nothing when the chunk has results already.
  */
-export async function recoverChunk(workDir: string, kind: ChunkKind, index: number, reason: string): Promise<void> {
+export async function recoverChunk(workDir: string, kind: ChunkKind, index: number, reason: string, outcome: 'failed' | 'not_attempted' = 'failed'): Promise<void> {
   if (resultsExist(workDir, kind, index)) return;
-  if (kind === 'archives') return settleArchiveChunk(workDir, index, 'failed', [failedIssue(null, reason)]);
+  const why = (row: number | null) => (outcome === 'failed' ? failedIssue(row, reason) : issue('NOT_ATTEMPTED', { row, message: `not attempted: ${reason}` }));
+  if (kind === 'archives') return settleArchiveChunk(workDir, index, outcome, [why(null)]);
   const chunk = await readChunk(workDir, 'rows', index);
   const journal = await openJournal(chunkPaths(workDir, kind, index).journal);
   try {
@@ -127,7 +129,7 @@ export async function recoverChunk(workDir: string, kind: ChunkKind, index: numb
     for (const p of chunk.plans) {
       const done = journal.state(`row:${p.row}`);
       if (done?.state === 'confirmed') rows.push(done.result as ExecutedRow);
-      else rows.push({ row: p.row, key: p.key, outcome: 'failed', tradeItemId: p.tradeItemId, manufacturedItemId: p.manufacturedItemId, changedFields: [], issues: [...p.issues, failedIssue(p.row, reason)], source: p.source });
+      else rows.push({ row: p.row, key: p.key, outcome, tradeItemId: p.tradeItemId, manufacturedItemId: p.manufacturedItemId, changedFields: [], issues: [...p.issues, why(p.row)], source: p.source });
     }
     await writeResults(workDir, kind, index, rows);
   } finally {

@@ -1,229 +1,268 @@
 /**
- * The lease a run holds on (owner, product API) while it plans and pushes, so two runs never write one owner's items at
- * once (two would each plan a create for a shared GTIN, or report values the other overwrote).
+ * The owner lease: one run at a time writes one owner's items on one product API, whatever started it (inline import,
+ * queued import and its chunk jobs, feed tick, console upload). It is **fenced** (docs/concurrency.md):
  *
- * - With Redis (queue mode, and inline runs when REDIS_URL is set): `SET key holder NX PX ttl`, renewed while held,
- *   released by its holder only (compare-and-delete), taken over by anyone once it expired (a holder killed with -9).
- * - Without Redis: a lock file `<report-dir>/.locks/<owner>-<api>.lock` created exclusively, its mtime renewed while
- *   held; a lock whose process is gone (same host) or whose mtime is older than the ttl is taken over.
+ * - every grant carries a token that only grows, and an id of its own; renewal (every TTL/3) succeeds only while the
+ *   store still names this grant, so a holder that was paused past its TTL and taken over learns it at once;
+ * - a holder knows from its own clocks how long its lease is certainly its own (renewal sent at t → held until t + TTL,
+ *   by the monotonic clock and by the wall clock, the shorter): `check()` refuses a write when less than a margin is
+ *   left, with no I/O, right where the request is about to be written (api/fence.ts);
+ * - a lease that ran out while nobody else took it is renewed again (the store's last grant is still this one), so a
+ *   long pause without a competitor costs nothing but that renewal.
+ *
+ * The store is Redis when REDIS_URL is set (lease-redis.ts), else a lock file in the machine-wide state directory
+ * (lease-file.ts). Runs of one owner on several machines need Redis.
  */
 import { createHash } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
-import type { Redis } from 'ioredis';
-import { ProductSyncError } from '../../errors.ts';
+import type { Fence } from '../../api/fence.ts';
+import { LeaseLostError, ProductSyncError } from '../../errors.ts';
+import { logger } from '../../logger.ts';
 import { sleep } from '../sync/throttle.ts';
 
-/** A lease in hand. */
-export interface Lease {
-  /** Who holds it, as other runs are told. */
-  readonly holder: string;
-  /** Extends it (called by timers while held, and by chunk jobs in queue mode). */
-  renew(): Promise<void>;
-  release(): Promise<void>;
-}
-
-export interface LeaseOptions {
-  owner: string;
-  /** The product API's base URL (a lease is per owner and API). */
-  api: string;
-  /** The run taking it (named to others). */
+/** Who holds a lease, as other runs are told. */
+export interface LeaseHolder {
   runId: string;
-  redis?: Redis | null;
-  prefix: string;
-  reportDir: string;
-  /** How long to wait for a busy lease (0: fail at once). */
-  waitMs?: number;
-  ttlMs?: number;
-  /** Renew by timer while held (inline runs); queue runs renew from their chunk jobs. */
-  autoRenew?: boolean;
-  /** Queue mode: a lease held by this same run id is ours (the import job restarted after a worker died). */
-  takeOverSameRun?: boolean;
+  /** An inline run lives in its process; a queued run lives in its jobs, on any worker. */
+  kind: 'inline' | 'queued';
+  host: string;
+  pid: number;
+  since: string;
+  /** Queued runs: the import job. */
+  jobId?: string;
 }
 
-// How long a lease is retried while Redis does not answer (a restart).
-const REDIS_PATIENCE_MS = 20_000;
-
-const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
-const RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
-
-const leaseName = (owner: string, api: string) => `${owner.toLowerCase()}-${createHash('sha256').update(api).digest('hex').slice(0, 12)}`;
-
-/** The Redis key of a lease (queue chunk jobs renew it by the run's holder string). */
-export const leaseKey = (prefix: string, owner: string, api: string): string => `${prefix}:lease:${leaseName(owner, api)}`;
-
-/** Raised when another run holds the lease: exit 2 inline, a delayed retry in queue mode. */
-export class LeaseBusyError extends ProductSyncError {
-  constructor(readonly holder: string, owner: string) {
-    super('PS_ERR_RUN_LOCKED', `another run is importing for owner ${owner} on this API: ${holder}. Wait for it, or give --wait-lock <seconds>`);
-  }
+/** One grant of a lease: `token` only grows from grant to grant; `id` names this grant alone. */
+export interface Grant {
+  id: string;
+  token: number;
 }
 
-/** Takes the lease of (owner, API), waiting up to `waitMs`; throws LeaseBusyError naming the holder when it cannot. */
-export async function acquireLease(o: LeaseOptions): Promise<Lease> {
-  const ttl = o.ttlMs ?? 60_000;
-  const holder = `run ${o.runId} (pid ${process.pid} on ${hostname()}, since ${new Date().toISOString()})`;
-  const deadline = Date.now() + (o.waitMs ?? 0);
-  const attempt = o.redis ? redisAttempt(o.redis, leaseKey(o.prefix, o.owner, o.api), holder, ttl, (other) => Boolean(o.takeOverSameRun && other.startsWith(`run ${o.runId} (`)) || holderGone(other)) : fileAttempt(join(o.reportDir, '.locks', `${leaseName(o.owner, o.api)}.lock`), holder, ttl);
-  const unreachableUntil = Date.now() + REDIS_PATIENCE_MS;
-  for (;;) {
-    let got: Awaited<ReturnType<Attempt>>;
-    try {
-      got = await attempt();
-    } catch (err) {
-      if (err instanceof ProductSyncError) throw err;
-      // Redis restarting or unreachable: try again for a while, then fail retryably (a queued import is retried).
-      if (Date.now() > unreachableUntil) throw new ProductSyncError('PS_ERR_QUEUE', `cannot take the run lease: Redis: ${(err as Error).message}`, { cause: err, retryable: true });
-      await sleep(500);
-      continue;
-    }
-    if ('lease' in got) {
-      if (!o.autoRenew) return got.lease;
-      const timer = setInterval(() => void got.lease.renew().catch(() => undefined), Math.max(1000, Math.floor(ttl / 3)));
-      timer.unref();
-      return { holder, renew: got.lease.renew, release: async () => {
-        clearInterval(timer);
-        await got.lease.release();
-      } };
-    }
-    if (Date.now() >= deadline) throw new LeaseBusyError(got.busy, o.owner);
-    await sleep(Math.min(1000, Math.max(50, deadline - Date.now())));
-  }
+/** What a store answers to a renewal: still ours, or held by someone else now (who, when the store knows). */
+export type RenewResult = { ok: true } | { ok: false; holder?: LeaseHolder };
+
+/** What to do with a lease held by someone else: wait (busy), take it over with a new grant, or reuse its grant. */
+export type BusyVerdict = 'busy' | 'replace' | 'reuse';
+
+/** Where leases live (Redis, or the lock files of the state directory). */
+export interface LeaseStore {
+  /** Where this store keeps the lease (for messages). */
+  readonly where: string;
+  /** Grants the lease, or answers who holds it; `verdict` decides about a current holder. */
+  acquire(holder: LeaseHolder, ttlMs: number, verdict: (current: LeaseHolder) => BusyVerdict): Promise<{ grant: Grant } | { busy: LeaseHolder }>;
+  /** Extends `grant` by `ttlMs` if it is still the current one (or the last one, expired meanwhile). */
+  renew(grant: Grant, holder: LeaseHolder, ttlMs: number): Promise<RenewResult>;
+  /** Frees the lease if `grant` is still the current one. */
+  release(grant: Grant): Promise<void>;
 }
 
-type Attempt = () => Promise<{ lease: Lease } | { busy: string }>;
-
-function redisAttempt(redis: Redis, key: string, holder: string, ttl: number, takeOver: (other: string) => boolean): Attempt {
-  return async () => {
-    for (let tries = 0; ; tries++) {
-      if ((await redis.set(key, holder, 'PX', ttl, 'NX')) === 'OK') return { lease: heldLease(redis, key, holder, ttl) };
-      const other = await redis.get(key);
-      if (other === null) continue;
-      if (tries > 0 || !takeOver(other)) return { busy: other };
-      // Its holder is gone (killed on this host) or is this very run restarted: take it over.
-      await redis.eval(RELEASE, 1, key, other);
-    }
-  };
+/** The name of (API, owner): the same for every entry point, whatever its report directory. */
+export function leaseName(owner: string, api: string): string {
+  return `${owner.toLowerCase()}-${createHash('sha256').update(normaliseApi(api)).digest('hex').slice(0, 12)}`;
 }
 
-/** A Redis lease known by its holder string (a queue run's chunk jobs renew it; its import job releases it). */
-export function heldLease(redis: Redis, key: string, holder: string, ttl: number): Lease {
-  return {
-    holder,
-    renew: async () => void (await redis.eval(RENEW, 1, key, holder, ttl)),
-    release: async () => void (await redis.eval(RELEASE, 1, key, holder).catch(() => undefined)),
-  };
-}
-
-/** True when a holder string names a process of this host that no longer exists. */
-function holderGone(holder: string): boolean {
-  const m = /\(pid (\d+) on (.+), since /.exec(holder);
-  if (!m || m[2] !== hostname() || Number(m[1]) === process.pid) return false;
+function normaliseApi(api: string): string {
   try {
-    process.kill(Number(m[1]), 0);
+    return new URL(api).toString().replace(/\/+$/, '');
+  } catch {
+    return api;
+  }
+}
+
+/** The holder text other runs see: `run <id> (pid <n> on <host>, since <time>)`, queued runs with their job. */
+export function describeHolder(h: LeaseHolder): string {
+  return `run ${h.runId} (pid ${h.pid} on ${h.host}, since ${h.since}${h.kind === 'queued' ? `; queued, job ${h.jobId ?? '?'}` : ''})`;
+}
+
+/** A holder of this process. */
+export function holderOf(runId: string, kind: LeaseHolder['kind'], jobId?: string): LeaseHolder {
+  return { runId, kind, host: hostname(), pid: process.pid, since: new Date().toISOString(), ...(jobId ? { jobId } : {}) };
+}
+
+/** True when a holder names an inline run of this host whose process no longer exists (killed): its lease is free. */
+export function holderGone(h: LeaseHolder): boolean {
+  if (h.kind !== 'inline' || h.host !== hostname() || h.pid === process.pid) return false;
+  try {
+    process.kill(h.pid, 0);
     return false;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 
-function fileAttempt(file: string, holder: string, ttl: number): Attempt {
-  const mine = JSON.stringify({ holder, pid: process.pid, host: hostname() });
-  const release = () => {
-    try {
-      if (readFileSync(file, 'utf8') === mine) unlinkSync(file);
-    } catch {
-      // already gone
+/** Raised when another run holds the lease: exit 2 inline; a queued import waits its turn. */
+export class LeaseBusyError extends ProductSyncError {
+  constructor(
+    readonly holder: LeaseHolder,
+    owner: string,
+  ) {
+    super('PS_ERR_RUN_LOCKED', `another run is importing for owner ${owner} on this API: ${describeHolder(holder)}. Wait for it, or give --wait-lock <seconds>`);
+  }
+}
+
+/** Time a lease must still have for a write to go: a tenth of its TTL, at most 2 s. */
+const marginOf = (ttlMs: number) => Math.min(2000, ttlMs / 10);
+
+/** A lease in hand: a fence for the writes of its holder (api/fence.ts), renewed by a timer while kept alive. */
+export class Lease implements Fence {
+  readonly #store: LeaseStore;
+  readonly grant: Grant;
+  readonly holder: LeaseHolder;
+  readonly ttlMs: number;
+  #monoUntil: number;
+  #wallUntil: number;
+  #lost: LeaseLostError | null = null;
+  #renewing: Promise<void> | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #warned = false;
+  readonly #onLost = new Set<(err: LeaseLostError) => void>();
+
+  /** `sentAt`: when the request that granted or last renewed it was sent (both clocks). */
+  constructor(store: LeaseStore, grant: Grant, holder: LeaseHolder, ttlMs: number, sentAt = { mono: performance.now(), wall: Date.now() }) {
+    this.#store = store;
+    this.grant = grant;
+    this.holder = holder;
+    this.ttlMs = ttlMs;
+    this.#monoUntil = sentAt.mono + ttlMs;
+    this.#wallUntil = sentAt.wall + ttlMs;
+  }
+
+  get token(): number {
+    return this.grant.token;
+  }
+
+  /** Why the lease was lost, or null while it holds. */
+  get lost(): LeaseLostError | null {
+    return this.#lost;
+  }
+
+  /** Milliseconds the lease is certainly held, by the more pessimistic of the two clocks. */
+  remainingMs(): number {
+    return Math.min(this.#monoUntil - performance.now(), this.#wallUntil - Date.now());
+  }
+
+  check(): void {
+    if (this.#lost) throw this.#lost;
+    if (this.remainingMs() < marginOf(this.ttlMs)) {
+      throw new LeaseLostError(`the lease of ${this.holder.runId} was not renewed within its ${this.ttlMs / 1000} s (the process was paused, or ${this.#store.where} did not answer)`);
     }
-  };
-  return async () => {
-    mkdirSync(join(file, '..'), { recursive: true });
-    for (let tries = 0; ; tries++) {
+  }
+
+  async ready(): Promise<void> {
+    if (this.#lost) throw this.#lost;
+    if (this.remainingMs() < this.ttlMs / 3) {
       try {
-        createWhole(file, mine);
-        break;
+        await this.renew();
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ProductSyncError('PS_ERR_REPORT', `cannot create the run lock ${file}: ${(err as Error).message}`, { cause: err });
-        const seen = readText(file);
-        const other = seen === undefined ? undefined : parseHolder(seen);
-        // Only a stale lock is taken over: its holder gone, or not renewed for `ttl` (one whose text is not a holder's,
-        // from a crash of an older version, by its age alone); a lock gone meanwhile is tried once more.
-        const isStale = seen === undefined || (other ? stale(file, other, ttl) : olderThan(file, ttl));
-        if (!isStale || tries > 0) return { busy: other?.holder ?? 'a run that just finished' };
-        if (seen === undefined) continue;
-        // The holder is gone (killed) or stopped renewing: take the lock over — unless another run did already (the
-        // lock then holds another text than the stale one just read).
-        try {
-          if (readText(file) === seen) unlinkSync(file);
-        } catch {
-          // another run took it over first
-        }
+        // The store did not answer: the lease holds as long as its time runs (check() below says when it does not).
+        if (err instanceof LeaseLostError) throw err;
       }
     }
-    // A run that ends by an exception or exit() without release still frees the lock.
-    process.once('exit', release);
-    return { lease: {
-      holder,
-      renew: async () => {
-        const now = new Date();
-        utimesSync(file, now, now);
-      },
-      release: async () => {
-        process.removeListener('exit', release);
-        release();
-      },
-    } };
+    this.check();
+  }
+
+  /** Renews now (one renewal at a time); marks the lease lost if the store names another grant. Store errors are thrown. */
+  renew(): Promise<void> {
+    return (this.#renewing ??= (async () => {
+      try {
+        if (this.#lost) throw this.#lost;
+        const sentAt = { mono: performance.now(), wall: Date.now() };
+        const r = await this.#store.renew(this.grant, this.holder, this.ttlMs);
+        if (!r.ok) {
+          throw this.markLost(`another run took the lease over${r.holder ? ` (${describeHolder(r.holder)})` : ''} while this one was paused or could not renew it: this run stopped sending`);
+        }
+        this.#monoUntil = sentAt.mono + this.ttlMs;
+        this.#wallUntil = sentAt.wall + this.ttlMs;
+        this.#warned = false;
+      } finally {
+        this.#renewing = undefined;
+      }
+    })());
+  }
+
+  /** Renews every TTL/3 (sooner again after a failed attempt) until released or lost. */
+  keepAlive(): this {
+    if (this.#timer || this.#lost) return this;
+    const every = Math.max(100, Math.floor(this.ttlMs / 3));
+    const tick = (delay: number) => {
+      this.#timer = setTimeout(() => {
+        this.renew().then(
+          () => tick(every),
+          (err: unknown) => {
+            if (this.#lost) return;
+            if (!this.#warned) logger.warn({ runId: this.holder.runId, err: (err as Error).message }, `cannot renew the run's lease in ${this.#store.where}: trying again`);
+            this.#warned = true;
+            tick(Math.max(100, Math.floor(this.ttlMs / 10)));
+          },
+        );
+      }, delay);
+      this.#timer.unref();
+    };
+    tick(every);
+    return this;
+  }
+
+  /** Stops renewing (the lease stays in the store until it expires or someone releases it). */
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Called once when the lease is found lost. */
+  onLost(listener: (err: LeaseLostError) => void): void {
+    if (this.#lost) listener(this.#lost);
+    else this.#onLost.add(listener);
+  }
+
+  /** Marks the lease lost (renewal refused, or the run learnt it otherwise); returns the error writes now get. */
+  markLost(reason: string): LeaseLostError {
+    if (this.#lost) return this.#lost;
+    this.#lost = new LeaseLostError(reason);
+    this.stop();
+    logger.warn({ runId: this.holder.runId, fencingToken: this.token, reason }, 'the run lost its lease: it stops sending');
+    for (const l of this.#onLost) l(this.#lost);
+    this.#onLost.clear();
+    return this.#lost;
+  }
+
+  /** Stops renewing and frees the lease (unless it was lost: then it is another run's). */
+  async release(): Promise<void> {
+    this.stop();
+    if (this.#lost) return;
+    this.#lost = new LeaseLostError('released');
+    await this.#store.release(this.grant).catch((err: unknown) => logger.warn({ err: (err as Error).message }, `cannot release the run's lease in ${this.#store.where}: it expires by itself`));
+  }
+}
+
+/** Settings of {@link acquireLease}. */
+export interface AcquireOptions {
+  store: LeaseStore;
+  owner: string;
+  holder: LeaseHolder;
+  ttlMs: number;
+  /** How long to wait for a busy lease (0: fail at once). */
+  waitMs?: number;
+  /** A queued run taking its own lease again (its import job restarted): the grant is reused, not replaced. */
+  reuseSameRun?: boolean;
+  /** Called once while waiting, with the holder waited for. */
+  onWait?: (holder: LeaseHolder) => void;
+}
+
+/** Takes the lease, waiting up to `waitMs`; throws LeaseBusyError naming the holder when it cannot. */
+export async function acquireLease(o: AcquireOptions): Promise<Lease> {
+  const deadline = Date.now() + (o.waitMs ?? 0);
+  const verdict = (current: LeaseHolder): BusyVerdict => {
+    if (o.reuseSameRun && current.kind === 'queued' && o.holder.kind === 'queued' && current.runId === o.holder.runId) return 'reuse';
+    return holderGone(current) ? 'replace' : 'busy';
   };
-}
-
-/**
- * Creates `file` holding `text`, whole or not at all (EEXIST when it exists): written under a temp name, then linked
- * to its name. A lock created with `wx` and written after would be seen empty by another run in between, which took
- * an unreadable lock for a stale one and removed it: both runs then held the lease.
- */
-function createWhole(file: string, text: string): void {
-  const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  writeFileSync(temp, text);
-  try {
-    linkSync(temp, file);
-  } finally {
-    unlinkSync(temp);
-  }
-}
-
-function readText(file: string): string | undefined {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-function parseHolder(text: string): { holder: string; pid: number; host: string } | undefined {
-  try {
-    return JSON.parse(text) as { holder: string; pid: number; host: string };
-  } catch {
-    return undefined;
-  }
-}
-
-function stale(file: string, other: { pid: number; host: string }, ttl: number): boolean {
-  if (other.host === hostname() && other.pid !== process.pid) {
-    try {
-      process.kill(other.pid, 0);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ESRCH') return true;
-    }
-  }
-  return olderThan(file, ttl);
-}
-
-/** True when `file` was not touched for `ttl` ms (or is gone). */
-function olderThan(file: string, ttl: number): boolean {
-  try {
-    return Date.now() - statSync(file).mtimeMs > ttl;
-  } catch {
-    return true;
+  let told = false;
+  for (;;) {
+    const sentAt = { mono: performance.now(), wall: Date.now() };
+    const got = await o.store.acquire(o.holder, o.ttlMs, verdict);
+    if ('grant' in got) return new Lease(o.store, got.grant, o.holder, o.ttlMs, sentAt);
+    if (Date.now() >= deadline) throw new LeaseBusyError(got.busy, o.owner);
+    if (!told) o.onWait?.(got.busy);
+    told = true;
+    await sleep(Math.min(1000, Math.max(50, deadline - Date.now())));
   }
 }

@@ -13,7 +13,7 @@ import type { ApiClients } from '../../api/clients.ts';
 import { MANUFACTURED_ITEM_FIELDS, TRADE_ITEM_FIELDS } from '../../api/fields.ts';
 import type { ReferenceCache } from '../../api/reference-cache.ts';
 import type { Config } from '../../config.ts';
-import { ProductSyncError } from '../../errors.ts';
+import { LeaseLostError, ProductSyncError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { issue } from '../issue-codes.ts';
 import { loadMapping, type Mapping } from '../map/mapping.ts';
@@ -27,8 +27,10 @@ import type { CircuitBreaker, Throttle } from '../sync/throttle.ts';
 import type { Draft, Issue, Sheet } from '../types.ts';
 import { chunkExists, resultsExist, settleArchiveChunk, writeChunk, writeResults, type ResultRow, type RowChunk } from './chunks.ts';
 import { outcomesWithoutRequests } from './push.ts';
-import { acquireLease, leaseKey, type Lease } from './lease.ts';
-import { previousRunState, runIdFor, sha256File, writeRunState, type ImportRequest, type RunState } from './run-state.ts';
+import type { Fence } from '../../api/fence.ts';
+import { acquireLease, holderOf, type Lease, type LeaseHolder } from './lease.ts';
+import { leaseStoreFor } from './lease-store.ts';
+import { abortOf, previousRunState, runIdFor, sha256File, writeRunState, type ImportRequest, type RunState } from './run-state.ts';
 import { draftReader, draftResolverFor, openMappedSheet, readSheetKeys } from './sheet-pass.ts';
 import { SheetKeys } from './sheet-keys.ts';
 
@@ -61,8 +63,21 @@ export interface RunContext {
   throttle?: Throttle;
   /** Rows per chunk (default CHUNK_SIZE). */
   chunkSize?: number;
-  /** The (owner, API) lease: how long an inline run waits for it (default 0: exit 2 at once); queued runs keep it for their chunk jobs. */
-  lease?: { waitMs?: number; queued?: boolean };
+  /**
+   * The (owner, API) lease: how long a run waits for it (default 0: exit 2 at once); a queued run names its import job
+   * (its chunk jobs take the lease over from run.json); `onWait` hears once whom the run waits for.
+   */
+  lease?: {
+    waitMs?: number;
+    queued?: { jobId: string };
+    onWait?: (holder: LeaseHolder) => void;
+    /** Called once the lease is taken (a worker registers a queued run's lease to keep it alive between jobs). */
+    onGranted?: (lease: Lease, at: { owner: string; api: string }) => Promise<void>;
+  };
+  /** Fences the run's writes must pass besides its lease (a queue job's lock). */
+  fences?: Fence[];
+  /** Names the product API in the lease when its URL does not (the embedded sandbox, whose port changes). */
+  apiId?: string;
 }
 
 const ARCHIVE_CHUNK = 500;
@@ -142,13 +157,7 @@ export async function openRun(req: ImportRequest, ctx: RunContext, kind: 'import
   const runId = await runIdFor(reportDir, sha, mapping, owner, req, kind);
   const workDir = join(reportDir, runId);
   // Two runs never plan and push for one owner on one API at once (nor share a run directory).
-  const queued = Boolean(ctx.lease?.queued);
-  const lease = kind === 'import'
-    ? await acquireLease({
-        owner, api: ctx.config.PRODUCT_API_URL ?? 'embedded', runId, redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, reportDir,
-        waitMs: ctx.lease?.waitMs ?? 0, autoRenew: !queued, takeOverSameRun: queued, ttlMs: queued ? QUEUED_LEASE_MS : 60_000,
-      })
-    : undefined;
+  const lease = kind === 'import' ? await takeLease(ctx, owner, runId, share) : undefined;
   try {
     return await openLeased(req, ctx, kind, share, { mapping, owner, reportDir, sha, runId, workDir, dryRun, mode, lease });
   } catch (err) {
@@ -157,8 +166,33 @@ export async function openRun(req: ImportRequest, ctx: RunContext, kind: 'import
   }
 }
 
-/** How long a queued run's lease lives without a chunk job renewing it (a run whose workers all died is taken over after). */
-export const QUEUED_LEASE_MS = 15 * 60_000;
+/** The product API as the lease names it. */
+export function leaseApi(ctx: Pick<RunContext, 'apiId' | 'config'>): string {
+  return ctx.apiId ?? ctx.config.PRODUCT_API_URL ?? 'embedded';
+}
+
+/** Takes the run's owner lease (docs/concurrency.md) and keeps it renewed; losing it stops the run's writes. */
+async function takeLease(ctx: RunContext, owner: string, runId: string, share: OpenedRun['share']): Promise<Lease> {
+  const queued = ctx.lease?.queued;
+  const lease = await acquireLease({
+    store: leaseStoreFor({ redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR }, owner, leaseApi(ctx)),
+    owner,
+    holder: holderOf(runId, queued ? 'queued' : 'inline', queued?.jobId),
+    ttlMs: ctx.config.LEASE_TTL_SECONDS * 1000,
+    waitMs: ctx.lease?.waitMs ?? 0,
+    reuseSameRun: Boolean(queued),
+    ...(ctx.lease?.onWait ? { onWait: ctx.lease.onWait } : {}),
+  });
+  lease.onLost((err) => void (share.stop.reason ??= err));
+  lease.keepAlive();
+  try {
+    await ctx.lease?.onGranted?.(lease, { owner, api: leaseApi(ctx) });
+  } catch (err) {
+    await lease.release();
+    throw err;
+  }
+  return lease;
+}
 
 async function openLeased(
   req: ImportRequest, ctx: RunContext, kind: 'import' | 'validate', share: OpenedRun['share'],
@@ -181,7 +215,7 @@ async function openLeased(
     runId, kind, request: { ...req, mode, dryRun }, mappingName: mapping.name, ownerCompanyId: owner, sha256: sha, rows: keys.rows,
     startedAt: previous?.startedAt ?? new Date().toISOString(), headers: sheet.headers, ...(sheet.preamble?.length ? { preamble: sheet.preamble } : {}), decimalSeparator: mapping.decimalSeparator, chunkSize, rowChunks: Math.ceil(keys.rows / chunkSize),
     archiveChunks: 0, referenceRequests: 0, productRequests: 0,
-    ...(lease && ctx.lease?.queued && ctx.config.PRODUCT_API_URL !== undefined ? { lease: { key: leaseKey(ctx.config.QUEUE_PREFIX, owner, ctx.config.PRODUCT_API_URL), holder: lease.holder, ttlMs: QUEUED_LEASE_MS } } : {}),
+    ...(lease && ctx.lease?.queued ? { lease: { api: leaseApi(ctx), grant: lease.grant, holder: lease.holder, ttlMs: lease.ttlMs } } : {}),
   };
   let api: ApiStateSource | null = null;
   if (kind === 'import') {
@@ -198,7 +232,7 @@ async function openLeased(
   }
   state.referenceRequests = ctx.clients.stats.reference - refBefore;
   state.productRequests = ctx.clients.stats.product - productBefore;
-  if (share.stop.reason) state.aborted ??= { exitCode: 3, message: share.stop.reason.message };
+  if (share.stop.reason) state.aborted ??= abortOf(share.stop.reason);
   await writeRunState(workDir, state);
 
   const resolver = draftResolverFor(ctx, req, mapping, owner, dryRun);
@@ -240,7 +274,7 @@ async function planArchives(state: RunState, previous: RunState | undefined, api
       `archive guard tripped: the plan archives ${verdict.toArchive} of ${verdict.active} active items (${(verdict.ratio * 100).toFixed(1)} % > ${(verdict.maxRatio * 100).toFixed(1)} %); nothing was sent. Check the sheet is complete, or allow it with --allow-archive / --max-archive-ratio [PS_ERR_ARCHIVE_GUARD]`,
     );
     share.stop.reason ??= err;
-    state.aborted = { exitCode: 3, message: err.message };
+    state.aborted = abortOf(err);
     await settle('not_attempted', [notAttempted(0, err.message)]);
   } else if (state.request.dryRun) {
     await settle('archived', []);
@@ -268,6 +302,8 @@ export interface ProduceOptions {
    * (nothing to resume). The inline driver sets it; queue chunk jobs need their chunk files.
    */
   settle?: boolean;
+  /** Checked before each chunk file is written (a queued run's import job lock). */
+  guard?: Fence;
 }
 
 /** The second pass: streams the sheet in chunks of `chunkSize` rows, each mapped, validated, resolved, planned and written. */
@@ -286,7 +322,7 @@ export async function* produceChunks(run: OpenedRun, ctx: RunContext, options: P
   let drafts: Draft[] = [];
   let inChunk = 0;
   const emit = async (): Promise<ProducedChunk> => {
-    const out: ProducedChunk = status === 'new' ? { ...(await prepareChunk(run, index, drafts, Boolean(options.settle))), rowsRead } : { index, status, rowsRead };
+    const out: ProducedChunk = status === 'new' ? { ...(await prepareChunk(run, index, drafts, Boolean(options.settle), options.guard)), rowsRead } : { index, status, rowsRead };
     drafts = [];
     inChunk = 0;
     index++;
@@ -327,13 +363,21 @@ function chunkStatus(run: OpenedRun, index: number): ProducedChunk['status'] {
 }
 
 /** Resolves, looks up and plans one chunk's drafts; writes the chunk file, or with `settle` the outcomes of a chunk that needs no request. */
-async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[], settle: boolean): Promise<Pick<ProducedChunk, 'index' | 'status' | 'chunk' | 'results'>> {
+async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[], settle: boolean, guard: Fence | undefined): Promise<Pick<ProducedChunk, 'index' | 'status' | 'chunk' | 'results'>> {
   const { state, share } = run;
   const settled: ResultRow[] = [];
   const chunk: RowChunk = { index, settled, plans: [] };
   const stopped = () => share.stop.reason !== null;
-  if (!stopped()) await run.resolver.resolveChunk(drafts);
-  else for (const d of drafts) if (d.lookups) d.lookups = undefined;
+  if (!stopped()) {
+    try {
+      await run.resolver.resolveChunk(drafts);
+    } catch (err) {
+      // A brand create the run's fence refused: the run stops; these rows, like the rest, are not attempted.
+      if (!(err instanceof LeaseLostError)) throw err;
+      share.stop.reason ??= err;
+    }
+  }
+  for (const d of drafts) if (d.lookups) d.lookups = undefined;
   if (state.kind === 'validate') {
     // Every row is settled here, in sheet order: the outcomes go to the report as they are (no file, no request). By
     // index: a for-of in an async function makes an iterator result a row.
@@ -376,6 +420,8 @@ async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[], sett
     }
   }
   const outcomes = settle ? outcomesWithoutRequests(run.workDir, chunk) : null;
+  // A queued run's prepare that lost its job to another worker writes no chunk file over the one that worker writes.
+  guard?.check();
   if (outcomes) return { index, status: 'settled', chunk, results: await writeResults(run.workDir, 'rows', index, outcomes) };
   await writeChunk(run.workDir, 'rows', index, chunk);
   return { index, status: 'new', chunk };

@@ -1,6 +1,7 @@
 /** Pushing one chunk: its plans through an executor over the chunk's own journal; its results written next to it. */
 import { existsSync } from 'node:fs';
 import type { ApiClients } from '../../api/clients.ts';
+import type { Fence } from '../../api/fence.ts';
 import type { Config } from '../../config.ts';
 import { apiIssue, Executor, type ExecutedRow, type RunStop } from '../sync/execute.ts';
 import { openJournal } from '../sync/journal.ts';
@@ -16,8 +17,10 @@ export interface PushContext {
   signal?: AbortSignal;
   /** Shared by every chunk of a run in this process: an abort stops them all, failures count run-wide. */
   shared?: { stop: RunStop; breaker: CircuitBreaker };
-  /** Queue mode: an aborted chunk throws instead of writing its results, so a retry pushes it again. */
-  throwOnAbort?: boolean;
+  /** Queue mode: an aborted chunk throws instead of writing its results, so a retry pushes it again (a predicate: for which aborts). */
+  throwOnAbort?: boolean | ((abort: Error) => Promise<boolean>);
+  /** Checked right before the chunk's results are written (a queue job's lock: a worker that lost its job writes none). */
+  guard?: Fence;
   /** Each row as it finishes (progress). */
   onResult?: (r: ExecutedRow) => void;
 }
@@ -37,6 +40,8 @@ export interface PushedChunk {
 const JOURNAL_OPTIONS = { batchDurable: true };
 
 const OUTCOME: Record<RowAction, ExecutedRow['outcome']> = { create: 'created', update: 'updated', unarchive: 'unarchived', unchanged: 'unchanged', skipped: 'skipped' };
+
+const throwsOn = async (ctx: PushContext, abort: Error): Promise<boolean> => (typeof ctx.throwOnAbort === 'function' ? ctx.throwOnAbort(abort) : Boolean(ctx.throwOnAbort));
 
 /** A fresh run-wide share for the executors of one run in this process. */
 export function runShare(): { stop: RunStop; breaker: CircuitBreaker } {
@@ -96,7 +101,8 @@ export async function pushRowChunk(workDir: string, owner: string, index: number
       await journal.close();
     }
   }
-  if (abort && ctx.throwOnAbort) throw abort;
+  if (abort && (await throwsOn(ctx, abort))) throw abort;
+  ctx.guard?.check();
   const sorted = await writeResults(workDir, 'rows', index, results);
   return { rows: results.length, failed: results.filter((r) => r.outcome === 'failed').length, writes, ...(abort ? { abort } : {}), results: sorted };
 }
@@ -112,7 +118,8 @@ export async function pushArchiveChunk(workDir: string, owner: string, index: nu
       ctx.onResult?.(r);
     });
     await ex.archive(entries);
-    if (ex.abortReason && ctx.throwOnAbort) throw ex.abortReason;
+    if (ex.abortReason && (await throwsOn(ctx, ex.abortReason))) throw ex.abortReason;
+    ctx.guard?.check();
     await writeResults(workDir, 'archives', index, results);
     return { rows: results.length, failed: results.filter((r) => r.outcome === 'failed').length, writes: ex.writesSent, ...(ex.abortReason ? { abort: ex.abortReason } : {}) };
   } finally {

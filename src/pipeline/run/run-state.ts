@@ -7,6 +7,7 @@ import { ProductSyncError } from '../../errors.ts';
 import type { Mapping } from '../map/mapping.ts';
 import { writeFileAtomic } from '../report/atomic.ts';
 import type { Mode } from '../sync/plan.ts';
+import type { Grant, LeaseHolder } from './lease.ts';
 
 /** What to run: a sheet, its mapping and the sync settings (CLI flags, queue job data). */
 export interface ImportRequest {
@@ -28,6 +29,13 @@ export interface ImportRequest {
 export interface RunAbort {
   exitCode: 2 | 3;
   message: string;
+  /** The error code that stopped it. */
+  code?: string;
+}
+
+/** The abort of a run stopped by `err`. */
+export function abortOf(err: ProductSyncError): RunAbort {
+  return { exitCode: 3, message: err.message, code: err.code };
 }
 
 /** run.json: written after the first pass, completed when the second pass ends. */
@@ -55,8 +63,25 @@ export interface RunState {
   referenceRequests: number;
   productRequests: number;
   aborted?: RunAbort;
-  /** Queue mode: the (owner, API) lease this run holds until its report (chunk jobs renew it, the import job releases it). */
-  lease?: { key: string; holder: string; ttlMs: number };
+  /** Queue mode: the (owner, API) lease this run holds until its report (its chunk jobs check and renew it, workers keep it between jobs, finishing releases it). */
+  lease?: { api: string; grant: Grant; holder: LeaseHolder; ttlMs: number };
+}
+
+/**
+ * `<run>/aborted.json`: written by a queued run's chunk job that found the run's lease lost (the prepare step writes
+ * `aborted` in run.json itself); read when the report is assembled.
+ */
+export async function writeAbortMark(workDir: string, abort: RunAbort): Promise<void> {
+  if (!existsSync(join(workDir, 'aborted.json'))) await writeFileAtomic(join(workDir, 'aborted.json'), JSON.stringify(abort));
+}
+
+/** The abort a chunk job recorded, if any. */
+export async function readAbortMark(workDir: string): Promise<RunAbort | undefined> {
+  try {
+    return JSON.parse(await readFile(join(workDir, 'aborted.json'), 'utf8')) as RunAbort;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Files up to this size are hashed off the calling thread (sha256File). */

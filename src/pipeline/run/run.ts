@@ -2,17 +2,20 @@
  * The run's lifecycle, for both drivers: the inline one (runImport / runValidate, one process) and the queue one
  * (startQueuedRun produces chunk files for chunk jobs, pushChunk runs one, finishRun assembles the report).
  */
+import { allFences, withFence, type Fence } from '../../api/fence.ts';
+import { LeaseLostError, ProductSyncError } from '../../errors.ts';
 import { logger as rootLogger } from '../../logger.ts';
 import { issue } from '../issue-codes.ts';
 import type { RunSummary } from '../report/report.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { sheetWantsReportThread } from '../report/report-thread-start.ts';
 import { REPORT_THREAD_ROWS, ReportAssembler, type Counts } from './assemble.ts';
-import { heldLease } from './lease.ts';
+import { Lease } from './lease.ts';
+import { leaseStoreFor } from './lease-store.ts';
 import { recoverChunk, resultsExist, settleArchiveChunk, type ChunkKind, type ResultRow } from './chunks.ts';
 import { abortError, openRun, produceChunks, type RunContext } from './open-run.ts';
 import { pushArchiveChunk, pushRowChunk, runShare, type PushContext, type PushedChunk } from './push.ts';
-import { readRunState, writeRunState, type ImportRequest, type RunAbort, type RunState } from './run-state.ts';
+import { abortOf, readAbortMark, readRunState, writeAbortMark, writeRunState, type ImportRequest, type RunAbort, type RunState } from './run-state.ts';
 
 export type { ImportRequest, RunAbort } from './run-state.ts';
 export type { RunContext, RunProgress } from './open-run.ts';
@@ -49,7 +52,7 @@ function summaryOf(state: RunState, counts: Counts, requests: { reference: numbe
     counts,
     requests,
     exitCode,
-    ...(aborted ? { aborted: aborted.message } : {}),
+    ...(aborted ? { aborted: aborted.message, ...(aborted.code ? { abortCode: aborted.code } : {}) } : {}),
   };
 }
 
@@ -131,7 +134,29 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
     await waitOn(Promise.all(reporting));
   };
   let finished: Awaited<ReturnType<ReportAssembler['finish']>>;
+  // Every write of the run — the executors', a brand created while resolving — is fenced by its lease (api/fence.ts).
+  const fence = run.lease ? allFences([run.lease, ...(ctx.fences ?? [])]) : null;
   try {
+    await withFence(fence, () => sendAll());
+    ctx.onProgress?.({ stage: 'report', rowsRead, operationsSent: done, writes, errors, rowsTotal: state.rows });
+    const aborted = state.aborted ?? (share.stop.reason ? abortOf(share.stop.reason) : undefined);
+    const requests = { reference: ctx.clients.stats.reference - refBefore, product: ctx.clients.stats.product - productBefore };
+    // The lease is held until the report is written (as finishRun does in queue mode): a run's report is true to the
+    // API when it ends, since the next run for this owner starts after it.
+    finished = await assembler.finish(state.archiveChunks, (counts) => summaryOf(state, counts, requests, aborted));
+  } catch (err) {
+    await assembler.abort();
+    throw err;
+  } finally {
+    await run.api?.close();
+    await run.lease?.release();
+  }
+  const { files, summary } = finished;
+  log.info({ runId: state.runId, ms: Math.round(performance.now() - t0), firstWriteMs: firstWriteMs === undefined ? null : Math.round(firstWriteMs), writes }, 'run finished');
+  return { runId: state.runId, exitCode: summary.exitCode as RunResult['exitCode'], summary, reportDir: workDir, files, writes, kind };
+
+  /** Both passes' pushes and the archives. */
+  async function sendAll(): Promise<void> {
     await secondPass();
     if (run.keysFromRows) {
       // Validate learnt the keys from its rows (openRun): a key on several rows marks every one of them, as an import's
@@ -152,22 +177,7 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
       if (share.stop.reason) await settleArchiveChunk(workDir, i, 'not_attempted', [issue('NOT_ATTEMPTED', { row: null, message: `not attempted: ${share.stop.reason.message}` })]);
       else counted(await pushArchiveChunk(workDir, state.ownerCompanyId, i, pushCtx));
     }
-    ctx.onProgress?.({ stage: 'report', rowsRead, operationsSent: done, writes, errors, rowsTotal: state.rows });
-    const aborted = state.aborted ?? (share.stop.reason ? { exitCode: 3 as const, message: share.stop.reason.message } : undefined);
-    const requests = { reference: ctx.clients.stats.reference - refBefore, product: ctx.clients.stats.product - productBefore };
-    // The lease is held until the report is written (as finishRun does in queue mode): a run's report is true to the
-    // API when it ends, since the next run for this owner starts after it.
-    finished = await assembler.finish(state.archiveChunks, (counts) => summaryOf(state, counts, requests, aborted));
-  } catch (err) {
-    await assembler.abort();
-    throw err;
-  } finally {
-    await run.api?.close();
-    await run.lease?.release();
   }
-  const { files, summary } = finished;
-  log.info({ runId: state.runId, ms: Math.round(performance.now() - t0), firstWriteMs: firstWriteMs === undefined ? null : Math.round(firstWriteMs), writes }, 'run finished');
-  return { runId: state.runId, exitCode: summary.exitCode as RunResult['exitCode'], summary, reportDir: workDir, files, writes, kind };
 }
 
 /** The inline import: read, validate, resolve, plan and push in chunks, then the report — one process, no Redis needed. */
@@ -193,7 +203,7 @@ export interface QueuedRun {
 /**
  * Queue driver, parent side: both passes; `onChunk` is called for every chunk file as soon as it is written (the parent
  * adds its chunk job then, so pushing starts while the pass goes on). Chunks an earlier attempt already pushed are not
- * handed out again.
+ * handed out again. The run's lease (ctx.lease.queued) outlives this step: the workers keep it between jobs.
  */
 export async function startQueuedRun(
   req: ImportRequest,
@@ -201,48 +211,102 @@ export async function startQueuedRun(
   onChunk: (c: { runId: string; workDir: string; kind: ChunkKind; index: number }) => Promise<void>,
 ): Promise<QueuedRun> {
   const share = runShare();
-  const run = await openRun(req, { ...ctx, lease: { queued: true } }, 'import', share);
+  const run = await openRun(req, ctx, 'import', share);
   const { state, workDir } = run;
   const refBefore = ctx.clients.stats.reference - state.referenceRequests;
   const productBefore = ctx.clients.stats.product - state.productRequests;
+  const guard = ctx.fences?.length ? allFences(ctx.fences) : undefined;
+  const fence = run.lease ? allFences([run.lease, ...(ctx.fences ?? [])]) : null;
   try {
-    for await (const c of produceChunks(run, ctx)) {
-      if (c.status !== 'pushed') await onChunk({ runId: state.runId, workDir, kind: 'rows', index: c.index });
-      await run.lease?.renew().catch(() => undefined);
-    }
-  } catch (err) {
-    // The import job is retried (or fails): its chunks already queued finish, the lease expires unless it comes back.
-    await run.lease?.release();
-    throw err;
+    await withFence(fence, async () => {
+      for await (const c of produceChunks(run, ctx, guard ? { guard } : {})) {
+        if (c.status !== 'pushed') await onChunk({ runId: state.runId, workDir, kind: 'rows', index: c.index });
+      }
+    });
   } finally {
+    // Not released: a retried import job takes it again, its chunks check it, the workers keep it (queue/lease-keeper.ts).
+    run.lease?.stop();
     await run.api?.close();
   }
+  guard?.check();
   for (let i = 0; i < state.archiveChunks; i++) {
     if (resultsExist(workDir, 'archives', i)) continue;
     if (share.stop.reason) await settleArchiveChunk(workDir, i, 'not_attempted', [issue('NOT_ATTEMPTED', { row: null, message: `not attempted: ${share.stop.reason.message}` })]);
     else await onChunk({ runId: state.runId, workDir, kind: 'archives', index: i });
   }
-  if (share.stop.reason) state.aborted ??= { exitCode: 3, message: share.stop.reason.message };
+  if (share.stop.reason) state.aborted ??= abortOf(share.stop.reason);
   state.referenceRequests = ctx.clients.stats.reference - refBefore;
   state.productRequests = ctx.clients.stats.product - productBefore;
   await writeRunState(workDir, state);
   return { runId: state.runId, rows: state.rows, workDir, rowChunks: state.rowChunks, archiveChunks: state.archiveChunks, ...(state.aborted ? { aborted: state.aborted } : {}) };
 }
 
-/** Queue driver, chunk side: pushes one chunk (any worker; idempotent); an abort throws so the job is retried. */
-export async function pushChunk(c: { workDir: string; kind: ChunkKind; index: number }, ctx: RunContext): Promise<PushedChunk> {
+/** What a chunk job is fenced by besides the run's lease: its own lock (a worker that lost its job sends nothing more). */
+export interface ChunkGuard extends Fence {
+  readonly lost: Error | null;
+}
+
+/**
+ * Queue driver, chunk side: pushes one chunk (any worker; idempotent through its journal). The run's lease is checked
+ * first and fences every write with the job's lock. A run whose lease is lost (now or by an earlier chunk) settles the
+ * chunk's unsent rows as not attempted; a worker that lost its job throws and writes nothing; other aborts throw so the
+ * job is retried.
+ */
+export async function pushChunk(c: { workDir: string; kind: ChunkKind; index: number }, ctx: RunContext, jobLock: ChunkGuard): Promise<PushedChunk> {
   if (resultsExist(c.workDir, c.kind, c.index)) return { rows: 0, failed: 0, writes: 0 };
   const state = await readRunState(c.workDir);
-  // The run's lease lives as long as its chunks keep coming.
-  if (state.lease && ctx.redis) await heldLease(ctx.redis, state.lease.key, state.lease.holder, state.lease.ttlMs).renew().catch(() => undefined);
-  const pushCtx: PushContext = { config: ctx.config, clients: ctx.clients, throwOnAbort: true, ...(ctx.throttle ? { throttle: ctx.throttle } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) };
-  return c.kind === 'rows' ? pushRowChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx) : pushArchiveChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx);
+  let abort = await readAbortMark(c.workDir);
+  let lease: Lease | undefined;
+  if (!abort && state.lease) {
+    const store = leaseStoreFor({ redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR }, state.ownerCompanyId, state.lease.api);
+    // Held as of nothing: the renewal below tells whether the run still holds it.
+    lease = new Lease(store, state.lease.grant, state.lease.holder, state.lease.ttlMs, { mono: -Infinity, wall: -Infinity });
+    try {
+      await lease.renew();
+      lease.keepAlive();
+    } catch (err) {
+      if (!(err instanceof LeaseLostError)) throw new ProductSyncError('PS_ERR_QUEUE', `cannot check the run's lease: ${(err as Error).message}`, { cause: err, retryable: true });
+      abort = abortOf(err);
+    }
+  }
+  if (abort) {
+    jobLock.check();
+    await recoverChunk(c.workDir, c.kind, c.index, abort.message, 'not_attempted');
+    await writeAbortMark(c.workDir, abort);
+    return { rows: 0, failed: 0, writes: 0 };
+  }
+  const pushCtx: PushContext = {
+    config: ctx.config, clients: ctx.clients, guard: jobLock, ...(ctx.throttle ? { throttle: ctx.throttle } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}),
+    // The chunk's results are written (what was not sent: not attempted) only when the run's lease is lost for good
+    // while this worker still holds the job; any other stop throws: the job is retried, or is another worker's now.
+    throwOnAbort: async (err) => !(err instanceof LeaseLostError && lease && (await jobLock.ready().then(() => true, () => false)) && (await leaseLostForGood(lease))),
+  };
+  try {
+    const pushed = await withFence(allFences(lease ? [jobLock, lease] : [jobLock]), () =>
+      c.kind === 'rows' ? pushRowChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx) : pushArchiveChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx),
+    );
+    if (pushed.abort instanceof LeaseLostError) await writeAbortMark(c.workDir, abortOf(pushed.abort));
+    return pushed;
+  } catch (err) {
+    // Time ran out on the lease or the job lock without a verdict (Redis away): a retry of the chunk knows more.
+    if (err instanceof LeaseLostError && !jobLock.lost && !lease?.lost) throw new ProductSyncError('PS_ERR_QUEUE', `${err.message}; the chunk will be tried again`, { cause: err, retryable: true });
+    throw err;
+  } finally {
+    lease?.stop();
+  }
+}
+
+/** True when the store says another run holds the lease now (not merely that it could not be renewed in time). */
+async function leaseLostForGood(lease: Lease): Promise<boolean> {
+  await lease.ready().catch(() => undefined);
+  return lease.lost !== null;
 }
 
 
 /** Queue driver, parent side at the end: the report from every chunk's results, in row order. */
 export async function finishRun(workDir: string, ctx: RunContext & { pushRequests?: number }): Promise<RunResult> {
   const state = await readRunState(workDir);
+  state.aborted ??= await readAbortMark(workDir);
   ctx.onProgress?.({ stage: 'report', rowsRead: state.rows, operationsSent: state.rows, errors: 0, rowsTotal: state.rows });
   const assembler = await ReportAssembler.open(workDir, state);
   for (let i = 0; i < state.rowChunks; i++) {
@@ -252,6 +316,5 @@ export async function finishRun(workDir: string, ctx: RunContext & { pushRequest
   for (let i = 0; i < state.archiveChunks; i++) if (!resultsExist(workDir, 'archives', i)) await recoverChunk(workDir, 'archives', i, 'the chunk never finished');
   const requests = { reference: state.referenceRequests, product: state.productRequests + (ctx.pushRequests ?? 0) };
   const { files, summary } = await assembler.finish(state.archiveChunks, (counts) => summaryOf(state, counts, requests, state.aborted));
-  if (state.lease && ctx.redis) await heldLease(ctx.redis, state.lease.key, state.lease.holder, state.lease.ttlMs).release();
   return { runId: state.runId, exitCode: summary.exitCode as RunResult['exitCode'], summary, reportDir: workDir, files };
 }

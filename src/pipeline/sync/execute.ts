@@ -1,4 +1,4 @@
-import { HttpError, isRetryable, ProductSyncError } from '../../errors.ts';
+import { HttpError, isRetryable, LeaseLostError, ProductSyncError } from '../../errors.ts';
 import { redact } from '../../redact.ts';
 import type { ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from '../../api/types.ts';
 import { gtinKey } from '../map/gtin.ts';
@@ -159,7 +159,9 @@ export class Executor {
       } catch (err) {
         this.#o.throttle.release(false);
         this.#noteFailure(err);
-        emit('failed', [apiIssue(null, err)]);
+        // Refused by the run's fence: not sent.
+        if (err instanceof LeaseLostError) emit('not_attempted', [runIssue('NOT_ATTEMPTED', `not attempted: ${err.message}`)]);
+        else emit('failed', [apiIssue(null, err)]);
       }
     }
   }
@@ -197,6 +199,10 @@ export class Executor {
   }
 
   #noteFailure(err: unknown): void {
+    if (err instanceof LeaseLostError) {
+      this.#aborted ??= err;
+      return;
+    }
     if (err instanceof HttpError && err.code === 'PS_ERR_HTTP_UNAUTHORIZED') {
       this.#aborted ??= new ProductSyncError('PS_ERR_RUN_ABORTED', `credential rejected: ${err.message}`);
       return;
@@ -208,6 +214,8 @@ export class Executor {
 
   async #runRow(plan: RowPlan): Promise<void> {
     const ids: RowIds = { tradeItemId: plan.tradeItemId, manufacturedItemId: plan.manufacturedItemId };
+    // Set once a request of this row has gone out (or a step was confirmed by an earlier attempt).
+    const sent = { any: false };
     let ok = true;
     try {
       for (let i = 0; i < plan.steps.length; i++) {
@@ -215,7 +223,7 @@ export class Executor {
           this.#emit({ ...this.#notAttempted(plan), ...(i > 0 ? { outcome: 'failed' as const } : {}) });
           return;
         }
-        await this.#step(plan, i, ids);
+        await this.#step(plan, i, ids, sent);
       }
       this.#breaker.success();
       const r = this.#result(plan, OUTCOME[plan.action], plan.issues, ids);
@@ -224,22 +232,26 @@ export class Executor {
     } catch (err) {
       ok = false;
       this.#noteFailure(err);
-      this.#emit(this.#result(plan, 'failed', [...plan.issues, apiIssue(plan.row, err)], ids));
+      // The fence refused the row's first request: nothing of it was sent.
+      if (err instanceof LeaseLostError && !sent.any) this.#emit(this.#notAttempted(plan));
+      else this.#emit(this.#result(plan, 'failed', [...plan.issues, apiIssue(plan.row, err)], ids));
     } finally {
       this.#o.throttle.release(ok);
     }
   }
 
   /** Sends step `i` of a row unless the journal says it was confirmed; a create with an unknown outcome is looked up before any resend. */
-  async #step(plan: RowPlan, i: number, ids: RowIds): Promise<void> {
+  async #step(plan: RowPlan, i: number, ids: RowIds, sent: { any: boolean }): Promise<void> {
     const step = plan.steps[i]!;
     const opId = `${plan.key}:${i}:${step.kind}`;
     const j = this.#o.journal;
     const prior = j?.state(opId);
     if (prior?.state === 'confirmed') {
+      sent.any = true;
       Object.assign(ids, prior.result as Partial<RowIds>);
       return;
     }
+    if (prior?.state === 'sent') sent.any = true;
     const isCreate = step.kind === 'tradeItem.create' || step.kind === 'manufacturedItem.createWithTradeItem' || step.kind === 'manufacturedItem.createUnderTradeItem';
     if (isCreate && prior?.state === 'sent') {
       // A previous attempt (killed process) sent this create and never heard back: look before sending again.
@@ -256,7 +268,12 @@ export class Executor {
     for (let attempt = 1; result === null; attempt++) {
       try {
         result = await this.#send(step, ids);
+        sent.any = true;
       } catch (err) {
+        // Refused by the fence before it was written: the journal keeps what it said (a create `sent` by an earlier
+        // attempt stays `sent`, so a resumed run looks before sending it again).
+        if (err instanceof LeaseLostError) throw err;
+        sent.any = true;
         const conflict = err instanceof HttpError && err.status === 409;
         const unknown = outcomeUnknown(err);
         if (!isCreate || !(conflict || unknown || isRetryable(err)) || attempt >= CREATE_ATTEMPTS) {

@@ -1,0 +1,169 @@
+/**
+ * The owner lease without Redis: a lease file in the machine-wide state directory (STATE_DIR), named by a hash of
+ * (product API, owner) — never in a report directory, so runs with different report directories see each other.
+ *
+ *   <state-dir>/leases/<hash>.json    {owner, api, seq, last, grant, holder, expiresAt}: the token counter and the last
+ *                                     grant stay when the lease is free
+ *   <state-dir>/leases/<hash>.mutex   exists while one process reads and rewrites the lease file (microseconds)
+ *
+ * Every change (grant, renewal, release) is a read-modify-write under the mutex, so a renewal can never write over a
+ * grant another process just made. A mutex whose process is gone (same host), or older than MUTEX_STALE_MS, is broken.
+ * Only processes of one machine share this directory: runs of one owner on several machines need Redis.
+ */
+import { randomUUID } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { ProductSyncError } from '../../errors.ts';
+import { sleep } from '../sync/throttle.ts';
+import type { BusyVerdict, Grant, LeaseHolder, LeaseStore, RenewResult } from './lease.ts';
+
+interface LeaseFile {
+  owner: string;
+  api: string;
+  seq: number;
+  last: string | null;
+  grant: Grant | null;
+  holder: LeaseHolder | null;
+  /** Wall-clock ms after which the grant is expired. */
+  expiresAt: number;
+}
+
+const MUTEX_STALE_MS = 30_000;
+const MUTEX_WAIT_MS = 10_000;
+
+/** The lease file of (owner, api) under `stateDir`; `name` is its hash (leaseName). */
+export function fileLeaseStore(stateDir: string, name: string, owner: string, api: string): LeaseStore {
+  const dir = join(stateDir, 'leases');
+  const file = join(dir, `${name}.json`);
+  const mutex = `${file}.mutex`;
+
+  const read = (): LeaseFile => {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8')) as LeaseFile;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { owner, api, seq: 0, last: null, grant: null, holder: null, expiresAt: 0 };
+      // Written by rename only, so never half written: unreadable means damaged by hand; a new lease starts after its counter.
+      return { owner, api, seq: Date.now(), last: null, grant: null, holder: null, expiresAt: 0 };
+    }
+  };
+  const write = (state: LeaseFile) => {
+    const temp = `${file}.${process.pid}.tmp`;
+    writeFileSync(temp, JSON.stringify(state));
+    renameSync(temp, file);
+  };
+
+  /** Runs `change` on the lease file with the mutex held (synchronously: the mutex is held for microseconds). */
+  const locked = async <T>(change: (state: LeaseFile) => T): Promise<T> => {
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      throw stateDirError(stateDir, err);
+    }
+    const me = JSON.stringify({ pid: process.pid, host: hostname() });
+    const deadline = Date.now() + MUTEX_WAIT_MS;
+    for (;;) {
+      try {
+        createWhole(mutex, me);
+        break;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw stateDirError(stateDir, err);
+        breakIfStale(mutex);
+        if (Date.now() > deadline) throw new ProductSyncError('PS_ERR_RUN_LOCKED', `the lease file ${file} stays locked by ${readText(mutex) ?? 'another process'}: remove ${mutex} if no product-sync runs on this machine`);
+        await sleep(5 + Math.random() * 20);
+      }
+    }
+    try {
+      return change(read());
+    } finally {
+      try {
+        unlinkSync(mutex);
+      } catch {
+        // broken by another process that took this one for dead
+      }
+    }
+  };
+
+  return {
+    where: `the lease file ${file}`,
+    acquire(holder: LeaseHolder, ttlMs: number, verdict: (current: LeaseHolder) => BusyVerdict) {
+      return locked((s) => {
+        const now = Date.now();
+        if (s.grant && s.holder && s.expiresAt > now) {
+          const v = verdict(s.holder);
+          if (v === 'busy') return { busy: s.holder };
+          if (v === 'reuse') {
+            write({ ...s, holder, expiresAt: now + ttlMs });
+            return { grant: s.grant };
+          }
+        }
+        const grant: Grant = { id: randomUUID(), token: s.seq + 1 };
+        write({ owner, api, seq: grant.token, last: grant.id, grant, holder, expiresAt: now + ttlMs });
+        return { grant };
+      });
+    },
+    renew(grant: Grant, holder: LeaseHolder, ttlMs: number): Promise<RenewResult> {
+      return locked((s): RenewResult => {
+        // Still the grant of the file — or its last one, expired while nobody took the lease: ours again.
+        if (s.grant?.id === grant.id || (s.grant === null && s.last === grant.id)) {
+          write({ ...s, grant, holder, expiresAt: Date.now() + ttlMs });
+          return { ok: true };
+        }
+        return s.holder && s.grant ? { ok: false, holder: s.holder } : { ok: false };
+      });
+    },
+    async release(grant: Grant) {
+      await locked((s) => {
+        if (s.grant?.id === grant.id) write({ ...s, grant: null, holder: null, expiresAt: 0 });
+      });
+    },
+  };
+}
+
+function stateDirError(stateDir: string, err: unknown): ProductSyncError {
+  return new ProductSyncError('PS_ERR_CONFIG_INVALID', `STATE_DIR ${stateDir}: the lease of this owner cannot be kept there: ${(err as Error).message}`, { cause: err });
+}
+
+/** Creates `file` holding `text` whole or not at all (EEXIST when it exists): written under a temp name, then linked. */
+function createWhole(file: string, text: string): void {
+  const temp = `${file}.${process.pid}.${randomUUID()}.tmp`;
+  writeFileSync(temp, text);
+  try {
+    linkSync(temp, file);
+  } finally {
+    unlinkSync(temp);
+  }
+}
+
+function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes a mutex whose process is gone (same host) or that is older than MUTEX_STALE_MS. */
+function breakIfStale(mutex: string): void {
+  const text = readText(mutex);
+  if (text === undefined) return;
+  let stale = false;
+  try {
+    const m = JSON.parse(text) as { pid: number; host: string };
+    if (m.host === hostname() && m.pid !== process.pid) {
+      try {
+        process.kill(m.pid, 0);
+      } catch (err) {
+        stale = (err as NodeJS.ErrnoException).code === 'ESRCH';
+      }
+    }
+  } catch {
+    // not a mutex's text: judged by its age
+  }
+  try {
+    stale ||= Date.now() - statSync(mutex).mtimeMs > MUTEX_STALE_MS;
+    if (stale && readText(mutex) === text) unlinkSync(mutex);
+  } catch {
+    // gone meanwhile
+  }
+}
