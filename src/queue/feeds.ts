@@ -54,6 +54,8 @@ export const feedSchema = z.strictObject({
   mode: z.enum(MODES as unknown as [string, ...string[]]).default('upsert'),
   dryRun: z.boolean().default(false),
   archiveGuard: z.strictObject({ maxRatio: z.number().min(0).max(1).default(0.1), allow: z.boolean().default(false) }).default({ maxRatio: 0.1, allow: false }),
+  /** How long a tick's run may wait for another run of the same owner (seconds); unset: as long as it takes. */
+  waitLock: z.number().min(0).optional(),
 });
 
 /** A validated feed; `id` is the file name without extension. */
@@ -73,7 +75,7 @@ export async function loadFeeds(dir: string): Promise<Feed[]> {
       problems.push(`  ${file}: ${st instanceof Error ? `cannot be read (${st.code ?? st.message})` : 'not a regular file'}`);
       continue;
     }
-    const parsed = parseYamlDocument(await readFile(file, 'utf8'), feedSchema, (p) => (p.length === 0 ? 'keys are schedule, timezone, source (dir, pattern, settleSeconds), mapping, owner, mode, dryRun, archiveGuard' : ''));
+    const parsed = parseYamlDocument(await readFile(file, 'utf8'), feedSchema, (p) => (p.length === 0 ? 'keys are schedule, timezone, source (dir, pattern, settleSeconds), mapping, owner, mode, dryRun, archiveGuard, waitLock' : ''));
     if (!parsed.ok) {
       for (const p of parsed.problems) problems.push(`  ${file}${p.line === null ? '' : `:${p.line}`}: ${p.path ? `${p.path}: ` : ''}${p.message}`);
       continue;

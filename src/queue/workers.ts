@@ -167,7 +167,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     }
     const data: ImportJobData = {
       request: { file: pick.file, mapping: feed.mapping, mode: feed.mode, dryRun: feed.dryRun, maxArchiveRatio: feed.archiveGuard.maxRatio, allowArchive: feed.archiveGuard.allow, ...(feed.owner ? { owner: feed.owner } : {}) },
-      origin: 'feed', feed: id, sha256: pick.sha256, step: 'prepare',
+      origin: 'feed', feed: id, sha256: pick.sha256, step: 'prepare', ...(feed.waitLock !== undefined ? { waitLockSeconds: feed.waitLock } : {}),
     };
     const { jobId } = await enqueueImport(importQueue, data);
     await conn.hset(keys.last, { tickAt: new Date().toISOString(), tick: `queued ${jobId}: ${pick.file}` });

@@ -93,11 +93,14 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
     if (fields.owner && !UUID.test(fields.owner)) return { code: 400, body: { error: `owner must be a company uuid, got "${fields.owner}"` } };
     if (fields.mode && !(MODES as readonly string[]).includes(fields.mode)) return { code: 400, body: { error: `mode must be one of ${MODES.join(', ')}` } };
     const mode = fields.mode || 'upsert';
+    const waitLock = fields.waitLock ? Number(fields.waitLock) : undefined;
+    if (waitLock !== undefined && !(waitLock >= 0)) return { code: 400, body: { error: `waitLock must be a number of seconds, got "${fields.waitLock}"` } };
     const { jobId, existed } = await client.enqueue({
       request: { file: path, mapping: mappingPath, mode, dryRun: fields.dryRun === 'true', ...(fields.owner ? { owner: fields.owner } : {}) },
       origin: 'upload',
       fileName: name,
       step: 'prepare',
+      ...(waitLock !== undefined ? { waitLockSeconds: waitLock } : {}),
     });
     // The same sheet already queued: its job reads the copy stored the first time, this one is not needed.
     return { code: existed ? 200 : 202, body: { id: jobId, existed, status: `/runs/${jobId}` }, keep: !existed };

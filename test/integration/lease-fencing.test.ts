@@ -6,7 +6,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { acquireLease, holderOf, leaseName } from '../../src/pipeline/run/lease.ts';
+import { redisLeaseStore } from '../../src/pipeline/run/lease-redis.ts';
+import { importQueueClient } from '../../src/queue/enqueue.ts';
+import { startWorkers } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { freePort } from '../global-setup.ts';
@@ -237,6 +243,40 @@ describe('the owner lease is fenced', () => {
       sandbox.handle.setFaults({});
     }
   }, 120_000);
+
+  it('a queued import waits for a busy lease and says for whom (the console shows it); enqueue --wait-lock gives up with exit 2', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-fence-wait-'));
+    const sheet = writeProductSheet(dir, 30, { owner });
+    const prefix = `fencew-${process.pid}-${Date.now()}`;
+    const env = baseEnv(dir, { REDIS_URL: redisUrl, QUEUE_PREFIX: prefix });
+    const redis = new Redis(redisUrl);
+    // Another run (here: this test) holds the owner's lease on this API.
+    const held = await acquireLease({ store: redisLeaseStore(redis, prefix, leaseName(owner, sandbox.url)), owner, holder: holderOf('run-holding', 'inline'), ttlMs: 60_000 });
+    const workers = await startWorkers(loadConfig(env), { jobsDir: join(dir, 'no-jobs') });
+    const client = importQueueClient(loadConfig(env));
+    try {
+      const gaveUp = await cli(['enqueue', sheet.file, '--mapping', sheet.mapping, '--wait', '--wait-lock', '1'], env).exit;
+      expect(gaveUp.code).toBe(2);
+      expect(gaveUp.stderr).toMatch(/another run is importing for owner .* run run-holding \(pid \d+ on .*\[PS_ERR_RUN_LOCKED\]/);
+      const { jobId } = await client.enqueue({ request: { file: sheet.file, mapping: sheet.mapping, mode: 'update-only' }, origin: 'cli', step: 'prepare' });
+      let status = await client.status(jobId);
+      for (let i = 0; i < 300 && (status?.progress as { stage?: string } | null)?.stage !== 'waiting'; i++) {
+        await sleep(20);
+        status = await client.status(jobId);
+      }
+      expect(status!.progress).toMatchObject({ stage: 'waiting', waitingFor: expect.stringMatching(/^run run-holding \(pid \d+/) });
+      expect(sandbox.handle.counts().writes).toBe(0);
+      await held.release();
+      const result = await client.wait(jobId, 60_000);
+      expect(result.exitCode).toBe(0);
+    } finally {
+      await held.release();
+      await client.close();
+      await workers.close();
+      redis.disconnect();
+    }
+  }, 60_000);
 
   it('REDIS_URL set but Redis unreachable: exit 2 naming Redis and the URL (password redacted), nothing sent, no fallback', async () => {
     sandbox.handle.reset();
