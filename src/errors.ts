@@ -25,6 +25,7 @@ export const ERROR_CODES = {
   PS_ERR_RUN_ABORTED: ['run aborted', false],
   PS_ERR_RUN_LOCKED: ['another run holds the lease of this owner and API', false],
   PS_ERR_LEASE_LOST: ['the run lost the lease of its owner and API: it stopped sending', false],
+  PS_ERR_RUN_INTERRUPTED: ['the run was interrupted (SIGINT or SIGTERM)', false],
   PS_ERR_REDIS_UNREACHABLE: ['Redis cannot be reached', false],
   PS_ERR_JOURNAL: ['journal cannot be read or written', false],
   PS_ERR_REPORT: ['report cannot be written', false],
@@ -149,5 +150,18 @@ export class LeaseLostError extends ProductSyncError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('PS_ERR_LEASE_LOST', `lease lost: ${message}`, options);
     this.name = 'LeaseLostError';
+  }
+}
+
+/** A run stopped by SIGINT / SIGTERM: it sends nothing more, writes its report, and exits 128 + the signal's number. */
+export class RunInterrupted extends ProductSyncError {
+  constructor(readonly signal: 'SIGINT' | 'SIGTERM') {
+    super('PS_ERR_RUN_INTERRUPTED', 'interrupted');
+    this.name = 'RunInterrupted';
+  }
+
+  /** The shell's convention: 130 for SIGINT, 143 for SIGTERM. */
+  get exitCode(): number {
+    return this.signal === 'SIGINT' ? 130 : 143;
   }
 }

@@ -1,4 +1,4 @@
-import { ProductSyncError, type ErrorCode } from './errors.ts';
+import { ProductSyncError, RunInterrupted, type ErrorCode } from './errors.ts';
 
 /** Exit codes of DESIGN §5.1. */
 export const EXIT = {
@@ -23,6 +23,7 @@ const CODE_EXIT: Partial<Record<ErrorCode, number>> = {
 
 /** The exit code for an error that ended a command: 2 for bad input (nothing sent), 3 for an aborted run. */
 export function exitCodeFor(err: unknown): number {
+  if (err instanceof RunInterrupted) return err.exitCode;
   if (err instanceof ProductSyncError) return CODE_EXIT[err.code] ?? EXIT.aborted;
   return EXIT.aborted;
 }

@@ -2,7 +2,8 @@ import { checkSheetFile } from '../pipeline/read/read-sheet.ts';
 import { runReconcile } from '../pipeline/reconcile.ts';
 import { runImport, runValidate, type ImportRequest, type RunResult } from '../pipeline/run/run.ts';
 import type { Mode } from '../pipeline/sync/plan.ts';
-import { commandContext, type RunFlags } from '../runtime.ts';
+import { RunInterrupted } from '../errors.ts';
+import { commandContext, type CommandContext, type RunFlags } from '../runtime.ts';
 import { progressReporter } from './progress.ts';
 import { formatSummary } from './summary.ts';
 
@@ -26,6 +27,7 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
   // An import takes the owner lease: with REDIS_URL set, in Redis, which must answer.
   const cc = await commandContext(flags, process.env, { writes: run === runImport });
   const progress = progressReporter();
+  const stop = onInterrupt(cc);
   try {
     const req: ImportRequest = {
       file, mapping: flags.mapping, mode: flags.mode ?? 'upsert', dryRun: Boolean(flags.dryRun),
@@ -33,14 +35,49 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
       ...(flags.language ? { language: flags.language } : {}), ...(flags.sheet ? { sheet: flags.sheet } : {}),
       ...(flags.allowArchive ? { allowArchive: true } : {}), ...(flags.failOnDiff === false ? { failOnDiff: false } : {}), ...(flags.maxArchiveRatio !== undefined ? { maxArchiveRatio: flags.maxArchiveRatio } : {}),
     };
-    const result: RunResult = await run(req, { ...cc.ctx, onProgress: progress.update, ...(flags.waitLock ? { lease: { waitMs: flags.waitLock * 1000 } } : {}) });
+    const result: RunResult = await run(req, { ...cc.ctx, signal: stop.signal, onProgress: progress.update, ...(flags.waitLock ? { lease: { waitMs: flags.waitLock * 1000 } } : {}) });
     progress.done();
     process.stdout.write(`${formatSummary(result)}\n`);
     return result.exitCode;
   } finally {
     progress.done();
+    stop.dispose();
     await cc.close();
   }
+}
+
+// How long requests in flight may take to settle after SIGINT / SIGTERM before they are cut.
+const SETTLE_MS = 10_000;
+
+/**
+ * SIGINT / SIGTERM during a run: the first stops it — nothing more is sent, what is in flight settles (cut after
+ * SETTLE_MS), the report is written with `aborted: "interrupted"`, and the command exits 130 / 143; a second signal
+ * exits at once (the journal is written before and after each request, so the same command resumes).
+ */
+function onInterrupt(cc: CommandContext): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  let cut: NodeJS.Timeout | undefined;
+  const handler = (sig: 'SIGINT' | 'SIGTERM') => {
+    const reason = new RunInterrupted(sig);
+    if (controller.signal.aborted) {
+      process.stderr.write(`\nproduct-sync: ${sig} again: exiting now (the same command resumes the run)\n`);
+      process.exit(reason.exitCode);
+    }
+    process.stderr.write(`\nproduct-sync: ${sig}: stopping — nothing more is sent; requests in flight settle, then the report is written (${sig} again to quit at once)\n`);
+    controller.abort(reason);
+    cut = setTimeout(() => void cc.ctx.clients.close(), SETTLE_MS);
+    cut.unref();
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    signal: controller.signal,
+    dispose() {
+      clearTimeout(cut);
+      process.removeListener('SIGINT', handler);
+      process.removeListener('SIGTERM', handler);
+    },
+  };
 }
 
 /** `product-sync import`: the whole pipeline inline. */

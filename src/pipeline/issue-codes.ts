@@ -82,7 +82,7 @@ export const ISSUE_CODES = {
   API_CONFLICT: ['error', 'the API answered 409 (conflict) to the write'],
   API_FAILED: ['error', 'the write failed otherwise (5xx, 429, timeout, connection) after its retries'],
   REQUEST_INVALID: ['error', "the client refused to send a body its operation's field rules forbid (names the property); nothing was sent"],
-  NOT_ATTEMPTED: ['error', 'the run was aborted before this row (archive guard, circuit open, credential rejected)'],
+  NOT_ATTEMPTED: ['error', 'the run was aborted before this row (archive guard, circuit open, credential rejected, lease lost, interrupted)'],
 } as const satisfies Record<string, readonly [Severity, string] | readonly [Severity, string, 'varies']>;
 
 /** One of the issue codes above. */

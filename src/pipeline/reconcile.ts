@@ -4,13 +4,14 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
+import { issue } from './issue-codes.ts';
 import { loadMapping } from './map/mapping.ts';
 import { checkSheetFile } from './read/read-sheet.ts';
 import { createReportWriter, type RunSummary } from './report/report.ts';
 import { emptyCounts } from './run/assemble.ts';
 import { runOwner, type RunContext } from './run/open-run.ts';
 import type { RunResult } from './run/run.ts';
-import { runIdFor, sha256File, type ImportRequest } from './run/run-state.ts';
+import { abortOf, interruption, runIdFor, sha256File, type ImportRequest } from './run/run-state.ts';
 import { draftReader, draftResolverFor, openMappedSheet, readSheetKeys } from './run/sheet-pass.ts';
 import { openApiState } from './sync/api-state.ts';
 import { sameCanonical } from './sync/canonical.ts';
@@ -42,6 +43,16 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
   const rec = { inSync: 0, differs: 0, missingInApi: 0, missingInSheet: 0 };
 
   const compare = async (drafts: Draft[]) => {
+    if (ctx.signal?.aborted) {
+      // Interrupted: the rest of the sheet is reported, not compared.
+      for (const d of drafts) {
+        counts.notAttempted++;
+        const issues = [...d.issues, issue('NOT_ATTEMPTED', { row: d.row, message: `not attempted: ${interruption(ctx.signal).message}` })];
+        await writer.addRow({ row: d.row, key: d.key, outcome: 'not_attempted', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues });
+        await writer.addRejected(d.row, d.source, issues);
+      }
+      return;
+    }
     await resolver.resolveChunk(drafts);
     const valid = drafts.filter((d) => !d.issues.some((i) => i.severity === 'error'));
     const state = await api.forKeys(valid.map((d) => d.key!));
@@ -89,7 +100,7 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
       }
     }
     if (drafts.length > 0) await compare(drafts);
-    for await (const item of api.missingFrom((k) => keys.has(k))) {
+    for await (const item of ctx.signal?.aborted ? [] : api.missingFrom((k) => keys.has(k))) {
       await writer.addReconcile({ key: item.key ?? '', status: 'missing_in_sheet', field: '', sheetValue: '', apiValue: item.tradeItemId });
       rec.missingInSheet++;
     }
@@ -101,12 +112,14 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
   }
   // Like `diff`: 1 when the sheet and the API differ (or rows are invalid), unless the caller only wants the report.
   const differences = rec.differs + rec.missingInApi + rec.missingInSheet;
-  const exitCode: 0 | 1 = counts.invalid > 0 || (differences > 0 && req.failOnDiff !== false) ? 1 : 0;
+  const stopped = ctx.signal?.aborted ? abortOf(interruption(ctx.signal)) : undefined;
+  const exitCode = stopped ? stopped.exitCode : counts.invalid > 0 || (differences > 0 && req.failOnDiff !== false) ? 1 : 0;
   const summary: RunSummary = {
     reconcile: rec,
     runId, source: { file: req.file, sha256: sha, rows: keys.rows }, mapping: mapping.name, mode: req.mode ?? 'upsert', dryRun: true,
     startedAt, finishedAt: new Date().toISOString(), counts,
     requests: { reference: ctx.clients.stats.reference - refBefore, product: ctx.clients.stats.product - productBefore }, exitCode,
+    ...(stopped ? { aborted: stopped.message, ...(stopped.code ? { abortCode: stopped.code } : {}) } : {}),
   };
   const { files } = await writer.finish(summary);
   return { runId, exitCode, summary, reportDir: workDir, files, kind: 'reconcile' };

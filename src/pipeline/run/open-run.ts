@@ -330,11 +330,11 @@ export async function* produceChunks(run: OpenedRun, ctx: RunContext, options: P
     return out;
   };
   // A batch of rows at a time (rowBatches): one await per batch of the reader, not per row.
-  read: for await (const batch of rowBatches(sheet.rows)) {
+  // Read whole even when the run stops (interrupted, lease lost): every row gets its outcome in the report.
+  for await (const batch of rowBatches(sheet.rows)) {
     // By index: a for-of in an async generator makes an iterator result a row.
     for (let b = 0; b < batch.length; b++) {
       const row = batch[b]!;
-      if (ctx.signal?.aborted) break read;
       rowsRead++;
       if (status === 'new') drafts.push(draftOf(row));
       if (rowsRead % 1000 === 0) ctx.onProgress?.({ stage: 'read', rowsRead, operationsSent: 0, errors: 0, ...(learn ? {} : { rowsTotal: state.rows }) });
@@ -383,6 +383,11 @@ async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[], sett
     // index: a for-of in an async function makes an iterator result a row.
     for (let i = 0; i < drafts.length; i++) {
       const d = drafts[i]!;
+      // Stopped (interrupted) before its labels were resolved: a row without an error yet is not known valid.
+      if (stopped() && !hasError(d)) {
+        settled.push({ row: d.row, key: d.key, outcome: 'not_attempted', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: [...d.issues, notAttempted(d.row, share.stop.reason!.message)], source: d.source });
+        continue;
+      }
       settled.push(hasError(d)
         ? { row: d.row, key: d.key, outcome: 'invalid', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues, source: d.source }
         : { row: d.row, key: d.key, outcome: 'valid', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues });

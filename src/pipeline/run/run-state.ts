@@ -3,7 +3,7 @@ import { createHash, webcrypto } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ProductSyncError } from '../../errors.ts';
+import { ProductSyncError, RunInterrupted } from '../../errors.ts';
 import type { Mapping } from '../map/mapping.ts';
 import { writeFileAtomic } from '../report/atomic.ts';
 import type { Mode } from '../sync/plan.ts';
@@ -27,15 +27,21 @@ export interface ImportRequest {
 
 /** Why a run stopped before sending everything: its exit code and message (summary.json `aborted`). */
 export interface RunAbort {
-  exitCode: 2 | 3;
+  /** 3 (aborted), 2 (nothing could be sent), or 130 / 143 (interrupted by SIGINT / SIGTERM). */
+  exitCode: number;
   message: string;
   /** The error code that stopped it. */
   code?: string;
 }
 
+/** The error a run stops on when its signal is aborted (its reason, when it is one of ours). */
+export function interruption(signal: AbortSignal): ProductSyncError {
+  return signal.reason instanceof ProductSyncError ? signal.reason : new ProductSyncError('PS_ERR_RUN_INTERRUPTED', 'interrupted');
+}
+
 /** The abort of a run stopped by `err`. */
 export function abortOf(err: ProductSyncError): RunAbort {
-  return { exitCode: 3, message: err.message, code: err.code };
+  return { exitCode: err instanceof RunInterrupted ? err.exitCode : 3, message: err.message, code: err.code };
 }
 
 /** run.json: written after the first pass, completed when the second pass ends. */

@@ -15,7 +15,7 @@ import { leaseStoreFor } from './lease-store.ts';
 import { recoverChunk, resultsExist, settleArchiveChunk, type ChunkKind, type ResultRow } from './chunks.ts';
 import { abortError, openRun, produceChunks, type RunContext } from './open-run.ts';
 import { pushArchiveChunk, pushRowChunk, runShare, type PushContext, type PushedChunk } from './push.ts';
-import { abortOf, readAbortMark, readRunState, writeAbortMark, writeRunState, type ImportRequest, type RunAbort, type RunState } from './run-state.ts';
+import { abortOf, interruption, readAbortMark, readRunState, writeAbortMark, writeRunState, type ImportRequest, type RunAbort, type RunState } from './run-state.ts';
 
 export type { ImportRequest, RunAbort } from './run-state.ts';
 export type { RunContext, RunProgress } from './open-run.ts';
@@ -23,7 +23,8 @@ export type { RunContext, RunProgress } from './open-run.ts';
 /** The end of a run: its id, exit code (DESIGN §5.1), summary and report files. */
 export interface RunResult {
   runId: string;
-  exitCode: 0 | 1 | 2 | 3;
+  /** DESIGN §5.1's 0-3, or 130 / 143 for a run interrupted by SIGINT / SIGTERM. */
+  exitCode: number;
   summary: RunSummary;
   reportDir: string;
   files: string[];
@@ -64,6 +65,10 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
   const refBefore = ctx.clients.stats.reference;
   const productBefore = ctx.clients.stats.product;
   const share = runShare();
+  // Interrupted (SIGINT / SIGTERM): nothing more is sent, the rest of the sheet is read and reported not attempted.
+  const interrupted = () => void (share.stop.reason ??= interruption(ctx.signal!));
+  if (ctx.signal?.aborted) interrupted();
+  else ctx.signal?.addEventListener('abort', interrupted, { once: true });
   const run = await openRun(req, ctx, kind, share);
   const { state, workDir } = run;
   log.info({ runId: state.runId, file: req.file, mapping: run.mapping.name, mode: state.request.mode, dryRun: state.request.dryRun, rows: state.rows, apiState: state.apiState }, 'run opened');
@@ -148,6 +153,7 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
     await assembler.abort();
     throw err;
   } finally {
+    ctx.signal?.removeEventListener('abort', interrupted);
     await run.api?.close();
     await run.lease?.release();
   }
@@ -162,7 +168,7 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
       // Validate learnt the keys from its rows (openRun): a key on several rows marks every one of them, as an import's
       // first pass would, so the report so far is dropped and the sheet read again with the duplicates known.
       run.keysFromRows = false;
-      if (run.keys.duplicated > 0 && !ctx.signal?.aborted) {
+      if (run.keys.duplicated > 0 && !share.stop.reason) {
         log.info({ runId: state.runId, duplicatedKeys: run.keys.duplicated }, 'keys on several rows: reading the sheet again to mark them');
         await assembler.abort();
         assembler = await ReportAssembler.open(workDir, state, { thread });

@@ -27,9 +27,9 @@ export async function openMappedSheet(req: Pick<ImportRequest, 'file' | 'sheet'>
 export async function readSheetKeys(sheet: Sheet, mapping: Mapping, ctx: Pick<RunContext, 'signal' | 'onProgress'>): Promise<SheetKeys> {
   const keyOf = rowKeyReader(sheet.headers, mapping, matchSheetHeaders(sheet, mapping));
   const keys = new SheetKeys();
-  read: for await (const batch of rowBatches(sheet.rows)) {
+  // Read whole even when the run is interrupted: every row gets its outcome (not attempted) in the report.
+  for await (const batch of rowBatches(sheet.rows)) {
     for (const row of batch) {
-      if (ctx.signal?.aborted) break read;
       keys.add(row.row, keyOf(row));
       if (keys.rows % 5000 === 0) ctx.onProgress?.({ stage: 'keys', rowsRead: keys.rows, operationsSent: 0, errors: 0 });
     }

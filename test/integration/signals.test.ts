@@ -1,0 +1,143 @@
+// SIGINT / SIGTERM during an inline run (issue 22): nothing more is sent, what is in flight settles, the report is
+// written and true (rows sent as sent, the rest not attempted, `aborted: "interrupted"`), the exit code is 130 / 143,
+// no temporary file stays behind; a second signal exits at once and the same command then resumes without a duplicate.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
+import { writeProductSheet } from '../helpers/sheets.ts';
+
+const owner = DEMO_COMPANY_ID;
+let sandbox: RunningSandbox;
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, assignIds: true });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+function cli(args: string[], env: Record<string, string>): { child: ChildProcess; exit: Promise<{ code: number | null; stdout: string; stderr: string }> } {
+  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += String(d)));
+  child.stderr!.on('data', (d) => (stderr += String(d)));
+  return { child, exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr }))) };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
+async function until(cond: () => boolean, ms = 20_000): Promise<void> {
+  for (const t0 = Date.now(); !cond(); await sleep(10)) if (Date.now() - t0 > ms) throw new Error('timed out');
+}
+
+function env(dir: string): Record<string, string> {
+  return { PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: join(dir, 'reports'), STATE_DIR: join(dir, 'state'), API_CONCURRENCY: '4', LOG_LEVEL: 'warn', REDIS_URL: '' };
+}
+
+/** Every file under `dir` (recursively). */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+}
+
+const summaries = (reportDir: string) => readdirSync(reportDir).filter((d) => existsSync(join(reportDir, d, 'summary.json'))).map((d) => ({ dir: join(reportDir, d), s: JSON.parse(readFileSync(join(reportDir, d, 'summary.json'), 'utf8')) }));
+
+describe('signals during an inline run', () => {
+  it('SIGTERM during an import: in-flight requests settle, a true report says "interrupted", exit 143; the same command then sends the rest', async () => {
+    sandbox.handle.reset();
+    sandbox.handle.setFaults({ latencyMs: [20, 30], seed: 11 });
+    const dir = mkdtempSync(join(tmpdir(), 'ps-sig-'));
+    const rows = 300;
+    const sheet = writeProductSheet(dir, rows, { owner });
+    try {
+      const run = cli(['import', sheet.file, '--mapping', sheet.mapping], env(dir));
+      await until(() => items().length >= 20);
+      run.child.kill('SIGTERM');
+      const r = await run.exit;
+      expect(r.code, r.stderr).toBe(143);
+      expect(r.stderr).toMatch(/SIGTERM: stopping/);
+      // Nothing was sent after the report was written.
+      const after = items().length;
+      await sleep(300);
+      expect(items().length).toBe(after);
+      const [run1] = summaries(join(dir, 'reports'));
+      expect(run1!.s).toMatchObject({ exitCode: 143, aborted: 'interrupted', abortCode: 'PS_ERR_RUN_INTERRUPTED' });
+      expect(run1!.s.counts.created).toBe(after);
+      expect(run1!.s.counts.notAttempted).toBe(rows - after);
+      const lines = readFileSync(join(run1!.dir, 'rows.csv'), 'utf8').trim().split(/\r?\n/).slice(1);
+      expect(lines).toHaveLength(rows);
+      const byGtin = new Map(items().map((t) => [String(t.gtin), t.tradeItemId]));
+      for (const line of lines) {
+        const [, key, outcome, id] = line.split(',');
+        if (outcome === 'created') expect(id).toBe(byGtin.get(key!));
+        else expect(outcome).toBe('not_attempted');
+      }
+      // No temporary file anywhere; the lease is free.
+      expect(filesUnder(dir).filter((f) => /\.tmp$|\.part$|\.mutex$/.test(f))).toEqual([]);
+      const lease = JSON.parse(readFileSync(filesUnder(join(dir, 'state')).find((f) => f.endsWith('.json'))!, 'utf8')) as { grant: unknown };
+      expect(lease.grant).toBeNull();
+      // The same command again: the rest is sent, nothing twice.
+      const again = await cli(['import', sheet.file, '--mapping', sheet.mapping], env(dir)).exit;
+      expect(again.code, again.stderr).toBe(0);
+      expectOneItemPerGtin(sandbox, owner, rows);
+    } finally {
+      sandbox.handle.setFaults({});
+    }
+  }, 60_000);
+
+  it('a second signal exits at once; the same command resumes the run from its journal without a duplicate', async () => {
+    sandbox.handle.reset();
+    sandbox.handle.setFaults({ latencyMs: [20, 30], seed: 12 });
+    const dir = mkdtempSync(join(tmpdir(), 'ps-sig2-'));
+    const rows = 300;
+    const sheet = writeProductSheet(dir, rows, { owner });
+    try {
+      const run = cli(['import', sheet.file, '--mapping', sheet.mapping], env(dir));
+      await until(() => items().length >= 20);
+      run.child.kill('SIGINT');
+      await sleep(5);
+      run.child.kill('SIGINT');
+      const r = await run.exit;
+      expect(r.code).toBe(130);
+      expect(r.stderr).toMatch(/SIGINT again: exiting now/);
+      const again = await cli(['import', sheet.file, '--mapping', sheet.mapping], env(dir)).exit;
+      expect(again.code, again.stderr).toBe(0);
+      expectOneItemPerGtin(sandbox, owner, rows);
+    } finally {
+      sandbox.handle.setFaults({});
+    }
+  }, 60_000);
+
+  it('SIGINT during validate and SIGTERM during reconcile: the report is written, rows not reached are not attempted, exit 130 / 143', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-sig3-'));
+    // A list lookup, answered slowly: the run is still resolving when the signal comes.
+    const lines = ['GTIN;Name;Status'];
+    const sheet = writeProductSheet(dir, 2, { owner });
+    for (let i = 0; i < 40; i++) lines.push(`${readFileSync(sheet.file, 'utf8').split('\n')[1]!.split(';')[0]};Item ${i};Status ${i}`);
+    const file = join(dir, 'status.csv');
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const mapping = join(dir, 'status.yaml');
+    writeFileSync(mapping, `name: status\ntarget: tradeItem\nownerCompanyId: ${owner}\nlanguage: fr-FR\nkey: gtin\ncolumns:\n  - { column: GTIN, field: gtin, type: gtin }\n  - { column: Name, field: tradeItemName }\n  - { column: Status, field: tradeItemStatusId, lookup: { list: trade-item-status } }\n`);
+    sandbox.handle.setFaults({ latencyMs: 1500, seed: 13 });
+    try {
+      for (const [command, signal, code] of [['validate', 'SIGINT', 130], ['reconcile', 'SIGTERM', 143]] as const) {
+        const run = cli([command, file, '--mapping', mapping, '--report-dir', join(dir, command)], { ...env(dir), CHUNK_SIZE: '10' });
+        await sleep(1200);
+        run.child.kill(signal);
+        const r = await run.exit;
+        expect(r.code, `${command}: ${r.stderr}`).toBe(code);
+        const [s] = summaries(join(dir, command));
+        expect(s!.s).toMatchObject({ exitCode: code, aborted: 'interrupted' });
+        expect(s!.s.counts.notAttempted).toBeGreaterThan(0);
+        expect(readFileSync(join(s!.dir, 'rows.csv'), 'utf8').trim().split(/\r?\n/)).toHaveLength(41);
+      }
+    } finally {
+      sandbox.handle.setFaults({});
+    }
+  }, 60_000);
+});
