@@ -5,10 +5,9 @@
  * request's first byte is written to its socket. A request that fails the check is not sent: it rejects with a
  * LeaseLostError.
  *
- * The fence of the code running now is carried by AsyncLocalStorage (`withFence`), so every write made inside a run —
+ * The fence of the code running now is carried by the run's scope (run-scope.ts), so every write made inside a run —
  * the executor's, a brand created while resolving labels — is fenced without threading it through each call.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Dispatcher } from 'undici';
 
 /** What a writer checks before each write. */
@@ -30,18 +29,6 @@ export function allFences(fences: readonly Fence[]): Fence {
       for (const f of fences) await f.ready();
     },
   };
-}
-
-const scope = new AsyncLocalStorage<Fence>();
-
-/** Runs `work` with `fence` guarding every write request it makes (null: none). */
-export function withFence<T>(fence: Fence | null | undefined, work: () => Promise<T>): Promise<T> {
-  return fence ? scope.run(fence, work) : work();
-}
-
-/** The fence of the code running now, if any. */
-export function currentFence(): Fence | undefined {
-  return scope.getStore();
 }
 
 /** Dispatch options carrying a fence (set by sendRequest for write requests). */

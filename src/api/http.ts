@@ -5,7 +5,8 @@ import { HttpError, LeaseLostError, type ErrorCode } from '../errors.ts';
 import { ENDPOINTS, fillPath, joinUrl, type ApiName, type EndpointName, type RetryClass } from './endpoints.ts';
 import { mayRetry, parseRetryAfter, retryDelayMs, type RetryOptions } from './retry.ts';
 import type { Credential } from './auth.ts';
-import { currentFence, fenceInterceptor, type Fence } from './fence.ts';
+import { fenceInterceptor, type Fence } from './fence.ts';
+import { currentRunScope } from './run-scope.ts';
 
 type Undici = typeof UndiciModule;
 let undici: Undici | undefined;
@@ -295,14 +296,16 @@ export class ApiTransport {
     const url = requestUrl(input.base, ep.path, input.params, input.query);
     const body = input.body === undefined ? undefined : JSON.stringify(input.body);
     const accept = this.o.accept ?? 'application/json';
-    // Writes made inside a run are fenced by its lease (fence.ts); reads never are.
-    const fence = ep.method === 'GET' ? undefined : currentFence();
+    // Writes made inside a run are fenced by its lease (fence.ts); reads never are. Every request is counted for its run.
+    const scope = currentRunScope();
+    const fence = ep.method === 'GET' ? undefined : (scope?.fence ?? undefined);
     let refreshed = false;
     const res = await withRetry(
       async () => {
         for (;;) {
           const token = await this.o.credential.token();
           this.stats[ep.api] += 1;
+          scope?.count?.(ep.api, 1);
           const headers: Record<string, string> = { accept, 'user-agent': this.o.userAgent, authorization: `Bearer ${token}` };
           if (body !== undefined) headers['content-type'] = 'application/json';
           try {
@@ -317,7 +320,10 @@ export class ApiTransport {
             });
           } catch (err) {
             // A write the fence refused was not sent: not counted.
-            if (err instanceof LeaseLostError) this.stats[ep.api] -= 1;
+            if (err instanceof LeaseLostError) {
+              this.stats[ep.api] -= 1;
+              scope?.count?.(ep.api, -1);
+            }
             // A 401 means nothing was done, so even a create may be re-sent once with a fresh token.
             if (err instanceof HttpError && err.status === 401 && !refreshed && this.o.credential.invalidate(token)) {
               refreshed = true;

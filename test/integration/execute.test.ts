@@ -71,7 +71,51 @@ describe('executor against the sandbox with faults', () => {
     expect(failed.outcome).toBe('failed');
     expect(failed.issues[0]).toMatchObject({ code: 'API_REJECTED' });
     expect(failed.issues[0]!.message).toContain('drainedNetWeight');
+    // The id the create asked for was never made: the report names none.
+    expect(failed.tradeItemId).toBeNull();
     expect(results.find((r) => r.row === draft(2).row)!.outcome).toBe('created');
+  });
+
+  it('an update the API committed but answered 500 to, every time, is reported updated — as the API holds it', async () => {
+    sandbox.handle.reset();
+    await execute([draft(1)], empty());
+    const record = sandbox.handle.store.dump().tradeItems[0]!;
+    const state: ApiState = { tradeItems: new Map([[gtin(1).padStart(14, '0'), { ...record, ...(record as unknown as { fields?: object }).fields } as never]]), manufacturedItems: new Map(), complete: true };
+    const plan = planRow(draft(1, 'Produit renommé'), state, { target: 'tradeItem', mode: 'upsert', ownerCompanyId: owner, key: 'gtin' });
+    expect(plan.action).toBe('update');
+    // Every attempt of the PATCH (the first and its 6 retries) is committed, then answered 500.
+    sandbox.handle.setFaults({ sequence: Array(7).fill('500after') });
+    const results: ExecutedRow[] = [];
+    await new Executor({ api: clients.product, ownerCompanyId: owner, throttle, onResult: (r) => results.push(r) }).run([plan]);
+    sandbox.handle.setFaults({});
+    expect(sandbox.handle.counts().faults['500after']).toBe(7);
+    expect(sandbox.handle.store.dump().tradeItems[0]!.tradeItemName).toBe('Produit renommé');
+    expect(results).toMatchObject([{ outcome: 'updated', tradeItemId: record.tradeItemId, issues: [] }]);
+  });
+
+  it('a create an earlier attempt sent is claimed only when the item found is surely its own', async () => {
+    sandbox.handle.reset();
+    sandbox.handle.setAssignIds(true);
+    try {
+      // Another run created the item meanwhile; the API assigned its own id.
+      await execute([draft(5, 'made by another run')], empty());
+      const [theirs] = sandbox.handle.store.dump().tradeItems;
+      const plan = planRow(draft(5), empty(), { target: 'tradeItem', mode: 'upsert', ownerCompanyId: owner, key: 'gtin' });
+      const journal = () => {
+        const states = new Map<string, { state: string; result?: unknown }>([[`${plan.key}:0:tradeItem.create`, { state: 'sent' }]]);
+        return { state: (id: string) => states.get(id), record: (id: string, state: string, result?: unknown) => void states.set(id, { state, result }) };
+      };
+      for (const [ours, outcome] of [[false, 'failed'], [true, 'created']] as const) {
+        const results: ExecutedRow[] = [];
+        await new Executor({ api: clients.product, ownerCompanyId: owner, throttle, journal: journal(), onResult: (r) => results.push(r), earlierCreatesOurs: ours }).run([plan]);
+        expect(results[0]!.outcome, `earlierCreatesOurs ${ours}`).toBe(outcome);
+        expect(results[0]!.tradeItemId).toBe(theirs!.tradeItemId);
+      }
+      // Nothing was sent again: still one item.
+      expect(sandbox.handle.store.dump().tradeItems).toHaveLength(1);
+    } finally {
+      sandbox.handle.setAssignIds(false);
+    }
   });
 
   it('opens the circuit on sustained 503s and leaves the remaining rows not attempted', async () => {

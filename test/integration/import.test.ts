@@ -124,6 +124,14 @@ describe('an inline import killed with SIGKILL', () => {
         expect(rowsCsv(join(reportDir, runs[0]!))).toHaveLength(rows);
         // Every create reached the API at most once per item: a duplicate would show as a second item above, a 409 here.
         expect(sandbox.handle.counts().byRoute['POST /api/tradeItem'] ?? 0).toBeLessThanOrEqual(rows + 8);
+        // The run's created rows are the items it made, in both processes: every item (none existed before).
+        expect(summary.counts.created).toBe(rows);
+        // Its requests are those of both processes (all the sandbox saw; the killed one may have counted a few it had
+        // not sent yet).
+        const seen = sandbox.handle.counts().total;
+        const counted = summary.requests.product + summary.requests.reference;
+        expect(counted, `trial ${trial}`).toBeGreaterThanOrEqual(seen);
+        expect(counted, `trial ${trial}`).toBeLessThanOrEqual(seen + 8);
       }
       // The kill must have landed in the middle of the push at least once, or the test proves nothing.
       expect(midway).toBeGreaterThan(0);

@@ -131,6 +131,11 @@ export class Lease implements Fence {
     return this.grant.token;
   }
 
+  /** Where the lease lives (its store), for messages and to compare tokens of one store only. */
+  get where(): string {
+    return this.#store.where;
+  }
+
   /** Why the lease was lost, or null while it holds. */
   get lost(): LeaseLostError | null {
     return this.#lost;

@@ -166,6 +166,15 @@ export async function openRun(req: ImportRequest, ctx: RunContext, kind: 'import
   }
 }
 
+/** This run's lease grants, the earlier attempts' first; `broken` once another run may have held the lease between two. */
+function grantsOf(previous: RunState | undefined, lease: Lease): NonNullable<RunState['leaseTokens']> {
+  const before = previous?.leaseTokens;
+  if (!before) return { where: lease.where, tokens: [lease.token], ...(previous ? { broken: true } : {}) };
+  const last = before.tokens[before.tokens.length - 1];
+  const broken = Boolean(before.broken) || before.where !== lease.where || last === undefined || lease.token !== last + 1;
+  return { where: lease.where, tokens: [...before.tokens, lease.token].slice(-20), ...(broken ? { broken } : {}) };
+}
+
 /** The product API as the lease names it. */
 export function leaseApi(ctx: Pick<RunContext, 'apiId' | 'config'>): string {
   return ctx.apiId ?? ctx.config.PRODUCT_API_URL ?? 'embedded';
@@ -216,6 +225,7 @@ async function openLeased(
     startedAt: previous?.startedAt ?? new Date().toISOString(), headers: sheet.headers, ...(sheet.preamble?.length ? { preamble: sheet.preamble } : {}), decimalSeparator: mapping.decimalSeparator, chunkSize, rowChunks: Math.ceil(keys.rows / chunkSize),
     archiveChunks: 0, referenceRequests: 0, productRequests: 0,
     ...(lease && ctx.lease?.queued ? { lease: { api: leaseApi(ctx), grant: lease.grant, holder: lease.holder, ttlMs: lease.ttlMs } } : {}),
+    ...(lease && !ctx.lease?.queued ? { leaseTokens: grantsOf(previous, lease) } : {}),
   };
   let api: ApiStateSource | null = null;
   if (kind === 'import') {

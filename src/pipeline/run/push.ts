@@ -23,6 +23,8 @@ export interface PushContext {
   guard?: Fence;
   /** Each row as it finishes (progress). */
   onResult?: (r: ExecutedRow) => void;
+  /** False when another run may have written since an earlier attempt of this run (ExecuteOptions.earlierCreatesOurs). */
+  earlierCreatesOurs?: boolean;
 }
 
 /** What a pushed chunk tells its driver. */
@@ -53,6 +55,7 @@ function executor(ctx: PushContext, owner: string, journal: Awaited<ReturnType<t
     api: ctx.clients.product, ownerCompanyId: owner, journal, signal: ctx.signal, onResult,
     throttle: ctx.throttle ?? new Throttle(ctx.config.API_CONCURRENCY, ctx.config.API_MAX_RPS),
     ...(ctx.shared ? { stop: ctx.shared.stop, breaker: ctx.shared.breaker } : {}),
+    ...(ctx.earlierCreatesOurs === false ? { earlierCreatesOurs: false } : {}),
   });
 }
 

@@ -69,6 +69,11 @@ export interface RunState {
   referenceRequests: number;
   productRequests: number;
   aborted?: RunAbort;
+  /**
+   * The lease grants of this run's processes, in the store `where` (inline runs): consecutive tokens mean no other run
+   * held the lease between them, so what an earlier attempt's creates left in the API is this run's.
+   */
+  leaseTokens?: { where: string; tokens: number[]; broken?: boolean };
   /** Queue mode: the (owner, API) lease this run holds until its report (its chunk jobs check and renew it, workers keep it between jobs, finishing releases it). */
   lease?: { api: string; grant: Grant; holder: LeaseHolder; ttlMs: number };
 }

@@ -2,7 +2,8 @@
  * The run's lifecycle, for both drivers: the inline one (runImport / runValidate, one process) and the queue one
  * (startQueuedRun produces chunk files for chunk jobs, pushChunk runs one, finishRun assembles the report).
  */
-import { allFences, withFence, type Fence } from '../../api/fence.ts';
+import { allFences, type Fence } from '../../api/fence.ts';
+import { withFence, withRunScope } from '../../api/run-scope.ts';
 import { LeaseLostError, ProductSyncError } from '../../errors.ts';
 import { logger as rootLogger } from '../../logger.ts';
 import { issue } from '../issue-codes.ts';
@@ -11,6 +12,7 @@ import type { ExecutedRow } from '../sync/execute.ts';
 import { sheetWantsReportThread } from '../report/report-thread-start.ts';
 import { REPORT_THREAD_ROWS, ReportAssembler, type Counts } from './assemble.ts';
 import { Lease } from './lease.ts';
+import { RequestTally } from './request-tally.ts';
 import { leaseStoreFor } from './lease-store.ts';
 import { recoverChunk, resultsExist, settleArchiveChunk, type ChunkKind, type ResultRow } from './chunks.ts';
 import { abortError, openRun, produceChunks, type RunContext } from './open-run.ts';
@@ -59,11 +61,15 @@ function summaryOf(state: RunState, counts: Counts, requests: { reference: numbe
 
 
 /** Inline driver: both passes, pushing chunks as the second pass produces them, the report assembled as they finish. */
-async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | 'validate'): Promise<RunResult> {
+function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | 'validate'): Promise<RunResult> {
+  // The run's requests are counted in its scope (those of other runs of this process are not).
+  const tally = new RequestTally();
+  return withRunScope({ count: tally.count }, () => driveInline(req, ctx, kind, tally));
+}
+
+async function driveInline(req: ImportRequest, ctx: RunContext, kind: 'import' | 'validate', tally: RequestTally): Promise<RunResult> {
   const t0 = performance.now();
   const log = ctx.logger ?? rootLogger;
-  const refBefore = ctx.clients.stats.reference;
-  const productBefore = ctx.clients.stats.product;
   const share = runShare();
   // Interrupted (SIGINT / SIGTERM): nothing more is sent, the rest of the sheet is read and reported not attempted.
   const interrupted = () => void (share.stop.reason ??= interruption(ctx.signal!));
@@ -71,6 +77,8 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
   else ctx.signal?.addEventListener('abort', interrupted, { once: true });
   const run = await openRun(req, ctx, kind, share);
   const { state, workDir } = run;
+  // An import may be resumed: its requests are kept with it (validate resumes nothing).
+  if (kind === 'import') await tally.persistIn(workDir);
   log.info({ runId: state.runId, file: req.file, mapping: run.mapping.name, mode: state.request.mode, dryRun: state.request.dryRun, rows: state.rows, apiState: state.apiState }, 'run opened');
   // Large sheets get their report written by a worker thread, on the other core. Validate does not know its rows yet
   // (it counts them as it reads, see openRun): the file's size decides there.
@@ -84,6 +92,7 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
   const progress = (stage: 'read' | 'push') => ctx.onProgress?.({ stage, rowsRead, operationsSent: done, writes, errors, rowsTotal: state.rows });
   const pushCtx: PushContext = {
     config: ctx.config, clients: ctx.clients, shared: share, ...(ctx.throttle ? { throttle: ctx.throttle } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}),
+    ...(state.leaseTokens?.broken ? { earlierCreatesOurs: false } : {}),
     onResult: (r: ExecutedRow) => {
       done++;
       if (r.outcome === 'failed') errors++;
@@ -145,7 +154,7 @@ async function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | '
     await withFence(fence, () => sendAll());
     ctx.onProgress?.({ stage: 'report', rowsRead, operationsSent: done, writes, errors, rowsTotal: state.rows });
     const aborted = state.aborted ?? (share.stop.reason ? abortOf(share.stop.reason) : undefined);
-    const requests = { reference: ctx.clients.stats.reference - refBefore, product: ctx.clients.stats.product - productBefore };
+    const requests = tally.total();
     // The lease is held until the report is written (as finishRun does in queue mode): a run's report is true to the
     // API when it ends, since the next run for this owner starts after it.
     finished = await assembler.finish(state.archiveChunks, (counts) => summaryOf(state, counts, requests, aborted));

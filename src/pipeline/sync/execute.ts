@@ -1,6 +1,7 @@
 import { HttpError, isRetryable, LeaseLostError, ProductSyncError } from '../../errors.ts';
 import { redact } from '../../redact.ts';
 import type { ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from '../../api/types.ts';
+import { sameCanonical } from './canonical.ts';
 import { gtinKey } from '../map/gtin.ts';
 import type { ArchiveEntry, RowPlan, Step } from './plan.ts';
 import { CircuitBreaker, sleep, type Throttle } from './throttle.ts';
@@ -57,6 +58,12 @@ export interface ExecuteOptions {
   /** Shared by the executors of one run (one per chunk): an abort in one stops them all, failures count run-wide. */
   stop?: RunStop;
   breaker?: CircuitBreaker;
+  /**
+   * False when another run may have written this owner's items since an earlier attempt of this run sent its creates
+   * (the lease was granted to someone else in between): an item found for such a create is then this run's only if it
+   * carries the id the create asked for (default true).
+   */
+  earlierCreatesOurs?: boolean;
 }
 
 /** Why a run stopped sending, shared by its executors (null while it goes on). */
@@ -179,8 +186,8 @@ export class Executor {
       row: plan.row,
       key: plan.key,
       outcome,
-      tradeItemId: ids?.tradeItemId ?? plan.tradeItemId,
-      manufacturedItemId: ids?.manufacturedItemId ?? plan.manufacturedItemId,
+      tradeItemId: ids ? ids.tradeItemId : plan.tradeItemId,
+      manufacturedItemId: ids ? ids.manufacturedItemId : plan.manufacturedItemId,
       changedFields: outcome === 'unchanged' || outcome === 'skipped' ? [] : plan.changedFields,
       issues,
     };
@@ -195,7 +202,8 @@ export class Executor {
   }
 
   #notAttempted(plan: RowPlan): ExecutedRow {
-    return this.#result(plan, 'not_attempted', [...plan.issues, runIssue('NOT_ATTEMPTED', `not attempted: ${this.#aborted?.message ?? 'run stopped'}`, plan.row)]);
+    const ids = createdIds(plan, { tradeItemId: plan.tradeItemId, manufacturedItemId: plan.manufacturedItemId });
+    return this.#result(plan, 'not_attempted', [...plan.issues, runIssue('NOT_ATTEMPTED', `not attempted: ${this.#aborted?.message ?? 'run stopped'}`, plan.row)], ids);
   }
 
   #noteFailure(err: unknown): void {
@@ -213,7 +221,8 @@ export class Executor {
   }
 
   async #runRow(plan: RowPlan): Promise<void> {
-    const ids: RowIds = { tradeItemId: plan.tradeItemId, manufacturedItemId: plan.manufacturedItemId };
+    // The ids a create of this row makes are known once it succeeded (the plan's are only asked for).
+    const ids: RowIds = createdIds(plan, { tradeItemId: plan.tradeItemId, manufacturedItemId: plan.manufacturedItemId });
     // Set once a request of this row has gone out (or a step was confirmed by an earlier attempt).
     const sent = { any: false };
     let ok = true;
@@ -234,6 +243,7 @@ export class Executor {
       this.#noteFailure(err);
       // The fence refused the row's first request: nothing of it was sent.
       if (err instanceof LeaseLostError && !sent.any) this.#emit(this.#notAttempted(plan));
+      else if (err instanceof FoundNotOurs) this.#emit(this.#result(plan, 'failed', [...plan.issues, runIssue('API_CONFLICT', err.message, plan.row)], { ...ids, ...err.found }));
       else this.#emit(this.#result(plan, 'failed', [...plan.issues, apiIssue(plan.row, err)], ids));
     } finally {
       this.#o.throttle.release(ok);
@@ -257,6 +267,8 @@ export class Executor {
       // A previous attempt (killed process) sent this create and never heard back: look before sending again.
       const found = await this.#findCreatedPatiently(plan, step, ids);
       if (found) {
+        // Made by that attempt — unless another run may have made it since, and it does not carry the id we asked for.
+        if (this.#o.earlierCreatesOurs === false && !carriesAskedId(step, found)) throw new FoundNotOurs(plan, found);
         Object.assign(ids, found);
         await j?.record(opId, 'confirmed', found);
         return;
@@ -276,6 +288,12 @@ export class Executor {
         sent.any = true;
         const conflict = err instanceof HttpError && err.status === 409;
         const unknown = outcomeUnknown(err);
+        // An update whose answer was lost (5xx after the commit, a reset) after its retries: the API may hold it. It is
+        // reported by what the API holds (updated), never `failed` for a write that is there.
+        if (!isCreate && unknown && (await this.#applied(plan, step, ids).catch(() => false))) {
+          result = {};
+          break;
+        }
         if (!isCreate || !(conflict || unknown || isRetryable(err)) || attempt >= CREATE_ATTEMPTS) {
           await j?.record(opId, 'failed', { message: redact((err as Error).message) });
           throw err;
@@ -318,6 +336,30 @@ export class Executor {
         await api.putManufacturedItem(ids.manufacturedItemId ?? step.id, step.body);
         return {};
     }
+  }
+
+  /** True when the API holds what an update step sent (read back after an answer was lost). */
+  async #applied(plan: RowPlan, step: Step, ids: RowIds): Promise<boolean> {
+    const api = this.#o.api;
+    const owner = this.#o.ownerCompanyId;
+    if (step.kind === 'tradeItem.patch' || step.kind === 'tradeItem.put' || step.kind === 'tradeItem.unarchive') {
+      const id = ids.tradeItemId ?? step.id;
+      const gtin = 'body' in step && typeof step.body.gtin === 'string' ? step.body.gtin : plan.key;
+      if (!gtin || !/^\d{8,14}$/.test(gtin)) return false;
+      const page = await api.searchTradeItems({ OwnerCompanyId: owner, GTIN: gtin, Take: 500 });
+      const record = (page.tradeItems ?? []).find((t) => t.tradeItemId === id) as (TradeItemRecord & Record<string, unknown>) | undefined;
+      if (!record) return false;
+      if (step.kind === 'tradeItem.unarchive') return record.archived === false;
+      return Object.entries(step.body).every(([field, value]) => sameCanonical(value, record[field]));
+    }
+    if (step.kind === 'manufacturedItem.patch' || step.kind === 'manufacturedItem.put') {
+      const tradeItemId = ids.tradeItemId ?? plan.tradeItemId;
+      if (!tradeItemId) return false;
+      const page = await api.searchManufacturedItems({ OwnerCompanyId: owner, TradeItemId: tradeItemId, Take: 500 });
+      const record = (page.manufacturedItems ?? []).find((m) => m.manufacturedItemId === (ids.manufacturedItemId ?? step.id)) as (ManufacturedItemRecord & Record<string, unknown>) | undefined;
+      return record !== undefined && Object.entries(step.body).every(([field, value]) => sameCanonical(value, record[field]));
+    }
+    return false;
   }
 
   /** #findCreated, tried again (after a pause) when the search itself keeps failing: never resend a create unverified. */
@@ -367,4 +409,31 @@ export function apiIssue(row: number | null, err: unknown): Issue {
   }
   if (err instanceof ProductSyncError && err.code === 'PS_ERR_HTTP_REQUEST_INVALID') return runIssue('REQUEST_INVALID', err.message, row);
   return runIssue('API_FAILED', (err as Error)?.message ?? String(err), row);
+}
+
+/** `ids` without what the row's creates make: unknown until a create has succeeded (an asked-for id may never exist). */
+function createdIds(plan: RowPlan, ids: RowIds): RowIds {
+  for (const step of plan.steps) {
+    if (step.kind === 'tradeItem.create') ids.tradeItemId = null;
+    else if (step.kind === 'manufacturedItem.createWithTradeItem') ids.tradeItemId = ids.manufacturedItemId = null;
+    else if (step.kind === 'manufacturedItem.createUnderTradeItem') ids.manufacturedItemId = null;
+  }
+  return ids;
+}
+
+/** True when the item found for a create carries the id that create asked for. */
+function carriesAskedId(step: Step, found: Partial<RowIds>): boolean {
+  if (step.kind === 'tradeItem.create') return found.tradeItemId === step.body.tradeItemId;
+  if (step.kind === 'manufacturedItem.createWithTradeItem' || step.kind === 'manufacturedItem.createUnderTradeItem') return found.manufacturedItemId === step.body.manufacturedItemId;
+  return false;
+}
+
+/** An item found for a create an earlier attempt sent, that another run may have made (it is not claimed as created). */
+class FoundNotOurs extends Error {
+  constructor(
+    plan: RowPlan,
+    readonly found: Partial<RowIds>,
+  ) {
+    super(`an item with the key ${plan.key} exists, made by an earlier attempt of this run or by another run since (the API does not keep the id this run asked for, so it cannot tell): nothing was sent for this row; run the import again to bring it up to date`);
+  }
 }
