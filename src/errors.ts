@@ -126,7 +126,7 @@ export interface ThreadErrorMessage {
   productSync?: boolean;
 }
 
-/** An error as a message for another thread (report and XLSX reader threads). */
+/** An error as a message for another thread (the report thread). */
 export function errorMessage(err: unknown): ThreadErrorMessage {
   const e = err as { message?: unknown; code?: unknown } | null;
   return {

@@ -1,4 +1,4 @@
-// The inline XLSX reader (readXlsx, workbooks under XLSX_THREAD_BYTES) holds the workbook open while its rows are read
+// The XLSX reader (readXlsx) holds the workbook open while its rows are read
 // and closes it when they end — read to the end, left by a break or return(), or failed — not when the process exits
 // (a long-running queue worker would run out of descriptors). It writes nothing to the temp directory, even for
 // worksheets stored before the shared strings (every workbook Excel saves), which a streaming reader that reads the
@@ -66,7 +66,7 @@ describe.runIf(process.platform === 'linux')('the inline XLSX reader closes the 
   };
 
   it('read to the end, left by a break, left before the first row', async () => {
-    const all = await openSheet(one, { thread: false });
+    const all = await openSheet(one);
     // What the test is about: the reader holds the workbook open while its rows are read.
     expect(workbooks()).toEqual([one]);
     let n = 0;
@@ -74,30 +74,30 @@ describe.runIf(process.platform === 'linux')('the inline XLSX reader closes the 
     expect(n).toBe(3000);
     expectClosed();
 
-    const some = await openSheet(one, { thread: false });
+    const some = await openSheet(one);
     n = 0;
     for await (const _ of some.rows) if (++n === 10) break;
     expectClosed();
 
-    const none = await openSheet(one, { thread: false });
+    const none = await openSheet(one);
     await none.rows[Symbol.asyncIterator]().return?.();
     expectClosed();
   });
 
   it('a worksheet among others, read whole or left after its first row', async () => {
-    const all = await readAll(three, { thread: false, sheet: 'B' });
+    const all = await readAll(three, { sheet: 'B' });
     expect(all.rows).toHaveLength(2000);
     expectClosed();
-    const sheet = await openSheet(three, { thread: false, sheet: 'B' });
+    const sheet = await openSheet(three, { sheet: 'B' });
     for await (const _ of sheet.rows) break;
     expectClosed();
     // Another sheet of the same workbook still reads.
-    expect((await readAll(three, { thread: false, sheet: 'C' })).rows).toHaveLength(10);
+    expect((await readAll(three, { sheet: 'C' })).rows).toHaveLength(10);
     expectClosed();
   });
 
   it('rows ending in an error (damaged XML in the worksheet): the rows before it, then the error', async () => {
-    const sheet = await openSheet(damaged, { thread: false });
+    const sheet = await openSheet(damaged);
     let n = 0;
     const err = await (async () => {
       for await (const _ of sheet.rows) n++;
@@ -108,7 +108,7 @@ describe.runIf(process.platform === 'linux')('the inline XLSX reader closes the 
   });
 
   it('a header that cannot be read ends the sheet before it opens', async () => {
-    await expect(openSheet(one, { thread: false, headerRow: 5000 })).rejects.toMatchObject({ code: 'PS_ERR_FILE_HEADER' });
+    await expect(openSheet(one, { headerRow: 5000 })).rejects.toMatchObject({ code: 'PS_ERR_FILE_HEADER' });
     expectClosed();
   });
 });

@@ -15,21 +15,7 @@ export interface OpenSheetOptions {
   limits?: Partial<ReadLimits>;
   /** The sheet's decimal separator as the mapping names it; recorded in `info` for the report. */
   decimalSeparator?: string;
-  /**
-   * XLSX only: true parses the workbook in a worker thread (xlsx-thread.ts), false on this thread; by default a thread
-   * for workbooks of XLSX_THREAD_BYTES or more.
-   */
-  thread?: boolean;
 }
-
-/**
- * Workbooks from this size on are parsed in a worker thread (xlsx-thread.ts). The thread costs ~50 ms to start and
- * each row ~2 µs of copying on each side; it overlaps the parse with the zip's scan and the rows' shaping, mapping and
- * validation, and keeps the parse's garbage off the calling thread. Measured on the 25-column bench sheet (~135 bytes a
- * row zipped), read + map + validate: 5 000 rows 0.18 s against 0.13 s inline, 15 000 (2 MB) and 30 000 rows even,
- * 100 000 rows 1.1 s either way with ~150 MB RSS against ~185 MB inline.
- */
-export const XLSX_THREAD_BYTES = 2 * 1024 * 1024;
 
 /** What a stat says a path is, when it is not a regular file. */
 function notRegular(st: Stats): string {
@@ -97,13 +83,8 @@ export async function openSheet(file: string, options: OpenSheetOptions = {}): P
   if (st.size > limits.fileBytes) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${Math.round(st.size / 1024 ** 2)} MB, more than the limit of ${Math.round(limits.fileBytes / 1024 ** 2)} MB`);
   const { kind, head } = await sniffFile(file);
   if (kind === 'xlsx-zip') {
-    const xlsxOptions = { ...(options.sheet ? { sheet: options.sheet } : {}), headerRow, limits };
-    if (options.thread ?? st.size >= XLSX_THREAD_BYTES) {
-      const { openXlsxThread } = await import('./xlsx-thread.ts');
-      return openXlsxThread(file, xlsxOptions);
-    }
     const { readXlsx } = await import('./read-xlsx.ts');
-    return readXlsx(file, xlsxOptions);
+    return readXlsx(file, { ...(options.sheet ? { sheet: options.sheet } : {}), headerRow, limits });
   }
   if (/\.xlsx?$/i.test(file)) {
     throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: named like a workbook but holds text; if it is a CSV, rename it .csv`);

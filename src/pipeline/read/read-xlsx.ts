@@ -83,11 +83,11 @@ function unreadable(file: string, err: unknown): ProductSyncError {
 }
 
 /**
- * The sheet of an inspected workbook from its worksheet's rows as they are read (`source`, from openWorksheet
- * here or from the XLSX reader thread): header, preamble, the policies of readXlsx, rows as SheetRows. Rows are read
+ * The sheet of an inspected workbook from its worksheet's rows as they are read (`source`, from openWorksheet):
+ * header, preamble, the policies of readXlsx, rows as SheetRows. Rows are read
  * up to the header before it returns; `source` is closed when the rows end, fail or are left, and on a failure before.
  */
-export async function sheetFromRows(file: string, book: WorkbookInspection, source: WorksheetRows, options: { headerRow: number; limits: ReadLimits }): Promise<Sheet> {
+async function sheetFromRows(file: string, book: WorkbookInspection, source: WorksheetRows, options: { headerRow: number; limits: ReadLimits }): Promise<Sheet> {
   const { limits, headerRow } = options;
   const target = book.target;
   const rowsIt = source.rows;

@@ -1,7 +1,6 @@
 /**
  * The one module that streams a worksheet: the rows of the worksheet to read, as its XML gives them (worksheet-xml.ts).
- * readXlsx (read-xlsx.ts) shapes them into SheetRows on the same thread; the XLSX reader thread (xlsx-worker.ts) runs
- * this alone and sends the rows to the calling thread, which shapes them there.
+ * readXlsx (read-xlsx.ts) shapes them into SheetRows.
  *
  * The zip's directory gives every part's place, so the shared strings and the styles are read first, whatever the
  * order of the parts in the zip (Excel stores the worksheets before the shared strings), then the worksheet is

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { createInflateRaw } from 'node:zlib';
 import { ProductSyncError } from '../../errors.ts';
 
-/** An entry of a zip as its central directory lists it (plain data: it crosses to the XLSX reader thread). */
+/** An entry of a zip as its central directory lists it. */
 export interface ZipEntry {
   name: string;
   method: number;

@@ -264,7 +264,7 @@ export interface InspectionStarted {
  * The first part of inspectWorkbook, reading little: the zip's central directory (it is a spreadsheet: xl/workbook.xml
  * present), every entry's declared size and ratio within the caps, workbook.xml and its relationships (inflated,
  * checked as every part is) → the worksheets, the one to read, the date system. The full scan — every other entry
- * inflated — is left to `scan()`: the XLSX reader thread (xlsx-thread.ts) runs it while the worksheet is already parsed.
+ * inflated — is left to `scan()`.
  */
 export async function startInspection(file: string, limits: ReadLimits, sheetName?: string): Promise<InspectionStarted> {
   const fh = await open(file, 'r');
