@@ -1,22 +1,18 @@
 # product-sync: one image for the worker, the console, the CLI and the sandbox (pick with the command).
 # Build stage: full install, typecheck and compile src/ to dist/ (a broken tree fails the image build); run stage:
-# production dependencies only, non-root, running dist/ (bin/product-sync.mjs runs dist/cli.js with source maps on;
-# there is no src/ in the image, so it never tries to build). Node: the current LTS (26).
+# production dependencies only, non-root, running dist/ (bin/product-sync.mjs runs dist/cli.js with source maps on and
+# Node's compile cache). Node: the current LTS (26).
 FROM node:26-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` (the build) needs the sources, copied below; no dependency needs its install script here.
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json vitest.config.ts ./
+COPY tsconfig.json vitest.config.ts ./
 COPY scripts ./scripts
 COPY src ./src
 COPY test ./test
 COPY bench ./bench
 RUN npm run typecheck && npm run build
-# The bundled CLI's code cache (bin/load-bundle.mjs), made with the entrypoint's flags: the image's first start reads
-# it from dist/.cache/ (read-only for the node user; later caches go to the temp directory).
-COPY bin ./bin
-RUN node --max-semi-space-size=8 bin/product-sync.mjs --version
 
 FROM node:26-trixie-slim AS run
 ENV NODE_ENV=production \

@@ -1,7 +1,7 @@
 /**
- * Where the running build is: src/ (TypeScript through tsx: tests, benches), dist/ file by file, or dist/cli.cjs (the
- * CLI bundled into one file, scripts/build.mjs). This module sits at the root of src/, so a path taken from it holds
- * in all three — where a module-relative path would not hold in the bundle, whose modules all have its URL.
+ * Where the running build is: src/ (TypeScript through tsx: tests, benches) or dist/ (scripts/build.mjs: the CLI and
+ * its chunks at dist/'s root, the report thread's entry at its place in src/). This module sits at the root of src/
+ * and its code at the root of dist/, so a path taken from it holds in both.
  */
 const here = import.meta.url;
 

@@ -26,8 +26,7 @@ export function freePort(): Promise<number> {
 
 /** Starts a private `redis-server` for the suite (never touching a database it did not create), or uses TEST_REDIS_URL. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  // Tests that spawn bin/product-sync.mjs run dist/: bring it up to date with src/ once here (only changed files are
-  // transpiled again) rather than in every spawned process at once.
+  // Tests that spawn bin/product-sync.mjs run dist/: built from src/ once here.
   execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build.mjs', import.meta.url))], { stdio: ['ignore', 'ignore', 'inherit'] });
   if (process.env.TEST_REDIS_URL) {
     project.provide('redisUrl', process.env.TEST_REDIS_URL);

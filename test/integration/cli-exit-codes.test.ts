@@ -1,7 +1,7 @@
 // Bad input ends the CLI with exit 2 and one line naming a PS_ERR_* code — never exit 3 "unexpected failure", never a
 // stack trace, never a hang (issue 9; DESIGN §5.1). Nothing here needs an API or Redis: every case fails before.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -133,4 +133,15 @@ describe('other bad input the contract says is exit 2', () => {
     writeFileSync(f, `${lines.join('\n')}\n`);
     expectRefused(await cli(['validate', f, '--mapping', mapping]), 'PS_ERR_FILE_UNREADABLE', /nul\.csv: a NUL character .* row 902, column Nom/);
   }, 30_000);
+});
+
+describe('a checkout without dist/', () => {
+  it('says in one line to build it (exit 2)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-nodist-'));
+    mkdirSync(join(dir, 'bin'));
+    copyFileSync('bin/product-sync.mjs', join(dir, 'bin', 'product-sync.mjs'));
+    const r = spawnSync(process.execPath, [join(dir, 'bin', 'product-sync.mjs'), '--version'], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe('product-sync: dist/ is missing: run npm run build\n');
+  });
 });
