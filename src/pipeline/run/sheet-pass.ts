@@ -7,7 +7,7 @@ import { matchSheetHeaders } from '../map/headers.ts';
 import { dropRefusedFields, mapRow, rowKeyReader } from '../map/map-row.ts';
 import type { Mapping } from '../map/mapping.ts';
 import { validateDraft } from '../map/validate.ts';
-import { openSheet } from '../read/read-sheet.ts';
+import { openSheet, type OpenSheetOptions } from '../read/read-sheet.ts';
 import { rowBatches } from '../read/row-batches.ts';
 import { restoreRejectedSheet } from '../report/neutralize.ts';
 import { DraftResolver } from '../resolve/resolve-drafts.ts';
@@ -17,10 +17,13 @@ import type { RunContext } from './open-run.ts';
 import type { ImportRequest } from './run-state.ts';
 import { SheetKeys } from './sheet-keys.ts';
 
-/** Opens the sheet of a request as its mapping reads it (worksheet, header row); a rejected file of ours is restored. */
-export async function openMappedSheet(req: Pick<ImportRequest, 'file' | 'sheet'>, mapping: Mapping): Promise<Sheet> {
+/**
+ * Opens the sheet of a request as its mapping reads it (worksheet, header row); a rejected file of ours is restored.
+ * `options.thread`: see OpenSheetOptions (the input gate reads a workbook on its own thread).
+ */
+export async function openMappedSheet(req: Pick<ImportRequest, 'file' | 'sheet'>, mapping: Mapping, options: Pick<OpenSheetOptions, 'thread'> = {}): Promise<Sheet> {
   const sheetName = req.sheet ?? mapping.sheet;
-  return restoreRejectedSheet(await openSheet(req.file, { ...(sheetName ? { sheet: sheetName } : {}), headerRow: mapping.headerRow }));
+  return restoreRejectedSheet(await openSheet(req.file, { ...(sheetName ? { sheet: sheetName } : {}), headerRow: mapping.headerRow, ...options }));
 }
 
 /** The first pass: every row's key (the key column only), duplicates found when it ends. */
