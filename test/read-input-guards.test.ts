@@ -10,7 +10,7 @@ import { mapRow } from '../src/pipeline/map/map-row.ts';
 import { parseMapping } from '../src/pipeline/map/mapping.ts';
 import { lineEndNormalizer } from '../src/pipeline/read/read-csv.ts';
 import { checkSheetFile, openSheet } from '../src/pipeline/read/read-sheet.ts';
-import { expectReadFailure, fixtureDir, handZip, readAll, RELS_XML, sheetXml, WORKBOOK_XML, writeWorkbook } from './fixtures/sheets.ts';
+import { expectReadFailure, fixtureDir, handZip, readAll, readError, RELS_XML, sheetXml, WORKBOOK_XML, writeWorkbook } from './fixtures/sheets.ts';
 
 const { dir, write } = fixtureDir('ps-read-guards-');
 
@@ -68,6 +68,41 @@ describe('CSV: NUL characters anywhere', () => {
     // UTF-16 files skip the byte check of the head (their NUL bytes are text): a decoded NUL is still refused.
     const u16 = write('nul-utf16.csv', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('GTIN;Nom\n1;a\0b\n', 'utf16le')]));
     await expectReadFailure(u16, 'PS_ERR_FILE_UNREADABLE', /NUL character .* row 2, column Nom/);
+  });
+});
+
+describe('CSV: a quoted cell over the size limit (issue 22)', () => {
+  it('reports a 50 MB quoted cell as a cell over the limit, naming row, column, size and limit, not as an unclosed quote', async () => {
+    const size = 50 * 1024 * 1024;
+    const f = write('huge-cell.csv', `GTIN;Nom;Note\n1;a;b\n2;"${'x'.repeat(size)}";c\n3;d;e\n`);
+    const err = await readError(f);
+    expect(err).toBeInstanceOf(ProductSyncError);
+    expect((err as ProductSyncError).code).toBe('PS_ERR_FILE_TOO_LARGE');
+    expect((err as Error).message).toBe(`${f}: row 3, column Nom: a cell of ${size} characters (on line 3), more than the limit of 32767 characters a cell (a record is read up to 1048576); shorten that cell and export again`);
+  });
+
+  it('reads a quoted cell over the cell limit but within a record as the row\'s CELL_TOO_LONG, the rows after it as usual', async () => {
+    // 100 000 characters from the start of the file: the cell is still open where the first 64 KB read ends.
+    const f = write('long-cell.csv', `GTIN;Nom;Note\n1;"${'y'.repeat(50_000)}""${'y'.repeat(49_999)}";c\n2;d;e\n`);
+    const { rows } = await readAll(f);
+    expect(rows.map((r) => r.row)).toEqual([2, 3]);
+    expect(rows[0]!.cells).toEqual(['1', null, 'c']);
+    expect(rows[0]!.issues).toEqual([expect.objectContaining({ code: 'CELL_TOO_LONG', row: 2, column: 'Nom', message: 'cell has 100000 characters, more than 32767' })]);
+    expect(rows[1]).toEqual({ row: 3, cells: ['2', 'd', 'e'], issues: [] });
+  });
+
+  it('still reports a quote that is never closed as an unclosed quote (control), short or long', async () => {
+    // The rest of the file after the quote: 2 MB (more than a record may hold), and 200 KB (less: the end of the file comes first).
+    for (const lines of [500_000, 50_000]) {
+      const f = write(`unclosed-${lines}.csv`, `a,b\n1,x\n2,"never closed\n${'x,y\n'.repeat(lines)}`);
+      await expectReadFailure(f, 'PS_ERR_FILE_UNREADABLE', /quote \("\) opened on line 3 .*never closed/);
+    }
+  });
+
+  it('says which lines a cell over the limit spans: a quote left open and closed far below by another cell\'s quote', async () => {
+    // The cell: `left open\n`, 500 000 lines of `x,y\n`, then `3,"q` (its first quote is text: it opens no cell there).
+    const f = write('closed-below.csv', `a,b\n1,x\n2,"left open\n${'x,y\n'.repeat(500_000)}3,"q"\n4,z\n`);
+    await expectReadFailure(f, 'PS_ERR_FILE_TOO_LARGE', /row 3, column b: a cell of 2000014 characters \(from line 3 to line 500004: if it is not meant to span lines, its quote is never closed\), more than the limit of 32767/);
   });
 });
 

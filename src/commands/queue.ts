@@ -1,7 +1,6 @@
 import { loadConfig, type Config } from '../config.ts';
 import { logger } from '../logger.ts';
-import { loadMapping } from '../pipeline/map/mapping.ts';
-import { checkSheetFile } from '../pipeline/read/read-sheet.ts';
+import { checkInput } from '../pipeline/run/input-gate.ts';
 import type { Mode } from '../pipeline/sync/plan.ts';
 import { importQueueClient } from '../queue/enqueue.ts';
 import { loadFeeds } from '../queue/feeds.ts';
@@ -37,9 +36,9 @@ export async function workerCommand(opts: { concurrency?: number; jobsDir: strin
 
 /** `product-sync enqueue`: queues an import, prints its id; `--wait` prints the summary and exits with the run's code. */
 export async function enqueueCommand(file: string, opts: { mapping: string; owner?: string; mode?: Mode; dryRun?: boolean; wait?: boolean; waitLock?: number }): Promise<number> {
-  // What the inline import would refuse at once is refused here too, before anything is queued (exit 2).
-  await checkSheetFile(file);
-  await loadMapping(opts.mapping);
+  // What the inline import would refuse before sending anything is refused here too, before anything is queued (exit 2,
+  // the import's message): the input gate, before Redis is even reached.
+  await checkInput({ file, mapping: opts.mapping });
   const client = importQueueClient(config());
   try {
     const { jobId, existed } = await client.enqueue({

@@ -7,9 +7,12 @@ import type { RunSummary } from '../pipeline/report/report.ts';
 import { fileSha256, importJobId, JOB_OPTIONS, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors } from './connection.ts';
 
-/** Redis keys of a feed's bookkeeping: sha256 of the files it imported, and its last tick / run. */
-export function feedKeys(prefix: string, feed: string): { imported: string; last: string } {
-  return { imported: `${prefix}:feed:${feed}:imported`, last: `${prefix}:feed:${feed}:last` };
+/**
+ * Redis keys of a feed's bookkeeping: sha256 of the files it imported, the files the input gate refused (see
+ * feed-gate.ts), and its last tick / run.
+ */
+export function feedKeys(prefix: string, feed: string): { imported: string; refused: string; last: string } {
+  return { imported: `${prefix}:feed:${feed}:imported`, refused: `${prefix}:feed:${feed}:refused`, last: `${prefix}:feed:${feed}:last` };
 }
 
 /** What a finished import job returns. */

@@ -13,6 +13,7 @@ import { finishRun, pushChunk, startQueuedRun, type ImportRequest, type RunConte
 import { checkHandlers, JOB_OPTIONS, jobPayload, pushJobId, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors, warnOnEviction } from './connection.ts';
 import { enqueueImport, feedKeys } from './enqueue.ts';
+import { gateFeedPick } from './feed-gate.ts';
 import { loadFeeds, pickFeedFile, type Feed } from './feeds.ts';
 import { jobLockFence } from './job-lock.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
@@ -159,7 +160,8 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     const feed = feeds.find((f) => f.id === id);
     if (!feed) return { skipped: `feed ${id} is no longer defined` };
     const keys = feedKeys(prefix, id);
-    const pick = await pickFeedFile(feed, async (sha) => (await conn.sismember(keys.imported, sha)) === 1);
+    // The input gate: a file `import` would refuse is not queued; the tick records why (gateFeedPick).
+    const pick = await gateFeedPick(await pickFeedFile(feed, async (sha) => (await conn.sismember(keys.imported, sha)) === 1), feed, conn, keys.refused);
     if ('skip' in pick) {
       await conn.hset(keys.last, { tickAt: new Date().toISOString(), tick: pick.file ? `${pick.skip}: ${pick.file}` : pick.skip });
       await job.updateProgress(100);

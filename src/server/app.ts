@@ -9,11 +9,13 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { buildFile } from '../build-dir.ts';
 import type { Config } from '../config.ts';
+import { ProductSyncError } from '../errors.ts';
+import { checkInput } from '../pipeline/run/input-gate.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
 import { importQueueClient, runStatus } from '../queue/enqueue.ts';
 import { boardQueues } from '../queue/queues.ts';
 import { registerMapper } from './mapper.ts';
-import { handleUpload } from './upload.ts';
+import { handleUpload, refusedInput } from './upload.ts';
 
 /** Settings of the console. */
 export interface ConsoleOptions {
@@ -30,7 +32,6 @@ export interface ConsoleOptions {
 const REPORT_FILES = new Set(['summary.json', 'rows.csv', 'rows.xlsx', 'rejected.csv', 'rejected.xlsx', 'reconcile.csv', 'reconcile.json']);
 const RUN_ID = /^[a-z0-9-]{8,80}$/i;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const MAPPING_EXTENSIONS = ['.yaml', '.yml', '.json'];
 
 function same(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -85,14 +86,24 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
     return { mappings: names.sort() };
   });
 
-  app.post('/uploads', (req, reply) => handleUpload(req, reply, uploadDir, maxUpload, async ({ path, name, fields }) => {
+  app.post('/uploads', (req, reply) => handleUpload(req, reply, uploadDir, maxUpload, async (upload) => {
+    const { path, name, fields } = upload;
     const mapping = fields.mapping ?? '';
-    // The names GET /mappings lists, and nothing else: never a path.
-    const mappingPath = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(mapping) ? MAPPING_EXTENSIONS.map((ext) => join(mappingsDir, `${mapping}${ext}`)).find((f) => existsSync(f)) : undefined;
-    if (!mappingPath) return { code: 400, body: { error: `unknown mapping "${mapping}"` } };
+    // The names GET /mappings lists, and nothing else: never a path (nor a name with an extension, which loadMapping
+    // would take for a path).
+    if (!/^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(mapping) || /\.(ya?ml|json)$/i.test(mapping)) return { code: 400, body: { error: `unknown mapping "${mapping}"` } };
     if (fields.owner && !UUID.test(fields.owner)) return { code: 400, body: { error: `owner must be a company uuid, got "${fields.owner}"` } };
     if (fields.mode && !(MODES as readonly string[]).includes(fields.mode)) return { code: 400, body: { error: `mode must be one of ${MODES.join(', ')}` } };
     const mode = fields.mode || 'upsert';
+    // The input gate: what `import` refuses before sending anything is refused here, with its message, before anything
+    // is queued (and the file is removed: only a kept answer keeps it).
+    let mappingPath: string;
+    try {
+      mappingPath = (await checkInput({ file: path, mapping }, { mappingsDir })).mapping.file;
+    } catch (err) {
+      if (err instanceof ProductSyncError) return refusedInput(err, upload);
+      throw err;
+    }
     const waitLock = fields.waitLock ? Number(fields.waitLock) : undefined;
     if (waitLock !== undefined && !(waitLock >= 0)) return { code: 400, body: { error: `waitLock must be a number of seconds, got "${fields.waitLock}"` } };
     const { jobId, existed } = await client.enqueue({

@@ -1,6 +1,7 @@
 /**
  * A sheet upload to the console (multipart, one file): stored under a generated name in a given directory, its type sniffed
- * from its bytes, its size capped; nothing refused, failed or aborted stays on disk.
+ * from its bytes (a type `import` refuses is refused with its message, 400), its size capped; nothing refused, failed or
+ * aborted stays on disk.
  */
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -27,6 +28,14 @@ export interface Upload {
 
 const answer = (code: number, body: object): Answer => ({ code, body });
 
+/**
+ * The answer to an upload refused as `import` would refuse its file or mapping (the input gate, or the sniff of the
+ * bytes as they arrive): 400 with the import's message and code, the stored file named by the client's name.
+ */
+export function refusedInput(err: ProductSyncError, upload: Pick<Upload, 'path' | 'name'>): Answer {
+  return answer(400, { error: err.message.split(upload.path).join(upload.name), code: err.code });
+}
+
 /** Reads the parts of a multipart request: the one file into `dir` (its path added to `written` at once), the fields. */
 async function receive(req: FastifyRequest, dir: string, maxUpload: number, written: Set<string>): Promise<Upload | Answer> {
   const fields: Record<string, string> = {};
@@ -44,7 +53,8 @@ async function receive(req: FastifyRequest, dir: string, maxUpload: number, writ
         try {
           kind = (await sniffFile(tmp)).kind === 'xlsx-zip' ? '.xlsx' : '.csv';
         } catch (err) {
-          return answer(415, { error: err instanceof ProductSyncError ? err.message.replace(tmp, part.filename) : 'unsupported file' });
+          if (err instanceof ProductSyncError) return refusedInput(err, { path: tmp, name: part.filename });
+          throw err;
         }
         // Stored under a generated name: the client's file name is only ever shown, never used as a path.
         const path = join(dir, `${randomUUID()}${kind}`);

@@ -124,7 +124,10 @@ describe('console mapper over HTTP', () => {
 
   it('keeps no refused upload', async () => {
     const before = mapperFiles();
-    expect((await uploadSheet(Buffer.from('<html><body>x</body></html>'), 'x.xlsx')).status).toBe(415);
+    // A file type `import` refuses: 400 with its message (the client's file name) and code, as every refused sheet.
+    const html = await uploadSheet(Buffer.from('<html><body>x</body></html>'), 'x.xlsx');
+    expect(html.status).toBe(400);
+    expect(await html.json()).toEqual({ error: expect.stringMatching(/^x\.xlsx: this is an HTML or XML page/), code: 'PS_ERR_FILE_TYPE' });
     expect((await uploadSheet(Buffer.alloc(2 * 1024 * 1024, 'a'), 'big.csv')).status).toBe(413);
     expect((await uploadSheet(readFileSync(sheet), 'ok.csv', { target: 'recipe' })).status).toBe(400);
     const headerless = await uploadSheet(Buffer.from('\n\n'), 'empty.csv');

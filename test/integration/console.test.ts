@@ -53,7 +53,7 @@ describe('web console', () => {
     expect((await fetch(`${url}/runs/${id}/files/state.json`)).status).toBe(404);
     expect((await fetch(`${url}/runs/${id}/files/..%2F..%2Fsummary.json`)).status).toBe(404);
     expect((await upload(readFileSync(sample), 'again.csv', 'epicerie-fine')).status).toBe(200);
-    expect((await upload(Buffer.from('<html><body>x</body></html>'), 'x.xlsx', 'epicerie-fine')).status).toBe(415);
+    expect((await upload(Buffer.from('<html><body>x</body></html>'), 'x.xlsx', 'epicerie-fine')).status).toBe(400);
     expect((await upload(readFileSync(sample), 'y.csv', 'no-such-mapping')).status).toBe(400);
     expect((await upload(readFileSync(sample), 'y.csv', '../mappings/epicerie-fine')).status).toBe(400);
     expect((await upload(readFileSync(sample), 'y.csv', 'epicerie-fine', { owner: 'acme' })).status).toBe(400);

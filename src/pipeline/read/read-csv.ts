@@ -203,11 +203,13 @@ const HEAD_CHARS = 4096;
 
 /**
  * Records of a CSV text, turned by `convert` and yielded in batches (one per decoded chunk), parsed by CsvParser (the
- * rules of papaparse's core parser) over text decoded before parsing. A record still open after `limits.recordChars`
- * characters stops the read with the line it started on: an opening quote never closed would otherwise swallow the
- * rest of the file.
+ * rules of papaparse's core parser) over text decoded before parsing. A record is held up to `limits.recordChars`
+ * characters; past that the read stops with the line it started on, so an opening quote never closed cannot swallow
+ * the rest of the file. A quoted cell longer than `limits.cellChars` is read on while its record fits (its row then
+ * gets CELL_TOO_LONG, as any cell over the limit); one longer still is told apart from a quote never closed by reading
+ * on to its closing quote without keeping it (overlongQuotedCell). `columns`: the header, to name a cell's column.
  */
-async function* csvRecords<T>(file: string, fmt: CsvFormat, limits: ReadLimits, convert: RecordFn<T>): AsyncGenerator<T[]> {
+async function* csvRecords<T>(file: string, fmt: CsvFormat, limits: ReadLimits, convert: RecordFn<T>, columns: readonly string[] = []): AsyncGenerator<T[]> {
   // Line ends come normalised to the file's newline (csvText): a file mixing CRLF, LF and CR still has one record per line.
   const parser = new CsvParser(fmt.delimiter, fmt.newline);
   let partial = '';
@@ -220,7 +222,8 @@ async function* csvRecords<T>(file: string, fmt: CsvFormat, limits: ReadLimits, 
     const r = convert(fields, count, recordNo++, flags);
     if (r !== null) out.push(r);
   };
-  for await (const chunk of csvText(file, fmt, flags)) {
+  const text = csvText(file, fmt, flags);
+  for await (const chunk of text) {
     if (!flags.replaced) flags.replaced = chunk.includes('\uFFFD');
     seen += chunk.length;
     // The record carried over ends in the chunk's first lines: it is parsed with a head of the chunk (doubled until it
@@ -244,16 +247,14 @@ async function* csvRecords<T>(file: string, fmt: CsvFormat, limits: ReadLimits, 
     }
     partial = rest ?? chunk.slice(parser.parse(chunk, false, onRecord, from));
     const consumed = seen - partial.length;
-    if (partial.length > limits.cellChars) {
+    if (partial.length > limits.recordChars) {
       const open = openQuote(partial, fmt.delimiter);
-      if (open >= 0 && partial.length - open > limits.cellChars) {
-        const line = await lineAtChar(file, fmt, consumed + open);
-        throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the quote (") opened on line ${line} is still open ${limits.cellChars} characters later — it is most likely never closed; fix that cell and export again`);
+      if (open.at >= 0 && partial.length - open.at > limits.cellChars) {
+        const cell = { row: recordNo, column: columns[open.field] || `#${open.field + 1}`, start: consumed + open.at };
+        throw await overlongQuotedCell(file, fmt, limits, cell, partial.slice(open.at + 1), text);
       }
-      if (partial.length > limits.recordChars) {
-        const line = await lineAtChar(file, fmt, consumed);
-        throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: the record starting on line ${line} is longer than ${limits.recordChars} characters`);
-      }
+      const line = await lineAtChar(file, fmt, consumed);
+      throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: the record starting on line ${line} is longer than ${limits.recordChars} characters`);
     }
     if (out.length > 0) {
       yield out;
@@ -261,15 +262,22 @@ async function* csvRecords<T>(file: string, fmt: CsvFormat, limits: ReadLimits, 
     }
   }
   if (partial.length > 0) {
+    // A quote still open at the end of the file, a cell's worth of characters or more after it: never closed.
+    const open = openQuote(partial, fmt.delimiter);
+    if (open.at >= 0 && partial.length - open.at > limits.cellChars) throw await unclosedQuote(file, fmt, limits, seen - partial.length + open.at);
     parser.parse(partial, true, onRecord);
     if (out.length > 0) yield out;
   }
 }
 
-/** Where the quoted field still open at the end of `s` (an unfinished record) starts, or -1 when no field is open. */
-function openQuote(s: string, delimiter: string): number {
+/**
+ * The quoted field still open at the end of `s` (an unfinished record): where its quote is (`at`, -1 when no field is
+ * open) and which field of the record it is (0-based).
+ */
+function openQuote(s: string, delimiter: string): { at: number; field: number } {
   let fieldStart = true;
   let open = -1;
+  let field = 0;
   for (let i = 0; i < s.length; i++) {
     const ch = s[i];
     if (open >= 0) {
@@ -280,10 +288,88 @@ function openQuote(s: string, delimiter: string): number {
     } else if (fieldStart && ch === '"') {
       open = i;
     } else {
+      if (ch === delimiter) field++;
+      else if (ch === '\n' || ch === '\r') field = 0;
       fieldStart = ch === delimiter || ch === '\n' || ch === '\r';
     }
   }
-  return open;
+  return { at: open, field };
+}
+
+/** A quote opened at character `at` of the decoded text and never closed (the end of the file came first). */
+async function unclosedQuote(file: string, fmt: CsvFormat, limits: ReadLimits, at: number): Promise<ProductSyncError> {
+  const line = await lineAtChar(file, fmt, at);
+  return new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the quote (") opened on line ${line} is still open ${limits.cellChars} characters later — it is most likely never closed; fix that cell and export again`);
+}
+
+const isBlankCode = (c: number): boolean => c === SPACE || c === TAB || c === 0x0b || c === 0x0c || c === 0xa0 || c === 0xfeff;
+
+/**
+ * A quoted cell too long for its record to be held (over `limits.recordChars`): the rest of the text is read on, not
+ * kept, to its closing quote (papaparse's rule: a quote followed by blanks only, then a delimiter, a line end or the end
+ * of the text; `""` is a quote in the cell). Closed: the cell is over the size limit — PS_ERR_FILE_TOO_LARGE naming its
+ * row, column, size and the limit (the lines it spans tell a quote closed far below, by another cell's quote). Never
+ * closed: the unclosed quote it is. `rest`: the cell's text read so far (after its opening quote); `more`: the text after.
+ */
+async function overlongQuotedCell(
+  file: string, fmt: CsvFormat, limits: ReadLimits, cell: { row: number; column: string; start: number },
+  rest: string, more: AsyncIterator<string>,
+): Promise<ProductSyncError> {
+  const D = fmt.delimiter.charCodeAt(0);
+  let chars = 0;
+  let breaks = 0;
+  // 0: in the cell; 1: right after a quote (closing, or the first of `""`); 2: after a quote and blanks.
+  let state = 0;
+  let blanks = 0;
+  let prevCr = false;
+  let closed = false;
+  scan: for (let piece: string | null = rest; piece !== null; ) {
+    for (let i = 0; i < piece.length; i++) {
+      const c = piece.charCodeAt(i);
+      if (state === 1 && c === QUOTE) {
+        // `""`: one quote of the cell (counted with the first).
+        state = 0;
+        continue;
+      }
+      if (state !== 0) {
+        if (c === D || c === LF || c === CR) {
+          closed = true;
+          break scan;
+        }
+        if (isBlankCode(c)) {
+          state = 2;
+          blanks++;
+          continue;
+        }
+        // A quote that closes nothing is text, and so are the blanks after it.
+        state = 0;
+        chars += blanks;
+        blanks = 0;
+      }
+      if (c === QUOTE) {
+        state = 1;
+        chars++;
+        blanks = 0;
+        continue;
+      }
+      chars++;
+      if (c === LF) {
+        if (!prevCr) breaks++;
+      } else if (c === CR) breaks++;
+      prevCr = c === CR;
+    }
+    const next = await more.next();
+    piece = next.done === true ? null : next.value;
+  }
+  // The end of the text right after a quote closes the cell too.
+  if (!closed && state === 0) return unclosedQuote(file, fmt, limits, cell.start);
+  // The closing quote was counted as the cell's while it was not known to close.
+  const line = await lineAtChar(file, fmt, cell.start);
+  const lines = breaks === 0 ? `on line ${line}` : `from line ${line} to line ${line + breaks}: if it is not meant to span lines, its quote is never closed`;
+  return new ProductSyncError(
+    'PS_ERR_FILE_TOO_LARGE',
+    `${file}: row ${cell.row}, column ${cell.column}: a cell of ${chars - 1} characters (${lines}), more than the limit of ${limits.cellChars} characters a cell (a record is read up to ${limits.recordChars}); shorten that cell and export again`,
+  );
 }
 
 /** The 1-based line of the character at `offset` of the decoded text (only computed when a read fails). */
@@ -455,7 +541,7 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
   }
 
   let dataRows = 0;
-  const rows = eachOf(csvRecords(file, fmt, limits, toRow), () => {
+  const rows = eachOf(csvRecords(file, fmt, limits, toRow, hdr), () => {
     if (++dataRows > limits.rows) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: more than ${limits.rows} data rows`);
   });
 
