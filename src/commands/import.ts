@@ -1,3 +1,4 @@
+import { commandFileWriteError } from '../fs-errors.ts';
 import { checkSheetFile } from '../pipeline/read/read-sheet.ts';
 import { runReconcile } from '../pipeline/reconcile.ts';
 import { runImport, runValidate, type ImportRequest, type RunResult } from '../pipeline/run/run.ts';
@@ -25,6 +26,9 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
   await checkSheetFile(file);
   const cc = await commandContext(flags);
   const progress = progressReporter();
+  // A file the system refused after writes were sent: exit 3, and the message says the same command resumes.
+  const told = (err: unknown) => commandFileWriteError(err, cc.ctx.clients.product.writes) ?? err;
+  let result: RunResult;
   try {
     const req: ImportRequest = {
       file, mapping: flags.mapping, mode: flags.mode ?? 'upsert', dryRun: Boolean(flags.dryRun),
@@ -32,14 +36,17 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
       ...(flags.language ? { language: flags.language } : {}), ...(flags.sheet ? { sheet: flags.sheet } : {}),
       ...(flags.allowArchive ? { allowArchive: true } : {}), ...(flags.failOnDiff === false ? { failOnDiff: false } : {}), ...(flags.maxArchiveRatio !== undefined ? { maxArchiveRatio: flags.maxArchiveRatio } : {}),
     };
-    const result: RunResult = await run(req, { ...cc.ctx, onProgress: progress.update, ...(flags.waitLock ? { lease: { waitMs: flags.waitLock * 1000 } } : {}) });
+    result = await run(req, { ...cc.ctx, onProgress: progress.update, ...(flags.waitLock ? { lease: { waitMs: flags.waitLock * 1000 } } : {}) });
+  } catch (err) {
     progress.done();
-    process.stdout.write(`${formatSummary(result)}\n`);
-    return result.exitCode;
-  } finally {
-    progress.done();
-    await cc.close();
+    // The run's own error is the one to tell (closing may fail the same way: a full disk refuses the sandbox's store too).
+    await cc.close().catch(() => undefined);
+    throw told(err);
   }
+  progress.done();
+  process.stdout.write(`${formatSummary(result)}\n`);
+  await cc.close().catch((err: unknown) => Promise.reject(told(err)));
+  return result.exitCode;
 }
 
 /** `product-sync import`: the whole pipeline inline. */
