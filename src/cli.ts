@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ProductSyncError } from './errors.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
+import { commandFileWriteError } from './fs-errors.ts';
 
 const MODES = ['upsert', 'full', 'create-only', 'update-only'];
 
@@ -155,10 +156,12 @@ export async function main(argv: string[]): Promise<number> {
   try {
     await program((c) => (code = c)).parseAsync(argv, { from: 'user' });
     return code;
-  } catch (err) {
-    if (err instanceof CommanderError) {
-      return err.exitCode === 0 ? EXIT.ok : EXIT.invalidInvocation;
+  } catch (thrown) {
+    if (thrown instanceof CommanderError) {
+      return thrown.exitCode === 0 ? EXIT.ok : EXIT.invalidInvocation;
     }
+    // A refusal of the file system no writer worded (or worded in a worker thread) is still one line, not a stack trace.
+    const err = commandFileWriteError(thrown) ?? thrown;
     if (err instanceof ProductSyncError) {
       process.stderr.write(`product-sync: ${err.message} [${err.code}]\n`);
       return exitCodeFor(err);

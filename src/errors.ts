@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   PS_ERR_REDIS_UNREACHABLE: ['Redis cannot be reached', false],
   PS_ERR_JOURNAL: ['journal cannot be read or written', false],
   PS_ERR_REPORT: ['report cannot be written', false],
+  PS_ERR_FILE_WRITE: ['a file or directory cannot be created or written', false],
   PS_ERR_QUEUE: ['queue error', false],
 } as const satisfies Record<string, readonly [string, boolean]>;
 
@@ -124,6 +125,7 @@ export interface ThreadErrorMessage {
   message: string;
   code?: string;
   productSync?: boolean;
+  retryable?: boolean;
 }
 
 /** An error as a message for another thread (the report thread). */
@@ -132,13 +134,13 @@ export function errorMessage(err: unknown): ThreadErrorMessage {
   return {
     message: typeof e?.message === 'string' ? e.message : String(err),
     ...(typeof e?.code === 'string' ? { code: e.code } : {}),
-    ...(err instanceof ProductSyncError ? { productSync: true } : {}),
+    ...(err instanceof ProductSyncError ? { productSync: true, retryable: err.retryable } : {}),
   };
 }
 
 /** The error a message stands for: a ProductSyncError with its code again, or an Error carrying the code (ENOENT…). */
 export function errorFrom(m: ThreadErrorMessage): Error {
-  if (m.productSync && m.code) return new ProductSyncError(m.code as ErrorCode, m.message);
+  if (m.productSync && m.code) return new ProductSyncError(m.code as ErrorCode, m.message, m.retryable === undefined ? undefined : { retryable: m.retryable });
   return Object.assign(new Error(m.message), m.code ? { code: m.code } : {});
 }
 

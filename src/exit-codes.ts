@@ -1,4 +1,5 @@
 import { ProductSyncError, RunInterrupted, type ErrorCode } from './errors.ts';
+import { FileWriteError } from './fs-errors.ts';
 
 /** Exit codes of DESIGN §5.1. */
 export const EXIT = {
@@ -19,11 +20,14 @@ const CODE_EXIT: Partial<Record<ErrorCode, number>> = {
   PS_ERR_FILE_HEADER: EXIT.invalidInvocation,
   PS_ERR_RUN_LOCKED: EXIT.invalidInvocation,
   PS_ERR_REDIS_UNREACHABLE: EXIT.invalidInvocation,
+  // The environment said no before anything was sent; once writes were sent it is 3 (below): the run is to be resumed.
+  PS_ERR_FILE_WRITE: EXIT.invalidInvocation,
 };
 
-/** The exit code for an error that ended a command: 2 for bad input (nothing sent), 3 for an aborted run. */
+/** The exit code for an error that ended a command: 2 for bad input or environment (nothing sent), 3 for an aborted run. */
 export function exitCodeFor(err: unknown): number {
   if (err instanceof RunInterrupted) return err.exitCode;
+  if (err instanceof FileWriteError && err.writesSent) return EXIT.aborted;
   if (err instanceof ProductSyncError) return CODE_EXIT[err.code] ?? EXIT.aborted;
   return EXIT.aborted;
 }

@@ -1,12 +1,13 @@
-import { constants } from 'node:fs';
-import { access, mkdir } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { open, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import type { Redis } from 'ioredis';
 import { apiClientsFromConfig } from './api/clients.ts';
 import { loadConfig, type Config } from './config.ts';
 import { ProductSyncError } from './errors.ts';
 import { redact } from './redact.ts';
+import { writingTo } from './fs-errors.ts';
 import { logger } from './logger.ts';
+import { makeDir } from './make-dir.ts';
 import { Throttle } from './pipeline/sync/throttle.ts';
 import type { RunContext } from './pipeline/run/run.ts';
 import { createReferenceCache, RUN_CACHE_SETTINGS } from './api/reference-cache.ts';
@@ -25,25 +26,19 @@ export function redisUnreachable(url: string, err: unknown, why = ''): ProductSy
 }
 
 /**
- * Creates the report directory (mkdir -p) and checks it is writable, before anything is read or sent: a report dir
- * below a regular file, or on a read-only or foreign directory, is a configuration problem (PS_ERR_CONFIG_INVALID,
- * exit 2), not a run that fails when it writes its first report file. `what` names the setting (`--report-dir`).
+ * Creates the report directory (mkdir -p, makeDir: one that ends under /proc) and checks a file can be created in it,
+ * before anything is read or sent: a report dir below a regular file, read-only, not this user's, or under /proc or
+ * /sys is refused at once (PS_ERR_FILE_WRITE, exit 2), not a run that fails when it writes its first file. A probe file
+ * is created and removed (access(2) says yes to root on a directory the kernel will refuse). `what` names the setting.
  */
 export async function ensureReportDir(dir: string, what = 'REPORT_DIR'): Promise<void> {
   const abs = resolve(dir);
-  try {
-    await mkdir(abs, { recursive: true });
-    await access(abs, constants.W_OK | constants.X_OK);
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    const why =
-      e.code === 'ENOTDIR' ? 'a part of the path is a file, not a directory'
-      : e.code === 'EEXIST' ? 'it is a file, not a directory'
-      : e.code === 'EACCES' || e.code === 'EPERM' ? 'permission denied (it must be a directory this user can write)'
-      : e.code === 'EROFS' ? 'read-only file system'
-      : e.message;
-    throw new ProductSyncError('PS_ERR_CONFIG_INVALID', `${what} ${dir}: the report directory cannot be created or written: ${why}`, { cause: err });
-  }
+  await writingTo(`cannot create or write the report directory given by ${what}`, abs, async () => {
+    await makeDir(abs);
+    const probe = join(abs, `.product-sync-probe-${process.pid}`);
+    await (await open(probe, 'w')).close();
+    await rm(probe, { force: true });
+  });
 }
 
 /** A run context for a CLI command, and how to release it. */

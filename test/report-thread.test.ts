@@ -74,7 +74,9 @@ describe('the report writer in a worker thread', () => {
     const w = openReportThread(join(file, 'run'), { sourceHeaders: ['a'] });
     // The failure arrives from the thread: a later call (here finish) rejects with it.
     await Promise.resolve(w.addRow({ row: 2, key: 'k', outcome: 'valid', issues: [] })).catch(() => undefined);
-    await expect(w.finish(summary(1))).rejects.toMatchObject({ code: 'ENOTDIR' });
+    const inline = await createReportWriter(join(file, 'run'), { sourceHeaders: ['a'] }).catch((err: unknown) => err);
+    expect(inline).toMatchObject({ code: 'PS_ERR_FILE_WRITE', message: `cannot write the report to ${join(file, 'run')}: a part of the path is a file, not a directory` });
+    await expect(w.finish(summary(1))).rejects.toMatchObject({ code: 'PS_ERR_FILE_WRITE', message: (inline as Error).message });
 
     const ok = tempDir();
     const a = openReportThread(ok, { sourceHeaders: ['a'] });

@@ -54,6 +54,8 @@ export class ProductClient {
   private readonly t: ApiTransport;
   private readonly base: string;
   private readonly validate: boolean;
+  /** Write requests (every method but GET) this client has sent, retries not counted: a command that fails after one has changed the catalogue. */
+  writes = 0;
 
   constructor(options: ProductClientOptions) {
     this.t = options.transport;
@@ -67,6 +69,7 @@ export class ProductClient {
     if (this.validate && 'body' in ep && input.body !== undefined && !bodyPasses(ep.body, input.body)) {
       assertBody(ep.body, input.body, ep.method, requestUrl(this.base, ep.path, input.params));
     }
+    if (ep.method !== 'GET') this.writes++;
     return this.t.call<T>(name, { ...input, base: this.base });
   }
 

@@ -2,9 +2,10 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import { loadConfig } from '../config.ts';
+import { commandFileWriteError } from '../fs-errors.ts';
 import { runImport, type RunResult } from '../pipeline/run/run.ts';
 import { DEMO_COMPANY_ID } from '../sandbox/defaults.ts';
-import { contextFromConfig } from '../runtime.ts';
+import { contextFromConfig, ensureReportDir } from '../runtime.ts';
 import { startEmbeddedSandbox } from './embedded-sandbox.ts';
 import { formatSummary } from './summary.ts';
 
@@ -32,6 +33,8 @@ function table(rows: string[][]): string {
 export async function demoCommand(flags: { reportDir?: string }): Promise<number> {
   const env = { ...process.env, ...(flags.reportDir ? { REPORT_DIR: flags.reportDir } : {}) };
   const reportDir = resolve(env.REPORT_DIR ?? './reports');
+  // Refused at once when it cannot be written (a full disk, read-only, under /proc), as import does.
+  await ensureReportDir(reportDir, flags.reportDir ? '--report-dir' : 'REPORT_DIR');
   const sandbox = await startEmbeddedSandbox(reportDir, { persist: false });
   const config = loadConfig({ ...env, PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', API_TOKEN_URL: '', API_CLIENT_ID: '', API_CLIENT_SECRET: '' });
   const cc = await contextFromConfig(config, { owner: DEMO_COMPANY_ID, closeSandbox: sandbox.close });
@@ -48,6 +51,9 @@ export async function demoCommand(flags: { reportDir?: string }): Promise<number
         if (pass === 1) process.stdout.write(`${formatSummary(r)}\n\n`);
       }
     }
+  } catch (err) {
+    // A file the system refused once writes were sent: exit 3 (fs-errors.ts).
+    throw commandFileWriteError(err, cc.ctx.clients.product.writes) ?? err;
   } finally {
     await cc.close();
   }

@@ -1,6 +1,9 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { writingTo } from '../fs-errors.ts';
+import { makeDir } from '../make-dir.ts';
+import { writeFileAtomic } from '../pipeline/report/atomic.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import type { SandboxStore, StoredBrand, StoredManufacturedItem, StoredTradeItem } from '../sandbox/store.ts';
 
@@ -20,6 +23,8 @@ function load(store: SandboxStore, data: StoreFile): void {
 export async function startEmbeddedSandbox(reportDir: string, options: { persist?: boolean } = {}): Promise<{ url: string; close(): Promise<void>; store: SandboxStore; storeFile: string }> {
   const persist = options.persist ?? true;
   const file = join(resolve(reportDir), '.sandbox', 'store.json');
+  // Its directory made first: one that cannot be is said before anything is sent (exit 2), not after the run.
+  if (persist) await writingTo('cannot create the directory of the sandbox store', dirname(file), () => makeDir(dirname(file)));
   const sb = await startSandbox({ port: 0 });
   const store = sb.handle.store;
   if (persist && existsSync(file)) load(store, JSON.parse(await readFile(file, 'utf8')) as StoreFile);
@@ -30,10 +35,8 @@ export async function startEmbeddedSandbox(reportDir: string, options: { persist
     async close() {
       await sb.close();
       if (!persist) return;
-      await mkdir(join(resolve(reportDir), '.sandbox'), { recursive: true });
       const data: StoreFile = { tradeItems: [...store.tradeItems.values()], manufacturedItems: [...store.manufacturedItems.values()], brands: [...store.brands.values()] };
-      await writeFile(`${file}.tmp`, JSON.stringify(data));
-      await rename(`${file}.tmp`, file);
+      await writingTo('cannot write the sandbox store', file, () => writeFileAtomic(file, JSON.stringify(data)));
     },
   };
 }

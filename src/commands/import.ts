@@ -1,3 +1,4 @@
+import { commandFileWriteError } from '../fs-errors.ts';
 import { checkSheetFile } from '../pipeline/read/read-sheet.ts';
 import { runReconcile } from '../pipeline/reconcile.ts';
 import { runImport, runValidate, type ImportRequest, type RunResult } from '../pipeline/run/run.ts';
@@ -28,6 +29,9 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
   const cc = await commandContext(flags, process.env, { writes: run === runImport });
   const progress = progressReporter();
   const stop = onInterrupt(cc);
+  // A file the system refused after writes were sent: exit 3, and the message says the same command resumes.
+  const told = (err: unknown) => commandFileWriteError(err, cc.ctx.clients.product.writes) ?? err;
+  let result: RunResult;
   try {
     const req: ImportRequest = {
       file, mapping: flags.mapping, mode: flags.mode ?? 'upsert', dryRun: Boolean(flags.dryRun),
@@ -35,15 +39,19 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
       ...(flags.language ? { language: flags.language } : {}), ...(flags.sheet ? { sheet: flags.sheet } : {}),
       ...(flags.allowArchive ? { allowArchive: true } : {}), ...(flags.failOnDiff === false ? { failOnDiff: false } : {}), ...(flags.maxArchiveRatio !== undefined ? { maxArchiveRatio: flags.maxArchiveRatio } : {}),
     };
-    const result: RunResult = await run(req, { ...cc.ctx, signal: stop.signal, onProgress: progress.update, ...(flags.waitLock ? { lease: { waitMs: flags.waitLock * 1000 } } : {}) });
-    progress.done();
-    process.stdout.write(`${formatSummary(result)}\n`);
-    return result.exitCode;
-  } finally {
+    result = await run(req, { ...cc.ctx, signal: stop.signal, onProgress: progress.update, ...(flags.waitLock ? { lease: { waitMs: flags.waitLock * 1000 } } : {}) });
+  } catch (err) {
     progress.done();
     stop.dispose();
-    await cc.close();
+    // The run's own error is the one to tell (closing may fail the same way: a full disk refuses the sandbox's store too).
+    await cc.close().catch(() => undefined);
+    throw told(err);
   }
+  progress.done();
+  stop.dispose();
+  process.stdout.write(`${formatSummary(result)}\n`);
+  await cc.close().catch((err: unknown) => Promise.reject(told(err)));
+  return result.exitCode;
 }
 
 // How long requests in flight may take to settle after SIGINT / SIGTERM before they are cut.

@@ -1,11 +1,13 @@
 /** `product-sync mapping init`: a draft mapping for a new supplier sheet (issue 11). */
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { projectFile } from '../build-dir.ts';
 import { ProductSyncError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
+import { writingTo } from '../fs-errors.ts';
+import { makeDir } from '../make-dir.ts';
 import { MappingError, parseMapping } from '../pipeline/map/mapping.ts';
 import { draftName, mappingText, suggestMapping, type MappingDraft } from '../pipeline/map/suggest.ts';
 import { checkSheetFile } from '../pipeline/read/read-sheet.ts';
@@ -89,8 +91,10 @@ export async function mappingInitCommand(file: string, flags: MappingInitFlags):
   }
   if (toStdout) process.stdout.write(text);
   else {
-    await mkdir(dirname(resolve(out)), { recursive: true });
-    await writeFile(out, text);
+    await writingTo('cannot write the mapping', resolve(out), async () => {
+      await makeDir(dirname(resolve(out)));
+      await writeFile(out, text);
+    });
   }
   const report = toStdout ? process.stderr : process.stdout;
   report.write(`${formatDraftSummary(draft, toStdout ? '(printed)' : out)}\n`);

@@ -1,4 +1,8 @@
+import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.ts';
+import { writingTo } from '../fs-errors.ts';
+import { makeDir } from '../make-dir.ts';
+import { ensureReportDir } from '../runtime.ts';
 import { logger } from '../logger.ts';
 import { checkInput } from '../pipeline/run/input-gate.ts';
 import type { Mode } from '../pipeline/sync/plan.ts';
@@ -24,6 +28,8 @@ function stopSignal(): Promise<string> {
 /** `product-sync worker`: BullMQ workers until SIGTERM (then finishes the chunk in hand, closes, exits 0). */
 export async function workerCommand(opts: { concurrency?: number; jobsDir: string }): Promise<number> {
   const cfg = config();
+  // Its runs write there: one that cannot be written is refused now (exit 2), not by every job.
+  await ensureReportDir(cfg.REPORT_DIR);
   // Listening before the workers start: a SIGTERM while they start (jobs may already be taken) still closes them cleanly.
   const stopping = stopSignal();
   const set = await startWorkers(cfg, { jobsDir: opts.jobsDir, importConcurrency: opts.concurrency ?? cfg.WORKER_CONCURRENCY, lockDurationMs: cfg.WORKER_LOCK_MS });
@@ -101,6 +107,9 @@ export async function feedsRunCommand(name: string, opts: { jobsDir: string }): 
 export async function serveCommand(opts: { port: number; host: string }): Promise<number> {
   const { buildConsole } = await import('../server/app.ts');
   const cfg = config();
+  // Made here, with a plain refusal (exit 2), before the console makes them with Node's mkdir -p, which never returns under /proc.
+  await ensureReportDir(cfg.REPORT_DIR);
+  await writingTo('cannot create the upload directory given by UPLOAD_DIR', resolve(cfg.UPLOAD_DIR), () => makeDir(cfg.UPLOAD_DIR));
   const basic = cfg.CONSOLE_USER && cfg.CONSOLE_PASSWORD ? { user: cfg.CONSOLE_USER, password: cfg.CONSOLE_PASSWORD } : undefined;
   const stopping = stopSignal();
   const app = await buildConsole({ config: cfg, ...(cfg.CONSOLE_TOKEN ? { token: cfg.CONSOLE_TOKEN } : {}), ...(basic ? { basic } : {}) });

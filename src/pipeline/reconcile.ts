@@ -2,8 +2,9 @@
  * Reconcile: compares the sheet with the API field by field and writes reconcile.json / .csv; sends no write. Streams like
  * a run: the key pass, the owner's catalogue index, then the sheet in chunks compared with their records.
  */
-import { mkdir } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
+import { writingTo } from '../fs-errors.ts';
+import { makeDir } from '../make-dir.ts';
 import { issue } from './issue-codes.ts';
 import { loadMapping } from './map/mapping.ts';
 import { checkSheetFile } from './read/read-sheet.ts';
@@ -28,7 +29,7 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
   const sha = await sha256File(req.file);
   const runId = await runIdFor(reportDir, sha, mapping, owner, req, 'reconcile');
   const workDir = join(reportDir, runId);
-  await mkdir(workDir, { recursive: true });
+  await writingTo('cannot create the run directory', workDir, () => makeDir(workDir));
   const startedAt = new Date().toISOString();
   const refBefore = ctx.clients.stats.reference;
   const productBefore = ctx.clients.stats.product;

@@ -20,12 +20,12 @@ beforeAll(() => {
 });
 
 /** Runs the CLI without Redis, against an API nobody serves; kills it after `timeoutMs` (a hang is a failure, not a stuck suite). */
-function cli(args: string[], timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string; killed: boolean }> {
+function cli(args: string[], timeoutMs = 20_000, extraEnv: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string; killed: boolean }> {
   const env: Record<string, string> = { ...process.env } as Record<string, string>;
   delete env.REDIS_URL;
   Object.assign(env, {
     PRODUCT_API_URL: 'http://127.0.0.1:9', REFERENCE_API_URL: 'http://127.0.0.1:9', API_TOKEN: 'unused',
-    REPORT_DIR: join(dir, 'reports'), LOG_LEVEL: 'error',
+    REPORT_DIR: join(dir, 'reports'), LOG_LEVEL: 'error', ...extraEnv,
   });
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -99,8 +99,33 @@ describe('other bad input the contract says is exit 2', () => {
       cli(['validate', sheet, '--mapping', mapping, '--report-dir', join(plain, 'reports')]),
       cli(['validate', sheet, '--mapping', mapping, '--sandbox', '--report-dir', join(plain, 'reports')]),
     ]);
-    expectRefused(inline, 'PS_ERR_CONFIG_INVALID', /--report-dir .*plain\.txt\/reports: .*not a directory/);
-    expectRefused(sandboxed, 'PS_ERR_CONFIG_INVALID', /--report-dir .*plain\.txt\/reports: .*not a directory/);
+    expectRefused(inline, 'PS_ERR_FILE_WRITE', /--report-dir .*plain\.txt\/reports: a part of the path is a file, not a directory/);
+    expectRefused(sandboxed, 'PS_ERR_FILE_WRITE', /--report-dir .*plain\.txt\/reports: a part of the path is a file, not a directory/);
+  }, 60_000);
+
+  it('--report-dir under /proc or /sys: exit 2 within seconds instead of a mkdir loop that never ends', async () => {
+    const t0 = Date.now();
+    const [proc, deeper, sandboxed, sys] = await Promise.all([
+      cli(['validate', sheet, '--mapping', mapping, '--report-dir', '/proc/nope'], 15_000),
+      cli(['import', sheet, '--mapping', mapping, '--report-dir', '/proc/self/nope/reports'], 15_000),
+      cli(['import', sheet, '--mapping', mapping, '--sandbox', '--report-dir', '/proc/nope'], 15_000),
+      cli(['validate', sheet, '--mapping', mapping, '--report-dir', '/sys/nope'], 15_000),
+    ]);
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    const virtual = (p: string, fs: string) => new RegExp(`--report-dir ${p}: ${fs} is a virtual file system of the kernel: nothing can be written there`);
+    expectRefused(proc, 'PS_ERR_FILE_WRITE', virtual('/proc/nope', '/proc'));
+    expectRefused(deeper, 'PS_ERR_FILE_WRITE', virtual('/proc/self/nope/reports', '/proc'));
+    expectRefused(sandboxed, 'PS_ERR_FILE_WRITE', virtual('/proc/nope', '/proc'));
+    expectRefused(sys, 'PS_ERR_FILE_WRITE', virtual('/sys/nope', '/sys'));
+  }, 60_000);
+
+  it('REPORT_DIR of the worker and UPLOAD_DIR of the console under /proc: exit 2 before anything starts', async () => {
+    const [worker, serve] = await Promise.all([
+      cli(['worker'], 15_000, { REPORT_DIR: '/proc/nope' }),
+      cli(['serve', '--port', '0'], 15_000, { UPLOAD_DIR: '/proc/nope/uploads' }),
+    ]);
+    expectRefused(worker, 'PS_ERR_FILE_WRITE', /report directory given by REPORT_DIR \/proc\/nope: \/proc is a virtual file system/);
+    expectRefused(serve, 'PS_ERR_FILE_WRITE', /upload directory given by UPLOAD_DIR \/proc\/nope\/uploads: \/proc is a virtual file system/);
   }, 60_000);
 
   it('a YAML alias bomb as the mapping', async () => {

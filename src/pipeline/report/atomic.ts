@@ -16,9 +16,22 @@ export async function discardTemp(finalPath: string): Promise<void> {
   await rm(tempPathFor(finalPath), { force: true });
 }
 
-/** Writes `data` to `finalPath` through its temp file: a crash leaves either no final file or the complete one. */
+/** Runs `write` (of the temp file); on failure (a full disk…) the temp file is removed, freeing what it held, and the error thrown. */
+async function orDiscard(finalPath: string, write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch (err) {
+    await discardTemp(finalPath).catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * Writes `data` to `finalPath` through its temp file: a crash leaves either no final file or the complete one, and a
+ * failed write (a full disk) leaves the final file as it was and no temp file. Errors are the file system's, unworded.
+ */
 export async function writeFileAtomic(finalPath: string, data: string | Uint8Array): Promise<void> {
-  await writeFile(tempPathFor(finalPath), data);
+  await orDiscard(finalPath, () => writeFile(tempPathFor(finalPath), data));
   await commitTemp(finalPath);
 }
 
@@ -26,21 +39,23 @@ export async function writeFileAtomic(finalPath: string, data: string | Uint8Arr
 // as one string would grow the heap by that much each time. Lines are written in batches below that size instead.
 const BATCH = 32 * 1024;
 
-/** Writes one JSON line per value to `finalPath` through its temp file, in small batches (see above). */
+/** Writes one JSON line per value to `finalPath` through its temp file, in small batches (see above); fails as writeFileAtomic. */
 export async function writeJsonLinesAtomic(finalPath: string, values: Iterable<unknown>): Promise<void> {
-  const fh = await open(tempPathFor(finalPath), 'w');
-  try {
-    let batch = '';
-    for (const v of values) {
-      batch += `${JSON.stringify(v)}\n`;
-      if (batch.length >= BATCH) {
-        await fh.write(batch);
-        batch = '';
+  await orDiscard(finalPath, async () => {
+    const fh = await open(tempPathFor(finalPath), 'w');
+    try {
+      let batch = '';
+      for (const v of values) {
+        batch += `${JSON.stringify(v)}\n`;
+        if (batch.length >= BATCH) {
+          await fh.write(batch);
+          batch = '';
+        }
       }
+      if (batch !== '') await fh.write(batch);
+    } finally {
+      await fh.close();
     }
-    if (batch !== '') await fh.write(batch);
-  } finally {
-    await fh.close();
-  }
+  });
   await commitTemp(finalPath);
 }

@@ -109,6 +109,37 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
     await worker.terminate();
   };
 
+  // Stops the thread's writer, then the thread. Even after a failure the thread removes its temp files; a thread that
+  // is gone has nothing left to remove.
+  const abortThread = async (): Promise<void> => {
+    if (ended) return;
+    try {
+      ops = [];
+      used = 0;
+      if (!error) await send({ abort: true });
+      else {
+        worker.postMessage({ abort: true } satisfies ToReportThread);
+        // Its answer, not the failure repeated for a batch sent before (terminated then, the thread would leave its temp files).
+        await new Promise<void>((resolve) => {
+          const answered = (m: FromReportThread) => {
+            if ('aborted' in m) done();
+          };
+          const done = () => {
+            worker.off('message', answered);
+            worker.off('exit', done);
+            resolve();
+          };
+          worker.on('message', answered);
+          worker.once('exit', done);
+        });
+      }
+    } catch {
+      // Aborting: the run's own error is the one to report.
+    } finally {
+      await end();
+    }
+  };
+
   return {
     addRow: (o) => add(o),
     addRowFields: () => Promise.reject(new Error('openReportThread: addRow makes the fields')),
@@ -116,35 +147,20 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
     addReconcile: () => Promise.reject(new Error('openReportThread: no reconcile report')),
     async finish(summary: RunSummary) {
       if (ended) throw new Error(`report writer of ${dir}: finish after finish or abort`);
+      let reply: FromReportThread;
       try {
         flush();
-        const reply = await send({ finish: summary });
-        if (!('done' in reply)) throw new Error(`report thread of ${dir}: unexpected answer to finish`);
-        if (reply.done.notes) summary.notes = reply.done.notes;
-        return { dir, files: reply.done.files };
-      } finally {
-        await end();
+        reply = await send({ finish: summary });
+      } catch (err) {
+        // A failed finish (a full disk) leaves no half report behind: the thread is told to abort first.
+        await abortThread();
+        throw err;
       }
+      await end();
+      if (!('done' in reply)) throw new Error(`report thread of ${dir}: unexpected answer to finish`);
+      if (reply.done.notes) summary.notes = reply.done.notes;
+      return { dir, files: reply.done.files };
     },
-    async abort() {
-      if (ended) return;
-      try {
-        ops = [];
-        used = 0;
-        // Even after a failure the thread removes its temp files; a thread that is gone has nothing left to remove.
-        if (!error) await send({ abort: true });
-        else {
-          worker.postMessage({ abort: true } satisfies ToReportThread);
-          await new Promise<void>((resolve) => {
-            worker.once('message', () => resolve());
-            worker.once('exit', () => resolve());
-          });
-        }
-      } catch {
-        // Aborting: the run's own error is the one to report.
-      } finally {
-        await end();
-      }
-    },
+    abort: abortThread,
   };
 }

@@ -4,14 +4,17 @@
  * failure is sent back and every later message is ignored.
  */
 import { parentPort } from 'node:worker_threads';
+import { fileWriteError } from '../../fs-errors.ts';
 import { createReportWriter, ROW_FIELDS, type ReportWriter } from './report.ts';
 import { errorMessage, type FromReportThread, type ToReportThread } from './report-thread-messages.ts';
 
 const port = parentPort!;
 
 let failure: FromReportThread | null = null;
+// The report's directory, once named: a refusal of the file system goes back worded as the writer words it (fs-errors.ts).
+let dir = '';
 const fail = (err: unknown) => {
-  failure ??= { error: errorMessage(err) };
+  failure ??= { error: errorMessage(dir ? fileWriteError(err, 'cannot write the report to', dir) : err) };
   port.postMessage(failure);
 };
 // The writer, once the first message (`open`) has named the report: a thread may be started before its run knows it.
@@ -48,6 +51,7 @@ async function handle(w: ReportWriter, m: ToReportThread): Promise<void> {
 port.on('message', (m: ToReportThread) => {
   chain = chain.then(async (w) => {
     if ('open' in m) {
+      dir = m.open.dir;
       return createReportWriter(m.open.dir, m.open.options).catch((err: unknown) => {
         fail(err);
         return null;

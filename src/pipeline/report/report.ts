@@ -1,8 +1,10 @@
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { ProductSyncError } from '../../errors.ts';
+import { fileWriteError, writingTo } from '../../fs-errors.ts';
+import { makeDir } from '../../make-dir.ts';
 import { redactPart } from '../../redact.ts';
 import { commitTemp, discardTemp, tempPathFor, writeFileAtomic } from './atomic.ts';
 import { ascii, ByteBatch, plainAscii, STREAM_BUFFER_BYTES } from './byte-batch.ts';
@@ -140,10 +142,13 @@ class CsvFile {
   // Lines are written in batches (BATCH_BYTES): one stream write per line costs more than building the line.
   readonly #batch = new ByteBatch();
   readonly #plain: boolean[] = [];
+  // The first error of the file (a full disk): the next add or close throws it, instead of an unhandled 'error' event.
+  #error: Error | null = null;
   /** `plain`: columns whose text never needs quoting (numbers, fixed words). */
   constructor(readonly final: string, header: readonly string[], preamble: readonly (readonly string[])[] = [], plain: readonly number[] = []) {
     for (const c of plain) this.#plain[c] = true;
     this.#stream = createWriteStream(tempPathFor(final), { highWaterMark: STREAM_BUFFER_BYTES });
+    this.#stream.on('error', (err) => (this.#error ??= err));
     // Rows above the header: one line each (line breaks inside a cell become spaces, so line n is record n); an empty
     // row is written `""`, a line no reader skips, so the header stays on its row.
     const above = preamble.map((r) => (r.some((v) => v !== '') ? r.map((v) => csvField(v.replace(/\r\n?|\n/g, ' '))).join(',') : '""'));
@@ -151,6 +156,7 @@ class CsvFile {
   }
   /** Adds a line of text already neutralised ({@link neutralize}); returns a promise only when the file must drain first. */
   add(safe: readonly string[]): Promise<void> | undefined {
+    if (this.#error) throw this.#error;
     const b = this.#batch;
     for (let i = 0; i < safe.length; i++) {
       if (i > 0) b.bytes(COMMA);
@@ -163,9 +169,17 @@ class CsvFile {
     return once(this.#stream, 'drain').then(() => undefined);
   }
   async close(): Promise<void> {
+    if (this.#error) throw this.#error;
     if (this.#batch.length > 0) this.#stream.write(this.#batch.take());
     this.#stream.end();
     await once(this.#stream, 'finish');
+  }
+  /** Stops writing (what is buffered is dropped); the temp file is the caller's to remove. */
+  async abort(): Promise<void> {
+    if (this.#stream.closed) return;
+    const closed = once(this.#stream, 'close').catch(() => undefined);
+    this.#stream.destroy();
+    await closed;
   }
 }
 
@@ -234,7 +248,9 @@ export interface ReportWriterOptions {
  * that re-import removes (restoreRejectedSheet); rejected.xlsx holds text cells, written as they are.
  */
 export async function createReportWriter(dir: string, opts: ReportWriterOptions): Promise<ReportWriter> {
-  await mkdir(dir, { recursive: true });
+  // Every refusal of the file system, whichever file it hit, names the report's directory (fs-errors.ts).
+  const failed = (err: unknown): unknown => fileWriteError(err, 'cannot write the report to', dir);
+  await writingTo('cannot write the report to', dir, () => makeDir(dir));
   const at = (name: string) => join(dir, name);
   const rowsCsv = new CsvFile(at('rows.csv'), ROW_COLUMNS, [], PLAIN_ROW_COLUMNS);
   const rowsXlsx = new XlsxFile(at('rows.xlsx'), 'rows', ROW_COLUMNS, { plainColumns: PLAIN_ROW_COLUMNS, numberColumns: ROW_NUMBER_COLUMNS, sharedStrings: ROW_SHARED_STRINGS, ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }) });
@@ -249,6 +265,8 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
   const reconcileCsv = opts.reconcile ? new CsvFile(at('reconcile.csv'), RECONCILE_COLUMNS) : null;
   const reconcileJson = opts.reconcile ? createWriteStream(tempPathFor(at('reconcile.json'))) : null;
   let reconcileCount = 0;
+  let reconcileError: Error | null = null;
+  reconcileJson?.on('error', (err) => (reconcileError ??= err));
   reconcileJson?.write('[');
   let done = false;
   const files = (): (CsvFile | XlsxFile)[] => [rowsCsv, rowsXlsx, ...(rejectedCsv ? [rejectedCsv] : []), ...(rejectedXlsx ? [rejectedXlsx] : []), ...(reconcileCsv ? [reconcileCsv] : [])];
@@ -259,15 +277,31 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
   const addRowFields = (safe: readonly string[]): Promise<void> | undefined => {
     if (done) return Promise.reject(new ProductSyncError('PS_ERR_REPORT', `report writer of ${dir}: addRow after finish or abort`));
     // Both files take the line at once; a promise only when one of them must drain before the next.
-    const csv = rowsCsv.add(safe);
-    const xlsx = rowsXlsx.addNeutralized(safe);
-    return csv || xlsx ? Promise.all([csv, xlsx]).then(() => undefined) : undefined;
+    let csv: Promise<void> | undefined;
+    let xlsx: Promise<void> | undefined;
+    try {
+      csv = rowsCsv.add(safe);
+      xlsx = rowsXlsx.addNeutralized(safe);
+    } catch (err) {
+      return Promise.reject(failed(err));
+    }
+    return csv || xlsx ? Promise.all([csv, xlsx]).then(() => undefined, (err: unknown) => Promise.reject(failed(err))) : undefined;
+  };
+  // The files' writers stopped and their temp files removed: after abort, or a finish that failed (a full disk keeps no half report).
+  const discard = async (): Promise<void> => {
+    for (const f of files()) await f.abort().catch(() => undefined);
+    if (reconcileJson && !reconcileJson.closed) {
+      const closed = once(reconcileJson, 'close').catch(() => undefined);
+      reconcileJson.destroy();
+      await closed;
+    }
+    for (const name of REPORT_FILES) await discardTemp(at(name)).catch(() => undefined);
   };
 
   return {
     addRow: (o) => addRowFields(rowFields(o)),
     addRowFields,
-    async addRejected(row, cells, issues) {
+    addRejected: (row, cells, issues) => writingTo('cannot write the report to', dir, async () => {
       open('addRejected');
       rejectedCsv ??= new CsvFile(at('rejected.csv'), rejectedHeader, preamble);
       rejectedXlsx ??= new XlsxFile(at('rejected.xlsx'), 'rejected', rejectedHeader, { ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }), preamble, neutralize: false });
@@ -275,48 +309,54 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
       const values = [...ownHeaders.map((_, i) => cellText(cells[i], decimal)), sourceRow || String(row), formatIssues(issues)];
       await rejectedCsv.add(values.map(neutralize));
       await rejectedXlsx.add(values);
-    },
-    async addReconcile(e) {
+    }),
+    addReconcile: (e) => writingTo('cannot write the report to', dir, async () => {
       open('addReconcile');
       if (!reconcileCsv || !reconcileJson) throw new ProductSyncError('PS_ERR_REPORT', `report writer of ${dir}: addReconcile on a writer opened without reconcile`);
       await reconcileCsv.add([e.key, e.status, e.field, e.sheetValue, e.apiValue].map(neutralize));
+      if (reconcileError) throw reconcileError;
       if (!reconcileJson.write(`${reconcileCount++ === 0 ? '\n' : ',\n'}${JSON.stringify(e)}`)) await once(reconcileJson, 'drain');
-    },
+    }),
     async finish(summary) {
       open('finish');
       done = true;
-      const written = files();
-      for (const f of written) await f.close();
-      const finals = written.map((f) => f.final);
-      if (reconcileJson) {
-        reconcileJson.end('\n]\n');
-        await once(reconcileJson, 'finish');
-        finals.push(at('reconcile.json'));
+      try {
+        return await finishFiles(summary);
+      } catch (err) {
+        await discard();
+        throw failed(err);
       }
-      // A summary.json already here (an earlier attempt) must not vouch for files while they are being replaced.
-      await rm(at('summary.json'), { force: true });
-      for (const f of finals) await commitTemp(f);
-      for (const name of REPORT_FILES) {
-        if (finals.includes(at(name)) || name === 'summary.json') continue;
-        // Files of an earlier attempt that this run did not write (e.g. rejected.* when nothing was rejected this time).
-        await rm(at(name), { force: true });
-        await discardTemp(at(name));
-      }
-      const notes = [rowsXlsx.note('rows.csv'), rejectedXlsx?.note('rejected.csv')].filter((s): s is string => !!s);
-      if (notes.length > 0) summary.notes = [...(summary.notes ?? []), ...notes];
-      // summary.json last: its presence means the report is complete.
-      await writeFileAtomic(at('summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
-      return { dir, files: [...finals, at('summary.json')] };
     },
     async abort() {
       if (done) return;
       done = true;
-      for (const f of files()) await (f instanceof XlsxFile ? f.abort() : f.close()).catch(() => undefined);
-      if (reconcileJson) {
-        reconcileJson.end();
-        await once(reconcileJson, 'close').catch(() => undefined);
-      }
-      for (const name of REPORT_FILES) await discardTemp(at(name));
+      await discard();
     },
   };
+
+  async function finishFiles(summary: RunSummary): Promise<{ dir: string; files: string[] }> {
+    const written = files();
+    for (const f of written) await f.close();
+    const finals = written.map((f) => f.final);
+    if (reconcileJson) {
+      if (reconcileError) throw reconcileError;
+      reconcileJson.end('\n]\n');
+      await once(reconcileJson, 'finish');
+      finals.push(at('reconcile.json'));
+    }
+    // A summary.json already here (an earlier attempt) must not vouch for files while they are being replaced.
+    await rm(at('summary.json'), { force: true });
+    for (const f of finals) await commitTemp(f);
+    for (const name of REPORT_FILES) {
+      if (finals.includes(at(name)) || name === 'summary.json') continue;
+      // Files of an earlier attempt that this run did not write (e.g. rejected.* when nothing was rejected this time).
+      await rm(at(name), { force: true });
+      await discardTemp(at(name));
+    }
+    const notes = [rowsXlsx.note('rows.csv'), rejectedXlsx?.note('rejected.csv')].filter((s): s is string => !!s);
+    if (notes.length > 0) summary.notes = [...(summary.notes ?? []), ...notes];
+    // summary.json last: its presence means the report is complete.
+    await writeFileAtomic(at('summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+    return { dir, files: [...finals, at('summary.json')] };
+  }
 }

@@ -8,10 +8,11 @@
  *   <run>/chunks/archives-<n>.*              the same for a chunk of `full`-mode archives
  */
 import { createReadStream, existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ProductSyncError } from '../../errors.ts';
+import { writingTo } from '../../fs-errors.ts';
+import { makeDir } from '../../make-dir.ts';
 import { issue } from '../issue-codes.ts';
 import { writeJsonLinesAtomic } from '../report/atomic.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
@@ -47,9 +48,12 @@ type ChunkLine = { s: ResultRow } | { p: SourcedPlan } | { a: ArchiveEntry };
 
 /** Writes a chunk's input atomically (a process killed while writing leaves no half chunk), one JSON line per row. */
 export async function writeChunk(workDir: string, kind: ChunkKind, index: number, data: RowChunk | ArchiveEntry[]): Promise<void> {
-  await mkdir(join(workDir, 'chunks'), { recursive: true });
+  const file = chunkPaths(workDir, kind, index).input;
   const lines: Iterable<ChunkLine> = Array.isArray(data) ? data.map((a) => ({ a })) : [...data.settled.map((s) => ({ s })), ...data.plans.map((p) => ({ p }))];
-  await writeJsonLinesAtomic(chunkPaths(workDir, kind, index).input, lines);
+  await writingTo('cannot write the chunk file', file, async () => {
+    await makeDir(join(workDir, 'chunks'));
+    await writeJsonLinesAtomic(file, lines);
+  });
 }
 
 /** Reads a chunk's input. */
@@ -90,7 +94,8 @@ export function inReportOrder(kind: ChunkKind, rows: ResultRow[]): ResultRow[] {
  */
 export async function writeResults(workDir: string, kind: ChunkKind, index: number, rows: ResultRow[]): Promise<ResultRow[]> {
   const sorted = inReportOrder(kind, rows);
-  await writeJsonLinesAtomic(chunkPaths(workDir, kind, index).results, sorted);
+  const file = chunkPaths(workDir, kind, index).results;
+  await writingTo('cannot write the results of the chunk', file, () => writeJsonLinesAtomic(file, sorted));
   return sorted;
 }
 

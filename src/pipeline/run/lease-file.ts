@@ -11,10 +11,11 @@
  * Only processes of one machine share this directory: runs of one owner on several machines need Redis.
  */
 import { randomUUID } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ProductSyncError } from '../../errors.ts';
+import { fileWriteError, isVirtualPath } from '../../fs-errors.ts';
 import { sleep } from '../sync/throttle.ts';
 import type { BusyVerdict, Grant, LeaseHolder, LeaseStore, RenewResult } from './lease.ts';
 
@@ -49,13 +50,20 @@ export function fileLeaseStore(stateDir: string, name: string, owner: string, ap
   };
   const write = (state: LeaseFile) => {
     const temp = `${file}.${process.pid}.tmp`;
-    writeFileSync(temp, JSON.stringify(state));
-    renameSync(temp, file);
+    try {
+      writeFileSync(temp, JSON.stringify(state));
+      renameSync(temp, file);
+    } catch (err) {
+      rmSync(temp, { force: true });
+      throw stateDirError(stateDir, err);
+    }
   };
 
   /** Runs `change` on the lease file with the mutex held (synchronously: the mutex is held for microseconds). */
   const locked = async <T>(change: (state: LeaseFile) => T): Promise<T> => {
     try {
+      // (Node's recursive mkdir never returns under /proc or /sys.)
+      if (isVirtualPath(dir)) throw Object.assign(new Error('virtual file system'), { code: 'EROFS', syscall: 'mkdir' });
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (err) {
       throw stateDirError(stateDir, err);
@@ -120,18 +128,19 @@ export function fileLeaseStore(stateDir: string, name: string, owner: string, ap
   };
 }
 
-function stateDirError(stateDir: string, err: unknown): ProductSyncError {
-  return new ProductSyncError('PS_ERR_CONFIG_INVALID', `STATE_DIR ${stateDir}: the lease of this owner cannot be kept there: ${(err as Error).message}`, { cause: err });
+/** The state directory refused (PS_ERR_FILE_WRITE, naming STATE_DIR and why). */
+function stateDirError(stateDir: string, err: unknown): unknown {
+  return fileWriteError(err, 'cannot keep the owner lease in STATE_DIR', stateDir);
 }
 
 /** Creates `file` holding `text` whole or not at all (EEXIST when it exists): written under a temp name, then linked. */
 function createWhole(file: string, text: string): void {
   const temp = `${file}.${process.pid}.${randomUUID()}.tmp`;
-  writeFileSync(temp, text);
   try {
+    writeFileSync(temp, text);
     linkSync(temp, file);
   } finally {
-    unlinkSync(temp);
+    rmSync(temp, { force: true });
   }
 }
 

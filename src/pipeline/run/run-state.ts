@@ -4,6 +4,7 @@ import { createReadStream, existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ProductSyncError, RunInterrupted } from '../../errors.ts';
+import { writingTo } from '../../fs-errors.ts';
 import type { Mapping } from '../map/mapping.ts';
 import { writeFileAtomic } from '../report/atomic.ts';
 import type { Mode } from '../sync/plan.ts';
@@ -121,8 +122,10 @@ export async function runIdFor(reportDir: string, sha: string, mapping: Mapping,
   }
 }
 
+/** Writes run.json atomically; a refusal of the file system is PS_ERR_FILE_WRITE naming the file. */
 export async function writeRunState(workDir: string, state: RunState): Promise<void> {
-  await writeFileAtomic(join(workDir, 'run.json'), `${JSON.stringify(state, null, 2)}\n`);
+  const file = join(workDir, 'run.json');
+  await writingTo('cannot write the run state', file, () => writeFileAtomic(file, `${JSON.stringify(state, null, 2)}\n`));
 }
 
 export async function readRunState(workDir: string): Promise<RunState> {

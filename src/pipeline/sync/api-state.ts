@@ -19,9 +19,11 @@
  * chunk's records are read back with positional reads. GTIN-14 keys are exact numbers; tradeItemIds and manufactured
  * items (by trade item id) are indexed by a 52-bit hash, every candidate being checked against the record read back.
  */
-import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
+import { open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from '../../api/types.ts';
+import { fileWriteError, writingTo } from '../../fs-errors.ts';
+import { makeDir } from '../../make-dir.ts';
 import { gtinKey } from '../map/gtin.ts';
 import { manufacturedKey, type ApiState, type ArchiveEntry } from './plan.ts';
 
@@ -187,7 +189,12 @@ class SpillIndex {
     if (size === 0) return;
     this.end += size;
     const all = Buffer.concat(bufs, size);
-    await this.fh!.write(all, 0, size, base);
+    // A write may take part of the bytes (the disk filled meanwhile): the rest goes on, or fails with the reason.
+    for (let done = 0; done < size; ) {
+      const { bytesWritten } = await this.fh!.write(all, done, size - done, base + done);
+      if (bytesWritten === 0) throw Object.assign(new Error(`ENOSPC: nothing written, write '${this.file}'`), { code: 'ENOSPC', syscall: 'write', path: this.file });
+      done += bytesWritten;
+    }
   }
 
   /** Sorts by (key, API order) and trims the arrays; one array is copied at a time to bound the peak. */
@@ -303,7 +310,7 @@ export async function openApiState(opts: OpenApiStateOptions): Promise<ApiStateS
   if (strategy === 'search') return searchSource({ product: { tradeSearch, manuSearch }, owner, manufactured, concurrency, signal, catalog: { total: firstTrade.total, active: null, pages: tradePages } });
 
   const dir = join(opts.dir, 'catalog');
-  await mkdir(dir, { recursive: true });
+  await writingTo('cannot write the catalogue index to', dir, () => makeDir(dir));
   const trade = new SpillIndex(join(dir, 'trade-items.jsonl'), firstTrade.total + 64);
   const manu = firstManu ? new SpillIndex(join(dir, 'manufactured-items.jsonl'), firstManu.total + 64) : null;
   const tradeKeyNum = key === 'gtin' ? (t: TradeItemRecord) => { const g = gtinKey(t.gtin); return g === null ? null : Number(g); } : (t: TradeItemRecord) => (typeof t.tradeItemId === 'string' ? hash52(t.tradeItemId.toLowerCase()) : null);
@@ -331,7 +338,7 @@ export async function openApiState(opts: OpenApiStateOptions): Promise<ApiStateS
     await trade.close();
     await manu?.close();
     if (!opts.keepFiles) await rm(dir, { recursive: true, force: true });
-    throw err;
+    throw fileWriteError(err, 'cannot write the catalogue index to', dir);
   }
   return indexSource({ trade, manu, key, dir, keepFiles: Boolean(opts.keepFiles), total: firstTrade.total, pages: tradePages });
 }

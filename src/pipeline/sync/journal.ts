@@ -1,5 +1,6 @@
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { ProductSyncError } from '../../errors.ts';
+import { fileWriteError } from '../../fs-errors.ts';
 
 /** States an operation goes through (DESIGN §7). */
 export type JournalState = 'planned' | 'sent' | 'confirmed' | 'failed';
@@ -72,6 +73,12 @@ function replay(fd: number, latest: Map<string, JournalEntry>): boolean {
   return true;
 }
 
+/** A failure to open or write the journal: PS_ERR_FILE_WRITE when the file system refused (fs-errors.ts), else PS_ERR_JOURNAL. */
+function journalError(err: unknown, action: string, path: string): ProductSyncError {
+  const e = fileWriteError(err, action, path);
+  return e instanceof ProductSyncError ? e : new ProductSyncError('PS_ERR_JOURNAL', `${action} ${path}: ${(err as Error).message}`, { cause: err });
+}
+
 /** Options of {@link openJournal}. */
 export interface JournalOptions {
   /**
@@ -96,21 +103,29 @@ export async function openJournal(path: string, options: JournalOptions = {}): P
     // A torn last line must not glue itself to the next record.
     if (replay(fd, latest)) writeSync(fd, '\n');
   } catch (err) {
-    throw new ProductSyncError('PS_ERR_JOURNAL', `cannot open the run journal ${path}: ${(err as Error).message}`, { cause: err });
+    throw journalError(err, 'cannot open the run journal', path);
   }
   let closed = false;
   let buffer = '';
+  // Bytes a failed write left unwritten (a full disk takes part of a write): written first by the next flush, so a line
+  // begun on disk is completed, never followed by another record.
+  let carry: Buffer | null = null;
   // One pending timer at most: a flush leaves it running (it finds nothing to write), rather than clear and set one per record.
   let timer: NodeJS.Timeout | undefined;
   // batchDurable: the durable records of this turn of the event loop, waiting for its end.
   let waiting: { resolve: () => void; reject: (err: unknown) => void }[] = [];
   const flush = () => {
-    if (buffer === '') return;
+    if (buffer === '' && carry === null) return;
+    const bytes = carry ? Buffer.concat([carry, Buffer.from(buffer)]) : Buffer.from(buffer);
+    buffer = '';
+    carry = null;
+    let written = 0;
     try {
-      writeSync(fd, buffer);
-      buffer = '';
+      // write(2) may take part of the bytes (the disk filled meanwhile): the rest goes on, or fails with the reason.
+      while (written < bytes.length) written += writeSync(fd, bytes, written);
     } catch (err) {
-      throw new ProductSyncError('PS_ERR_JOURNAL', `cannot write the run journal ${path}: ${(err as Error).message}`, { cause: err });
+      carry = bytes.subarray(written);
+      throw journalError(err, 'cannot write the run journal', path);
     }
   };
   const flushWaiting = () => {
@@ -152,10 +167,15 @@ export async function openJournal(path: string, options: JournalOptions = {}): P
       if (closed) return;
       if (timer) clearTimeout(timer);
       timer = undefined;
-      flushWaiting();
-      flush();
       closed = true;
-      closeSync(fd);
+      // The file is closed even when what is buffered cannot be written (a full disk): what is on disk stays the
+      // journal a rerun replays, and the failure is thrown.
+      try {
+        flushWaiting();
+        flush();
+      } finally {
+        closeSync(fd);
+      }
     },
   };
 }
