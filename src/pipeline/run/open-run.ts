@@ -238,12 +238,18 @@ async function openLeased(
     } catch (err) {
       share.stop.reason ??= abortError(err);
     }
-    if (mode === 'full' && api) await planArchives(state, previous, api, keys, req, workDir, share);
   }
-  state.referenceRequests = ctx.clients.stats.reference - refBefore;
-  state.productRequests = ctx.clients.stats.product - productBefore;
-  if (share.stop.reason) state.aborted ??= abortOf(share.stop.reason);
-  await writeRunState(workDir, state);
+  try {
+    if (mode === 'full' && api) await planArchives(state, previous, api, keys, req, workDir, share);
+    state.referenceRequests = ctx.clients.stats.reference - refBefore;
+    state.productRequests = ctx.clients.stats.product - productBefore;
+    if (share.stop.reason) state.aborted ??= abortOf(share.stop.reason);
+    await writeRunState(workDir, state);
+  } catch (err) {
+    // The catalogue index holds a file open: a run that cannot go on (a full disk) closes it before it says why.
+    await api?.close().catch(() => undefined);
+    throw err;
+  }
 
   const resolver = draftResolverFor(ctx, req, mapping, owner, dryRun);
   return { state, workDir, mapping, keys, api, resolver, share, ...(lease ? { lease } : {}), ...(keysFromRows ? { keysFromRows, sheet } : {}) };
