@@ -24,6 +24,8 @@ function previewRows(v: string): number {
   if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError(`--preview takes a number of rows from 1 to 1000, not "${v}"`);
   return n;
 }
+const WAIT_REDIS = '--wait-redis <seconds>';
+const WAIT_REDIS_HELP = 'wait this long for Redis to answer at start (default: exit 2 at once when it does not)';
 function collect(v: string, acc: string[]): string[] {
   return [...acc, v];
 }
@@ -96,6 +98,7 @@ function program(done: (code: number) => void): Command {
     .description('run the BullMQ workers and upsert the feed schedules from jobs/')
     .option('--concurrency <n>', 'import jobs processed at once', int('--concurrency'))
     .option('--jobs-dir <dir>', 'feed definitions', 'jobs')
+    .option(WAIT_REDIS, WAIT_REDIS_HELP, int('--wait-redis'))
     .action(async (opts) => done(await (await import('./commands/queue.ts')).workerCommand(opts)));
 
   p.command('enqueue')
@@ -107,12 +110,13 @@ function program(done: (code: number) => void): Command {
     .option('--dry-run', 'plan and report without writing')
     .option('--wait', 'wait for the run and print its summary')
     .option('--wait-lock <seconds>', 'how long the queued run may wait for another run of the same owner and API (default: as long as it takes), then fail with exit 2', Number)
+    .option(WAIT_REDIS, WAIT_REDIS_HELP, int('--wait-redis'))
     .action(async (file: string, opts) => done(await (await import('./commands/queue.ts')).enqueueCommand(file, opts)));
 
   const feeds = p.command('feeds').description('scheduled supplier feeds (jobs/*.yaml)');
-  feeds.command('list').option('--jobs-dir <dir>', 'feed definitions', 'jobs').description('schedules, next run, last outcome')
+  feeds.command('list').option('--jobs-dir <dir>', 'feed definitions', 'jobs').option(WAIT_REDIS, WAIT_REDIS_HELP, int('--wait-redis')).description('schedules, next run, last outcome')
     .action(async (opts) => done(await (await import('./commands/queue.ts')).feedsListCommand(opts)));
-  feeds.command('run').argument('<name>', 'feed id (file name)').option('--jobs-dir <dir>', 'feed definitions', 'jobs').description('trigger a feed now')
+  feeds.command('run').argument('<name>', 'feed id (file name)').option('--jobs-dir <dir>', 'feed definitions', 'jobs').option(WAIT_REDIS, WAIT_REDIS_HELP, int('--wait-redis')).description('trigger a feed now')
     .action(async (name: string, opts) => done(await (await import('./commands/queue.ts')).feedsRunCommand(name, opts)));
 
   const mapping = p.command('mapping').description('mapping files (mappings/*.yaml)');
@@ -144,7 +148,8 @@ function program(done: (code: number) => void): Command {
   p.command('serve')
     .description('HTTP console: uploads, runs, reports, queue dashboard')
     .option('--port <port>', 'port', int('--port'), 8080)
-    .option('--host <host>', 'host', '127.0.0.1')
+    .option('--host <host>', 'address to listen on; without CONSOLE_TOKEN or CONSOLE_USER + CONSOLE_PASSWORD, only a loopback one (127.0.0.1, ::1)', '127.0.0.1')
+    .option('--insecure-no-auth', 'listen on another address without credentials anyway (prints a warning at every start)')
     .action(async (opts) => done(await (await import('./commands/queue.ts')).serveCommand(opts)));
 
   return p;

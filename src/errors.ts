@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   PS_ERR_REPORT: ['report cannot be written', false],
   PS_ERR_FILE_WRITE: ['a file or directory cannot be created or written', false],
   PS_ERR_QUEUE: ['queue error', false],
+  PS_ERR_JOB_LOST: ['the queued job is gone from Redis', false],
 } as const satisfies Record<string, readonly [string, boolean]>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -8,6 +8,7 @@ import { redact } from './redact.ts';
 import { writingTo } from './fs-errors.ts';
 import { logger } from './logger.ts';
 import { makeDir } from './make-dir.ts';
+import { redisReason, redisState } from './queue/redis-state.ts';
 import { Throttle } from './pipeline/sync/throttle.ts';
 import type { RunContext } from './pipeline/run/run.ts';
 import { createReferenceCache, RUN_CACHE_SETTINGS } from './api/reference-cache.ts';
@@ -22,7 +23,7 @@ export interface RunFlags {
 
 /** The one line for a Redis that does not answer (its URL's password redacted). */
 export function redisUnreachable(url: string, err: unknown, why = ''): ProductSyncError {
-  return new ProductSyncError('PS_ERR_REDIS_UNREACHABLE', `cannot reach Redis at ${redact(url)}: ${(err as Error)?.message ?? String(err)}${why}`, { cause: err });
+  return new ProductSyncError('PS_ERR_REDIS_UNREACHABLE', `cannot reach Redis at ${redact(url)}: ${redisReason(err)}${why}`, { cause: err });
 }
 
 /**
@@ -111,7 +112,9 @@ export async function contextFromConfig(
     const { Redis: RedisClient } = await import('ioredis');
     redis = new RedisClient(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
     // The cache degrades to in-process on errors (reference-cache.ts); the connection's own errors are expected then.
-    redis.on('error', () => undefined);
+    // connect() fails with "Connection is closed."; the first error event says why.
+    let why: unknown;
+    redis.on('error', (err: Error) => (why ??= err));
     try {
       await redis.connect();
     } catch (err) {
@@ -119,11 +122,13 @@ export async function contextFromConfig(
       if (opts.redis === 'required') {
         await clients.close();
         await opts.closeSandbox?.();
-        throw redisUnreachable(config.REDIS_URL, err, '. REDIS_URL is set, so the owner lease lives there (unset it to run with a lock file on this machine only)');
+        throw redisUnreachable(config.REDIS_URL, why ?? err, '. REDIS_URL is set, so the owner lease lives there (unset it to run with a lock file on this machine only)');
       }
-      logger.warn({ err: (err as Error).message }, 'Redis not reachable: the reference cache stays in-process');
+      logger.warn({ err: redisReason(why ?? err) }, 'Redis not reachable: the reference cache stays in-process');
       redis = null;
     }
+    // Its outages are told with the queue's (once per change of state).
+    if (redis) redisState.watch(redis, config.REDIS_URL);
   }
   // One reference cache per process: labels resolved by one run are known to the next (and to every worker through Redis).
   const referenceCache = createReferenceCache({ redis, prefix: config.QUEUE_PREFIX, ...RUN_CACHE_SETTINGS });

@@ -9,43 +9,75 @@ import type { Mode } from '../pipeline/sync/plan.ts';
 import { importQueueClient } from '../queue/enqueue.ts';
 import { loadFeeds } from '../queue/feeds.ts';
 import { openFeedsQueue } from '../queue/queues.ts';
+import { requireRedis } from '../queue/redis-health.ts';
+import { stopWorkers } from '../queue/worker-stop.ts';
 import { startWorkers } from '../queue/workers.ts';
+import { consoleAccess } from '../server/console-access.ts';
+import { redact } from '../redact.ts';
 import { formatSummary } from './summary.ts';
 
 function config(): Config {
   return loadConfig(process.env);
 }
 
-/** Resolves on the first SIGTERM or SIGINT. */
-function stopSignal(): Promise<string> {
+/**
+ * Resolves on the first SIGTERM or SIGINT; from then on, a second one exits at once (128 + its number) saying so.
+ * `again` names what the second signal leaves behind.
+ */
+function stopSignal(again: string): Promise<'SIGTERM' | 'SIGINT'> {
   return new Promise((resolve) => {
-    const stop = (s: string) => resolve(s);
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+    const first = (s: 'SIGTERM' | 'SIGINT') => {
+      process.removeListener('SIGTERM', first);
+      process.removeListener('SIGINT', first);
+      const second = (s2: 'SIGTERM' | 'SIGINT') => {
+        process.stderr.write(`product-sync: ${s2} again: exiting now (${again})\n`);
+        process.exit(s2 === 'SIGINT' ? 130 : 143);
+      };
+      process.on('SIGTERM', second);
+      process.on('SIGINT', second);
+      resolve(s);
+    };
+    process.on('SIGTERM', first);
+    process.on('SIGINT', first);
   });
 }
 
-/** `product-sync worker`: BullMQ workers until SIGTERM (then finishes the chunk in hand, closes, exits 0). */
-export async function workerCommand(opts: { concurrency?: number; jobsDir: string }): Promise<number> {
+/** Commands that need Redis ask it first, in bounded time (exit 2 when it does not answer), before any queue exists. */
+function redisFirst(cfg: Config, who: string, waitRedis: number | undefined): Promise<void> {
+  return requireRedis(cfg.REDIS_URL, { who, ...(waitRedis !== undefined ? { waitSeconds: waitRedis } : {}) });
+}
+
+/**
+ * `product-sync worker`: BullMQ workers until SIGTERM (then finishes the jobs in hand, closes, exits 0; without Redis,
+ * stops sending, journals what was in flight and exits 0 within seconds).
+ */
+export async function workerCommand(opts: { concurrency?: number; jobsDir: string; waitRedis?: number }): Promise<number> {
   const cfg = config();
   // Its runs write there: one that cannot be written is refused now (exit 2), not by every job.
   await ensureReportDir(cfg.REPORT_DIR);
+  // The feeds first: an invalid one is exit 2 whether Redis answers or not.
+  await loadFeeds(opts.jobsDir);
+  await redisFirst(cfg, 'the worker', opts.waitRedis);
   // Listening before the workers start: a SIGTERM while they start (jobs may already be taken) still closes them cleanly.
-  const stopping = stopSignal();
+  const stopping = stopSignal('the jobs in hand go back to the queue when their locks expire, and resume from their journals');
   const set = await startWorkers(cfg, { jobsDir: opts.jobsDir, importConcurrency: opts.concurrency ?? cfg.WORKER_CONCURRENCY, lockDurationMs: cfg.WORKER_LOCK_MS });
   process.stdout.write(`worker started (feeds: ${set.feeds.map((f) => f.id).join(', ') || 'none'})\n`);
   const signal = await stopping;
   logger.info({ signal }, 'worker stopping: finishing the jobs in hand');
-  await set.close();
+  if ((await stopWorkers(set)) === 'abandoned') {
+    process.stderr.write(`product-sync: ${signal} while Redis at ${redact(cfg.REDIS_URL)} does not answer: the worker stopped sending; the requests in flight settled and are journalled; its jobs go back to the queue when Redis answers (their locks expire) and resume from their journals\n`);
+  }
   return 0;
 }
 
 /** `product-sync enqueue`: queues an import, prints its id; `--wait` prints the summary and exits with the run's code. */
-export async function enqueueCommand(file: string, opts: { mapping: string; owner?: string; mode?: Mode; dryRun?: boolean; wait?: boolean; waitLock?: number }): Promise<number> {
+export async function enqueueCommand(file: string, opts: { mapping: string; owner?: string; mode?: Mode; dryRun?: boolean; wait?: boolean; waitLock?: number; waitRedis?: number }): Promise<number> {
   // What the inline import would refuse before sending anything is refused here too, before anything is queued (exit 2,
   // the import's message): the input gate, before Redis is even reached.
   await checkInput({ file, mapping: opts.mapping });
-  const client = importQueueClient(config());
+  const cfg = config();
+  await redisFirst(cfg, 'enqueue', opts.waitRedis);
+  const client = importQueueClient(cfg);
   try {
     const { jobId, existed } = await client.enqueue({
       request: { file, mapping: opts.mapping, mode: opts.mode ?? 'upsert', dryRun: Boolean(opts.dryRun), ...(opts.owner ? { owner: opts.owner } : {}) },
@@ -64,9 +96,10 @@ export async function enqueueCommand(file: string, opts: { mapping: string; owne
 }
 
 /** `product-sync feeds list`: each feed's schedule, next run and last run. */
-export async function feedsListCommand(opts: { jobsDir: string }): Promise<number> {
+export async function feedsListCommand(opts: { jobsDir: string; waitRedis?: number }): Promise<number> {
   const cfg = config();
   const feeds = await loadFeeds(opts.jobsDir);
+  await redisFirst(cfg, '`feeds list`', opts.waitRedis);
   const queue = openFeedsQueue(cfg);
   try {
     const schedulers = await queue.schedulers();
@@ -86,13 +119,14 @@ export async function feedsListCommand(opts: { jobsDir: string }): Promise<numbe
 }
 
 /** `product-sync feeds run <name>`: one tick now (a worker picks it up). */
-export async function feedsRunCommand(name: string, opts: { jobsDir: string }): Promise<number> {
+export async function feedsRunCommand(name: string, opts: { jobsDir: string; waitRedis?: number }): Promise<number> {
   const cfg = config();
   const feeds = await loadFeeds(opts.jobsDir);
   if (!feeds.some((f) => f.id === name)) {
     process.stderr.write(`product-sync: no feed "${name}" in ${opts.jobsDir}/ (have: ${feeds.map((f) => f.id).join(', ') || 'none'})\n`);
     return 2;
   }
+  await redisFirst(cfg, '`feeds run`', opts.waitRedis);
   const queue = openFeedsQueue(cfg);
   try {
     const jobId = await queue.tick(name);
@@ -103,18 +137,23 @@ export async function feedsRunCommand(name: string, opts: { jobsDir: string }): 
   }
 }
 
-/** `product-sync serve`: the web console until SIGTERM. */
-export async function serveCommand(opts: { port: number; host: string }): Promise<number> {
-  const { buildConsole } = await import('../server/app.ts');
+/**
+ * `product-sync serve`: the web console until SIGTERM. Closed by default (console-access.ts); it starts whether Redis
+ * answers or not (`/health` and the pages say so).
+ */
+export async function serveCommand(opts: { port: number; host: string; insecureNoAuth?: boolean }): Promise<number> {
   const cfg = config();
+  const access = consoleAccess(cfg, opts.host, { insecureNoAuth: Boolean(opts.insecureNoAuth) });
+  const { buildConsole } = await import('../server/app.ts');
   // Made here, with a plain refusal (exit 2), before the console makes them with Node's mkdir -p, which never returns under /proc.
   await ensureReportDir(cfg.REPORT_DIR);
   await writingTo('cannot create the upload directory given by UPLOAD_DIR', resolve(cfg.UPLOAD_DIR), () => makeDir(cfg.UPLOAD_DIR));
-  const basic = cfg.CONSOLE_USER && cfg.CONSOLE_PASSWORD ? { user: cfg.CONSOLE_USER, password: cfg.CONSOLE_PASSWORD } : undefined;
-  const stopping = stopSignal();
-  const app = await buildConsole({ config: cfg, ...(cfg.CONSOLE_TOKEN ? { token: cfg.CONSOLE_TOKEN } : {}), ...(basic ? { basic } : {}) });
+  if (access.warning) process.stderr.write(`product-sync: ${access.warning}\n`);
+  const stopping = stopSignal('nothing is lost: the console holds no state of its own');
+  const app = await buildConsole({ config: cfg, ...(access.token ? { token: access.token } : {}), ...(access.basic ? { basic: access.basic } : {}) });
   await app.listen({ port: opts.port, host: opts.host });
-  process.stdout.write(`console on http://${opts.host}:${opts.port}/ (queues at /admin/queues)\n`);
+  const { port } = app.server.address() as { port: number };
+  process.stdout.write(`console on http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}/ (queues at /admin/queues)\n`);
   await stopping;
   await app.close();
   return 0;

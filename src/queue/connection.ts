@@ -1,22 +1,14 @@
 import { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import { logger } from '../logger.ts';
+import { redisState } from './redis-state.ts';
 
 /** A Redis connection for BullMQ (which needs `maxRetriesPerRequest: null` on blocking connections). */
 export function queueConnection(config: Config): Redis {
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null, enableReadyCheck: true });
-  // ioredis reconnects by itself (a Redis restart); say so once per outage instead of an unhandled error per retry.
-  let down = false;
-  redis.on('error', (err: Error) => {
-    if (down) return;
-    down = true;
-    logger.warn({ err: err.message }, 'Redis connection lost; reconnecting');
-  });
-  redis.on('ready', () => {
-    if (down) logger.info('Redis connection back');
-    down = false;
-  });
-  return redis;
+  // ioredis reconnects by itself (a Redis restart), failing once per attempt: the process's Redis state tells the
+  // outage once (redis-state.ts) instead of an unhandled error per attempt.
+  return redisState.watch(redis, config.REDIS_URL);
 }
 
 /** The queue key prefix: one `{hash tag}` so every key of every queue lands on one Redis Cluster slot. */

@@ -6,6 +6,7 @@ import { mappingFile } from '../pipeline/map/mapping.ts';
 import type { RunSummary } from '../pipeline/report/report.ts';
 import { fileSha256, importJobId, JOB_OPTIONS, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors } from './connection.ts';
+import { jobLost, watchJob } from './job-watch.ts';
 
 /**
  * Redis keys of a feed's bookkeeping: sha256 of the files it imported, the files the input gate refused (see
@@ -69,7 +70,7 @@ export function importQueueClient(config: Config): {
       events ??= quietOnErrors(new QueueEvents(QUEUES.import, { connection: eventsConnection, prefix }));
       await events.waitUntilReady();
       const job = await Job.fromId(queue, jobId);
-      if (!job) throw new ProductSyncError('PS_ERR_QUEUE', `no job ${jobId}`);
+      if (!job) throw jobLost(jobId, config.REDIS_URL, false);
       const state = await job.getState();
       if (state === 'completed' || state === 'failed') {
         // Read again: the job may have finished after the first read, whose copy lacks the result.
@@ -77,10 +78,16 @@ export function importQueueClient(config: Config): {
         if (state === 'completed') return done?.returnvalue as ImportJobResult;
         throw failedRun(jobId, done?.failedReason);
       }
+      // A Redis restarted without its data sends no event for a job it forgot: the job's existence is watched too.
+      const watch = watchJob(queue, connection, config.REDIS_URL, jobId);
       try {
-        return (await job.waitUntilFinished(events, timeoutMs)) as ImportJobResult;
+        return (await Promise.race([job.waitUntilFinished(events, timeoutMs), watch.gone])) as ImportJobResult;
       } catch (err) {
-        throw failedRun(jobId, (err as Error).message);
+        if (err instanceof ProductSyncError && err.code === 'PS_ERR_JOB_LOST') throw err;
+        // BullMQ's wait fails on its own when it finds the job's key missing ("Missing key for job").
+        throw (await watch.lostNow()) ?? failedRun(jobId, (err as Error).message);
+      } finally {
+        watch.stop();
       }
     },
     async close() {

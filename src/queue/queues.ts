@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import { QUEUES, type QueueName } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors } from './connection.ts';
 import { feedKeys } from './enqueue.ts';
+import { answersWithin } from './redis-health.ts';
 
 /**
  * The BullMQ `Queue`s the server and the commands use, built here and nowhere else outside src/queue/: each helper
@@ -17,15 +18,15 @@ export function openQueue(name: QueueName, connection: Redis, prefix: string): Q
 
 /**
  * Every queue of the catalog, for Bull Board (the console shows them read-only), on one connection of their own;
- * `ping()` is that connection's answer to PING (the console's health check).
+ * `answers(ms)`: whether that connection answers PING in time (the console's health check).
  */
-export function boardQueues(config: Config): { queues: Queue[]; ping(): Promise<string>; close(): Promise<void> } {
+export function boardQueues(config: Config): { queues: Queue[]; answers(ms: number): Promise<boolean>; close(): Promise<void> } {
   const connection = queueConnection(config);
   const prefix = queuePrefix(config);
   const queues = Object.values(QUEUES).map((name) => quietOnErrors(openQueue(name, connection, prefix)));
   return {
     queues,
-    ping: () => connection.ping(),
+    answers: (ms) => answersWithin(connection, ms),
     async close() {
       await Promise.all(queues.map((q) => q.close()));
       connection.disconnect();
@@ -48,7 +49,7 @@ export interface FeedsQueue {
 export function openFeedsQueue(config: Config): FeedsQueue {
   const connection = queueConnection(config);
   const prefix = queuePrefix(config);
-  const queue = openQueue(QUEUES.feeds, connection, prefix);
+  const queue = quietOnErrors(openQueue(QUEUES.feeds, connection, prefix));
   return {
     async schedulers() {
       const all = await queue.getJobSchedulers();

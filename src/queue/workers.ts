@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { DelayedError, Queue, UnrecoverableError, WaitingChildrenError, Worker, type Job } from 'bullmq';
+import { DelayedError, Queue, UnrecoverableError, WaitingChildrenError, Worker, type Job, type JobSchedulerJson } from 'bullmq';
 import { Redis } from 'ioredis';
 import { contextFromConfig, type CommandContext } from '../runtime.ts';
 import type { Config } from '../config.ts';
@@ -17,6 +17,8 @@ import { gateFeedPick } from './feed-gate.ts';
 import { loadFeeds, pickFeedFile, type Feed } from './feeds.ts';
 import { jobLockFence } from './job-lock.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
+import { answersWithin } from './redis-health.ts';
+import { isConnectionError, redisState } from './redis-state.ts';
 import { RequestScopes } from './request-scope.ts';
 import { SharedRate, SharedThrottle } from './shared-rate.ts';
 
@@ -33,11 +35,20 @@ export interface WorkerOptions {
   lockDurationMs?: number;
 }
 
-/** The running workers, and how to stop them (finishing the jobs in hand). */
+/** The running workers, and how to stop them. */
 export interface WorkerSet {
   workers: Worker[];
   feeds: Feed[];
+  /** Stops taking jobs, finishes the jobs in hand (BullMQ records their outcome), closes. Needs Redis. */
   close(): Promise<void>;
+  /**
+   * Stops without Redis: the chunks in hand send nothing more, their requests in flight settle (cut after
+   * `settleMs`) and are journalled; the workers close without waiting for Redis to record anything — their jobs go
+   * back to the queue when their locks expire, and resume from their journals. Bounded in time.
+   */
+  abandon(settleMs?: number): Promise<void>;
+  /** True when this set's Redis connection answers PING within `ms`. */
+  redisAnswers(ms: number): Promise<boolean>;
 }
 
 /** What a push (chunk) job returns (kept in Redis, so counts only: the rows' outcomes are in the run directory). */
@@ -58,8 +69,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const feedsQueue = quietOnErrors(new Queue(QUEUES.feeds, { connection: conn, prefix }));
   // API_MAX_RPS is a budget of the whole fleet, not of each process: starts are reserved on one Redis key, which also
   // carries the pause of a 429 to every worker.
-  const rateConn = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
-  rateConn.on('error', () => undefined);
+  const rateConn = redisState.watch(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 }), config.REDIS_URL);
   const sharedRate = new SharedRate(rateConn, `${prefix}:api-rate`, config.API_MAX_RPS);
   const cc: CommandContext = await contextFromConfig(config, {
     redis: 'required',
@@ -79,6 +89,15 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   // Queued runs' owner leases, kept alive between their jobs by every worker (lease-keeper.ts).
   const keeper = new LeaseKeeper(ctx.redis!, { prefix: config.QUEUE_PREFIX, stateDir: config.STATE_DIR }, importQueue);
   keeper.start((config.LEASE_TTL_SECONDS * 1000) / 3);
+  // Aborted when the worker stops without Redis (abandon): the chunks in hand send nothing more.
+  const stopSending = new AbortController();
+  // What the jobs in hand send (a prepare step, a chunk), settled or not: what abandon waits for.
+  const sending = new Set<Promise<void>>();
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    const settled: Promise<void> = p.then(() => undefined, () => undefined).finally(() => sending.delete(settled));
+    sending.add(settled);
+    return p;
+  };
 
   const processImport = async (job: Job, token?: string) => {
     const data = jobPayload('import', job.data);
@@ -91,8 +110,8 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
         onGranted: (l, at) => keeper.register({ runId: l.holder.runId, owner: at.owner, api: at.api, grant: l.grant, holder: l.holder, ttlMs: l.ttlMs, importJobId: job.id! }),
       };
       // Each chunk job is added as soon as the second pass has written its chunk: pushing starts while the pass goes on.
-      const { value: run } = await scopes.run((stats) => startQueuedRun(req, { ...ctx, clients: { ...ctx.clients, stats }, chunkSize, onProgress: progressOf(job), lease, fences: [lock] }, (c) =>
-        pushQueue.add(c.kind, { runId: c.runId, workDir: c.workDir, kind: c.kind, index: c.index }, { ...JOB_OPTIONS.push, jobId: pushJobId(c), parent: { id: job.id!, queue: job.queueQualifiedName }, ignoreDependencyOnFailure: true }).then(() => undefined))).finally(() => lock.stop());
+      const { value: run } = await track(scopes.run((stats) => startQueuedRun(req, { ...ctx, clients: { ...ctx.clients, stats }, chunkSize, onProgress: progressOf(job), lease, fences: [lock] }, (c) =>
+        pushQueue.add(c.kind, { runId: c.runId, workDir: c.workDir, kind: c.kind, index: c.index }, { ...JOB_OPTIONS.push, jobId: pushJobId(c), parent: { id: job.id!, queue: job.queueQualifiedName }, ignoreDependencyOnFailure: true }).then(() => undefined)))).finally(() => lock.stop());
       // The push stage's counts are summed from the chunks as they finish (runStatus); this is where they start.
       await job.updateProgress({ stage: 'push', rowsRead: run.rows, operationsSent: 0, errors: 0, rowsTotal: run.rows });
       await job.updateData({ ...data, step: 'wait', runId: run.runId, workDir: run.workDir, chunks: run.rowChunks + run.archiveChunks });
@@ -136,7 +155,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     const d = jobPayload('push', job.data);
     const lock = await jobLockFence(job, token!, lockDuration);
     try {
-      const { value: out, requests } = await scopes.run(() => pushChunk(d, ctx, lock));
+      const { value: out, requests } = await track(scopes.run(() => pushChunk(d, { ...ctx, signal: stopSending.signal }, lock)));
       await job.updateProgress({ stage: 'push', operations: out.rows, done: out.rows, failed: out.failed });
       // One field per chunk, so a chunk run twice (retry, takeover) is counted once.
       const key = runChunksKey(prefix, d.runId);
@@ -147,6 +166,8 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     } catch (err) {
       // This worker lost the job to another one (paused past its lock): whatever it throws, BullMQ ignores it.
       if (lock.lost) throw lock.lost;
+      // Stopped by the worker's stop: the chunk is pushed again, from its journal, by whichever worker takes it.
+      if (stopSending.signal.aborted) throw err;
       // A chunk that cannot succeed by retrying (credential rejected, state missing) fails at once.
       if (!isRetryable(err)) throw new UnrecoverableError((err as Error).message);
       throw err;
@@ -212,29 +233,45 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   // The worker does not start with a queue of the catalog it cannot handle (or a handler the catalog does not know).
   checkHandlers(handlers);
 
-  const workerOpts = { connection: queueConnection(config), prefix, lockDuration, stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)), maxStalledCount: 3 };
+  const workerConns = [queueConnection(config), queueConnection(config), queueConnection(config)] as const;
+  const workerOpts = { connection: workerConns[0], prefix, lockDuration, stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)), maxStalledCount: 3 };
   const importWorker = new Worker(QUEUES.import, handlers.import, { ...workerOpts, concurrency: options.importConcurrency ?? 1 });
   const pushWorker = new Worker(QUEUES.push, handlers.push, {
-    ...workerOpts, connection: queueConnection(config), concurrency: options.pushConcurrency ?? 2,
+    ...workerOpts, connection: workerConns[1], concurrency: options.pushConcurrency ?? 2,
     // BullMQ only honours queue.rateLimit() on a worker that has a limiter; this one never binds on its own
     // (API_MAX_RPS is enforced per request by the shared rate above, not per chunk job).
     limiter: { max: 1000, duration: 1000 },
   });
-  const feedsWorker = new Worker(QUEUES.feeds, handlers.feeds, { ...workerOpts, connection: queueConnection(config), concurrency: 1 });
+  const feedsWorker = new Worker(QUEUES.feeds, handlers.feeds, { ...workerOpts, connection: workerConns[2], concurrency: 1 });
   const workers = [importWorker, pushWorker, feedsWorker];
   for (const w of workers) {
     w.on('failed', (job, err) => logger.warn({ queue: w.name, jobId: job?.id, err: err.message }, 'job failed'));
-    w.on('error', (err) => logger.error({ queue: w.name, err: err.message }, 'worker error'));
+    // A lost connection fails every reconnection attempt of BullMQ's own connections: the process's Redis state
+    // tells the outage once (redis-state.ts).
+    w.on('error', (err) => {
+      if (!redisState.down && !isConnectionError(err)) logger.error({ queue: w.name, err: err.message }, 'worker error');
+    });
   }
 
-  // One scheduler per feed, upserted by every worker at start: BullMQ keeps one tick per schedule however many run.
-  for (const f of feeds) {
-    await feedsQueue.upsertJobScheduler(f.id, { pattern: f.schedule, tz: f.timezone }, { name: 'feed-tick', data: { feed: f.id }, opts: JOB_OPTIONS.feeds });
-  }
-  for (const s of await feedsQueue.getJobSchedulers()) {
-    const sid = (s as { key?: string; id?: string }).id ?? (s as { key: string }).key;
-    if (!feeds.some((f) => f.id === sid)) await feedsQueue.removeJobScheduler(sid);
-  }
+  // One scheduler per feed, upserted by every worker at start (BullMQ keeps one tick per schedule however many run)
+  // and again whenever Redis comes back: a Redis restarted without its data has none left. Returns how many were missing.
+  const upsertSchedules = async (): Promise<number> => {
+    const before = await feedsQueue.getJobSchedulers();
+    const idOf = (s: JobSchedulerJson) => (s as { id?: string }).id ?? s.key;
+    for (const f of feeds) {
+      await feedsQueue.upsertJobScheduler(f.id, { pattern: f.schedule, tz: f.timezone }, { name: 'feed-tick', data: { feed: f.id }, opts: JOB_OPTIONS.feeds });
+    }
+    for (const s of before) if (!feeds.some((f) => f.id === idOf(s))) await feedsQueue.removeJobScheduler(idOf(s));
+    return feeds.filter((f) => !before.some((s) => idOf(s) === f.id)).length;
+  };
+  await upsertSchedules();
+  const stopWatching = redisState.onChange((down) => {
+    if (down || feeds.length === 0) return;
+    upsertSchedules().then(
+      (missing) => missing > 0 && logger.warn({ feeds: feeds.map((f) => f.id) }, `Redis came back without ${missing} feed schedule(s) (restarted without its data?): re-created from ${options.jobsDir ?? 'jobs'}/`),
+      (err: unknown) => logger.warn({ err: (err as Error).message }, 'cannot re-create the feed schedules after Redis came back: restart the worker'),
+    );
+  });
   logger.info({ feeds: feeds.map((f) => f.id), prefix }, 'workers started');
 
   // Locks are renewed by timers: a stretch of synchronous work longer than the lock loses the job to another worker
@@ -249,23 +286,57 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   loopCheck.unref();
 
   let closing: Promise<void> | undefined;
+  let abandoning: Promise<void> | undefined;
+  const stopTimers = () => {
+    clearInterval(loopCheck);
+    loop.disable();
+    stopWatching();
+  };
   return {
     workers,
     feeds,
     close() {
       closing ??= (async () => {
-        clearInterval(loopCheck);
-        loop.disable();
+        stopTimers();
         await Promise.all(workers.map((w) => w.close()));
         await keeper.stop();
         await Promise.all([importQueue.close(), pushQueue.close(), feedsQueue.close()]);
         await cc.close();
-        rateConn.disconnect();
-        conn.disconnect();
+        // BullMQ closes the connections it made, not the ones it was given.
+        for (const c of [...workerConns, rateConn, conn]) c.disconnect();
       })();
       return closing;
     },
+    abandon(settleMs = 4000) {
+      abandoning ??= (async () => {
+        stopTimers();
+        stopSending.abort(new ProductSyncError('PS_ERR_RUN_INTERRUPTED', 'the worker stopped'));
+        const settled = Promise.all([...sending]);
+        // Requests still in flight then are cut: the journal says they were sent, a resume looks their rows up.
+        if (!(await within(settled, settleMs))) {
+          await ctx.clients.close();
+          await within(settled, 1000);
+        }
+        // Force: BullMQ does not wait for the jobs in hand, whose outcome it cannot record without Redis. A close
+        // already begun (Redis lost during it) never ends: it is left behind.
+        await within(Promise.all(workers.map((w) => w.close(true))), 1000);
+        void keeper.stop();
+        await within(cc.close(), 1000);
+        for (const c of [...workerConns, rateConn, conn]) c.disconnect();
+      })();
+      return abandoning;
+    },
+    redisAnswers: (ms) => answersWithin(conn, ms),
   };
+}
+
+/** True when `p` settled within `ms` (its outcome is not looked at). */
+function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p.then(() => true, () => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /** For `feeds list`: whether the drop folder exists (a feed pointing nowhere is worth a warning). */

@@ -14,7 +14,10 @@ import { checkInput } from '../pipeline/run/input-gate.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
 import { importQueueClient, runStatus } from '../queue/enqueue.ts';
 import { boardQueues } from '../queue/queues.ts';
+import { redisState } from '../queue/redis-state.ts';
+import { redact } from '../redact.ts';
 import { registerMapper } from './mapper.ts';
+import { redisDownAnswer, withRedisBanner } from './redis-banner.ts';
 import { handleUpload, refusedInput } from './upload.ts';
 
 /** Settings of the console. */
@@ -29,6 +32,9 @@ export interface ConsoleOptions {
   basic?: { user: string; password: string };
 }
 
+// /health answers within this (a Redis that takes longer is down for the console).
+const HEALTH_PING_MS = 2000;
+const NEEDS_REDIS = /^\/(?:runs|uploads|admin\/queues\/api)(?:[/?]|$)/;
 const REPORT_FILES = new Set(['summary.json', 'rows.csv', 'rows.xlsx', 'rejected.csv', 'rejected.xlsx', 'reconcile.csv', 'reconcile.json']);
 const RUN_ID = /^[a-z0-9-]{8,80}$/i;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -51,8 +57,8 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
   const client = importQueueClient(config);
   const board = boardQueues(config);
   app.addHook('onClose', async () => {
-    await board.close();
-    await client.close();
+    // Closing a queue waits for Redis: without it, the connections are dropped instead.
+    await Promise.race([Promise.all([board.close(), client.close()]), new Promise((r) => setTimeout(r, 1000).unref())]);
   });
 
   if (options.token || options.basic) {
@@ -72,14 +78,22 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
     });
   }
 
-  await app.register(multipart, { limits: { fileSize: maxUpload, files: 1, fields: 10 } });
-
-  app.get('/health', async () => {
-    const pong = await board.ping().catch(() => 'down');
-    return { status: pong === 'PONG' ? 'ok' : 'degraded', redis: pong === 'PONG' ? 'up' : 'down' };
+  // The console's connections report an outage at once (redis-state.ts); a first connection still on its way is not one.
+  const redisDown = () => redisState.down;
+  // After the credentials are checked: routes that read or write the queue answer 503 at once while Redis is
+  // away, instead of waiting for it to return.
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (NEEDS_REDIS.test(req.url) && redisDown()) return reply.code(503).send(redisDownAnswer(redact(config.REDIS_URL)));
   });
 
-  app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(await readFile(buildFile('server/public/index.html'), 'utf8')));
+  await app.register(multipart, { limits: { fileSize: maxUpload, files: 1, fields: 10 } });
+
+  app.get('/health', async (_req, reply) => {
+    const up = !redisDown() && (await board.answers(HEALTH_PING_MS));
+    return reply.code(up ? 200 : 503).send({ status: up ? 'ok' : 'degraded', redis: up ? 'up' : 'down' });
+  });
+
+  app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(withRedisBanner(await readFile(buildFile('server/public/index.html'), 'utf8'), redisDown())));
 
   app.get('/mappings', async () => {
     const names = existsSync(mappingsDir) ? (await readdir(mappingsDir)).filter((f) => /\.(ya?ml|json)$/i.test(f)).map((f) => basename(f, extname(f))) : [];
@@ -139,7 +153,7 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
     return reply.type(name.endsWith('.json') ? 'application/json' : name.endsWith('.csv') ? 'text/csv; charset=utf-8' : 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet').send(createReadStream(file));
   });
 
-  await registerMapper(app, { config, uploadDir, mappingsDir, maxUpload });
+  await registerMapper(app, { config, uploadDir, mappingsDir, maxUpload, redisDown });
 
   const boardAdapter = new FastifyAdapter();
   boardAdapter.setBasePath('/admin/queues');

@@ -19,6 +19,7 @@ import { fieldChoices, mappingText, suggestMapping, type MappingDraft } from '..
 import { referenceLabels } from '../pipeline/resolve/list-labels.ts';
 import { previewSheet } from '../pipeline/run/preview.ts';
 import { contextFromConfig, type CommandContext } from '../runtime.ts';
+import { withRedisBanner } from './redis-banner.ts';
 import { handleUpload, type Answer, type Upload } from './upload.ts';
 
 /** Where the mapper keeps its sheets and mappings. */
@@ -30,6 +31,8 @@ export interface MapperOptions {
   maxUpload: number;
   /** How long an uploaded sheet stays available to the mapper (default 24 h); older ones are removed at the next upload. */
   sheetTtlMs?: number;
+  /** True while Redis does not answer (the page then shows its banner). */
+  redisDown?: () => boolean;
 }
 
 /** A mapping name the mapper saves: letters, digits, `_` and `-`, 1 to 64 characters (never a path). */
@@ -134,7 +137,7 @@ export async function registerMapper(app: FastifyInstance, o: MapperOptions): Pr
     }
   };
 
-  app.get('/mapper', async (_req, reply) => reply.type('text/html; charset=utf-8').send(await page('mapper.html')));
+  app.get('/mapper', async (_req, reply) => reply.type('text/html; charset=utf-8').send(withRedisBanner(await page('mapper.html'), o.redisDown?.() ?? false)));
   app.get('/mapper.js', async (_req, reply) => reply.type('text/javascript; charset=utf-8').send(await page('mapper.js')));
 
   /** The draft mapping of an uploaded sheet (kept only when there is one). */

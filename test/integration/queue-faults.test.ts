@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { startWorkers } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
-import { freePort } from '../global-setup.ts';
+import { ownRedis } from '../helpers/redis-server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { expectRerunCreatesNothing, reportIdsMatchApi, expectOneItemPerGtin } from '../helpers/sandbox.ts';
 
@@ -20,42 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sandbox?.close();
 });
-
-/** A redis-server of this test's own, with AOF, that can be stopped and started again on the same port and data. */
-async function ownRedis(dir: string, extraArgs: string[] = []): Promise<{ url: string; start(): Promise<void>; stop(signal?: NodeJS.Signals): Promise<void> }> {
-  const port = await freePort();
-  let child: ChildProcess | undefined;
-  const ping = async () => {
-    const { Redis } = await import('ioredis');
-    for (let i = 0; i < 100; i++) {
-      const r = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      r.on('error', () => undefined);
-      try {
-        await r.connect();
-        if ((await r.ping()) === 'PONG') return r.disconnect();
-      } catch {
-        r.disconnect();
-      }
-      await new Promise((res) => setTimeout(res, 50));
-    }
-    throw new Error('redis did not start');
-  };
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    async start() {
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', ...extraArgs], { stdio: 'ignore' });
-      await ping();
-    },
-    async stop(signal = 'SIGKILL') {
-      const c = child;
-      if (!c) return;
-      const exited = new Promise((r) => c.once('exit', r));
-      c.kill(signal);
-      await exited;
-      child = undefined;
-    },
-  };
-}
 
 function env(dir: string, redisUrl: string): Record<string, string> {
   return {
@@ -108,7 +72,7 @@ describe('queue mode under infrastructure faults', () => {
 
   it('warns at start when Redis may evict keys, and not when it may not', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-evict-'));
-    const redis = await ownRedis(dir, ['--maxmemory-policy', 'allkeys-lru']);
+    const redis = await ownRedis(dir, { args: ['--maxmemory-policy', 'allkeys-lru'] });
     await redis.start();
     const startAndStop = async (): Promise<string> => {
       const w = spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], { env: { ...process.env, ...env(dir, redis.url), LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });

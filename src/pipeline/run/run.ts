@@ -290,8 +290,14 @@ export async function pushChunk(c: { workDir: string; kind: ChunkKind; index: nu
     await writeAbortMark(c.workDir, abort);
     return { rows: 0, failed: 0, writes: 0 };
   }
+  // The worker stopping (ctx.signal) stops the chunk as an abort does: nothing more is sent, what is in flight settles
+  // and is journalled, and the chunk throws (below), so its results are not written and it is pushed again later.
+  const share = runShare();
+  const stopped = () => void (share.stop.reason ??= interruption(ctx.signal!));
+  if (ctx.signal?.aborted) stopped();
+  else ctx.signal?.addEventListener('abort', stopped, { once: true });
   const pushCtx: PushContext = {
-    config: ctx.config, clients: ctx.clients, guard: jobLock, ...(ctx.throttle ? { throttle: ctx.throttle } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}),
+    config: ctx.config, clients: ctx.clients, guard: jobLock, shared: share, ...(ctx.throttle ? { throttle: ctx.throttle } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}),
     // The chunk's results are written (what was not sent: not attempted) only when the run's lease is lost for good
     // while this worker still holds the job; any other stop throws: the job is retried, or is another worker's now.
     throwOnAbort: async (err) => !(err instanceof LeaseLostError && lease && (await jobLock.ready().then(() => true, () => false)) && (await leaseLostForGood(lease))),
@@ -307,6 +313,7 @@ export async function pushChunk(c: { workDir: string; kind: ChunkKind; index: nu
     if (err instanceof LeaseLostError && !jobLock.lost && !lease?.lost) throw new ProductSyncError('PS_ERR_QUEUE', `${err.message}; the chunk will be tried again`, { cause: err, retryable: true });
     throw err;
   } finally {
+    ctx.signal?.removeEventListener('abort', stopped);
     lease?.stop();
   }
 }

@@ -1,0 +1,274 @@
+// Redis away, lost, or back without its data (docs/errors.md, docs/queue.md "When Redis is away"): every situation
+// ends in bounded time with one clear line and the documented exit code. Real processes (the CLI), a real Redis of each
+// test's own that the test stops and starts again, the sandbox as the API.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { importQueueClient } from '../../src/queue/enqueue.ts';
+import { openFeedsQueue } from '../../src/queue/queues.ts';
+import { startWorkers } from '../../src/queue/workers.ts';
+import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { freePort } from '../global-setup.ts';
+import { ownRedis } from '../helpers/redis-server.ts';
+import { expectOneItemPerGtin, reportIdsMatchApi } from '../helpers/sandbox.ts';
+import { writeProductSheet } from '../helpers/sheets.ts';
+
+const owner = DEMO_COMPANY_ID;
+let sandbox: RunningSandbox;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+interface Proc {
+  child: ChildProcess;
+  out: { stdout: string; stderr: string };
+  exit: Promise<{ code: number | null; stdout: string; stderr: string; ms: number }>;
+}
+
+function cli(args: string[], env: Record<string, string>): Proc {
+  const t0 = Date.now();
+  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '' };
+  child.stdout!.on('data', (d) => (out.stdout += String(d)));
+  child.stderr!.on('data', (d) => (out.stderr += String(d)));
+  return { child, out, exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, ...out, ms: Date.now() - t0 }))) };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
+
+async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+  const t0 = Date.now();
+  while (!(await cond())) {
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+function env(dir: string, redisUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', OWNER_COMPANY_ID: owner, REDIS_URL: redisUrl,
+    QUEUE_PREFIX: 'ps-outage', REPORT_DIR: join(dir, 'reports'), UPLOAD_DIR: join(dir, 'uploads'), STATE_DIR: join(dir, 'state'),
+    API_CONCURRENCY: '2', LOG_LEVEL: 'warn', LOG_FORMAT: 'json', ...extra,
+  };
+}
+
+/** Log lines (JSON) of `stderr` whose message matches `re`. */
+const logLines = (stderr: string, re: RegExp) => stderr.split('\n').filter((l) => l.startsWith('{') && re.test((JSON.parse(l) as { msg: string }).msg));
+
+describe('Redis unreachable when a command starts', () => {
+  it('worker, enqueue, feeds list and feeds run exit 2 within 15 s, in one line naming Redis and its URL (password redacted)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-noredis-'));
+    const port = await freePort();
+    const e = env(dir, `redis://:s3cret-pass@127.0.0.1:${port}`);
+    const sheet = writeProductSheet(dir, 3, { owner });
+    const jobs = join(dir, 'jobs');
+    mkdirSync(jobs);
+    writeFileSync(join(jobs, 'nightly.yaml'), `schedule: "0 2 * * *"\nsource: { dir: ${dir}, pattern: "*.csv" }\nmapping: ${sheet.mapping}\n`);
+    const runs = await Promise.all([
+      ['worker', '--jobs-dir', jobs],
+      ['enqueue', sheet.file, '--mapping', sheet.mapping],
+      ['feeds', 'list', '--jobs-dir', jobs],
+      ['feeds', 'run', 'nightly', '--jobs-dir', jobs],
+    ].map((args) => cli(args, e).exit));
+    for (const r of runs) {
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.ms).toBeLessThan(15_000);
+      const lines = r.stderr.trim().split('\n');
+      expect(lines, r.stderr).toHaveLength(1);
+      expect(lines[0]).toMatch(new RegExp(`^product-sync: cannot reach Redis at redis://\\[redacted\\]@127\\.0\\.0\\.1:${port}: connect ECONNREFUSED .*needs it: start Redis or fix REDIS_URL, or give --wait-redis <seconds> to wait for it \\[PS_ERR_REDIS_UNREACHABLE\\]$`));
+      expect(r.stderr).not.toContain('s3cret-pass');
+    }
+  });
+
+  it('--wait-redis waits: a worker starts once Redis answers; given up after the time asked, with exit 2 saying how long it waited', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-waitredis-'));
+    const redis = await ownRedis(dir, { aof: false });
+    const worker = cli(['worker', '--jobs-dir', join(dir, 'no-jobs'), '--wait-redis', '20'], env(dir, redis.url));
+    const gaveUp = cli(['feeds', 'list', '--jobs-dir', join(dir, 'no-jobs'), '--wait-redis', '1'], env(dir, `redis://127.0.0.1:${await freePort()}`)).exit;
+    try {
+      await until('the worker to say it waits', () => /does not answer: waiting up to 20 s/.test(worker.out.stderr));
+      await sleep(1500);
+      expect(worker.out.stdout).toBe('');
+      await redis.start();
+      await until('the worker to start', () => worker.out.stdout.includes('worker started'), 15_000);
+      // Waiting was said once, however many attempts it took.
+      expect(logLines(worker.out.stderr, /does not answer: waiting up to 20 s/)).toHaveLength(1);
+      worker.child.kill('SIGTERM');
+      expect((await worker.exit).code).toBe(0);
+      const r = await gaveUp;
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED .* \(waited 1 s\); `feeds list` needs it: start Redis or fix REDIS_URL \[PS_ERR_REDIS_UNREACHABLE\]\n$/);
+    } finally {
+      worker.child.kill('SIGKILL');
+      await redis.stop();
+    }
+  });
+
+  it('serve starts anyway: /health answers 503 {redis: "down"} within 3 s, the pages show a banner, the queue routes answer 503; the outage is logged once, and its end once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-serve-noredis-'));
+    const redis = await ownRedis(dir, { aof: false });
+    const serve = cli(['serve', '--port', '0'], env(dir, redis.url, { LOG_LEVEL: 'info' }));
+    try {
+      await until('the console to listen', () => /console on http:\/\/127\.0\.0\.1:\d+\//.test(serve.out.stdout));
+      const url = /console on (http:\/\/127\.0\.0\.1:\d+)\//.exec(serve.out.stdout)![1]!;
+      const t0 = Date.now();
+      const health = await fetch(`${url}/health`);
+      expect(Date.now() - t0).toBeLessThan(3000);
+      expect(health.status).toBe(503);
+      expect(await health.json()).toEqual({ status: 'degraded', redis: 'down' });
+      expect(await (await fetch(`${url}/`)).text()).toContain('<p id="redis-banner" role="alert">Redis does not answer');
+      expect(await (await fetch(`${url}/mapper`)).text()).toContain('<p id="redis-banner" role="alert">Redis does not answer');
+      const runs = await fetch(`${url}/runs`);
+      expect(runs.status).toBe(503);
+      expect(await runs.json()).toMatchObject({ code: 'PS_ERR_REDIS_UNREACHABLE', redis: 'down' });
+      // Several reconnection attempts later: still one line.
+      await sleep(2500);
+      expect(logLines(serve.out.stderr, /does not answer: reconnecting/)).toHaveLength(1);
+      await redis.start();
+      await until('/health to say up', async () => (await fetch(`${url}/health`)).status === 200, 15_000);
+      expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok', redis: 'up' });
+      expect(await (await fetch(`${url}/`)).text()).toContain('<p id="redis-banner" role="alert" hidden>');
+      expect((await fetch(`${url}/runs`)).status).toBe(200);
+      expect(logLines(serve.out.stderr, /answers again/)).toHaveLength(1);
+      expect(logLines(serve.out.stderr, /does not answer/)).toHaveLength(1);
+      serve.child.kill('SIGTERM');
+      expect((await serve.exit).code).toBe(0);
+    } finally {
+      serve.child.kill('SIGKILL');
+      await redis.stop();
+    }
+  });
+});
+
+describe('Redis lost while a worker runs', () => {
+  it('the first SIGTERM stops it within 10 s: nothing more is sent, what was in flight is journalled; once Redis is back the run ends with one item per GTIN', async () => {
+    sandbox.handle.reset();
+    sandbox.handle.setFaults({ latencyMs: [20, 40], seed: 3 });
+    const dir = mkdtempSync(join(tmpdir(), 'ps-lost-midrun-'));
+    const redis = await ownRedis(dir);
+    await redis.start();
+    const e = env(dir, redis.url, { CHUNK_SIZE: '20', WORKER_LOCK_MS: '3000' });
+    const sheet = writeProductSheet(dir, 200, { owner });
+    const worker = cli(['worker', '--jobs-dir', join(dir, 'no-jobs')], e);
+    const client = importQueueClient(loadConfig(e));
+    let workers: Awaited<ReturnType<typeof startWorkers>> | undefined;
+    try {
+      await until('the worker to start', () => worker.out.stdout.includes('worker started'));
+      const { jobId } = await client.enqueue({ request: { file: sheet.file, mapping: sheet.mapping }, origin: 'cli', step: 'prepare' });
+      await until('the first items', () => items().length >= 10);
+      await redis.stop('SIGKILL');
+      await sleep(200);
+      worker.child.kill('SIGTERM');
+      const t0 = Date.now();
+      const r = await worker.exit;
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(new RegExp(`^product-sync: SIGTERM while Redis at redis://127\\.0\\.0\\.1:${redis.port} does not answer: the worker stopped sending; the requests in flight settled and are journalled; its jobs go back to the queue when Redis answers .*$`, 'm'));
+      // The outage once, not once per reconnection attempt; no worker errors.
+      expect(logLines(r.stderr, /does not answer: reconnecting/).length).toBeLessThanOrEqual(1);
+      expect(r.stderr).not.toMatch(/worker error|ECONNREFUSED.*\n.*ECONNREFUSED/);
+      const sent = items().length;
+      expect(sent).toBeLessThan(200);
+      await sleep(300);
+      expect(items().length).toBe(sent);
+      const runDir = readdirSync(e.REPORT_DIR!).map((d) => join(e.REPORT_DIR!, d)).find((d) => existsSync(join(d, 'run.json')))!;
+      expect(readdirSync(join(runDir, 'chunks')).some((f) => f.endsWith('.journal.jsonl'))).toBe(true);
+      // Redis back (AOF): another worker takes the jobs over once their locks expired, and resumes from the journals.
+      await redis.start();
+      workers = await startWorkers(loadConfig(e), { jobsDir: join(dir, 'no-jobs'), chunkSize: 20, lockDurationMs: 3000 });
+      const result = await client.wait(jobId, 60_000);
+      expect(result.summary.counts.rows).toBe(200);
+      expect(result.summary.counts.failed + result.summary.counts.notAttempted).toBe(0);
+      expectOneItemPerGtin(sandbox, owner, 200);
+      reportIdsMatchApi(sandbox, owner, result.reportDir, 200);
+    } finally {
+      worker.child.kill('SIGKILL');
+      await workers?.close();
+      await client.close();
+      await redis.stop();
+      sandbox.handle.setFaults({});
+    }
+  }, 60_000);
+
+  it('a second signal exits at once (143) while the first waits for the chunk in hand', async () => {
+    sandbox.handle.reset();
+    sandbox.handle.setFaults({ latencyMs: 400 });
+    const dir = mkdtempSync(join(tmpdir(), 'ps-second-signal-'));
+    const prefix = `ps-second-${process.pid}`;
+    const e = env(dir, inject('redisUrl'), { QUEUE_PREFIX: prefix, CHUNK_SIZE: '50', API_CONCURRENCY: '1' });
+    const sheet = writeProductSheet(dir, 50, { owner });
+    const worker = cli(['worker', '--jobs-dir', join(dir, 'no-jobs')], e);
+    const client = importQueueClient(loadConfig(e));
+    try {
+      await until('the worker to start', () => worker.out.stdout.includes('worker started'));
+      await client.enqueue({ request: { file: sheet.file, mapping: sheet.mapping }, origin: 'cli', step: 'prepare' });
+      await until('the chunk to be pushed', () => items().length >= 1);
+      worker.child.kill('SIGTERM');
+      await sleep(700);
+      expect(worker.child.exitCode).toBe(null);
+      const t0 = Date.now();
+      worker.child.kill('SIGTERM');
+      const r = await worker.exit;
+      expect(Date.now() - t0).toBeLessThan(2000);
+      expect(r.code).toBe(143);
+      expect(r.stderr).toMatch(/^product-sync: SIGTERM again: exiting now \(the jobs in hand go back to the queue when their locks expire, and resume from their journals\)$/m);
+    } finally {
+      worker.child.kill('SIGKILL');
+      await client.close();
+      sandbox.handle.setFaults({});
+      const r = new Redis(inject('redisUrl'));
+      const keys = await r.keys(`{${prefix}}*`);
+      if (keys.length > 0) await r.del(...keys);
+      r.disconnect();
+    }
+  });
+});
+
+describe('Redis restarted without persistence', () => {
+  it('enqueue --wait exits 3 (PS_ERR_JOB_LOST) within 60 s saying what happened and what to do; a running worker re-creates the feed schedules', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-no-aof-'));
+    const redis = await ownRedis(dir, { aof: false });
+    await redis.start();
+    const sheet = writeProductSheet(dir, 5, { owner });
+    const jobs = join(dir, 'jobs');
+    mkdirSync(jobs);
+    writeFileSync(join(jobs, 'nightly.yaml'), `schedule: "0 2 * * *"\nsource: { dir: ${dir}, pattern: "*.csv" }\nmapping: ${sheet.mapping}\n`);
+    // The worker serves one prefix; the queued import waits under another, where no worker takes it.
+    const workerConfig = loadConfig(env(dir, redis.url, { QUEUE_PREFIX: 'ps-feeds' }));
+    const workers = await startWorkers(workerConfig, { jobsDir: jobs });
+    const feeds = openFeedsQueue(workerConfig);
+    const waiting = cli(['enqueue', sheet.file, '--mapping', sheet.mapping, '--wait'], env(dir, redis.url, { QUEUE_PREFIX: 'ps-nobody' }));
+    try {
+      expect([...(await feeds.schedulers()).keys()]).toEqual(['nightly']);
+      await until('the job id', () => waiting.out.stdout.trim().length > 0);
+      await redis.stop('SIGKILL');
+      await sleep(300);
+      await redis.start();
+      const t0 = Date.now();
+      const r = await waiting.exit;
+      expect(Date.now() - t0).toBeLessThan(60_000);
+      expect(r.code, r.stderr).toBe(3);
+      // The outage was logged once while it lasted; then one line says what happened.
+      expect(logLines(r.stderr, /does not answer: reconnecting/).length).toBeLessThanOrEqual(1);
+      const lines = r.stderr.trim().split('\n').filter((l) => !l.startsWith('{'));
+      expect(lines, r.stderr).toHaveLength(1);
+      expect(lines[0]).toMatch(new RegExp(`^product-sync: run \\S+ is gone from the queue: Redis at redis://127\\.0\\.0\\.1:${redis.port} restarted without its data \\(it runs without persistence: give it appendonly yes, see docs/queue\\.md\\)\\. .*enqueue the same sheet again .* \\[PS_ERR_JOB_LOST\\]$`));
+      await until('the feed schedule to be back', async () => (await feeds.schedulers()).has('nightly'), 20_000);
+    } finally {
+      waiting.child.kill('SIGKILL');
+      await feeds.close();
+      await workers.close();
+      await redis.stop();
+    }
+  }, 60_000);
+});
