@@ -118,7 +118,8 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       logger.child({ jobId: job.id, queue: QUEUES.import }).info({ runId: run.runId, chunks: run.rowChunks + run.archiveChunks }, 'import prepared');
     }
     if (await job.moveToWaitingChildren(token!)) throw new WaitingChildrenError();
-    const { workDir } = jobPayload('import', job.data);
+    // Read again: the prepare step above has just stored the run's id and directory in the job's data.
+    const { workDir, runId } = jobPayload('import', job.data);
     const values = Object.values(await job.getChildrenValues<PushJobResult>());
     for (const [key, reason] of Object.entries(await job.getIgnoredChildrenFailures())) {
       const m = /-(rows|archives)-(\d+)$/.exec(key);
@@ -126,8 +127,9 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       if (m) await recoverChunk(workDir!, m[1] as 'rows' | 'archives', Number(m[2]), String(reason));
     }
     const result = await finishRun(workDir!, { ...ctx, pushRequests: values.reduce((n, v) => n + (v?.requests ?? 0), 0) });
-    // The report is written: the next run of this owner may start.
-    if (data.runId) await keeper.finish(data.runId);
+    // The report is written: the next run of this owner may start (also a run that ended at its prepare step, with no
+    // chunk to push: an archive guard that tripped, an empty sheet).
+    if (runId) await keeper.finish(runId);
     await recordFeedImport(data, result);
     await job.updateProgress({ stage: 'done', rowsRead: result.summary.counts.rows, operationsSent: result.summary.counts.rows, errors: result.summary.counts.failed + result.summary.counts.invalid });
     return { runId: result.runId, exitCode: result.exitCode, summary: result.summary, reportDir: result.reportDir, files: result.files };
