@@ -2,6 +2,49 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// The layout of src/ (issue 23; each folder's README.md says what it owns): which folder may import which. A rule is a
+// regex over the import's relative specifier, so it names the folders as the importing file sees them. Static imports
+// (type-only ones too) go through no-restricted-imports, import() through no-restricted-syntax. Cycles: npm run
+// lint:cycles (madge).
+const ROOMS = ['read', 'map', 'resolve', 'sync', 'report'];
+const UP = '(?:\\.{1,2}/)+';
+/** Config objects forbidding, in `files`, imports whose specifier matches one of `regexes` (`why` is the message). */
+function forbid(files, regexes, why, ignores = []) {
+  const message = `${why} (see the folder's README.md)`;
+  return {
+    files,
+    ignores,
+    rules: {
+      'no-restricted-imports': ['error', { patterns: regexes.map((regex) => ({ regex, message })) }],
+      'no-restricted-syntax': ['error', ...regexes.map((regex) => ({ selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\/')}/]`, message }))],
+    },
+  };
+}
+function layoutRules() {
+  const above = (depth, names) => `^${'\\.\\./'.repeat(depth)}(?:${names.join('|')})(?:/|\\.ts$)`;
+  return [
+    // Later objects replace the rule for their files, so each file gets one object: the most specific.
+    forbid(['src/**/*.ts'], [`^${UP}commands/`], 'only src/cli.ts and src/commands/ import a command', ['src/cli.ts', 'src/commands/**']),
+    forbid(['src/formats/**/*.ts'], [above(1, ['pipeline', 'queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
+      'src/formats/ reads and writes files: it knows nothing of the pipeline, the queue, the servers, onboarding'),
+    // The one import left: csv-parser.ts stays in pipeline/read/ until its papaparse adapter lands (then moves here).
+    forbid(['src/formats/read-csv.ts'], [`^\\.\\./pipeline/(?!read/csv-parser\\.ts$)`, above(1, ['queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
+      'src/formats/ reads and writes files: it knows nothing of the pipeline, the queue, the servers, onboarding'),
+    forbid(['src/api/**/*.ts'], [above(1, ['pipeline', 'formats', 'queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
+      'src/api/ is the product API client: it knows nothing of what calls it'),
+    forbid(['src/sandbox/**/*.ts'], [`^(?:\\.\\./)+(?:pipeline|formats|queue|server|commands|onboarding|runtime)(?:/|\\.ts$)`],
+      'src/sandbox/ is a stand-in for the product API: it shares the API\'s field tables, nothing of the importer'),
+    forbid(['src/queue/**/*.ts'], [above(1, ['server', 'commands', 'onboarding'])], 'src/queue/ runs the pipeline in workers; servers and commands drive it'),
+    forbid(['src/pipeline/*.ts'], [`^\\./(?:${[...ROOMS, 'run'].join('|')})/`, above(1, ['queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
+      'src/pipeline/*.ts is what the rooms share: it imports no room'),
+    ...ROOMS.map((room) => forbid([`src/pipeline/${room}/**/*.ts`],
+      [`^\\.\\./(?:${[...ROOMS.filter((r) => r !== room), 'run'].join('|')})/`, above(2, ['queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
+      `pipeline/${room}/ imports downward only: src/pipeline/*.ts, formats, api, never another room or run/ (run/ drives the rooms)`)),
+    forbid(['src/pipeline/run/**/*.ts'], [above(2, ['queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
+      'pipeline/run/ drives the rooms; the queue, the servers and the commands drive it'),
+  ];
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'reports/', 'uploads/', 'coverage/', 'src/server/public/', 'bench/.data/', 'test/.output/'] },
   js.configs.recommended,
@@ -13,6 +56,7 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  ...layoutRules(),
   {
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly' } },

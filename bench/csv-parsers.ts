@@ -16,7 +16,7 @@ import iconv from 'iconv-lite';
 import Papa from 'papaparse';
 import { inferSchema, initParser, type Parser as UdsvParser } from 'udsv';
 import { CsvParser } from '../src/pipeline/read/csv-parser.ts';
-import { lineEndNormalizer } from '../src/pipeline/read/read-csv.ts';
+import { lineEndNormalizer } from '../src/formats/read-csv.ts';
 import { ensureCsv } from './product-rows.ts';
 
 const ROWS = Number(process.env.BENCH_PARSER_ROWS ?? 200_000);
@@ -43,7 +43,8 @@ async function* records(c: Candidate, input: Input, onFile?: (s: Readable & { by
       const p = text.pipe(Papa.parse(Papa.NODE_STREAM_INPUT, { delimiter: input.delimiter, ...(input.newline ? { newline: input.newline } : {}), ...(input.decodeFirst ? {} : { encoding: nodeEnc }) }));
       for await (const r of p) yield r as string[];
     } else if (c === 'papaparse-core-pull') {
-      // The loop src/pipeline/read/read-csv.ts ran before CsvParser: papaparse's core parser over the text, pulled chunk by chunk.
+      // The loop src/formats/read-csv.ts ran before CsvParser: papaparse's core parser over the text, pulled chunk
+      // by chunk.
       const parser = new Papa.Parser({ delimiter: input.delimiter, newline: input.newline ?? '\n' });
       let partial = '';
       for await (const chunk of text) {

@@ -24,7 +24,7 @@ import type { Sheet, SheetRow } from '../src/pipeline/types.ts';
 import type * as ValidateModule from '../src/pipeline/map/validate.ts';
 import type * as ReportModule from '../src/pipeline/report/report.ts';
 import type { RowOutcome } from '../src/pipeline/report/report.ts';
-import type * as IssueCodesModule from '../src/pipeline/issue-codes.ts';
+import type * as IssueCodesModule from '../src/issue-codes.ts';
 import { writeProductSheet } from '../test/helpers/sheets.ts';
 import { ensureCsv, ensureXlsx } from './product-rows.ts';
 
@@ -44,7 +44,7 @@ const { parseMapping } = await product<typeof MappingModule>('pipeline/map/mappi
 const { openSheet } = await product<typeof ReadSheetModule>('pipeline/read/read-sheet');
 const { validateDraft } = await product<typeof ValidateModule>('pipeline/map/validate');
 const { createReportWriter } = await product<typeof ReportModule>('pipeline/report/report');
-const { issue } = await product<typeof IssueCodesModule>('pipeline/issue-codes');
+const { issue } = await product<typeof IssueCodesModule>('issue-codes');
 
 const CSV_ROWS = Number(process.env.BENCH_CSV_ROWS ?? 1_000_000);
 const XLSX_ROWS = Number(process.env.BENCH_XLSX_ROWS ?? 100_000);

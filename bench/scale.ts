@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
-import { gtinCheckDigit } from '../src/pipeline/map/gtin.ts';
+import { gtinCheckDigit } from '../src/pipeline/gtin.ts';
 import { DEMO_COMPANY_ID } from '../src/sandbox/defaults.ts';
 import type { RunSummary } from '../src/pipeline/report/report.ts';
 

@@ -2,7 +2,7 @@
 // while the committed file differs from what this writes).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { mappingJsonSchemaText } from '../src/pipeline/map/mapping-json-schema.ts';
+import { mappingJsonSchemaText } from '../src/onboarding/mapping-json-schema.ts';
 
 const file = fileURLToPath(new URL('../schemas/mapping.schema.json', import.meta.url));
 mkdirSync(fileURLToPath(new URL('../schemas/', import.meta.url)), { recursive: true });

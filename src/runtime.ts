@@ -63,7 +63,7 @@ export async function commandContext(flags: RunFlags, env: NodeJS.ProcessEnv = p
   // Before the sandbox (which keeps its store there) and before the run: a report dir that cannot be written is exit 2.
   await ensureReportDir(overrides.REPORT_DIR?.trim() ? overrides.REPORT_DIR : './reports', flags.reportDir ? '--report-dir' : 'REPORT_DIR');
   if (flags.sandbox) {
-    const { startEmbeddedSandbox } = await import('./commands/embedded-sandbox.ts');
+    const { startEmbeddedSandbox } = await import('./embedded-sandbox.ts');
     const reportDir = overrides.REPORT_DIR ?? './reports';
     const sb = await startEmbeddedSandbox(reportDir);
     overrides.PRODUCT_API_URL = sb.url;

@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startEmbeddedSandbox } from '../src/commands/embedded-sandbox.ts';
+import { startEmbeddedSandbox } from '../src/embedded-sandbox.ts';
 import { ProductSyncError } from '../src/errors.ts';
 import { createReportWriter, type ReportWriter, type RunSummary } from '../src/pipeline/report/report.ts';
 import { openReportThread } from '../src/pipeline/report/report-thread.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { gtinCheckDigit, hasValidCheckDigit, isGtin14, parseGtin } from '../src/pipeline/map/gtin.ts';
+import { gtinCheckDigit, hasValidCheckDigit, isGtin14, parseGtin } from '../src/pipeline/gtin.ts';
 
 /** A digit string of `n` digits followed by its correct check digit. */
 const validGtin = (len: number) =>

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { issue, ISSUE_CODES, severityOf, type IssueCode } from '../src/pipeline/issue-codes.ts';
+import { issue, ISSUE_CODES, severityOf, type IssueCode } from '../src/issue-codes.ts';
 
 // The code tables of the docs: docs/mapping.md lists the codes of reading the cells (transforms, map-row, validation),
 // docs/reports.md those of the readers, reference resolution and the run. Together they are ISSUE_CODES, row for row.
@@ -19,7 +19,7 @@ function documentedRows(): Map<string, { doc: string; severity: string; meaning:
   return rows;
 }
 
-describe('the issue code table (src/pipeline/issue-codes.ts)', () => {
+describe('the issue code table (src/issue-codes.ts)', () => {
   it('is documented code for code in docs/mapping.md and docs/reports.md, once, with its severity and meaning', () => {
     const rows = documentedRows();
     for (const [code, [severity, meaning]] of Object.entries(ISSUE_CODES)) {

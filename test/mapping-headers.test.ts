@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { columnLetters, letterPosition, matchHeaders, normalizeHeader, sourceLabel } from '../src/pipeline/map/headers.ts';
+import { columnLetters, letterPosition } from '../src/formats/column-letters.ts';
+import { matchHeaders, normalizeHeader, sourceLabel } from '../src/pipeline/map/headers.ts';
 
 const mapping = (...columns: (string | string[])[]) => ({ columns: columns.map((c) => ({ columns: Array.isArray(c) ? c : [c] })) });
 

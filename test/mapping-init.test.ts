@@ -2,10 +2,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClients, type ApiClients } from '../src/api/clients.ts';
 import { COLUMN_TYPES } from '../src/pipeline/map/transforms.ts';
-import { FIELD_ALIASES, HEADERS_WITHOUT_FIELD } from '../src/pipeline/map/header-aliases.ts';
+import { FIELD_ALIASES, HEADERS_WITHOUT_FIELD } from '../src/onboarding/header-aliases.ts';
 import { matchSheetHeaders } from '../src/pipeline/map/headers.ts';
 import { parseMapping, resolveFieldPath } from '../src/pipeline/map/mapping.ts';
-import { fieldChoices, mappingText, suggestMapping, type ColumnSuggestion, type MappingDraft } from '../src/pipeline/map/suggest.ts';
+import { fieldChoices, mappingText, suggestMapping, type ColumnSuggestion, type MappingDraft } from '../src/onboarding/suggest.ts';
 import { openSheet } from '../src/pipeline/read/read-sheet.ts';
 import { referenceLabels } from '../src/pipeline/resolve/list-labels.ts';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/server.ts';

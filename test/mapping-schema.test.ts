@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { mappingJsonSchema, mappingJsonSchemaText } from '../src/pipeline/map/mapping-json-schema.ts';
+import { mappingJsonSchema, mappingJsonSchemaText } from '../src/onboarding/mapping-json-schema.ts';
 import { columnSchema, mappingSchema, parseMapping, resolveFieldPath } from '../src/pipeline/map/mapping.ts';
 
 const SCHEMA = new URL('../schemas/mapping.schema.json', import.meta.url);

@@ -8,7 +8,7 @@ import { ProductSyncError } from '../src/errors.ts';
 import { matchHeaders } from '../src/pipeline/map/headers.ts';
 import { mapRow } from '../src/pipeline/map/map-row.ts';
 import { parseMapping } from '../src/pipeline/map/mapping.ts';
-import { lineEndNormalizer } from '../src/pipeline/read/read-csv.ts';
+import { lineEndNormalizer } from '../src/formats/read-csv.ts';
 import { checkSheetFile, openSheet } from '../src/pipeline/read/read-sheet.ts';
 import { expectReadFailure, fixtureDir, handZip, readAll, readError, RELS_XML, sheetXml, WORKBOOK_XML, writeWorkbook } from './fixtures/sheets.ts';
 

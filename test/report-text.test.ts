@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { openSheet } from '../src/pipeline/read/read-sheet.ts';
 import { neutralize } from '../src/pipeline/report/neutralize.ts';
 import { createReportWriter, type RunSummary } from '../src/pipeline/report/report.ts';
-import { XlsxWriter } from '../src/pipeline/report/xlsx-writer.ts';
+import { XlsxWriter } from '../src/formats/xlsx-writer.ts';
 
 const PIECES = ['a', 'Z', '0', '9', ' ', '\t', '\n', '\r', '\r\n', '&', '<', '>', '"', "'", ',', ';', '_', 'x', '_x0041_', '_x', 'é', 'ß', '漢', '😀', '\uD800', '\uDC00', '\uFFFE', '\u0000', '\u0001', '\u001F', '\u007F', '=', '+', '-', '@', 'x'.repeat(300), 'é'.repeat(150)];
 const text = fc.array(fc.constantFrom(...PIECES), { maxLength: 6 }).map((p) => p.join(''));

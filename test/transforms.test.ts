@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { WEIGHT_UNITS } from '../src/api/units.ts';
-import { gtinCheckDigit, parseGtin } from '../src/pipeline/map/gtin.ts';
+import { gtinCheckDigit, parseGtin } from '../src/pipeline/gtin.ts';
 import {
   applyValueMap, cellText, columnTransform, excelSerialToIso, isEmptyCell, splitCell, toBoolean, toCountry, toDate, toDecimal, toGtin,
   toInteger, toQuantity, toUnit, toUuid, toWeightQuantity, toWeightUnit, TRANSFORMS, type TransformContext, type TransformResult,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { matchHeaders } from '../src/pipeline/map/headers.ts';
-import { ISSUE_CODES } from '../src/pipeline/issue-codes.ts';
+import { ISSUE_CODES } from '../src/issue-codes.ts';
 import { mapRow } from '../src/pipeline/map/map-row.ts';
 import { parseMapping } from '../src/pipeline/map/mapping.ts';
 import { validateDraft } from '../src/pipeline/map/validate.ts';

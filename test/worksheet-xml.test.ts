@@ -1,9 +1,8 @@
-// The worksheet XML parser (read/worksheet-xml.ts) on its own: values by cell type, the XML it must take (prefixes,
+// The worksheet XML parser (formats/worksheet-xml.ts) on its own: values by cell type, the XML it must take (prefixes,
 // comments, CDATA, entities, attributes in any quoting) in pieces cut anywhere, and the XML it must refuse.
 import { describe, expect, it } from 'vitest';
-import type { XlsxRow } from '../src/pipeline/read/read-xlsx.ts';
-import { FORMULA_WITHOUT_RESULT, WorksheetXml, WorksheetXmlError, type WorksheetContext } from '../src/pipeline/read/worksheet-xml.ts';
-import { dateStyles, isDateFormat } from '../src/pipeline/read/workbook-parts.ts';
+import { FORMULA_WITHOUT_RESULT, WorksheetXml, WorksheetXmlError, type WorksheetContext, type XlsxRow } from '../src/formats/worksheet-xml.ts';
+import { dateStyles, isDateFormat } from '../src/formats/workbook-parts.ts';
 
 const CONTEXT: WorksheetContext = { part: 'xl/worksheets/sheet1.xml', sharedStrings: ['GTIN', 'Nom', 'a &amp; b'], dateStyles: [false, true], date1904: false };
 const sheet = (rows: string, head = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n') =>

@@ -7,7 +7,7 @@ import Papa from 'papaparse';
 import { describe, expect, it } from 'vitest';
 import { openSheet } from '../src/pipeline/read/read-sheet.ts';
 import { createReportWriter, type RunSummary } from '../src/pipeline/report/report.ts';
-import { XlsxWriter, xmlText } from '../src/pipeline/report/xlsx-writer.ts';
+import { XlsxWriter, xmlText } from '../src/formats/xlsx-writer.ts';
 import type { SheetRow } from '../src/pipeline/types.ts';
 
 const tempFile = (name = 'out.xlsx') => join(mkdtempSync(join(tmpdir(), 'ps-xlsx-writer-')), name);

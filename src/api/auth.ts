@@ -2,14 +2,7 @@ import { HttpError, ProductSyncError } from '../errors.ts';
 import { addSecret } from '../redact.ts';
 import { sendRequest, withRetry, type DispatcherSource, type HttpTimeouts, type RetryInfo } from './http.ts';
 import type { RetryOptions } from './retry.ts';
-
-/** A bearer credential: the token to send now, and whether a rejected token can be replaced by a fresh one. */
-export interface Credential {
-  /** The access token to send (may fetch or refresh it first). */
-  token(): Promise<string>;
-  /** Forgets `token` after the API rejected it; true when the next token() may give a different one. */
-  invalidate(token: string): boolean;
-}
+import type { Credential } from './credential.ts';
 
 /** A fixed token (API_TOKEN): never refreshed, so a 401 is final. */
 export class StaticCredential implements Credential {

@@ -1,7 +1,8 @@
 import { setMaxListeners } from 'node:events';
 import type { Config } from '../config.ts';
 import { ProductSyncError } from '../errors.ts';
-import { OAuthClientCredentials, StaticCredential, type Credential } from './auth.ts';
+import { OAuthClientCredentials, StaticCredential } from './auth.ts';
+import type { Credential } from './credential.ts';
 import { ApiTransport, DEFAULT_TIMEOUTS, LazyDispatcher, type HttpTimeouts, type RetryInfo } from './http.ts';
 import { ProductClient } from './product-client.ts';
 import { ReferenceClient } from './reference-client.ts';

@@ -4,7 +4,7 @@ import type { Agent, Dispatcher } from 'undici';
 import { HttpError, LeaseLostError, type ErrorCode } from '../errors.ts';
 import { ENDPOINTS, fillPath, joinUrl, type ApiName, type EndpointName, type RetryClass } from './endpoints.ts';
 import { mayRetry, parseRetryAfter, retryDelayMs, type RetryOptions } from './retry.ts';
-import type { Credential } from './auth.ts';
+import type { Credential } from './credential.ts';
 import { fenceInterceptor, type Fence } from './fence.ts';
 import { currentRunScope } from './run-scope.ts';
 

@@ -6,7 +6,7 @@ import { commandFileWriteError } from '../fs-errors.ts';
 import { runImport, type RunResult } from '../pipeline/run/run.ts';
 import { DEMO_COMPANY_ID } from '../sandbox/defaults.ts';
 import { contextFromConfig, ensureReportDir } from '../runtime.ts';
-import { startEmbeddedSandbox } from './embedded-sandbox.ts';
+import { startEmbeddedSandbox } from '../embedded-sandbox.ts';
 import { formatSummary } from './summary.ts';
 
 const SHEETS = new Set(['.csv', '.tsv', '.txt', '.xlsx']);

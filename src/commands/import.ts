@@ -1,6 +1,6 @@
 import { commandFileWriteError } from '../fs-errors.ts';
 import { checkSheetFile } from '../pipeline/read/read-sheet.ts';
-import { runReconcile } from '../pipeline/reconcile.ts';
+import { runReconcile } from '../pipeline/run/reconcile.ts';
 import { runImport, runValidate, type ImportRequest, type RunResult } from '../pipeline/run/run.ts';
 import type { Mode } from '../pipeline/sync/plan.ts';
 import { RunInterrupted } from '../errors.ts';

@@ -2,7 +2,7 @@
 import { LIST_NAMES, LOOKUPS, type ListName } from '../api/fields.ts';
 import { ProductSyncError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
-import { FIELD_ALIASES } from '../pipeline/map/header-aliases.ts';
+import { FIELD_ALIASES } from '../onboarding/header-aliases.ts';
 import { closest } from '../pipeline/map/mapping.ts';
 import { languageChain } from '../pipeline/resolve/reference-resolver.ts';
 import { openReference } from './reference-access.ts';

@@ -1,15 +1,14 @@
 /** `product-sync mapping init`: a draft mapping for a new supplier sheet (issue 11). */
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { dirname, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { projectFile } from '../build-dir.ts';
+import { dirname, resolve } from 'node:path';
 import { ProductSyncError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import { writingTo } from '../fs-errors.ts';
 import { makeDir } from '../make-dir.ts';
 import { MappingError, parseMapping } from '../pipeline/map/mapping.ts';
-import { draftName, mappingText, suggestMapping, type MappingDraft } from '../pipeline/map/suggest.ts';
+import { schemaRefFor } from '../onboarding/mapping-json-schema.ts';
+import { draftName, mappingText, suggestMapping, type MappingDraft } from '../onboarding/suggest.ts';
 import { checkSheetFile } from '../pipeline/read/read-sheet.ts';
 import { openReference } from './reference-access.ts';
 import { textTable } from './text-table.ts';
@@ -27,18 +26,10 @@ export interface MappingInitFlags {
   sandbox?: boolean;
 }
 
-/** The JSON Schema of the mapping format, shipped with the package (schemas/ beside src/ and dist/). */
-export const MAPPING_SCHEMA_FILE = fileURLToPath(projectFile('schemas/mapping.schema.json'));
-
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /** A word as a shell reads it back: as is when safe, else single-quoted. */
 const shellWord = (w: string): string => (/^[\w./:@%+=-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
-
-/** The `$schema` reference a mapping written at `out` uses: the schema file relative to it (`../schemas/mapping.schema.json` in mappings/). */
-export function schemaRefFor(out: string): string {
-  return relative(dirname(resolve(out)), MAPPING_SCHEMA_FILE).split(sep).join('/');
-}
 
 /** The summary printed after a draft: each header → field and why, then the notes. */
 export function formatDraftSummary(draft: MappingDraft, written: string): string {

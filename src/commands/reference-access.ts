@@ -29,7 +29,7 @@ export async function openReference(flags: { sandbox?: boolean }, env: NodeJS.Pr
   let config = loadConfig(env);
   let sandbox: { url: string; close(): Promise<void> } | undefined;
   if (flags.sandbox) {
-    const { startEmbeddedSandbox } = await import('./embedded-sandbox.ts');
+    const { startEmbeddedSandbox } = await import('../embedded-sandbox.ts');
     sandbox = await startEmbeddedSandbox('.', { persist: false });
     config = {
       ...config, PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', API_TOKEN_URL: undefined,

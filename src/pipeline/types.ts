@@ -1,55 +1,12 @@
 /** Data that flows between pipeline stages (DESIGN §3). */
 import type { ListName, LookupKind } from '../api/fields.ts';
 
-/** A cell value as a reader yields it: CSV cells are strings (or null when empty); XLSX keeps numbers, booleans and dates. */
-export type Cell = string | number | boolean | Date | null;
-
-/** How bad an issue is: an `error` keeps the row from being sent, a `warning` is reported only. */
-export type Severity = 'error' | 'warning';
-
-/** A problem with a file, a row or a cell — data, never an exception. `row` is the sheet's own 1-based row number. */
-export interface Issue {
-  row: number | null;
-  column: string | null;
-  field: string | null;
-  value: string | null;
-  /** A stable code (docs/issue-codes.md), e.g. `GTIN_CHECK_DIGIT`. */
-  code: string;
-  severity: Severity;
-  message: string;
-}
-
-/** One data row of a sheet; `cells` are aligned with the sheet's headers. */
-export interface SheetRow {
-  row: number;
-  cells: Cell[];
-  /** Problems the reader found on this row (ragged row, error cell, cell too long…). */
-  issues: Issue[];
-}
-
-/** An opened sheet: its headers and a stream of rows read lazily (never the whole file in memory). */
-export interface Sheet {
-  file: string;
-  format: 'csv' | 'xlsx';
-  /** Worksheet name for XLSX. */
-  sheetName?: string;
-  headerRow: number;
-  headers: string[];
-  /** The rows above the header (headerRow > 1), as text: rejected.* reproduce them so they re-import with the same mapping. */
-  preamble?: string[][];
-  /** The data rows, in order; readers that have them in batches also hand them over so ({@link BatchedRows}). */
-  rows: AsyncIterable<SheetRow> | BatchedRows;
-  /** Details for the report: detected encoding and delimiter (CSV), date system (XLSX)… */
-  info: Record<string, string | number | boolean>;
-}
-
-/**
- * Rows a reader holds in batches (a decoded chunk of a CSV): `nextBatch` hands over the rows not yet taken of the
- * current batch, or the next one (null at the end) — one promise per batch instead of one per row (see rowBatches).
- */
-export interface BatchedRows extends AsyncIterableIterator<SheetRow> {
-  nextBatch(): Promise<readonly SheetRow[] | null>;
-}
+// A sheet is what a reader yields (src/formats/sheet.ts), an issue is the shared table's (src/issue-codes.ts):
+// re-exported so that the pipeline names all the data it passes in one place.
+export type { BatchedRows, Cell, Sheet, SheetRow } from '../formats/sheet.ts';
+export type { Issue, Severity } from '../issue-codes.ts';
+import type { Cell } from '../formats/sheet.ts';
+import type { Issue } from '../issue-codes.ts';
 
 /** The API object a mapping targets. */
 export type Target = 'tradeItem' | 'manufacturedItem';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ProductSyncError } from '../errors.ts';
-import { sniffFile } from '../pipeline/read/sniff.ts';
+import { sniffFile } from '../formats/sniff.ts';
 
 /** An HTTP answer: status code and JSON body. */
 export interface Answer {

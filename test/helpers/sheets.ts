@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gtinCheckDigit } from '../../src/pipeline/map/gtin.ts';
+import { gtinCheckDigit } from '../../src/pipeline/gtin.ts';
 
 /** A valid GTIN-13 numbered `i` within a family (`prefix`: 6 digits). */
 export function testGtin(i: number, prefix = '035000'): string {

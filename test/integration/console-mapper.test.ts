@@ -6,7 +6,7 @@ import { hasChromium, startConsoleStack, withChromium, type ConsoleStack } from 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Config } from '../../src/config.ts';
 import { loadMapping } from '../../src/pipeline/map/mapping.ts';
-import type { MappingDraft } from '../../src/pipeline/map/suggest.ts';
+import type { MappingDraft } from '../../src/onboarding/suggest.ts';
 import type { Preview } from '../../src/pipeline/run/preview.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { type RunningSandbox } from '../../src/sandbox/server.ts';

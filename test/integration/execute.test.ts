@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClients, type ApiClients } from '../../src/api/clients.ts';
-import { gtinCheckDigit } from '../../src/pipeline/map/gtin.ts';
+import { gtinCheckDigit } from '../../src/pipeline/gtin.ts';
 import { Executor, type ExecutedRow } from '../../src/pipeline/sync/execute.ts';
 import { planRow, type ApiState } from '../../src/pipeline/sync/plan.ts';
 import { Throttle } from '../../src/pipeline/sync/throttle.ts';

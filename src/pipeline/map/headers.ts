@@ -1,25 +1,12 @@
 /** Header matching (DESIGN §5.3): which sheet column each mapping column reads. */
 import { ProductSyncError } from '../../errors.ts';
+import { columnLetters } from '../../formats/column-letters.ts';
 import type { HeaderRef, MappingColumn } from './mapping.ts';
 import type { Sheet } from '../types.ts';
 
 /** A header as compared: NFC, non-breaking spaces as spaces, surrounding and repeated spaces removed, lower case. */
 export function normalizeHeader(header: string): string {
   return header.normalize('NFC').replace(/[\s\u00a0\u2007\u202f\ufeff]+/g, ' ').trim().toLowerCase();
-}
-
-/** The letters of a 1-based column number, as a spreadsheet shows them (1 → A, 27 → AA). */
-export function columnLetters(n: number): string {
-  let s = '';
-  for (let c = n; c > 0; c = Math.floor((c - 1) / 26)) s = String.fromCharCode(65 + ((c - 1) % 26)) + s;
-  return s;
-}
-
-/** The 1-based column number of column letters (`G` → 7, `aa` → 27). */
-export function letterPosition(letters: string): number {
-  let n = 0;
-  for (const ch of letters.toUpperCase()) n = n * 26 + (ch.charCodeAt(0) - 64);
-  return n;
 }
 
 const list = (headers: readonly string[]): string => headers.map((h) => JSON.stringify(h)).join(', ');

@@ -9,7 +9,7 @@ import {
 } from '../../api/fields.ts';
 import { ProductSyncError } from '../../errors.ts';
 import { formatPath, parseYamlDocument } from '../../yaml-document.ts';
-import { columnLetters, letterPosition } from './headers.ts';
+import { columnLetters, letterPosition } from '../../formats/column-letters.ts';
 import { COLUMN_TYPES, localeNumberSeparators, valueMapKey, type ColumnType } from './transforms.ts';
 import type { LookupSpec, Target } from '../types.ts';
 

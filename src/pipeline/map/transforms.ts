@@ -1,8 +1,8 @@
 /** Cell transforms of mapping columns: each is pure, `(cell, ctx) → {value} | {issue}` (docs/mapping.md). */
 import { findUnit, weightUnitId, WEIGHT_UNIT_IDS, type Unit } from '../../api/units.ts';
 import { findCountry } from './country.ts';
-import { isValidGtin, parseGtin, SCIENTIFIC, toGtin14 } from './gtin.ts';
-import { severityOf, type FixedSeverityCode } from '../issue-codes.ts';
+import { isValidGtin, parseGtin, SCIENTIFIC, toGtin14 } from '../gtin.ts';
+import { severityOf, type FixedSeverityCode } from '../../issue-codes.ts';
 import type { Cell, Severity } from '../types.ts';
 
 /** The value types a mapping column may name. */

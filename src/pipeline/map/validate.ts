@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { bodyFieldChecks, objectCheck, type FieldCheck } from '../../api/body-check.ts';
 import type { BodyOperation } from '../../api/fields.ts';
 import { bodySchema } from '../../api/schemas.ts';
-import { issue, type IssueCode } from '../issue-codes.ts';
+import { issue, type IssueCode } from '../../issue-codes.ts';
 import type { Draft, Issue } from '../types.ts';
 
 // ownerCompanyId is not in drafts: the planner sets it from the mapping or --owner. Validation stands in a uuid.

@@ -1,9 +1,9 @@
 import { constants, type Stats } from 'node:fs';
 import { access, lstat, readlink, stat } from 'node:fs/promises';
 import { ProductSyncError } from '../../errors.ts';
-import { DEFAULT_LIMITS, type ReadLimits } from './limits.ts';
-import { readCsv } from './read-csv.ts';
-import { sniffFile } from './sniff.ts';
+import { DEFAULT_LIMITS, type ReadLimits } from '../../formats/limits.ts';
+import { readCsv } from '../../formats/read-csv.ts';
+import { sniffFile } from '../../formats/sniff.ts';
 import type { Sheet } from '../types.ts';
 
 /** Options of openSheet. */
@@ -83,7 +83,7 @@ export async function openSheet(file: string, options: OpenSheetOptions = {}): P
   if (st.size > limits.fileBytes) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${Math.round(st.size / 1024 ** 2)} MB, more than the limit of ${Math.round(limits.fileBytes / 1024 ** 2)} MB`);
   const { kind, head } = await sniffFile(file);
   if (kind === 'xlsx-zip') {
-    const { readXlsx } = await import('./read-xlsx.ts');
+    const { readXlsx } = await import('../../formats/read-xlsx.ts');
     return readXlsx(file, { ...(options.sheet ? { sheet: options.sheet } : {}), headerRow, limits });
   }
   if (/\.xlsx?$/i.test(file)) {

@@ -7,9 +7,9 @@ import { fileWriteError, writingTo } from '../../fs-errors.ts';
 import { makeDir } from '../../make-dir.ts';
 import { redactPart } from '../../redact.ts';
 import { commitTemp, discardTemp, tempPathFor, writeFileAtomic } from './atomic.ts';
-import { ascii, ByteBatch, plainAscii, STREAM_BUFFER_BYTES } from './byte-batch.ts';
+import { ascii, ByteBatch, plainAscii, STREAM_BUFFER_BYTES } from '../../formats/byte-batch.ts';
 import { csvField, csvQuote, isRejectedHeader, neutralize, REJECTED_ISSUES_COLUMN, REJECTED_ROW_COLUMN } from './neutralize.ts';
-import { XlsxWriter, type XlsxWriterOptions } from './xlsx-writer.ts';
+import { XlsxWriter, type XlsxWriterOptions } from '../../formats/xlsx-writer.ts';
 import type { Cell, Issue } from '../types.ts';
 
 /** The outcomes of an input row (or of an archive without a row) — DESIGN §5.5. */

@@ -2,10 +2,10 @@ import { HttpError } from '../../errors.ts';
 import { LOOKUPS, type ListName, type LookupKind } from '../../api/fields.ts';
 import { ReferenceNotFound, type ReferenceCache } from '../../api/reference-cache.ts';
 import type { BrandRecord, ListItem, ReferenceRecord } from '../../api/types.ts';
-import type { IssueCode } from '../issue-codes.ts';
+import type { IssueCode } from '../../issue-codes.ts';
 
 /**
- * One of the issue codes of reference resolution (the lookup group of ISSUE_CODES in ../issue-codes.ts, where their
+ * One of the issue codes of reference resolution (the lookup group of ISSUE_CODES in src/issue-codes.ts, where their
  * severity and meaning are). An item with no name in any language of the chain is invisible to every list the resolver
  * may read (the API leaves untranslated items out and answers 404 by id), so it is REF_UNKNOWN / REF_ID_UNKNOWN.
  */

@@ -2,8 +2,8 @@
  * Label resolution of a chunk of drafts: each distinct (lookup, label) is resolved once per run (a bounded memo over the
  * reference cache), and the ids are put at the field path the lookup carries; failures become issues on the cell.
  */
-import { ISSUE_CODES, severityOf, type IssueCode } from '../issue-codes.ts';
-import { setAt } from '../map/map-row.ts';
+import { ISSUE_CODES, severityOf, type IssueCode } from '../../issue-codes.ts';
+import { setAt } from '../field-path.ts';
 import type { Draft, DraftLookup, Issue } from '../types.ts';
 import type { ReferenceResolver } from './reference-resolver.ts';
 

@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { ProductSyncError } from '../../errors.ts';
 import { writingTo } from '../../fs-errors.ts';
 import { makeDir } from '../../make-dir.ts';
-import { issue } from '../issue-codes.ts';
+import { issue } from '../../issue-codes.ts';
 import { writeJsonLinesAtomic } from '../report/atomic.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { openJournal } from '../sync/journal.ts';

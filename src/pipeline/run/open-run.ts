@@ -8,14 +8,9 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
-import type { Redis } from 'ioredis';
-import type { ApiClients } from '../../api/clients.ts';
 import { MANUFACTURED_ITEM_FIELDS, TRADE_ITEM_FIELDS } from '../../api/fields.ts';
-import type { ReferenceCache } from '../../api/reference-cache.ts';
-import type { Config } from '../../config.ts';
 import { LeaseLostError, ProductSyncError } from '../../errors.ts';
-import type { Logger } from '../../logger.ts';
-import { issue } from '../issue-codes.ts';
+import { issue } from '../../issue-codes.ts';
 import { loadMapping, type Mapping } from '../map/mapping.ts';
 import { checkSheetFile } from '../read/read-sheet.ts';
 import { rowBatches } from '../read/row-batches.ts';
@@ -23,62 +18,17 @@ import type { DraftResolver } from '../resolve/resolve-drafts.ts';
 import { openApiState, type ApiStateSource } from '../sync/api-state.ts';
 import type { RunStop } from '../sync/execute.ts';
 import { archiveGuard, planRow, type ArchiveEntry, type Mode, type RowAction } from '../sync/plan.ts';
-import type { CircuitBreaker, Throttle } from '../sync/throttle.ts';
+import type { CircuitBreaker } from '../sync/throttle.ts';
 import type { Draft, Issue, Sheet } from '../types.ts';
 import { chunkExists, resultsExist, settleArchiveChunk, writeChunk, writeResults, type ResultRow, type RowChunk } from './chunks.ts';
 import { outcomesWithoutRequests } from './push.ts';
 import type { Fence } from '../../api/fence.ts';
-import { acquireLease, holderOf, type Lease, type LeaseHolder } from './lease.ts';
+import { acquireLease, holderOf, type Lease } from './lease.ts';
 import { leaseStoreFor } from './lease-store.ts';
 import { abortOf, previousRunState, runIdFor, sha256File, writeRunState, type ImportRequest, type RunState } from './run-state.ts';
 import { draftReader, draftResolverFor, openMappedSheet, readSheetKeys } from './sheet-pass.ts';
 import { SheetKeys } from './sheet-keys.ts';
-
-/** Progress of a run, for a progress bar or a job's progress. */
-export interface RunProgress {
-  stage: 'keys' | 'read' | 'push' | 'report';
-  /** Rows read by the current pass. */
-  rowsRead: number;
-  /** Rows that have their outcome. */
-  operationsSent: number;
-  /** Write requests sent so far. */
-  writes?: number;
-  errors: number;
-  /** Data rows of the sheet (after the first pass). */
-  rowsTotal?: number;
-}
-
-/** What a run needs from its driver (built once per process by src/runtime.ts). */
-export interface RunContext {
-  config: Config;
-  clients: ApiClients;
-  /** Shared reference cache (second level); null or absent: in-process only. */
-  redis?: Redis | null;
-  /** The process's reference cache, outliving one run (created per run when absent). */
-  referenceCache?: ReferenceCache;
-  logger?: Logger;
-  signal?: AbortSignal;
-  onProgress?: (p: RunProgress) => void;
-  /** Shared concurrency gate; wire the client's 429 hook to `throttle.rateLimited` so every request backs off. */
-  throttle?: Throttle;
-  /** Rows per chunk (default CHUNK_SIZE). */
-  chunkSize?: number;
-  /**
-   * The (owner, API) lease: how long a run waits for it (default 0: exit 2 at once); a queued run names its import job
-   * (its chunk jobs take the lease over from run.json); `onWait` hears once whom the run waits for.
-   */
-  lease?: {
-    waitMs?: number;
-    queued?: { jobId: string };
-    onWait?: (holder: LeaseHolder) => void;
-    /** Called once the lease is taken (a worker registers a queued run's lease to keep it alive between jobs). */
-    onGranted?: (lease: Lease, at: { owner: string; api: string }) => Promise<void>;
-  };
-  /** Fences the run's writes must pass besides its lease (a queue job's lock). */
-  fences?: Fence[];
-  /** Names the product API in the lease when its URL does not (the embedded sandbox, whose port changes). */
-  apiId?: string;
-}
+import type { RunContext } from './run-context.ts';
 
 const ARCHIVE_CHUNK = 500;
 // Rows of the second pass read between two turns of the event loop.

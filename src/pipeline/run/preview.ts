@@ -8,7 +8,8 @@ import { loadMapping, type Mapping } from '../map/mapping.ts';
 import type { ReferenceResolver } from '../resolve/reference-resolver.ts';
 import { DraftResolver } from '../resolve/resolve-drafts.ts';
 import type { Draft, DraftLookup, Severity, SheetRow, Target } from '../types.ts';
-import { runOwner, type RunContext } from './open-run.ts';
+import { runOwner } from './open-run.ts';
+import type { RunContext } from './run-context.ts';
 import { draftReader, openMappedSheet, readSheetKeys, referenceResolverFor } from './sheet-pass.ts';
 
 /** Rows a preview shows when not told (`--preview` without a number). */

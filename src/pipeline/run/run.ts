@@ -6,7 +6,7 @@ import { allFences, type Fence } from '../../api/fence.ts';
 import { withFence, withRunScope } from '../../api/run-scope.ts';
 import { LeaseLostError, ProductSyncError } from '../../errors.ts';
 import { logger as rootLogger } from '../../logger.ts';
-import { issue } from '../issue-codes.ts';
+import { issue } from '../../issue-codes.ts';
 import type { RunSummary } from '../report/report.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { sheetWantsReportThread } from '../report/report-thread-start.ts';
@@ -15,12 +15,13 @@ import { Lease } from './lease.ts';
 import { RequestTally } from './request-tally.ts';
 import { leaseStoreFor } from './lease-store.ts';
 import { recoverChunk, resultsExist, settleArchiveChunk, type ChunkKind, type ResultRow } from './chunks.ts';
-import { abortError, openRun, produceChunks, type RunContext } from './open-run.ts';
+import { abortError, openRun, produceChunks } from './open-run.ts';
+import type { RunContext } from './run-context.ts';
 import { pushArchiveChunk, pushRowChunk, runShare, type PushContext, type PushedChunk } from './push.ts';
 import { abortOf, interruption, readAbortMark, readRunState, writeAbortMark, writeRunState, type ImportRequest, type RunAbort, type RunState } from './run-state.ts';
 
 export type { ImportRequest, RunAbort } from './run-state.ts';
-export type { RunContext, RunProgress } from './open-run.ts';
+export type { RunContext, RunProgress } from './run-context.ts';
 
 /** The end of a run: its id, exit code (DESIGN §5.1), summary and report files. */
 export interface RunResult {

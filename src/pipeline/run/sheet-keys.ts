@@ -5,7 +5,7 @@
  * Memory: GTIN-14 keys are 14 digits, exact as float64 numbers, so they are kept in typed arrays (16 bytes a row while
  * reading, 8 bytes a distinct key after); other keys (tradeItemIds) go to a Map. A million-row sheet costs ~16 MB here.
  */
-import { toGtin14 } from '../map/gtin.ts';
+import { toGtin14 } from '../gtin.ts';
 import { duplicateKeyIssue } from '../map/validate.ts';
 import type { Issue } from '../types.ts';
 

@@ -13,7 +13,7 @@ import { restoreRejectedSheet } from '../report/neutralize.ts';
 import { DraftResolver } from '../resolve/resolve-drafts.ts';
 import { createReferenceResolver, type ReferenceResolver } from '../resolve/reference-resolver.ts';
 import type { Draft, Sheet, SheetRow } from '../types.ts';
-import type { RunContext } from './open-run.ts';
+import type { RunContext } from './run-context.ts';
 import type { ImportRequest } from './run-state.ts';
 import { SheetKeys } from './sheet-keys.ts';
 

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import type { ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from '../../api/types.ts';
 import { fileWriteError, writingTo } from '../../fs-errors.ts';
 import { makeDir } from '../../make-dir.ts';
-import { gtinKey } from '../map/gtin.ts';
+import { gtinKey } from '../gtin.ts';
 import { manufacturedKey, type ApiState, type ArchiveEntry } from './plan.ts';
 
 export type StateStrategy = 'search' | 'index';

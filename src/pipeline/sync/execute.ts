@@ -2,10 +2,10 @@ import { HttpError, isRetryable, LeaseLostError, ProductSyncError } from '../../
 import { redact } from '../../redact.ts';
 import type { ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from '../../api/types.ts';
 import { sameCanonical } from './canonical.ts';
-import { gtinKey } from '../map/gtin.ts';
+import { gtinKey } from '../gtin.ts';
 import type { ArchiveEntry, RowPlan, Step } from './plan.ts';
 import { CircuitBreaker, sleep, type Throttle } from './throttle.ts';
-import { issue, type FixedSeverityCode } from '../issue-codes.ts';
+import { issue, type FixedSeverityCode } from '../../issue-codes.ts';
 import type { Issue } from '../types.ts';
 
 // A create is sent at most this many times in all, each resend after a search that found nothing.

@@ -3,7 +3,7 @@ import { acceptedFields } from '../../api/schemas.ts';
 import type { ManufacturedItemRecord, TradeItemRecord } from '../../api/types.ts';
 import { manufacturedItemIdFor, tradeItemIdFor } from '../../api/uuid.ts';
 import { isEmptyValue, sameCanonical } from './canonical.ts';
-import { issue } from '../issue-codes.ts';
+import { issue } from '../../issue-codes.ts';
 import type { Draft, Issue, Target } from '../types.ts';
 
 /** How a run treats rows and the items missing from the sheet (DESIGN §7). */

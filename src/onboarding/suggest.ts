@@ -5,21 +5,21 @@
  * header its values contradict is not taken, and no field is fed by two columns (the best score wins).
  */
 import { basename, extname } from 'node:path';
-import { LIST_NAMES, MANUFACTURED_ITEM_FIELDS, NESTED_OBJECTS, TRADE_ITEM_FIELDS, type ListName } from '../../api/fields.ts';
-import { findUnit, WEIGHT_UNITS } from '../../api/units.ts';
-import { openSheet } from '../read/read-sheet.ts';
-import { labelMatcher, type ReferenceLabels } from '../resolve/list-labels.ts';
-import { labelKey, languageChain } from '../resolve/reference-resolver.ts';
+import { LIST_NAMES, MANUFACTURED_ITEM_FIELDS, NESTED_OBJECTS, TRADE_ITEM_FIELDS, type ListName } from '../api/fields.ts';
+import { findUnit, WEIGHT_UNITS } from '../api/units.ts';
+import { openSheet } from '../pipeline/read/read-sheet.ts';
+import { labelMatcher, type ReferenceLabels } from '../pipeline/resolve/list-labels.ts';
+import { labelKey, languageChain } from '../pipeline/resolve/reference-resolver.ts';
 import {
   ALIAS_LANGUAGES, FIELD_ALIASES, HEADERS_WITHOUT_FIELD, LANGUAGE_TAGS, type AliasLanguage, type FieldAliases, type MappingLookup, type ValueKind,
 } from './header-aliases.ts';
-import { groupRowOf, groupTitles, normalizeHeader } from './headers.ts';
-import { defaultType, resolveFieldPath } from './mapping.ts';
+import { groupRowOf, groupTitles, normalizeHeader } from '../pipeline/map/headers.ts';
+import { defaultType, resolveFieldPath } from '../pipeline/map/mapping.ts';
 import { dateFormatOf, decimalSeparatorOf, fitsKind, isQuantity, isStrictGtin, listSeparatorOf, shareFitting } from './sample-kinds.ts';
-import { cellText, COLUMN_TYPES, localeNumberSeparators, type ColumnType } from './transforms.ts';
-import type { Cell, Target } from '../types.ts';
+import { cellText, COLUMN_TYPES, localeNumberSeparators, type ColumnType } from '../pipeline/map/transforms.ts';
+import type { Cell, Target } from '../pipeline/types.ts';
 
-export type { ReferenceLabels } from '../resolve/list-labels.ts';
+export type { ReferenceLabels } from '../pipeline/resolve/list-labels.ts';
 
 /** How the mapping names a column whose header is on several columns: by the title above it, or by occurrence. */
 export interface ColumnAddress {

@@ -1,9 +1,9 @@
-import { ProductSyncError } from '../../errors.ts';
-import { CsvParser } from './csv-parser.ts';
+import { ProductSyncError } from '../errors.ts';
+import { CsvParser } from '../pipeline/read/csv-parser.ts';
 import { decodeFile, detectFileEncoding, textDecoder, type DecodeFlags, type TextEncoding } from './decode.ts';
 import type { ReadLimits } from './limits.ts';
-import { issue } from '../issue-codes.ts';
-import type { Cell, Issue, Sheet, SheetRow } from '../types.ts';
+import { issue, type Issue } from '../issue-codes.ts';
+import type { Cell, Sheet, SheetRow } from './sheet.ts';
 
 export { detectEncoding, type TextEncoding } from './decode.ts';
 

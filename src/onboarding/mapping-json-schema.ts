@@ -4,9 +4,20 @@
  * it is current) and named by every mapping file's `# yaml-language-server: $schema=…` line, so YAML editors complete
  * and check mappings.
  */
+import { dirname, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { mappingSchema } from './mapping.ts';
+import { projectFile } from '../build-dir.ts';
+import { mappingSchema } from '../pipeline/map/mapping.ts';
 import { fieldChoices } from './suggest.ts';
+
+/** The JSON Schema of the mapping format, shipped with the package (schemas/ beside src/ and dist/). */
+export const MAPPING_SCHEMA_FILE = fileURLToPath(projectFile('schemas/mapping.schema.json'));
+
+/** The `$schema` reference of a mapping written at `out`: the schema file, relative to it (`../schemas/…`). */
+export function schemaRefFor(out: string): string {
+  return relative(dirname(resolve(out)), MAPPING_SCHEMA_FILE).split(sep).join('/');
+}
 
 type JsonObject = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 /** GTIN rules (GS1 General Specifications §7.9): lengths 8/12/13/14, mod-10 check digit, normalised to GTIN-14. */
-import type { Cell } from '../types.ts';
+import type { Cell } from './types.ts';
 
 /** The outcome of reading one GTIN cell: the 14-digit form (with an optional warning), or why it was rejected. */
 export type GtinResult =

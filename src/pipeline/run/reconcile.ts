@@ -3,20 +3,21 @@
  * a run: the key pass, the owner's catalogue index, then the sheet in chunks compared with their records.
  */
 import { join, resolve as resolvePath } from 'node:path';
-import { writingTo } from '../fs-errors.ts';
-import { makeDir } from '../make-dir.ts';
-import { issue } from './issue-codes.ts';
-import { loadMapping } from './map/mapping.ts';
-import { checkSheetFile } from './read/read-sheet.ts';
-import { createReportWriter, type RunSummary } from './report/report.ts';
-import { emptyCounts } from './run/assemble.ts';
-import { runOwner, type RunContext } from './run/open-run.ts';
-import type { RunResult } from './run/run.ts';
-import { abortOf, interruption, runIdFor, sha256File, type ImportRequest } from './run/run-state.ts';
-import { draftReader, draftResolverFor, openMappedSheet, readSheetKeys } from './run/sheet-pass.ts';
-import { openApiState } from './sync/api-state.ts';
-import { sameCanonical } from './sync/canonical.ts';
-import type { Draft } from './types.ts';
+import { writingTo } from '../../fs-errors.ts';
+import { makeDir } from '../../make-dir.ts';
+import { issue } from '../../issue-codes.ts';
+import { loadMapping } from '../map/mapping.ts';
+import { checkSheetFile } from '../read/read-sheet.ts';
+import { createReportWriter, type RunSummary } from '../report/report.ts';
+import { emptyCounts } from './assemble.ts';
+import { runOwner } from './open-run.ts';
+import type { RunContext } from './run-context.ts';
+import type { RunResult } from './run.ts';
+import { abortOf, interruption, runIdFor, sha256File, type ImportRequest } from './run-state.ts';
+import { draftReader, draftResolverFor, openMappedSheet, readSheetKeys } from './sheet-pass.ts';
+import { openApiState } from '../sync/api-state.ts';
+import { sameCanonical } from '../sync/canonical.ts';
+import type { Draft } from '../types.ts';
 
 const show = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
 

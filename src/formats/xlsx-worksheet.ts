@@ -9,9 +9,8 @@
  */
 import { open } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
-import type { WorksheetRows, XlsxRow } from './read-xlsx.ts';
 import { readDateStyles, readSharedStrings } from './workbook-parts.ts';
-import { WorksheetXml } from './worksheet-xml.ts';
+import { WorksheetXml, type WorksheetRows, type XlsxRow } from './worksheet-xml.ts';
 import { damaged, entryChunks } from './zip-entries.ts';
 import type { WorkbookInspection } from './zip-guard.ts';
 

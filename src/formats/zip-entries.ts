@@ -5,7 +5,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { createInflateRaw } from 'node:zlib';
-import { ProductSyncError } from '../../errors.ts';
+import { ProductSyncError } from '../errors.ts';
 
 /** An entry of a zip as its central directory lists it. */
 export interface ZipEntry {

@@ -14,11 +14,26 @@
  *   calculated, or its result was not saved).
  * A cell without `r` follows the previous one; a row without `r` follows the previous row.
  */
-import type { XlsxRow } from './read-xlsx.ts';
+import { refColumn } from './column-letters.ts';
 import { decodeXml } from './xml-text.ts';
 
 /** A cell's value as the worksheet gives it; `undefined` when empty. */
 export type XlsxValue = string | number | boolean | Date | { error: string } | undefined;
+
+/** A cell's value as the reader takes it: null or undefined when empty. */
+export type RawValue = XlsxValue | null;
+
+/** A worksheet row as it is read: its number and its values, 1-based (index 0 unused), empty cells undefined. */
+export interface XlsxRow {
+  number: number;
+  values: readonly RawValue[];
+}
+
+/** The rows of the worksheet to read as its XML gives them, and how to stop reading them (closing the file). */
+export interface WorksheetRows {
+  rows: AsyncIterator<XlsxRow>;
+  close(): Promise<void>;
+}
 
 /** What the values of a worksheet depend on outside it. */
 export interface WorksheetContext {
@@ -47,18 +62,6 @@ const EPOCH_1900 = -25_569 * MS_PER_DAY;
 const EPOCH_1904 = -24_107 * MS_PER_DAY;
 
 const isSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
-
-/** Column number (1-based) of the letters that start a cell reference (`AB12` → 28); 0 when it starts with none. */
-export function refColumn(ref: string): number {
-  let n = 0;
-  for (let i = 0; i < ref.length; i++) {
-    const c = ref.charCodeAt(i);
-    if (c >= 65 && c <= 90) n = n * 26 + (c - 64);
-    else if (c >= 97 && c <= 122) n = n * 26 + (c - 96);
-    else break;
-  }
-  return n;
-}
 
 /** Line ends as an XML parser gives them: CR LF and a lone CR are LF (a CR written `&#13;` stays). */
 const newlines = (text: string): string => (text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text);

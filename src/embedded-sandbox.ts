@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { writingTo } from '../fs-errors.ts';
-import { makeDir } from '../make-dir.ts';
-import { writeFileAtomic } from '../pipeline/report/atomic.ts';
-import { startSandbox } from '../sandbox/index.ts';
-import type { SandboxStore, StoredBrand, StoredManufacturedItem, StoredTradeItem } from '../sandbox/store.ts';
+import { writingTo } from './fs-errors.ts';
+import { makeDir } from './make-dir.ts';
+import { writeFileAtomic } from './pipeline/report/atomic.ts';
+import { startSandbox } from './sandbox/index.ts';
+import type { SandboxStore, StoredBrand, StoredManufacturedItem, StoredTradeItem } from './sandbox/store.ts';
 
 interface StoreFile {
   tradeItems: StoredTradeItem[];

@@ -7,11 +7,25 @@
  * A code whose severity depends on the case carries a third element, `'varies'`: its description says when it is
  * which, the severity here is its usual one, and `issue()` takes the other as an explicit override (only for those).
  */
-import type { Issue, Severity } from './types.ts';
+
+/** How bad an issue is: an `error` keeps the row from being sent, a `warning` is reported only. */
+export type Severity = 'error' | 'warning';
+
+/** A problem with a file, a row or a cell — data, never an exception. `row` is the sheet's own 1-based row number. */
+export interface Issue {
+  row: number | null;
+  column: string | null;
+  field: string | null;
+  value: string | null;
+  /** A stable code (docs/issue-codes.md), e.g. `GTIN_CHECK_DIGIT`. */
+  code: string;
+  severity: Severity;
+  message: string;
+}
 
 /** Every issue code the run emits. */
 export const ISSUE_CODES = {
-  // readers (openSheet: read/read-csv.ts, read/read-xlsx.ts)
+  // readers (openSheet: formats/read-csv.ts, formats/read-xlsx.ts)
   ROW_RAGGED: ['warning', 'a CSV row has fewer cells than the header (the missing ones are empty), or an XLSX row has cells right of the last header; an error when a CSV row has non-empty cells beyond the header (they would be lost)', 'varies'],
   CELL_TOO_LONG: ['error', 'a cell is longer than the cell cap (Excel\'s own limit is 32 767 characters); it is read as empty'],
   ENCODING_REPLACED: ['error', 'a CSV cell holds � where bytes were not valid in the file\'s encoding; the value is damaged'],

@@ -3,13 +3,13 @@
  * dates…, which decimal separator, list separator and date format they use. Each check reuses the transform that will
  * read the column, so a column the draft maps this way reads.
  */
-import { findUnit } from '../../api/units.ts';
-import { normalizeHarmonizedCode } from '../resolve/reference-resolver.ts';
-import { toAlpha2 } from './country.ts';
-import { isValidGtin, SCIENTIFIC } from './gtin.ts';
+import { findUnit } from '../api/units.ts';
+import { normalizeHarmonizedCode } from '../pipeline/resolve/reference-resolver.ts';
+import { toAlpha2 } from '../pipeline/map/country.ts';
+import { isValidGtin, SCIENTIFIC } from '../pipeline/gtin.ts';
 import type { ValueKind } from './header-aliases.ts';
-import { cellText, localeNumberSeparators, toBoolean, toDate, toDecimal, toUnit, toUuid, toWeightUnit } from './transforms.ts';
-import type { Cell } from '../types.ts';
+import { cellText, localeNumberSeparators, toBoolean, toDate, toDecimal, toUnit, toUuid, toWeightUnit } from '../pipeline/map/transforms.ts';
+import type { Cell } from '../pipeline/types.ts';
 
 const LANGUAGE_CODE = /^[a-z]{2,3}(?:[-_][a-z]{2,4})?$/i;
 const LIST_SEPARATORS = [';', '|', ','] as const;

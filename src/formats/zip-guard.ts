@@ -1,8 +1,8 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import { ProductSyncError } from '../../errors.ts';
+import { ProductSyncError } from '../errors.ts';
 import type { ReadLimits } from './limits.ts';
 import { centralDirectory, damaged, entryStream, type ZipEntry } from './zip-entries.ts';
-import { refColumn } from './worksheet-xml.ts';
+import { refColumn } from './column-letters.ts';
 import { attr } from './xml-text.ts';
 
 /** A worksheet as workbook.xml lists it. */

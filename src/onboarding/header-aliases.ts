@@ -3,7 +3,7 @@
  * sheet's headers against, after normalisation (case, accents, punctuation, spaces). Order matters twice: the fields
  * most sheets have come first (the console mapper's dropdown lists them first), and within a field, nothing.
  */
-import type { ColumnType } from './transforms.ts';
+import type { ColumnType } from '../pipeline/map/transforms.ts';
 
 /** The languages of the alias table. */
 export const ALIAS_LANGUAGES = ['en', 'fr', 'de', 'es', 'it', 'nl'] as const;

@@ -1,13 +1,11 @@
-import { ProductSyncError } from '../../errors.ts';
+import { ProductSyncError } from '../errors.ts';
+import { columnLetters } from './column-letters.ts';
 import type { ReadLimits } from './limits.ts';
-import { issue } from '../issue-codes.ts';
-import type { Cell, Issue, Sheet, SheetRow } from '../types.ts';
-import type { XlsxValue } from './worksheet-xml.ts';
+import { issue, type Issue } from '../issue-codes.ts';
+import type { Cell, Sheet, SheetRow } from './sheet.ts';
+import type { RawValue, WorksheetRows, XlsxRow } from './worksheet-xml.ts';
 import { openWorksheet } from './xlsx-worksheet.ts';
 import { inspectWorkbook, type MergedRange, type WorkbookInspection } from './zip-guard.ts';
-
-/** A cell's value as the worksheet gives it (worksheet-xml.ts); null or undefined when empty. */
-export type RawValue = XlsxValue | null;
 
 // OOXML escapes characters XML cannot hold as `_xHHHH_` (`_x000D_` is a carriage return, `_x005F_` a literal `_`).
 const OOXML_ESCAPE = /_x([0-9A-Fa-f]{4})_/g;
@@ -27,13 +25,6 @@ function normalize(v: RawValue): { cell: Cell; error?: string } {
 function headerText(v: RawValue): string {
   const c = normalize(v).cell;
   return c === null ? '' : c instanceof Date ? c.toISOString().slice(0, 10) : String(c);
-}
-
-/** Column letters of a 1-based column number. */
-function columnLetters(n: number): string {
-  let s = '';
-  for (; n > 0; n = Math.floor((n - 1) / 26)) s = String.fromCharCode(65 + ((n - 1) % 26)) + s;
-  return s;
 }
 
 /**
@@ -63,18 +54,6 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
     throw unreadable(file, err);
   }
   return sheetFromRows(file, book, source, options);
-}
-
-/** A worksheet row as it is read: its number and its values, 1-based (index 0 unused), empty cells undefined. */
-export interface XlsxRow {
-  number: number;
-  values: readonly RawValue[];
-}
-
-/** The rows of the worksheet to read as its XML gives them, and how to stop reading them (closing the file). */
-export interface WorksheetRows {
-  rows: AsyncIterator<XlsxRow>;
-  close(): Promise<void>;
 }
 
 /** A failure to read the worksheet as the file-level error naming the file; ProductSyncErrors as they are. */

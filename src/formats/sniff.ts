@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { ProductSyncError } from '../../errors.ts';
+import { ProductSyncError } from '../errors.ts';
 
 /** What the first bytes say a file is. */
 export type Sniffed = 'xlsx-zip' | 'text';
