@@ -90,6 +90,18 @@ describe('CSV reader', () => {
     expect(rows.some((r) => (r.cells[1] as string).length > 90_000)).toBe(true);
   });
 
+  it('reads quoted cells (delimiters, "", line breaks, spaces after the closing quote) and empty fields', async () => {
+    // A quote still open at the end of the file (fewer characters than a cell may hold) takes the rest, as typed.
+    const { rows } = await readAll(write('shapes.csv', 'a;b;c\na;"b;c";"say ""hi"""\n"multi\nline" ;;\n"open'));
+    expect(rows).toEqual([
+      { row: 2, cells: ['a', 'b;c', 'say "hi"'], issues: [] },
+      { row: 3, cells: ['multi\nline', null, null], issues: [] },
+      { row: 4, cells: ['open', null, null], issues: [
+        expect.objectContaining({ code: 'ROW_RAGGED', severity: 'warning' }),
+      ] },
+    ]);
+  });
+
   it('numbers rows as Excel shows them (records, blank lines counted but skipped), pads short rows and flags long ones', async () => {
     const { rows } = await readAll(write('ragged.csv', 'a,b,c\n1,2\n\n3,4,5,6\n"multi\nline",x,y\n7,8,9\n,,\n8, ,9,,\n'));
     expect(rows.map((r) => r.row)).toEqual([2, 4, 5, 6, 8]);

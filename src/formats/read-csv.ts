@@ -1,5 +1,5 @@
 import { ProductSyncError } from '../errors.ts';
-import { CsvParser } from '../pipeline/read/csv-parser.ts';
+import { CsvRecords } from './csv-records.ts';
 import { decodeFile, detectFileEncoding, textDecoder, type DecodeFlags, type TextEncoding } from './decode.ts';
 import type { ReadLimits } from './limits.ts';
 import { issue, type Issue } from '../issue-codes.ts';
@@ -193,81 +193,70 @@ interface TextFlags {
 }
 
 /**
- * Turns one record into what the caller keeps (null: nothing). `fields[0..count-1]` are its fields (a reused buffer),
- * `recordNo` its record number (1-based, blank lines included — the row number Excel shows).
+ * Turns one record into what the caller keeps (null: nothing). `fields` are its fields, `recordNo` its record number
+ * (1-based, blank lines included — the row number Excel shows).
  */
-type RecordFn<T> = (fields: readonly string[], count: number, recordNo: number, flags: TextFlags) => T | null;
-
-/** Characters of a chunk parsed first with the record carried over from the chunk before (doubled while that record goes on). */
-const HEAD_CHARS = 4096;
+type RecordFn<T> = (fields: string[], recordNo: number, flags: TextFlags) => T | null;
 
 /**
- * Records of a CSV text, turned by `convert` and yielded in batches (one per decoded chunk), parsed by CsvParser (the
- * rules of papaparse's core parser) over text decoded before parsing. A record is held up to `limits.recordChars`
+ * Records of a CSV text, turned by `convert` and yielded in batches (one per decoded chunk), split by papaparse
+ * (CsvRecords, csv-records.ts) over text decoded before parsing. A record is held up to `limits.recordChars`
  * characters; past that the read stops with the line it started on, so an opening quote never closed cannot swallow
- * the rest of the file. A quoted cell longer than `limits.cellChars` is read on while its record fits (its row then
- * gets CELL_TOO_LONG, as any cell over the limit); one longer still is told apart from a quote never closed by reading
- * on to its closing quote without keeping it (overlongQuotedCell). `columns`: the header, to name a cell's column.
+ * the rest of the file (papaparse would keep it, and parse it again with every chunk). A quoted cell longer than
+ * `limits.cellChars` is read on while its record fits (its row then gets CELL_TOO_LONG, as any cell over the limit);
+ * one longer still is told apart from a quote never closed by reading on to its closing quote without keeping it
+ * (overlongQuotedCell). `columns`: the header, to name a cell's column.
  */
 async function* csvRecords<T>(file: string, fmt: CsvFormat, limits: ReadLimits, convert: RecordFn<T>, columns: readonly string[] = []): AsyncGenerator<T[]> {
   // Line ends come normalised to the file's newline (csvText): a file mixing CRLF, LF and CR still has one record per line.
-  const parser = new CsvParser(fmt.delimiter, fmt.newline);
-  let partial = '';
-  // Characters of decoded text so far (the record being read starts at seen - partial.length).
+  const records = new CsvRecords(fmt.delimiter, fmt.newline);
+  // Characters of decoded text so far (the record being read starts at records.consumed).
   let seen = 0;
+  // The chunks that hold the unfinished record (the first starts at character tailStart): looked at only past a limit.
+  const tail: string[] = [];
+  let tailStart = 0;
+  const partial = (): string => tail.join('').slice(records.consumed - tailStart);
   let recordNo = 1;
-  let out: T[] = [];
   const flags: TextFlags = { replaced: false, nul: false };
-  const onRecord = (fields: readonly string[], count: number): void => {
-    const r = convert(fields, count, recordNo++, flags);
-    if (r !== null) out.push(r);
+  const converted = (batch: readonly string[][]): T[] => {
+    const out: T[] = [];
+    for (const fields of batch) {
+      const r = convert(fields, recordNo++, flags);
+      if (r !== null) out.push(r);
+    }
+    return out;
   };
   const text = csvText(file, fmt, flags);
   for await (const chunk of text) {
     if (!flags.replaced) flags.replaced = chunk.includes('\uFFFD');
     seen += chunk.length;
-    // The record carried over ends in the chunk's first lines: it is parsed with a head of the chunk (doubled until it
-    // ends), and the rest of the chunk where it stopped — never partial + chunk, whose flattening copies the chunk.
-    let from = 0;
-    let rest: string | null = null;
-    if (partial.length > 0) {
-      for (let k = Math.min(chunk.length, Math.max(HEAD_CHARS, partial.length)); ; k = Math.min(chunk.length, 2 * k)) {
-        const head = partial + chunk.slice(0, k);
-        const cursor = parser.parse(head, false, onRecord);
-        if (cursor >= partial.length && k < chunk.length) {
-          from = cursor - partial.length;
-          break;
-        }
-        if (cursor > 0) partial = head.slice(cursor, partial.length);
-        if (k === chunk.length) {
-          rest = head.slice(cursor);
-          break;
-        }
-      }
-    }
-    partial = rest ?? chunk.slice(parser.parse(chunk, false, onRecord, from));
-    const consumed = seen - partial.length;
-    if (partial.length > limits.recordChars) {
-      const open = openQuote(partial, fmt.delimiter);
-      if (open.at >= 0 && partial.length - open.at > limits.cellChars) {
+    const out = converted(records.push(chunk));
+    tail.push(chunk);
+    while (tail.length > 1 && tailStart + tail[0]!.length <= records.consumed) tailStart += tail.shift()!.length;
+    const consumed = records.consumed;
+    if (seen - consumed > limits.recordChars) {
+      const rest = partial();
+      const open = openQuote(rest, fmt.delimiter);
+      if (open.at >= 0 && rest.length - open.at > limits.cellChars) {
         const cell = { row: recordNo, column: columns[open.field] || `#${open.field + 1}`, start: consumed + open.at };
-        throw await overlongQuotedCell(file, fmt, limits, cell, partial.slice(open.at + 1), text);
+        throw await overlongQuotedCell(file, fmt, limits, cell, rest.slice(open.at + 1), text);
       }
       const line = await lineAtChar(file, fmt, consumed);
       throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: the record starting on line ${line} is longer than ${limits.recordChars} characters`);
     }
-    if (out.length > 0) {
-      yield out;
-      out = [];
-    }
-  }
-  if (partial.length > 0) {
-    // A quote still open at the end of the file, a cell's worth of characters or more after it: never closed.
-    const open = openQuote(partial, fmt.delimiter);
-    if (open.at >= 0 && partial.length - open.at > limits.cellChars) throw await unclosedQuote(file, fmt, limits, seen - partial.length + open.at);
-    parser.parse(partial, true, onRecord);
     if (out.length > 0) yield out;
   }
+  if (seen - records.consumed > limits.cellChars) {
+    // A quote still open at the end of the file, a cell's worth of characters or more after it: never closed (papaparse
+    // would end the record there and give the rest of the file as one cell).
+    const rest = partial();
+    const open = openQuote(rest, fmt.delimiter);
+    if (open.at >= 0 && rest.length - open.at > limits.cellChars) {
+      throw await unclosedQuote(file, fmt, limits, records.consumed + open.at);
+    }
+  }
+  const out = converted(records.end());
+  if (out.length > 0) yield out;
 }
 
 /**
@@ -465,10 +454,10 @@ const isBlank = (v: string): boolean => v.length === 0 || (v.charCodeAt(0) <= 32
 
 /**
  * Opens a CSV/TSV sheet. Encoding detected and decoded (textDecoder) before parsing; delimiter from the header line;
- * RFC 4180 quoting (embedded newlines, `""`) by CsvParser (papaparse's core rules, csv-parser.ts), fed pull-wise (the
- * file is read only as fast as rows are consumed). Line ends may be mixed: CRLF, LF and a lone CR each end a line
- * outside quoted cells (inside one they are kept as typed). Row numbers are record numbers — what Excel shows when it
- * opens the file — blank lines counted but not yielded. A NUL character anywhere refuses the file (refuseNul). Empty
+ * RFC 4180 quoting (embedded newlines, `""`) by papaparse (csv-records.ts), fed pull-wise (the file is read only as
+ * fast as rows are consumed). Line ends may be mixed: CRLF, LF and a lone CR each end a line outside quoted cells
+ * (inside one they are kept as typed). Row numbers are record numbers — what Excel shows when it opens the file —
+ * blank lines counted but not yielded. A NUL character anywhere refuses the file (refuseNul). Empty
  * or blank cells are null; other cells are returned raw (not trimmed). Ragged rows: missing cells are null with a
  * ROW_RAGGED warning, non-empty extra cells a ROW_RAGGED error (they would be lost).
  */
@@ -483,7 +472,7 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
   let headers: string[] | null = null;
   const preamble: string[][] = [];
   // The rows up to the header, as text (the rest of the first chunk is parsed but not kept).
-  const probe = csvRecords(file, fmt, limits, (fields, count, no) => (no <= headerRow ? fields.slice(0, count) : null));
+  const probe = csvRecords(file, fmt, limits, (fields, no) => (no <= headerRow ? fields : null));
   let seen = 0;
   try {
     for await (const batch of probe) {
@@ -506,7 +495,8 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
   refuseNul(file, hdr, width, headerRow, hdr);
 
   /** A data record as a row (null: a blank line, or a record at or above the header). */
-  function toRow(record: readonly string[], n: number, row: number, flags: TextFlags): SheetRow | null {
+  function toRow(record: readonly string[], row: number, flags: TextFlags): SheetRow | null {
+    const n = record.length;
     if (row <= headerRow) return null;
     if (flags.nul) refuseNul(file, record, n, row, hdr);
     let issues: Issue[] | null = null;
