@@ -6,7 +6,7 @@ import { mappingFile } from '../pipeline/map/mapping.ts';
 import type { RunSummary } from '../pipeline/report/report.ts';
 import { fileSha256, importJobId, JOB_OPTIONS, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors } from './connection.ts';
-import { jobLost, watchJob } from './job-watch.ts';
+import { jobLost, redisRunId, watchJob } from './job-watch.ts';
 
 /**
  * Redis keys of a feed's bookkeeping: sha256 of the files it imported, the files the input gate refused (see
@@ -61,16 +61,26 @@ export function importQueueClient(config: Config): {
   const queue = quietOnErrors(new Queue(QUEUES.import, { connection, prefix }));
   let events: QueueEvents | undefined;
   let eventsConnection: ReturnType<typeof queueConnection> | undefined;
+  // Redis's run_id when the job was queued, to tell a Redis restarted without its data from a job deleted.
+  let runIdAtEnqueue: Promise<string | null> | undefined;
   return {
     queue,
-    enqueue: (data) => enqueueImport(queue, data),
+    async enqueue(data) {
+      runIdAtEnqueue ??= redisRunId(connection);
+      await runIdAtEnqueue;
+      return enqueueImport(queue, data);
+    },
     status: (jobId) => runStatus(queue, jobId),
     async wait(jobId, timeoutMs = 24 * 3600_000) {
       eventsConnection ??= queueConnection(config);
       events ??= quietOnErrors(new QueueEvents(QUEUES.import, { connection: eventsConnection, prefix }));
       await events.waitUntilReady();
+      runIdAtEnqueue ??= redisRunId(connection);
       const job = await Job.fromId(queue, jobId);
-      if (!job) throw jobLost(jobId, config.REDIS_URL, false);
+      if (!job) {
+        const [before, now] = await Promise.all([runIdAtEnqueue, redisRunId(connection)]);
+        throw jobLost(jobId, config.REDIS_URL, before !== null && now !== null && now !== before);
+      }
       const state = await job.getState();
       if (state === 'completed' || state === 'failed') {
         // Read again: the job may have finished after the first read, whose copy lacks the result.
@@ -79,7 +89,7 @@ export function importQueueClient(config: Config): {
         throw failedRun(jobId, done?.failedReason);
       }
       // A Redis restarted without its data sends no event for a job it forgot: the job's existence is watched too.
-      const watch = watchJob(queue, connection, config.REDIS_URL, jobId);
+      const watch = watchJob(queue, connection, config.REDIS_URL, jobId, runIdAtEnqueue);
       try {
         return (await Promise.race([job.waitUntilFinished(events, timeoutMs), watch.gone])) as ImportJobResult;
       } catch (err) {

@@ -30,10 +30,17 @@ export function jobLost(jobId: string, url: string, restarted: boolean): Product
  * seconds; a question waits while Redis is away) and never resolves; `lostNow()` asks at once (BullMQ's own wait may
  * fail on the missing job first); `stop()` ends the watch.
  */
-export function watchJob(queue: Queue, conn: Redis, url: string, jobId: string, everyMs = EVERY_MS): { gone: Promise<never>; lostNow(): Promise<ProductSyncError | null>; stop(): void } {
+export function watchJob(
+  queue: Queue,
+  conn: Redis,
+  url: string,
+  jobId: string,
+  // Redis's run_id when the job was queued: read when the watch starts, Redis may already be gone.
+  runIdAtStart: Promise<string | null> = redisRunId(conn),
+  everyMs = EVERY_MS,
+): { gone: Promise<never>; lostNow(): Promise<ProductSyncError | null>; stop(): void } {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-  const runIdAtStart = redisRunId(conn);
   const lostNow = async (): Promise<ProductSyncError | null> => {
     if ((await queue.getJobState(jobId).catch(() => null)) !== 'unknown') return null;
     const [before, now] = await Promise.all([runIdAtStart, redisRunId(conn)]);
