@@ -4,7 +4,7 @@
  * it is current) and named by every mapping file's `# yaml-language-server: $schema=…` line, so YAML editors complete
  * and check mappings.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { mappingSchema } from './mapping.ts';
 import { fieldChoices } from './suggest.ts';
 
