@@ -14,7 +14,9 @@ import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = `${root}dist`;
-// yaml's ES module build: the same code as its CommonJS build (package.json "browser" maps one to the other).
+// yaml's ES module build: the same code as its CommonJS build (package.json "browser" maps one to the other), but for
+// its LOG_STREAM / LOG_TOKENS debugging and a warning (a mapping key that is itself a collection) printed with
+// console.warn instead of process.emitWarning.
 const YAML_ESM = `${root}node_modules/yaml/browser/dist/index.js`;
 const BUNDLED = new Set(['zod', 'yaml', 'commander', 'lru-cache']);
 // Every other package stays an import of node_modules — but for its JSON files (data, bundled as they are).
@@ -46,7 +48,7 @@ await build({
   minifySyntax: true,
   plugins: [packages],
   logLevel: 'warning',
-  // The bundled CommonJS packages (yaml, commander) require Node's built-ins.
+  // The bundled CommonJS package (commander) requires Node's built-ins.
   banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
 });
 cpSync(`${root}src/server/public`, `${dist}/server/public`, { recursive: true });
