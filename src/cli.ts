@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ProductSyncError } from './errors.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
@@ -30,9 +30,12 @@ function collect(v: string, acc: string[]): string[] {
   return [...acc, v];
 }
 
-/** The version in package.json (src/ and dist/ both sit one level below it). */
+/**
+ * The version in package.json (src/ and dist/ both sit one level below it), read as a file: a require() of it would
+ * set up Node's CommonJS file resolution, which nothing else a command starts with needs.
+ */
 function packageVersion(): string {
-  return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 /** Builds the `product-sync` command tree; each action sets the exit code it returns through `done`. */

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ProductSyncError } from './errors.ts';
 
 const optionalString = z.string().trim().min(1).optional();

@@ -1,5 +1,5 @@
 import { isMap, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 /** Aliases (`*name`) a document may expand (the yaml package's maxAliasCount; its default too). */
 export const MAX_ALIAS_COUNT = 100;

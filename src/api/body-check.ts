@@ -5,7 +5,7 @@
  * (test/body-check.test.ts runs both over generated bodies). A check is plain closures over precomputed arrays, built
  * once per operation: no issue objects, no copy of the body, no parsed output.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { NESTED_OBJECTS, operationFields, type BodyOperation, type FieldType, type NestedName } from './fields.ts';
 import { WEIGHT_UNIT_IDS } from './units.ts';
 

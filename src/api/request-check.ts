@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { HttpError, type ProblemEntry } from '../errors.ts';
 import type { BodyOperation, QueryParamRule } from './fields.ts';
 import { bodySchema, querySchema } from './schemas.ts';

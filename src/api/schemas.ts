@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { NESTED_OBJECTS, operationFields, type BodyOperation, type FieldType, type NestedName, type QueryParamRule, PAGING } from './fields.ts';
 import { WEIGHT_UNIT_IDS } from './units.ts';
 

@@ -6,7 +6,7 @@
  */
 import { dirname, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
+import * as z from 'zod';
 import { projectFile } from '../build-dir.ts';
 import { mappingSchema } from '../pipeline/map/mapping.ts';
 import { fieldChoices } from './suggest.ts';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { UnrecoverableError } from 'bullmq';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ProductSyncError } from '../errors.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
 import { mappingFile } from '../pipeline/map/mapping.ts';

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import { getNextMillis } from 'bullmq';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ProductSyncError } from '../errors.ts';
 import { fileSha256 } from './catalog.ts';
 import { MODES } from '../pipeline/sync/plan.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Fault injection of the sandbox: latency, 429, 503, 500-after-commit, connection reset — all drawn from a seeded PRNG. */
 

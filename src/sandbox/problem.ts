@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 /** One entry of a problem-details body's `errors` array. */
 export interface ProblemEntry {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   MANUFACTURED_ITEM_FIELDS,
   MANUFACTURED_ITEM_SEARCH_PARAMS,

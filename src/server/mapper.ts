@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { buildFile } from '../build-dir.ts';
 import type { Config } from '../config.ts';
 import { HttpError, ProductSyncError } from '../errors.ts';

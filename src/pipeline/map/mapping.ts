@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   LIST_NAMES, LOOKUPS, MANUFACTURED_ITEM_FIELDS, NESTED_OBJECTS, TRADE_ITEM_FIELDS, type FieldType, type LookupKind,
 } from '../../api/fields.ts';

@@ -3,7 +3,7 @@
  * check derived from the same rules (api/body-check.ts) answers first; zod runs only for drafts it fails, so issues
  * are zod's, as before, and a valid row costs a few property reads.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { bodyFieldChecks, objectCheck, type FieldCheck } from '../../api/body-check.ts';
 import type { BodyOperation } from '../../api/fields.ts';
 import { bodySchema } from '../../api/schemas.ts';

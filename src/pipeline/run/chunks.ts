@@ -9,7 +9,6 @@
  */
 import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { ProductSyncError } from '../../errors.ts';
 import { writingTo } from '../../fs-errors.ts';
 import { makeDir } from '../../make-dir.ts';
@@ -56,11 +55,15 @@ export async function writeChunk(workDir: string, kind: ChunkKind, index: number
   });
 }
 
+/** node:readline, loaded when a chunk file is read back (a resume, a large run): not at every command's start. */
+const lineReader = () => import('node:readline');
+
 /** Reads a chunk's input. */
 export async function readChunk(workDir: string, kind: 'rows', index: number): Promise<RowChunk>;
 export async function readChunk(workDir: string, kind: 'archives', index: number): Promise<ArchiveEntry[]>;
 export async function readChunk(workDir: string, kind: ChunkKind, index: number): Promise<RowChunk | ArchiveEntry[]> {
   const file = chunkPaths(workDir, kind, index).input;
+  const { createInterface } = await lineReader();
   try {
     const chunk: RowChunk = { index, settled: [], plans: [] };
     const entries: ArchiveEntry[] = [];
@@ -101,6 +104,7 @@ export async function writeResults(workDir: string, kind: ChunkKind, index: numb
 
 /** Streams a chunk's outcomes back, line by line. */
 export async function* readResults(workDir: string, kind: ChunkKind, index: number): AsyncIterable<ResultRow> {
+  const { createInterface } = await lineReader();
   const lines = createInterface({ input: createReadStream(chunkPaths(workDir, kind, index).results, 'utf8'), crlfDelay: Infinity });
   for await (const line of lines) if (line !== '') yield JSON.parse(line) as ResultRow;
 }
