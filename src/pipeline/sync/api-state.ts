@@ -15,7 +15,7 @@
  *     search otherwise.
  *
  * index: every page is appended as JSON lines to <dir>/catalog/trade-items.jsonl (and manufactured-items.jsonl); memory
- * keeps only sorted typed arrays (key as a number, byte offset, length, archived flag: 21 bytes per item), and a
+ * keeps only sorted typed arrays (key as a number, byte offset, length, archived flag: 16 bytes per item, SpillIndex), and a
  * chunk's records are read back with positional reads. GTIN-14 keys are exact numbers; tradeItemIds and manufactured
  * items (by trade item id) are indexed by a 52-bit hash, every candidate being checked against the record read back.
  */
@@ -125,16 +125,26 @@ async function searchAll<T>(search: Search<T>, query: { OwnerCompanyId: string }
   return out;
 }
 
+/** A record length at or above this is kept aside (a map by position): the arrays hold 2 bytes a length. */
+const LONG = 0xffff;
+
 /**
- * Sorted compact index over a JSONL spill file: per record a numeric key, byte offset, byte length, archived flag and,
- * while building, its position in the API's order (to keep the first of duplicates, as a flat scan would).
+ * Sorted compact index over a JSONL spill file: per record a numeric key (8 bytes), byte offset (5 bytes: up to 1 TiB of
+ * spill), byte length (2 bytes; the rare longer record in a side map), archived flag (1 byte) and, while building, its
+ * position in the API's order (4 bytes; to keep the first of duplicates, as a flat scan would): 16 bytes an item once
+ * sealed. The arrays are sized once from the catalogue's total (the first page tells it) and grow only should the
+ * catalogue grow while it is paged; growing and sorting copy one array at a time, so the peak stays near the arrays
+ * themselves (a rerun against a large catalogue holds little else).
  */
-class SpillIndex {
+export class SpillIndex {
   private keys: Float64Array;
-  private offs: Float64Array;
-  private lens: Uint32Array;
+  private offLo: Uint32Array;
+  private offHi: Uint8Array;
+  private lens: Uint16Array;
   private arch: Uint8Array;
-  private seqs: Float64Array | null;
+  private seqs: Uint32Array | null;
+  /** Lengths ≥ LONG, by position. */
+  private long = new Map<number, number>();
   n = 0;
   private end = 0;
   private fh: FileHandle | null = null;
@@ -142,10 +152,11 @@ class SpillIndex {
   constructor(readonly file: string, capacity: number) {
     const c = Math.max(16, capacity);
     this.keys = new Float64Array(c);
-    this.offs = new Float64Array(c);
-    this.lens = new Uint32Array(c);
+    this.offLo = new Uint32Array(c);
+    this.offHi = new Uint8Array(c);
+    this.lens = new Uint16Array(c);
     this.arch = new Uint8Array(c);
-    this.seqs = new Float64Array(c);
+    this.seqs = new Uint32Array(c);
   }
 
   async open(): Promise<void> {
@@ -153,17 +164,18 @@ class SpillIndex {
   }
 
   private grow(min: number): void {
-    const c = Math.max(min, Math.ceil(this.keys.length * 1.5));
-    const g = <A extends Float64Array | Uint32Array | Uint8Array>(a: A, C: new (n: number) => A): A => {
+    const c = Math.max(min, Math.ceil(this.keys.length * 1.25));
+    const g = <A extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(a: A, C: new (n: number) => A): A => {
       const b = new C(c);
       b.set(a.subarray(0, this.n));
       return b;
     };
     this.keys = g(this.keys, Float64Array);
-    this.offs = g(this.offs, Float64Array);
-    this.lens = g(this.lens, Uint32Array);
+    this.offLo = g(this.offLo, Uint32Array);
+    this.offHi = g(this.offHi, Uint8Array);
+    this.lens = g(this.lens, Uint16Array);
     this.arch = g(this.arch, Uint8Array);
-    this.seqs = g(this.seqs!, Float64Array);
+    this.seqs = g(this.seqs!, Uint32Array);
   }
 
   /** Appends a page of records (positional write at a reserved range: pages may arrive in any order). */
@@ -177,9 +189,15 @@ class SpillIndex {
       if (k === null) continue;
       const buf = Buffer.from(JSON.stringify(r) + '\n', 'utf8');
       if (this.n === this.keys.length) this.grow(this.n + 1);
+      const off = base + size;
+      if (off >= 2 ** 40) throw new Error(`${this.file}: the catalogue spill passed 1 TiB`);
       this.keys[this.n] = k;
-      this.offs[this.n] = base + size;
-      this.lens[this.n] = buf.length;
+      this.offLo[this.n] = off % 2 ** 32;
+      this.offHi[this.n] = Math.floor(off / 2 ** 32);
+      if (buf.length >= LONG) {
+        this.lens[this.n] = LONG;
+        this.long.set(this.n, buf.length);
+      } else this.lens[this.n] = buf.length;
       this.arch[this.n] = r.archived ? 1 : 0;
       this.seqs![this.n] = firstSeq + i;
       this.n++;
@@ -205,21 +223,41 @@ class SpillIndex {
     const keys = this.keys;
     const seqs = this.seqs!;
     perm.sort((a, b) => keys[a]! - keys[b]! || seqs[a]! - seqs[b]!);
-    const apply = <A extends Float64Array | Uint32Array | Uint8Array>(a: A, C: new (n: number) => A): A => {
+    this.seqs = null;
+    const apply = <A extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(a: A, C: new (n: number) => A): A => {
       const b = new C(n);
       for (let i = 0; i < n; i++) b[i] = a[perm[i]!]!;
       return b;
     };
     this.keys = apply(this.keys, Float64Array);
-    this.offs = apply(this.offs, Float64Array);
-    this.lens = apply(this.lens, Uint32Array);
+    this.offLo = apply(this.offLo, Uint32Array);
+    this.offHi = apply(this.offHi, Uint8Array);
+    this.lens = apply(this.lens, Uint16Array);
     this.arch = apply(this.arch, Uint8Array);
-    this.seqs = null;
+    if (this.long.size > 0) {
+      const long = new Map<number, number>();
+      for (let i = 0; i < n; i++) {
+        const len = this.long.get(perm[i]!);
+        if (len !== undefined) long.set(i, len);
+      }
+      this.long = long;
+    }
+  }
+
+  /** Byte offset of the record at position i. */
+  offsetAt(i: number): number {
+    return this.offHi[i]! * 2 ** 32 + this.offLo[i]!;
+  }
+
+  /** Byte length of the record at position i. */
+  lengthAt(i: number): number {
+    const len = this.lens[i]!;
+    return len === LONG ? this.long.get(i)! : len;
   }
 
   /** Bytes held by the index arrays. */
   get bytes(): number {
-    return this.keys.byteLength + this.offs.byteLength + this.lens.byteLength + this.arch.byteLength + (this.seqs?.byteLength ?? 0);
+    return this.keys.byteLength + this.offLo.byteLength + this.offHi.byteLength + this.lens.byteLength + this.arch.byteLength + (this.seqs?.byteLength ?? 0) + this.long.size * 16;
   }
 
   /** First position whose key is ≥ k (sealed index). */
@@ -253,7 +291,7 @@ class SpillIndex {
   /** Records at these positions, in the order given; nearby ranges are read together. */
   async read<T>(positions: readonly number[]): Promise<T[]> {
     const out = new Array<T>(positions.length);
-    const order = positions.map((p, i) => [this.offs[p]!, this.lens[p]!, i] as const).sort((a, b) => a[0] - b[0]);
+    const order = positions.map((p, i) => [this.offsetAt(p), this.lengthAt(p), i] as const).sort((a, b) => a[0] - b[0]);
     const GAP = 16 * 1024;
     const MAX = 1024 * 1024;
     let i = 0;
