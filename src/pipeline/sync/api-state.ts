@@ -6,10 +6,9 @@
  *     manufactured-item page): it tells the totals and the page size the server really gives.
  *   - search costs  S = sheetKeys × (1, or 2 for target manufacturedItem: the GTIN search + its manufactured items);
  *   - index costs   I = PAGE_WEIGHT × (remaining trade-item pages + remaining manufactured-item pages),
- *     a 500-item page weighing PAGE_WEIGHT (= 4) one-GTIN searches. Measured against the sandbox over loopback
- *     (≈ 290 kB per page of typical records): 15.6 ms a page vs 3.3 ms a search one at a time (4.7×), 8× with 8 in
- *     flight on 2 cores shared by client and server; against a remote API the round trip weighs on both alike and
- *     brings the ratio down, hence 4. Re-measure against the real API and adjust PAGE_WEIGHT.
+ *     a 500-item page weighing PAGE_WEIGHT (= 4) one-GTIN searches. Over loopback a page costs several searches (its
+ *     records are serialized, sent and parsed; docs/performance.md has the figures); against a remote API the round
+ *     trip weighs on both alike and brings the ratio down, hence 4. Re-measure against the real API and adjust PAGE_WEIGHT.
  *   - index when needIndex (full mode / reconcile), when the key is tradeItemId (the trade-item search has no
  *     TradeItemId filter), or when I ≤ S (a catalogue that fits in the first page is therefore always indexed: I = 0);
  *     search otherwise.
