@@ -25,9 +25,9 @@ import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { Pool } from 'undici';
-import { tradeItemIdFor } from '../src/api/uuid.ts';
 import { DEMO_COMPANY_ID } from '../src/sandbox/defaults.ts';
-import { testGtin, writeProductSheet } from '../test/helpers/sheets.ts';
+import { writeProductSheet } from '../test/helpers/sheets.ts';
+import { bareLoop } from './import.ts';
 import { ensureScaleSheet } from './product-rows.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -38,6 +38,8 @@ const OWNER = DEMO_COMPANY_ID;
 // ---------------------------------------------------------------------------------------------------- arguments
 const args = process.argv.slice(2);
 const names: string[] = [];
+/** Options for other bench/<name>.ts files (`scale --rows 2000000 --queue`). */
+const passOn: string[] = [];
 let runs = 3;
 let write = false;
 let baseline: string | null = null;
@@ -48,7 +50,8 @@ for (let i = 0; i < args.length; i++) {
   else if (a === '--write') write = true;
   else if (a === '--baseline') baseline = resolve(args[++i] ?? '');
   else if (a.startsWith('--baseline=')) baseline = resolve(a.slice(11));
-  else if (a.startsWith('-')) throw new Error(`bench: unknown option ${a} (--runs N, --write, --baseline <dir>)`);
+  else if (a.startsWith('-')) passOn.push(a);
+  else if (passOn.length > 0 && !passOn.at(-1)!.includes('=') && !existsSync(join(ROOT, 'bench', `${a}.ts`)) && !['validate', 'coldstart', 'rerun', 'rerun2m'].includes(a)) passOn.push(a);
   else names.push(a);
 }
 if (!Number.isInteger(runs) || runs < 1) throw new Error('bench: --runs takes a whole number ≥ 1');
@@ -259,7 +262,7 @@ const BENCHES: Record<string, Bench> = {
       return {
         async measure(co) {
           await reset(sb.url);
-          const bareS = await bareLoop(sb.url, IMPORT_ROWS);
+          const bareS = await bareLoop(sb.url, IMPORT_ROWS, OWNER, IMPORT_CONCURRENCY);
           await reset(sb.url);
           rmSync(reportDir, { recursive: true, force: true });
           const p = check(`${co.label}: import`, await cli(co, ['import', sheet.file, '--mapping', sheet.mapping], { ...apiEnv(sb.url, reportDir), API_CONCURRENCY: String(IMPORT_CONCURRENCY) }), new RegExp(`created ${IMPORT_ROWS}\\b`));
@@ -273,26 +276,6 @@ const BENCHES: Record<string, Bench> = {
   rerun: rerunBench(RERUN_ROWS, ['upsert'], true),
   rerun2m: rerunBench(RERUN2M_ROWS, ['upsert', 'full'], false),
 };
-
-/** The ceiling: the same creates as the import (one POST a row, same body shape) from a bare undici loop; seconds. */
-async function bareLoop(url: string, rows: number): Promise<number> {
-  const pool = new Pool(url, { connections: IMPORT_CONCURRENCY });
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: IMPORT_CONCURRENCY }, async () => {
-    while (next < rows) {
-      const i = next++;
-      const gtin = testGtin(i).padStart(14, '0');
-      const body = JSON.stringify({ gtin, tradeItemName: `Biscuits au beurre ${i}`, netContents: [{ value: String((i % 900) + 100), unitOfMeasure: 'GRM' }], ownerCompanyId: OWNER, tradeItemId: tradeItemIdFor(OWNER, gtin) });
-      const r = await pool.request({ method: 'POST', path: '/api/tradeItem', body, headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-token' } });
-      await r.body.text();
-      if (r.statusCode !== 200) throw new Error(`bare loop: ${r.statusCode}`);
-    }
-  }));
-  const s = (performance.now() - t0) / 1000;
-  await pool.close();
-  return s;
-}
 
 // ---------------------------------------------------------------------------------------------------- the run
 const DEFAULT = ['coldstart', 'validate', 'import', 'rerun', 'rerun2m'];
@@ -319,7 +302,7 @@ try {
       const file = join(ROOT, 'bench', `${name}.ts`);
       if (!existsSync(file)) throw new Error(`bench: no bench ${name} (${DEFAULT.join(', ')}, or a bench/<name>.ts)`);
       console.log(`\n=== bench/${name}.ts ===`);
-      const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', file], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' } });
+      const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', file, ...passOn], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' } });
       if (r.status !== 0) failed++;
       continue;
     }

@@ -132,8 +132,8 @@ const LONG = 0xffff;
  * spill), byte length (2 bytes; the rare longer record in a side map), archived flag (1 byte) and, while building, its
  * position in the API's order (4 bytes; to keep the first of duplicates, as a flat scan would): 16 bytes an item once
  * sealed. The arrays are sized once from the catalogue's total (the first page tells it) and grow only should the
- * catalogue grow while it is paged; growing and sorting copy one array at a time, so the peak stays near the arrays
- * themselves (a rerun against a large catalogue holds little else).
+ * catalogue grow while it is paged (one array copied at a time); they are sorted in place, so the peak stays near the
+ * arrays themselves (a rerun against a large catalogue holds little else).
  */
 export class SpillIndex {
   private keys: Float64Array;
@@ -142,7 +142,7 @@ export class SpillIndex {
   private lens: Uint16Array;
   private arch: Uint8Array;
   private seqs: Uint32Array | null;
-  /** Lengths ≥ LONG, by position. */
+  /** Lengths ≥ LONG, by offset (which sorting leaves as it is). */
   private long = new Map<number, number>();
   n = 0;
   private end = 0;
@@ -195,7 +195,7 @@ export class SpillIndex {
       this.offHi[this.n] = Math.floor(off / 2 ** 32);
       if (buf.length >= LONG) {
         this.lens[this.n] = LONG;
-        this.long.set(this.n, buf.length);
+        this.long.set(off, buf.length);
       } else this.lens[this.n] = buf.length;
       this.arch[this.n] = r.archived ? 1 : 0;
       this.seqs![this.n] = firstSeq + i;
@@ -214,32 +214,56 @@ export class SpillIndex {
     }
   }
 
-  /** Sorts by (key, API order) and trims the arrays; one array is copied at a time to bound the peak. */
+  /**
+   * Sorts by (key, API order), in place: the arrays are swapped together by a quicksort of their own, so sealing
+   * allocates nothing the size of the catalogue (a permutation sorted with a comparator, then each array copied
+   * through it, held several times the keys' bytes at once at the end of paging). Then drops the build-only parts.
+   */
   seal(): void {
-    const n = this.n;
-    const perm = new Uint32Array(n);
-    for (let i = 0; i < n; i++) perm[i] = i;
-    const keys = this.keys;
+    const { keys } = this;
     const seqs = this.seqs!;
-    perm.sort((a, b) => keys[a]! - keys[b]! || seqs[a]! - seqs[b]!);
-    this.seqs = null;
-    const apply = <A extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(a: A, C: new (n: number) => A): A => {
-      const b = new C(n);
-      for (let i = 0; i < n; i++) b[i] = a[perm[i]!]!;
-      return b;
+    const less = (i: number, j: number) => keys[i]! < keys[j]! || (keys[i] === keys[j] && seqs[i]! < seqs[j]!);
+    const swap = (i: number, j: number) => {
+      let t = keys[i]!; keys[i] = keys[j]!; keys[j] = t;
+      t = seqs[i]!; seqs[i] = seqs[j]!; seqs[j] = t;
+      t = this.offLo[i]!; this.offLo[i] = this.offLo[j]!; this.offLo[j] = t;
+      t = this.offHi[i]!; this.offHi[i] = this.offHi[j]!; this.offHi[j] = t;
+      t = this.lens[i]!; this.lens[i] = this.lens[j]!; this.lens[j] = t;
+      t = this.arch[i]!; this.arch[i] = this.arch[j]!; this.arch[j] = t;
     };
-    this.keys = apply(this.keys, Float64Array);
-    this.offLo = apply(this.offLo, Uint32Array);
-    this.offHi = apply(this.offHi, Uint8Array);
-    this.lens = apply(this.lens, Uint16Array);
-    this.arch = apply(this.arch, Uint8Array);
-    if (this.long.size > 0) {
-      const long = new Map<number, number>();
-      for (let i = 0; i < n; i++) {
-        const len = this.long.get(perm[i]!);
-        if (len !== undefined) long.set(i, len);
+    // Ranges left to sort; the larger half is pushed and the smaller one sorted next, so the stack stays O(log n).
+    const stack: number[] = [0, this.n - 1];
+    while (stack.length > 0) {
+      let hi = stack.pop()!;
+      let lo = stack.pop()!;
+      while (hi - lo > 16) {
+        // Median of three as the pivot, moved to hi: sorted and reversed catalogues (API order by key) split evenly.
+        const mid = lo + ((hi - lo) >>> 1);
+        if (less(mid, lo)) swap(mid, lo);
+        if (less(hi, lo)) swap(hi, lo);
+        if (less(mid, hi)) swap(mid, hi);
+        let store = lo;
+        for (let i = lo; i < hi; i++) if (less(i, hi)) swap(i, store++);
+        swap(store, hi);
+        if (store - lo < hi - store) {
+          stack.push(store + 1, hi);
+          hi = store - 1;
+        } else {
+          stack.push(lo, store - 1);
+          lo = store + 1;
+        }
       }
-      this.long = long;
+      for (let i = lo + 1; i <= hi; i++) for (let j = i; j > lo && less(j, j - 1); j--) swap(j, j - 1);
+    }
+    this.seqs = null;
+    // Trimmed to n only when the first page's total overstated the catalogue by much (items archived meanwhile…).
+    if (this.keys.length - this.n > 1024 && this.keys.length > this.n * 1.1) {
+      const trim = <A extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(a: A): A => a.slice(0, this.n) as A;
+      this.keys = trim(this.keys);
+      this.offLo = trim(this.offLo);
+      this.offHi = trim(this.offHi);
+      this.lens = trim(this.lens);
+      this.arch = trim(this.arch);
     }
   }
 
@@ -251,7 +275,7 @@ export class SpillIndex {
   /** Byte length of the record at position i. */
   lengthAt(i: number): number {
     const len = this.lens[i]!;
-    return len === LONG ? this.long.get(i)! : len;
+    return len === LONG ? this.long.get(this.offsetAt(i))! : len;
   }
 
   /** Bytes held by the index arrays. */
