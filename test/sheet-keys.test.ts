@@ -92,4 +92,19 @@ describe('SheetKeys', () => {
     for (const r of [0, BLOCK - 1, BLOCK, BLOCK + 1, n - 1]) expect(keys.has(String(10_000_000_000_000 + r * 7))).toBe(true);
     expect(keys.has(String(10_000_000_000_000 + 3))).toBe(false);
   });
+
+  it('dropMembership frees the sorted keys: counts and duplicates stay, has() says it was dropped', () => {
+    const keys = new SheetKeys(2);
+    for (let r = 0; r < 10; r++) keys.add(r + 2, g14(r % 6));
+    keys.add(12, 'T-1');
+    expect(() => keys.dropMembership()).toThrow(/before finish/);
+    keys.finish();
+    keys.dropMembership();
+    expect(keys.distinct).toBe(7);
+    expect(keys.duplicated).toBe(4);
+    expect(keys.duplicateIssue(2, g14(0), {})).toBeDefined();
+    expect(keys.duplicateIssue(7, g14(5), {})).toBeUndefined();
+    expect(() => keys.has(g14(0))).toThrow(/after dropMembership/);
+    expect(() => keys.has('T-1')).toThrow(/after dropMembership/);
+  });
 });

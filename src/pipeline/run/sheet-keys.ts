@@ -25,6 +25,9 @@ export class SheetKeys {
   readonly #block: number;
   #strings = new Map<string, number | number[]>();
   #sorted: Float64Array | null = null;
+  /** Distinct GTIN keys, kept when the sorted array is dropped. */
+  #distinctNumbers = 0;
+  #dropped = false;
   #dups = new Map<string, number[]>();
   /** Rows read by the first pass (with or without a key). */
   rows = 0;
@@ -112,6 +115,7 @@ export class SheetKeys {
     for (const [key, rows] of this.#strings) if (typeof rows !== 'number') this.#dups.set(key, rows);
     // Few duplicates (the usual sheet): the sorted array is kept as it is rather than copied to its exact size.
     this.#sorted = unique >= sorted.length - sorted.length / 8 ? sorted.subarray(0, unique) : sorted.slice(0, unique);
+    this.#distinctNumbers = unique;
     this.#keyBlocks = [];
     this.#rowBlocks = [];
     return this;
@@ -119,7 +123,17 @@ export class SheetKeys {
 
   /** Distinct keys of the sheet. */
   get distinct(): number {
-    return (this.#sorted?.length ?? 0) + this.#strings.size;
+    return this.#distinctNumbers + this.#strings.size;
+  }
+
+  /**
+   * Frees the sorted keys once nothing will ask has() (a run's archive plan is made, or there is none): an import's
+   * second pass only asks for duplicates, and a large sheet's keys are 8 bytes each for the whole run otherwise.
+   */
+  dropMembership(): void {
+    if (!this.#sorted) throw new Error('SheetKeys.dropMembership before finish');
+    this.#sorted = new Float64Array(0);
+    this.#dropped = true;
   }
 
   /** Keys found on more than one row. */
@@ -129,6 +143,7 @@ export class SheetKeys {
 
   /** True when some row of the sheet (valid or not) has this key. */
   has(key: string): boolean {
+    if (this.#dropped) throw new Error('SheetKeys.has after dropMembership');
     const want = gtin14Number(key);
     if (want < 0) return this.#strings.has(key);
     const sorted = this.#sorted;
