@@ -1,6 +1,6 @@
 // Generated product sheets for the read benchmarks: ~25 columns of the kind suppliers send (GTIN-14 with its check
 // digit, names with quotes, accents and `;`, decimal commas, lists, a uuid, dates). Written once into bench/.data/.
-import { createWriteStream, existsSync, mkdirSync, renameSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { dirname } from 'node:path';
 import ExcelJS from 'exceljs';
@@ -55,4 +55,77 @@ export async function ensureXlsx(file: string, rows: number): Promise<void> {
   }
   await wb.commit();
   renameSync(tmp, file);
+}
+
+// The 5-column sheet of the whole-process benches (bench/run.ts): GTIN;Désignation;Marque;Poids net;Unité, a `;` CSV
+// with French decimals, every 7th name quoted, 40 brands (looked up, made beforehand in the sandbox).
+export const BRANDS = 40;
+const UNITS = ['g', 'kg', 'cl', 'ml', 'L'];
+
+/** A GTIN-13 numbered `i` (up to 10^10 rows), with its mod-10 check digit. */
+export function gtin13(i: number): string {
+  const body = `20${String(i).padStart(10, '0')}`;
+  let sum = 0;
+  for (let k = 0; k < body.length; k++) sum += Number(body[body.length - 1 - k]) * (k % 2 === 0 ? 3 : 1);
+  return body + ((10 - (sum % 10)) % 10);
+}
+
+/** Cells of row `i` of the 5-column sheet, as the import reads them (unquoted, decimal comma). */
+export function scaleCells(i: number): { gtin: string; name: string; brand: string; weight: string; unit: string } {
+  return {
+    gtin: gtin13(i),
+    name: i % 7 === 0 ? `Sablés "pur beurre"; n°${i}` : `Biscuits au beurre n°${i}`,
+    brand: `Marque ${i % BRANDS}`,
+    weight: i % 4 === 0 ? `${(i % 900) + 100},5` : String((i % 900) + 100),
+    unit: UNITS[i % UNITS.length]!,
+  };
+}
+
+/** Line `i` of the 5-column CSV. */
+export function scaleLine(i: number): string {
+  const c = scaleCells(i);
+  const name = i % 7 === 0 ? `"${c.name.replace(/"/g, '""')}"` : c.name;
+  return `${c.gtin};${name};${c.brand};${c.weight};${c.unit}\n`;
+}
+
+/** Mapping of the 5-column sheet for `owner`. */
+export function scaleMapping(owner: string): string {
+  return `name: bench-scale
+target: tradeItem
+ownerCompanyId: ${owner}
+language: fr-FR
+key: gtin
+decimalSeparator: ","
+columns:
+  - { column: GTIN, field: gtin, type: gtin, required: true }
+  - { column: Désignation, field: tradeItemName, required: true }
+  - { column: Marque, field: brandId, lookup: { brand: { create: true } } }
+  - { column: Poids net, field: "netContents[0].value", type: decimal }
+  - { column: Unité, field: "netContents[0].unitOfMeasure", type: unit }
+defaults:
+  productLanguage: fr
+`;
+}
+
+/** Writes the 5-column CSV of `rows` rows at `file` and its mapping next to it, unless they exist. */
+export async function ensureScaleSheet(file: string, rows: number, owner: string): Promise<{ file: string; mapping: string }> {
+  const mapping = file.replace(/\.csv$/, '.yaml');
+  mkdirSync(dirname(file), { recursive: true });
+  if (!existsSync(mapping)) writeFileSync(mapping, scaleMapping(owner));
+  if (existsSync(file)) return { file, mapping };
+  const tmp = `${file}.tmp`;
+  const out = createWriteStream(tmp);
+  out.write('GTIN;Désignation;Marque;Poids net;Unité\n');
+  let buf = '';
+  for (let i = 0; i < rows; i++) {
+    buf += scaleLine(i);
+    if (buf.length > 1 << 16) {
+      if (!out.write(buf)) await once(out, 'drain');
+      buf = '';
+    }
+  }
+  out.end(buf);
+  await once(out, 'finish');
+  renameSync(tmp, file);
+  return { file, mapping };
 }

@@ -12,15 +12,15 @@
 // mode (a private redis-server and one worker process, after a sandbox reset) and prints Redis INFO memory.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
-import { gtinCheckDigit } from '../src/pipeline/gtin.ts';
 import { DEMO_COMPANY_ID } from '../src/sandbox/defaults.ts';
 import type { RunSummary } from '../src/pipeline/report/report.ts';
+import { BRANDS, ensureScaleSheet } from './product-rows.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(name);
@@ -34,60 +34,15 @@ if (!Number.isInteger(ROWS) || ROWS < 4) throw new Error(`--rows: a whole number
 const QUEUE = flag('--queue');
 const KEEP = flag('--keep');
 const ROOT = resolve(import.meta.dirname, '..');
-const BRANDS = 40;
 
 // Targets of the streaming engine.
 const MAX_PEAK_MB = 300;
 const FLAT_TOLERANCE = 0.15;
 const FIRST_WRITE_BEFORE_PCT = 5;
 
-/** A GTIN-13 numbered `i` (up to 10^10 rows), with its mod-10 check digit. */
-function gtin13(i: number): string {
-  const body = `20${String(i).padStart(10, '0')}`;
-  return body + gtinCheckDigit(body);
-}
-
-const UNITS = ['g', 'kg', 'cl', 'ml', 'L'];
-/** Row `i`: GTIN;Désignation;Marque;Poids net;Unité (a `;` CSV with French decimals; every 7th name needs quoting). */
-function row(i: number): string {
-  const name = i % 7 === 0 ? `"Sablés ""pur beurre""; n°${i}"` : `Biscuits au beurre n°${i}`;
-  const weight = i % 4 === 0 ? `${(i % 900) + 100},5` : String((i % 900) + 100);
-  return `${gtin13(i)};${name};Marque ${i % BRANDS};${weight};${UNITS[i % UNITS.length]}\n`;
-}
-
-const MAPPING = `name: bench-scale
-target: tradeItem
-ownerCompanyId: ${DEMO_COMPANY_ID}
-language: fr-FR
-key: gtin
-decimalSeparator: ","
-columns:
-  - { column: GTIN, field: gtin, type: gtin, required: true }
-  - { column: Désignation, field: tradeItemName, required: true }
-  - { column: Marque, field: brandId, lookup: { brand: { create: true } } }
-  - { column: Poids net, field: "netContents[0].value", type: decimal }
-  - { column: Unité, field: "netContents[0].unitOfMeasure", type: unit }
-defaults:
-  productLanguage: fr
-`;
-
-async function writeSheet(dir: string, rows: number): Promise<{ file: string; mapping: string }> {
-  const file = join(dir, `scale-${rows}.csv`);
-  const out = createWriteStream(file);
-  out.write('GTIN;Désignation;Marque;Poids net;Unité\n');
-  let buf = '';
-  for (let i = 0; i < rows; i++) {
-    buf += row(i);
-    if (buf.length > 1 << 16) {
-      if (!out.write(buf)) await once(out, 'drain');
-      buf = '';
-    }
-  }
-  out.end(buf);
-  await once(out, 'finish');
-  const mapping = join(dir, 'bench-scale.yaml');
-  writeFileSync(mapping, MAPPING);
-  return { file, mapping };
+/** The 5-column sheet of the whole-process benches (bench/product-rows.ts), in this run's temp dir. */
+function writeSheet(dir: string, rows: number): Promise<{ file: string; mapping: string }> {
+  return ensureScaleSheet(join(dir, `scale-${rows}.csv`), rows, DEMO_COMPANY_ID);
 }
 
 function freePort(): Promise<number> {

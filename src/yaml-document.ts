@@ -80,7 +80,7 @@ export function parseYamlDocument<S extends z.ZodType>(text: string, schema: S, 
       problems: [{ line: null, path: '', message: /alias count/i.test(message) ? `too many YAML aliases (more than ${MAX_ALIAS_COUNT} expansions): refused as a possible alias bomb; write the values out instead` : message }],
     };
   }
-  // jitless: zod would compile a parser for this one parse (~5-10 ms of every start); a document is parsed once.
+  // jitless: zod would compile a parser for this one parse (a cost every start would pay); a document is parsed once.
   const parsed = schema.safeParse(data ?? {}, { jitless: true });
   if (parsed.success) return { ok: true, data: parsed.data, lineAt: (p) => lineAt(p) };
   const problems: DocumentProblem[] = [];

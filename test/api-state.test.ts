@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClients, type ApiClients } from '../src/api/clients.ts';
 import type { ProductClient } from '../src/api/product-client.ts';
-import { openApiState, PAGE_SIZE, type ApiStateSource, type StateProduct } from '../src/pipeline/sync/api-state.ts';
+import { openApiState, PAGE_SIZE, SpillIndex, type ApiStateSource, type StateProduct } from '../src/pipeline/sync/api-state.ts';
 import { DEMO_COMPANY_ID } from '../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/server.ts';
 import type { ApiState } from '../src/pipeline/sync/plan.ts';
@@ -204,5 +204,84 @@ describe('openApiState', () => {
       await s.close();
     }
     expect(existsSync(join(dir, 'catalog'))).toBe(false); // the spill is removed on close
+  });
+});
+
+describe('SpillIndex (the catalogue index)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ps-spill-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  type Rec = { k: number; archived: boolean; text: string };
+  const keyOf = (r: Rec) => r.k;
+
+  it('finds every record across page writes that arrive out of order, with growth past its first size', async () => {
+    const idx = new SpillIndex(join(dir, 'grow.jsonl'), 4);
+    await idx.open();
+    try {
+      const page = (from: number, n: number): Rec[] => Array.from({ length: n }, (_, i) => ({ k: 1e13 + ((from + i) * 7919) % 1000, archived: (from + i) % 5 === 0, text: `r${from + i}` }));
+      // Pages of 50 added in reverse order (as concurrent fetches may end), 1000 records: the index grows from 16.
+      for (let from = 950; from >= 0; from -= 50) await idx.add(page(from, 50), from, keyOf);
+      idx.seal();
+      expect(idx.n).toBe(1000);
+      for (let i = 0; i < 1000; i++) {
+        const k = 1e13 + (i * 7919) % 1000;
+        const [a, b] = idx.range(k);
+        expect(b - a).toBe(1);
+        expect(idx.archivedAt(a)).toBe(i % 5 === 0);
+        const [r] = await idx.read<Rec>([a]);
+        expect(r).toEqual({ k, archived: i % 5 === 0, text: `r${i}` });
+      }
+      expect(idx.range(5)).toEqual([0, 0]);
+      // Grown by a quarter at a time: 16 bytes an item, and some room left.
+      expect(idx.bytes).toBeGreaterThanOrEqual(1000 * 16);
+      expect(idx.bytes).toBeLessThanOrEqual(1000 * 16 * 1.25);
+    } finally {
+      await idx.close();
+    }
+  });
+
+  it('sized once from the total: 16 bytes an item once sealed, sorted in place (sorted, reversed and shuffled API orders)', async () => {
+    for (const [name, order] of [['sorted', (i: number) => i], ['reversed', (i: number) => 4999 - i], ['shuffled', (i: number) => (i * 2654435761) % 5000]] as const) {
+      const idx = new SpillIndex(join(dir, `sized-${name}.jsonl`), 5000);
+      await idx.open();
+      try {
+        const recs: Rec[] = Array.from({ length: 5000 }, (_, i) => ({ k: 2e13 + order(i) * 3, archived: false, text: `${name}${i}` }));
+        for (let from = 0; from < 5000; from += 500) await idx.add(recs.slice(from, from + 500), from, keyOf);
+        expect(idx.bytes).toBe(5000 * (16 + 4));
+        idx.seal();
+        expect(idx.bytes).toBe(5000 * 16);
+        for (let i = 1; i < 5000; i++) expect(idx.keyAt(i)).toBeGreaterThan(idx.keyAt(i - 1));
+        const back = await idx.read<Rec>([0, 2500, 4999]);
+        expect(back.map((r) => r.k)).toEqual([2e13, 2e13 + 2500 * 3, 2e13 + 4999 * 3]);
+      } finally {
+        await idx.close();
+      }
+    }
+  });
+
+  it('keeps duplicates in API order, and reads records longer than 64 KiB and offsets past 4 GiB right', async () => {
+    const idx = new SpillIndex(join(dir, 'long.jsonl'), 8);
+    await idx.open();
+    try {
+      const big = 'é'.repeat(70_000); // 140 000 bytes in UTF-8: more than a 2-byte length holds
+      await idx.add([{ k: 3, archived: false, text: 'second' }, { k: 2, archived: false, text: big }], 10, keyOf);
+      await idx.add([{ k: 3, archived: true, text: 'first' }, { k: 1, archived: false, text: 'one' }], 0, keyOf);
+      idx.seal();
+      expect(idx.keyAt(0)).toBe(1);
+      expect(idx.keyAt(1)).toBe(2);
+      expect(idx.range(3)).toEqual([2, 4]);
+      const recs = await idx.read<Rec>([3, 0, 1, 2]);
+      expect(recs.map((r) => r.text)).toEqual(['second', 'one', big, 'first']);
+      expect(idx.lengthAt(1)).toBe(Buffer.byteLength(JSON.stringify({ k: 2, archived: false, text: big }) + '\n'));
+      expect(idx.archivedAt(2)).toBe(true);
+    } finally {
+      await idx.close();
+    }
+    // Offsets are 5 bytes: 2^32 and above come back whole (no 4 GiB file written: the packing alone is checked).
+    const far = new SpillIndex(join(dir, 'far.jsonl'), 4) as unknown as { offLo: Uint32Array; offHi: Uint8Array; offsetAt(i: number): number };
+    for (const off of [0, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 12345, 2 ** 40 - 1]) {
+      far.offLo[0] = off % 2 ** 32;
+      far.offHi[0] = Math.floor(off / 2 ** 32);
+      expect(far.offsetAt(0)).toBe(off);
+    }
   });
 });

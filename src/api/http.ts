@@ -14,7 +14,7 @@ let loadingUndici: Promise<Undici> | undefined;
 
 /**
  * undici, loaded with the first request: a command that sends nothing (validate of a mapping without lookups, a
- * mapping refused at start) does not pay its ~0.1 s of start-up.
+ * mapping refused at start) does not pay for loading it.
  */
 export function loadUndici(): Promise<Undici> {
   return (loadingUndici ??= import('undici').then((m) => (undici = m)));

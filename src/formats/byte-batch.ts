@@ -1,13 +1,13 @@
 /**
  * Report lines written straight into a byte buffer, handed on a batch at a time. A line is not built as a string first:
  * concatenating a line's pieces makes a rope of small strings that must be flattened, then encoded, then collected
- * (~40 % of rows.xlsx's cost in a 200 000-row validate); here its markup, numbers and ASCII text are copied a byte at a
+ * (a large share of rows.xlsx's cost); here its markup, numbers and ASCII text are copied a byte at a
  * time, and only text with other characters (or characters its file must escape) goes through a string and UTF-8.
  */
 
 /**
- * Default batch size: one stream or zlib call per 256 KiB. A zlib write is a round trip through the thread pool: with
- * 64 KiB batches the 200 000-line report bench wrote ~10-20 % slower (a 38 MB worksheet is ~600 of them).
+ * Default batch size: one stream or zlib call per 256 KiB. A zlib write is a round trip through the thread pool: fewer,
+ * larger batches make fewer of them (64 KiB batches measured slower).
  */
 export const BATCH_BYTES = 256 * 1024;
 /**

@@ -90,7 +90,7 @@ const require = createRequire(import.meta.url);
 /**
  * A streaming decoder of `encoding`. UTF-8 — nearly every sheet — uses the platform's TextDecoder (WHATWG: each
  * ill-formed sequence becomes U+FFFD, as iconv-lite's UTF-8 decoder does); the others iconv-lite, loaded on first use
- * (~15 ms of every start otherwise): it keeps Windows-1252's five undefined bytes as U+FFFD, which the reader reports
+ * (a UTF-8 run does not pay for loading it): it keeps Windows-1252's five undefined bytes as U+FFFD, which the reader reports
  * (TextDecoder would make them C1 control characters), and drops a UTF-16 file's odd last byte.
  */
 export function textDecoder(encoding: TextEncoding): TextChunkDecoder {

@@ -15,7 +15,7 @@ export interface XlsxWriterOptions {
   maxRows?: number;
   /** Uncompressed bytes the worksheet part holds at most (default XLSX_MAX_SHEET_BYTES); rows past it are dropped. */
   maxSheetBytes?: number;
-  /** Deflate level of the worksheet part (default 1: a 1 M-row sheet compresses about as well as at 6, several times faster). */
+  /** Deflate level of the worksheet part (default 1: a report sheet of repeated markup compresses about as well as at 6, for much less CPU). */
   level?: number;
   /** Rows written above the header (a sheet whose header is not on row 1); the panes freeze them with the header. */
   preamble?: readonly (readonly string[])[];
@@ -23,13 +23,13 @@ export interface XlsxWriterOptions {
   plainColumns?: readonly number[];
   /**
    * Columns (0-based) whose data values are whole numbers written in decimal digits (row numbers): number cells, so
-   * Excel sorts and filters them as numbers (as text, row 10 sorts before row 2), ~20 % fewer bytes a report line.
+   * Excel sorts and filters them as numbers (as text, row 10 sorts before row 2), and fewer bytes than inline strings.
    * The caller guarantees the digits; an empty value leaves the cell empty.
    */
   numberColumns?: readonly number[];
   /**
    * A fixed table of shared strings (xl/sharedStrings.xml) and the columns (0-based) whose data values found in it are
-   * written as references to it (`t="s"`, still string cells): a column of a few repeated words (outcomes) is ~40 %
+   * written as references to it (`t="s"`, still string cells): a column of a few repeated words (outcomes) is
    * fewer bytes to build, encode and deflate than as inline strings.
    */
   sharedStrings?: { columns: readonly number[]; values: readonly string[] };

@@ -5,9 +5,9 @@ import { dirname } from 'node:path';
 import type * as Countries from 'i18n-iso-countries';
 
 const require = createRequire(import.meta.url);
-// The library without its locales: the package's main module requires all 78 language files at once (~70 ms and
+// The library without its locales: the package's main module requires all 78 language files at once (time and
 // memory at every start); the names of a language are read from its file when first needed (namesOf). The library
-// itself is loaded on the first country cell too (~3 ms of every start otherwise).
+// itself is loaded on the first country cell too (a start that reads no country does not pay for it).
 let library: typeof Countries | undefined;
 const countries = (): typeof Countries => (library ??= require('i18n-iso-countries/index.js') as typeof Countries);
 

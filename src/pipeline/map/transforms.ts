@@ -116,7 +116,7 @@ const localeSeparatorCache = new Map<string, LocaleNumberSeparators>();
 
 /**
  * Decimal then group separator of the tags sheets mostly come in, as Intl gives them (test/decimal-locale.test.ts checks
- * that they agree): Intl's first use loads the platform's locale data, ~20 ms of a start. Other tags ask Intl.
+ * that they agree): Intl's first use loads the platform's locale data, a cost every start would pay. Other tags ask Intl.
  */
 export const KNOWN_LOCALE_SEPARATORS: Readonly<Record<string, string>> = {
   en: '.,', 'en-US': '.,', 'en-GB': '.,',

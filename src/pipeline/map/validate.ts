@@ -113,7 +113,7 @@ export function validateDraft(draft: Draft, operation: BodyOperation = createOpe
 /** validateDraft's issues as zod finds them, without the fast check first (the reference the fast check is tested against). */
 export function schemaIssues(draft: Draft, operation: BodyOperation = createOperationOf(draft.target)): Issue[] {
   const schema = operation === 'manufacturedItem.createWithTradeItem' ? manufacturedItemSchema() : bodySchema(operation);
-  // A fresh object literal: the drafts built key by key end up with shapes zod's compiled parser reads ~2.5× slower.
+  // A fresh object literal: the drafts built key by key end up with shapes zod's compiled parser reads several times slower (dictionary-like shapes).
   const body: Record<string, unknown> = Object.fromEntries(Object.entries(draft.fields));
   if (suppliesOwner(operation) && body.ownerCompanyId === undefined) {
     body.ownerCompanyId = OWNER_PLACEHOLDER;

@@ -1,6 +1,6 @@
 /**
  * Starting the report thread (report-thread.ts), apart from the rest of it so the CLI can start one early: the thread
- * spends ~70-150 ms starting and loading its modules, and a validate of a large sheet that starts it while its own modules load has it
+ * takes a while to start and load its modules, and a validate of a large sheet that starts it while its own modules load has it
  * ready for the first rows instead of waiting for it at the end. Imports nothing of the pipeline.
  */
 import { statSync } from 'node:fs';

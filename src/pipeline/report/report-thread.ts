@@ -5,8 +5,8 @@
  * rows are read and checked. Same files, same calls as createReportWriter (report.ts).
  *
  * Memory stays bounded: past WINDOW_CHARS of packed lines in flight, addRow waits for the thread to catch up. The
- * window is wide (tens of thousands of lines) so the run's thread goes on while the report thread starts (~70-150 ms of
- * module loading on Node 20) or is slowed by a burst, instead of waiting for each batch.
+ * window is wide (tens of thousands of lines) so the run's thread goes on while the report thread starts (loading its
+ * modules) or is slowed by a burst, instead of waiting for each batch.
  */
 import { putRowFields, ROW_FIELDS, type ReportWriter, type ReportWriterOptions, type RowOutcome, type RunSummary } from './report.ts';
 import { errorFrom, type FromReportThread, type ReportOp, type ToReportThread } from './report-thread-messages.ts';

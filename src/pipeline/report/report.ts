@@ -78,7 +78,7 @@ const ROW_COLUMNS = ['row', 'key', 'outcome', 'tradeItemId', 'manufacturedItemId
 const PLAIN_ROW_COLUMNS = [0, 2];
 /** rows.xlsx: the row column as number cells (row numbers are digits or empty, rowFields). */
 const ROW_NUMBER_COLUMNS = [0];
-/** rows.xlsx: the outcome column as references to a shared strings table of the outcomes (~9 % fewer bytes a line). */
+/** rows.xlsx: the outcome column as references to a shared strings table of the outcomes (fewer bytes a line than the words inline). */
 const ROW_SHARED_STRINGS = { columns: [2], values: OUTCOMES };
 /** Fields of a line of rows.* ({@link rowFields}). */
 export const ROW_FIELDS = ROW_COLUMNS.length;

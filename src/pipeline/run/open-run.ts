@@ -191,6 +191,8 @@ async function openLeased(
   }
   try {
     if (mode === 'full' && api) await planArchives(state, previous, api, keys, req, workDir, share);
+    // The archive plan was the last to ask which keys the sheet has: the rest of the run only asks for duplicates.
+    if (!keysFromRows) keys.dropMembership();
     state.referenceRequests = ctx.clients.stats.reference - refBefore;
     state.productRequests = ctx.clients.stats.product - productBefore;
     if (share.stop.reason) state.aborted ??= abortOf(share.stop.reason);

@@ -6,16 +6,15 @@
  *     manufactured-item page): it tells the totals and the page size the server really gives.
  *   - search costs  S = sheetKeys × (1, or 2 for target manufacturedItem: the GTIN search + its manufactured items);
  *   - index costs   I = PAGE_WEIGHT × (remaining trade-item pages + remaining manufactured-item pages),
- *     a 500-item page weighing PAGE_WEIGHT (= 4) one-GTIN searches. Measured against the sandbox over loopback
- *     (≈ 290 kB per page of typical records): 15.6 ms a page vs 3.3 ms a search one at a time (4.7×), 8× with 8 in
- *     flight on 2 cores shared by client and server; against a remote API the round trip weighs on both alike and
- *     brings the ratio down, hence 4. Re-measure against the real API and adjust PAGE_WEIGHT.
+ *     a 500-item page weighing PAGE_WEIGHT (= 4) one-GTIN searches. Over loopback a page costs several searches (its
+ *     records are serialized, sent and parsed; docs/performance.md has the figures); against a remote API the round
+ *     trip weighs on both alike and brings the ratio down, hence 4. Re-measure against the real API and adjust PAGE_WEIGHT.
  *   - index when needIndex (full mode / reconcile), when the key is tradeItemId (the trade-item search has no
  *     TradeItemId filter), or when I ≤ S (a catalogue that fits in the first page is therefore always indexed: I = 0);
  *     search otherwise.
  *
  * index: every page is appended as JSON lines to <dir>/catalog/trade-items.jsonl (and manufactured-items.jsonl); memory
- * keeps only sorted typed arrays (key as a number, byte offset, length, archived flag: 21 bytes per item), and a
+ * keeps only sorted typed arrays (key as a number, byte offset, length, archived flag: 16 bytes per item, SpillIndex), and a
  * chunk's records are read back with positional reads. GTIN-14 keys are exact numbers; tradeItemIds and manufactured
  * items (by trade item id) are indexed by a 52-bit hash, every candidate being checked against the record read back.
  */
@@ -125,16 +124,26 @@ async function searchAll<T>(search: Search<T>, query: { OwnerCompanyId: string }
   return out;
 }
 
+/** A record length at or above this is kept aside (a map by position): the arrays hold 2 bytes a length. */
+const LONG = 0xffff;
+
 /**
- * Sorted compact index over a JSONL spill file: per record a numeric key, byte offset, byte length, archived flag and,
- * while building, its position in the API's order (to keep the first of duplicates, as a flat scan would).
+ * Sorted compact index over a JSONL spill file: per record a numeric key (8 bytes), byte offset (5 bytes: up to 1 TiB of
+ * spill), byte length (2 bytes; the rare longer record in a side map), archived flag (1 byte) and, while building, its
+ * position in the API's order (4 bytes; to keep the first of duplicates, as a flat scan would): 16 bytes an item once
+ * sealed. The arrays are sized once from the catalogue's total (the first page tells it) and grow only should the
+ * catalogue grow while it is paged (one array copied at a time); they are sorted in place, so the peak stays near the
+ * arrays themselves (a rerun against a large catalogue holds little else).
  */
-class SpillIndex {
+export class SpillIndex {
   private keys: Float64Array;
-  private offs: Float64Array;
-  private lens: Uint32Array;
+  private offLo: Uint32Array;
+  private offHi: Uint8Array;
+  private lens: Uint16Array;
   private arch: Uint8Array;
-  private seqs: Float64Array | null;
+  private seqs: Uint32Array | null;
+  /** Lengths ≥ LONG, by offset (which sorting leaves as it is). */
+  private long = new Map<number, number>();
   n = 0;
   private end = 0;
   private fh: FileHandle | null = null;
@@ -142,10 +151,11 @@ class SpillIndex {
   constructor(readonly file: string, capacity: number) {
     const c = Math.max(16, capacity);
     this.keys = new Float64Array(c);
-    this.offs = new Float64Array(c);
-    this.lens = new Uint32Array(c);
+    this.offLo = new Uint32Array(c);
+    this.offHi = new Uint8Array(c);
+    this.lens = new Uint16Array(c);
     this.arch = new Uint8Array(c);
-    this.seqs = new Float64Array(c);
+    this.seqs = new Uint32Array(c);
   }
 
   async open(): Promise<void> {
@@ -153,17 +163,18 @@ class SpillIndex {
   }
 
   private grow(min: number): void {
-    const c = Math.max(min, Math.ceil(this.keys.length * 1.5));
-    const g = <A extends Float64Array | Uint32Array | Uint8Array>(a: A, C: new (n: number) => A): A => {
+    const c = Math.max(min, Math.ceil(this.keys.length * 1.25));
+    const g = <A extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(a: A, C: new (n: number) => A): A => {
       const b = new C(c);
       b.set(a.subarray(0, this.n));
       return b;
     };
     this.keys = g(this.keys, Float64Array);
-    this.offs = g(this.offs, Float64Array);
-    this.lens = g(this.lens, Uint32Array);
+    this.offLo = g(this.offLo, Uint32Array);
+    this.offHi = g(this.offHi, Uint8Array);
+    this.lens = g(this.lens, Uint16Array);
     this.arch = g(this.arch, Uint8Array);
-    this.seqs = g(this.seqs!, Float64Array);
+    this.seqs = g(this.seqs!, Uint32Array);
   }
 
   /** Appends a page of records (positional write at a reserved range: pages may arrive in any order). */
@@ -177,9 +188,15 @@ class SpillIndex {
       if (k === null) continue;
       const buf = Buffer.from(JSON.stringify(r) + '\n', 'utf8');
       if (this.n === this.keys.length) this.grow(this.n + 1);
+      const off = base + size;
+      if (off >= 2 ** 40) throw new Error(`${this.file}: the catalogue spill passed 1 TiB`);
       this.keys[this.n] = k;
-      this.offs[this.n] = base + size;
-      this.lens[this.n] = buf.length;
+      this.offLo[this.n] = off % 2 ** 32;
+      this.offHi[this.n] = Math.floor(off / 2 ** 32);
+      if (buf.length >= LONG) {
+        this.lens[this.n] = LONG;
+        this.long.set(off, buf.length);
+      } else this.lens[this.n] = buf.length;
       this.arch[this.n] = r.archived ? 1 : 0;
       this.seqs![this.n] = firstSeq + i;
       this.n++;
@@ -197,29 +214,73 @@ class SpillIndex {
     }
   }
 
-  /** Sorts by (key, API order) and trims the arrays; one array is copied at a time to bound the peak. */
+  /**
+   * Sorts by (key, API order), in place: the arrays are swapped together by a quicksort of their own, so sealing
+   * allocates nothing the size of the catalogue (a permutation sorted with a comparator, then each array copied
+   * through it, held several times the keys' bytes at once at the end of paging). Then drops the build-only parts.
+   */
   seal(): void {
-    const n = this.n;
-    const perm = new Uint32Array(n);
-    for (let i = 0; i < n; i++) perm[i] = i;
-    const keys = this.keys;
+    const { keys } = this;
     const seqs = this.seqs!;
-    perm.sort((a, b) => keys[a]! - keys[b]! || seqs[a]! - seqs[b]!);
-    const apply = <A extends Float64Array | Uint32Array | Uint8Array>(a: A, C: new (n: number) => A): A => {
-      const b = new C(n);
-      for (let i = 0; i < n; i++) b[i] = a[perm[i]!]!;
-      return b;
+    const less = (i: number, j: number) => keys[i]! < keys[j]! || (keys[i] === keys[j] && seqs[i]! < seqs[j]!);
+    const swap = (i: number, j: number) => {
+      let t = keys[i]!; keys[i] = keys[j]!; keys[j] = t;
+      t = seqs[i]!; seqs[i] = seqs[j]!; seqs[j] = t;
+      t = this.offLo[i]!; this.offLo[i] = this.offLo[j]!; this.offLo[j] = t;
+      t = this.offHi[i]!; this.offHi[i] = this.offHi[j]!; this.offHi[j] = t;
+      t = this.lens[i]!; this.lens[i] = this.lens[j]!; this.lens[j] = t;
+      t = this.arch[i]!; this.arch[i] = this.arch[j]!; this.arch[j] = t;
     };
-    this.keys = apply(this.keys, Float64Array);
-    this.offs = apply(this.offs, Float64Array);
-    this.lens = apply(this.lens, Uint32Array);
-    this.arch = apply(this.arch, Uint8Array);
+    // Ranges left to sort; the larger half is pushed and the smaller one sorted next, so the stack stays O(log n).
+    const stack: number[] = [0, this.n - 1];
+    while (stack.length > 0) {
+      let hi = stack.pop()!;
+      let lo = stack.pop()!;
+      while (hi - lo > 16) {
+        // Median of three as the pivot, moved to hi: sorted and reversed catalogues (API order by key) split evenly.
+        const mid = lo + ((hi - lo) >>> 1);
+        if (less(mid, lo)) swap(mid, lo);
+        if (less(hi, lo)) swap(hi, lo);
+        if (less(mid, hi)) swap(mid, hi);
+        let store = lo;
+        for (let i = lo; i < hi; i++) if (less(i, hi)) swap(i, store++);
+        swap(store, hi);
+        if (store - lo < hi - store) {
+          stack.push(store + 1, hi);
+          hi = store - 1;
+        } else {
+          stack.push(lo, store - 1);
+          lo = store + 1;
+        }
+      }
+      for (let i = lo + 1; i <= hi; i++) for (let j = i; j > lo && less(j, j - 1); j--) swap(j, j - 1);
+    }
     this.seqs = null;
+    // Trimmed to n only when the first page's total overstated the catalogue by much (items archived meanwhile…).
+    if (this.keys.length - this.n > 1024 && this.keys.length > this.n * 1.1) {
+      const trim = <A extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(a: A): A => a.slice(0, this.n) as A;
+      this.keys = trim(this.keys);
+      this.offLo = trim(this.offLo);
+      this.offHi = trim(this.offHi);
+      this.lens = trim(this.lens);
+      this.arch = trim(this.arch);
+    }
+  }
+
+  /** Byte offset of the record at position i. */
+  offsetAt(i: number): number {
+    return this.offHi[i]! * 2 ** 32 + this.offLo[i]!;
+  }
+
+  /** Byte length of the record at position i. */
+  lengthAt(i: number): number {
+    const len = this.lens[i]!;
+    return len === LONG ? this.long.get(this.offsetAt(i))! : len;
   }
 
   /** Bytes held by the index arrays. */
   get bytes(): number {
-    return this.keys.byteLength + this.offs.byteLength + this.lens.byteLength + this.arch.byteLength + (this.seqs?.byteLength ?? 0);
+    return this.keys.byteLength + this.offLo.byteLength + this.offHi.byteLength + this.lens.byteLength + this.arch.byteLength + (this.seqs?.byteLength ?? 0) + this.long.size * 16;
   }
 
   /** First position whose key is ≥ k (sealed index). */
@@ -253,7 +314,7 @@ class SpillIndex {
   /** Records at these positions, in the order given; nearby ranges are read together. */
   async read<T>(positions: readonly number[]): Promise<T[]> {
     const out = new Array<T>(positions.length);
-    const order = positions.map((p, i) => [this.offs[p]!, this.lens[p]!, i] as const).sort((a, b) => a[0] - b[0]);
+    const order = positions.map((p, i) => [this.offsetAt(p), this.lengthAt(p), i] as const).sort((a, b) => a[0] - b[0]);
     const GAP = 16 * 1024;
     const MAX = 1024 * 1024;
     let i = 0;
