@@ -16,7 +16,13 @@ function forbid(files, regexes, why, ignores = []) {
     ignores,
     rules: {
       'no-restricted-imports': ['error', { patterns: regexes.map((regex) => ({ regex, message })) }],
-      'no-restricted-syntax': ['error', ...regexes.map((regex) => ({ selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\/')}/]`, message }))],
+      'no-restricted-syntax': [
+        'error',
+        ...regexes.map((regex) => ({
+          selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\/')}/]`,
+          message,
+        })),
+      ],
     },
   };
 }
@@ -24,26 +30,69 @@ function layoutRules() {
   const above = (depth, names) => `^${'\\.\\./'.repeat(depth)}(?:${names.join('|')})(?:/|\\.ts$)`;
   return [
     // Later objects replace the rule for their files, so each file gets one object: the most specific.
-    forbid(['src/**/*.ts'], [`^${UP}commands/`], 'only src/cli.ts and src/commands/ import a command', ['src/cli.ts', 'src/commands/**']),
-    forbid(['src/formats/**/*.ts'], [above(1, ['pipeline', 'queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
-      'src/formats/ reads and writes files: it knows nothing of the pipeline, the queue, the servers, onboarding'),
-    forbid(['src/api/**/*.ts'], [above(1, ['pipeline', 'formats', 'queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
-      'src/api/ is the product API client: it knows nothing of what calls it'),
-    forbid(['src/sandbox/**/*.ts'], [`^(?:\\.\\./)+(?:pipeline|formats|queue|server|commands|onboarding|runtime)(?:/|\\.ts$)`],
-      'src/sandbox/ is a stand-in for the product API: it shares the API\'s field tables, nothing of the importer'),
-    forbid(['src/queue/**/*.ts'], [above(1, ['server', 'commands', 'onboarding'])], 'src/queue/ runs the pipeline in workers; servers and commands drive it'),
-    forbid(['src/pipeline/*.ts'], [`^\\./(?:${[...ROOMS, 'run'].join('|')})/`, above(1, ['queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
-      'src/pipeline/*.ts is what the rooms share: it imports no room'),
-    ...ROOMS.map((room) => forbid([`src/pipeline/${room}/**/*.ts`],
-      [`^\\.\\./(?:${[...ROOMS.filter((r) => r !== room), 'run'].join('|')})/`, above(2, ['queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
-      `pipeline/${room}/ imports downward only: src/pipeline/*.ts, formats, api, never another room or run/ (run/ drives the rooms)`)),
-    forbid(['src/pipeline/run/**/*.ts'], [above(2, ['queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
-      'pipeline/run/ drives the rooms; the queue, the servers and the commands drive it'),
+    forbid(['src/**/*.ts'], [`^${UP}commands/`], 'only src/cli.ts and src/commands/ import a command', [
+      'src/cli.ts',
+      'src/commands/**',
+    ]),
+    forbid(
+      ['src/formats/**/*.ts'],
+      [above(1, ['pipeline', 'queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
+      'src/formats/ reads and writes files: it knows nothing of the pipeline, the queue, the servers, onboarding',
+    ),
+    forbid(
+      ['src/api/**/*.ts'],
+      [above(1, ['pipeline', 'formats', 'queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
+      'src/api/ is the product API client: it knows nothing of what calls it',
+    ),
+    forbid(
+      ['src/sandbox/**/*.ts'],
+      [`^(?:\\.\\./)+(?:pipeline|formats|queue|server|commands|onboarding|runtime)(?:/|\\.ts$)`],
+      "src/sandbox/ is a stand-in for the product API: it shares the API's field tables, nothing of the importer",
+    ),
+    forbid(
+      ['src/queue/**/*.ts'],
+      [above(1, ['server', 'commands', 'onboarding'])],
+      'src/queue/ runs the pipeline in workers; servers and commands drive it',
+    ),
+    forbid(
+      ['src/pipeline/*.ts'],
+      [
+        `^\\./(?:${[...ROOMS, 'run'].join('|')})/`,
+        above(1, ['queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime']),
+      ],
+      'src/pipeline/*.ts is what the rooms share: it imports no room',
+    ),
+    ...ROOMS.map((room) =>
+      forbid(
+        [`src/pipeline/${room}/**/*.ts`],
+        [
+          `^\\.\\./(?:${[...ROOMS.filter((r) => r !== room), 'run'].join('|')})/`,
+          above(2, ['queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime']),
+        ],
+        `pipeline/${room}/ imports downward only: src/pipeline/*.ts, formats, api, never another room or run/ (run/ drives the rooms)`,
+      ),
+    ),
+    forbid(
+      ['src/pipeline/run/**/*.ts'],
+      [above(2, ['queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
+      'pipeline/run/ drives the rooms; the queue, the servers and the commands drive it',
+    ),
   ];
 }
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'reports/', 'uploads/', 'coverage/', 'src/server/public/', 'bench/.data/', 'test/.output/'] },
+  {
+    ignores: [
+      'dist/',
+      'node_modules/',
+      'reports/',
+      'uploads/',
+      'coverage/',
+      'src/server/public/',
+      'bench/.data/',
+      'test/.output/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -51,6 +100,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-console': 'off',
+      // prettier wraps the code at 120; comments wrap at the same width (strings and URLs may run over).
+      'max-len': [
+        'error',
+        { code: 120, ignoreUrls: true, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true },
+      ],
     },
   },
   ...layoutRules(),
@@ -61,7 +115,10 @@ export default tseslint.config(
       // `import * as z`, the bundle (scripts/build.mjs) keeps only what src uses.
       'no-restricted-syntax': [
         'error',
-        { selector: "ImportDeclaration[source.value='zod'] > ImportSpecifier[imported.name='z']", message: "import * as z from 'zod'" },
+        {
+          selector: "ImportDeclaration[source.value='zod'] > ImportSpecifier[imported.name='z']",
+          message: "import * as z from 'zod'",
+        },
       ],
     },
   },

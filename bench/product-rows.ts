@@ -6,9 +6,33 @@ import { dirname } from 'node:path';
 import ExcelJS from 'exceljs';
 
 /** The 25 headers of the generated sheets (French, as suppliers write them). */
-export const HEADERS = ['GTIN', 'Désignation', 'Marque', 'Poids net', 'Unité', 'Pays', 'Statut', 'Code douanier', 'Fournisseur', 'Gamme',
-  'Variante', 'Nom fonctionnel', 'Début saison', 'Fin saison', 'Commentaire', 'Description', 'Format', 'Multipack', 'Langue',
-  'Réf. enseigne', 'Catégorie', 'Prix', 'Note', 'Température', 'Allergènes'];
+export const HEADERS = [
+  'GTIN',
+  'Désignation',
+  'Marque',
+  'Poids net',
+  'Unité',
+  'Pays',
+  'Statut',
+  'Code douanier',
+  'Fournisseur',
+  'Gamme',
+  'Variante',
+  'Nom fonctionnel',
+  'Début saison',
+  'Fin saison',
+  'Commentaire',
+  'Description',
+  'Format',
+  'Multipack',
+  'Langue',
+  'Réf. enseigne',
+  'Catégorie',
+  'Prix',
+  'Note',
+  'Température',
+  'Allergènes',
+];
 
 /** A GTIN-14 (digits, with a valid mod-10 check digit) numbered `i`. */
 export function gtin14(i: number): string {
@@ -20,10 +44,33 @@ export function gtin14(i: number): string {
 
 /** Row `i` of the generated sheet, as text cells. */
 export function productRow(i: number): string[] {
-  return [gtin14(i), `Biscuits "pur beurre" n°${i}, sachet`, `Marque ${i % 300}`, `${(i % 900) + 100},5`, i % 3 ? 'g' : 'kg', i % 2 ? 'France' : 'IT',
-    'Actif', '1905', '3f0c2b1e-9d0a-4c5e-8b7a-2f3d4e5a6b7c', 'Épicerie sucrée', 'Nature', 'Biscuit sec', '2025-01-01', '2025-12-31',
-    `Commentaire ${i}`, 'Biscuits sablés au beurre frais, cuits au four', 'Sachet', 'non', 'fr', `R${i}`, 'Biscuiterie', `${(i % 50) + 1},99`, '',
-    'Ambiante', 'gluten; lait; œufs'];
+  return [
+    gtin14(i),
+    `Biscuits "pur beurre" n°${i}, sachet`,
+    `Marque ${i % 300}`,
+    `${(i % 900) + 100},5`,
+    i % 3 ? 'g' : 'kg',
+    i % 2 ? 'France' : 'IT',
+    'Actif',
+    '1905',
+    '3f0c2b1e-9d0a-4c5e-8b7a-2f3d4e5a6b7c',
+    'Épicerie sucrée',
+    'Nature',
+    'Biscuit sec',
+    '2025-01-01',
+    '2025-12-31',
+    `Commentaire ${i}`,
+    'Biscuits sablés au beurre frais, cuits au four',
+    'Sachet',
+    'non',
+    'fr',
+    `R${i}`,
+    'Biscuiterie',
+    `${(i % 50) + 1},99`,
+    '',
+    'Ambiante',
+    'gluten; lait; œufs',
+  ];
 }
 
 /** Writes a `;`-separated UTF-8 CSV of `rows` products at `file` unless it exists (RFC 4180 quoting). */
@@ -40,7 +87,9 @@ export async function ensureCsv(file: string, rows: number): Promise<void> {
   renameSync(tmp, file);
 }
 
-/** Writes an XLSX of `rows` products at `file` unless it exists (GTINs as numbers, the way Excel keeps typed barcodes). */
+/**
+ * Writes an XLSX of `rows` products at `file` unless it exists (GTINs as numbers, the way Excel keeps typed barcodes).
+ */
 export async function ensureXlsx(file: string, rows: number): Promise<void> {
   if (existsSync(file)) return;
   mkdirSync(dirname(file), { recursive: true });
@@ -108,7 +157,11 @@ defaults:
 }
 
 /** Writes the 5-column CSV of `rows` rows at `file` and its mapping next to it, unless they exist. */
-export async function ensureScaleSheet(file: string, rows: number, owner: string): Promise<{ file: string; mapping: string }> {
+export async function ensureScaleSheet(
+  file: string,
+  rows: number,
+  owner: string,
+): Promise<{ file: string; mapping: string }> {
   const mapping = file.replace(/\.csv$/, '.yaml');
   mkdirSync(dirname(file), { recursive: true });
   if (!existsSync(mapping)) writeFileSync(mapping, scaleMapping(owner));

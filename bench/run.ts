@@ -8,12 +8,14 @@
 //   import    `import` of 20 000 rows into the sandbox at 20 ms latency next to a bare undici loop sending the same
 //             creates (same concurrency): import/bare rate ratio
 //   rerun     no-change rerun (`import` of a sheet the API already holds) of 300 000 rows: wall time, peak RSS
-//   rerun2m   no-change rerun of 2 000 000 rows against a 2 000 000-item catalogue, `upsert` and `--mode full`: peak RSS
+//   rerun2m   no-change rerun of 2 000 000 rows against a 2 000 000-item catalogue, `upsert` and `--mode full`:
+//             peak RSS
 // Other bench/<name>.ts files (read, workers, scale, …) run as before when named.
 //
 // --runs N      runs of each figure (default 3; cold start 3 × N): the best time and the highest peak RSS are kept
 //               (timings on a shared machine are noisy, peak RSS is not).
-// --baseline D  runs the same commands with D/bin (another checkout, built: `npm ci` there) too, taken in turns with this
+// --baseline D  runs the same commands with D/bin (another checkout, built: `npm ci` there) too, taken in turns with
+// this
 //               one, and prints before (D) / after (this checkout) / change.
 // --write       rewrites the dated table of docs/performance.md (figure, command, machine, before, after, change).
 //
@@ -51,12 +53,20 @@ for (let i = 0; i < args.length; i++) {
   else if (a === '--baseline') baseline = resolve(args[++i] ?? '');
   else if (a.startsWith('--baseline=')) baseline = resolve(a.slice(11));
   else if (a.startsWith('-')) passOn.push(a);
-  else if (passOn.length > 0 && !passOn.at(-1)!.includes('=') && !existsSync(join(ROOT, 'bench', `${a}.ts`)) && !['validate', 'coldstart', 'rerun', 'rerun2m'].includes(a)) passOn.push(a);
+  else if (
+    passOn.length > 0 &&
+    !passOn.at(-1)!.includes('=') &&
+    !existsSync(join(ROOT, 'bench', `${a}.ts`)) &&
+    !['validate', 'coldstart', 'rerun', 'rerun2m'].includes(a)
+  )
+    passOn.push(a);
   else names.push(a);
 }
 if (!Number.isInteger(runs) || runs < 1) throw new Error('bench: --runs takes a whole number ≥ 1');
-if (baseline !== null && !existsSync(join(baseline, 'bin', 'product-sync.mjs'))) throw new Error(`bench: --baseline ${baseline}: no bin/product-sync.mjs there`);
-if (baseline !== null && !existsSync(join(baseline, 'dist', 'cli.js'))) throw new Error(`bench: --baseline ${baseline}: no dist/ there (npm ci in that checkout)`);
+if (baseline !== null && !existsSync(join(baseline, 'bin', 'product-sync.mjs')))
+  throw new Error(`bench: --baseline ${baseline}: no bin/product-sync.mjs there`);
+if (baseline !== null && !existsSync(join(baseline, 'dist', 'cli.js')))
+  throw new Error(`bench: --baseline ${baseline}: no dist/ there (npm ci in that checkout)`);
 
 // ---------------------------------------------------------------------------------------------------- processes
 interface Checkout {
@@ -88,10 +98,15 @@ async function cli(co: Checkout, cliArgs: string[], env: Record<string, string>)
   const rssFile = join(DATA, `maxrss-${process.pid}`);
   rmSync(rssFile, { force: true });
   const t0 = performance.now();
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', '--import', MAX_RSS_HOOK, join(co.root, 'bin', 'product-sync.mjs'), ...cliArgs], {
-    cwd: DATA, stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, REDIS_URL: '', LOG_LEVEL: 'warn', ...env, BENCH_MAXRSS_FILE: rssFile },
-  });
+  const child = spawn(
+    process.execPath,
+    ['--max-semi-space-size=8', '--import', MAX_RSS_HOOK, join(co.root, 'bin', 'product-sync.mjs'), ...cliArgs],
+    {
+      cwd: DATA,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, REDIS_URL: '', LOG_LEVEL: 'warn', ...env, BENCH_MAXRSS_FILE: rssFile },
+    },
+  );
   children.add(child);
   let stdout = '';
   let stderr = '';
@@ -108,16 +123,34 @@ async function cli(co: Checkout, cliArgs: string[], env: Record<string, string>)
 /** A run that must end with exit 0 and print `expect` in its summary. */
 function check(what: string, p: ProcessFigures, expect: RegExp): ProcessFigures {
   if (p.code !== 0 || !expect.test(p.stdout)) {
-    throw new Error(`${what}: exit ${p.code}, expected ${expect} in the summary\n--- stdout\n${p.stdout}\n--- stderr (end)\n${p.stderr.slice(-3000)}`);
+    throw new Error(
+      `${what}: exit ${p.code}, expected ${expect} in the summary\n--- stdout\n${p.stdout}\n--- stderr (end)\n${p.stderr.slice(-3000)}`,
+    );
   }
   return p;
 }
 
-/** A sandbox in another process: bench/seeded-sandbox.ts (this checkout's sandbox), `items` of the 5-column sheet held. */
+/**
+ * A sandbox in another process: bench/seeded-sandbox.ts (this checkout's sandbox), `items` of the 5-column sheet held.
+ */
 async function sandbox(items: number, latency: number): Promise<{ url: string; close(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'seeded-sandbox.ts'), '--items', String(items), '--latency', String(latency)], {
-    cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, LOG_LEVEL: 'warn' },
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'bench', 'seeded-sandbox.ts'),
+      '--items',
+      String(items),
+      '--latency',
+      String(latency),
+    ],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+    },
+  );
   children.add(child);
   const url = await new Promise<string>((res, rej) => {
     child.once('exit', (code) => rej(new Error(`seeded sandbox exited (${code}) before listening`)));
@@ -138,7 +171,12 @@ async function sandbox(items: number, latency: number): Promise<{ url: string; c
   };
 }
 
-const apiEnv = (url: string, reportDir: string): Record<string, string> => ({ PRODUCT_API_URL: url, REFERENCE_API_URL: url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir });
+const apiEnv = (url: string, reportDir: string): Record<string, string> => ({
+  PRODUCT_API_URL: url,
+  REFERENCE_API_URL: url,
+  API_TOKEN: 'sandbox-token',
+  REPORT_DIR: reportDir,
+});
 
 async function reset(url: string): Promise<void> {
   const pool = new Pool(url);
@@ -175,7 +213,8 @@ const IMPORT_LATENCY = 20;
 const IMPORT_CONCURRENCY = 64;
 const RERUN_ROWS = Number(process.env.BENCH_RERUN_ROWS ?? 300_000);
 const RERUN2M_ROWS = Number(process.env.BENCH_RERUN2M_ROWS ?? 2_000_000);
-const n = (rows: number) => (rows % 1_000_000 === 0 ? `${rows / 1_000_000}M` : rows % 1000 === 0 ? `${rows / 1000}k` : String(rows));
+const n = (rows: number) =>
+  rows % 1_000_000 === 0 ? `${rows / 1_000_000}M` : rows % 1000 === 0 ? `${rows / 1000}k` : String(rows);
 
 /** A no-change rerun bench: the sheet's rows already held by the API, `import` of the sheet in each mode. */
 function rerunBench(rows: number, modes: ('upsert' | 'full')[], time: boolean): Bench {
@@ -183,8 +222,23 @@ function rerunBench(rows: number, modes: ('upsert' | 'full')[], time: boolean): 
   for (const mode of modes) {
     const command = `product-sync import scale-${n(rows)}.csv --mapping scale-${n(rows)}.yaml${mode === 'full' ? ' --mode full' : ''} (API holds the ${n(rows)} items)`;
     const label = `no-change rerun, ${n(rows)} rows vs ${n(rows)}-item catalogue${mode === 'full' ? ', full mode' : ''}`;
-    if (time) figures.push({ id: `rerun-${n(rows)}-${mode}-s`, figure: `${label}: wall time`, command, unit: 's', keep: 'min', limitPct: 10 });
-    figures.push({ id: `rerun-${n(rows)}-${mode}-rss`, figure: `${label}: peak RSS`, command, unit: 'MB', keep: 'max', limitPct: 10 });
+    if (time)
+      figures.push({
+        id: `rerun-${n(rows)}-${mode}-s`,
+        figure: `${label}: wall time`,
+        command,
+        unit: 's',
+        keep: 'min',
+        limitPct: 10,
+      });
+    figures.push({
+      id: `rerun-${n(rows)}-${mode}-rss`,
+      figure: `${label}: peak RSS`,
+      command,
+      unit: 'MB',
+      keep: 'max',
+      limitPct: 10,
+    });
   }
   return {
     figures,
@@ -197,7 +251,15 @@ function rerunBench(rows: number, modes: ('upsert' | 'full')[], time: boolean): 
           const out: Record<string, number> = {};
           for (const mode of modes) {
             rmSync(reportDir, { recursive: true, force: true });
-            const p = check(`${co.label}: rerun ${mode}`, await cli(co, ['import', sheet.file, '--mapping', sheet.mapping, ...(mode === 'full' ? ['--mode', 'full'] : [])], apiEnv(sb.url, reportDir)), new RegExp(`unchanged ${rows}\\b`));
+            const p = check(
+              `${co.label}: rerun ${mode}`,
+              await cli(
+                co,
+                ['import', sheet.file, '--mapping', sheet.mapping, ...(mode === 'full' ? ['--mode', 'full'] : [])],
+                apiEnv(sb.url, reportDir),
+              ),
+              new RegExp(`unchanged ${rows}\\b`),
+            );
             if (time) out[`rerun-${n(rows)}-${mode}-s`] = p.seconds;
             out[`rerun-${n(rows)}-${mode}-rss`] = p.peakMB;
           }
@@ -213,8 +275,22 @@ function rerunBench(rows: number, modes: ('upsert' | 'full')[], time: boolean): 
 const BENCHES: Record<string, Bench> = {
   validate: {
     figures: [
-      { id: 'validate-1M-s', figure: `validate, ${n(VALIDATE_ROWS)}-row CSV: wall time`, command: `product-sync validate scale-${n(VALIDATE_ROWS)}.csv --mapping scale-${n(VALIDATE_ROWS)}.yaml`, unit: 's', keep: 'min', limitPct: 10 },
-      { id: 'validate-1M-rss', figure: `validate, ${n(VALIDATE_ROWS)}-row CSV: peak RSS`, command: `product-sync validate scale-${n(VALIDATE_ROWS)}.csv --mapping scale-${n(VALIDATE_ROWS)}.yaml`, unit: 'MB', keep: 'max', limitPct: 10 },
+      {
+        id: 'validate-1M-s',
+        figure: `validate, ${n(VALIDATE_ROWS)}-row CSV: wall time`,
+        command: `product-sync validate scale-${n(VALIDATE_ROWS)}.csv --mapping scale-${n(VALIDATE_ROWS)}.yaml`,
+        unit: 's',
+        keep: 'min',
+        limitPct: 10,
+      },
+      {
+        id: 'validate-1M-rss',
+        figure: `validate, ${n(VALIDATE_ROWS)}-row CSV: peak RSS`,
+        command: `product-sync validate scale-${n(VALIDATE_ROWS)}.csv --mapping scale-${n(VALIDATE_ROWS)}.yaml`,
+        unit: 'MB',
+        keep: 'max',
+        limitPct: 10,
+      },
     ],
     async setup() {
       const sheet = await ensureScaleSheet(join(DATA, `scale-${n(VALIDATE_ROWS)}.csv`), VALIDATE_ROWS, OWNER);
@@ -223,7 +299,11 @@ const BENCHES: Record<string, Bench> = {
       return {
         async measure(co) {
           rmSync(reportDir, { recursive: true, force: true });
-          const p = check(`${co.label}: validate`, await cli(co, ['validate', sheet.file, '--mapping', sheet.mapping], apiEnv(sb.url, reportDir)), new RegExp(`rows ${VALIDATE_ROWS}\\b`));
+          const p = check(
+            `${co.label}: validate`,
+            await cli(co, ['validate', sheet.file, '--mapping', sheet.mapping], apiEnv(sb.url, reportDir)),
+            new RegExp(`rows ${VALIDATE_ROWS}\\b`),
+          );
           rmSync(reportDir, { recursive: true, force: true });
           return { 'validate-1M-s': p.seconds, 'validate-1M-rss': p.peakMB };
         },
@@ -232,7 +312,16 @@ const BENCHES: Record<string, Bench> = {
     },
   },
   coldstart: {
-    figures: [{ id: 'coldstart-ms', figure: 'cold start: validate of a 1-row CSV, whole process', command: 'product-sync validate products.csv --mapping products.yaml (1 row, no lookups)', unit: 'ms', keep: 'min', limitPct: 25 }],
+    figures: [
+      {
+        id: 'coldstart-ms',
+        figure: 'cold start: validate of a 1-row CSV, whole process',
+        command: 'product-sync validate products.csv --mapping products.yaml (1 row, no lookups)',
+        unit: 'ms',
+        keep: 'min',
+        limitPct: 25,
+      },
+    ],
     runs: (r) => 3 * r,
     async setup() {
       const dir = join(DATA, 'coldstart');
@@ -243,7 +332,15 @@ const BENCHES: Record<string, Bench> = {
         async measure(co) {
           rmSync(reportDir, { recursive: true, force: true });
           // No API is reached: the mapping has no lookups, validate sends nothing.
-          const p = check(`${co.label}: cold start`, await cli(co, ['validate', sheet.file, '--mapping', sheet.mapping], apiEnv('http://127.0.0.1:9', reportDir)), /rows 1\b/);
+          const p = check(
+            `${co.label}: cold start`,
+            await cli(
+              co,
+              ['validate', sheet.file, '--mapping', sheet.mapping],
+              apiEnv('http://127.0.0.1:9', reportDir),
+            ),
+            /rows 1\b/,
+          );
           return { 'coldstart-ms': p.seconds * 1000 };
         },
         close: async () => rmSync(reportDir, { recursive: true, force: true }),
@@ -252,10 +349,34 @@ const BENCHES: Record<string, Bench> = {
   },
   import: {
     figures: [
-      { id: 'import-s', figure: `import, ${n(IMPORT_ROWS)} rows at ${IMPORT_LATENCY} ms latency: wall time`, command: `product-sync import products.csv --mapping products.yaml (API_CONCURRENCY=${IMPORT_CONCURRENCY})`, unit: 's', keep: 'min', limitPct: 10 },
-      { id: 'import-bare-s', figure: `bare undici loop, the same ${n(IMPORT_ROWS)} creates: wall time`, command: `bench/import.ts bareLoop (${IMPORT_CONCURRENCY} in flight)`, unit: 's', keep: 'min', limitPct: 10 },
-      // Best bare time over best import time: both are slowed at random by neighbours on a shared machine, the best of each is the closest to the truth.
-      { id: 'import-ratio', figure: `import/bare-loop rate, ${n(IMPORT_ROWS)} rows at ${IMPORT_LATENCY} ms latency (concurrency ${IMPORT_CONCURRENCY})`, command: `product-sync import products.csv --mapping products.yaml (API_CONCURRENCY=${IMPORT_CONCURRENCY}) vs bare undici POST loop`, unit: '', keep: 'max', higher: true, limitPct: 10, derive: (k) => k['import-bare-s']! / k['import-s']! },
+      {
+        id: 'import-s',
+        figure: `import, ${n(IMPORT_ROWS)} rows at ${IMPORT_LATENCY} ms latency: wall time`,
+        command: `product-sync import products.csv --mapping products.yaml (API_CONCURRENCY=${IMPORT_CONCURRENCY})`,
+        unit: 's',
+        keep: 'min',
+        limitPct: 10,
+      },
+      {
+        id: 'import-bare-s',
+        figure: `bare undici loop, the same ${n(IMPORT_ROWS)} creates: wall time`,
+        command: `bench/import.ts bareLoop (${IMPORT_CONCURRENCY} in flight)`,
+        unit: 's',
+        keep: 'min',
+        limitPct: 10,
+      },
+      // Best bare time over best import time: both are slowed at random by neighbours on a shared machine, the best of
+      // each is the closest to the truth.
+      {
+        id: 'import-ratio',
+        figure: `import/bare-loop rate, ${n(IMPORT_ROWS)} rows at ${IMPORT_LATENCY} ms latency (concurrency ${IMPORT_CONCURRENCY})`,
+        command: `product-sync import products.csv --mapping products.yaml (API_CONCURRENCY=${IMPORT_CONCURRENCY}) vs bare undici POST loop`,
+        unit: '',
+        keep: 'max',
+        higher: true,
+        limitPct: 10,
+        derive: (k) => k['import-bare-s']! / k['import-s']!,
+      },
     ],
     async setup() {
       const dir = join(DATA, 'import');
@@ -269,7 +390,14 @@ const BENCHES: Record<string, Bench> = {
           const bareS = await bareLoop(sb.url, IMPORT_ROWS, OWNER, IMPORT_CONCURRENCY);
           await reset(sb.url);
           rmSync(reportDir, { recursive: true, force: true });
-          const p = check(`${co.label}: import`, await cli(co, ['import', sheet.file, '--mapping', sheet.mapping], { ...apiEnv(sb.url, reportDir), API_CONCURRENCY: String(IMPORT_CONCURRENCY) }), new RegExp(`created ${IMPORT_ROWS}\\b`));
+          const p = check(
+            `${co.label}: import`,
+            await cli(co, ['import', sheet.file, '--mapping', sheet.mapping], {
+              ...apiEnv(sb.url, reportDir),
+              API_CONCURRENCY: String(IMPORT_CONCURRENCY),
+            }),
+            new RegExp(`created ${IMPORT_ROWS}\\b`),
+          );
           rmSync(reportDir, { recursive: true, force: true });
           return { 'import-s': p.seconds, 'import-bare-s': bareS, 'import-ratio': bareS / p.seconds };
         },
@@ -284,8 +412,20 @@ const BENCHES: Record<string, Bench> = {
 // ---------------------------------------------------------------------------------------------------- the run
 const DEFAULT = ['coldstart', 'validate', 'import', 'rerun', 'rerun2m'];
 const wanted = names.length > 0 ? names : DEFAULT;
-const checkouts: Checkout[] = [...(baseline ? [{ label: 'before' as const, root: baseline }] : []), { label: 'after', root: ROOT }];
-const fmt = (v: number | undefined, unit: FigureDef['unit']) => (v === undefined || !Number.isFinite(v) ? '—' : unit === 'ms' ? `${Math.round(v)} ms` : unit === 's' ? `${v.toFixed(1)} s` : unit === 'MB' ? `${Math.round(v)} MB` : v.toFixed(2));
+const checkouts: Checkout[] = [
+  ...(baseline ? [{ label: 'before' as const, root: baseline }] : []),
+  { label: 'after', root: ROOT },
+];
+const fmt = (v: number | undefined, unit: FigureDef['unit']) =>
+  v === undefined || !Number.isFinite(v)
+    ? '—'
+    : unit === 'ms'
+      ? `${Math.round(v)} ms`
+      : unit === 's'
+        ? `${v.toFixed(1)} s`
+        : unit === 'MB'
+          ? `${Math.round(v)} MB`
+          : v.toFixed(2);
 interface Row {
   def: FigureDef;
   before?: number;
@@ -294,7 +434,8 @@ interface Row {
 const results: Row[] = [];
 let failed = 0;
 
-// This checkout's dist/ current first (the bin would otherwise build it inside a measured process). A baseline is used as it is.
+// This checkout's dist/ current first (the bin would otherwise build it inside a measured process). A baseline is used
+// as it is.
 const built = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 if (built.status !== 0) throw new Error(`node scripts/build.mjs exited with ${built.status}`);
 
@@ -306,19 +447,27 @@ try {
       const file = join(ROOT, 'bench', `${name}.ts`);
       if (!existsSync(file)) throw new Error(`bench: no bench ${name} (${DEFAULT.join(', ')}, or a bench/<name>.ts)`);
       console.log(`\n=== bench/${name}.ts ===`);
-      const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', file, ...passOn], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' } });
+      const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', file, ...passOn], {
+        cwd: ROOT,
+        stdio: 'inherit',
+        env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+      });
       if (r.status !== 0) failed++;
       continue;
     }
     const r = bench.runs?.(runs) ?? runs;
-    console.log(`\n=== ${name}: ${r} run${r > 1 ? 's' : ''}${baseline ? `, before = ${baseline}, after = ${ROOT}, in turns` : ''} ===`);
+    console.log(
+      `\n=== ${name}: ${r} run${r > 1 ? 's' : ''}${baseline ? `, before = ${baseline}, after = ${ROOT}, in turns` : ''} ===`,
+    );
     const env = await bench.setup();
     const got = new Map<string, Map<Checkout['label'], number[]>>();
     try {
       for (let i = 0; i < r; i++) {
         for (const co of checkouts) {
           const vals = await env.measure(co);
-          console.log(`  run ${i + 1} ${co.label}: ${bench.figures.map((f) => `${f.id} ${fmt(vals[f.id], f.unit)}`).join(', ')}`);
+          console.log(
+            `  run ${i + 1} ${co.label}: ${bench.figures.map((f) => `${f.id} ${fmt(vals[f.id], f.unit)}`).join(', ')}`,
+          );
           for (const [id, v] of Object.entries(vals)) {
             const byCo = got.get(id) ?? new Map<Checkout['label'], number[]>();
             byCo.set(co.label, [...(byCo.get(co.label) ?? []), v]);
@@ -337,7 +486,8 @@ try {
       }
     }
     for (const def of bench.figures) {
-      const value = (label: Checkout['label']) => (got.get(def.id)?.has(label) ? (def.derive ? def.derive(kept[label]) : kept[label][def.id]) : undefined);
+      const value = (label: Checkout['label']) =>
+        got.get(def.id)?.has(label) ? (def.derive ? def.derive(kept[label]) : kept[label][def.id]) : undefined;
       const before = value('before');
       results.push({ def, after: value('after')!, ...(before !== undefined ? { before } : {}) });
     }
@@ -358,11 +508,16 @@ function change(r: Row): { pct: number; worse: boolean; over: boolean } | null {
 }
 const changeText = (r: Row) => {
   const c = change(r);
-  return c === null ? '—' : `${c.pct >= 0 ? '+' : ''}${c.pct.toFixed(1)} %${c.over ? ` (over the ${r.def.limitPct} % limit)` : ''}`;
+  return c === null
+    ? '—'
+    : `${c.pct >= 0 ? '+' : ''}${c.pct.toFixed(1)} %${c.over ? ` (over the ${r.def.limitPct} % limit)` : ''}`;
 };
 
 if (results.length > 0) {
-  const table = [['figure', 'before', 'after', 'change'], ...results.map((r) => [r.def.figure, fmt(r.before, r.def.unit), fmt(r.after, r.def.unit), changeText(r)])];
+  const table = [
+    ['figure', 'before', 'after', 'change'],
+    ...results.map((r) => [r.def.figure, fmt(r.before, r.def.unit), fmt(r.after, r.def.unit), changeText(r)]),
+  ];
   const w = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   console.log(`\n${machine()}; ${runs} run(s): best time, highest peak RSS\n`);
   for (const row of table) console.log(row.map((c, i) => (i === 0 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join('  '));
@@ -394,10 +549,15 @@ function writeDoc(rows: Row[]): void {
   }
   const esc = (s: string) => s.replace(/\|/g, '\\|');
   for (const r of rows) {
-    old.set(esc(r.def.figure), `| ${esc(r.def.figure)} | \`${esc(r.def.command)}\` | ${esc(machine())} | ${date} | ${fmt(r.before, r.def.unit)} | ${fmt(r.after, r.def.unit)} | ${changeText(r)} |`);
+    old.set(
+      esc(r.def.figure),
+      `| ${esc(r.def.figure)} | \`${esc(r.def.command)}\` | ${esc(machine())} | ${date} | ${fmt(r.before, r.def.unit)} | ${fmt(r.after, r.def.unit)} | ${changeText(r)} |`,
+    );
   }
   const order = Object.values(BENCHES).flatMap((b) => b.figures.map((f) => esc(f.figure)));
-  const lines = [...old.entries()].sort(([a], [b]) => (order.indexOf(a) + 1 || 1e9) - (order.indexOf(b) + 1 || 1e9)).map(([, l]) => l);
+  const lines = [...old.entries()]
+    .sort(([a], [b]) => (order.indexOf(a) + 1 || 1e9) - (order.indexOf(b) + 1 || 1e9))
+    .map(([, l]) => l);
   const table = [header, '|---|---|---|---|---|---|---|', ...lines].join('\n');
   writeFileSync(file, `${doc.slice(0, from + START.length)}\n${table}\n${doc.slice(to)}`);
   console.log(`\n${file}: ${rows.length} figure(s) written`);

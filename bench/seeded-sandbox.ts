@@ -34,8 +34,16 @@ for (let i = 0; i < items; i++) {
   if (unit === undefined) unitCode.set(c.unit, (unit = findUnit(c.unit)!.code));
   const tradeItemId = tradeItemIdFor(owner, gtin);
   store.tradeItems.set(tradeItemId, {
-    tradeItemId, ownerCompanyId: owner, archived: false,
-    fields: { gtin, tradeItemName: c.name, netContents: [{ value: c.weight.replace(',', '.'), unitOfMeasure: unit }], productLanguage: 'fr', brandId: brandIds[i % BRANDS] },
+    tradeItemId,
+    ownerCompanyId: owner,
+    archived: false,
+    fields: {
+      gtin,
+      tradeItemName: c.name,
+      netContents: [{ value: c.weight.replace(',', '.'), unitOfMeasure: unit }],
+      productLanguage: 'fr',
+      brandId: brandIds[i % BRANDS],
+    },
   });
 }
 process.stdout.write(`listening ${sb.url} (${items} items)\n`);

@@ -1,5 +1,5 @@
-// Import rows/s through the queue with 1, 2 and 4 worker processes against the sandbox (another process) at 20 ms latency.
-// Starts its own redis-server on a free port. BENCH_WORKER_ROWS (default 20000), BENCH_LATENCY (default 20).
+// Import rows/s through the queue with 1, 2 and 4 worker processes against the sandbox (another process) at 20 ms
+// latency. Starts its own redis-server on a free port. BENCH_WORKER_ROWS (default 20000), BENCH_LATENCY (default 20).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -27,10 +27,18 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const dir = mkdtempSync(join(tmpdir(), 'ps-bench-workers-'));
 const redisPort = await freePort();
-const redis = spawn('redis-server', ['--port', String(redisPort), '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+const redis = spawn('redis-server', ['--port', String(redisPort), '--save', '', '--appendonly', 'no', '--dir', dir], {
+  stdio: 'ignore',
+});
 const apiPort = await freePort();
-const sandbox = spawn(process.execPath, ['bin/product-sync.mjs', 'sandbox', '--port', String(apiPort), '--latency', String(LATENCY), '--admin'], { stdio: ['ignore', 'pipe', 'inherit'] });
-await new Promise<void>((resolve) => sandbox.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve()));
+const sandbox = spawn(
+  process.execPath,
+  ['bin/product-sync.mjs', 'sandbox', '--port', String(apiPort), '--latency', String(LATENCY), '--admin'],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
+await new Promise<void>((resolve) =>
+  sandbox.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve()),
+);
 await sleep(300);
 const url = `http://127.0.0.1:${apiPort}`;
 const { file, mapping } = writeProductSheet(dir, ROWS, { owner: DEMO_COMPANY_ID });
@@ -43,8 +51,23 @@ try {
     const reportDir = join(dir, `reports-${n}`);
     rmSync(reportDir, { recursive: true, force: true });
     mkdirSync(reportDir, { recursive: true });
-    const env = { PRODUCT_API_URL: url, REFERENCE_API_URL: url, API_TOKEN: 'sandbox-token', REDIS_URL: `redis://127.0.0.1:${redisPort}`, QUEUE_PREFIX: `bench-${n}`, REPORT_DIR: reportDir, API_CONCURRENCY: '32', CHUNK_SIZE: '250', LOG_LEVEL: 'warn' };
-    const workers: ChildProcess[] = Array.from({ length: n }, () => spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], { env: { ...process.env, ...env }, stdio: 'ignore' }));
+    const env = {
+      PRODUCT_API_URL: url,
+      REFERENCE_API_URL: url,
+      API_TOKEN: 'sandbox-token',
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      QUEUE_PREFIX: `bench-${n}`,
+      REPORT_DIR: reportDir,
+      API_CONCURRENCY: '32',
+      CHUNK_SIZE: '250',
+      LOG_LEVEL: 'warn',
+    };
+    const workers: ChildProcess[] = Array.from({ length: n }, () =>
+      spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], {
+        env: { ...process.env, ...env },
+        stdio: 'ignore',
+      }),
+    );
     await sleep(2500);
     const client = importQueueClient(loadConfig(env));
     const t0 = performance.now();
@@ -53,7 +76,8 @@ try {
     const s = (performance.now() - t0) / 1000;
     await client.close();
     for (const w of workers) w.kill('SIGTERM');
-    if (result.summary.counts.created !== ROWS) throw new Error(`expected ${ROWS} created: ${JSON.stringify(result.summary.counts)}`);
+    if (result.summary.counts.created !== ROWS)
+      throw new Error(`expected ${ROWS} created: ${JSON.stringify(result.summary.counts)}`);
     table.push([String(n), String(ROWS), s.toFixed(1), (ROWS / s).toFixed(0)]);
     console.log(table.at(-1)!.join(' | '));
     await sleep(1500);

@@ -1,8 +1,8 @@
 #!/usr/bin/env -S node --max-semi-space-size=8
 // Runs the built CLI, dist/cli.js (`npm run build`, which `npm ci` runs), with stack traces pointing at src/.
 // --max-semi-space-size=8: V8's young generation defaults to 3 × 16 MB semi-spaces on a large machine; a run allocates
-// many short-lived rows, and 8 MB keeps a large import within its memory target (docs/performance.md). `node bin/product-sync.mjs` bypasses the
-// shebang: the npm scripts and the image pass the flag themselves.
+// many short-lived rows, and 8 MB keeps a large import within its memory target (docs/performance.md). `node
+// bin/product-sync.mjs` bypasses the shebang: the npm scripts and the image pass the flag themselves.
 import { existsSync } from 'node:fs';
 import module from 'node:module';
 

@@ -1,13 +1,12 @@
 // Builds dist/ from src/ (npm run build; `npm ci` runs it as `prepare`): esbuild bundles the CLI and the report
-// thread's entry as ES modules, the code they share split into chunks, with source maps pointing at src/; the
-// console's pages are copied beside them. Packages are loaded from node_modules at run time, except the few every
-// command needs at start (zod, yaml, commander, lru-cache), which are bundled in: loading their many small modules one
-// by one is most of a short command's start on Node 20. What a command loads at start is parsed and compiled on every
-// run (Node 20 has no compile cache), and with source maps on Node also scans each file it loads line by line: the
-// bundle is minified (whitespace and syntax; names are kept, for stack traces and error names), zod is imported as
-// `import * as z` so that only what src uses is bundled (eslint.config.js), and yaml is taken from its ES module
-// build, whose unused parts the bundler drops (its CommonJS build, the one Node would pick, is kept whole).
-// Type checking is `npm run typecheck`.
+// thread's entry as ES modules, the code they share split into chunks, with source maps pointing at src/; the console's
+// pages are copied beside them. Packages are loaded from node_modules at run time, except the few every command needs
+// at start (zod, yaml, commander, lru-cache), which are bundled in: loading their many small modules one by one is most
+// of a short command's start on Node 20. What a command loads at start is parsed and compiled on every run (Node 20 has
+// no compile cache), and with source maps on Node also scans each file it loads line by line: the bundle is minified
+// (whitespace and syntax; names are kept, for stack traces and error names), zod is imported as `import * as z` so that
+// only what src uses is bundled (eslint.config.js), and yaml is taken from its ES module build, whose unused parts the
+// bundler drops (its CommonJS build, the one Node would pick, is kept whole). Type checking is `npm run typecheck`.
 import { cpSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -25,8 +24,13 @@ const packages = {
   setup(b) {
     b.onResolve({ filter: /^yaml$/ }, () => ({ path: YAML_ESM }));
     b.onResolve({ filter: /^[^./]/ }, (a) => {
-      const name = a.path.split('/').slice(0, a.path.startsWith('@') ? 2 : 1).join('/');
-      return a.path.startsWith('node:') || BUNDLED.has(name) || a.path.endsWith('.json') ? undefined : { path: a.path, external: true };
+      const name = a.path
+        .split('/')
+        .slice(0, a.path.startsWith('@') ? 2 : 1)
+        .join('/');
+      return a.path.startsWith('node:') || BUNDLED.has(name) || a.path.endsWith('.json')
+        ? undefined
+        : { path: a.path, external: true };
     });
   },
 };
@@ -35,7 +39,10 @@ const t0 = Date.now();
 rmSync(dist, { recursive: true, force: true });
 await build({
   // Named by their place in src/: the report thread is started from dist/pipeline/report/report-worker.js.
-  entryPoints: { cli: `${root}src/cli.ts`, 'pipeline/report/report-worker': `${root}src/pipeline/report/report-worker.ts` },
+  entryPoints: {
+    cli: `${root}src/cli.ts`,
+    'pipeline/report/report-worker': `${root}src/pipeline/report/report-worker.ts`,
+  },
   outdir: dist,
   bundle: true,
   splitting: true,
@@ -49,7 +56,9 @@ await build({
   plugins: [packages],
   logLevel: 'warning',
   // The bundled CommonJS package (commander) requires Node's built-ins.
-  banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
+  banner: {
+    js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',
+  },
 });
 cpSync(`${root}src/server/public`, `${dist}/server/public`, { recursive: true });
 console.log(`dist/ built from src/ in ${((Date.now() - t0) / 1000).toFixed(1)} s`);

@@ -21,7 +21,8 @@ function ratio(v: string): number {
 /** `--preview [rows]`: 1 to 1000 (kept in step with PREVIEW_MAX_ROWS, src/pipeline/run/preview.ts). */
 function previewRows(v: string): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError(`--preview takes a number of rows from 1 to 1000, not "${v}"`);
+  if (!Number.isInteger(n) || n < 1 || n > 1000)
+    throw new InvalidArgumentError(`--preview takes a number of rows from 1 to 1000, not "${v}"`);
   return n;
 }
 const WAIT_REDIS = '--wait-redis <seconds>';
@@ -61,15 +62,27 @@ function program(done: (code: number) => void): Command {
     .option('--dry-run', 'plan and report without writing')
     .option('--allow-archive', 'let a full run archive more than the archive guard allows')
     .option('--max-archive-ratio <ratio>', 'archive guard: largest share of active items a full run may archive', ratio)
-    .option('--wait-lock <seconds>', 'wait this long for another run of the same owner and API to finish (default: exit 2 at once)', Number)
+    .option(
+      '--wait-lock <seconds>',
+      'wait this long for another run of the same owner and API to finish (default: exit 2 at once)',
+      Number,
+    )
     .action(async (file: string, opts) => done(await (await import('./commands/import.ts')).importCommand(file, opts)));
 
   runOptions(p.command('validate').argument('<file>', 'CSV, TSV or XLSX sheet'))
     .description('read, map, validate and resolve only; writes the issues report, sends no write')
-    .option('--preview [rows]', 'show the first rows (default 10) as they would be sent: fields, cells, mapped values, resolved ids and labels, issues; writes no report', previewRows)
+    .option(
+      '--preview [rows]',
+      'show the first rows (default 10) as they would be sent: fields, cells, mapped values, resolved ids and labels, issues; writes no report',
+      previewRows,
+    )
     .option('--json', 'with --preview: print the preview as JSON')
     .action(async (file: string, opts) => {
-      if (opts.json && !opts.preview) throw new ProductSyncError('PS_ERR_CLI_USAGE', '--json goes with --preview (validate writes its report files otherwise)');
+      if (opts.json && !opts.preview)
+        throw new ProductSyncError(
+          'PS_ERR_CLI_USAGE',
+          '--json goes with --preview (validate writes its report files otherwise)',
+        );
       if (opts.preview) return done(await (await import('./commands/preview.ts')).previewCommand(file, opts));
       // A large sheet's report thread starts loading its modules now, beside the run's own (report-thread-start.ts).
       (await import('./pipeline/report/report-thread-start.ts')).warmReportThread(file);
@@ -79,7 +92,9 @@ function program(done: (code: number) => void): Command {
   runOptions(p.command('reconcile').argument('<file>', 'CSV, TSV or XLSX sheet'))
     .description('compare a sheet with the API field by field; writes a reconciliation report, sends no write')
     .option('--no-fail-on-diff', 'exit 0 even when the sheet and the API differ (default: exit 1 on any difference)')
-    .action(async (file: string, opts) => done(await (await import('./commands/import.ts')).reconcileCommand(file, opts)));
+    .action(async (file: string, opts) =>
+      done(await (await import('./commands/import.ts')).reconcileCommand(file, opts)),
+    );
 
   p.command('sandbox')
     .description('serve the sandbox API (both specs, in memory)')
@@ -89,7 +104,10 @@ function program(done: (code: number) => void): Command {
     .option('--latency <ms|min-max>', 'injected latency')
     .option('--faults <spec>', 'fault injection, e.g. "503=0.1,429=0.05,retryAfter=1,500after=0.02,reset=0.02,seed=42"')
     .option('--admin', 'enable the test-only /__admin routes')
-    .option('--assign-ids', 'ignore client-chosen ids on create and assign new ones, as many real APIs do (a create sent twice then makes a duplicate)')
+    .option(
+      '--assign-ids',
+      'ignore client-chosen ids on create and assign new ones, as many real APIs do (a create sent twice then makes a duplicate)',
+    )
     .action(async (opts) => done(await (await import('./commands/sandbox.ts')).sandboxCommand(opts)));
 
   p.command('demo')
@@ -112,47 +130,77 @@ function program(done: (code: number) => void): Command {
     .addOption(new Option('--mode <mode>', 'sync mode').choices(MODES).default('upsert'))
     .option('--dry-run', 'plan and report without writing')
     .option('--wait', 'wait for the run and print its summary')
-    .option('--wait-lock <seconds>', 'how long the queued run may wait for another run of the same owner and API (default: as long as it takes), then fail with exit 2', Number)
+    .option(
+      '--wait-lock <seconds>',
+      'how long the queued run may wait for another run of the same owner and API (default: as long as it takes), then fail with exit 2',
+      Number,
+    )
     .option(WAIT_REDIS, WAIT_REDIS_HELP, int('--wait-redis'))
     .action(async (file: string, opts) => done(await (await import('./commands/queue.ts')).enqueueCommand(file, opts)));
 
   const feeds = p.command('feeds').description('scheduled supplier feeds (jobs/*.yaml)');
-  feeds.command('list').option('--jobs-dir <dir>', 'feed definitions', 'jobs').option(WAIT_REDIS, WAIT_REDIS_HELP, int('--wait-redis')).description('schedules, next run, last outcome')
+  feeds
+    .command('list')
+    .option('--jobs-dir <dir>', 'feed definitions', 'jobs')
+    .option(WAIT_REDIS, WAIT_REDIS_HELP, int('--wait-redis'))
+    .description('schedules, next run, last outcome')
     .action(async (opts) => done(await (await import('./commands/queue.ts')).feedsListCommand(opts)));
-  feeds.command('run').argument('<name>', 'feed id (file name)').option('--jobs-dir <dir>', 'feed definitions', 'jobs').option(WAIT_REDIS, WAIT_REDIS_HELP, int('--wait-redis')).description('trigger a feed now')
-    .action(async (name: string, opts) => done(await (await import('./commands/queue.ts')).feedsRunCommand(name, opts)));
+  feeds
+    .command('run')
+    .argument('<name>', 'feed id (file name)')
+    .option('--jobs-dir <dir>', 'feed definitions', 'jobs')
+    .option(WAIT_REDIS, WAIT_REDIS_HELP, int('--wait-redis'))
+    .description('trigger a feed now')
+    .action(async (name: string, opts) =>
+      done(await (await import('./commands/queue.ts')).feedsRunCommand(name, opts)),
+    );
 
   const mapping = p.command('mapping').description('mapping files (mappings/*.yaml)');
-  mapping.command('init')
+  mapping
+    .command('init')
     .argument('<sheet>', 'CSV, TSV or XLSX sheet of the supplier')
-    .description('write a draft mapping: each header matched to a field by name and aliases, checked against the first rows')
+    .description(
+      'write a draft mapping: each header matched to a field by name and aliases, checked against the first rows',
+    )
     .addOption(new Option('--target <target>', 'API object the sheet feeds').choices(['tradeItem', 'manufacturedItem']))
     .option('--language <code>', 'language of the sheet (default: guessed from the headers)')
     .option('--name <name>', 'mapping name (default: from the sheet file name)')
     .option('--sheet <name>', 'XLSX worksheet (default: the first visible one)')
     .option('--header-row <n>', 'sheet row holding the headers (default: found)', (v: string) => {
       const n = Number(v);
-      if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError('--header-row must be a row number from 1 to 1000');
+      if (!Number.isInteger(n) || n < 1 || n > 1000)
+        throw new InvalidArgumentError('--header-row must be a row number from 1 to 1000');
       return n;
     })
     .option('--out <file>', 'where to write the draft (default mappings/<name>.yaml; - prints it)')
     .option('--force', 'overwrite an existing mapping file')
     .option('--sandbox', 'check list labels against the embedded sandbox')
-    .action(async (sheet: string, opts) => done(await (await import('./commands/mapping.ts')).mappingInitCommand(sheet, opts)));
+    .action(async (sheet: string, opts) =>
+      done(await (await import('./commands/mapping.ts')).mappingInitCommand(sheet, opts)),
+    );
 
   p.command('lists')
     .argument('[name]', 'a reference list (e.g. trade-item-status)')
-    .description('the reference lists lookups name; with a name, that list\'s labels, codes and ids')
+    .description("the reference lists lookups name; with a name, that list's labels, codes and ids")
     .option('--language <code>', 'language of the labels (default LANGUAGE_CODE; then its fallbacks)')
     .option('--json', 'print JSON')
-    .option('--sandbox', 'read the embedded sandbox\'s lists')
-    .action(async (name: string | undefined, opts) => done(await (await import('./commands/lists.ts')).listsCommand(name, opts)));
+    .option('--sandbox', "read the embedded sandbox's lists")
+    .action(async (name: string | undefined, opts) =>
+      done(await (await import('./commands/lists.ts')).listsCommand(name, opts)),
+    );
 
   p.command('serve')
     .description('HTTP console: uploads, runs, reports, queue dashboard')
     .option('--port <port>', 'port', int('--port'), 8080)
-    .option('--host <host>', 'address to listen on; without CONSOLE_TOKEN or CONSOLE_USER + CONSOLE_PASSWORD, only a loopback one (127.0.0.1, ::1)', '127.0.0.1')
-    .option('--insecure-no-auth', 'listen on another address without credentials anyway (prints a warning at every start)')
+    .option(
+      '--host <host>',
+      'address to listen on; without CONSOLE_TOKEN or CONSOLE_USER + CONSOLE_PASSWORD, only a loopback one (127.0.0.1, ::1)',
+      '127.0.0.1',
+    )
+    .option(
+      '--insecure-no-auth',
+      'listen on another address without credentials anyway (prints a warning at every start)',
+    )
     .action(async (opts) => done(await (await import('./commands/queue.ts')).serveCommand(opts)));
 
   return p;
@@ -168,7 +216,8 @@ export async function main(argv: string[]): Promise<number> {
     if (thrown instanceof CommanderError) {
       return thrown.exitCode === 0 ? EXIT.ok : EXIT.invalidInvocation;
     }
-    // A refusal of the file system no writer worded (or worded in a worker thread) is still one line, not a stack trace.
+    // A refusal of the file system no writer worded (or worded in a worker thread) is still one line, not a stack
+    // trace.
     const err = commandFileWriteError(thrown) ?? thrown;
     if (err instanceof ProductSyncError) {
       process.stderr.write(`product-sync: ${err.message} [${err.code}]\n`);

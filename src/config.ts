@@ -17,14 +17,26 @@ export const configSchema = z
     API_CLIENT_SECRET: optionalString,
     API_SCOPE: optionalString,
     OWNER_COMPANY_ID: z.uuid().optional(),
-    /** The credential is an internal service's: only then may a mapping feed `createdBy` (the API refuses it otherwise, and nothing in a token says so). */
+    /**
+     * The credential is an internal service's: only then may a mapping feed `createdBy` (the API refuses it otherwise,
+     * and nothing in a token says so).
+     */
     API_CREDENTIAL_INTERNAL: z.stringbool().default(false),
-    LANGUAGE_CODE: z.string().regex(/^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$/, 'must be a BCP 47 language tag').default('en-US'),
-    REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').default('redis://127.0.0.1:6379'),
+    LANGUAGE_CODE: z
+      .string()
+      .regex(/^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$/, 'must be a BCP 47 language tag')
+      .default('en-US'),
+    REDIS_URL: z
+      .string()
+      .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+      .default('redis://127.0.0.1:6379'),
     QUEUE_PREFIX: z.string().min(1).default('product-sync'),
     REPORT_DIR: z.string().min(1).default('./reports'),
     UPLOAD_DIR: z.string().min(1).default('./uploads'),
-    /** Machine-wide state (the owner leases of runs without Redis); default $XDG_STATE_HOME/product-sync or ~/.local/state/product-sync. */
+    /**
+     * Machine-wide state (the owner leases of runs without Redis); default $XDG_STATE_HOME/product-sync or
+     * ~/.local/state/product-sync.
+     */
     STATE_DIR: z.string().min(1).optional(),
     /** How long an owner lease lives without renewal (renewed every third of it while held); docs/concurrency.md. */
     LEASE_TTL_SECONDS: z.coerce.number().min(1).max(3600).default(60),
@@ -38,15 +50,32 @@ export const configSchema = z
     CONSOLE_PASSWORD: optionalString,
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     // Read by src/logger.ts when the process starts (the logger exists before any config is loaded); checked here.
-    LOG_FORMAT: z.string().trim().toLowerCase().pipe(z.enum(['json', 'pretty'], { error: 'must be json or pretty (unset: readable lines on a terminal, JSON otherwise)' })).optional(),
+    LOG_FORMAT: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .pipe(
+        z.enum(['json', 'pretty'], {
+          error: 'must be json or pretty (unset: readable lines on a terminal, JSON otherwise)',
+        }),
+      )
+      .optional(),
   })
   .superRefine((c, ctx) => {
     const oauth = [c.API_TOKEN_URL, c.API_CLIENT_ID, c.API_CLIENT_SECRET];
     if (oauth.some(Boolean) && !oauth.every(Boolean)) {
-      ctx.addIssue({ code: 'custom', path: ['API_TOKEN_URL'], message: 'API_TOKEN_URL, API_CLIENT_ID and API_CLIENT_SECRET go together' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['API_TOKEN_URL'],
+        message: 'API_TOKEN_URL, API_CLIENT_ID and API_CLIENT_SECRET go together',
+      });
     }
     if (c.API_TOKEN && c.API_TOKEN_URL) {
-      ctx.addIssue({ code: 'custom', path: ['API_TOKEN'], message: 'set API_TOKEN or the OAuth2 client credentials, not both' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['API_TOKEN'],
+        message: 'set API_TOKEN or the OAuth2 client credentials, not both',
+      });
     }
   });
 

@@ -19,12 +19,19 @@ function load(store: SandboxStore, data: StoreFile): void {
   for (const b of data.brands) store.brands.set(b.brandId, b);
 }
 
-/** The sandbox of `--sandbox` runs: in-process on a free port, its store kept in `<reportDir>/.sandbox/store.json` between runs. */
-export async function startEmbeddedSandbox(reportDir: string, options: { persist?: boolean } = {}): Promise<{ url: string; close(): Promise<void>; store: SandboxStore; storeFile: string }> {
+/**
+ * The sandbox of `--sandbox` runs: in-process on a free port, its store kept in `<reportDir>/.sandbox/store.json`
+ * between runs.
+ */
+export async function startEmbeddedSandbox(
+  reportDir: string,
+  options: { persist?: boolean } = {},
+): Promise<{ url: string; close(): Promise<void>; store: SandboxStore; storeFile: string }> {
   const persist = options.persist ?? true;
   const file = join(resolve(reportDir), '.sandbox', 'store.json');
   // Its directory made first: one that cannot be is said before anything is sent (exit 2), not after the run.
-  if (persist) await writingTo('cannot create the directory of the sandbox store', dirname(file), () => makeDir(dirname(file)));
+  if (persist)
+    await writingTo('cannot create the directory of the sandbox store', dirname(file), () => makeDir(dirname(file)));
   const sb = await startSandbox({ port: 0 });
   const store = sb.handle.store;
   if (persist && existsSync(file)) load(store, JSON.parse(await readFile(file, 'utf8')) as StoreFile);
@@ -35,7 +42,11 @@ export async function startEmbeddedSandbox(reportDir: string, options: { persist
     async close() {
       await sb.close();
       if (!persist) return;
-      const data: StoreFile = { tradeItems: [...store.tradeItems.values()], manufacturedItems: [...store.manufacturedItems.values()], brands: [...store.brands.values()] };
+      const data: StoreFile = {
+        tradeItems: [...store.tradeItems.values()],
+        manufacturedItems: [...store.manufacturedItems.values()],
+        brands: [...store.brands.values()],
+      };
       await writingTo('cannot write the sandbox store', file, () => writeFileAtomic(file, JSON.stringify(data)));
     },
   };

@@ -74,7 +74,10 @@ export class HttpError extends ProductSyncError {
   readonly status: number | null;
   readonly body: unknown;
   readonly retryAfterMs: number | null;
-  /** True when a write may nevertheless have been applied (timeout or reset after sending, any 5xx); false when it certainly was not. */
+  /**
+   * True when a write may nevertheless have been applied (timeout or reset after sending, any 5xx); false when it
+   * certainly was not.
+   */
   readonly outcomeUnknown: boolean;
   constructor(
     code: ErrorCode,
@@ -91,14 +94,17 @@ export class HttpError extends ProductSyncError {
   ) {
     const what = init.status === null ? ERROR_CODES[code][0] : `${init.status} ${ERROR_CODES[code][0]}`;
     // The URL may carry userinfo and the body may echo a token: neither reaches a message or a report (redact.ts).
-    super(code, redact(init.message ?? `${init.method} ${init.url}: ${what}${problemSummary(init.body)}`), { cause: init.cause });
+    super(code, redact(init.message ?? `${init.method} ${init.url}: ${what}${problemSummary(init.body)}`), {
+      cause: init.cause,
+    });
     this.name = 'HttpError';
     this.method = init.method;
     this.url = redact(init.url);
     this.status = init.status;
     this.body = init.body;
     this.retryAfterMs = init.retryAfterMs ?? null;
-    this.outcomeUnknown = init.outcomeUnknown ?? (init.status === null ? code === 'PS_ERR_HTTP_TIMEOUT' : init.status >= 500);
+    this.outcomeUnknown =
+      init.outcomeUnknown ?? (init.status === null ? code === 'PS_ERR_HTTP_TIMEOUT' : init.status >= 500);
   }
   /** The API's own words for the failure: problem entries joined, or the title (credentials redacted). */
   get apiMessage(): string {
@@ -141,7 +147,12 @@ export function errorMessage(err: unknown): ThreadErrorMessage {
 
 /** The error a message stands for: a ProductSyncError with its code again, or an Error carrying the code (ENOENT…). */
 export function errorFrom(m: ThreadErrorMessage): Error {
-  if (m.productSync && m.code) return new ProductSyncError(m.code as ErrorCode, m.message, m.retryable === undefined ? undefined : { retryable: m.retryable });
+  if (m.productSync && m.code)
+    return new ProductSyncError(
+      m.code as ErrorCode,
+      m.message,
+      m.retryable === undefined ? undefined : { retryable: m.retryable },
+    );
   return Object.assign(new Error(m.message), m.code ? { code: m.code } : {});
 }
 

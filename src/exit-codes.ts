@@ -24,7 +24,9 @@ const CODE_EXIT: Partial<Record<ErrorCode, number>> = {
   PS_ERR_FILE_WRITE: EXIT.invalidInvocation,
 };
 
-/** The exit code for an error that ended a command: 2 for bad input or environment (nothing sent), 3 for an aborted run. */
+/**
+ * The exit code for an error that ended a command: 2 for bad input or environment (nothing sent), 3 for an aborted run.
+ */
 export function exitCodeFor(err: unknown): number {
   if (err instanceof RunInterrupted) return err.exitCode;
   if (err instanceof FileWriteError && err.writesSent) return EXIT.aborted;

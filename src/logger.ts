@@ -13,13 +13,23 @@ export type LogFormat = 'json' | 'pretty';
  * The log format: `LOG_FORMAT=json` or `pretty` when set; otherwise readable lines when stderr is a terminal and JSON
  * when it is not (a file, a pipe, a container's log collector).
  */
-export function logFormat(env: Record<string, string | undefined> = process.env, isTTY: boolean = Boolean(process.stderr.isTTY)): LogFormat {
+export function logFormat(
+  env: Record<string, string | undefined> = process.env,
+  isTTY: boolean = Boolean(process.stderr.isTTY),
+): LogFormat {
   const f = env.LOG_FORMAT?.trim().toLowerCase();
   if (f === 'json' || f === 'pretty') return f;
   return isTTY ? 'pretty' : 'json';
 }
 
-const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const LEVEL_NAMES: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
 const LEVEL_COLORS: Record<number, string> = { 10: '90', 20: '90', 30: '36', 40: '33', 50: '31', 60: '41;97' };
 // Fields every line has (or that only machines need): left out of the readable line.
 const HIDDEN = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'app', 'err']);
@@ -40,15 +50,21 @@ export function prettyLine(json: string, color = false): string {
   const level = typeof o.level === 'number' ? o.level : 30;
   const name = (LEVEL_NAMES[level] ?? String(level)).padEnd(5);
   const time = typeof o.time === 'number' ? new Date(o.time).toTimeString().slice(0, 8) : '';
-  const fields = Object.entries(o).filter(([k]) => !HIDDEN.has(k)).map(([k, v]) => `${k}=${fieldText(v)}`);
+  const fields = Object.entries(o)
+    .filter(([k]) => !HIDDEN.has(k))
+    .map(([k, v]) => `${k}=${fieldText(v)}`);
   const err = o.err as { message?: string; stack?: string } | string | undefined;
   if (typeof err === 'string') fields.push(`err=${fieldText(err)}`);
   const head = `${time} ${color ? `\x1b[${LEVEL_COLORS[level] ?? '0'}m${name}\x1b[0m` : name} ${String(o.msg ?? '')}${fields.length > 0 ? `  ${fields.join(' ')}` : ''}`;
-  if (err && typeof err === 'object') return `${head}\n    ${(err.stack ?? err.message ?? JSON.stringify(err)).split('\n').join('\n    ')}`;
+  if (err && typeof err === 'object')
+    return `${head}\n    ${(err.stack ?? err.message ?? JSON.stringify(err)).split('\n').join('\n    ')}`;
   return head;
 }
 
-/** A pino destination writing readable lines to `fd` synchronously (so they never interleave with a table being printed). */
+/**
+ * A pino destination writing readable lines to `fd` synchronously (so they never interleave with a table being
+ * printed).
+ */
 export function prettyDestination(fd = 2, color = false): DestinationStream {
   return {
     write(line: string) {
@@ -66,7 +82,15 @@ export function createLogger(options: { format: LogFormat; level?: string; fd?: 
       level: options.level ?? 'info',
       base: { app: 'product-sync' },
       redact: {
-        paths: ['token', 'apiToken', 'clientSecret', 'authorization', 'headers.authorization', 'config.apiToken', 'config.apiClientSecret'],
+        paths: [
+          'token',
+          'apiToken',
+          'clientSecret',
+          'authorization',
+          'headers.authorization',
+          'config.apiToken',
+          'config.apiClientSecret',
+        ],
         censor: '[redacted]',
       },
     },
@@ -75,7 +99,15 @@ export function createLogger(options: { format: LogFormat; level?: string; fd?: 
 }
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
-const LEVEL_VALUES: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+const LEVEL_VALUES: Readonly<Record<string, number>> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+  silent: Infinity,
+};
 
 /**
  * A logger that builds the real one (`make`, which loads pino) only when it is needed: a line at a level `level` lets
@@ -90,7 +122,10 @@ export function lazyLogger(make: () => Logger, level: string): Logger {
     isLevelEnabled: (l: string) => (real ? real.isLevelEnabled(l) : (LEVEL_VALUES[l] ?? 0) >= threshold),
   };
   for (const name of LEVELS) {
-    own[name] = LEVEL_VALUES[name]! < threshold ? () => undefined : (...args: unknown[]) => (load()[name] as (...a: unknown[]) => void)(...args);
+    own[name] =
+      LEVEL_VALUES[name]! < threshold
+        ? () => undefined
+        : (...args: unknown[]) => (load()[name] as (...a: unknown[]) => void)(...args);
   }
   // Whatever else a Logger offers (level, bindings, flush…) is the real logger's.
   return new Proxy(own, {
@@ -111,7 +146,15 @@ export function lazyLogger(make: () => Logger, level: string): Logger {
 export const logger: Logger = (() => {
   const format = logFormat();
   const level = process.env.LOG_LEVEL ?? 'info';
-  return lazyLogger(() => createLogger({ format, level, color: format === 'pretty' && Boolean(process.stderr.isTTY) && !process.env.NO_COLOR }), level);
+  return lazyLogger(
+    () =>
+      createLogger({
+        format,
+        level,
+        color: format === 'pretty' && Boolean(process.stderr.isTTY) && !process.env.NO_COLOR,
+      }),
+    level,
+  );
 })();
 
 export type { Logger };

@@ -10,7 +10,10 @@ export const REDACTED = '[redacted]';
 const secrets = new Set<string>();
 let ordered: string[] = [];
 
-/** Registers a secret value: {@link redact} replaces it wherever it appears (also percent-encoded). Short values are ignored. */
+/**
+ * Registers a secret value: {@link redact} replaces it wherever it appears (also percent-encoded). Short values are
+ * ignored.
+ */
 export function addSecret(value: string | undefined | null): void {
   if (!value || value.length < 6 || secrets.has(value)) return;
   secrets.add(value);
@@ -23,11 +26,13 @@ export function addSecret(value: string | undefined | null): void {
 // `Bearer <token>` (an Authorization header echoed), whatever the case.
 const BEARER = /\b(Bearer)(\s+|%20|\+)[A-Za-z0-9\-._~+/]+=*/gi;
 // The whole value of an Authorization header or member (`Basic …` included): `authorization: …`, `"Authorization":"…"`.
-const AUTHORIZATION = /(["']?authorization["']?\s*[:=]\s*["']?)(?!\[redacted\]|Bearer\s+\[redacted\])[^\s"',;}][^"'\r\n,;}]*/gi;
+const AUTHORIZATION =
+  /(["']?authorization["']?\s*[:=]\s*["']?)(?!\[redacted\]|Bearer\s+\[redacted\])[^\s"',;}][^"'\r\n,;}]*/gi;
 // URL userinfo: `scheme://user:password@` or `scheme://user@` (percent-encoded too).
 const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi;
 // `access_token` / `client_secret` / `password` as a JSON member or a form or query parameter.
-const SECRET_FIELD = /(["']?(?:access_token|refresh_token|id_token|client_secret|password)["']?\s*[:=]\s*["']?)(?!\[redacted\])[^"'&\s,;}]+/gi;
+const SECRET_FIELD =
+  /(["']?(?:access_token|refresh_token|id_token|client_secret|password)["']?\s*[:=]\s*["']?)(?!\[redacted\])[^"'&\s,;}]+/gi;
 
 // What each pattern above needs to match: a text without any of these is returned as it is.
 const MAY_HOLD_CREDENTIALS = /(?:bearer|authorization|token|secret|password)|:\/\//i;
@@ -39,7 +44,8 @@ const MAY_HOLD_CREDENTIALS = /(?:bearer|authorization|token|secret|password)|:\/
 export function redact(text: string): string {
   let out = text;
   for (const s of ordered) if (out.includes(s)) out = out.split(s).join(REDACTED);
-  // Most texts (row issues: one or more a row) hold none of the words the patterns below start from: one test instead of four replaces.
+  // Most texts (row issues: one or more a row) hold none of the words the patterns below start from: one test instead
+  // of four replaces.
   if (!MAY_HOLD_CREDENTIALS.test(out)) return out;
   return out
     .replace(BEARER, (_m, scheme: string, space: string) => `${scheme}${space}${REDACTED}`)

@@ -23,7 +23,11 @@ export interface RunFlags {
 
 /** The one line for a Redis that does not answer (its URL's password redacted). */
 export function redisUnreachable(url: string, err: unknown, why = ''): ProductSyncError {
-  return new ProductSyncError('PS_ERR_REDIS_UNREACHABLE', `cannot reach Redis at ${redact(url)}: ${redisReason(err)}${why}`, { cause: err });
+  return new ProductSyncError(
+    'PS_ERR_REDIS_UNREACHABLE',
+    `cannot reach Redis at ${redact(url)}: ${redisReason(err)}${why}`,
+    { cause: err },
+  );
 }
 
 /**
@@ -51,17 +55,24 @@ export interface CommandContext {
 
 /**
  * Builds the run context of an inline command: the configuration (flags win), the API clients (pointed at an in-process
- * sandbox with `--sandbox`, its state kept in `<report-dir>/.sandbox/store.json` so consecutive runs see each other's writes),
- * a shared throttle the client's 429s feed, and Redis only when REDIS_URL is set explicitly.
+ * sandbox with `--sandbox`, its state kept in `<report-dir>/.sandbox/store.json` so consecutive runs see each other's
+ * writes), a shared throttle the client's 429s feed, and Redis only when REDIS_URL is set explicitly.
  */
-export async function commandContext(flags: RunFlags, env: NodeJS.ProcessEnv = process.env, opts: { writes?: boolean } = {}): Promise<CommandContext> {
+export async function commandContext(
+  flags: RunFlags,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { writes?: boolean } = {},
+): Promise<CommandContext> {
   const overrides: Record<string, string | undefined> = { ...env };
   if (flags.reportDir) overrides.REPORT_DIR = flags.reportDir;
   let closeSandbox: (() => Promise<void>) | undefined;
   let apiId: string | undefined;
   let owner = flags.owner;
   // Before the sandbox (which keeps its store there) and before the run: a report dir that cannot be written is exit 2.
-  await ensureReportDir(overrides.REPORT_DIR?.trim() ? overrides.REPORT_DIR : './reports', flags.reportDir ? '--report-dir' : 'REPORT_DIR');
+  await ensureReportDir(
+    overrides.REPORT_DIR?.trim() ? overrides.REPORT_DIR : './reports',
+    flags.reportDir ? '--report-dir' : 'REPORT_DIR',
+  );
   if (flags.sandbox) {
     const { startEmbeddedSandbox } = await import('./embedded-sandbox.ts');
     const reportDir = overrides.REPORT_DIR ?? './reports';
@@ -84,7 +95,10 @@ export async function commandContext(flags: RunFlags, env: NodeJS.ProcessEnv = p
   return contextFromConfig(config, { owner, closeSandbox, redis, ...(apiId ? { apiId } : {}) });
 }
 
-/** The process-wide runtime over a parsed configuration: API clients, throttle, Redis and reference cache (the CLI, the demo and the queue workers). */
+/**
+ * The process-wide runtime over a parsed configuration: API clients, throttle, Redis and reference cache (the CLI, the
+ * demo and the queue workers).
+ */
 export async function contextFromConfig(
   config: Config,
   opts: {
@@ -110,7 +124,11 @@ export async function contextFromConfig(
   if (opts.redis && opts.redis !== 'off') {
     // Loaded only when used: ioredis costs a quarter of a second of start-up to every inline command otherwise.
     const { Redis: RedisClient } = await import('ioredis');
-    redis = new RedisClient(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    redis = new RedisClient(config.REDIS_URL, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+    });
     // The cache degrades to in-process on errors (reference-cache.ts); the connection's own errors are expected then.
     // connect() fails with "Connection is closed."; the first error event says why.
     let why: unknown;
@@ -122,7 +140,11 @@ export async function contextFromConfig(
       if (opts.redis === 'required') {
         await clients.close();
         await opts.closeSandbox?.();
-        throw redisUnreachable(config.REDIS_URL, why ?? err, '. REDIS_URL is set, so the owner lease lives there (unset it to run with a lock file on this machine only)');
+        throw redisUnreachable(
+          config.REDIS_URL,
+          why ?? err,
+          '. REDIS_URL is set, so the owner lease lives there (unset it to run with a lock file on this machine only)',
+        );
       }
       logger.warn({ err: redisReason(why ?? err) }, 'Redis not reachable: the reference cache stays in-process');
       redis = null;
@@ -130,7 +152,8 @@ export async function contextFromConfig(
     // Its outages are told with the queue's (once per change of state).
     if (redis) redisState.watch(redis, config.REDIS_URL);
   }
-  // One reference cache per process: labels resolved by one run are known to the next (and to every worker through Redis).
+  // One reference cache per process: labels resolved by one run are known to the next (and to every worker through
+  // Redis).
   const referenceCache = createReferenceCache({ redis, prefix: config.QUEUE_PREFIX, ...RUN_CACHE_SETTINGS });
   return {
     ctx: { config, clients, redis, throttle, logger, referenceCache, ...(opts.apiId ? { apiId: opts.apiId } : {}) },

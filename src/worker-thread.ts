@@ -12,6 +12,9 @@ export function startWorkerThread(path: string, options: Omit<WorkerOptions, 'ev
   const { Worker } = process.getBuiltinModule('node:worker_threads');
   const entry = buildModule(path);
   return FROM_SOURCE
-    ? new Worker(`import('tsx/esm/api').then((m) => m.register()).then(() => import(${JSON.stringify(entry.href)}));`, { ...options, eval: true })
+    ? new Worker(`import('tsx/esm/api').then((m) => m.register()).then(() => import(${JSON.stringify(entry.href)}));`, {
+        ...options,
+        eval: true,
+      })
     : new Worker(entry, options);
 }

@@ -18,7 +18,10 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return s;
 }
 
-/** The node at `path`, or the deepest node on the way (the map a missing key belongs in); `key` selects a map key's own node. */
+/**
+ * The node at `path`, or the deepest node on the way (the map a missing key belongs in); `key` selects a map key's own
+ * node.
+ */
 function nodeAt(root: unknown, path: readonly PropertyKey[], key?: string): YamlNode | null {
   let node = root as YamlNode | null;
   const seq = [...path, ...(key === undefined ? [] : [key])];
@@ -26,7 +29,11 @@ function nodeAt(root: unknown, path: readonly PropertyKey[], key?: string): Yaml
     const p = seq[i];
     let next: unknown = undefined;
     if (isMap(node)) {
-      const pair = node.items.find((it) => (it.key as { value?: unknown } | null)?.value === p || String((it.key as { value?: unknown } | null)?.value) === String(p));
+      const pair = node.items.find(
+        (it) =>
+          (it.key as { value?: unknown } | null)?.value === p ||
+          String((it.key as { value?: unknown } | null)?.value) === String(p),
+      );
       if (pair) next = key !== undefined && i === seq.length - 1 ? pair.key : (pair.value ?? pair.key);
     } else if (isSeq(node) && typeof p === 'number') {
       next = node.items[p];
@@ -55,13 +62,21 @@ export type ParsedDocument<T> =
  * Parses YAML (JSON is YAML) and checks it with a zod schema; every syntax or schema problem comes back with its line.
  * `unknownKeyHint(path)` may add the list of allowed keys to an "unknown key" problem.
  */
-export function parseYamlDocument<S extends z.ZodType>(text: string, schema: S, unknownKeyHint: (path: readonly PropertyKey[]) => string = () => ''): ParsedDocument<z.output<S>> {
+export function parseYamlDocument<S extends z.ZodType>(
+  text: string,
+  schema: S,
+  unknownKeyHint: (path: readonly PropertyKey[]) => string = () => '',
+): ParsedDocument<z.output<S>> {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     return {
       ok: false,
-      problems: doc.errors.map((e) => ({ line: e.linePos?.[0].line ?? null, path: '', message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, '') })),
+      problems: doc.errors.map((e) => ({
+        line: e.linePos?.[0].line ?? null,
+        path: '',
+        message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, ''),
+      })),
     };
   }
   const lineAt = (path: readonly PropertyKey[], key?: string): number | null => {
@@ -77,7 +92,15 @@ export function parseYamlDocument<S extends z.ZodType>(text: string, schema: S, 
     const message = (err as Error)?.message ?? String(err);
     return {
       ok: false,
-      problems: [{ line: null, path: '', message: /alias count/i.test(message) ? `too many YAML aliases (more than ${MAX_ALIAS_COUNT} expansions): refused as a possible alias bomb; write the values out instead` : message }],
+      problems: [
+        {
+          line: null,
+          path: '',
+          message: /alias count/i.test(message)
+            ? `too many YAML aliases (more than ${MAX_ALIAS_COUNT} expansions): refused as a possible alias bomb; write the values out instead`
+            : message,
+        },
+      ],
     };
   }
   // jitless: zod would compile a parser for this one parse (a cost every start would pay); a document is parsed once.
@@ -88,11 +111,19 @@ export function parseYamlDocument<S extends z.ZodType>(text: string, schema: S, 
     if (issue.code === 'unrecognized_keys') {
       for (const k of issue.keys) {
         const hint = unknownKeyHint(issue.path);
-        problems.push({ line: lineAt(issue.path, k), path: formatPath([...issue.path, k]), message: `unknown key "${k}"${hint ? ` (${hint})` : ''}` });
+        problems.push({
+          line: lineAt(issue.path, k),
+          path: formatPath([...issue.path, k]),
+          message: `unknown key "${k}"${hint ? ` (${hint})` : ''}`,
+        });
       }
       continue;
     }
-    problems.push({ line: lineAt(issue.path), path: formatPath(issue.path), message: valueAt(data, issue.path) === undefined ? 'is required' : issue.message });
+    problems.push({
+      line: lineAt(issue.path),
+      path: formatPath(issue.path),
+      message: valueAt(data, issue.path) === undefined ? 'is required' : issue.message,
+    });
   }
   return { ok: false, problems };
 }

@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClients, type ApiClients } from '../src/api/clients.ts';
 import type { ProductClient } from '../src/api/product-client.ts';
-import { openApiState, PAGE_SIZE, SpillIndex, type ApiStateSource, type StateProduct } from '../src/pipeline/sync/api-state.ts';
+import {
+  openApiState,
+  PAGE_SIZE,
+  SpillIndex,
+  type ApiStateSource,
+  type StateProduct,
+} from '../src/pipeline/sync/api-state.ts';
 import { DEMO_COMPANY_ID } from '../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/server.ts';
 import type { ApiState } from '../src/pipeline/sync/plan.ts';
@@ -17,7 +23,10 @@ const N = 1200;
 let sandbox: RunningSandbox;
 let clients: ApiClients;
 
-/** The sandbox's catalogue: N items with GTIN-14s (item 7 archived; items 10 and 11 have a duplicate; item 12 stored as GTIN-13), manufactured items for the first 100. */
+/**
+ * The sandbox's catalogue: N items with GTIN-14s (item 7 archived; items 10 and 11 have a duplicate; item 12 stored as
+ * GTIN-13), manufactured items for the first 100.
+ */
 function seed(): { gtins: string[]; dup11: string } {
   const store = sandbox.handle.store;
   store.reset();
@@ -27,26 +36,54 @@ function seed(): { gtins: string[]; dup11: string } {
     const g = testGtin(i).padStart(14, '0');
     gtins.push(g);
     store.tradeItems.set(id(i), {
-      tradeItemId: id(i), ownerCompanyId: owner, archived: i === 7,
-      fields: { gtin: i === 12 ? g.slice(1) : g, tradeItemName: `Biscuits au beurre ${i}`, netContents: [{ value: 100 + i, unitOfMeasure: 'g' }], brandId: null, productRange: 'Biscuits' },
+      tradeItemId: id(i),
+      ownerCompanyId: owner,
+      archived: i === 7,
+      fields: {
+        gtin: i === 12 ? g.slice(1) : g,
+        tradeItemName: `Biscuits au beurre ${i}`,
+        netContents: [{ value: 100 + i, unitOfMeasure: 'g' }],
+        brandId: null,
+        productRange: 'Biscuits',
+      },
     });
   }
   // Item 10's duplicate (made by another tool) comes first and is archived: the active one is kept.
   // Item 11's duplicate is active too, and comes after: the first one is kept.
   const dup11 = id(900_001);
-  store.tradeItems.set(dup11, { tradeItemId: dup11, ownerCompanyId: owner, archived: false, fields: { gtin: gtins[11], tradeItemName: 'Duplicate of 11' } });
+  store.tradeItems.set(dup11, {
+    tradeItemId: dup11,
+    ownerCompanyId: owner,
+    archived: false,
+    fields: { gtin: gtins[11], tradeItemName: 'Duplicate of 11' },
+  });
   const reorder = [...store.tradeItems.entries()];
   store.tradeItems.clear();
   const archivedDup = id(900_002);
-  store.tradeItems.set(archivedDup, { tradeItemId: archivedDup, ownerCompanyId: owner, archived: true, fields: { gtin: gtins[10], tradeItemName: 'Old 10' } });
+  store.tradeItems.set(archivedDup, {
+    tradeItemId: archivedDup,
+    ownerCompanyId: owner,
+    archived: true,
+    fields: { gtin: gtins[10], tradeItemName: 'Old 10' },
+  });
   for (const [k, v] of reorder) store.tradeItems.set(k, v);
   // Another owner's item with a sheet GTIN must never show.
-  store.tradeItems.set(id(950_000), { tradeItemId: id(950_000), ownerCompanyId: '33333333-3333-4333-8333-333333333333', archived: false, fields: { gtin: gtins[0] } });
+  store.tradeItems.set(id(950_000), {
+    tradeItemId: id(950_000),
+    ownerCompanyId: '33333333-3333-4333-8333-333333333333',
+    archived: false,
+    fields: { gtin: gtins[0] },
+  });
   for (let i = 0; i < 100; i++) {
     for (const [s, sup] of [SUPPLIER_A, SUPPLIER_B].entries()) {
       if (s === 1 && i % 2 === 1) continue;
       const mid = `10000000-0000-4000-8000-${String(i * 2 + s).padStart(12, '0')}`;
-      store.manufacturedItems.set(mid, { manufacturedItemId: mid, tradeItemId: id(i), supplierCompanyId: sup, fields: { manufacturedItemName: `M ${i} ${s}` } });
+      store.manufacturedItems.set(mid, {
+        manufacturedItemId: mid,
+        tradeItemId: id(i),
+        supplierCompanyId: sup,
+        fields: { manufacturedItemName: `M ${i} ${s}` },
+      });
     }
   }
   return { gtins, dup11 };
@@ -54,7 +91,10 @@ function seed(): { gtins: string[]; dup11: string } {
 
 /** The product client behind a server that caps Take at `cap`. */
 function capped(product: ProductClient, cap: number): StateProduct {
-  const clamp = <Q extends Record<string, string | number>>(q: Q): Q => ({ ...q, ...(q.Take !== undefined ? { Take: Math.min(Number(q.Take), cap) } : {}) });
+  const clamp = <Q extends Record<string, string | number>>(q: Q): Q => ({
+    ...q,
+    ...(q.Take !== undefined ? { Take: Math.min(Number(q.Take), cap) } : {}),
+  });
   return {
     searchTradeItems: (q) => product.searchTradeItems(clamp(q)),
     searchManufacturedItems: (q) => product.searchManufacturedItems(clamp(q)),
@@ -63,7 +103,9 @@ function capped(product: ProductClient, cap: number): StateProduct {
 
 const searches = () => {
   const c = sandbox.handle.counts().byRoute;
-  return Object.entries(c).filter(([r]) => /GET .*(tradeitems|manufactureditems)/i.test(r)).reduce((n, [, v]) => n + v, 0);
+  return Object.entries(c)
+    .filter(([r]) => /GET .*(tradeitems|manufactureditems)/i.test(r))
+    .reduce((n, [, v]) => n + v, 0);
 };
 
 const plain = (s: ApiState) => ({
@@ -71,9 +113,21 @@ const plain = (s: ApiState) => ({
   manufacturedItems: Object.fromEntries([...s.manufacturedItems].sort(([a], [b]) => a.localeCompare(b))),
 });
 
-async function withSource<T>(opts: Partial<Parameters<typeof openApiState>[0]>, use: (s: ApiStateSource, dir: string) => Promise<T>): Promise<T> {
+async function withSource<T>(
+  opts: Partial<Parameters<typeof openApiState>[0]>,
+  use: (s: ApiStateSource, dir: string) => Promise<T>,
+): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'ps-api-state-'));
-  const source = await openApiState({ product: clients.product, owner, target: 'tradeItem', key: 'gtin', dir, sheetKeys: 3, needIndex: false, ...opts });
+  const source = await openApiState({
+    product: clients.product,
+    owner,
+    target: 'tradeItem',
+    key: 'gtin',
+    dir,
+    sheetKeys: 3,
+    needIndex: false,
+    ...opts,
+  });
   try {
     return await use(source, dir);
   } finally {
@@ -83,7 +137,11 @@ async function withSource<T>(opts: Partial<Parameters<typeof openApiState>[0]>, 
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
-  clients = createApiClients({ productApiUrl: sandbox.url, referenceApiUrl: sandbox.url, credentials: { token: 'sandbox-token' } });
+  clients = createApiClients({
+    productApiUrl: sandbox.url,
+    referenceApiUrl: sandbox.url,
+    credentials: { token: 'sandbox-token' },
+  });
 });
 afterAll(async () => {
   await clients?.close();
@@ -122,10 +180,14 @@ describe('openApiState', () => {
     expect(viaSearch.complete).toBe(false);
     expect(viaIndex.complete).toBe(true);
     expect(plain(viaIndex)).toEqual(plain(viaSearch));
-    expect([...viaIndex.tradeItems.keys()].sort()).toEqual([gtins[0], gtins[7], gtins[10], gtins[11], gtins[500], gtins[1199]].sort());
+    expect([...viaIndex.tradeItems.keys()].sort()).toEqual(
+      [gtins[0], gtins[7], gtins[10], gtins[11], gtins[500], gtins[1199]].sort(),
+    );
     expect(viaIndex.tradeItems.get(gtins[7]!)?.archived).toBe(true);
-    expect(viaIndex.tradeItems.get(gtins[10]!)?.tradeItemName).toBe('Biscuits au beurre 10'); // active over the archived duplicate
-    expect(viaIndex.tradeItems.get(gtins[11]!)?.tradeItemName).toBe('Biscuits au beurre 11'); // first of two active ones
+    // active over the archived duplicate
+    expect(viaIndex.tradeItems.get(gtins[10]!)?.tradeItemName).toBe('Biscuits au beurre 10');
+    // first of two active ones
+    expect(viaIndex.tradeItems.get(gtins[11]!)?.tradeItemName).toBe('Biscuits au beurre 11');
     expect(viaIndex.tradeItems.get(gtins[11]!)?.tradeItemId).not.toBe(dup11);
     expect(viaIndex.tradeItems.get(gtins[0]!)?.ownerCompanyId).toBe(owner);
   });
@@ -137,11 +199,16 @@ describe('openApiState', () => {
       expect(st.tradeItems.get(gtins[12]!)?.gtin).toBe(gtins[12]!.slice(1));
     });
     await withSource({ key: 'tradeItemId' }, async (s) => {
-      const ids = ['00000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-000000000007', '00000000-0000-4000-8000-999999999999'];
+      const ids = [
+        '00000000-0000-4000-8000-000000000003',
+        '00000000-0000-4000-8000-000000000007',
+        '00000000-0000-4000-8000-999999999999',
+      ];
       const st = await s.forKeys(ids);
       expect([...st.tradeItems.keys()].sort()).toEqual(ids.slice(0, 2));
       expect(st.tradeItems.get(ids[0]!)?.tradeItemName).toBe('Biscuits au beurre 3');
-      expect(s.catalog.active).toBe(N + 2 - 2); // every record is its own key: all but item 7 and the archived duplicate
+      // every record is its own key: all but item 7 and the archived duplicate
+      expect(s.catalog.active).toBe(N + 2 - 2);
     });
   });
 
@@ -165,9 +232,11 @@ describe('openApiState', () => {
       expect(listed.map((m) => m.record.tradeItemName)).toEqual(['Biscuits au beurre 10', 'Biscuits au beurre 11']);
     });
     await withSource({ sheetKeys: 3 }, async (s) => {
-      await expect((async () => {
-        for await (const m of s.missingFrom(() => false)) void m;
-      })()).rejects.toThrow(/index/);
+      await expect(
+        (async () => {
+          for await (const m of s.missingFrom(() => false)) void m;
+        })(),
+      ).rejects.toThrow(/index/);
     });
   });
 
@@ -175,7 +244,10 @@ describe('openApiState', () => {
     const { gtins } = seed();
     const keys = [gtins[0]!, gtins[1]!, gtins[2]!, gtins[150]!];
     const [viaSearch, viaIndex] = await Promise.all([
-      withSource({ sheetKeys: 3, target: 'manufacturedItem' }, async (s) => (expect(s.strategy).toBe('search'), s.forKeys(keys))),
+      withSource(
+        { sheetKeys: 3, target: 'manufacturedItem' },
+        async (s) => (expect(s.strategy).toBe('search'), s.forKeys(keys)),
+      ),
       withSource({ needIndex: true, target: 'manufacturedItem' }, async (s, dir) => {
         expect(readdirSync(join(dir, 'catalog')).sort()).toEqual(['manufactured-items.jsonl', 'trade-items.jsonl']);
         return s.forKeys(keys);
@@ -183,14 +255,31 @@ describe('openApiState', () => {
     ]);
     expect(plain(viaIndex)).toEqual(plain(viaSearch));
     const id = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
-    expect([...viaIndex.manufacturedItems.keys()].sort()).toEqual([`${id(0)}|${SUPPLIER_A}`, `${id(0)}|${SUPPLIER_B}`, `${id(1)}|${SUPPLIER_A}`, `${id(2)}|${SUPPLIER_A}`, `${id(2)}|${SUPPLIER_B}`].sort());
+    expect([...viaIndex.manufacturedItems.keys()].sort()).toEqual(
+      [
+        `${id(0)}|${SUPPLIER_A}`,
+        `${id(0)}|${SUPPLIER_B}`,
+        `${id(1)}|${SUPPLIER_A}`,
+        `${id(2)}|${SUPPLIER_A}`,
+        `${id(2)}|${SUPPLIER_B}`,
+      ].sort(),
+    );
     expect(viaIndex.manufacturedItems.get(`${id(2)}|${SUPPLIER_B}`)?.manufacturedItemName).toBe('M 2 1');
   });
 
   it('a server that caps Take below 500 still pages completely', async () => {
     const { gtins } = seed();
     const dir = mkdtempSync(join(tmpdir(), 'ps-api-state-'));
-    const s = await openApiState({ product: capped(clients.product, 70), owner, target: 'manufacturedItem', key: 'gtin', dir, sheetKeys: 0, needIndex: true, concurrency: 3 });
+    const s = await openApiState({
+      product: capped(clients.product, 70),
+      owner,
+      target: 'manufacturedItem',
+      key: 'gtin',
+      dir,
+      sheetKeys: 0,
+      needIndex: true,
+      concurrency: 3,
+    });
     try {
       expect(PAGE_SIZE).toBe(500);
       expect(s.catalog).toEqual({ total: N + 2, active: N - 1, pages: Math.ceil((N + 2) / 70) });
@@ -217,13 +306,18 @@ describe('SpillIndex (the catalogue index)', () => {
     const idx = new SpillIndex(join(dir, 'grow.jsonl'), 4);
     await idx.open();
     try {
-      const page = (from: number, n: number): Rec[] => Array.from({ length: n }, (_, i) => ({ k: 1e13 + ((from + i) * 7919) % 1000, archived: (from + i) % 5 === 0, text: `r${from + i}` }));
+      const page = (from: number, n: number): Rec[] =>
+        Array.from({ length: n }, (_, i) => ({
+          k: 1e13 + (((from + i) * 7919) % 1000),
+          archived: (from + i) % 5 === 0,
+          text: `r${from + i}`,
+        }));
       // Pages of 50 added in reverse order (as concurrent fetches may end), 1000 records: the index grows from 16.
       for (let from = 950; from >= 0; from -= 50) await idx.add(page(from, 50), from, keyOf);
       idx.seal();
       expect(idx.n).toBe(1000);
       for (let i = 0; i < 1000; i++) {
-        const k = 1e13 + (i * 7919) % 1000;
+        const k = 1e13 + ((i * 7919) % 1000);
         const [a, b] = idx.range(k);
         expect(b - a).toBe(1);
         expect(idx.archivedAt(a)).toBe(i % 5 === 0);
@@ -240,11 +334,19 @@ describe('SpillIndex (the catalogue index)', () => {
   });
 
   it('sized once from the total: 16 bytes an item once sealed, sorted in place (sorted, reversed and shuffled API orders)', async () => {
-    for (const [name, order] of [['sorted', (i: number) => i], ['reversed', (i: number) => 4999 - i], ['shuffled', (i: number) => (i * 2654435761) % 5000]] as const) {
+    for (const [name, order] of [
+      ['sorted', (i: number) => i],
+      ['reversed', (i: number) => 4999 - i],
+      ['shuffled', (i: number) => (i * 2654435761) % 5000],
+    ] as const) {
       const idx = new SpillIndex(join(dir, `sized-${name}.jsonl`), 5000);
       await idx.open();
       try {
-        const recs: Rec[] = Array.from({ length: 5000 }, (_, i) => ({ k: 2e13 + order(i) * 3, archived: false, text: `${name}${i}` }));
+        const recs: Rec[] = Array.from({ length: 5000 }, (_, i) => ({
+          k: 2e13 + order(i) * 3,
+          archived: false,
+          text: `${name}${i}`,
+        }));
         for (let from = 0; from < 5000; from += 500) await idx.add(recs.slice(from, from + 500), from, keyOf);
         expect(idx.bytes).toBe(5000 * (16 + 4));
         idx.seal();
@@ -263,8 +365,22 @@ describe('SpillIndex (the catalogue index)', () => {
     await idx.open();
     try {
       const big = 'é'.repeat(70_000); // 140 000 bytes in UTF-8: more than a 2-byte length holds
-      await idx.add([{ k: 3, archived: false, text: 'second' }, { k: 2, archived: false, text: big }], 10, keyOf);
-      await idx.add([{ k: 3, archived: true, text: 'first' }, { k: 1, archived: false, text: 'one' }], 0, keyOf);
+      await idx.add(
+        [
+          { k: 3, archived: false, text: 'second' },
+          { k: 2, archived: false, text: big },
+        ],
+        10,
+        keyOf,
+      );
+      await idx.add(
+        [
+          { k: 3, archived: true, text: 'first' },
+          { k: 1, archived: false, text: 'one' },
+        ],
+        0,
+        keyOf,
+      );
       idx.seal();
       expect(idx.keyAt(0)).toBe(1);
       expect(idx.keyAt(1)).toBe(2);
@@ -277,7 +393,11 @@ describe('SpillIndex (the catalogue index)', () => {
       await idx.close();
     }
     // Offsets are 5 bytes: 2^32 and above come back whole (no 4 GiB file written: the packing alone is checked).
-    const far = new SpillIndex(join(dir, 'far.jsonl'), 4) as unknown as { offLo: Uint32Array; offHi: Uint8Array; offsetAt(i: number): number };
+    const far = new SpillIndex(join(dir, 'far.jsonl'), 4) as unknown as {
+      offLo: Uint32Array;
+      offHi: Uint8Array;
+      offsetAt(i: number): number;
+    };
     for (const off of [0, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 12345, 2 ** 40 - 1]) {
       far.offLo[0] = off % 2 ** 32;
       far.offHi[0] = Math.floor(off / 2 ** 32);

@@ -35,14 +35,26 @@ async function serve(handler: Handler): Promise<{ url: string; seen: Seen[]; soc
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const s: Seen = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString(), socket: ids.get(req.socket)! };
+      const s: Seen = {
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+        socket: ids.get(req.socket)!,
+      };
       seen.push(s);
       handler(s, res);
     });
   });
   server.on('connection', (sock) => ids.set(sock, ++sockets));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  cleanup.push(() => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }));
+  cleanup.push(
+    () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, sockets: () => sockets };
 }
 
@@ -65,14 +77,21 @@ function clients(url: string, extra: Partial<ApiClientOptions> = {}): ApiClients
 }
 
 async function failure(p: Promise<unknown>): Promise<HttpError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(HttpError);
   return err as HttpError;
 }
 
 describe('client transport', () => {
   it('satisfies the executor interface', () => {
-    const c = createApiClients({ productApiUrl: 'http://127.0.0.1:9', referenceApiUrl: 'http://127.0.0.1:9', credentials: { token: 'x' } });
+    const c = createApiClients({
+      productApiUrl: 'http://127.0.0.1:9',
+      referenceApiUrl: 'http://127.0.0.1:9',
+      credentials: { token: 'x' },
+    });
     cleanup.push(() => c.close());
     const writer: ProductWriter = c.product;
     expect(typeof writer.createTradeItem).toBe('function');
@@ -92,21 +111,36 @@ describe('client transport', () => {
 
   it('parses text/plain and text/json answers as JSON and encodes path segments', async () => {
     const s = await serve((req, res) => {
-      res.writeHead(200, { 'content-type': req.url!.includes('countries') ? 'text/plain; charset=utf-8' : 'text/json' });
+      res.writeHead(200, {
+        'content-type': req.url!.includes('countries') ? 'text/plain; charset=utf-8' : 'text/json',
+      });
       res.end(JSON.stringify({ id: ID, code: 'FR', name: 'France', languageCode: 'en-US' }));
     });
     const c = clients(s.url);
     expect((await c.reference.lookup('countries', ID)).name).toBe('France');
-    expect((await c.reference.lookup('harmonized-codes', '0401/10', { includeParents: true, languageCode: 'fr-FR' })).code).toBe('FR');
+    expect(
+      (await c.reference.lookup('harmonized-codes', '0401/10', { includeParents: true, languageCode: 'fr-FR' })).code,
+    ).toBe('FR');
     expect(s.seen[1]!.url).toBe('/ref/v2/harmonized-codes/0401%2F10?languageCode=fr-FR&includeParents=true');
   });
 
   it('turns a problem-details answer into an HttpError with method, url, status and the API words', async () => {
-    const problem = { type: 'https://tools.ietf.org/html/rfc7231#section-6.5.1', title: 'Bad Request', status: 400, errors: [{ code: 'INVALID_REQUEST', property: 'gtin', message: 'bad gtin', detail: null }] };
+    const problem = {
+      type: 'https://tools.ietf.org/html/rfc7231#section-6.5.1',
+      title: 'Bad Request',
+      status: 400,
+      errors: [{ code: 'INVALID_REQUEST', property: 'gtin', message: 'bad gtin', detail: null }],
+    };
     const s = await serve((_, res) => json(res, 400, problem));
     const c = clients(s.url);
     const e = await failure(c.product.patchTradeItem(ID, { gtin: 'x' }));
-    expect(e).toMatchObject({ code: 'PS_ERR_HTTP_STATUS', method: 'PATCH', status: 400, body: problem, outcomeUnknown: false });
+    expect(e).toMatchObject({
+      code: 'PS_ERR_HTTP_STATUS',
+      method: 'PATCH',
+      status: 400,
+      body: problem,
+      outcomeUnknown: false,
+    });
     expect(e.url).toBe(`${s.url}/api/tradeItems/${ID}`);
     expect(e.apiMessage).toBe('gtin: bad gtin');
     expect(s.seen).toHaveLength(1);
@@ -149,7 +183,9 @@ describe('client transport', () => {
 
   it('re-sends a create after a 429, which certainly did nothing', async () => {
     let n = 0;
-    const s = await serve((_, res) => (++n === 1 ? json(res, 429, {}, { 'retry-after': '0' }) : json(res, 200, { tradeItemId: ID })));
+    const s = await serve((_, res) =>
+      ++n === 1 ? json(res, 429, {}, { 'retry-after': '0' }) : json(res, 200, { tradeItemId: ID }),
+    );
     const c = clients(s.url);
     expect(await c.product.createTradeItem({ tradeItemName: 'A', ownerCompanyId: OWNER })).toEqual({ tradeItemId: ID });
     expect(s.seen).toHaveLength(2);
@@ -187,10 +223,18 @@ describe('client transport', () => {
       res.socket!.destroy();
     });
     const c = clients(s.url);
-    const e = await failure(c.product.createManufacturedItemWithTradeItem({ tradeItemName: 'A', ownerCompanyId: OWNER, supplierCompanyId: OWNER }));
+    const e = await failure(
+      c.product.createManufacturedItemWithTradeItem({
+        tradeItemName: 'A',
+        ownerCompanyId: OWNER,
+        supplierCompanyId: OWNER,
+      }),
+    );
     expect(e).toMatchObject({ code: 'PS_ERR_HTTP_CONNECTION', outcomeUnknown: true });
     expect(s.seen).toHaveLength(1);
-    expect(await c.product.patchManufacturedItem(ID, { manufacturedItemName: 'x' })).toEqual({ manufacturedItemId: ID });
+    expect(await c.product.patchManufacturedItem(ID, { manufacturedItemName: 'x' })).toEqual({
+      manufacturedItemId: ID,
+    });
     expect(s.seen).toHaveLength(3);
   });
 
@@ -216,17 +260,25 @@ describe('client transport', () => {
   });
 
   it('iterates pages with Skip/Take until totalCount, even when the server caps Take', async () => {
-    const all = Array.from({ length: 7 }, (_, i) => ({ tradeItemId: String(i), ownerCompanyId: OWNER, archived: false }));
+    const all = Array.from({ length: 7 }, (_, i) => ({
+      tradeItemId: String(i),
+      ownerCompanyId: OWNER,
+      archived: false,
+    }));
     const s = await serve((req, res) => {
       const q = new URL(req.url!, 'http://x').searchParams;
       const skip = Number(q.get('Skip'));
       const take = Math.min(Number(q.get('Take')), 2); // the server caps pages at 2
       const page = all.slice(skip, skip + take);
-      json(res, 200, { tradeItems: page, skipAndTakeQueryStats: { totalCount: all.length, currentCount: page.length } });
+      json(res, 200, {
+        tradeItems: page,
+        skipAndTakeQueryStats: { totalCount: all.length, currentCount: page.length },
+      });
     });
     const c = clients(s.url);
     const got: string[] = [];
-    for await (const t of c.product.iterateTradeItems({ OwnerCompanyId: OWNER }, { pageSize: 3 })) got.push(t.tradeItemId);
+    for await (const t of c.product.iterateTradeItems({ OwnerCompanyId: OWNER }, { pageSize: 3 }))
+      got.push(t.tradeItemId);
     expect(got).toEqual(['0', '1', '2', '3', '4', '5', '6']);
     expect(s.seen.map((r) => new URL(r.url, 'http://x').searchParams.get('Skip'))).toEqual(['0', '2', '4', '6']);
   });
@@ -243,16 +295,29 @@ describe('client transport', () => {
 describe('clients from the configuration', () => {
   it('uses the URLs, the token and the concurrency of the environment', async () => {
     const s = await serve((_, res) => json(res, 200, []));
-    const c = apiClientsFromConfig(loadConfig({ PRODUCT_API_URL: s.url, REFERENCE_API_URL: `${s.url}/ref`, API_TOKEN: 'env-token', API_CONCURRENCY: '2' }));
+    const c = apiClientsFromConfig(
+      loadConfig({
+        PRODUCT_API_URL: s.url,
+        REFERENCE_API_URL: `${s.url}/ref`,
+        API_TOKEN: 'env-token',
+        API_CONCURRENCY: '2',
+      }),
+    );
     cleanup.push(() => c.close());
     await Promise.all([c.product.listBrands(OWNER), c.reference.getList('languages'), c.product.listBrands(OWNER)]);
-    expect(s.seen.map((r) => r.headers.authorization)).toEqual(['Bearer env-token', 'Bearer env-token', 'Bearer env-token']);
+    expect(s.seen.map((r) => r.headers.authorization)).toEqual([
+      'Bearer env-token',
+      'Bearer env-token',
+      'Bearer env-token',
+    ]);
     expect(s.seen.some((r) => r.url === '/ref/v2/lists/languages')).toBe(true);
     expect(s.sockets()).toBeLessThanOrEqual(2);
   });
 
   it('fails with PS_ERR_CONFIG_INVALID naming what is missing', () => {
-    expect(() => apiClientsFromConfig(loadConfig({ PRODUCT_API_URL: 'http://x' }))).toThrow(/REFERENCE_API_URL[\s\S]*API_TOKEN/);
+    expect(() => apiClientsFromConfig(loadConfig({ PRODUCT_API_URL: 'http://x' }))).toThrow(
+      /REFERENCE_API_URL[\s\S]*API_TOKEN/,
+    );
   });
 });
 
@@ -262,18 +327,29 @@ describe('OAuth2 client credentials', () => {
     const s = await serve((req, res) => {
       if (req.url === '/oauth2/token') {
         const form = new URLSearchParams(req.body);
-        if (form.get('client_secret') !== 'sec' || form.get('grant_type') !== 'client_credentials') return json(res, 401, { error: 'invalid_client' });
+        if (form.get('client_secret') !== 'sec' || form.get('grant_type') !== 'client_credentials')
+          return json(res, 401, { error: 'invalid_client' });
         issued += 1;
-        return setTimeout(() => json(res, 200, { access_token: `tok${issued}`, token_type: 'Bearer', expires_in: opts.expiresIn ?? 3600 }), 20);
+        return setTimeout(
+          () =>
+            json(res, 200, { access_token: `tok${issued}`, token_type: 'Bearer', expires_in: opts.expiresIn ?? 3600 }),
+          20,
+        );
       }
       const want = opts.acceptOnly?.() ?? `tok${issued}`;
-      if (req.headers.authorization !== `Bearer ${want}`) return json(res, 401, { title: 'Unauthorized', status: 401, errors: [] });
+      if (req.headers.authorization !== `Bearer ${want}`)
+        return json(res, 401, { title: 'Unauthorized', status: 401, errors: [] });
       json(res, 200, []);
     });
     return s;
   }
 
-  const oauth = (url: string, secret = 'sec') => ({ tokenUrl: `${url}/oauth2/token`, clientId: 'cid', clientSecret: secret, scope: 'products' });
+  const oauth = (url: string, secret = 'sec') => ({
+    tokenUrl: `${url}/oauth2/token`,
+    clientId: 'cid',
+    clientSecret: secret,
+    scope: 'products',
+  });
 
   it('fetches the token lazily, once for many concurrent requests, and reuses it', async () => {
     const s = await oauthServer();
@@ -302,7 +378,12 @@ describe('OAuth2 client credentials', () => {
     const s = await oauthServer({ acceptOnly: () => (stale ? 'tok2' : 'never') });
     const c = clients(s.url, { credentials: oauth(s.url) });
     await c.product.listBrands(OWNER); // tok1 rejected → tok2 accepted
-    expect(s.seen.map((r) => r.url.split('?')[0])).toEqual(['/oauth2/token', '/api/brands', '/oauth2/token', '/api/brands']);
+    expect(s.seen.map((r) => r.url.split('?')[0])).toEqual([
+      '/oauth2/token',
+      '/api/brands',
+      '/oauth2/token',
+      '/api/brands',
+    ]);
     stale = false;
     const e = await failure(c.product.createBrand({ companyId: OWNER, name: 'x' }));
     expect(e.code).toBe('PS_ERR_HTTP_UNAUTHORIZED');
@@ -320,7 +401,12 @@ describe('OAuth2 client credentials', () => {
 
 describe('retry policy', () => {
   const err = (status: number, retryAfterMs: number | null = null) =>
-    new HttpError(status === 429 ? 'PS_ERR_HTTP_RATE_LIMITED' : 'PS_ERR_HTTP_UNAVAILABLE', { method: 'GET', url: 'u', status, retryAfterMs });
+    new HttpError(status === 429 ? 'PS_ERR_HTTP_RATE_LIMITED' : 'PS_ERR_HTTP_UNAVAILABLE', {
+      method: 'GET',
+      url: 'u',
+      status,
+      retryAfterMs,
+    });
 
   it('reads Retry-After as seconds or an HTTP date', () => {
     expect(parseRetryAfter('2')).toBe(2000);
@@ -342,6 +428,8 @@ describe('retry policy', () => {
     expect(mayRetry('create', err(429))).toBe(true);
     expect(mayRetry('create', err(503))).toBe(false);
     expect(mayRetry('retry', err(503))).toBe(true);
-    expect(mayRetry('retry', new HttpError('PS_ERR_HTTP_STATUS', { method: 'GET', url: 'u', status: 404 }))).toBe(false);
+    expect(mayRetry('retry', new HttpError('PS_ERR_HTTP_STATUS', { method: 'GET', url: 'u', status: 404 }))).toBe(
+      false,
+    );
   });
 });

@@ -15,7 +15,12 @@ const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
 function aliasBomb(tail: string): string {
   const lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
   const names = 'abcdefghi';
-  for (let i = 1; i < names.length; i++) lines.push(`${names[i]}: &${names[i]} [${Array(9).fill(`*${names[i - 1]}`).join(',')}]`);
+  for (let i = 1; i < names.length; i++)
+    lines.push(
+      `${names[i]}: &${names[i]} [${Array(9)
+        .fill(`*${names[i - 1]}`)
+        .join(',')}]`,
+    );
   return `${lines.join('\n')}\n${tail}`;
 }
 
@@ -39,7 +44,10 @@ describe('YAML alias bombs', () => {
 
   it('a feed definition is refused as an invalid feed', async () => {
     const dir = tmp('ps-feeds-bomb-');
-    writeFileSync(join(dir, 'bomb.yaml'), aliasBomb('schedule: "0 2 * * *"\nsource: { dir: /x, pattern: "*.csv" }\nmapping: m\n'));
+    writeFileSync(
+      join(dir, 'bomb.yaml'),
+      aliasBomb('schedule: "0 2 * * *"\nsource: { dir: /x, pattern: "*.csv" }\nmapping: m\n'),
+    );
     const err = await loadFeeds(dir).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProductSyncError);
     expect((err as ProductSyncError).code).toBe('PS_ERR_FEED_INVALID');
@@ -63,7 +71,8 @@ describe('feed schedules', () => {
     expect(err).toBeInstanceOf(ProductSyncError);
     expect((err as ProductSyncError).code).toBe('PS_ERR_FEED_INVALID');
     const message = (err as Error).message;
-    for (const f of ['minute', 'hour', 'february', 'words']) expect(message).toMatch(new RegExp(`${f}\\.yaml:1: schedule: .*cron`));
+    for (const f of ['minute', 'hour', 'february', 'words'])
+      expect(message).toMatch(new RegExp(`${f}\\.yaml:1: schedule: .*cron`));
     expect(message).not.toMatch(/ok\.yaml/);
   });
 

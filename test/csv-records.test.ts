@@ -29,17 +29,20 @@ function inPieces(input: string, newline: Newline, cuts: number[]): { records: s
 describe('CsvRecords', () => {
   it("gives papaparse's records of the whole text, whatever pieces it comes in", () => {
     const newlines = fc.constantFrom<Newline>('\n', '\r\n', '\r');
-    fc.assert(fc.property(text, newlines, fc.array(fc.nat(45), { maxLength: 4 }), (input, newline, cuts) => {
-      const whole = Papa.parse<string[]>(input, { delimiter: ';', newline, quoteChar: '"' }).data;
-      // A text ending in a line break has no last, empty record here (the reader would skip it as a blank line).
-      const last = whole.at(-1);
-      if (input.endsWith(newline) && last?.length === 1 && last[0] === '') whole.pop();
-      const got = inPieces(input, newline, cuts);
-      expect(got.records, JSON.stringify({ input, newline, cuts })).toEqual(whole);
-      // The text after `consumed` holds no complete record: parsed alone it is one record at most.
-      const rest = input.slice(got.consumed.at(-1));
-      expect(Papa.parse(rest, { delimiter: ';', newline, quoteChar: '"' }).data.length).toBeLessThanOrEqual(1);
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(text, newlines, fc.array(fc.nat(45), { maxLength: 4 }), (input, newline, cuts) => {
+        const whole = Papa.parse<string[]>(input, { delimiter: ';', newline, quoteChar: '"' }).data;
+        // A text ending in a line break has no last, empty record here (the reader would skip it as a blank line).
+        const last = whole.at(-1);
+        if (input.endsWith(newline) && last?.length === 1 && last[0] === '') whole.pop();
+        const got = inPieces(input, newline, cuts);
+        expect(got.records, JSON.stringify({ input, newline, cuts })).toEqual(whole);
+        // The text after `consumed` holds no complete record: parsed alone it is one record at most.
+        const rest = input.slice(got.consumed.at(-1));
+        expect(Papa.parse(rest, { delimiter: ';', newline, quoteChar: '"' }).data.length).toBeLessThanOrEqual(1);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('holds an unfinished record back until the text goes on, and counts only complete records as consumed', () => {

@@ -1,11 +1,18 @@
 // Numbers as the sheet's locale writes them (issue 12): the decimal separator of a mapping follows its language unless
-// the mapping or the column names one; the locale's thousands separators are read in text cells; ambiguous values are issues.
+// the mapping or the column names one; the locale's thousands separators are read in text cells; ambiguous values are
+// issues.
 import { describe, expect, it } from 'vitest';
 import { matchHeaders } from '../src/pipeline/map/headers.ts';
 import { mapRow } from '../src/pipeline/map/map-row.ts';
 import { parseMapping, type Mapping } from '../src/pipeline/map/mapping.ts';
 import {
-  groupSeparators, KNOWN_LOCALE_SEPARATORS, localeNumberSeparators, toDecimal, toInteger, type TransformContext, type TransformResult,
+  groupSeparators,
+  KNOWN_LOCALE_SEPARATORS,
+  localeNumberSeparators,
+  toDecimal,
+  toInteger,
+  type TransformContext,
+  type TransformResult,
 } from '../src/pipeline/map/transforms.ts';
 import type { Cell } from '../src/pipeline/types.ts';
 
@@ -16,23 +23,34 @@ const NBSP = '\u00a0';
 const NNBSP = '\u202f';
 
 /** A one-column mapping with `head` as its top-level keys; the column of netContents[0].value gets `column` keys. */
-const mappingOf = (head: string, column = ''): Mapping => parseMapping(
-  `target: tradeItem
+const mappingOf = (head: string, column = ''): Mapping =>
+  parseMapping(
+    `target: tradeItem
 ${head}
 columns:
   - { column: GTIN, field: gtin }
   - { column: Poids net, field: "netContents[0].value", type: decimal${column} }
 `,
-  'locale.yaml',
-);
+    'locale.yaml',
+  );
 
 /** The context mapRow gives the decimal column of `m`. */
 const ctxOf = (m: Mapping): TransformContext => ({ decimalSeparator: m.columns[1]!.decimal, language: m.language });
 
 describe('the decimal separator of a locale comes from the platform', () => {
   it.each([
-    ['fr-FR', ','], ['de-DE', ','], ['es-ES', ','], ['it-IT', ','], ['nl-NL', ','], ['pt-PT', ','], ['fr', ','], ['fr_FR', ','],
-    ['en-US', '.'], ['en-GB', '.'], ['de-CH', '.'], ['en', '.'],
+    ['fr-FR', ','],
+    ['de-DE', ','],
+    ['es-ES', ','],
+    ['it-IT', ','],
+    ['nl-NL', ','],
+    ['pt-PT', ','],
+    ['fr', ','],
+    ['fr_FR', ','],
+    ['en-US', '.'],
+    ['en-GB', '.'],
+    ['de-CH', '.'],
+    ['en', '.'],
   ])('%s writes decimals with "%s"', (language, sep) => {
     expect(localeNumberSeparators(language).decimal).toBe(sep);
   });
@@ -49,8 +67,13 @@ describe('the decimal separator of a locale comes from the platform', () => {
 
   it('holds for each tag it knows without asking Intl what Intl would give', () => {
     for (const [language, seps] of Object.entries(KNOWN_LOCALE_SEPARATORS)) {
-      const parts = new Intl.NumberFormat(language, { numberingSystem: 'latn', useGrouping: 'always' }).formatToParts(1234.5);
-      expect([language, seps]).toEqual([language, `${parts.find((p) => p.type === 'decimal')?.value}${parts.find((p) => p.type === 'group')?.value}`]);
+      const parts = new Intl.NumberFormat(language, { numberingSystem: 'latn', useGrouping: 'always' }).formatToParts(
+        1234.5,
+      );
+      expect([language, seps]).toEqual([
+        language,
+        `${parts.find((p) => p.type === 'decimal')?.value}${parts.find((p) => p.type === 'group')?.value}`,
+      ]);
     }
   });
 
@@ -69,7 +92,13 @@ describe('the decimal separator of a locale comes from the platform', () => {
 
 describe('a mapping takes its decimal separator from its language unless it names one', () => {
   it('fr-FR and de-DE without decimalSeparator read ","; en-US and no language read "."', () => {
-    for (const [head, sep] of [['language: fr-FR', ','], ['language: de-DE', ','], ['language: en-US', '.'], ['', '.'], ['language: de-CH', '.']] as const) {
+    for (const [head, sep] of [
+      ['language: fr-FR', ','],
+      ['language: de-DE', ','],
+      ['language: en-US', '.'],
+      ['', '.'],
+      ['language: de-CH', '.'],
+    ] as const) {
       const m = mappingOf(head);
       expect([head, m.decimalSeparator, m.columns[1]!.decimal]).toEqual([head, sep, sep]);
     }
@@ -88,9 +117,17 @@ describe('a fr-FR sheet (decimal separator from the language)', () => {
   const fr = ctxOf(mappingOf('language: fr-FR'));
 
   it.each([
-    ['0,125', '0.125'], ['1 234,5', '1234.5'], [`1${NBSP}234,5`, '1234.5'], [`1${NNBSP}234,5`, '1234.5'],
-    ['1.234,5', '1234.5'], ['1.234.567,8', '1234567.8'], ['1.234.567', '1234567'], [`12${NNBSP}345${NNBSP}678`, '12345678'],
-    ['-1 234,50', '-1234.5'], ['  42 ', '42'], ['1234,5', '1234.5'],
+    ['0,125', '0.125'],
+    ['1 234,5', '1234.5'],
+    [`1${NBSP}234,5`, '1234.5'],
+    [`1${NNBSP}234,5`, '1234.5'],
+    ['1.234,5', '1234.5'],
+    ['1.234.567,8', '1234567.8'],
+    ['1.234.567', '1234567'],
+    [`12${NNBSP}345${NNBSP}678`, '12345678'],
+    ['-1 234,50', '-1234.5'],
+    ['  42 ', '42'],
+    ['1234,5', '1234.5'],
   ])('reads %j as %s', (cell, out) => expect(value(toDecimal(cell, fr))).toBe(out));
 
   it('refuses "1.234" as ambiguous (1234 or a misplaced 1.234), naming both readings', () => {
@@ -105,12 +142,21 @@ describe('a fr-FR sheet (decimal separator from the language)', () => {
 
   it('keeps the existing codes and messages for what is still refused', () => {
     expect(toDecimal('0.5', fr)).toEqual({
-      issue: { code: 'DECIMAL_SEPARATOR', severity: 'error', message: '"0.5" uses "." as decimal separator where the mapping expects "," (set decimal: "." on the column if the sheet really uses it)' },
+      issue: {
+        code: 'DECIMAL_SEPARATOR',
+        severity: 'error',
+        message:
+          '"0.5" uses "." as decimal separator where the mapping expects "," (set decimal: "." on the column if the sheet really uses it)',
+      },
     });
     expect(value(toDecimal('0.125', fr))).toBe('!DECIMAL_SEPARATOR'); // a group never starts with 0: a decimal point
     expect(value(toDecimal('1 234.5', fr))).toBe('!DECIMAL_SEPARATOR');
-    expect(toDecimal('12 kg', fr)).toEqual({ issue: { code: 'DECIMAL_INVALID', severity: 'error', message: '"12 kg" is not a number' } });
-    expect(toInteger('1,5', fr)).toEqual({ issue: { code: 'INTEGER_INVALID', severity: 'error', message: '"1,5" is not a whole number' } });
+    expect(toDecimal('12 kg', fr)).toEqual({
+      issue: { code: 'DECIMAL_INVALID', severity: 'error', message: '"12 kg" is not a number' },
+    });
+    expect(toInteger('1,5', fr)).toEqual({
+      issue: { code: 'INTEGER_INVALID', severity: 'error', message: '"1,5" is not a whole number' },
+    });
   });
 
   it('wants groups of three, of one kind, and no separator of a decimal-point locale', () => {
@@ -147,7 +193,12 @@ describe('a de-DE sheet', () => {
   const de = ctxOf(mappingOf('language: de-DE'));
 
   it.each([
-    ['0,125', '0.125'], ['1.234,5', '1234.5'], ['1.234.567,89', '1234567.89'], ['1 234,5', '1234.5'], [`1${NBSP}234,5`, '1234.5'], ['12,00', '12'],
+    ['0,125', '0.125'],
+    ['1.234,5', '1234.5'],
+    ['1.234.567,89', '1234567.89'],
+    ['1 234,5', '1234.5'],
+    [`1${NBSP}234,5`, '1234.5'],
+    ['12,00', '12'],
   ])('reads %j as %s', (cell, out) => expect(value(toDecimal(cell, de))).toBe(out));
 
   it('refuses 1.500 (1500 or 1.5) and a decimal point', () => {
@@ -171,8 +222,12 @@ describe('decimal-point locales', () => {
     expect(value(toDecimal(`1${NBSP}234.5`, us))).toBe('1234.5');
     const r = toDecimal('1,234', us);
     expect(value(r)).toBe('!DECIMAL_SEPARATOR');
-    expect(message(r)).toMatch(/^"1,234" is ambiguous in a sheet whose decimal separator is "\.": it reads as 1 234 .* or as 1\.234 /);
-    expect(message(toDecimal('0,5', us))).toBe('"0,5" uses "," as decimal separator where the mapping expects "." (set decimal: "," on the column if the sheet really uses it)');
+    expect(message(r)).toMatch(
+      /^"1,234" is ambiguous in a sheet whose decimal separator is "\.": it reads as 1 234 .* or as 1\.234 /,
+    );
+    expect(message(toDecimal('0,5', us))).toBe(
+      '"0,5" uses "," as decimal separator where the mapping expects "." (set decimal: "," on the column if the sheet really uses it)',
+    );
   });
 });
 
@@ -199,8 +254,14 @@ columns:
     expect(d.issues).toEqual([]);
     expect(d.fields.netContents).toEqual([{ value: '0.125', unitOfMeasure: 'KGM' }]);
     expect(d.fields.drainedNetWeight).toEqual({ value: 1234.5 });
-    expect(row(['3017620422003', 'Galettes', 0.125, 'kg', 1234.5]).fields).toMatchObject({ netContents: [{ value: '0.125' }], drainedNetWeight: { value: 1234.5 } });
-    expect(row(['3017620422003', 'Galettes', '1.234,5', 'kg', `2${NBSP}500`]).fields).toMatchObject({ netContents: [{ value: '1234.5' }], drainedNetWeight: { value: 2500 } });
+    expect(row(['3017620422003', 'Galettes', 0.125, 'kg', 1234.5]).fields).toMatchObject({
+      netContents: [{ value: '0.125' }],
+      drainedNetWeight: { value: 1234.5 },
+    });
+    expect(row(['3017620422003', 'Galettes', '1.234,5', 'kg', `2${NBSP}500`]).fields).toMatchObject({
+      netContents: [{ value: '1234.5' }],
+      drainedNetWeight: { value: 2500 },
+    });
   });
 
   it('reports an ambiguous or decimal-point value on its cell and leaves the field out', () => {

@@ -44,7 +44,15 @@ describe('the write fence', () => {
     seen.length = 0;
     const dispatcher = new LazyDispatcher({ connections: 1, pipelining: 1 });
     const fence = switchFence();
-    const send = (path: string) => sendRequest(dispatcher, { method: 'POST', url: `${url}${path}`, headers: { 'content-type': 'application/json' }, body: '{}', timeouts: DEFAULT_TIMEOUTS, fence });
+    const send = (path: string) =>
+      sendRequest(dispatcher, {
+        method: 'POST',
+        url: `${url}${path}`,
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+        timeouts: DEFAULT_TIMEOUTS,
+        fence,
+      });
     const first = send('/first');
     const second = send('/second');
     // Both passed ready() at dispatch; the second waits in the pool for the one connection.
@@ -60,7 +68,9 @@ describe('the write fence', () => {
   it('sends reads and unfenced requests as before', async () => {
     seen.length = 0;
     const dispatcher = new LazyDispatcher({ connections: 1 });
-    await expect(sendRequest(dispatcher, { method: 'GET', url: `${url}/read`, headers: {}, timeouts: DEFAULT_TIMEOUTS })).resolves.toMatchObject({ status: 200 });
+    await expect(
+      sendRequest(dispatcher, { method: 'GET', url: `${url}/read`, headers: {}, timeouts: DEFAULT_TIMEOUTS }),
+    ).resolves.toMatchObject({ status: 200 });
     expect(seen).toEqual(['GET /read']);
     await dispatcher.close();
   });

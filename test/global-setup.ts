@@ -24,26 +24,41 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts a private `redis-server` for the suite (never touching a database it did not create), or uses TEST_REDIS_URL. */
+/**
+ * Starts a private `redis-server` for the suite (never touching a database it did not create), or uses TEST_REDIS_URL.
+ */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   // Tests that spawn bin/product-sync.mjs run dist/: built from src/ once here.
-  execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build.mjs', import.meta.url))], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build.mjs', import.meta.url))], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (process.env.TEST_REDIS_URL) {
     project.provide('redisUrl', process.env.TEST_REDIS_URL);
     return async () => {};
   }
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'ps-redis-'));
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
-    stdio: 'ignore',
-  });
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    {
+      stdio: 'ignore',
+    },
+  );
   await new Promise<void>((resolve, reject) => {
-    child.once('error', (e) => reject(new Error(`cannot start redis-server (install it, or set TEST_REDIS_URL): ${e.message}`)));
+    child.once('error', (e) =>
+      reject(new Error(`cannot start redis-server (install it, or set TEST_REDIS_URL): ${e.message}`)),
+    );
     const t0 = Date.now();
     const probe = () => {
       const sock = createConnection(port);
-      sock.once('connect', () => { sock.end(); resolve(); });
-      sock.once('error', () => (Date.now() - t0 > 10_000 ? reject(new Error('redis-server did not start')) : setTimeout(probe, 50)));
+      sock.once('connect', () => {
+        sock.end();
+        resolve();
+      });
+      sock.once('error', () =>
+        Date.now() - t0 > 10_000 ? reject(new Error('redis-server did not start')) : setTimeout(probe, 50),
+      );
     };
     probe();
   });
@@ -54,5 +69,3 @@ export default async function setup(project: TestProject): Promise<() => Promise
     rmSync(dir, { recursive: true, force: true });
   };
 }
-
-

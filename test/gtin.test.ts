@@ -4,7 +4,8 @@ import { gtinCheckDigit, hasValidCheckDigit, isGtin14, parseGtin } from '../src/
 
 /** A digit string of `n` digits followed by its correct check digit. */
 const validGtin = (len: number) =>
-  fc.array(fc.integer({ min: 0, max: 9 }), { minLength: len - 1, maxLength: len - 1 })
+  fc
+    .array(fc.integer({ min: 0, max: 9 }), { minLength: len - 1, maxLength: len - 1 })
     .map((ds) => ds.join(''))
     .filter((body) => !/^0+$/.test(body))
     .map((body) => body + String(gtinCheckDigit(body)));
@@ -55,7 +56,11 @@ describe('GTIN check digit', () => {
       fc.property(validGtin(13), (g) => {
         const fromNumber = parseGtin(Number(g));
         const fromText = parseGtin(g.replace(/^0+/, ''));
-        return JSON.stringify(fromNumber) === JSON.stringify(fromText) && fromNumber.ok && fromNumber.gtin14 === g.padStart(14, '0');
+        return (
+          JSON.stringify(fromNumber) === JSON.stringify(fromText) &&
+          fromNumber.ok &&
+          fromNumber.gtin14 === g.padStart(14, '0')
+        );
       }),
     );
   });
@@ -66,14 +71,17 @@ describe('GTIN check digit', () => {
     expect(parseGtin(6381333931)).toMatchObject({ ok: false, code: 'GTIN_CHECK_DIGIT' });
     expect(parseGtin('1234567')).toMatchObject({ ok: false, code: 'GTIN_CHECK_DIGIT' });
     fc.assert(
-      fc.property(validGtin(13).filter((g) => g.startsWith('00')), (g) => {
-        const stripped = g.replace(/^0+/, '');
-        const r = parseGtin(stripped);
-        if (stripped.length < 7) return !r.ok;
-        const restoredOrValid = r.ok && r.gtin14 === g.padStart(14, '0');
-        const warned = r.ok && r.warning?.code === 'GTIN_LEADING_ZEROS_RESTORED';
-        return restoredOrValid && warned === ![8, 12].includes(stripped.length);
-      }),
+      fc.property(
+        validGtin(13).filter((g) => g.startsWith('00')),
+        (g) => {
+          const stripped = g.replace(/^0+/, '');
+          const r = parseGtin(stripped);
+          if (stripped.length < 7) return !r.ok;
+          const restoredOrValid = r.ok && r.gtin14 === g.padStart(14, '0');
+          const warned = r.ok && r.warning?.code === 'GTIN_LEADING_ZEROS_RESTORED';
+          return restoredOrValid && warned === ![8, 12].includes(stripped.length);
+        },
+      ),
     );
   });
 
@@ -104,7 +112,7 @@ describe('GTIN check digit', () => {
   });
 
   it('never accepts a string that is not all digits', () => {
-    fc.assert(fc.property(fc.string(), (s) => !/^[\d\s]*$/.test(s) ? !parseGtin(s).ok : true));
+    fc.assert(fc.property(fc.string(), (s) => (!/^[\d\s]*$/.test(s) ? !parseGtin(s).ok : true)));
     expect(hasValidCheckDigit('x')).toBe(false);
   });
 });

@@ -33,11 +33,19 @@ describe('the issue code table (src/issue-codes.ts)', () => {
 
   it('gives issue() its severity; only a code marked varies takes another', () => {
     expect(issue('GTIN_CHECK_DIGIT', { row: 3, column: 'EAN', value: '1', message: 'm' })).toEqual({
-      row: 3, column: 'EAN', field: null, value: '1', code: 'GTIN_CHECK_DIGIT', severity: 'error', message: 'm',
+      row: 3,
+      column: 'EAN',
+      field: null,
+      value: '1',
+      code: 'GTIN_CHECK_DIGIT',
+      severity: 'error',
+      message: 'm',
     });
     expect(issue('ROW_SKIPPED', { row: 4, message: 'skipped' }).severity).toBe('warning');
     expect(issue('ROW_RAGGED', { row: 5, message: 'ragged' }, 'error').severity).toBe('error');
-    const varying = Object.entries(ISSUE_CODES).filter(([, entry]) => entry.length === 3).map(([code]) => code);
+    const varying = Object.entries(ISSUE_CODES)
+      .filter(([, entry]) => entry.length === 3)
+      .map(([code]) => code);
     expect(varying).toEqual(['ROW_RAGGED']);
     // @ts-expect-error a code whose severity the table fixes takes no override
     issue('GTIN_EMPTY', { row: 1, message: 'm' }, 'warning');

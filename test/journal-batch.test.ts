@@ -5,7 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { openJournal } from '../src/pipeline/sync/journal.ts';
 
 const journalFile = () => join(mkdtempSync(join(tmpdir(), 'ps-journal-batch-')), 'journal.jsonl');
-const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
+const lines = (file: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
 
 describe('a journal opened with batchDurable', () => {
   it('writes the durable records of one turn together, each on disk before its promise resolves', async () => {
@@ -20,12 +23,19 @@ describe('a journal opened with batchDurable', () => {
     expect(j.state('create:2')).toEqual({ state: 'sent' });
     await first;
     // …then go out in one write, in the order they were made, before either promise resolves.
-    expect(lines(file)).toEqual(['{"op":"create:1","s":"planned"}', '{"op":"create:1","s":"sent"}', '{"op":"create:2","s":"sent"}']);
+    expect(lines(file)).toEqual([
+      '{"op":"create:1","s":"planned"}',
+      '{"op":"create:1","s":"sent"}',
+      '{"op":"create:2","s":"sent"}',
+    ]);
     await second;
     j.record('create:1', 'confirmed', { id: 't1' });
     expect(lines(file)).toHaveLength(3);
     await j.record('create:3', 'sent', undefined, true);
-    expect(lines(file).slice(-2)).toEqual(['{"op":"create:1","s":"confirmed","r":{"id":"t1"}}', '{"op":"create:3","s":"sent"}']);
+    expect(lines(file).slice(-2)).toEqual([
+      '{"op":"create:1","s":"confirmed","r":{"id":"t1"}}',
+      '{"op":"create:3","s":"sent"}',
+    ]);
     await j.close();
   });
 

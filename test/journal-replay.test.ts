@@ -6,7 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { openJournal } from '../src/pipeline/sync/journal.ts';
 
 const journalFile = () => join(mkdtempSync(join(tmpdir(), 'ps-journal-')), 'journal.jsonl');
-const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
+const lines = (file: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
 
 describe('journal writes', () => {
   it('puts a durable record (and everything before it) on disk before record returns; batches the rest until close', async () => {
@@ -15,7 +18,10 @@ describe('journal writes', () => {
     j.record('create:1', 'planned');
     expect(statSync(file).size).toBe(0);
     j.record('create:1', 'sent', undefined, true);
-    expect(lines(file).map((l) => JSON.parse(l))).toEqual([{ op: 'create:1', s: 'planned' }, { op: 'create:1', s: 'sent' }]);
+    expect(lines(file).map((l) => JSON.parse(l))).toEqual([
+      { op: 'create:1', s: 'planned' },
+      { op: 'create:1', s: 'sent' },
+    ]);
     j.record('create:1', 'confirmed', { id: 't1' });
     await j.close();
     expect(lines(file).at(-1)).toBe('{"op":"create:1","s":"confirmed","r":{"id":"t1"}}');
@@ -41,7 +47,10 @@ describe('journal writes', () => {
       j.record('create:a', 'sent', undefined, true);
       j.record('create:b', 'planned');
       process.kill(process.pid, 'SIGKILL');`;
-    const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(out.signal, out.stderr).toBe('SIGKILL');
     expect(lines(file)).toEqual(['{"op":"create:a","s":"planned"}', '{"op":"create:a","s":"sent"}']);
   });
@@ -50,16 +59,19 @@ describe('journal writes', () => {
 describe('journal replay', () => {
   it('skips torn and foreign lines anywhere, keeps a complete last record without its newline, and appends on a new line', async () => {
     const file = journalFile();
-    writeFileSync(file, [
-      '{"op":"a","s":"sent"}',
-      '{"op":"a","s":"confi',
-      'not json',
-      '{"op":"b","s":"exploded"}',
-      '{"s":"sent"}',
-      '',
-      '{"op":"c","s":"failed","r":{"message":"400 tradeItemName: too long"}}',
-      '{"op":"b","s":"confirmed","r":"t-b"}',
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        '{"op":"a","s":"sent"}',
+        '{"op":"a","s":"confi',
+        'not json',
+        '{"op":"b","s":"exploded"}',
+        '{"s":"sent"}',
+        '',
+        '{"op":"c","s":"failed","r":{"message":"400 tradeItemName: too long"}}',
+        '{"op":"b","s":"confirmed","r":"t-b"}',
+      ].join('\n'),
+    );
     const j = await openJournal(file);
     expect([...j.entries()]).toEqual([
       ['a', { state: 'sent' }],
@@ -68,7 +80,10 @@ describe('journal replay', () => {
     ]);
     j.record('a', 'confirmed', 't-a', true);
     await j.close();
-    expect(lines(file).slice(-2)).toEqual(['{"op":"b","s":"confirmed","r":"t-b"}', '{"op":"a","s":"confirmed","r":"t-a"}']);
+    expect(lines(file).slice(-2)).toEqual([
+      '{"op":"b","s":"confirmed","r":"t-b"}',
+      '{"op":"a","s":"confirmed","r":"t-a"}',
+    ]);
     expect((await openJournal(file)).state('a')).toEqual({ state: 'confirmed', result: 't-a' });
   });
 
@@ -76,14 +91,25 @@ describe('journal replay', () => {
     const file = journalFile();
     const n = 40_000;
     const body: string[] = [];
-    for (let i = 0; i < n; i++) body.push(JSON.stringify({ op: `create:${i}`, s: 'sent' }), JSON.stringify({ op: `create:${i}`, s: 'confirmed', r: { name: `Crème brûlée n°${i}` } }));
+    for (let i = 0; i < n; i++)
+      body.push(
+        JSON.stringify({ op: `create:${i}`, s: 'sent' }),
+        JSON.stringify({ op: `create:${i}`, s: 'confirmed', r: { name: `Crème brûlée n°${i}` } }),
+      );
     writeFileSync(file, `${body.join('\n')}\n`);
     expect(statSync(file).size).toBeGreaterThan(2 * (1 << 20));
     appendFileSync(file, '{"op":"create:0","s":"fail');
     const j = await openJournal(file);
     const all = [...j.entries()];
     expect(all).toHaveLength(n);
-    expect(all.every(([op, e], i) => op === `create:${i}` && e.state === 'confirmed' && (e.result as { name: string }).name === `Crème brûlée n°${i}`)).toBe(true);
+    expect(
+      all.every(
+        ([op, e], i) =>
+          op === `create:${i}` &&
+          e.state === 'confirmed' &&
+          (e.result as { name: string }).name === `Crème brûlée n°${i}`,
+      ),
+    ).toBe(true);
     await j.close();
   });
 });

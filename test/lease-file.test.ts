@@ -18,7 +18,11 @@ afterAll(() => redis.disconnect());
 
 const stores: [string, () => LeaseStore][] = [
   ['lease file', () => fileLeaseStore(mkdtempSync(join(tmpdir(), 'ps-state-')), leaseName(OWNER, API), OWNER, API)],
-  ['Redis', () => redisLeaseStore(redis, `lease-test-${process.pid}-${Math.random().toString(36).slice(2)}`, leaseName(OWNER, API))],
+  [
+    'Redis',
+    () =>
+      redisLeaseStore(redis, `lease-test-${process.pid}-${Math.random().toString(36).slice(2)}`, leaseName(OWNER, API)),
+  ],
 ];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -28,7 +32,10 @@ describe.each(stores)('the owner lease in the %s', (_name, makeStore) => {
     const store = makeStore();
     const a = await acquireLease({ store, owner: OWNER, holder: holderOf('run-a', 'inline'), ttlMs: 60_000 });
     const busy = acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 });
-    await expect(busy).rejects.toMatchObject({ code: 'PS_ERR_RUN_LOCKED', message: expect.stringMatching(new RegExp(`run run-a \\(pid ${process.pid} on ${hostname()}, since `)) });
+    await expect(busy).rejects.toMatchObject({
+      code: 'PS_ERR_RUN_LOCKED',
+      message: expect.stringMatching(new RegExp(`run run-a \\(pid ${process.pid} on ${hostname()}, since `)),
+    });
     await a.release();
     const b = await acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 });
     expect(b.token).toBeGreaterThan(a.token);
@@ -45,7 +52,10 @@ describe.each(stores)('the owner lease in the %s', (_name, makeStore) => {
     const b = await acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 });
     expect(b.token).toBeGreaterThan(a.token);
     // Resumed, it tries to renew: refused, lost for good, naming the new holder.
-    await expect(a.ready()).rejects.toMatchObject({ code: 'PS_ERR_LEASE_LOST', message: expect.stringContaining('run run-b') });
+    await expect(a.ready()).rejects.toMatchObject({
+      code: 'PS_ERR_LEASE_LOST',
+      message: expect.stringContaining('run run-b'),
+    });
     expect(a.lost).not.toBeNull();
     // ... and its renewal never extends the new holder's lease.
     await b.ready();
@@ -59,7 +69,9 @@ describe.each(stores)('the owner lease in the %s', (_name, makeStore) => {
     expect(() => a.check()).toThrow(/lease lost/);
     await a.ready();
     expect(() => a.check()).not.toThrow();
-    await expect(acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 })).rejects.toMatchObject({ code: 'PS_ERR_RUN_LOCKED' });
+    await expect(
+      acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 }),
+    ).rejects.toMatchObject({ code: 'PS_ERR_RUN_LOCKED' });
     await a.release();
   });
 
@@ -83,17 +95,36 @@ describe.each(stores)('the owner lease in the %s', (_name, makeStore) => {
 
   it('a queued run that takes its own lease again reuses its grant; anyone else waits', async () => {
     const store = makeStore();
-    const q = await acquireLease({ store, owner: OWNER, holder: holderOf('run-q', 'queued', 'job-1'), ttlMs: 60_000, reuseSameRun: true });
-    const again = await acquireLease({ store, owner: OWNER, holder: holderOf('run-q', 'queued', 'job-1'), ttlMs: 60_000, reuseSameRun: true });
+    const q = await acquireLease({
+      store,
+      owner: OWNER,
+      holder: holderOf('run-q', 'queued', 'job-1'),
+      ttlMs: 60_000,
+      reuseSameRun: true,
+    });
+    const again = await acquireLease({
+      store,
+      owner: OWNER,
+      holder: holderOf('run-q', 'queued', 'job-1'),
+      ttlMs: 60_000,
+      reuseSameRun: true,
+    });
     expect(again.grant).toEqual(q.grant);
-    await expect(acquireLease({ store, owner: OWNER, holder: holderOf('run-q', 'inline'), ttlMs: 60_000 })).rejects.toMatchObject({ message: expect.stringContaining('queued, job job-1') });
+    await expect(
+      acquireLease({ store, owner: OWNER, holder: holderOf('run-q', 'inline'), ttlMs: 60_000 }),
+    ).rejects.toMatchObject({ message: expect.stringContaining('queued, job job-1') });
     await q.release();
   });
 
   it('an inline holder whose process is gone (same host) is taken over at once', async () => {
     const store = makeStore();
     const dead = Number(execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']));
-    const ghost = await acquireLease({ store, owner: OWNER, holder: { ...holderOf('run-dead', 'inline'), pid: dead }, ttlMs: 60_000 });
+    const ghost = await acquireLease({
+      store,
+      owner: OWNER,
+      holder: { ...holderOf('run-dead', 'inline'), pid: dead },
+      ttlMs: 60_000,
+    });
     const b = await acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 });
     expect(b.token).toBeGreaterThan(ghost.token);
     await b.release();
@@ -115,17 +146,32 @@ describe('the lease file', () => {
       catch (e) { process.stdout.write('busy'); }
       await new Promise((r) => setTimeout(r, 1500));`;
     const { spawn } = await import('node:child_process');
-    const outs = await Promise.all(Array.from({ length: 4 }, () => new Promise<string>((resolve) => {
-      const c = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-      let out = '';
-      c.stdout!.on('data', (d) => (out += String(d)));
-      c.once('exit', () => resolve(out));
-    })));
+    const outs = await Promise.all(
+      Array.from(
+        { length: 4 },
+        () =>
+          new Promise<string>((resolve) => {
+            const c = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+              stdio: ['ignore', 'pipe', 'inherit'],
+            });
+            let out = '';
+            c.stdout!.on('data', (d) => (out += String(d)));
+            c.once('exit', () => resolve(out));
+          }),
+      ),
+    );
     // The winner exits without releasing: its lease stays until its pid is found gone.
-    expect(outs.filter((o) => o.startsWith('got')), outs.join(' | ')).toHaveLength(1);
+    expect(
+      outs.filter((o) => o.startsWith('got')),
+      outs.join(' | '),
+    ).toHaveLength(1);
     const files = readdirSync(join(stateDir, 'leases'));
     expect(files).toEqual([`${leaseName(OWNER, API)}.json`]);
-    const kept = JSON.parse(readFileSync(join(stateDir, 'leases', files[0]!), 'utf8')) as { owner: string; api: string; seq: number };
+    const kept = JSON.parse(readFileSync(join(stateDir, 'leases', files[0]!), 'utf8')) as {
+      owner: string;
+      api: string;
+      seq: number;
+    };
     expect(kept).toMatchObject({ owner: OWNER, api: API, seq: 1 });
     // Its process has exited: the next run takes it over with the next token.
     const next = await acquireLease({ store, owner: OWNER, holder: holderOf('run-next', 'inline'), ttlMs: 60_000 });

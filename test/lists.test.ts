@@ -11,7 +11,10 @@ import { listsCommand } from '../src/commands/lists.ts';
 const BIN = new URL('../bin/product-sync.mjs', import.meta.url).pathname;
 
 /** Runs `listsCommand` and returns what it printed. */
-async function lists(name: string | undefined, flags: Parameters<typeof listsCommand>[1]): Promise<{ code: number; text: string }> {
+async function lists(
+  name: string | undefined,
+  flags: Parameters<typeof listsCommand>[1],
+): Promise<{ code: number; text: string }> {
   // No API configured, whatever the shell running the tests has set: only --sandbox reaches one.
   const env = { LANGUAGE_CODE: 'en-US' };
   const out = new PassThrough();
@@ -26,7 +29,11 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
   const env: Record<string, string> = { ...process.env } as Record<string, string>;
   for (const k of ['PRODUCT_API_URL', 'REFERENCE_API_URL', 'API_TOKEN', 'REDIS_URL']) delete env[k];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: mkdtempSync(join(tmpdir(), 'ps-lists-')), env: { ...env, LOG_LEVEL: 'error' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: mkdtempSync(join(tmpdir(), 'ps-lists-')),
+      env: { ...env, LOG_LEVEL: 'error' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -42,7 +49,10 @@ describe('product-sync lists', () => {
     for (const l of LIST_NAMES) expect(text).toMatch(new RegExp(`^${l} +\\{ list: ${l} \\}`, 'm'));
     for (const k of LOOKUPS) expect(text).toMatch(new RegExp(`^${k.kind} +\\{ kind: ${k.kind} \\}`, 'm'));
     expect(text).toMatch(/^trade-item-status .*tradeItemStatusId/m);
-    const json = JSON.parse((await lists(undefined, { json: true })).text) as { lists: { name: string }[]; kinds: unknown[] };
+    const json = JSON.parse((await lists(undefined, { json: true })).text) as {
+      lists: { name: string }[];
+      kinds: unknown[];
+    };
     expect(json.lists.map((l) => l.name)).toEqual([...LIST_NAMES]);
     expect(json.kinds).toHaveLength(LOOKUPS.length);
   });
@@ -62,18 +72,25 @@ describe('product-sync lists', () => {
     expect(text).toMatch(/^Pays d’origine +COUNTRY_OF_ORIGIN +fr-FR /m);
     expect(text).toMatch(/^Packed in +PACKED_IN +en-US \* /m);
     expect(text).toMatch(/1 label is in a fallback language/);
-    const json = JSON.parse((await lists('origin-type', { sandbox: true, language: 'fr-FR', json: true })).text) as { items: { code: string; language: string; fallback: boolean }[] };
+    const json = JSON.parse((await lists('origin-type', { sandbox: true, language: 'fr-FR', json: true })).text) as {
+      items: { code: string; language: string; fallback: boolean }[];
+    };
     expect(json.items.find((i) => i.code === 'PACKED_IN')).toMatchObject({ language: 'en-US', fallback: true });
   });
 
   it('a lookup kind or an unknown name is refused with why (exit 2), before any API is needed', async () => {
     await expect(lists('countries', {})).rejects.toThrow(/single-record lookup .* by id only/);
-    await expect(lists('trade-item-statuses', {})).rejects.toThrow(/unknown list "trade-item-statuses" \(did you mean trade-item-status\?\)/);
+    await expect(lists('trade-item-statuses', {})).rejects.toThrow(
+      /unknown list "trade-item-statuses" \(did you mean trade-item-status\?\)/,
+    );
     await expect(lists('trade-item-status', {})).rejects.toMatchObject({ code: 'PS_ERR_CONFIG_INVALID' });
   });
 
-  it('the CLI prints a list\'s labels (child process, embedded sandbox) and exits 2 on an unknown list', async () => {
-    const [ok, bad] = await Promise.all([cli(['lists', 'trade-item-status', '--sandbox', '--language', 'fr-FR']), cli(['lists', 'nope'])]);
+  it("the CLI prints a list's labels (child process, embedded sandbox) and exits 2 on an unknown list", async () => {
+    const [ok, bad] = await Promise.all([
+      cli(['lists', 'trade-item-status', '--sandbox', '--language', 'fr-FR']),
+      cli(['lists', 'nope']),
+    ]);
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/^Inactif +INACTIVE +fr-FR/m);
     expect(bad.code).toBe(2);

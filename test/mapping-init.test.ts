@@ -1,11 +1,18 @@
-// mapping init (issue 11): a draft mapping from a sheet's headers and first rows, on sheets written here (CSV and XLSX).
+// mapping init (issue 11): a draft mapping from a sheet's headers and first rows, on sheets written here (CSV and
+// XLSX).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClients, type ApiClients } from '../src/api/clients.ts';
 import { COLUMN_TYPES } from '../src/pipeline/map/transforms.ts';
 import { FIELD_ALIASES, HEADERS_WITHOUT_FIELD } from '../src/onboarding/header-aliases.ts';
 import { matchSheetHeaders } from '../src/pipeline/map/headers.ts';
 import { parseMapping, resolveFieldPath } from '../src/pipeline/map/mapping.ts';
-import { fieldChoices, mappingText, suggestMapping, type ColumnSuggestion, type MappingDraft } from '../src/onboarding/suggest.ts';
+import {
+  fieldChoices,
+  mappingText,
+  suggestMapping,
+  type ColumnSuggestion,
+  type MappingDraft,
+} from '../src/onboarding/suggest.ts';
 import { openSheet } from '../src/pipeline/read/read-sheet.ts';
 import { referenceLabels } from '../src/pipeline/resolve/list-labels.ts';
 import { startSandbox, type RunningSandbox } from '../src/sandbox/server.ts';
@@ -17,7 +24,8 @@ const csv = (name: string, rows: string[][], sep = ';') => write(name, `${rows.m
 const gtins = (n: number, prefix = '376012') => Array.from({ length: n }, (_, i) => testGtin(i + 1, prefix));
 
 /** Header → field of the draft (undefined for an unmatched header). */
-const fields = (d: MappingDraft): Record<string, string | undefined> => Object.fromEntries(d.columns.map((c) => [c.header, c.field]));
+const fields = (d: MappingDraft): Record<string, string | undefined> =>
+  Object.fromEntries(d.columns.map((c) => [c.header, c.field]));
 const column = (d: MappingDraft, header: string): ColumnSuggestion => d.columns.find((c) => c.header === header)!;
 /** The draft as a mapping file, parsed as a run would read it. */
 const parsed = (d: MappingDraft) => parseMapping(mappingText(d), `${dir}/${d.name}.yaml`);
@@ -26,19 +34,73 @@ describe('mapping init proposes the fields of French, English and German headers
   it('French CSV: aliases, types, lookups, language fr-FR and its decimal comma, a date format from the values', async () => {
     const g = gtins(4);
     const file = csv('Fiche fournisseur.csv', [
-      ['Code-barres', 'Désignation', 'Marque', 'Poids net', 'Unité', 'Statut', 'Nomenclature douanière', 'Emballage', 'Saisonnier', 'Début de saison', 'Commentaire', 'Allergènes'],
-      [g[0]!, 'Comté AOP 18 mois', 'Fromagerie des Monts', '250', 'g', 'Actif', '0406', 'Papier', 'Non', '', 'Nouveau', 'Lait'],
-      [g[1]!, 'Galettes pur beurre', 'Biscuiterie', '0,125', 'kg', 'Actif', '1905', 'Carton', 'Oui', '25/10/2025', '', 'Gluten, Lait'],
+      [
+        'Code-barres',
+        'Désignation',
+        'Marque',
+        'Poids net',
+        'Unité',
+        'Statut',
+        'Nomenclature douanière',
+        'Emballage',
+        'Saisonnier',
+        'Début de saison',
+        'Commentaire',
+        'Allergènes',
+      ],
+      [
+        g[0]!,
+        'Comté AOP 18 mois',
+        'Fromagerie des Monts',
+        '250',
+        'g',
+        'Actif',
+        '0406',
+        'Papier',
+        'Non',
+        '',
+        'Nouveau',
+        'Lait',
+      ],
+      [
+        g[1]!,
+        'Galettes pur beurre',
+        'Biscuiterie',
+        '0,125',
+        'kg',
+        'Actif',
+        '1905',
+        'Carton',
+        'Oui',
+        '25/10/2025',
+        '',
+        'Gluten, Lait',
+      ],
       [g[2]!, 'Côtes du Rhône', 'Domaine', '75', 'cl', 'Inactif', '2204', 'Verre', 'Non', '', '', ''],
       [g[3]!, 'Madeleines', 'Maison Mulot', '1 250,5', 'g', 'Actif', '1905', 'Carton', 'Oui', '03/11/2025', '', 'Œufs'],
     ]);
     const d = await suggestMapping(file);
     expect(fields(d)).toEqual({
-      'Code-barres': 'gtin', Désignation: 'tradeItemName', Marque: 'brandId', 'Poids net': 'netContents[0].value', Unité: 'netContents[0].unitOfMeasure',
-      Statut: 'tradeItemStatusId', 'Nomenclature douanière': 'harmonizedCode', Emballage: 'packagingFormat', Saisonnier: 'isTradeItemSeasonal',
-      'Début de saison': 'seasonalAvailabilityStartDate', Commentaire: 'comments[0].value', Allergènes: undefined,
+      'Code-barres': 'gtin',
+      Désignation: 'tradeItemName',
+      Marque: 'brandId',
+      'Poids net': 'netContents[0].value',
+      Unité: 'netContents[0].unitOfMeasure',
+      Statut: 'tradeItemStatusId',
+      'Nomenclature douanière': 'harmonizedCode',
+      Emballage: 'packagingFormat',
+      Saisonnier: 'isTradeItemSeasonal',
+      'Début de saison': 'seasonalAvailabilityStartDate',
+      Commentaire: 'comments[0].value',
+      Allergènes: undefined,
     });
-    expect(d).toMatchObject({ name: 'fiche-fournisseur', target: 'tradeItem', language: 'fr-FR', key: 'gtin', headerRow: 1 });
+    expect(d).toMatchObject({
+      name: 'fiche-fournisseur',
+      target: 'tradeItem',
+      language: 'fr-FR',
+      key: 'gtin',
+      headerRow: 1,
+    });
     expect(d.decimalSeparator).toBeUndefined();
     expect(column(d, 'Marque').lookup).toEqual({ brand: { create: true } });
     expect(column(d, 'Statut').lookup).toEqual({ list: 'trade-item-status' });
@@ -56,7 +118,11 @@ describe('mapping init proposes the fields of French, English and German headers
     const m = parsed(d);
     expect(m.language).toBe('fr-FR');
     expect(m.decimalSeparator).toBe(',');
-    expect(m.columns.map((c) => [c.columns[0], c.field.path, c.type])).toContainEqual(['Poids net', 'netContents[0].value', 'decimal']);
+    expect(m.columns.map((c) => [c.columns[0], c.field.path, c.type])).toContainEqual([
+      'Poids net',
+      'netContents[0].value',
+      'decimal',
+    ]);
     expect(m.columns.find((c) => c.field.path === 'seasonalAvailabilityStartDate')?.format).toBe('dd/mm/yyyy');
   });
 
@@ -64,15 +130,67 @@ describe('mapping init proposes the fields of French, English and German headers
     const g = gtins(3, '501234');
     const file = await writeWorkbook(dir, 'supplier-list.xlsx', (wb) => {
       const ws = wb.addWorksheet('Products');
-      ws.addRow(['GTIN', 'Product name', 'Brand', 'Net weight', 'Unit of measure', 'Status', 'HS code', 'Country of origin', 'Supplier', 'Notes']);
-      ws.addRow([g[0], 'Cheddar', 'Dairy Co', 0.25, 'kg', 'Active', '0406', 'United Kingdom', 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f', 'new']);
-      ws.addRow([g[1], 'Shortbread', 'Bakery Ltd', 150, 'g', 'Active', '1905', 'UK;Ireland', 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f', null]);
-      ws.addRow([g[2], 'Stout', 'Brewery', 50, 'cl', 'Inactive', '2203', 'IE', '9a7e4c21-8b3d-4f6a-b1c2-7e8f9a0b1c2d', null]);
+      ws.addRow([
+        'GTIN',
+        'Product name',
+        'Brand',
+        'Net weight',
+        'Unit of measure',
+        'Status',
+        'HS code',
+        'Country of origin',
+        'Supplier',
+        'Notes',
+      ]);
+      ws.addRow([
+        g[0],
+        'Cheddar',
+        'Dairy Co',
+        0.25,
+        'kg',
+        'Active',
+        '0406',
+        'United Kingdom',
+        'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f',
+        'new',
+      ]);
+      ws.addRow([
+        g[1],
+        'Shortbread',
+        'Bakery Ltd',
+        150,
+        'g',
+        'Active',
+        '1905',
+        'UK;Ireland',
+        'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f',
+        null,
+      ]);
+      ws.addRow([
+        g[2],
+        'Stout',
+        'Brewery',
+        50,
+        'cl',
+        'Inactive',
+        '2203',
+        'IE',
+        '9a7e4c21-8b3d-4f6a-b1c2-7e8f9a0b1c2d',
+        null,
+      ]);
     });
     const d = await suggestMapping(file, { target: 'manufacturedItem' });
     expect(fields(d)).toEqual({
-      GTIN: 'gtin', 'Product name': 'tradeItemName', Brand: 'brandId', 'Net weight': 'netContents[0].value', 'Unit of measure': 'netContents[0].unitOfMeasure',
-      Status: 'tradeItemStatusId', 'HS code': 'harmonizedCode', 'Country of origin': 'countriesOfOrigin', Supplier: 'supplierCompanyId', Notes: 'comments[0].value',
+      GTIN: 'gtin',
+      'Product name': 'tradeItemName',
+      Brand: 'brandId',
+      'Net weight': 'netContents[0].value',
+      'Unit of measure': 'netContents[0].unitOfMeasure',
+      Status: 'tradeItemStatusId',
+      'HS code': 'harmonizedCode',
+      'Country of origin': 'countriesOfOrigin',
+      Supplier: 'supplierCompanyId',
+      Notes: 'comments[0].value',
     });
     expect(d).toMatchObject({ language: 'en-US', target: 'manufacturedItem' });
     expect(column(d, 'Country of origin')).toMatchObject({ type: 'country', split: ';' });
@@ -86,15 +204,32 @@ describe('mapping init proposes the fields of French, English and German headers
   it('German CSV: Strichcode, Produktname, Nettogewicht, Ursprungsland, Zolltarifnummer; language de-DE', async () => {
     const g = gtins(3, '400123');
     const file = csv('lieferant.csv', [
-      ['Strichcode', 'Produktname', 'Marke', 'Nettogewicht', 'Einheit', 'Ursprungsland', 'Zolltarifnummer', 'Bemerkung', 'Preis'],
+      [
+        'Strichcode',
+        'Produktname',
+        'Marke',
+        'Nettogewicht',
+        'Einheit',
+        'Ursprungsland',
+        'Zolltarifnummer',
+        'Bemerkung',
+        'Preis',
+      ],
       [g[0]!, 'Bergkäse', 'Alpenhof', '0,5', 'kg', 'Deutschland', '0406', 'neu', '4,99'],
       [g[1]!, 'Lebkuchen', 'Nürnberger', '200', 'g', 'Österreich', '1905', '', '2,49'],
       [g[2]!, 'Riesling', 'Weingut', '75', 'cl', 'Frankreich', '2204', '', '8,90'],
     ]);
     const d = await suggestMapping(file, { target: 'manufacturedItem' });
     expect(fields(d)).toEqual({
-      Strichcode: 'gtin', Produktname: 'tradeItemName', Marke: 'brandId', Nettogewicht: 'netContents[0].value', Einheit: 'netContents[0].unitOfMeasure',
-      Ursprungsland: 'countriesOfOrigin', Zolltarifnummer: 'harmonizedCode', Bemerkung: 'comments[0].value', Preis: undefined,
+      Strichcode: 'gtin',
+      Produktname: 'tradeItemName',
+      Marke: 'brandId',
+      Nettogewicht: 'netContents[0].value',
+      Einheit: 'netContents[0].unitOfMeasure',
+      Ursprungsland: 'countriesOfOrigin',
+      Zolltarifnummer: 'harmonizedCode',
+      Bemerkung: 'comments[0].value',
+      Preis: undefined,
     });
     expect(d.language).toBe('de-DE');
     expect(column(d, 'Preis').reason).toMatch(/no field of the product API takes prices/);
@@ -103,7 +238,12 @@ describe('mapping init proposes the fields of French, English and German headers
 
   it('--language wins over the guess and sets the decimal separator; a French sheet written with decimal points says so', async () => {
     const g = gtins(3);
-    const file = csv('points.csv', [['EAN', 'Libellé', 'Poids net', 'Unité'], [g[0]!, 'A', '0.125', 'kg'], [g[1]!, 'B', '1.5', 'kg'], [g[2]!, 'C', '500', 'g']]);
+    const file = csv('points.csv', [
+      ['EAN', 'Libellé', 'Poids net', 'Unité'],
+      [g[0]!, 'A', '0.125', 'kg'],
+      [g[1]!, 'B', '1.5', 'kg'],
+      [g[2]!, 'C', '500', 'g'],
+    ]);
     const guessed = await suggestMapping(file);
     expect(guessed.language).toBe('fr-FR');
     expect(guessed.decimalSeparator).toBe('.');
@@ -127,7 +267,12 @@ describe('the values decide where headers do not, and contradict headers that ar
   });
 
   it('numbers with wrong check digits under a header that says nothing are not taken for GTINs', async () => {
-    const file = csv('not-gtins.csv', [['Code', 'Nom'], ['3760123451001', 'A'], ['3760123451012', 'B'], ['3760123451023', 'C']]);
+    const file = csv('not-gtins.csv', [
+      ['Code', 'Nom'],
+      ['3760123451001', 'A'],
+      ['3760123451012', 'B'],
+      ['3760123451023', 'C'],
+    ]);
     const d = await suggestMapping(file);
     expect(column(d, 'Code').field).toBeUndefined();
     expect(d.notes.join('\n')).toMatch(/no column holds GTINs/);
@@ -144,7 +289,9 @@ describe('the values decide where headers do not, and contradict headers that ar
     ]);
     const d = await suggestMapping(file, { target: 'manufacturedItem' });
     expect(column(d, 'EAN').field).toBeUndefined();
-    expect(column(d, 'EAN').reason).toMatch(/alias "EAN" \(en\) of gtin, but only 0 of 3 values are GTINs \("Comté", "Brie", "Roquefort"\)/);
+    expect(column(d, 'EAN').reason).toMatch(
+      /alias "EAN" \(en\) of gtin, but only 0 of 3 values are GTINs \("Comté", "Brie", "Roquefort"\)/,
+    );
     // The GTINs are in "Code article" (an alias of retailerIdentifiers): its values make it the key.
     expect(column(d, 'Code article').field).toBe('gtin');
     expect(column(d, 'Poids net').field).toBeUndefined();
@@ -152,14 +299,21 @@ describe('the values decide where headers do not, and contradict headers that ar
     expect(column(d, 'Fournisseur').field).toBeUndefined();
     expect(column(d, 'Fournisseur').reason).toMatch(/supplierCompanyId, but only 0 of 3 values are uuids/);
     const text = mappingText(d);
-    expect(text).toMatch(/^ {2}# - \{ column: EAN, field: \? \} +# column 1; samples: "Comté", "Brie", "Roquefort"; alias "EAN"/m);
+    expect(text).toMatch(
+      /^ {2}# - \{ column: EAN, field: \? \} +# column 1; samples: "Comté", "Brie", "Roquefort"; alias "EAN"/m,
+    );
     expect(parsed(d).columns.map((c) => c.field.path)).toEqual(['gtin', 'tradeItemName']);
   });
 
   it('a value column whose cells hold their unit ("500 g") becomes a quantity column', async () => {
     expect(COLUMN_TYPES).toContain('quantity');
     const g = gtins(3);
-    const file = csv('quantities.csv', [['Code-barres', 'Nom', 'Poids net'], [g[0]!, 'A', '500 g'], [g[1]!, 'B', '0,5 kg'], [g[2]!, 'C', '75 cl']]);
+    const file = csv('quantities.csv', [
+      ['Code-barres', 'Nom', 'Poids net'],
+      [g[0]!, 'A', '500 g'],
+      [g[1]!, 'B', '0,5 kg'],
+      [g[2]!, 'C', '75 cl'],
+    ]);
     const d = await suggestMapping(file);
     expect(column(d, 'Poids net')).toMatchObject({ field: 'netContents[0]', type: 'quantity' });
     const m = parsed(d);
@@ -168,7 +322,11 @@ describe('the values decide where headers do not, and contradict headers that ar
 
   it('a unit in a header (“Poids égoutté (g)”) becomes the default unit of that weight', async () => {
     const g = gtins(2);
-    const file = csv('drained.csv', [['EAN', 'Nom', 'Poids égoutté (g)'], [g[0]!, 'Olives', '120'], [g[1]!, 'Câpres', '60']]);
+    const file = csv('drained.csv', [
+      ['EAN', 'Nom', 'Poids égoutté (g)'],
+      [g[0]!, 'Olives', '120'],
+      [g[1]!, 'Câpres', '60'],
+    ]);
     const d = await suggestMapping(file);
     expect(column(d, 'Poids égoutté (g)').field).toBe('drainedNetWeight.value');
     expect(d.defaults).toEqual({ 'drainedNetWeight.unitOfMeasure': 'a2f53d16-59b8-5bde-b0bb-99e6f0755bc4' });
@@ -185,7 +343,14 @@ describe('never one field on two columns', () => {
       ...g.map((x, i) => [`Produit ${i}`, x, `Libellé ${i}`, other[i]!, 'A', 'B']),
     ]);
     const d = await suggestMapping(file);
-    expect(fields(d)).toEqual({ Désignation: 'tradeItemName', GTIN: 'gtin', Libellé: undefined, Code: undefined, Marque: 'brandId', 'Marque commerciale': undefined });
+    expect(fields(d)).toEqual({
+      Désignation: 'tradeItemName',
+      GTIN: 'gtin',
+      Libellé: undefined,
+      Code: undefined,
+      Marque: 'brandId',
+      'Marque commerciale': undefined,
+    });
     expect(column(d, 'Libellé').reason).toMatch(/tradeItemName, but that field is fed by column 1 "Désignation"/);
     expect(column(d, 'Code').reason).toMatch(/gtin, but that field is fed by column 2 "GTIN"/);
     expect(column(d, 'Marque commerciale').reason).toMatch(/brandId, but that field is fed by column 5 "Marque"/);
@@ -194,9 +359,13 @@ describe('never one field on two columns', () => {
     parsed(d);
   });
 
-  it('of names in several languages (`Nom [EN]`, `Nom [FR]`), the one in the sheet\'s language wins', async () => {
+  it("of names in several languages (`Nom [EN]`, `Nom [FR]`), the one in the sheet's language wins", async () => {
     const g = gtins(2);
-    const file = csv('languages.csv', [['Nom [EN]', 'Nom [FR]', 'Code-barres', 'Marque', 'Poids net'], ['Butter', 'Beurre', g[0]!, 'X', '1'], ['Cheese', 'Fromage', g[1]!, 'Y', '2']]);
+    const file = csv('languages.csv', [
+      ['Nom [EN]', 'Nom [FR]', 'Code-barres', 'Marque', 'Poids net'],
+      ['Butter', 'Beurre', g[0]!, 'X', '1'],
+      ['Cheese', 'Fromage', g[1]!, 'Y', '2'],
+    ]);
     const d = await suggestMapping(file);
     expect(d.language).toBe('fr-FR');
     expect(fields(d)).toMatchObject({ 'Nom [EN]': undefined, 'Nom [FR]': 'tradeItemName' });
@@ -206,7 +375,11 @@ describe('never one field on two columns', () => {
 
   it('a header found twice in the sheet is not mapped (a mapping could not name it), with its positions', async () => {
     const g = gtins(2);
-    const file = csv('dup.csv', [['EAN', 'Nom', 'Nom'], [g[0]!, 'A', 'a'], [g[1]!, 'B', 'b']]);
+    const file = csv('dup.csv', [
+      ['EAN', 'Nom', 'Nom'],
+      [g[0]!, 'A', 'a'],
+      [g[1]!, 'B', 'b'],
+    ]);
     const d = await suggestMapping(file);
     expect(d.columns.map((c) => c.field)).toEqual(['gtin', undefined, undefined]);
     expect(column(d, 'Nom').reason).toMatch(/on 2 columns \(2, 3\)/);
@@ -215,22 +388,56 @@ describe('never one field on two columns', () => {
 
 describe('the draft reads back as a mapping', () => {
   it('headers that YAML would misread are quoted: the parsed mapping names each header exactly', async () => {
-    const headers = ['GTIN', 'Nom: court', '# code', '- tiret', '2024', 'yes', 'Poids "net"', 'Désignation [fr]', '@at', 'a, b'];
+    const headers = [
+      'GTIN',
+      'Nom: court',
+      '# code',
+      '- tiret',
+      '2024',
+      'yes',
+      'Poids "net"',
+      'Désignation [fr]',
+      '@at',
+      'a, b',
+    ];
     const g = gtins(2);
-    const file = csv('quoting.csv', [headers, [g[0]!, 'a', 'x', 'A', '1', 'y', '2', 'n', 'p', 'q'], [g[1]!, 'b', 'y', 'B', '2', 'n', '3', 'm', 'p', 'q']], '\t');
+    const file = csv(
+      'quoting.csv',
+      [
+        headers,
+        [g[0]!, 'a', 'x', 'A', '1', 'y', '2', 'n', 'p', 'q'],
+        [g[1]!, 'b', 'y', 'B', '2', 'n', '3', 'm', 'p', 'q'],
+      ],
+      '\t',
+    );
     const d = await suggestMapping(file);
     // Map every header (the draft's own choices aside), then read the file back.
-    const all: MappingDraft = { ...d, columns: d.columns.map((c, i) => ({ ...c, field: i === 0 ? 'gtin' : `retailerCustomizedAttributes[${i}].retailerLabel`, type: undefined, lookup: undefined, split: undefined })) };
+    const all: MappingDraft = {
+      ...d,
+      columns: d.columns.map((c, i) => ({
+        ...c,
+        field: i === 0 ? 'gtin' : `retailerCustomizedAttributes[${i}].retailerLabel`,
+        type: undefined,
+        lookup: undefined,
+        split: undefined,
+      })),
+    };
     const m = parsed(all);
     expect(m.columns.map((c) => c.columns[0])).toEqual(headers);
   });
 
   it('the first line names the JSON Schema; unmatched headers are comments with their samples', async () => {
     const g = gtins(2);
-    const file = csv('comments.csv', [['EAN', 'Nom', 'Prix'], [g[0]!, 'A', '1,50'], [g[1]!, 'B', '2,00']]);
+    const file = csv('comments.csv', [
+      ['EAN', 'Nom', 'Prix'],
+      [g[0]!, 'A', '1,50'],
+      [g[1]!, 'B', '2,00'],
+    ]);
     const text = mappingText(await suggestMapping(file), { schemaRef: '../schemas/mapping.schema.json' });
     expect(text.split('\n')[0]).toBe('# yaml-language-server: $schema=../schemas/mapping.schema.json');
-    expect(text).toMatch(/^ {2}# - \{ column: Prix, field: \? \} +# column 3; samples: "1,50", "2,00"; no field of the product API takes prices/m);
+    expect(text).toMatch(
+      /^ {2}# - \{ column: Prix, field: \? \} +# column 3; samples: "1,50", "2,00"; no field of the product API takes prices/m,
+    );
   });
 
   it('finds the header row under group titles', async () => {
@@ -244,7 +451,12 @@ describe('the draft reads back as a mapping', () => {
     });
     const d = await suggestMapping(file);
     expect(d.headerRow).toBe(2);
-    expect(fields(d)).toEqual({ EAN: 'gtin', Nom: 'tradeItemName', Marque: 'brandId', 'Poids net': 'netContents[0].value' });
+    expect(fields(d)).toEqual({
+      EAN: 'gtin',
+      Nom: 'tradeItemName',
+      Marque: 'brandId',
+      'Poids net': 'netContents[0].value',
+    });
     expect(d.notes.join('\n')).toMatch(/headers are on row 2/);
     expect(parsed(d).headerRow).toBe(2);
   });
@@ -270,7 +482,9 @@ describe('repeated headers: named by the title above them, else by occurrence', 
       [{ header: 'Unité', group: 'Poids égoutté' }, 'drainedNetWeight.unitOfMeasure'],
     ]);
     const text = mappingText(d);
-    expect(text).toMatch(/^ {2}- \{ column: \{ header: Valeur, group: Poids égoutté \}, field: drainedNetWeight\.value/m);
+    expect(text).toMatch(
+      /^ {2}- \{ column: \{ header: Valeur, group: Poids égoutté \}, field: drainedNetWeight\.value/m,
+    );
     const m = parsed(d);
     expect(m.headerRow).toBe(2);
     const sheet = await openSheet(file, { headerRow: m.headerRow });
@@ -303,7 +517,11 @@ describe('list labels from the reference API (the sandbox over HTTP)', () => {
   let clients: ApiClients;
   beforeAll(async () => {
     sandbox = await startSandbox({ port: 0 });
-    clients = createApiClients({ productApiUrl: sandbox.url, referenceApiUrl: sandbox.url, credentials: { token: 'sandbox-token' } });
+    clients = createApiClients({
+      productApiUrl: sandbox.url,
+      referenceApiUrl: sandbox.url,
+      credentials: { token: 'sandbox-token' },
+    });
   });
   afterAll(async () => {
     await clients?.close();
@@ -319,7 +537,10 @@ describe('list labels from the reference API (the sandbox over HTTP)', () => {
       [g[2]!, 'C', 'Brouillon', 'A', 'Carton'],
     ]);
     const d = await suggestMapping(file, { labels: referenceLabels(clients.reference) });
-    expect(column(d, 'Cycle de vie')).toMatchObject({ field: 'tradeItemStatusId', lookup: { list: 'trade-item-status' } });
+    expect(column(d, 'Cycle de vie')).toMatchObject({
+      field: 'tradeItemStatusId',
+      lookup: { list: 'trade-item-status' },
+    });
     expect(column(d, 'Cycle de vie').reason).toMatch(/values are labels of the list trade-item-status/);
     expect(column(d, 'Matière')).toMatchObject({ field: 'packagingFormat', lookup: { list: 'packaging-materials' } });
     // "Statut" is the status by its header, but its A / I are no labels: taken after "Cycle de vie", so unmatched.
@@ -331,18 +552,33 @@ describe('list labels from the reference API (the sandbox over HTTP)', () => {
 
   it('a status column by its header whose values are no labels is kept, with what to add', async () => {
     const g = gtins(2);
-    const file = csv('codes.csv', [['EAN', 'Nom', 'Statut'], [g[0]!, 'A', 'A'], [g[1]!, 'B', 'I']]);
+    const file = csv('codes.csv', [
+      ['EAN', 'Nom', 'Statut'],
+      [g[0]!, 'A', 'A'],
+      [g[1]!, 'B', 'I'],
+    ]);
     const d = await suggestMapping(file, { labels: referenceLabels(clients.reference) });
     expect(column(d, 'Statut')).toMatchObject({ field: 'tradeItemStatusId', lookup: { list: 'trade-item-status' } });
-    expect(column(d, 'Statut').warning).toMatch(/"A", "I" are no label or code of the list trade-item-status in fr-FR, fr, en-US: add values:/);
+    expect(column(d, 'Statut').warning).toMatch(
+      /"A", "I" are no label or code of the list trade-item-status in fr-FR, fr, en-US: add values:/,
+    );
     expect(mappingText(d)).toMatch(/^ {2}# CHECK: "A", "I" are no label/m);
   });
 
   it('an API that does not answer: the check is skipped and the draft says so', async () => {
-    const dead = createApiClients({ productApiUrl: 'http://127.0.0.1:9', referenceApiUrl: 'http://127.0.0.1:9', credentials: { token: 't' }, retry: { retries: 0 } });
+    const dead = createApiClients({
+      productApiUrl: 'http://127.0.0.1:9',
+      referenceApiUrl: 'http://127.0.0.1:9',
+      credentials: { token: 't' },
+      retry: { retries: 0 },
+    });
     try {
       const g = gtins(2);
-      const file = csv('dead.csv', [['EAN', 'Nom', 'Statut'], [g[0]!, 'A', 'Actif'], [g[1]!, 'B', 'Inactif']]);
+      const file = csv('dead.csv', [
+        ['EAN', 'Nom', 'Statut'],
+        [g[0]!, 'A', 'Actif'],
+        [g[1]!, 'B', 'Inactif'],
+      ]);
       const d = await suggestMapping(file, { labels: referenceLabels(dead.reference) });
       expect(column(d, 'Statut').field).toBe('tradeItemStatusId');
       expect(d.notes.join('\n')).toMatch(/list labels not checked: the reference API did not answer/);
@@ -354,10 +590,19 @@ describe('list labels from the reference API (the sandbox over HTTP)', () => {
 
 describe('the alias table and the field choices', () => {
   it('every field of the alias table is a field path of a manufactured item mapping; no header names two fields', () => {
-    for (const a of FIELD_ALIASES) expect(typeof resolveFieldPath('manufacturedItem', a.field), a.field).not.toBe('string');
-    const fold = (s: string) => s.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+    for (const a of FIELD_ALIASES)
+      expect(typeof resolveFieldPath('manufacturedItem', a.field), a.field).not.toBe('string');
+    const fold = (s: string) =>
+      s
+        .normalize('NFKD')
+        .replace(/\p{M}/gu, '')
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}]+/gu, '');
     const owner = new Map<string, string>();
-    const tables = [...FIELD_ALIASES.map((a) => ({ id: a.field, aliases: a.aliases })), ...HEADERS_WITHOUT_FIELD.map((h) => ({ id: h.what, aliases: h.aliases }))];
+    const tables = [
+      ...FIELD_ALIASES.map((a) => ({ id: a.field, aliases: a.aliases })),
+      ...HEADERS_WITHOUT_FIELD.map((h) => ({ id: h.what, aliases: h.aliases })),
+    ];
     for (const t of tables) {
       for (const names of Object.values(t.aliases)) {
         for (const n of names ?? []) {

@@ -30,13 +30,41 @@ defaults:
   'test.yaml',
 );
 
-const headers = ['Code-barres', 'Désignation', 'Marque', 'Poids net', 'Unité', "Pays d'origine", 'Statut', 'Remarque', 'Poids égoutté', 'Unité égoutté', 'Saisonnier', 'Début saison', 'Ignorée'];
+const headers = [
+  'Code-barres',
+  'Désignation',
+  'Marque',
+  'Poids net',
+  'Unité',
+  "Pays d'origine",
+  'Statut',
+  'Remarque',
+  'Poids égoutté',
+  'Unité égoutté',
+  'Saisonnier',
+  'Début saison',
+  'Ignorée',
+];
 const index = matchHeaders(headers, mapping);
 const row = (cells: Cell[], issues: Issue[] = []) => mapRow({ row: 7, cells, issues }, headers, mapping, index);
 
 describe('mapRow', () => {
   it('builds the nested API body from a synthetic row', () => {
-    const d = row(['3017620422003', ' Pâte à tartiner ', 'Noisetta', '0,75', 'kg', 'France; Italie ;', ' actif ', 'Nouvelle recette', '1 234,5', 'grammes', 'oui', '03/04/2025', 'x']);
+    const d = row([
+      '3017620422003',
+      ' Pâte à tartiner ',
+      'Noisetta',
+      '0,75',
+      'kg',
+      'France; Italie ;',
+      ' actif ',
+      'Nouvelle recette',
+      '1 234,5',
+      'grammes',
+      'oui',
+      '03/04/2025',
+      'x',
+    ]);
     expect(d.row).toBe(7);
     expect(d.key).toBe('03017620422003');
     expect(d.target).toBe('manufacturedItem');
@@ -53,8 +81,22 @@ describe('mapRow', () => {
       supplierCompanyId: 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f',
     });
     expect(d.lookups).toEqual([
-      { field: 'brandId', segments: ['brandId'], column: 'Marque', values: ['Noisetta'], array: false, lookup: { brand: { create: true } } },
-      { field: 'tradeItemStatusId', segments: ['tradeItemStatusId'], column: 'Statut', values: ['Active'], array: false, lookup: { list: 'trade-item-status' } },
+      {
+        field: 'brandId',
+        segments: ['brandId'],
+        column: 'Marque',
+        values: ['Noisetta'],
+        array: false,
+        lookup: { brand: { create: true } },
+      },
+      {
+        field: 'tradeItemStatusId',
+        segments: ['tradeItemStatusId'],
+        column: 'Statut',
+        values: ['Active'],
+        array: false,
+        lookup: { list: 'trade-item-status' },
+      },
     ]);
     expect(d.issues).toEqual([]);
     expect(d.clear).toEqual([]);
@@ -63,14 +105,30 @@ describe('mapRow', () => {
 
   it('follows the empty-cell policy: ignore leaves the field out, clear lists it', () => {
     const d = row(['3017620422003', 'Pâte', null, '', null, '  ', null, '', null, null, null, null, null]);
-    expect(d.fields).toEqual({ gtin: '03017620422003', tradeItemName: 'Pâte', productLanguage: 'fr', supplierCompanyId: 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f' });
+    expect(d.fields).toEqual({
+      gtin: '03017620422003',
+      tradeItemName: 'Pâte',
+      productLanguage: 'fr',
+      supplierCompanyId: 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f',
+    });
     expect(d.clear).toEqual(['comments']);
     expect(d.lookups).toBeUndefined();
   });
 
   it('names row, column, field and cell in every cell issue, keeps the reader issues, and leaves failed fields out', () => {
-    const readerIssue: Issue = { row: 7, column: null, field: null, value: null, code: 'ROW_RAGGED', severity: 'warning', message: 'ragged' };
-    const d = row(['5,58199E+12', '', 'M', '0.5', '0,5 kg', 'Atlantide', 'Actif', 'r', '1', 'cl', 'peut-être', '03/04/25'], [readerIssue]);
+    const readerIssue: Issue = {
+      row: 7,
+      column: null,
+      field: null,
+      value: null,
+      code: 'ROW_RAGGED',
+      severity: 'warning',
+      message: 'ragged',
+    };
+    const d = row(
+      ['5,58199E+12', '', 'M', '0.5', '0,5 kg', 'Atlantide', 'Actif', 'r', '1', 'cl', 'peut-être', '03/04/25'],
+      [readerIssue],
+    );
     expect(d.key).toBeNull();
     expect(d.issues.map((i) => [i.code, i.column, i.field, i.value])).toEqual([
       ['ROW_RAGGED', null, null, null],
@@ -94,26 +152,51 @@ describe('mapRow', () => {
     expect(empty.issues.map((i) => i.code)).toEqual(['KEY_MISSING']);
     const restored = row([36000291452, 'Pâte']);
     expect(restored.key).toBe('00036000291452');
-    expect(restored.issues).toMatchObject([{ code: 'GTIN_LEADING_ZEROS_RESTORED', severity: 'warning', column: 'Code-barres' }]);
+    expect(restored.issues).toMatchObject([
+      { code: 'GTIN_LEADING_ZEROS_RESTORED', severity: 'warning', column: 'Code-barres' },
+    ]);
   });
 
   it('never lets a header name become an object key', () => {
-    const hostile = ['__proto__', 'constructor', 'Code-barres', 'Désignation', 'Marque', 'Poids net', 'Unité', "Pays d'origine", 'Statut', 'Remarque', 'Poids égoutté', 'Unité égoutté', 'Saisonnier', 'Début saison'];
-    const d = mapRow({ row: 2, cells: ['{"polluted":true}', 'x', '96385074', 'N'], issues: [] }, hostile, mapping, matchHeaders(hostile, mapping));
+    const hostile = [
+      '__proto__',
+      'constructor',
+      'Code-barres',
+      'Désignation',
+      'Marque',
+      'Poids net',
+      'Unité',
+      "Pays d'origine",
+      'Statut',
+      'Remarque',
+      'Poids égoutté',
+      'Unité égoutté',
+      'Saisonnier',
+      'Début saison',
+    ];
+    const d = mapRow(
+      { row: 2, cells: ['{"polluted":true}', 'x', '96385074', 'N'], issues: [] },
+      hostile,
+      mapping,
+      matchHeaders(hostile, mapping),
+    );
     expect(Object.keys(d.fields).sort()).toEqual(['gtin', 'productLanguage', 'supplierCompanyId', 'tradeItemName']);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.getPrototypeOf(d.fields)).toBe(Object.prototype);
   });
 
-  it('gives origins when asked, from the row\'s cells: the column that gave each cell (a fallback, a quantity\'s unit) and its text', () => {
-    const m = parseMapping(`target: manufacturedItem
+  it("gives origins when asked, from the row's cells: the column that gave each cell (a fallback, a quantity's unit) and its text", () => {
+    const m = parseMapping(
+      `target: manufacturedItem
 language: fr-FR
 columns:
   - { column: EAN, field: gtin }
   - { column: Nom, field: tradeItemName, fallback: [Name EN] }
   - { column: Mini, field: variableWeight.minimumValue, type: quantity }
   - { column: Maxi, field: variableWeight.maximumValue, type: quantity }
-`, 'o.yaml');
+`,
+      'o.yaml',
+    );
     const h = ['EAN', 'Nom', 'Name EN', 'Mini', 'Maxi'];
     const at = matchHeaders(h, m);
     const d = mapRow({ row: 3, cells: ['3017620422003', ' ', 'Cookies', '1 kg', '900 g'], issues: [] }, h, m, at);
@@ -126,7 +209,13 @@ columns:
       'variableWeight.unitOfMeasure': { column: 'Mini', value: '1 kg' },
       'variableWeight.maximumValue': { column: 'Maxi', value: '900 g' },
     });
-    expect(Object.keys(d.origins!)).toEqual(['gtin', 'tradeItemName', 'variableWeight.minimumValue', 'variableWeight.unitOfMeasure', 'variableWeight.maximumValue']);
+    expect(Object.keys(d.origins!)).toEqual([
+      'gtin',
+      'tradeItemName',
+      'variableWeight.minimumValue',
+      'variableWeight.unitOfMeasure',
+      'variableWeight.maximumValue',
+    ]);
     expect(d.origins).toBe(d.origins);
     // Computed, not carried: a draft's own data is what it was before (no origins among its keys).
     expect(Object.keys(d)).not.toContain('origins');
@@ -137,15 +226,22 @@ columns:
     const bad = ['3017620422003', 'Pâte', null, null, null, null, null, null, null, null, 'peut-être', '31/02/2025'];
     const a = row(bad);
     const b = mapRow({ row: 8, cells: bad, issues: [] }, headers, mapping, index);
-    expect(a.issues.map((i) => [i.row, i.code, i.value])).toEqual([[7, 'BOOLEAN_INVALID', 'peut-être'], [7, 'DATE_INVALID', '31/02/2025']]);
-    expect(b.issues.map((i) => [i.row, i.code, i.value])).toEqual([[8, 'BOOLEAN_INVALID', 'peut-être'], [8, 'DATE_INVALID', '31/02/2025']]);
+    expect(a.issues.map((i) => [i.row, i.code, i.value])).toEqual([
+      [7, 'BOOLEAN_INVALID', 'peut-être'],
+      [7, 'DATE_INVALID', '31/02/2025'],
+    ]);
+    expect(b.issues.map((i) => [i.row, i.code, i.value])).toEqual([
+      [8, 'BOOLEAN_INVALID', 'peut-être'],
+      [8, 'DATE_INVALID', '31/02/2025'],
+    ]);
     a.issues[0]!.message = 'changed';
     expect(row(bad).issues[0]!.message).toBe(b.issues[0]!.message);
     expect(b.issues[0]!.message).not.toBe('changed');
   });
 
   it('closes the holes of lists filled past their first element, and clears only tops no column of the row fills', () => {
-    const m = parseMapping(`target: tradeItem
+    const m = parseMapping(
+      `target: tradeItem
 language: en-US
 columns:
   - { column: GTIN, field: gtin }
@@ -156,15 +252,29 @@ columns:
   - { column: Status, field: tradeItemStatusId, lookup: { list: trade-item-status }, empty: clear }
   - { column: Category, field: "productCategories[0].categoryId", lookup: { kind: raw-material-classification-items } }
   - { column: Category item, field: "productCategories[0].categoryItemId", empty: clear }
-`, 'h.yaml');
+`,
+      'h.yaml',
+    );
     const h = ['GTIN', 'Net 2', 'Unit 2', 'Note 1', 'Note 2', 'Status', 'Category', 'Category item'];
     const at = matchHeaders(h, m);
     const d = mapRow({ row: 2, cells: ['3017620422003', '1.5', 'kg', '', 'second', '', '', ''], issues: [] }, h, m, at);
-    expect(d.fields).toEqual({ gtin: '03017620422003', netContents: [{ value: '1.5', unitOfMeasure: 'KGM' }], comments: [{ value: 'second' }] });
+    expect(d.fields).toEqual({
+      gtin: '03017620422003',
+      netContents: [{ value: '1.5', unitOfMeasure: 'KGM' }],
+      comments: [{ value: 'second' }],
+    });
     expect(d.clear).toEqual(['tradeItemStatusId', 'productCategories']);
     // A label waiting for its id fills its top as a value does.
-    const e = mapRow({ row: 3, cells: ['3017620422003', '', '', '', '', 'Active', 'Biscuits', ''], issues: [] }, h, m, at);
+    const e = mapRow(
+      { row: 3, cells: ['3017620422003', '', '', '', '', 'Active', 'Biscuits', ''], issues: [] },
+      h,
+      m,
+      at,
+    );
     expect(e.clear).toEqual(['comments']);
-    expect(e.lookups).toMatchObject([{ field: 'tradeItemStatusId', values: ['Active'] }, { field: 'productCategories[0].categoryId', values: ['Biscuits'] }]);
+    expect(e.lookups).toMatchObject([
+      { field: 'tradeItemStatusId', values: ['Active'] },
+      { field: 'productCategories[0].categoryId', values: ['Biscuits'] },
+    ]);
   });
 });

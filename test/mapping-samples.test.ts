@@ -17,7 +17,9 @@ const root = join(import.meta.dirname, '..');
 
 async function csvRows(file: string, encoding: string, delimiter: string): Promise<Cell[][]> {
   const text = iconv.decode(await readFile(join(root, 'samples', file)), encoding).replace(/^\uFEFF/, '');
-  return (parse(text, { delimiter, relax_column_count: true }) as string[][]).map((r) => r.map((c) => (c === '' ? null : c)));
+  return (parse(text, { delimiter, relax_column_count: true }) as string[][]).map((r) =>
+    r.map((c) => (c === '' ? null : c)),
+  );
 }
 
 async function xlsxRows(file: string, sheet: string): Promise<Cell[][]> {
@@ -42,19 +44,32 @@ async function run(name: string, rows: Cell[][]): Promise<{ drafts: Draft[]; iss
     d.issues.push(...validateDraft(d));
     return d;
   });
-  const dups = duplicateIssues(drafts.map((d) => [d.row, d.key] as const), { column: headers[index[0]!] ?? null, field: 'gtin' });
+  const dups = duplicateIssues(
+    drafts.map((d) => [d.row, d.key] as const),
+    { column: headers[index[0]!] ?? null, field: 'gtin' },
+  );
   for (const d of drafts) if (dups.has(d.row)) d.issues.push(dups.get(d.row)!);
   return { drafts, issues: drafts.flatMap((d) => d.issues) };
 }
 
 describe('samples through their mappings', () => {
   it('fournisseur-produits.xlsx is clean, with lookups for brand, status, HS code and packaging', async () => {
-    const { drafts, issues } = await run('fournisseur-produits', await xlsxRows('fournisseur-produits.xlsx', 'Produits'));
+    const { drafts, issues } = await run(
+      'fournisseur-produits',
+      await xlsxRows('fournisseur-produits.xlsx', 'Produits'),
+    );
     expect(drafts.length).toBe(30);
     expect(issues).toEqual([]);
-    expect(drafts[0]!.fields).toMatchObject({ tradeItemName: 'Comté AOP 18 mois', netContents: [{ value: '250', unitOfMeasure: 'GRM' }], isTradeItemSeasonal: 'false' });
+    expect(drafts[0]!.fields).toMatchObject({
+      tradeItemName: 'Comté AOP 18 mois',
+      netContents: [{ value: '250', unitOfMeasure: 'GRM' }],
+      isTradeItemSeasonal: 'false',
+    });
     expect(drafts[0]!.lookups?.map((l) => [l.field, l.values[0]])).toEqual([
-      ['brandId', 'Fromagerie des Monts'], ['tradeItemStatusId', 'Actif'], ['harmonizedCode', '0406'], ['packagingFormat', 'Papier'],
+      ['brandId', 'Fromagerie des Monts'],
+      ['tradeItemStatusId', 'Actif'],
+      ['harmonizedCode', '0406'],
+      ['packagingFormat', 'Papier'],
     ]);
     expect(drafts[3]!.fields.seasonalAvailabilityStartDate).toBe('2025-10-01');
   });
@@ -64,9 +79,14 @@ describe('samples through their mappings', () => {
     expect(drafts.length).toBe(30);
     expect(issues).toEqual([]);
     const sardines = drafts.find((d) => String(d.fields.tradeItemName).startsWith('Sardines'))!;
-    expect(sardines.fields.drainedNetWeight).toEqual({ value: 82.5, unitOfMeasure: 'a2f53d16-59b8-5bde-b0bb-99e6f0755bc4' });
+    expect(sardines.fields.drainedNetWeight).toEqual({
+      value: 82.5,
+      unitOfMeasure: 'a2f53d16-59b8-5bde-b0bb-99e6f0755bc4',
+    });
     expect(drafts[4]!.fields.netContents).toEqual([{ value: '0.125', unitOfMeasure: 'KGM' }]);
-    expect(drafts.find((d) => d.lookups?.some((l) => l.field === 'tradeItemStatusId' && l.values[0] === 'Inactif'))).toBeDefined();
+    expect(
+      drafts.find((d) => d.lookups?.some((l) => l.field === 'tradeItemStatusId' && l.values[0] === 'Inactif')),
+    ).toBeDefined();
   });
 
   it('excel-damaged.csv reports each damage on its row and column, and the other rows are clean', async () => {
@@ -85,9 +105,21 @@ describe('samples through their mappings', () => {
   });
 
   it('cooperative-fabricants.csv makes manufactured item drafts with suppliers and alpha-2 countries', async () => {
-    const { drafts, issues } = await run('cooperative-fabricants', await csvRows('cooperative-fabricants.csv', 'utf8', ','));
+    const { drafts, issues } = await run(
+      'cooperative-fabricants',
+      await csvRows('cooperative-fabricants.csv', 'utf8', ','),
+    );
     expect(issues).toEqual([]);
-    expect(drafts.map((d) => d.fields.countriesOfOrigin).slice(0, 8)).toEqual([['FR'], ['IT'], ['ES'], ['ES'], ['DE'], ['FR', 'ES'], ['FR'], ['DE']]);
+    expect(drafts.map((d) => d.fields.countriesOfOrigin).slice(0, 8)).toEqual([
+      ['FR'],
+      ['IT'],
+      ['ES'],
+      ['ES'],
+      ['DE'],
+      ['FR', 'ES'],
+      ['FR'],
+      ['DE'],
+    ]);
     expect(drafts[3]!.fields.supplierCompanyId).toBe('9a7e4c21-8b3d-4f6a-b1c2-7e8f9a0b1c2d');
   });
 });

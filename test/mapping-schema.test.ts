@@ -14,7 +14,9 @@ const mappingFiles = readdirSync(MAPPINGS).filter((f) => /\.(ya?ml|json)$/.test(
 /** ajv, when the install has it (eslint brings ajv 6, which speaks draft-07): validates files against the schema. */
 const ajv = (() => {
   try {
-    const Ajv = createRequire(import.meta.url)('ajv') as new (o: object) => { compile(s: object): ((d: unknown) => boolean) & { errors?: unknown } };
+    const Ajv = createRequire(import.meta.url)('ajv') as new (o: object) => {
+      compile(s: object): ((d: unknown) => boolean) & { errors?: unknown };
+    };
     return new Ajv({ allErrors: true });
   } catch {
     return undefined;
@@ -27,7 +29,12 @@ describe('schemas/mapping.schema.json', () => {
   });
 
   it('is draft-07, with every top-level and column key of the zod schema, unknown keys refused', () => {
-    const s = mappingJsonSchema() as { $schema: string; properties: Record<string, { items?: { properties: object; additionalProperties: boolean } }>; additionalProperties: boolean; required: string[] };
+    const s = mappingJsonSchema() as {
+      $schema: string;
+      properties: Record<string, { items?: { properties: object; additionalProperties: boolean } }>;
+      additionalProperties: boolean;
+      required: string[];
+    };
     expect(s.$schema).toBe('http://json-schema.org/draft-07/schema#');
     expect(Object.keys(s.properties)).toEqual(Object.keys(mappingSchema.shape));
     expect(Object.keys(s.properties.columns!.items!.properties)).toEqual(Object.keys(columnSchema.shape));
@@ -37,7 +44,12 @@ describe('schemas/mapping.schema.json', () => {
   });
 
   it('offers the field paths as completions of field and of defaults, each one a path a mapping takes', () => {
-    const s = mappingJsonSchema() as { properties: { columns: { items: { properties: { field: { examples: string[] } } } }; defaults: { properties: Record<string, unknown> } } };
+    const s = mappingJsonSchema() as {
+      properties: {
+        columns: { items: { properties: { field: { examples: string[] } } } };
+        defaults: { properties: Record<string, unknown> };
+      };
+    };
     const examples = s.properties.columns.items.properties.field.examples;
     expect(examples).toContain('netContents[0].value');
     expect(examples).toContain('countriesOfOrigin');
@@ -45,18 +57,21 @@ describe('schemas/mapping.schema.json', () => {
     expect(Object.keys(s.properties.defaults.properties)).toEqual(examples);
   });
 
-  it.runIf(ajv)('accepts every mapping in mappings/ and refuses an unknown key, a bad type and a missing target', () => {
-    const validate = ajv!.compile(JSON.parse(readFileSync(SCHEMA, 'utf8')));
-    for (const f of mappingFiles) {
-      const data = parse(readFileSync(new URL(f, MAPPINGS), 'utf8'));
-      expect(validate(data), `${f}: ${JSON.stringify(validate.errors)}`).toBe(true);
-    }
-    const base = { target: 'tradeItem', columns: [{ column: 'EAN', field: 'gtin' }] };
-    expect(validate(base)).toBe(true);
-    expect(validate({ ...base, colums: [] })).toBe(false);
-    expect(validate({ ...base, columns: [{ column: 'EAN', field: 'gtin', type: 'decimals' }] })).toBe(false);
-    expect(validate({ columns: base.columns })).toBe(false);
-  });
+  it.runIf(ajv)(
+    'accepts every mapping in mappings/ and refuses an unknown key, a bad type and a missing target',
+    () => {
+      const validate = ajv!.compile(JSON.parse(readFileSync(SCHEMA, 'utf8')));
+      for (const f of mappingFiles) {
+        const data = parse(readFileSync(new URL(f, MAPPINGS), 'utf8'));
+        expect(validate(data), `${f}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      }
+      const base = { target: 'tradeItem', columns: [{ column: 'EAN', field: 'gtin' }] };
+      expect(validate(base)).toBe(true);
+      expect(validate({ ...base, colums: [] })).toBe(false);
+      expect(validate({ ...base, columns: [{ column: 'EAN', field: 'gtin', type: 'decimals' }] })).toBe(false);
+      expect(validate({ columns: base.columns })).toBe(false);
+    },
+  );
 });
 
 describe('mappings/', () => {
@@ -64,7 +79,8 @@ describe('mappings/', () => {
     expect(mappingFiles.length).toBeGreaterThan(0);
     for (const f of mappingFiles) {
       const text = readFileSync(new URL(f, MAPPINGS), 'utf8');
-      if (f.endsWith('.json')) expect((JSON.parse(text) as { $schema?: string }).$schema, f).toBe('../schemas/mapping.schema.json');
+      if (f.endsWith('.json'))
+        expect((JSON.parse(text) as { $schema?: string }).$schema, f).toBe('../schemas/mapping.schema.json');
       else expect(text.split('\n')[0], f).toBe(MODELINE);
       parseMapping(text, `mappings/${f}`);
     }

@@ -43,12 +43,23 @@ function problemsOf(text: string): { line: number | null; path: string; message:
 describe('mapping files', () => {
   it('reads the DESIGN example with defaults filled in', () => {
     const m = parseMapping(GOOD, 'mappings/acme-foods.yaml');
-    expect(m).toMatchObject({ name: 'acme-foods', target: 'manufacturedItem', language: 'fr-FR', key: 'gtin', decimalSeparator: ',', headerRow: 1 });
+    expect(m).toMatchObject({
+      name: 'acme-foods',
+      target: 'manufacturedItem',
+      language: 'fr-FR',
+      key: 'gtin',
+      decimalSeparator: ',',
+      headerRow: 1,
+    });
     expect(m.ownerCompanyId).toBe('5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f');
     expect(m.fallbackLanguages).toEqual(['fr', 'en-US']);
     const byField = Object.fromEntries(m.columns.map((c) => [c.field.path, c]));
     expect(byField.gtin).toMatchObject({ columns: ['EAN', 'GTIN', 'Code-barres'], type: 'gtin', line: 10 });
-    expect(byField['netContents[0].value']?.field).toMatchObject({ segments: ['netContents', 0, 'value'], top: 'netContents', leaf: 'string' });
+    expect(byField['netContents[0].value']?.field).toMatchObject({
+      segments: ['netContents', 0, 'value'],
+      top: 'netContents',
+      leaf: 'string',
+    });
     expect(byField.countriesOfOrigin?.field.array).toBe(true);
     expect(byField.brandId?.lookup).toEqual({ brand: { create: true } });
     expect(byField.harmonizedCode?.lookup).toBe('harmonized-code');
@@ -62,12 +73,13 @@ describe('mapping files', () => {
 
   it('names the line of an unknown field and suggests the right spelling', () => {
     const p = problemsOf(GOOD.replace('field: tradeItemName', 'field: TradeItemName'));
-    expect(p).toEqual([{ line: 11, path: 'columns[1].field', message: expect.stringContaining('did you mean tradeItemName') }]);
+    expect(p).toEqual([
+      { line: 11, path: 'columns[1].field', message: expect.stringContaining('did you mean tradeItemName') },
+    ]);
   });
 
   it('names the line of every problem, and the message lists file:line', () => {
-    const text = GOOD
-      .replace('type: decimal }', 'type: decimals }')
+    const text = GOOD.replace('type: decimal }', 'type: decimals }')
       .replace('lookup: harmonized-code', 'lookup: hs-code')
       .replace('headerRow: 1', 'headerRow: 0')
       .replace('empty: clear }', 'empty: clear, colour: red }');
@@ -78,21 +90,41 @@ describe('mapping files', () => {
       err = e as MappingError;
     }
     expect(err?.problems.map((p) => [p.line, p.path])).toEqual(
-      expect.arrayContaining([[5, 'headerRow'], [13, 'columns[3].type'], [17, 'columns[7].lookup'], [19, 'columns[9].colour']]),
+      expect.arrayContaining([
+        [5, 'headerRow'],
+        [13, 'columns[3].type'],
+        [17, 'columns[7].lookup'],
+        [19, 'columns[9].colour'],
+      ]),
     );
     expect(err?.message).toContain('mappings/x.yaml:13: columns[3].type');
   });
 
   it('rejects fields that the target does not take, wrong shapes of paths and types', () => {
     const trade = (cols: string) => `target: tradeItem\ncolumns:\n  - { column: EAN, field: gtin }\n${cols}`;
-    expect(problemsOf(trade('  - { column: F, field: supplierCompanyId }\n'))).toMatchObject([{ line: 4, message: expect.stringContaining('unknown field "supplierCompanyId" for target tradeItem') }]);
-    expect(problemsOf(trade('  - { column: P, field: netContents.value }\n'))[0]?.message).toContain('netContents[0].value');
-    expect(problemsOf(trade('  - { column: P, field: "netContents[0].weight" }\n'))[0]?.message).toContain('value, unitOfMeasure');
+    expect(problemsOf(trade('  - { column: F, field: supplierCompanyId }\n'))).toMatchObject([
+      { line: 4, message: expect.stringContaining('unknown field "supplierCompanyId" for target tradeItem') },
+    ]);
+    expect(problemsOf(trade('  - { column: P, field: netContents.value }\n'))[0]?.message).toContain(
+      'netContents[0].value',
+    );
+    expect(problemsOf(trade('  - { column: P, field: "netContents[0].weight" }\n'))[0]?.message).toContain(
+      'value, unitOfMeasure',
+    );
     expect(problemsOf(trade('  - { column: C, field: "comments[0].id" }\n'))[0]?.message).toContain('updates only');
-    expect(problemsOf(trade('  - { column: N, field: tradeItemName, split: ";" }\n'))[0]).toMatchObject({ line: 4, path: 'columns[1].split' });
-    expect(problemsOf(trade('  - { column: D, field: drainedNetWeight.unitOfMeasure, type: unit }\n'))[0]?.message).toContain('weightUnit');
-    expect(problemsOf(trade('  - { column: B, field: tradeItemStatusId, lookup: { brand: {} } }\n'))[0]?.message).toContain('brandId');
-    expect(problemsOf(trade('  - { column: L, field: tradeItemStatusId, lookup: { list: no-such-list } }\n'))[0]?.line).toBe(4);
+    expect(problemsOf(trade('  - { column: N, field: tradeItemName, split: ";" }\n'))[0]).toMatchObject({
+      line: 4,
+      path: 'columns[1].split',
+    });
+    expect(
+      problemsOf(trade('  - { column: D, field: drainedNetWeight.unitOfMeasure, type: unit }\n'))[0]?.message,
+    ).toContain('weightUnit');
+    expect(
+      problemsOf(trade('  - { column: B, field: tradeItemStatusId, lookup: { brand: {} } }\n'))[0]?.message,
+    ).toContain('brandId');
+    expect(
+      problemsOf(trade('  - { column: L, field: tradeItemStatusId, lookup: { list: no-such-list } }\n'))[0]?.line,
+    ).toBe(4);
     expect(problemsOf(trade('  - { column: G2, field: gtin }\n'))[0]?.message).toContain('already fed by columns[0]');
     expect(problemsOf(trade('defaults: { nope: 1 }\n'))[0]).toMatchObject({ line: 4, path: 'defaults.nope' });
   });
@@ -111,15 +143,17 @@ defaults: { productLanguge: fr }
     const p = problemsOf(text);
     // In file order (within a line, in any order).
     expect(p.map((x) => x.line)).toEqual([...p.map((x) => x.line)].sort((a, b) => (a ?? 0) - (b ?? 0)));
-    expect(p.map((x) => [x.line, x.path]).sort()).toEqual([
-      [2, 'headerRow'],
-      [5, 'columns[1].field'],
-      [5, 'columns[1].type'],
-      [6, 'columns[2].lookup'],
-      [7, 'columns[3].field'],
-      [8, 'columns[4].colour'],
-      [9, 'defaults.productLanguge'],
-    ].sort());
+    expect(p.map((x) => [x.line, x.path]).sort()).toEqual(
+      [
+        [2, 'headerRow'],
+        [5, 'columns[1].field'],
+        [5, 'columns[1].type'],
+        [6, 'columns[2].lookup'],
+        [7, 'columns[3].field'],
+        [8, 'columns[4].colour'],
+        [9, 'defaults.productLanguge'],
+      ].sort(),
+    );
     const by = Object.fromEntries(p.map((x) => [x.path, x.message]));
     expect(by['columns[1].field']).toContain('did you mean netContents?');
     expect(by['columns[3].field']).toContain('did you mean tradeItemName?');
@@ -129,14 +163,20 @@ defaults: { productLanguge: fr }
 
   it('names the valid lists, lookup kinds and nested fields, with a suggestion', () => {
     const trade = (cols: string) => `target: tradeItem\ncolumns:\n  - { column: EAN, field: gtin }\n${cols}`;
-    const list = problemsOf(trade('  - { column: L, field: tradeItemStatusId, lookup: { list: trade-item-statuses } }\n'))[0]!;
+    const list = problemsOf(
+      trade('  - { column: L, field: tradeItemStatusId, lookup: { list: trade-item-statuses } }\n'),
+    )[0]!;
     expect(list).toMatchObject({ line: 4, path: 'columns[1].lookup' });
     expect(list.message).toContain('unknown list "trade-item-statuses" (did you mean trade-item-status?)');
     expect(list.message).toMatch(/the lists are: .*trade-item-status.*/);
-    const kind = problemsOf(trade('  - { column: A, field: tradeItemStatusId, lookup: { kind: allergen } }\n')).find((x) => x.path === 'columns[1].lookup')!;
+    const kind = problemsOf(trade('  - { column: A, field: tradeItemStatusId, lookup: { kind: allergen } }\n')).find(
+      (x) => x.path === 'columns[1].lookup',
+    )!;
     expect(kind.message).toContain('unknown lookup kind "allergen" (did you mean allergens?)');
     expect(kind.message).toContain('countries');
-    expect(problemsOf(trade('  - { column: P, field: "netContents[0].valeu" }\n'))[0]?.message).toContain('did you mean value?');
+    expect(problemsOf(trade('  - { column: P, field: "netContents[0].valeu" }\n'))[0]?.message).toContain(
+      'did you mean value?',
+    );
   });
 
   it('requires a column for the key and names the line of the key', () => {
@@ -146,13 +186,20 @@ defaults: { productLanguge: fr }
   });
 
   it('reports a missing required key at the line of its object, and YAML syntax errors with their line', () => {
-    expect(problemsOf('target: tradeItem\ncolumns:\n  - { field: gtin }\n')).toEqual([{ line: 3, path: 'columns[0].column', message: 'is required' }]);
-    expect(problemsOf('target: tradeItem\ncolumns:\n  - { column: EAN, field: gtin\nname: x\n')[0]?.line).toBeGreaterThan(0);
+    expect(problemsOf('target: tradeItem\ncolumns:\n  - { field: gtin }\n')).toEqual([
+      { line: 3, path: 'columns[0].column', message: 'is required' },
+    ]);
+    expect(
+      problemsOf('target: tradeItem\ncolumns:\n  - { column: EAN, field: gtin\nname: x\n')[0]?.line,
+    ).toBeGreaterThan(0);
     expect(problemsOf('target: tradeItem\ntarget: manufacturedItem\ncolumns: []\n')[0]?.line).toBe(2);
   });
 
   it('reads JSON mappings too', () => {
-    const m = parseMapping(JSON.stringify({ target: 'tradeItem', columns: [{ column: 'EAN', field: 'gtin' }] }, null, 2), 'm.json');
+    const m = parseMapping(
+      JSON.stringify({ target: 'tradeItem', columns: [{ column: 'EAN', field: 'gtin' }] }, null, 2),
+      'm.json',
+    );
     expect(m.name).toBe('m');
     expect(m.columns[0]?.type).toBe('gtin');
   });
@@ -162,12 +209,20 @@ defaults: { productLanguge: fr }
     await writeFile(join(dir, 'shop.yaml'), 'target: tradeItem\ncolumns:\n  - { column: EAN, field: gtin }\n');
     expect((await loadMapping('shop', { mappingsDir: dir })).name).toBe('shop');
     expect((await loadMapping(join(dir, 'shop.yaml'))).name).toBe('shop');
-    await expect(loadMapping('missing', { mappingsDir: dir })).rejects.toMatchObject({ code: 'PS_ERR_MAPPING_INVALID' });
+    await expect(loadMapping('missing', { mappingsDir: dir })).rejects.toMatchObject({
+      code: 'PS_ERR_MAPPING_INVALID',
+    });
   });
 
   it('resolves field paths only to fields of the target', () => {
-    expect(resolveFieldPath('tradeItem', 'retailerIdentifiers[1]')).toMatchObject({ segments: ['retailerIdentifiers', 1], array: false });
-    expect(resolveFieldPath('manufacturedItem', 'targetMarketsList[0].countryCodes')).toMatchObject({ array: true, leaf: 'string' });
+    expect(resolveFieldPath('tradeItem', 'retailerIdentifiers[1]')).toMatchObject({
+      segments: ['retailerIdentifiers', 1],
+      array: false,
+    });
+    expect(resolveFieldPath('manufacturedItem', 'targetMarketsList[0].countryCodes')).toMatchObject({
+      array: true,
+      leaf: 'string',
+    });
     expect(resolveFieldPath('tradeItem', '__proto__')).toEqual(expect.stringContaining('not a field path'));
     expect(resolveFieldPath('tradeItem', 'constructor')).toEqual(expect.stringContaining('unknown field'));
   });

@@ -13,17 +13,31 @@ function draft(fields: Record<string, unknown>, clear: string[] = []): Draft {
   return { row: 2, key: gtin, target: 'tradeItem', fields: { gtin, ...fields }, clear, issues: [], source: [] };
 }
 function state(items: TradeItemRecord[] = [], manufactured: ApiState['manufacturedItems'] = new Map()): ApiState {
-  return { tradeItems: new Map(items.map((i) => [i.gtin as string, i])), manufacturedItems: manufactured, complete: true };
+  return {
+    tradeItems: new Map(items.map((i) => [i.gtin as string, i])),
+    manufacturedItems: manufactured,
+    complete: true,
+  };
 }
 const record = (extra: Partial<TradeItemRecord> = {}): TradeItemRecord => ({
-  tradeItemId: 'a1a1a1a1-0000-4000-8000-000000000001', ownerCompanyId: owner, archived: false, gtin, tradeItemName: 'Pâte à tartiner', ...extra,
+  tradeItemId: 'a1a1a1a1-0000-4000-8000-000000000001',
+  ownerCompanyId: owner,
+  archived: false,
+  gtin,
+  tradeItemName: 'Pâte à tartiner',
+  ...extra,
 });
 
 describe('planRow', () => {
   it('creates a missing item with a deterministic id and the owner', () => {
     const p = planRow(draft({ tradeItemName: 'Nutella 400 g' }), state(), opts);
     expect(p.action).toBe('create');
-    expect(p.steps).toEqual([{ kind: 'tradeItem.create', body: { gtin, tradeItemName: 'Nutella 400 g', ownerCompanyId: owner, tradeItemId: tradeItemIdFor(owner, gtin) } }]);
+    expect(p.steps).toEqual([
+      {
+        kind: 'tradeItem.create',
+        body: { gtin, tradeItemName: 'Nutella 400 g', ownerCompanyId: owner, tradeItemId: tradeItemIdFor(owner, gtin) },
+      },
+    ]);
   });
 
   it('sends nothing when every field already matches, ignoring key order and empty nested values', () => {
@@ -36,18 +50,30 @@ describe('planRow', () => {
   });
 
   it('patches only the fields that differ, and clears a field only under the clear policy', () => {
-    const p = planRow(draft({ tradeItemName: 'Pâte à tartiner', variant: 'Bio' }, ['comments', 'productRange']), state([record({ comments: [{ value: 'old' }], productRange: null })]), opts);
+    const p = planRow(
+      draft({ tradeItemName: 'Pâte à tartiner', variant: 'Bio' }, ['comments', 'productRange']),
+      state([record({ comments: [{ value: 'old' }], productRange: null })]),
+      opts,
+    );
     expect(p.action).toBe('update');
-    expect(p.steps).toEqual([{ kind: 'tradeItem.patch', id: record().tradeItemId, body: { variant: 'Bio', comments: null } }]);
+    expect(p.steps).toEqual([
+      { kind: 'tradeItem.patch', id: record().tradeItemId, body: { variant: 'Bio', comments: null } },
+    ]);
     expect(p.changedFields.sort()).toEqual(['comments', 'variant']);
   });
 
   it('uses PUT with the whole record when harmonizedCode changes (PATCH does not take it)', () => {
-    const p = planRow(draft({ harmonizedCode: '1806' }), state([record({ harmonizedCode: '1704', variant: 'Bio', archived: false })]), opts);
+    const p = planRow(
+      draft({ harmonizedCode: '1806' }),
+      state([record({ harmonizedCode: '1704', variant: 'Bio', archived: false })]),
+      opts,
+    );
     expect(p.steps).toHaveLength(1);
     const step = p.steps[0]!;
     expect(step.kind).toBe('tradeItem.put');
-    expect(step).toMatchObject({ body: { harmonizedCode: '1806', variant: 'Bio', tradeItemName: 'Pâte à tartiner', gtin } });
+    expect(step).toMatchObject({
+      body: { harmonizedCode: '1806', variant: 'Bio', tradeItemName: 'Pâte à tartiner', gtin },
+    });
     expect(Object.keys((step as { body: object }).body)).not.toContain('ownerCompanyId');
   });
 
@@ -58,25 +84,61 @@ describe('planRow', () => {
   });
 
   it('skips per mode: create-only leaves existing items, update-only leaves missing ones', () => {
-    expect(planRow(draft({ tradeItemName: 'x' }), state([record()]), { ...opts, mode: 'create-only' }).action).toBe('skipped');
+    expect(planRow(draft({ tradeItemName: 'x' }), state([record()]), { ...opts, mode: 'create-only' }).action).toBe(
+      'skipped',
+    );
     expect(planRow(draft({ tradeItemName: 'x' }), state(), { ...opts, mode: 'update-only' }).action).toBe('skipped');
   });
 
   it('creates a manufactured item by route B with follow-up writes for fields route B does not take', () => {
-    const d = { ...draft({ tradeItemName: 'Comté AOP', packagingFormat: 'Sous vide', supplierCompanyId: supplier, countriesOfOrigin: ['FR'], manufacturedItemName: 'Comté 18 mois' }), target: 'manufacturedItem' as const };
+    const d = {
+      ...draft({
+        tradeItemName: 'Comté AOP',
+        packagingFormat: 'Sous vide',
+        supplierCompanyId: supplier,
+        countriesOfOrigin: ['FR'],
+        manufacturedItemName: 'Comté 18 mois',
+      }),
+      target: 'manufacturedItem' as const,
+    };
     const p = planRow(d, state(), { ...opts, target: 'manufacturedItem' });
-    expect(p.steps.map((s) => s.kind)).toEqual(['manufacturedItem.createWithTradeItem', 'tradeItem.patch', 'manufacturedItem.patch']);
-    expect(p.steps[0]).toMatchObject({ body: { tradeItemName: 'Comté AOP', supplierCompanyId: supplier, manufacturedItemName: 'Comté 18 mois', ownerCompanyId: owner } });
+    expect(p.steps.map((s) => s.kind)).toEqual([
+      'manufacturedItem.createWithTradeItem',
+      'tradeItem.patch',
+      'manufacturedItem.patch',
+    ]);
+    expect(p.steps[0]).toMatchObject({
+      body: {
+        tradeItemName: 'Comté AOP',
+        supplierCompanyId: supplier,
+        manufacturedItemName: 'Comté 18 mois',
+        ownerCompanyId: owner,
+      },
+    });
     expect((p.steps[0] as { body: object }).body).not.toHaveProperty('packagingFormat');
     expect(p.steps[1]).toMatchObject({ body: { packagingFormat: 'Sous vide' } });
     expect(p.steps[2]).toMatchObject({ body: { countriesOfOrigin: ['FR'] } });
   });
 
   it('creates a manufactured item by route A under an existing trade item, and patches it when it exists', () => {
-    const d = { ...draft({ tradeItemName: 'Pâte à tartiner', supplierCompanyId: supplier, countriesOfOrigin: ['IT'] }), target: 'manufacturedItem' as const };
+    const d = {
+      ...draft({ tradeItemName: 'Pâte à tartiner', supplierCompanyId: supplier, countriesOfOrigin: ['IT'] }),
+      target: 'manufacturedItem' as const,
+    };
     const a = planRow(d, state([record()]), { ...opts, target: 'manufacturedItem' });
     expect(a.steps.map((s) => s.kind)).toEqual(['manufacturedItem.createUnderTradeItem']);
-    const m = new Map([[manufacturedKey(record().tradeItemId, supplier), { manufacturedItemId: 'm1', tradeItemId: record().tradeItemId, supplierCompanyId: supplier, archived: false, countriesOfOrigin: ['FR'] }]]);
+    const m = new Map([
+      [
+        manufacturedKey(record().tradeItemId, supplier),
+        {
+          manufacturedItemId: 'm1',
+          tradeItemId: record().tradeItemId,
+          supplierCompanyId: supplier,
+          archived: false,
+          countriesOfOrigin: ['FR'],
+        },
+      ],
+    ]);
     const p = planRow(d, state([record()], m), { ...opts, target: 'manufacturedItem' });
     expect(p.steps).toEqual([{ kind: 'manufacturedItem.patch', id: 'm1', body: { countriesOfOrigin: ['IT'] } }]);
   });

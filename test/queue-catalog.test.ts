@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UnrecoverableError } from 'bullmq';
-import { checkHandlers, importJobId, importJobSchema, JOB_CATALOG, jobPayload, pushJobSchema, type ImportJobData } from '../src/queue/catalog.ts';
+import {
+  checkHandlers,
+  importJobId,
+  importJobSchema,
+  JOB_CATALOG,
+  jobPayload,
+  pushJobSchema,
+  type ImportJobData,
+} from '../src/queue/catalog.ts';
 
 const OWNER_A = '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f';
 const OWNER_B = '0e8f7d6c-5b4a-4392-8170-6f5e4d3c2b1a';
@@ -20,7 +28,10 @@ describe('job catalog', () => {
   writeFileSync(mapping, 'name: m\n');
   const mapping2 = join(dir, 'm2.yaml');
   writeFileSync(mapping2, 'name: m2\n');
-  const job = (request: Partial<ImportJobData['request']>): ImportJobData => ({ request: { file: sheet, mapping, ...request }, origin: 'cli' });
+  const job = (request: Partial<ImportJobData['request']>): ImportJobData => ({
+    request: { file: sheet, mapping, ...request },
+    origin: 'cli',
+  });
 
   it('gives the same sheet, mapping and owner one job id, whatever the file is called or who enqueued it', async () => {
     const id = await importJobId(job({ owner: OWNER_A }));
@@ -43,13 +54,21 @@ describe('job catalog', () => {
 
   it('validates payloads: an import needs a file and a mapping, a chunk its run and index', () => {
     expect(importJobSchema.safeParse({ request: { file: '', mapping: 'm' }, origin: 'cli' }).success).toBe(false);
-    expect(importJobSchema.safeParse({ request: { file: 'a.csv', mapping: 'm', owner: 'not-a-uuid' }, origin: 'cli' }).success).toBe(false);
+    expect(
+      importJobSchema.safeParse({ request: { file: 'a.csv', mapping: 'm', owner: 'not-a-uuid' }, origin: 'cli' })
+        .success,
+    ).toBe(false);
     expect(importJobSchema.parse({ request: { file: 'a.csv', mapping: 'm' }, origin: 'feed' }).step).toBe('prepare');
     expect(pushJobSchema.safeParse({ runId: 'r', workDir: '/w', kind: 'rows' }).success).toBe(false);
   });
 
   it('refuses a payload that no retry can make valid as unrecoverable', () => {
-    expect(jobPayload('push', { runId: 'r', workDir: '/w', kind: 'rows', index: 2 })).toEqual({ runId: 'r', workDir: '/w', kind: 'rows', index: 2 });
+    expect(jobPayload('push', { runId: 'r', workDir: '/w', kind: 'rows', index: 2 })).toEqual({
+      runId: 'r',
+      workDir: '/w',
+      kind: 'rows',
+      index: 2,
+    });
     expect(() => jobPayload('push', { runId: 'r', kind: 'rows', index: 2 })).toThrow(UnrecoverableError);
     expect(() => jobPayload('feeds', {})).toThrow(/invalid feeds job payload: feed/);
   });

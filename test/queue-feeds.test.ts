@@ -11,22 +11,30 @@ function jobsDir(files: Record<string, string>): string {
   return dir;
 }
 
-const good = 'schedule: "0 2 * * *"\ntimezone: Europe/Paris\nsource: { dir: /srv/acme, pattern: "acme-*.xlsx" }\nmapping: acme-foods\nmode: full\narchiveGuard: { maxRatio: 0.1 }\n';
+const good =
+  'schedule: "0 2 * * *"\ntimezone: Europe/Paris\nsource: { dir: /srv/acme, pattern: "acme-*.xlsx" }\nmapping: acme-foods\nmode: full\narchiveGuard: { maxRatio: 0.1 }\n';
 
 describe('feed definitions', () => {
   it('loads a DESIGN §5.4 feed with its defaults, the file name as its id', async () => {
     const feeds = await loadFeeds(jobsDir({ 'acme.yaml': good, 'notes.txt': 'ignored' }));
     expect(feeds).toHaveLength(1);
     expect(feeds[0]).toMatchObject({
-      id: 'acme', schedule: '0 2 * * *', timezone: 'Europe/Paris', mapping: 'acme-foods', mode: 'full', dryRun: false,
-      source: { dir: '/srv/acme', pattern: 'acme-*.xlsx', settleSeconds: 30 }, archiveGuard: { maxRatio: 0.1, allow: false },
+      id: 'acme',
+      schedule: '0 2 * * *',
+      timezone: 'Europe/Paris',
+      mapping: 'acme-foods',
+      mode: 'full',
+      dryRun: false,
+      source: { dir: '/srv/acme', pattern: 'acme-*.xlsx', settleSeconds: 30 },
+      archiveGuard: { maxRatio: 0.1, allow: false },
     });
   });
 
   it('names the file and line of every problem, in every file, and loads none of them', async () => {
     const dir = jobsDir({
       'acme.yaml': good,
-      'bad.yaml': 'schedule: "every night"\nsource: { dir: x, pattern: "*.csv" }\nmapping: m\nmode: sometimes\ncolour: blue\n',
+      'bad.yaml':
+        'schedule: "every night"\nsource: { dir: x, pattern: "*.csv" }\nmapping: m\nmode: sometimes\ncolour: blue\n',
       'zone.yml': 'schedule: "0 2 * * *"\ntimezone: Mars/Olympus\nsource: { dir: x }\nmapping: m\n',
     });
     const err = await loadFeeds(dir).catch((e: Error) => e);
@@ -41,7 +49,9 @@ describe('feed definitions', () => {
   });
 
   it('refuses YAML that does not parse, with its line', async () => {
-    await expect(loadFeeds(jobsDir({ 'broken.yaml': 'schedule: "0 2 * * *"\nsource: { dir: x, pattern: "*.csv"\nmapping: m\n' }))).rejects.toThrow(/broken\.yaml:\d+/);
+    await expect(
+      loadFeeds(jobsDir({ 'broken.yaml': 'schedule: "0 2 * * *"\nsource: { dir: x, pattern: "*.csv"\nmapping: m\n' })),
+    ).rejects.toThrow(/broken\.yaml:\d+/);
   });
 
   it('has no feeds when the directory is missing', async () => {
@@ -61,7 +71,17 @@ describe('feed definitions', () => {
 
 describe('a feed tick', () => {
   function feedOver(dir: string, settleSeconds = 0): Feed {
-    return { id: 'acme', file: 'acme.yaml', schedule: '0 2 * * *', timezone: 'UTC', source: { dir, pattern: 'acme-*.csv', settleSeconds }, mapping: 'm', mode: 'upsert', dryRun: false, archiveGuard: { maxRatio: 0.1, allow: false } };
+    return {
+      id: 'acme',
+      file: 'acme.yaml',
+      schedule: '0 2 * * *',
+      timezone: 'UTC',
+      source: { dir, pattern: 'acme-*.csv', settleSeconds },
+      mapping: 'm',
+      mode: 'upsert',
+      dryRun: false,
+      archiveGuard: { maxRatio: 0.1, allow: false },
+    };
   }
   function drop(): { dir: string; put(name: string, text: string, ageSeconds: number): string } {
     const dir = mkdtempSync(join(tmpdir(), 'ps-drop-'));
@@ -83,7 +103,10 @@ describe('a feed tick', () => {
     const newest = d.put('acme-2.csv', 'two', 100);
     d.put('other-3.csv', 'other', 10);
     mkdirSync(join(d.dir, 'acme-dir.csv'));
-    expect(await pickFeedFile(feedOver(d.dir), async () => false)).toEqual({ file: newest, sha256: await fileSha256(newest) });
+    expect(await pickFeedFile(feedOver(d.dir), async () => false)).toEqual({
+      file: newest,
+      sha256: await fileSha256(newest),
+    });
   });
 
   it('does nothing when the newest file is imported, even if an older one never was (it would put stale data back)', async () => {
@@ -104,7 +127,12 @@ describe('a feed tick', () => {
   });
 
   it('says so when nothing matches or the folder is missing', async () => {
-    expect(await pickFeedFile(feedOver(drop().dir), async () => false)).toMatchObject({ file: null, skip: expect.stringMatching(/no file matches/) });
-    expect(await pickFeedFile(feedOver(join(tmpdir(), 'ps-no-such-drop')), async () => false)).toMatchObject({ file: null });
+    expect(await pickFeedFile(feedOver(drop().dir), async () => false)).toMatchObject({
+      file: null,
+      skip: expect.stringMatching(/no file matches/),
+    });
+    expect(await pickFeedFile(feedOver(join(tmpdir(), 'ps-no-such-drop')), async () => false)).toMatchObject({
+      file: null,
+    });
   });
 });

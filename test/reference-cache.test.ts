@@ -16,10 +16,20 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-const notFound = () => new HttpError('PS_ERR_HTTP_STATUS', { method: 'GET', url: 'http://x/v2/countries/1', status: 404 });
-const unavailable = () => new HttpError('PS_ERR_HTTP_UNAVAILABLE', { method: 'GET', url: 'http://x/v2/lists/a', status: 503 });
-const refused = () => new HttpError('PS_ERR_HTTP_CONNECTION', { method: 'GET', url: 'http://x/v2/lists/a', status: null });
-const options = (more: Partial<ReferenceCacheOptions> = {}): ReferenceCacheOptions => ({ redis: null, prefix, ttlMs: 60_000, negativeTtlMs: 60_000, lruMax: 100, ...more });
+const notFound = () =>
+  new HttpError('PS_ERR_HTTP_STATUS', { method: 'GET', url: 'http://x/v2/countries/1', status: 404 });
+const unavailable = () =>
+  new HttpError('PS_ERR_HTTP_UNAVAILABLE', { method: 'GET', url: 'http://x/v2/lists/a', status: 503 });
+const refused = () =>
+  new HttpError('PS_ERR_HTTP_CONNECTION', { method: 'GET', url: 'http://x/v2/lists/a', status: null });
+const options = (more: Partial<ReferenceCacheOptions> = {}): ReferenceCacheOptions => ({
+  redis: null,
+  prefix,
+  ttlMs: 60_000,
+  negativeTtlMs: 60_000,
+  lruMax: 100,
+  ...more,
+});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const uniqueKey = (name: string) => `${name}:${Math.random().toString(36).slice(2)}`;
 /** A second connection, as another worker process would have. */
@@ -46,9 +56,22 @@ describe('single flight', () => {
   it('shares one run between concurrent callers, and a failure with all of them', async () => {
     const f = new SingleFlight<number>();
     let runs = 0;
-    const ok = await Promise.all(Array.from({ length: 10 }, () => f.run('a', async () => { runs++; await sleep(5); return 7; })));
+    const ok = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        f.run('a', async () => {
+          runs++;
+          await sleep(5);
+          return 7;
+        }),
+      ),
+    );
     expect(ok).toEqual(Array(10).fill(7));
-    const failing = Array.from({ length: 3 }, () => f.run('b', () => { runs++; throw new Error('boom'); }));
+    const failing = Array.from({ length: 3 }, () =>
+      f.run('b', () => {
+        runs++;
+        throw new Error('boom');
+      }),
+    );
     for (const p of failing) await expect(p).rejects.toThrow('boom');
     expect(runs).toBe(2);
     expect(f.size).toBe(0);
@@ -97,9 +120,15 @@ describe('reference cache, in process', () => {
       throw unavailable();
     });
     const waiters = await Promise.allSettled(Array.from({ length: 5 }, () => cache.get('e', failing.load)));
-    expect(waiters.every((w) => w.status === 'rejected' && w.reason instanceof HttpError && w.reason.status === 503)).toBe(true);
+    expect(
+      waiters.every((w) => w.status === 'rejected' && w.reason instanceof HttpError && w.reason.status === 503),
+    ).toBe(true);
     expect(failing.loads).toBe(1);
-    await expect(cache.get('e', async () => { throw refused(); })).rejects.toMatchObject({ status: null });
+    await expect(
+      cache.get('e', async () => {
+        throw refused();
+      }),
+    ).rejects.toMatchObject({ status: null });
     expect(await cache.get('e', async () => 'ok')).toBe('ok');
   });
 
@@ -116,7 +145,9 @@ describe('reference cache shared through Redis', () => {
     const key = uniqueKey('list:trade-item-status:fr-fr');
     const cache = createReferenceCache(options({ redis, ttlMs: 30_000 }));
     await cache.get(key, async () => [{ id: '1', code: 'ACTIVE', name: 'Actif' }]);
-    expect(JSON.parse((await redis.get(`${prefix}:ref:${key}`))!)).toEqual({ v: [{ id: '1', code: 'ACTIVE', name: 'Actif' }] });
+    expect(JSON.parse((await redis.get(`${prefix}:ref:${key}`))!)).toEqual({
+      v: [{ id: '1', code: 'ACTIVE', name: 'Actif' }],
+    });
     const pttl = await redis.pttl(`${prefix}:ref:${key}`);
     expect(pttl).toBeGreaterThan(25_000);
     expect(pttl).toBeLessThanOrEqual(30_000);
@@ -128,7 +159,9 @@ describe('reference cache shared through Redis', () => {
     const a = createReferenceCache(options({ redis }));
     const b = createReferenceCache(options({ redis: worker() }));
     const src = counting(() => 'v', 50);
-    expect(await Promise.all([a.get(key, src.load), b.get(key, src.load), a.get(key, src.load), b.get(key, src.load)])).toEqual(['v', 'v', 'v', 'v']);
+    expect(
+      await Promise.all([a.get(key, src.load), b.get(key, src.load), a.get(key, src.load), b.get(key, src.load)]),
+    ).toEqual(['v', 'v', 'v', 'v']);
     expect(src.loads).toBe(1);
     const c = createReferenceCache(options({ redis: worker() }));
     expect(await c.get(key, src.load)).toBe('v');
@@ -146,7 +179,9 @@ describe('reference cache shared through Redis', () => {
     const pttl = await redis.pttl(`${prefix}:ref:${key}`);
     expect(pttl).toBeGreaterThan(0);
     expect(pttl).toBeLessThanOrEqual(200);
-    await expect(createReferenceCache(options({ redis: worker(), negativeTtlMs: 200 })).get(key, src.load)).rejects.toBeInstanceOf(ReferenceNotFound);
+    await expect(
+      createReferenceCache(options({ redis: worker(), negativeTtlMs: 200 })).get(key, src.load),
+    ).rejects.toBeInstanceOf(ReferenceNotFound);
     expect(src.loads).toBe(1);
     await sleep(250);
     expect(await createReferenceCache(options({ redis })).get(key, async () => 'now it exists')).toBe('now it exists');
@@ -183,7 +218,12 @@ describe('reference cache without a working Redis', () => {
   it('works in process when Redis refuses connections, with one warning', async () => {
     const warn = vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
     try {
-      const dead = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+      const dead = new Redis('redis://127.0.0.1:1', {
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        enableOfflineQueue: false,
+        retryStrategy: () => null,
+      });
       dead.on('error', () => undefined);
       extra.push(dead);
       const cache = createReferenceCache(options({ redis: dead }));

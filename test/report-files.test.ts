@@ -9,13 +9,40 @@ import { createReportWriter, type RowOutcome, type RunSummary } from '../src/pip
 import type { Cell, Issue, SheetRow } from '../src/pipeline/types.ts';
 
 const summary: RunSummary = {
-  runId: 'run-1', source: { file: 'in.csv', sha256: 'abc', rows: 3 }, mapping: 'm', mode: 'upsert', dryRun: false,
-  startedAt: '2026-01-01T00:00:00.000Z', finishedAt: '2026-01-01T00:01:00.000Z',
-  counts: { rows: 3, created: 1, updated: 1, unchanged: 0, archived: 0, unarchived: 0, invalid: 1, failed: 0, skipped: 0, notAttempted: 0, valid: 0 },
-  requests: { reference: 3, product: 4 }, exitCode: 1,
+  runId: 'run-1',
+  source: { file: 'in.csv', sha256: 'abc', rows: 3 },
+  mapping: 'm',
+  mode: 'upsert',
+  dryRun: false,
+  startedAt: '2026-01-01T00:00:00.000Z',
+  finishedAt: '2026-01-01T00:01:00.000Z',
+  counts: {
+    rows: 3,
+    created: 1,
+    updated: 1,
+    unchanged: 0,
+    archived: 0,
+    unarchived: 0,
+    invalid: 1,
+    failed: 0,
+    skipped: 0,
+    notAttempted: 0,
+    valid: 0,
+  },
+  requests: { reference: 3, product: 4 },
+  exitCode: 1,
 };
 const tempDir = () => mkdtempSync(join(tmpdir(), 'ps-report-files-'));
-const issue = (over: Partial<Issue>): Issue => ({ row: 2, column: null, field: null, value: null, code: 'X', severity: 'error', message: 'm', ...over });
+const issue = (over: Partial<Issue>): Issue => ({
+  row: 2,
+  column: null,
+  field: null,
+  value: null,
+  code: 'X',
+  severity: 'error',
+  message: 'm',
+  ...over,
+});
 
 async function readXlsx(file: string): Promise<ExcelJS.Worksheet> {
   const wb = new ExcelJS.Workbook();
@@ -62,12 +89,46 @@ describe('rows.csv and rows.xlsx', () => {
     const dir = tempDir();
     const w = await createReportWriter(dir, { sourceHeaders: ['GTIN'] });
     const added: RowOutcome[] = [
-      { row: 5, key: '00012345678905', outcome: 'updated', tradeItemId: 'a1b2', manufacturedItemId: null, changedFields: ['tradeItemName', 'netContents'], issues: [] },
-      { row: 2, key: '05601234567893', outcome: 'created', tradeItemId: 'c3', manufacturedItemId: 'd4', issues: [issue({ severity: 'warning', code: 'REF_NO_TRANSLATION', column: 'Pays', value: 'Espagne', message: 'resolved in en-US' })] },
-      { row: 3, key: null, outcome: 'invalid', issues: [
-        issue({ row: 3, code: 'GTIN_CHECK_DIGIT', column: 'Code-barres', value: '5601234567890', message: 'check digit should be 3' }),
-        issue({ row: 3, severity: 'warning', code: 'ROW_HIDDEN', message: 'row hidden' }),
-      ] },
+      {
+        row: 5,
+        key: '00012345678905',
+        outcome: 'updated',
+        tradeItemId: 'a1b2',
+        manufacturedItemId: null,
+        changedFields: ['tradeItemName', 'netContents'],
+        issues: [],
+      },
+      {
+        row: 2,
+        key: '05601234567893',
+        outcome: 'created',
+        tradeItemId: 'c3',
+        manufacturedItemId: 'd4',
+        issues: [
+          issue({
+            severity: 'warning',
+            code: 'REF_NO_TRANSLATION',
+            column: 'Pays',
+            value: 'Espagne',
+            message: 'resolved in en-US',
+          }),
+        ],
+      },
+      {
+        row: 3,
+        key: null,
+        outcome: 'invalid',
+        issues: [
+          issue({
+            row: 3,
+            code: 'GTIN_CHECK_DIGIT',
+            column: 'Code-barres',
+            value: '5601234567890',
+            message: 'check digit should be 3',
+          }),
+          issue({ row: 3, severity: 'warning', code: 'ROW_HIDDEN', message: 'row hidden' }),
+        ],
+      },
       ...NASTY.map(([v], i): RowOutcome => ({ row: 10 + i, key: v, outcome: 'failed', issues: [] })),
       { row: null, key: '00000000000017', outcome: 'archived', tradeItemId: 'e5', issues: [] },
     ];
@@ -77,8 +138,24 @@ describe('rows.csv and rows.xlsx', () => {
     const expected = [
       ['row', 'key', 'outcome', 'tradeItemId', 'manufacturedItemId', 'changedFields', 'issues'],
       ['5', '00012345678905', 'updated', 'a1b2', '', 'tradeItemName; netContents', ''],
-      ['2', '05601234567893', 'created', 'c3', 'd4', '', 'WARNING REF_NO_TRANSLATION [Pays] "Espagne": resolved in en-US'],
-      ['3', '', 'invalid', '', '', '', 'ERROR GTIN_CHECK_DIGIT [Code-barres] "5601234567890": check digit should be 3; WARNING ROW_HIDDEN: row hidden'],
+      [
+        '2',
+        '05601234567893',
+        'created',
+        'c3',
+        'd4',
+        '',
+        'WARNING REF_NO_TRANSLATION [Pays] "Espagne": resolved in en-US',
+      ],
+      [
+        '3',
+        '',
+        'invalid',
+        '',
+        '',
+        '',
+        'ERROR GTIN_CHECK_DIGIT [Code-barres] "5601234567890": check digit should be 3; WARNING ROW_HIDDEN: row hidden',
+      ],
       ...NASTY.map(([, shown], i) => [String(10 + i), shown, 'failed', '', '', '', '']),
       ['', '00000000000017', 'archived', 'e5', '', '', ''],
     ];
@@ -88,7 +165,11 @@ describe('rows.csv and rows.xlsx', () => {
     const cells = xlsxRows(ws).map((r) => Array.from({ length: 7 }, (_, i) => String(r[i] ?? '')));
     // XML parsers turn a lone CR into LF (XML end-of-line handling); the leading quote is what matters there.
     expect(cells).toEqual(expected.map((r) => r.map((v) => v.replace(/\r(?!\n)/g, '\n'))));
-    ws.eachRow((r, n) => r.eachCell((c, col) => expect(c.type, `${n} ${col}`).toBe(col === 1 && n > 1 ? ExcelJS.ValueType.Number : ExcelJS.ValueType.String)));
+    ws.eachRow((r, n) =>
+      r.eachCell((c, col) =>
+        expect(c.type, `${n} ${col}`).toBe(col === 1 && n > 1 ? ExcelJS.ValueType.Number : ExcelJS.ValueType.String),
+      ),
+    );
   });
 
   it('writes a header-only rows.csv and a readable rows.xlsx for a run with no rows, and no rejected files', async () => {
@@ -97,28 +178,53 @@ describe('rows.csv and rows.xlsx', () => {
     const { files } = await w.finish({ ...summary, counts: { ...summary.counts, rows: 0 } });
     expect(files.map((f) => f.slice(dir.length + 1))).toEqual(['rows.csv', 'rows.xlsx', 'summary.json']);
     expect(readdirSync(dir).sort()).toEqual(['rows.csv', 'rows.xlsx', 'summary.json']);
-    expect(parseCsv(join(dir, 'rows.csv'))).toEqual([['row', 'key', 'outcome', 'tradeItemId', 'manufacturedItemId', 'changedFields', 'issues']]);
+    expect(parseCsv(join(dir, 'rows.csv'))).toEqual([
+      ['row', 'key', 'outcome', 'tradeItemId', 'manufacturedItemId', 'changedFields', 'issues'],
+    ]);
     expect(xlsxRows(await readXlsx(join(dir, 'rows.xlsx')))).toHaveLength(1);
   });
 });
 
 describe('rejected.csv and rejected.xlsx', () => {
   const headers = ['Code-barres', 'Désignation', 'Poids net', 'Date', 'Bio', 'issues-like'];
-  const source: Cell[] = ['00012345678905', 'Crème brûlée; "maison"', 12.5, new Date(Date.UTC(2026, 0, 31)), true, null];
+  const source: Cell[] = [
+    '00012345678905',
+    'Crème brûlée; "maison"',
+    12.5,
+    new Date(Date.UTC(2026, 0, 31)),
+    true,
+    null,
+  ];
 
   it('are read again by the sheet reader with the original headers, cells as they were, identifiers as text', async () => {
     const dir = tempDir();
     const w = await createReportWriter(dir, { sourceHeaders: headers });
     await w.addRow({ row: 2, key: null, outcome: 'invalid', issues: [] });
     await w.addRejected(2, source, [issue({ column: 'Poids net', value: '500 g', message: 'not a number' })]);
-    await w.addRejected(7, ['12345678901234567890', '=1+1', '-3', null, null, 'x'], [issue({ row: 7, message: 'failed' })]);
+    await w.addRejected(
+      7,
+      ['12345678901234567890', '=1+1', '-3', null, null, 'x'],
+      [issue({ row: 7, message: 'failed' })],
+    );
     await w.finish(summary);
 
     for (const name of ['rejected.csv', 'rejected.xlsx']) {
       const { headers: read, rows } = await readBack(join(dir, name));
       expect(read, name).toEqual([...headers, 'product-sync:row', 'issues']);
-      expect(rows.map((r) => r.cells.map((c) => (c === null ? '' : String(c)))), name).toEqual([
-        ['00012345678905', 'Crème brûlée; "maison"', '12.5', '2026-01-31', 'true', '', '2', 'ERROR X [Poids net] "500 g": not a number'],
+      expect(
+        rows.map((r) => r.cells.map((c) => (c === null ? '' : String(c)))),
+        name,
+      ).toEqual([
+        [
+          '00012345678905',
+          'Crème brûlée; "maison"',
+          '12.5',
+          '2026-01-31',
+          'true',
+          '',
+          '2',
+          'ERROR X [Poids net] "500 g": not a number',
+        ],
         // The CSV shows the formula as text behind our `'` (re-import removes it); the XLSX holds it as a text cell.
         ['12345678901234567890', name === 'rejected.csv' ? `'=1+1` : '=1+1', '-3', '', '', 'x', '7', 'ERROR X: failed'],
       ]);
@@ -140,14 +246,26 @@ describe('atomicity', () => {
     expect(readdirSync(dir).every((f) => f.startsWith('.') && f.endsWith('.tmp'))).toBe(true);
     const { files } = await w.finish(summary);
     const names = readdirSync(dir).sort();
-    expect(names).toEqual(['reconcile.csv', 'reconcile.json', 'rejected.csv', 'rejected.xlsx', 'rows.csv', 'rows.xlsx', 'summary.json']);
+    expect(names).toEqual([
+      'reconcile.csv',
+      'reconcile.json',
+      'rejected.csv',
+      'rejected.xlsx',
+      'rows.csv',
+      'rows.xlsx',
+      'summary.json',
+    ]);
     expect(files.at(-1)).toBe(join(dir, 'summary.json'));
     const mtime = (f: string) => statSync(join(dir, f), { bigint: true }).mtimeNs;
     for (const f of names) expect(mtime('summary.json') >= mtime(f), f).toBe(true);
     expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))).toEqual(summary);
-    expect(JSON.parse(readFileSync(join(dir, 'reconcile.json'), 'utf8'))).toEqual([{ key: 'k', status: 'differs', field: 'f', sheetValue: '=1', apiValue: '2' }]);
+    expect(JSON.parse(readFileSync(join(dir, 'reconcile.json'), 'utf8'))).toEqual([
+      { key: 'k', status: 'differs', field: 'f', sheetValue: '=1', apiValue: '2' },
+    ]);
     expect(parseCsv(join(dir, 'reconcile.csv'))[1]).toEqual(['k', 'differs', 'f', `'=1`, '2']);
-    await expect(w.addRow({ row: 1, key: 'k', outcome: 'created', issues: [] })).rejects.toMatchObject({ code: 'PS_ERR_REPORT' });
+    await expect(w.addRow({ row: 1, key: 'k', outcome: 'created', issues: [] })).rejects.toMatchObject({
+      code: 'PS_ERR_REPORT',
+    });
   });
 
   it('cleans its temp files on abort, rejected ones included', async () => {
@@ -163,7 +281,8 @@ describe('atomicity', () => {
   it('replaces an earlier attempt: its summary never vouches for new files, and files this run did not write are gone', async () => {
     const dir = tempDir();
     mkdirSync(dir, { recursive: true });
-    for (const f of ['rows.csv', 'rejected.csv', 'rejected.xlsx', 'summary.json', '.rejected.csv.tmp']) writeFileSync(join(dir, f), 'old');
+    for (const f of ['rows.csv', 'rejected.csv', 'rejected.xlsx', 'summary.json', '.rejected.csv.tmp'])
+      writeFileSync(join(dir, f), 'old');
     const w = await createReportWriter(dir, { sourceHeaders: ['a'] });
     await w.addRow({ row: 2, key: 'k', outcome: 'created', issues: [] });
     expect(existsSync(join(dir, 'summary.json'))).toBe(true);

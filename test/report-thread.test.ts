@@ -3,32 +3,89 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openSheet } from '../src/pipeline/read/read-sheet.ts';
-import { createReportWriter, type ReportWriter, type ReportWriterOptions, type RowOutcome, type RunSummary } from '../src/pipeline/report/report.ts';
+import {
+  createReportWriter,
+  type ReportWriter,
+  type ReportWriterOptions,
+  type RowOutcome,
+  type RunSummary,
+} from '../src/pipeline/report/report.ts';
 import { openReportThread } from '../src/pipeline/report/report-thread.ts';
 import type { Cell, Issue } from '../src/pipeline/types.ts';
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'ps-report-thread-'));
 const summary = (rows: number): RunSummary => ({
-  runId: 'run-1', source: { file: 'in.csv', sha256: 'abc', rows }, mapping: 'm', mode: 'validate', dryRun: true,
-  startedAt: '2026-01-01T00:00:00.000Z', finishedAt: '2026-01-01T00:01:00.000Z',
-  counts: { rows, created: 0, updated: 0, unchanged: 0, archived: 0, unarchived: 0, invalid: 0, failed: 0, skipped: 0, notAttempted: 0, valid: 0 },
-  requests: { reference: 0, product: 0 }, exitCode: 1,
+  runId: 'run-1',
+  source: { file: 'in.csv', sha256: 'abc', rows },
+  mapping: 'm',
+  mode: 'validate',
+  dryRun: true,
+  startedAt: '2026-01-01T00:00:00.000Z',
+  finishedAt: '2026-01-01T00:01:00.000Z',
+  counts: {
+    rows,
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    archived: 0,
+    unarchived: 0,
+    invalid: 0,
+    failed: 0,
+    skipped: 0,
+    notAttempted: 0,
+    valid: 0,
+  },
+  requests: { reference: 0, product: 0 },
+  exitCode: 1,
 });
-const issue = (row: number, over: Partial<Issue> = {}): Issue => ({ row, column: 'GTIN', field: 'gtin', value: `=${row}`, code: 'GTIN_CHECK_DIGIT', severity: 'error', message: 'check digit', ...over });
+const issue = (row: number, over: Partial<Issue> = {}): Issue => ({
+  row,
+  column: 'GTIN',
+  field: 'gtin',
+  value: `=${row}`,
+  code: 'GTIN_CHECK_DIGIT',
+  severity: 'error',
+  message: 'check digit',
+  ...over,
+});
 
-/** Rows of every kind the assembler sends: valid, invalid with issues and source cells (a date, a number, formula-like text), created. */
+/**
+ * Rows of every kind the assembler sends: valid, invalid with issues and source cells (a date, a number, formula-like
+ * text), created.
+ */
 function* calls(n: number): Generator<{ row: RowOutcome } | { rejected: [number, Cell[], Issue[]] }> {
   for (let i = 0; i < n; i++) {
     const row = i + 2;
     if (i % 7 === 3) {
-      const issues = [issue(row), issue(row, { severity: 'warning', code: 'X', message: 'Bearer abcdefghijkl leaked' })];
+      const issues = [
+        issue(row),
+        issue(row, { severity: 'warning', code: 'X', message: 'Bearer abcdefghijkl leaked' }),
+      ];
       yield { row: { row, key: null, outcome: 'invalid', issues } };
       yield { rejected: [row, [`=cmd|${i}`, new Date(Date.UTC(2026, 0, 1 + (i % 28))), 12.5 + i, null], issues] };
     } else if (i % 11 === 5) {
-      // Text a line's fields carry across the thread as is: a NUL (dropped by neutralisation), quotes, line breaks, accents.
-      yield { row: { row, key: `"03\u0000é\n${i}"`, outcome: 'skipped', changedFields: ['a,b'], issues: [issue(row, { value: 'x\u0000y', message: 'ligne\r\nsuivante ; « ok »' })] } };
+      // Text a line's fields carry across the thread as is: a NUL (dropped by neutralisation), quotes, line breaks,
+      // accents.
+      yield {
+        row: {
+          row,
+          key: `"03\u0000é\n${i}"`,
+          outcome: 'skipped',
+          changedFields: ['a,b'],
+          issues: [issue(row, { value: 'x\u0000y', message: 'ligne\r\nsuivante ; « ok »' })],
+        },
+      };
     } else {
-      yield { row: { row, key: `0350000${String(i).padStart(7, '0')}`, outcome: i % 2 ? 'valid' : 'created', tradeItemId: i % 2 ? null : `id-${i}`, changedFields: i % 2 ? [] : ['gtin', 'tradeItemName'], issues: [] } };
+      yield {
+        row: {
+          row,
+          key: `0350000${String(i).padStart(7, '0')}`,
+          outcome: i % 2 ? 'valid' : 'created',
+          tradeItemId: i % 2 ? null : `id-${i}`,
+          changedFields: i % 2 ? [] : ['gtin', 'tradeItemName'],
+          issues: [],
+        },
+      };
     }
   }
 }
@@ -52,7 +109,12 @@ async function cells(file: string): Promise<unknown[][]> {
 
 describe('the report writer in a worker thread', () => {
   it('writes the same files as the one in the run thread (several batches, rejected rows, a row limit note)', async () => {
-    const options: ReportWriterOptions = { sourceHeaders: ['GTIN', 'Début', 'Poids', 'Vide'], preamble: [['Catalogue', '', '', '']], decimalSeparator: ',', xlsxMaxRows: 2500 };
+    const options: ReportWriterOptions = {
+      sourceHeaders: ['GTIN', 'Début', 'Poids', 'Vide'],
+      preamble: [['Catalogue', '', '', '']],
+      decimalSeparator: ',',
+      xlsxMaxRows: 2500,
+    };
     const here = tempDir();
     const there = tempDir();
     const n = 3000;
@@ -61,9 +123,13 @@ describe('the report writer in a worker thread', () => {
     expect(filesThere).toEqual(filesHere);
     expect(filesHere).toContain('rejected.xlsx');
     expect(filesHere.some((f) => f.includes('holds the first 2 500 rows of 3 000'))).toBe(true);
-    for (const f of ['rows.csv', 'rejected.csv']) expect(readFileSync(join(there, f), 'utf8')).toBe(readFileSync(join(here, f), 'utf8'));
-    for (const f of ['rows.xlsx', 'rejected.xlsx']) expect(await cells(join(there, f))).toEqual(await cells(join(here, f)));
-    expect(JSON.parse(readFileSync(join(there, 'summary.json'), 'utf8'))).toEqual(JSON.parse(readFileSync(join(here, 'summary.json'), 'utf8')));
+    for (const f of ['rows.csv', 'rejected.csv'])
+      expect(readFileSync(join(there, f), 'utf8')).toBe(readFileSync(join(here, f), 'utf8'));
+    for (const f of ['rows.xlsx', 'rejected.xlsx'])
+      expect(await cells(join(there, f))).toEqual(await cells(join(here, f)));
+    expect(JSON.parse(readFileSync(join(there, 'summary.json'), 'utf8'))).toEqual(
+      JSON.parse(readFileSync(join(here, 'summary.json'), 'utf8')),
+    );
     expect(readdirSync(there).sort()).toEqual(readdirSync(here).sort());
   }, 60_000);
 
@@ -75,8 +141,14 @@ describe('the report writer in a worker thread', () => {
     // The failure arrives from the thread: a later call (here finish) rejects with it.
     await Promise.resolve(w.addRow({ row: 2, key: 'k', outcome: 'valid', issues: [] })).catch(() => undefined);
     const inline = await createReportWriter(join(file, 'run'), { sourceHeaders: ['a'] }).catch((err: unknown) => err);
-    expect(inline).toMatchObject({ code: 'PS_ERR_FILE_WRITE', message: `cannot write the report to ${join(file, 'run')}: a part of the path is a file, not a directory` });
-    await expect(w.finish(summary(1))).rejects.toMatchObject({ code: 'PS_ERR_FILE_WRITE', message: (inline as Error).message });
+    expect(inline).toMatchObject({
+      code: 'PS_ERR_FILE_WRITE',
+      message: `cannot write the report to ${join(file, 'run')}: a part of the path is a file, not a directory`,
+    });
+    await expect(w.finish(summary(1))).rejects.toMatchObject({
+      code: 'PS_ERR_FILE_WRITE',
+      message: (inline as Error).message,
+    });
 
     const ok = tempDir();
     const a = openReportThread(ok, { sourceHeaders: ['a'] });

@@ -7,9 +7,28 @@ import { neutralize } from '../src/pipeline/report/neutralize.ts';
 import { createReportWriter, type RunSummary } from '../src/pipeline/report/report.ts';
 
 const summary = (runId: string): RunSummary => ({
-  runId, source: { file: 'x.csv', sha256: 'abc', rows: 2 }, mapping: 'm', mode: 'upsert', dryRun: false, startedAt: 'a', finishedAt: 'b',
-  counts: { rows: 2, created: 1, updated: 0, unchanged: 0, archived: 0, unarchived: 0, invalid: 1, failed: 0, skipped: 0, notAttempted: 0, valid: 0 },
-  requests: { reference: 1, product: 2 }, exitCode: 1,
+  runId,
+  source: { file: 'x.csv', sha256: 'abc', rows: 2 },
+  mapping: 'm',
+  mode: 'upsert',
+  dryRun: false,
+  startedAt: 'a',
+  finishedAt: 'b',
+  counts: {
+    rows: 2,
+    created: 1,
+    updated: 0,
+    unchanged: 0,
+    archived: 0,
+    unarchived: 0,
+    invalid: 1,
+    failed: 0,
+    skipped: 0,
+    notAttempted: 0,
+    valid: 0,
+  },
+  requests: { reference: 1, product: 2 },
+  exitCode: 1,
 });
 
 describe('neutralize', () => {
@@ -29,8 +48,24 @@ describe('report writer', () => {
   it('writes rows, rejected rows with the original headers, and summary last; identifiers stay text', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-report-'));
     const w = await createReportWriter(dir, { sourceHeaders: ['Code-barres', 'Désignation'] });
-    await w.addRow({ row: 2, key: '00012345678905', outcome: 'created', tradeItemId: 't1', manufacturedItemId: null, changedFields: ['gtin', 'tradeItemName'], issues: [] });
-    const issue = { row: 3, column: 'Code-barres', field: 'gtin', value: '5601234567891', code: 'GTIN_CHECK_DIGIT', severity: 'error' as const, message: 'check digit should be 3' };
+    await w.addRow({
+      row: 2,
+      key: '00012345678905',
+      outcome: 'created',
+      tradeItemId: 't1',
+      manufacturedItemId: null,
+      changedFields: ['gtin', 'tradeItemName'],
+      issues: [],
+    });
+    const issue = {
+      row: 3,
+      column: 'Code-barres',
+      field: 'gtin',
+      value: '5601234567891',
+      code: 'GTIN_CHECK_DIGIT',
+      severity: 'error' as const,
+      message: 'check digit should be 3',
+    };
     await w.addRow({ row: 3, key: null, outcome: 'invalid', issues: [issue] });
     await w.addRejected(3, ['5601234567891', '=cmd|calc'], [issue]);
     expect(existsSync(join(dir, 'rows.csv'))).toBe(false);

@@ -25,8 +25,23 @@ function brandResolver(down: Set<string> = new Set()) {
 }
 
 const draft = (row: number, brand: string, issues: Issue[] = []): Draft => ({
-  row, key: null, target: 'tradeItem', fields: {}, clear: [], issues, source: [],
-  lookups: [{ field: 'brandId', segments: ['brandId'], column: 'Marque', values: [brand], array: false, lookup: { brand: { create: true } } }],
+  row,
+  key: null,
+  target: 'tradeItem',
+  fields: {},
+  clear: [],
+  issues,
+  source: [],
+  lookups: [
+    {
+      field: 'brandId',
+      segments: ['brandId'],
+      column: 'Marque',
+      values: [brand],
+      array: false,
+      lookup: { brand: { create: true } },
+    },
+  ],
 });
 
 describe('DraftResolver', () => {
@@ -40,14 +55,29 @@ describe('DraftResolver', () => {
     expect(asked.sort()).toEqual(['Alpha', 'Beta', 'Gamma']);
     const all = [...first, ...second];
     expect(all.map((d) => d.fields.brandId)).toEqual(['b-1', 'b-1', 'b-2', 'b-1', 'b-2', 'b-3']);
-    expect(all.map((d) => d.issues.map((i) => i.code))).toEqual([['BRAND_CREATED'], [], ['BRAND_CREATED'], [], [], ['BRAND_CREATED']]);
+    expect(all.map((d) => d.issues.map((i) => i.code))).toEqual([
+      ['BRAND_CREATED'],
+      [],
+      ['BRAND_CREATED'],
+      [],
+      [],
+      ['BRAND_CREATED'],
+    ]);
     expect(all.every((d) => d.lookups === undefined)).toBe(true);
   });
 
   it('never creates a brand for a row already rejected, and asks again after a failed request', async () => {
     const { resolver, asked } = brandResolver(new Set(['Delta']));
     const r = new DraftResolver(resolver);
-    const bad: Issue = { row: 2, column: 'GTIN', field: 'gtin', value: 'x', code: 'GTIN_CHECK_DIGIT', severity: 'error', message: 'bad' };
+    const bad: Issue = {
+      row: 2,
+      column: 'GTIN',
+      field: 'gtin',
+      value: 'x',
+      code: 'GTIN_CHECK_DIGIT',
+      severity: 'error',
+      message: 'bad',
+    };
     const rejected = draft(2, 'Alpha', [bad]);
     await r.resolveChunk([rejected]);
     expect(asked).toEqual([]);

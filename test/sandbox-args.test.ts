@@ -6,8 +6,16 @@ import { DEMO_COMPANY_ID, OTHER_COMPANY_ID } from '../src/sandbox/defaults.ts';
 describe('parseTokenArg', () => {
   it('reads value[:companyId[:internal]]', () => {
     expect(parseTokenArg('demo')).toEqual({ token: 'demo', companyId: DEMO_COMPANY_ID, internal: false });
-    expect(parseTokenArg(`demo:${OTHER_COMPANY_ID.toUpperCase()}`)).toEqual({ token: 'demo', companyId: OTHER_COMPANY_ID, internal: false });
-    expect(parseTokenArg(`svc:${OTHER_COMPANY_ID}:internal`)).toEqual({ token: 'svc', companyId: OTHER_COMPANY_ID, internal: true });
+    expect(parseTokenArg(`demo:${OTHER_COMPANY_ID.toUpperCase()}`)).toEqual({
+      token: 'demo',
+      companyId: OTHER_COMPANY_ID,
+      internal: false,
+    });
+    expect(parseTokenArg(`svc:${OTHER_COMPANY_ID}:internal`)).toEqual({
+      token: 'svc',
+      companyId: OTHER_COMPANY_ID,
+      internal: true,
+    });
     expect(parseTokenList(`a, b:${OTHER_COMPANY_ID}`).map((t) => t.token)).toEqual(['a', 'b']);
   });
   it('refuses a company that is not a uuid and an unknown flag', () => {
@@ -19,8 +27,17 @@ describe('parseTokenArg', () => {
 
 describe('parseFaultSpec', () => {
   it('reads the documented syntax', () => {
-    expect(parseFaultSpec('503=0.1,429=0.05,retryAfter=1,500after=0.02,reset=0.02,seed=42,latency=5-50,sequence=429|ok')).toEqual({
-      rate503: 0.1, rate429: 0.05, retryAfterSeconds: 1, rate500After: 0.02, rateReset: 0.02, seed: 42, latencyMs: [5, 50], sequence: ['429', 'ok'],
+    expect(
+      parseFaultSpec('503=0.1,429=0.05,retryAfter=1,500after=0.02,reset=0.02,seed=42,latency=5-50,sequence=429|ok'),
+    ).toEqual({
+      rate503: 0.1,
+      rate429: 0.05,
+      retryAfterSeconds: 1,
+      rate500After: 0.02,
+      rateReset: 0.02,
+      seed: 42,
+      latencyMs: [5, 50],
+      sequence: ['429', 'ok'],
     });
     expect(parseLatency('20')).toBe(20);
   });

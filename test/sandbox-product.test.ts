@@ -18,13 +18,23 @@ beforeEach(() => {
   app = buildSandbox();
 });
 
-async function call(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, body?: unknown, headers: Record<string, string> = AUTH) {
+async function call(
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = AUTH,
+) {
   const res = await app.inject({ method, url, headers, ...(body !== undefined ? { payload: body as object } : {}) });
   return { status: res.statusCode, body: (res.body ? res.json() : undefined) as Json, res };
 }
 
 const createItem = (extra: Record<string, unknown> = {}, headers = AUTH) =>
-  call('POST', '/api/tradeItem', { tradeItemName: 'Camembert', ownerCompanyId: DEMO_COMPANY_ID, gtin: '03012345678901', ...extra }, headers);
+  call(
+    'POST',
+    '/api/tradeItem',
+    { tradeItemName: 'Camembert', ownerCompanyId: DEMO_COMPANY_ID, gtin: '03012345678901', ...extra },
+    headers,
+  );
 
 describe('sandbox product API: trade items', () => {
   it('creates with a generated id and returns it in search results with archived=false', async () => {
@@ -35,7 +45,14 @@ describe('sandbox product API: trade items', () => {
     const s = await call('GET', `/api/tradeitems?OwnerCompanyId=${DEMO_COMPANY_ID}`);
     expect(s.status).toBe(200);
     expect(s.body!.tradeItems).toEqual([
-      { tradeItemId: id, ownerCompanyId: DEMO_COMPANY_ID, archived: false, tradeItemName: 'Camembert', gtin: '03012345678901', brandId: 'b1' },
+      {
+        tradeItemId: id,
+        ownerCompanyId: DEMO_COMPANY_ID,
+        archived: false,
+        tradeItemName: 'Camembert',
+        gtin: '03012345678901',
+        brandId: 'b1',
+      },
     ]);
     expect(s.body!.skipAndTakeQueryStats).toEqual({ totalCount: 1, currentCount: 1 });
   });
@@ -44,14 +61,20 @@ describe('sandbox product API: trade items', () => {
     expect((await createItem({ tradeItemId: ID1 })).body).toEqual({ tradeItemId: ID1 });
     const again = await createItem({ tradeItemId: ID1 });
     expect(again.status).toBe(409);
-    expect(again.body).toMatchObject({ type: 'https://tools.ietf.org/html/rfc7231#section-6.5.8', title: 'Conflict', status: 409 });
+    expect(again.body).toMatchObject({
+      type: 'https://tools.ietf.org/html/rfc7231#section-6.5.8',
+      title: 'Conflict',
+      status: 409,
+    });
     expect(again.body!.errors[0]).toMatchObject({ property: 'tradeItemId' });
   });
 
   it('rejects a tradeItemId that is not a uuid', async () => {
     const r = await createItem({ tradeItemId: 'abc' });
     expect(r.status).toBe(400);
-    expect(r.body!.errors).toEqual([{ code: 'INVALID_REQUEST', property: 'tradeItemId', message: expect.any(String), detail: null }]);
+    expect(r.body!.errors).toEqual([
+      { code: 'INVALID_REQUEST', property: 'tradeItemId', message: expect.any(String), detail: null },
+    ]);
   });
 
   it('does not enforce GTIN uniqueness', async () => {
@@ -62,9 +85,17 @@ describe('sandbox product API: trade items', () => {
   });
 
   it('answers 400 with one INVALID_REQUEST entry per property', async () => {
-    const r = await call('POST', '/api/tradeItem', { ownerCompanyId: 'nope', bogus: 1, comments: [{ id: 'x', value: 'v' }] });
+    const r = await call('POST', '/api/tradeItem', {
+      ownerCompanyId: 'nope',
+      bogus: 1,
+      comments: [{ id: 'x', value: 'v' }],
+    });
     expect(r.status).toBe(400);
-    expect(r.body).toMatchObject({ type: 'https://tools.ietf.org/html/rfc7231#section-6.5.1', title: 'Bad Request', status: 400 });
+    expect(r.body).toMatchObject({
+      type: 'https://tools.ietf.org/html/rfc7231#section-6.5.1',
+      title: 'Bad Request',
+      status: 400,
+    });
     const props = (r.body!.errors as { property: string; code: string }[]).map((e) => e.property).sort();
     expect(props).toEqual(['bogus', 'comments[0].id', 'ownerCompanyId', 'tradeItemName']);
     expect((r.body!.errors as { code: string }[]).every((e) => e.code === 'INVALID_REQUEST')).toBe(true);
@@ -84,16 +115,33 @@ describe('sandbox product API: trade items', () => {
     await createItem({ tradeItemId: ID1, brandId: 'b1', variant: 'v', productLanguage: 'fr' });
     await call('PATCH', `/api/tradeItems/${ID1}`, { variant: null, functionalName: 'cheese' });
     let rec = (await call('GET', `/api/tradeitems?OwnerCompanyId=${DEMO_COMPANY_ID}`)).body!.tradeItems[0];
-    expect(rec).toMatchObject({ tradeItemName: 'Camembert', brandId: 'b1', variant: null, functionalName: 'cheese', productLanguage: 'fr' });
+    expect(rec).toMatchObject({
+      tradeItemName: 'Camembert',
+      brandId: 'b1',
+      variant: null,
+      functionalName: 'cheese',
+      productLanguage: 'fr',
+    });
     await call('PUT', `/api/tradeItems/${ID1}`, { tradeItemName: 'Brie' });
     rec = (await call('GET', `/api/tradeitems?OwnerCompanyId=${DEMO_COMPANY_ID}`)).body!.tradeItems[0];
-    expect(rec).toEqual({ tradeItemId: ID1, ownerCompanyId: DEMO_COMPANY_ID, archived: false, tradeItemName: 'Brie', productLanguage: 'fr' });
+    expect(rec).toEqual({
+      tradeItemId: ID1,
+      ownerCompanyId: DEMO_COMPANY_ID,
+      archived: false,
+      tradeItemName: 'Brie',
+      productLanguage: 'fr',
+    });
   });
 
   it('PATCH / PUT of a missing item answer 404 with empty errors; a non-uuid path id 400', async () => {
     const r = await call('PATCH', `/api/tradeItems/${ID2}`, { variant: 'x' });
     expect(r.status).toBe(404);
-    expect(r.body).toEqual({ type: 'https://tools.ietf.org/html/rfc7231#section-6.5.4', title: 'Not Found', status: 404, errors: [] });
+    expect(r.body).toEqual({
+      type: 'https://tools.ietf.org/html/rfc7231#section-6.5.4',
+      title: 'Not Found',
+      status: 404,
+      errors: [],
+    });
     const b = await call('PUT', '/api/tradeItems/not-a-uuid', { tradeItemName: 'x' });
     expect(b.status).toBe(400);
     expect(b.body!.errors[0]).toMatchObject({ property: 'id' });
@@ -109,7 +157,9 @@ describe('sandbox product API: trade items', () => {
   it('validates weight units against the seven shared uuids', async () => {
     const ok = await createItem({ drainedNetWeight: { value: 100, unitOfMeasure: WEIGHT_UNITS[0]!.id } });
     expect(ok.status).toBe(200);
-    const bad = await createItem({ drainedNetWeight: { value: 100, unitOfMeasure: '7e5e4c3b-0000-4000-8000-000000000000' } });
+    const bad = await createItem({
+      drainedNetWeight: { value: 100, unitOfMeasure: '7e5e4c3b-0000-4000-8000-000000000000' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body!.errors[0]).toMatchObject({ property: 'drainedNetWeight.unitOfMeasure' });
   });
@@ -128,28 +178,36 @@ describe('sandbox product API: trade items', () => {
     expect((s.body!.tradeItems as { archived: boolean }[]).map((t) => t.archived)).toEqual([false, true]);
   });
 
-  it('refuses to archive or unarchive another company\'s items (404, nothing changed)', async () => {
+  it("refuses to archive or unarchive another company's items (404, nothing changed)", async () => {
     await createItem({ tradeItemId: ID1 });
     await createItem({ tradeItemId: ID2, ownerCompanyId: OTHER_COMPANY_ID });
     const a = await call('DELETE', '/api/tradeitems/enable/collections', { idCollection: [ID1, ID2] });
     expect(a.status).toBe(404);
     expect(sandboxHandle(app).store.tradeItems.get(ID1)!.archived).toBe(false);
     expect((await call('POST', `/api/tradeitems/${ID1}/enable`, undefined, OTHER)).status).toBe(404);
-    expect((await call('DELETE', '/api/tradeitems/enable/collections', { idCollection: [ID2] }, OTHER)).status).toBe(200);
+    expect((await call('DELETE', '/api/tradeitems/enable/collections', { idCollection: [ID2] }, OTHER)).status).toBe(
+      200,
+    );
   });
 
   it('validates idCollection', async () => {
     const r = await call('DELETE', '/api/tradeitems/enable/collections', { idCollection: ['x'] });
     expect(r.status).toBe(400);
     expect(r.body!.errors[0]).toMatchObject({ property: 'idCollection[0]' });
-    expect((await call('DELETE', '/api/tradeitems/enable/collections', {})).body!.errors[0]).toMatchObject({ property: 'idCollection' });
+    expect((await call('DELETE', '/api/tradeitems/enable/collections', {})).body!.errors[0]).toMatchObject({
+      property: 'idCollection',
+    });
   });
 });
 
 describe('sandbox product API: paging and search', () => {
   beforeEach(async () => {
     for (let i = 0; i < 7; i++) {
-      await createItem({ gtin: `0000000000000${i}`, tradeItemName: i % 2 ? `Brie ${i}` : `Comté ${i}`, netContents: [{ value: '250', unitOfMeasure: 'GRM' }] });
+      await createItem({
+        gtin: `0000000000000${i}`,
+        tradeItemName: i % 2 ? `Brie ${i}` : `Comté ${i}`,
+        netContents: [{ value: '250', unitOfMeasure: 'GRM' }],
+      });
     }
     await createItem({ ownerCompanyId: OTHER_COMPANY_ID });
   });
@@ -158,14 +216,28 @@ describe('sandbox product API: paging and search', () => {
   it('defaults Skip 0 Take 50 and keeps insertion order', async () => {
     const r = await search('');
     expect(r.body!.skipAndTakeQueryStats).toEqual({ totalCount: 7, currentCount: 7 });
-    expect((r.body!.tradeItems as { gtin: string }[]).map((t) => t.gtin.at(-1))).toEqual(['0', '1', '2', '3', '4', '5', '6']);
+    expect((r.body!.tradeItems as { gtin: string }[]).map((t) => t.gtin.at(-1))).toEqual([
+      '0',
+      '1',
+      '2',
+      '3',
+      '4',
+      '5',
+      '6',
+    ]);
   });
   it('pages with Skip/Take, Take 0 and past the end', async () => {
     const r = await search('&Skip=2&Take=3');
     expect((r.body!.tradeItems as { gtin: string }[]).map((t) => t.gtin.at(-1))).toEqual(['2', '3', '4']);
     expect(r.body!.skipAndTakeQueryStats).toEqual({ totalCount: 7, currentCount: 3 });
-    expect((await search('&Take=0')).body).toEqual({ tradeItems: [], skipAndTakeQueryStats: { totalCount: 7, currentCount: 0 } });
-    expect((await search('&Skip=100')).body).toEqual({ tradeItems: [], skipAndTakeQueryStats: { totalCount: 7, currentCount: 0 } });
+    expect((await search('&Take=0')).body).toEqual({
+      tradeItems: [],
+      skipAndTakeQueryStats: { totalCount: 7, currentCount: 0 },
+    });
+    expect((await search('&Skip=100')).body).toEqual({
+      tradeItems: [],
+      skipAndTakeQueryStats: { totalCount: 7, currentCount: 0 },
+    });
     expect((await search('&Take=500')).status).toBe(200);
   });
   it('rejects Take above 500, negative Skip and a missing or bad OwnerCompanyId', async () => {
@@ -173,15 +245,30 @@ describe('sandbox product API: paging and search', () => {
     expect(r.status).toBe(400);
     expect(r.body!.errors).toEqual([expect.objectContaining({ property: 'Take', code: 'INVALID_REQUEST' })]);
     expect((await search('&Skip=-1')).body!.errors[0]).toMatchObject({ property: 'Skip' });
-    expect((await call('GET', '/api/tradeitems')).body!.errors[0]).toMatchObject({ property: 'OwnerCompanyId', message: 'OwnerCompanyId is required' });
-    expect((await call('GET', '/api/tradeitems?OwnerCompanyId=x')).body!.errors[0]).toMatchObject({ property: 'OwnerCompanyId' });
+    expect((await call('GET', '/api/tradeitems')).body!.errors[0]).toMatchObject({
+      property: 'OwnerCompanyId',
+      message: 'OwnerCompanyId is required',
+    });
+    expect((await call('GET', '/api/tradeitems?OwnerCompanyId=x')).body!.errors[0]).toMatchObject({
+      property: 'OwnerCompanyId',
+    });
   });
   it('filters: GTIN exact, ItemName substring case-insensitively, NetContentUnit through netContents; names case-insensitive', async () => {
-    expect((await search('&GTIN=00000000000003')).body!.skipAndTakeQueryStats).toEqual({ totalCount: 1, currentCount: 1 });
-    expect((await search('&GTIN=0000000000003')).body!.skipAndTakeQueryStats).toEqual({ totalCount: 0, currentCount: 0 });
+    expect((await search('&GTIN=00000000000003')).body!.skipAndTakeQueryStats).toEqual({
+      totalCount: 1,
+      currentCount: 1,
+    });
+    expect((await search('&GTIN=0000000000003')).body!.skipAndTakeQueryStats).toEqual({
+      totalCount: 0,
+      currentCount: 0,
+    });
     expect((await search('&ItemName=brie')).body!.skipAndTakeQueryStats).toEqual({ totalCount: 3, currentCount: 3 });
-    expect((await search('&netcontentunit=grm&NetContentValue=250.0')).body!.skipAndTakeQueryStats).toMatchObject({ totalCount: 7 });
-    expect((await call('GET', `/api/tradeitems?ownercompanyid=${OTHER_COMPANY_ID}`)).body!.skipAndTakeQueryStats).toMatchObject({ totalCount: 1 });
+    expect((await search('&netcontentunit=grm&NetContentValue=250.0')).body!.skipAndTakeQueryStats).toMatchObject({
+      totalCount: 7,
+    });
+    expect(
+      (await call('GET', `/api/tradeitems?ownercompanyid=${OTHER_COMPANY_ID}`)).body!.skipAndTakeQueryStats,
+    ).toMatchObject({ totalCount: 1 });
   });
 });
 
@@ -189,49 +276,103 @@ describe('sandbox product API: manufactured items', () => {
   it('route A creates under an existing trade item (404 if missing, 409 on an existing id)', async () => {
     await createItem({ tradeItemId: ID1 });
     const body = { supplierCompanyId: DEMO_SUPPLIER_ID, manufacturedItemId: ID2, countriesOfOrigin: ['FR'] };
-    expect((await call('POST', `/api/tradeItem/${ID1}/manufacturedItem`, body)).body).toEqual({ manufacturedItemId: ID2 });
+    expect((await call('POST', `/api/tradeItem/${ID1}/manufacturedItem`, body)).body).toEqual({
+      manufacturedItemId: ID2,
+    });
     expect((await call('POST', `/api/tradeItem/${ID1}/manufacturedItem`, body)).status).toBe(409);
-    const missing = await call('POST', `/api/tradeItem/${ID2}/manufacturedItem`, { supplierCompanyId: DEMO_SUPPLIER_ID });
+    const missing = await call('POST', `/api/tradeItem/${ID2}/manufacturedItem`, {
+      supplierCompanyId: DEMO_SUPPLIER_ID,
+    });
     expect(missing.status).toBe(404);
     const s = await call('GET', `/api/manufactureditems?OwnerCompanyId=${DEMO_COMPANY_ID}&CountryOfOrigin=fr`);
     expect(s.body!.manufacturedItems).toEqual([
-      { manufacturedItemId: ID2, tradeItemId: ID1, ownerCompanyId: DEMO_COMPANY_ID, supplierCompanyId: DEMO_SUPPLIER_ID, archived: false, countriesOfOrigin: ['FR'] },
+      {
+        manufacturedItemId: ID2,
+        tradeItemId: ID1,
+        ownerCompanyId: DEMO_COMPANY_ID,
+        supplierCompanyId: DEMO_SUPPLIER_ID,
+        archived: false,
+        countriesOfOrigin: ['FR'],
+      },
     ]);
   });
 
   it('route A rejects a route-B-only field (tradeItemName) naming it', async () => {
     await createItem({ tradeItemId: ID1 });
-    const r = await call('POST', `/api/tradeItem/${ID1}/manufacturedItem`, { supplierCompanyId: DEMO_SUPPLIER_ID, tradeItemName: 'x' });
+    const r = await call('POST', `/api/tradeItem/${ID1}/manufacturedItem`, {
+      supplierCompanyId: DEMO_SUPPLIER_ID,
+      tradeItemName: 'x',
+    });
     expect(r.status).toBe(400);
     expect(r.body!.errors).toEqual([expect.objectContaining({ property: 'tradeItemName', code: 'INVALID_REQUEST' })]);
   });
 
   it('route B creates both, honouring tradeItemId; rejects manufactured-only A fields', async () => {
-    const body = { tradeItemName: 'Brie', ownerCompanyId: DEMO_COMPANY_ID, tradeItemId: ID1, gtin: '1', supplierCompanyId: DEMO_SUPPLIER_ID, manufacturedItemName: 'Brie de Meaux' };
+    const body = {
+      tradeItemName: 'Brie',
+      ownerCompanyId: DEMO_COMPANY_ID,
+      tradeItemId: ID1,
+      gtin: '1',
+      supplierCompanyId: DEMO_SUPPLIER_ID,
+      manufacturedItemName: 'Brie de Meaux',
+    };
     const r = await call('POST', '/api/manufacturedItem', body);
     expect(r.status).toBe(200);
     expect(r.body!.tradeItemId).toBe(ID1);
     const mid = r.body!.manufacturedItemId as string;
     const t = (await call('GET', `/api/tradeitems?OwnerCompanyId=${DEMO_COMPANY_ID}`)).body!.tradeItems;
-    expect(t).toEqual([{ tradeItemId: ID1, ownerCompanyId: DEMO_COMPANY_ID, archived: false, tradeItemName: 'Brie', gtin: '1' }]);
+    expect(t).toEqual([
+      { tradeItemId: ID1, ownerCompanyId: DEMO_COMPANY_ID, archived: false, tradeItemName: 'Brie', gtin: '1' },
+    ]);
     const m = await call('GET', `/api/manufactureditems?OwnerCompanyId=${DEMO_COMPANY_ID}&GTIN=1&TradeItemName=bri`);
     expect(m.body!.manufacturedItems).toEqual([
-      { manufacturedItemId: mid, tradeItemId: ID1, ownerCompanyId: DEMO_COMPANY_ID, supplierCompanyId: DEMO_SUPPLIER_ID, archived: false, manufacturedItemName: 'Brie de Meaux' },
+      {
+        manufacturedItemId: mid,
+        tradeItemId: ID1,
+        ownerCompanyId: DEMO_COMPANY_ID,
+        supplierCompanyId: DEMO_SUPPLIER_ID,
+        archived: false,
+        manufacturedItemName: 'Brie de Meaux',
+      },
     ]);
     expect((await call('POST', '/api/manufacturedItem', body)).status).toBe(409);
-    const bad = await call('POST', '/api/manufacturedItem', { ...body, tradeItemId: ID2, countriesOfOrigin: ['FR'], harmonizedCode: '04' });
+    const bad = await call('POST', '/api/manufacturedItem', {
+      ...body,
+      tradeItemId: ID2,
+      countriesOfOrigin: ['FR'],
+      harmonizedCode: '04',
+    });
     expect(bad.status).toBe(400);
-    expect((bad.body!.errors as { property: string }[]).map((e) => e.property).sort()).toEqual(['countriesOfOrigin', 'harmonizedCode']);
+    expect((bad.body!.errors as { property: string }[]).map((e) => e.property).sort()).toEqual([
+      'countriesOfOrigin',
+      'harmonizedCode',
+    ]);
   });
 
   it('PATCH and PUT manufactured items; supplierCompanyId not updatable', async () => {
     await createItem({ tradeItemId: ID1 });
-    await call('POST', `/api/tradeItem/${ID1}/manufacturedItem`, { supplierCompanyId: DEMO_SUPPLIER_ID, manufacturedItemId: ID2, packerCompanyId: 'p' });
-    expect((await call('PATCH', `/api/manufacturedItems/${ID2}`, { manufacturedItemName: 'n' })).body).toEqual({ manufacturedItemId: ID2 });
-    expect((await call('PATCH', `/api/manufacturedItems/${ID2}`, { supplierCompanyId: DEMO_SUPPLIER_ID })).status).toBe(400);
+    await call('POST', `/api/tradeItem/${ID1}/manufacturedItem`, {
+      supplierCompanyId: DEMO_SUPPLIER_ID,
+      manufacturedItemId: ID2,
+      packerCompanyId: 'p',
+    });
+    expect((await call('PATCH', `/api/manufacturedItems/${ID2}`, { manufacturedItemName: 'n' })).body).toEqual({
+      manufacturedItemId: ID2,
+    });
+    expect((await call('PATCH', `/api/manufacturedItems/${ID2}`, { supplierCompanyId: DEMO_SUPPLIER_ID })).status).toBe(
+      400,
+    );
     await call('PUT', `/api/manufacturedItems/${ID2}`, { countriesOfOrigin: ['DE'] });
-    const m = (await call('GET', `/api/manufactureditems?OwnerCompanyId=${DEMO_COMPANY_ID}`)).body!.manufacturedItems[0];
-    expect(m).toEqual({ manufacturedItemId: ID2, tradeItemId: ID1, ownerCompanyId: DEMO_COMPANY_ID, supplierCompanyId: DEMO_SUPPLIER_ID, archived: false, countriesOfOrigin: ['DE'] });
+    const m = (await call('GET', `/api/manufactureditems?OwnerCompanyId=${DEMO_COMPANY_ID}`)).body!
+      .manufacturedItems[0];
+    expect(m).toEqual({
+      manufacturedItemId: ID2,
+      tradeItemId: ID1,
+      ownerCompanyId: DEMO_COMPANY_ID,
+      supplierCompanyId: DEMO_SUPPLIER_ID,
+      archived: false,
+      countriesOfOrigin: ['DE'],
+    });
     expect((await call('PUT', `/api/manufacturedItems/${ID1}`, {})).status).toBe(404);
   });
 });
@@ -242,46 +383,91 @@ describe('sandbox product API: brands', () => {
     const brandId = c.body!.brandId as string;
     expect((await call('PUT', `/api/brands/${brandId}`, { name: 'Lactalis' })).body).toEqual({ brandId });
     expect((await call('DELETE', `/api/brands/${brandId}/enable`)).status).toBe(200);
-    expect((await call('GET', `/api/brands?companyId=${DEMO_COMPANY_ID}`)).body).toEqual([{ brandId, name: 'Lactalis', companyId: DEMO_COMPANY_ID, archived: true }]);
+    expect((await call('GET', `/api/brands?companyId=${DEMO_COMPANY_ID}`)).body).toEqual([
+      { brandId, name: 'Lactalis', companyId: DEMO_COMPANY_ID, archived: true },
+    ]);
     expect((await call('POST', `/api/brands/${brandId}/enable`)).body).toEqual({ brandId });
-    expect((await call('GET', '/api/brands')).body).toEqual([{ brandId, name: 'Lactalis', companyId: DEMO_COMPANY_ID, archived: false }]);
+    expect((await call('GET', '/api/brands')).body).toEqual([
+      { brandId, name: 'Lactalis', companyId: DEMO_COMPANY_ID, archived: false },
+    ]);
     expect((await call('DELETE', `/api/brands/${brandId}/enable`, undefined, OTHER)).status).toBe(404);
     expect((await call('PUT', `/api/brands/${brandId}`, { name: 'x' }, OTHER)).status).toBe(404);
   });
   it('validates brand bodies', async () => {
     const r = await call('POST', '/api/brands', { companyId: 'x', name: '', color: 'red' });
-    expect((r.body!.errors as { property: string }[]).map((e) => e.property).sort()).toEqual(['color', 'companyId', 'name']);
+    expect((r.body!.errors as { property: string }[]).map((e) => e.property).sort()).toEqual([
+      'color',
+      'companyId',
+      'name',
+    ]);
   });
 });
 
 describe('sandbox: auth, media types, routing', () => {
   it('answers 401 with the problem body when the token is missing or unknown', async () => {
-    for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
+    for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: 'Basic abc' }] as Record<
+      string,
+      string
+    >[]) {
       const r = await call('GET', `/api/tradeitems?OwnerCompanyId=${DEMO_COMPANY_ID}`, undefined, headers);
       expect(r.status).toBe(401);
-      expect(r.body).toEqual({ type: 'https://tools.ietf.org/html/rfc7235#section-3.1', title: 'Unauthorized', status: 401, errors: [] });
+      expect(r.body).toEqual({
+        type: 'https://tools.ietf.org/html/rfc7235#section-3.1',
+        title: 'Unauthorized',
+        status: 401,
+        errors: [],
+      });
     }
   });
   it('accepts tokens given at start, with their company and internal flag', async () => {
     app = buildSandbox({ tokens: [{ token: 'demo', companyId: OTHER_COMPANY_ID, internal: true }] });
-    const r = await createItem({ createdBy: 'u', tradeItemId: ID1, ownerCompanyId: OTHER_COMPANY_ID }, { authorization: 'Bearer demo' });
+    const r = await createItem(
+      { createdBy: 'u', tradeItemId: ID1, ownerCompanyId: OTHER_COMPANY_ID },
+      { authorization: 'Bearer demo' },
+    );
     expect(r.status).toBe(200);
-    expect((await call('POST', `/api/tradeitems/${ID1}/enable`, undefined, { authorization: 'Bearer demo' })).status).toBe(200);
+    expect(
+      (await call('POST', `/api/tradeitems/${ID1}/enable`, undefined, { authorization: 'Bearer demo' })).status,
+    ).toBe(200);
   });
   it('accepts the three JSON media types and answers 415 otherwise', async () => {
     const payload = JSON.stringify({ tradeItemName: 'x', ownerCompanyId: DEMO_COMPANY_ID });
-    for (const type of ['application/json', 'application/json-patch+json', 'application/vnd.acme+json', 'application/json; charset=utf-8']) {
-      const r = await app.inject({ method: 'POST', url: '/api/tradeItem', headers: { ...AUTH, 'content-type': type }, payload });
+    for (const type of [
+      'application/json',
+      'application/json-patch+json',
+      'application/vnd.acme+json',
+      'application/json; charset=utf-8',
+    ]) {
+      const r = await app.inject({
+        method: 'POST',
+        url: '/api/tradeItem',
+        headers: { ...AUTH, 'content-type': type },
+        payload,
+      });
       expect(r.statusCode, type).toBe(200);
     }
     for (const type of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded']) {
-      const r = await app.inject({ method: 'POST', url: '/api/tradeItem', headers: { ...AUTH, 'content-type': type }, payload });
+      const r = await app.inject({
+        method: 'POST',
+        url: '/api/tradeItem',
+        headers: { ...AUTH, 'content-type': type },
+        payload,
+      });
       expect(r.statusCode, type).toBe(415);
-      expect(r.json()).toMatchObject({ type: 'https://tools.ietf.org/html/rfc7231#section-6.5.13', status: 415, errors: [] });
+      expect(r.json()).toMatchObject({
+        type: 'https://tools.ietf.org/html/rfc7231#section-6.5.13',
+        status: 415,
+        errors: [],
+      });
     }
   });
   it('answers 400 naming body for malformed JSON or a non-object body', async () => {
-    const r = await app.inject({ method: 'POST', url: '/api/tradeItem', headers: { ...AUTH, 'content-type': 'application/json' }, payload: '{"a":' });
+    const r = await app.inject({
+      method: 'POST',
+      url: '/api/tradeItem',
+      headers: { ...AUTH, 'content-type': 'application/json' },
+      payload: '{"a":',
+    });
     expect(r.statusCode).toBe(400);
     expect(r.json().errors[0]).toMatchObject({ code: 'INVALID_REQUEST', property: 'body' });
     expect((await call('POST', '/api/tradeItem', [1, 2])).body!.errors[0]).toMatchObject({ property: 'body' });

@@ -5,13 +5,30 @@ import type { ReferenceSeed, SeedRecord } from '../src/sandbox/seed/index.ts';
 import { LIST_NAMES, LOOKUPS } from '../src/api/fields.ts';
 
 // A tiny seed of our own, so these tests pin the server's behaviour independently of the real reference data.
-const rec = (id: string, code: string, names: Record<string, string>, parentId?: string | null, extra?: Record<string, unknown>): SeedRecord => ({
-  id, code, names, ...(parentId !== undefined ? { parentId } : {}), ...(extra ? { extra } : {}),
+const rec = (
+  id: string,
+  code: string,
+  names: Record<string, string>,
+  parentId?: string | null,
+  extra?: Record<string, unknown>,
+): SeedRecord => ({
+  id,
+  code,
+  names,
+  ...(parentId !== undefined ? { parentId } : {}),
+  ...(extra ? { extra } : {}),
 });
 const U = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
-const empty = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, [] as SeedRecord[]])) as Record<K, SeedRecord[]>;
+const empty = <K extends string>(keys: readonly K[]) =>
+  Object.fromEntries(keys.map((k) => [k, [] as SeedRecord[]])) as Record<K, SeedRecord[]>;
 const seed: ReferenceSeed = {
-  lists: { ...empty(LIST_NAMES), languages: [rec(U(1), 'fr', { 'en-US': 'French', 'fr-FR': 'français' }), rec(U(2), 'gsw', { 'en-US': 'Swiss German' })] },
+  lists: {
+    ...empty(LIST_NAMES),
+    languages: [
+      rec(U(1), 'fr', { 'en-US': 'French', 'fr-FR': 'français' }),
+      rec(U(2), 'gsw', { 'en-US': 'Swiss German' }),
+    ],
+  },
   lookups: {
     ...empty(LOOKUPS.map((l) => l.kind)),
     allergens: [
@@ -37,7 +54,11 @@ beforeAll(() => {
   app = buildSandbox({ referenceSeed: seed });
 });
 const get = async (url: string, headers: Record<string, string> = {}) => {
-  const res = await app.inject({ method: 'GET', url, headers: { authorization: 'Bearer sandbox-token', accept: 'application/json', ...headers } });
+  const res = await app.inject({
+    method: 'GET',
+    url,
+    headers: { authorization: 'Bearer sandbox-token', accept: 'application/json', ...headers },
+  });
   return { status: res.statusCode, type: String(res.headers['content-type']), body: JSON.parse(res.body) as Json };
 };
 
@@ -47,21 +68,38 @@ describe('sandbox reference API: lists', () => {
       { id: U(1), code: 'fr', name: 'French' },
       { id: U(2), code: 'gsw', name: 'Swiss German' },
     ]);
-    expect((await get('/v2/lists/languages?LanguageCode=FR-fr')).body).toEqual([{ id: U(1), code: 'fr', name: 'français' }]);
+    expect((await get('/v2/lists/languages?LanguageCode=FR-fr')).body).toEqual([
+      { id: U(1), code: 'fr', name: 'français' },
+    ]);
     expect((await get(`/v2/lists/languages?LanguageCode=fr-FR&CompanyId=${U(99)}`)).status).toBe(200);
   });
   it('answers 400 naming listName for an unknown list, CompanyId when not a uuid', async () => {
     const r = await get('/v2/lists/colours');
     expect(r.status).toBe(400);
     expect(r.body).toEqual({
-      type: 'https://tools.ietf.org/html/rfc7231#section-6.5.1', title: 'Bad Request', status: 400,
+      type: 'https://tools.ietf.org/html/rfc7231#section-6.5.1',
+      title: 'Bad Request',
+      status: 400,
       errors: [{ code: 'INVALID_REQUEST', property: 'listName', message: expect.any(String), detail: null }],
     });
     expect((await get('/v2/lists/languages?CompanyId=x')).body.errors[0]).toMatchObject({ property: 'CompanyId' });
   });
   it('answers a list item in the language, and the special 404 when missing or untranslated', async () => {
-    expect((await get(`/v2/lists/languages/${U(1)}?LanguageCode=fr-FR`)).body).toEqual({ id: U(1), code: 'fr', name: 'français', languageCode: 'fr-FR' });
-    const notFound = { type: 'https://tools.ietf.org/html/rfc7231#section-6.5.4', title: 'Not Found', status: 404, errors: [], detail: null, instance: null, extensions: {} };
+    expect((await get(`/v2/lists/languages/${U(1)}?LanguageCode=fr-FR`)).body).toEqual({
+      id: U(1),
+      code: 'fr',
+      name: 'français',
+      languageCode: 'fr-FR',
+    });
+    const notFound = {
+      type: 'https://tools.ietf.org/html/rfc7231#section-6.5.4',
+      title: 'Not Found',
+      status: 404,
+      errors: [],
+      detail: null,
+      instance: null,
+      extensions: {},
+    };
     const untranslated = await get(`/v2/lists/languages/${U(2)}?LanguageCode=fr-FR`);
     expect(untranslated.status).toBe(404);
     expect(untranslated.body).toEqual(notFound);
@@ -72,29 +110,56 @@ describe('sandbox reference API: lists', () => {
 
 describe('sandbox reference API: lookups', () => {
   it('answers a record with id, code, name, languageCode, parentId and extras', async () => {
-    expect((await get(`/v2/allergens/${U(11)}?languageCode=fr-FR`)).body).toEqual({ id: U(11), code: 'WHEAT', name: 'Blé', languageCode: 'fr-FR', parentId: U(10) });
+    expect((await get(`/v2/allergens/${U(11)}?languageCode=fr-FR`)).body).toEqual({
+      id: U(11),
+      code: 'WHEAT',
+      name: 'Blé',
+      languageCode: 'fr-FR',
+      parentId: U(10),
+    });
     expect((await get(`/v2/allergens/${U(10)}`)).body).toMatchObject({ parentId: null });
-    expect((await get(`/v2/countries/${U(20)}`)).body).toEqual({ id: U(20), code: 'FR', name: 'France', languageCode: 'en-US', alpha3: 'FRA' });
+    expect((await get(`/v2/countries/${U(20)}`)).body).toEqual({
+      id: U(20),
+      code: 'FR',
+      name: 'France',
+      languageCode: 'en-US',
+      alpha3: 'FRA',
+    });
     expect((await get(`/v2/nutrients/${U(40)}`)).body).toMatchObject({ code: 'FAT', unit: 'GRM' });
   });
   it('adds the chain of parents, nearest first, with includeParents=true', async () => {
     const r = await get(`/v2/allergens/${U(12)}?includeParents=true`);
     expect((r.body.parents as { code: string }[]).map((p) => p.code)).toEqual(['WHEAT', 'GLUTEN']);
     expect((await get(`/v2/allergens/${U(12)}?includeParents=false`)).body.parents).toBeUndefined();
-    expect((await get(`/v2/allergens/${U(12)}?includeParents=maybe`)).body.errors[0]).toMatchObject({ property: 'includeParents' });
+    expect((await get(`/v2/allergens/${U(12)}?includeParents=maybe`)).body.errors[0]).toMatchObject({
+      property: 'includeParents',
+    });
   });
   it('answers 404 with empty errors when the record is missing or has no translation', async () => {
     const r = await get(`/v2/allergens/${U(12)}?languageCode=fr-FR`);
     expect(r.status).toBe(404);
-    expect(r.body).toEqual({ type: 'https://tools.ietf.org/html/rfc7231#section-6.5.4', title: 'Not Found', status: 404, errors: [] });
+    expect(r.body).toEqual({
+      type: 'https://tools.ietf.org/html/rfc7231#section-6.5.4',
+      title: 'Not Found',
+      status: 404,
+      errors: [],
+    });
     expect((await get(`/v2/substances/${U(12)}`)).status).toBe(404);
   });
   it('answers 400 naming the path parameter when an id is not a uuid', async () => {
-    expect((await get('/v2/countries/FR')).body.errors[0]).toMatchObject({ property: 'countryId', code: 'INVALID_REQUEST' });
+    expect((await get('/v2/countries/FR')).body.errors[0]).toMatchObject({
+      property: 'countryId',
+      code: 'INVALID_REQUEST',
+    });
     expect((await get('/v2/harmonized-codes/cheese')).body.errors[0]).toMatchObject({ property: 'hsCode' });
   });
   it('looks harmonized codes up by code (with or without dots), parents included on request', async () => {
-    expect((await get('/v2/harmonized-codes/0406')).body).toMatchObject({ id: U(31), code: '0406', name: 'Cheese and curd', parentId: U(30) });
+    expect((await get('/v2/harmonized-codes/0406')).body).toMatchObject({
+      id: U(31),
+      code: '0406',
+      name: 'Cheese and curd',
+      parentId: U(30),
+    });
     expect((await get('/v2/harmonized-codes/04')).body).toMatchObject({ code: '04' });
     const r = await get('/v2/harmonized-codes/0406.90?includeParents=true');
     expect((r.body.parents as { code: string }[]).map((p) => p.code)).toEqual(['0406', '04']);
@@ -116,6 +181,11 @@ describe('sandbox reference API: lookups', () => {
   it('answers 401 without a credential', async () => {
     const res = await app.inject({ method: 'GET', url: '/v2/lists/languages' });
     expect(res.statusCode).toBe(401);
-    expect(res.json()).toEqual({ type: 'https://tools.ietf.org/html/rfc7235#section-3.1', title: 'Unauthorized', status: 401, errors: [] });
+    expect(res.json()).toEqual({
+      type: 'https://tools.ietf.org/html/rfc7235#section-3.1',
+      title: 'Unauthorized',
+      status: 401,
+      errors: [],
+    });
   });
 });

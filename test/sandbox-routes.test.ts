@@ -40,7 +40,12 @@ describe('sandbox routes', () => {
   it('answers every list and a record of every lookup kind from the real seed', async () => {
     const app = buildSandbox();
     const seed = loadReferenceSeed();
-    const get = (url: string) => app.inject({ method: 'GET', url, headers: { authorization: 'Bearer sandbox-token', accept: 'application/json' } });
+    const get = (url: string) =>
+      app.inject({
+        method: 'GET',
+        url,
+        headers: { authorization: 'Bearer sandbox-token', accept: 'application/json' },
+      });
     for (const list of LIST_NAMES) {
       const res = await get(`/v2/lists/${list}`);
       expect(res.statusCode, list).toBe(200);
@@ -58,12 +63,21 @@ describe('sandbox routes', () => {
   it('answers 404 in fr-FR for real records that have no French name', async () => {
     const app = buildSandbox();
     const seed = loadReferenceSeed();
-    const get = (url: string) => app.inject({ method: 'GET', url, headers: { authorization: 'Bearer sandbox-token', accept: 'application/json' } });
+    const get = (url: string) =>
+      app.inject({
+        method: 'GET',
+        url,
+        headers: { authorization: 'Bearer sandbox-token', accept: 'application/json' },
+      });
     for (const { source, code } of MISSING_FRENCH_EXAMPLES) {
       const isList = (LIST_NAMES as readonly string[]).includes(source);
-      const records = isList ? seed.lists[source as (typeof LIST_NAMES)[number]] : seed.lookups[source as (typeof LOOKUPS)[number]['kind']];
+      const records = isList
+        ? seed.lists[source as (typeof LIST_NAMES)[number]]
+        : seed.lookups[source as (typeof LOOKUPS)[number]['kind']];
       const r = records.find((x) => x.code === code)!;
-      const path = isList ? `/v2/lists/${source}/${r.id}?LanguageCode=fr-FR` : `/v2/${source}/${source === 'harmonized-codes' ? code : r.id}?languageCode=fr-FR`;
+      const path = isList
+        ? `/v2/lists/${source}/${r.id}?LanguageCode=fr-FR`
+        : `/v2/${source}/${source === 'harmonized-codes' ? code : r.id}?languageCode=fr-FR`;
       const res = await get(path);
       expect(res.statusCode, path).toBe(404);
       expect(res.json().errors, path).toEqual([]);

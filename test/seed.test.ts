@@ -67,7 +67,27 @@ describe('reference seed', () => {
       'en-US': 'Atlantic, Northeast',
       'fr-FR': 'Atlantique, Nord-Est',
     });
-    const marine = ['18', '21', '27', '31', '34', '37', '41', '47', '48', '51', '57', '58', '61', '67', '71', '77', '81', '87', '88'];
+    const marine = [
+      '18',
+      '21',
+      '27',
+      '31',
+      '34',
+      '37',
+      '41',
+      '47',
+      '48',
+      '51',
+      '57',
+      '58',
+      '61',
+      '67',
+      '71',
+      '77',
+      '81',
+      '87',
+      '88',
+    ];
     for (const code of marine) expect(byCode(seed.lookups['fishing-zones'], code).parentId).toBeNull();
   });
 
@@ -137,7 +157,8 @@ describe('reference seed', () => {
   it('has records deliberately lacking fr-FR, and says which', () => {
     expect(MISSING_FRENCH_EXAMPLES.length).toBeGreaterThan(0);
     for (const { source, code } of MISSING_FRENCH_EXAMPLES) {
-      const records = (seed.lists as Record<string, SeedRecord[]>)[source] ?? (seed.lookups as Record<string, SeedRecord[]>)[source];
+      const records =
+        (seed.lists as Record<string, SeedRecord[]>)[source] ?? (seed.lookups as Record<string, SeedRecord[]>)[source];
       const r = byCode(records ?? [], code);
       expect(r.names['en-US'], `${source} ${code}`).toBeTruthy();
       expect(r.names['fr-FR'], `${source} ${code}`).toBeUndefined();

@@ -9,7 +9,11 @@ import { sha256File } from '../src/pipeline/run/run-state.ts';
 describe('sha256File', () => {
   it('hashes a small file (read whole, off the calling thread) and a large one (streamed) as sha256 of their bytes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-sha-'));
-    for (const [name, bytes] of [['empty', 0], ['small', 70_000], ['large', 17 * 1024 * 1024 + 3]] as const) {
+    for (const [name, bytes] of [
+      ['empty', 0],
+      ['small', 70_000],
+      ['large', 17 * 1024 * 1024 + 3],
+    ] as const) {
       const data = Buffer.alloc(bytes);
       for (let i = 0; i < bytes; i++) data[i] = (i * 7919) & 0xff;
       const file = join(dir, name);

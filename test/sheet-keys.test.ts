@@ -89,7 +89,8 @@ describe('SheetKeys', () => {
     keys.finish();
     expect(keys.distinct).toBe(n);
     expect(keys.duplicated).toBe(0);
-    for (const r of [0, BLOCK - 1, BLOCK, BLOCK + 1, n - 1]) expect(keys.has(String(10_000_000_000_000 + r * 7))).toBe(true);
+    for (const r of [0, BLOCK - 1, BLOCK, BLOCK + 1, n - 1])
+      expect(keys.has(String(10_000_000_000_000 + r * 7))).toBe(true);
     expect(keys.has(String(10_000_000_000_000 + 3))).toBe(false);
   });
 

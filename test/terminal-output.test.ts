@@ -15,7 +15,9 @@ function logOnce(env: Record<string, string>): string {
 logger.info({ runId: 'r-1', rows: 30, file: 'a b.csv' }, 'run finished');
 logger.warn({ err: new Error('boom') }, 'something failed');`;
   const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
-    cwd: root, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
+    cwd: root,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
   });
   expect(r.status, r.stderr).toBe(0);
   return r.stderr;
@@ -51,17 +53,21 @@ describe('terminal output', () => {
 
   it('the sandbox banner names the token (and the settings) to use', () => {
     const banner = sandboxBanner('http://127.0.0.1:4010');
-    expect(banner).toContain('PRODUCT_API_URL=http://127.0.0.1:4010 REFERENCE_API_URL=http://127.0.0.1:4010 API_TOKEN=sandbox-token');
+    expect(banner).toContain(
+      'PRODUCT_API_URL=http://127.0.0.1:4010 REFERENCE_API_URL=http://127.0.0.1:4010 API_TOKEN=sandbox-token',
+    );
     expect(banner).toContain('sandbox-internal-token (demo company, internal)');
     expect(banner).toContain('API_CLIENT_ID=sandbox-client API_CLIENT_SECRET=sandbox-secret');
   });
 });
 
 describe('the demo', () => {
-  it('prints its summaries and table without the runs\' log lines in between', () => {
+  it("prints its summaries and table without the runs' log lines in between", () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-demo-'));
     const r = spawnSync(process.execPath, ['bin/product-sync.mjs', 'demo', '--report-dir', dir], {
-      cwd: root, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      cwd: root,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
     });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/Second pass: every valid row unchanged/);

@@ -41,31 +41,76 @@ function unzipTest(file: string): void {
   expect(r.stdout).toContain('No errors detected');
 }
 /** The local headers of a zip in file order: name, flags, method and the sizes they declare (no data descriptors). */
-function localHeaders(file: string): { name: string; flags: number; method: number; crc: number; compressed: number; uncompressed: number }[] {
+function localHeaders(
+  file: string,
+): { name: string; flags: number; method: number; crc: number; compressed: number; uncompressed: number }[] {
   const b = readFileSync(file);
   const out = [];
-  for (let p = 0; b.readUInt32LE(p) === 0x04034b50; ) {
+  for (let p = 0; b.readUInt32LE(p) === 0x04034b50;) {
     const nameLen = b.readUInt16LE(p + 26);
     const extraLen = b.readUInt16LE(p + 28);
-    const e = { name: b.toString('utf8', p + 30, p + 30 + nameLen), flags: b.readUInt16LE(p + 6), method: b.readUInt16LE(p + 8), crc: b.readUInt32LE(p + 14), compressed: b.readUInt32LE(p + 18), uncompressed: b.readUInt32LE(p + 22) };
+    const e = {
+      name: b.toString('utf8', p + 30, p + 30 + nameLen),
+      flags: b.readUInt16LE(p + 6),
+      method: b.readUInt16LE(p + 8),
+      crc: b.readUInt32LE(p + 14),
+      compressed: b.readUInt32LE(p + 18),
+      uncompressed: b.readUInt32LE(p + 22),
+    };
     out.push(e);
     p += 30 + nameLen + extraLen + e.compressed;
   }
   return out;
 }
 
-const HEADER = ['Code-barres', 'Désignation', 'Quantité', 'Notes', 'Une colonne au titre vraiment très très long pour la largeur'];
+const HEADER = [
+  'Code-barres',
+  'Désignation',
+  'Quantité',
+  'Notes',
+  'Une colonne au titre vraiment très très long pour la largeur',
+];
 const LONG = 'Lorem ipsum dolor sit amet, 😀 é à ü. '.repeat(800); // ~30 000 characters, under Excel's 32 767
 // [written, read back]: XML parsers turn CR LF and a lone CR into LF (XML end-of-line handling).
 const ROWS: [string[], string[]][] = [
-  [['00012345678905', 'Crème brûlée', '0', 'Ærøskøbing ß ç ñ 漢字', ''], ['00012345678905', 'Crème brûlée', '0', 'Ærøskøbing ß ç ñ 漢字', '']],
-  [['0001', 'emoji 😀👍🏽 and a flag 🇫🇷', '007', '', 'x'], ['0001', 'emoji 😀👍🏽 and a flag 🇫🇷', '007', '', 'x']],
-  [[`a & b < c > d "e" 'f'`, '&amp; &lt; literally', '<t>not a tag</t>', ']]>', "'"], [`a & b < c > d "e" 'f'`, '&amp; &lt; literally', '<t>not a tag</t>', ']]>', "'"]],
-  [['ctrl\u0000\u0001\u0008\u000B\u000C\u001F\u007F.', 'tab\there', 'lone \uD800 high, lone \uDC00 low, \uFFFE\uFFFF', 'pair 𝄞 ok', ''], ['ctrl\u007F.', 'tab\there', 'lone  high, lone  low, ', 'pair 𝄞 ok', '']],
-  [['', '', '', '', 'only the last'], ['', '', '', '', 'only the last']],
-  [['line 1\nline 2\r\nline 3\rline 4', '  leading and trailing spaces  ', '\n', ' ', 'end'], ['line 1\nline 2\nline 3\nline 4', '  leading and trailing spaces  ', '\n', ' ', 'end']],
-  [['long', LONG, '', '', ''], ['long', LONG, '', '', '']],
-  [['_x0041_ stays literal', '_x_ and _x12_', '', '', ''], ['_x0041_ stays literal', '_x_ and _x12_', '', '', '']],
+  [
+    ['00012345678905', 'Crème brûlée', '0', 'Ærøskøbing ß ç ñ 漢字', ''],
+    ['00012345678905', 'Crème brûlée', '0', 'Ærøskøbing ß ç ñ 漢字', ''],
+  ],
+  [
+    ['0001', 'emoji 😀👍🏽 and a flag 🇫🇷', '007', '', 'x'],
+    ['0001', 'emoji 😀👍🏽 and a flag 🇫🇷', '007', '', 'x'],
+  ],
+  [
+    [`a & b < c > d "e" 'f'`, '&amp; &lt; literally', '<t>not a tag</t>', ']]>', "'"],
+    [`a & b < c > d "e" 'f'`, '&amp; &lt; literally', '<t>not a tag</t>', ']]>', "'"],
+  ],
+  [
+    [
+      'ctrl\u0000\u0001\u0008\u000B\u000C\u001F\u007F.',
+      'tab\there',
+      'lone \uD800 high, lone \uDC00 low, \uFFFE\uFFFF',
+      'pair 𝄞 ok',
+      '',
+    ],
+    ['ctrl\u007F.', 'tab\there', 'lone  high, lone  low, ', 'pair 𝄞 ok', ''],
+  ],
+  [
+    ['', '', '', '', 'only the last'],
+    ['', '', '', '', 'only the last'],
+  ],
+  [
+    ['line 1\nline 2\r\nline 3\rline 4', '  leading and trailing spaces  ', '\n', ' ', 'end'],
+    ['line 1\nline 2\nline 3\nline 4', '  leading and trailing spaces  ', '\n', ' ', 'end'],
+  ],
+  [
+    ['long', LONG, '', '', ''],
+    ['long', LONG, '', '', ''],
+  ],
+  [
+    ['_x0041_ stays literal', '_x_ and _x12_', '', '', ''],
+    ['_x0041_ stays literal', '_x_ and _x12_', '', '', ''],
+  ],
 ];
 
 describe('XlsxWriter', () => {
@@ -91,7 +136,9 @@ describe('XlsxWriter', () => {
     expect(headers).toEqual(HEADER);
     // The sheet reader skips rows wholly empty and reads blank cells as null.
     const blankEmpty = (v: string) => (v.trim() === '' ? '' : v);
-    expect(rows.map((r) => r.cells.map((c) => (c === null ? '' : c)))).toEqual(ROWS.map(([, read]) => read.map(blankEmpty)));
+    expect(rows.map((r) => r.cells.map((c) => (c === null ? '' : c)))).toEqual(
+      ROWS.map(([, read]) => read.map(blankEmpty)),
+    );
     expect(rows.map((r) => r.row)).toEqual(ROWS.map((_, i) => i + 2));
     expect(rows.flatMap((r) => r.issues)).toEqual([]);
   });
@@ -101,7 +148,13 @@ describe('XlsxWriter', () => {
     const header = ['row', 'outcome', 'note'];
     const table = ['valid', 'invalid', ' spaced '];
     const w = new XlsxWriter(file, 'rows', header, { sharedStrings: { columns: [1], values: table } });
-    const lines = [['2', 'valid', 'valid'], ['3', 'invalid', ''], ['4', 'other', 'x'], ['5', ' spaced ', 'invalid'], ['6', '', 'y']];
+    const lines = [
+      ['2', 'valid', 'valid'],
+      ['3', 'invalid', ''],
+      ['4', 'other', 'x'],
+      ['5', ' spaced ', 'invalid'],
+      ['6', '', 'y'],
+    ];
     for (const l of lines) await w.line(l);
     await w.close();
     unzipTest(file);
@@ -119,13 +172,20 @@ describe('XlsxWriter', () => {
     ws.eachRow((r) => r.eachCell((c) => expect(c.type).toBe(ExcelJS.ValueType.String)));
     const { headers, rows } = await readOurs(file);
     expect(headers).toEqual(header);
-    expect(rows.map((r) => r.cells.map((c) => (c === null ? '' : c)))).toEqual(lines.map((l) => l.map((v) => (v.trim() === '' ? '' : v))));
+    expect(rows.map((r) => r.cells.map((c) => (c === null ? '' : c)))).toEqual(
+      lines.map((l) => l.map((v) => (v.trim() === '' ? '' : v))),
+    );
   });
 
   it('writes the values of a number column as number cells: exceljs and our reader read numbers, the other cells stay text', async () => {
     const file = tempFile();
     const w = new XlsxWriter(file, 'rows', ['row', 'key'], { numberColumns: [0] });
-    for (const l of [['2', '0001'], ['10', '0002'], ['', '0003']]) await w.line(l);
+    for (const l of [
+      ['2', '0001'],
+      ['10', '0002'],
+      ['', '0003'],
+    ])
+      await w.line(l);
     await w.close();
     unzipTest(file);
     const unzipped = spawnSync('unzip', ['-p', file, 'xl/worksheets/sheet1.xml'], { encoding: 'utf8' });
@@ -135,9 +195,18 @@ describe('XlsxWriter', () => {
       expect(unzipped.stdout).toContain('<c r="A1" t="inlineStr"><is><t>row</t></is></c>');
     }
     const ws = await readExcelJs(file);
-    expect(excelJsRows(ws, 2)).toEqual([['row', 'key'], [2, '0001'], [10, '0002'], ['', '0003']]);
+    expect(excelJsRows(ws, 2)).toEqual([
+      ['row', 'key'],
+      [2, '0001'],
+      [10, '0002'],
+      ['', '0003'],
+    ]);
     const { rows } = await readOurs(file);
-    expect(rows.map((r) => r.cells)).toEqual([[2, '0001'], [10, '0002'], [null, '0003']]);
+    expect(rows.map((r) => r.cells)).toEqual([
+      [2, '0001'],
+      [10, '0002'],
+      [null, '0003'],
+    ]);
   });
 
   it('writes a zip without data descriptors: every local header carries its CRC and sizes, names flagged UTF-8', async () => {
@@ -146,7 +215,14 @@ describe('XlsxWriter', () => {
     for (let i = 0; i < 5000; i++) await w.line([`value ${i}`]);
     await w.close();
     const entries = localHeaders(file);
-    expect(entries.map((e) => e.name)).toEqual(['[Content_Types].xml', '_rels/.rels', 'xl/workbook.xml', 'xl/_rels/workbook.xml.rels', 'xl/styles.xml', 'xl/worksheets/sheet1.xml']);
+    expect(entries.map((e) => e.name)).toEqual([
+      '[Content_Types].xml',
+      '_rels/.rels',
+      'xl/workbook.xml',
+      'xl/_rels/workbook.xml.rels',
+      'xl/styles.xml',
+      'xl/worksheets/sheet1.xml',
+    ]);
     for (const e of entries) {
       expect(e.flags, e.name).toBe(0x0800);
       expect(e.method, e.name).toBe(8);
@@ -212,10 +288,12 @@ describe('XlsxWriter', () => {
   it('surfaces errors of the file, and abort removes the partial file', async () => {
     const missing = join(tempFile(), 'no-such-dir', 'x.xlsx');
     const w = new XlsxWriter(missing, 'rows', ['a']);
-    await expect((async () => {
-      for (let i = 0; i < 10; i++) await w.line(['x']);
-      await w.close();
-    })()).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(
+      (async () => {
+        for (let i = 0; i < 10; i++) await w.line(['x']);
+        await w.close();
+      })(),
+    ).rejects.toMatchObject({ code: 'ENOENT' });
 
     const file = tempFile();
     const a = new XlsxWriter(file, 'rows', ['a']);
@@ -237,10 +315,28 @@ describe('XlsxWriter', () => {
 
 describe('report XLSX past the row limit', () => {
   const summary = (): RunSummary => ({
-    runId: 'run-1', source: { file: 'in.csv', sha256: 'abc', rows: 5 }, mapping: 'm', mode: 'upsert', dryRun: false,
-    startedAt: 'a', finishedAt: 'b',
-    counts: { rows: 5, created: 0, updated: 0, unchanged: 0, archived: 0, unarchived: 0, invalid: 5, failed: 0, skipped: 0, notAttempted: 0, valid: 0 },
-    requests: { reference: 0, product: 0 }, exitCode: 1,
+    runId: 'run-1',
+    source: { file: 'in.csv', sha256: 'abc', rows: 5 },
+    mapping: 'm',
+    mode: 'upsert',
+    dryRun: false,
+    startedAt: 'a',
+    finishedAt: 'b',
+    counts: {
+      rows: 5,
+      created: 0,
+      updated: 0,
+      unchanged: 0,
+      archived: 0,
+      unarchived: 0,
+      invalid: 5,
+      failed: 0,
+      skipped: 0,
+      notAttempted: 0,
+      valid: 0,
+    },
+    requests: { reference: 0, product: 0 },
+    exitCode: 1,
   });
 
   it('keeps the CSVs complete, the XLSXs to the limit, and says so in summary.json', async () => {
@@ -250,10 +346,16 @@ describe('report XLSX past the row limit', () => {
     for (let i = 0; i < 4; i++) await w.addRejected(i + 2, [`0${i}`], []);
     const s = summary();
     await w.finish(s);
-    const notes = ['rows.xlsx holds the first 3 rows of 1 200; rows.csv holds them all', 'rejected.xlsx holds the first 3 rows of 4; rejected.csv holds them all'];
+    const notes = [
+      'rows.xlsx holds the first 3 rows of 1 200; rows.csv holds them all',
+      'rejected.xlsx holds the first 3 rows of 4; rejected.csv holds them all',
+    ];
     expect(s.notes).toEqual(notes);
     expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).notes).toEqual(notes);
-    const csv = Papa.parse<string[]>(readFileSync(join(dir, 'rows.csv'), 'utf8').slice(1), { newline: '\r\n', skipEmptyLines: true }).data;
+    const csv = Papa.parse<string[]>(readFileSync(join(dir, 'rows.csv'), 'utf8').slice(1), {
+      newline: '\r\n',
+      skipEmptyLines: true,
+    }).data;
     expect(csv).toHaveLength(1201);
     expect((await readOurs(join(dir, 'rows.xlsx'))).rows.map((r) => r.cells[1])).toEqual(['k0', 'k1', 'k2']);
     expect((await readOurs(join(dir, 'rejected.xlsx'))).rows.map((r) => r.cells[0])).toEqual(['00', '01', '02']);

@@ -76,7 +76,11 @@ export class OAuthClientCredentials implements Credential {
 
   private async fetch(): Promise<string> {
     const { tokenUrl: url, clientId, clientSecret, scope } = this.o;
-    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret });
+    const form = new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: clientSecret,
+    });
     if (scope) form.set('scope', scope);
     const started = (this.o.now ?? Date.now)();
     let res;
@@ -87,7 +91,11 @@ export class OAuthClientCredentials implements Credential {
           return sendRequest(this.o.dispatcher, {
             method: 'POST',
             url,
-            headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': this.o.userAgent },
+            headers: {
+              'content-type': 'application/x-www-form-urlencoded',
+              accept: 'application/json',
+              'user-agent': this.o.userAgent,
+            },
             body: form.toString(),
             timeouts: this.o.timeouts,
             signal: this.o.signal,
@@ -97,19 +105,35 @@ export class OAuthClientCredentials implements Credential {
           retryClass: 'retry',
           retry: this.o.retry,
           signal: this.o.signal,
-          onRetry: (attempt, delayMs, error) => this.o.onRetry?.({ api: 'token', endpoint: 'oauth.token', method: 'POST', url, attempt, delayMs, error }),
+          onRetry: (attempt, delayMs, error) =>
+            this.o.onRetry?.({ api: 'token', endpoint: 'oauth.token', method: 'POST', url, attempt, delayMs, error }),
         },
       );
     } catch (err) {
       // The token endpoint refusing the client is a credential problem, not an API outage.
-      if (err instanceof HttpError && err.status !== null && err.status >= 400 && err.status < 500 && err.status !== 429) {
-        throw new HttpError('PS_ERR_AUTH_TOKEN', { method: 'POST', url, status: err.status, body: err.body, outcomeUnknown: false });
+      if (
+        err instanceof HttpError &&
+        err.status !== null &&
+        err.status >= 400 &&
+        err.status < 500 &&
+        err.status !== 429
+      ) {
+        throw new HttpError('PS_ERR_AUTH_TOKEN', {
+          method: 'POST',
+          url,
+          status: err.status,
+          body: err.body,
+          outcomeUnknown: false,
+        });
       }
       throw err;
     }
     const body = res.body as { access_token?: unknown; expires_in?: unknown } | undefined;
     if (!body || typeof body.access_token !== 'string' || body.access_token === '') {
-      throw new ProductSyncError('PS_ERR_AUTH_TOKEN', `POST ${url}: the token endpoint answered without an access_token`);
+      throw new ProductSyncError(
+        'PS_ERR_AUTH_TOKEN',
+        `POST ${url}: the token endpoint answered without an access_token`,
+      );
     }
     const expiresIn = Number(body.expires_in);
     const lifetimeMs = Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn * 1000 : 3_600_000;

@@ -47,7 +47,10 @@ function arrayOf(item: ValueCheck): ValueCheck {
  * ownerCompanyId) passes when undefined. The keys the object has are walked (a row fills a few of the many fields an
  * operation takes), then the required fields it lacks are looked for.
  */
-export function objectCheck(fields: readonly FieldCheck[], skipUndefined: ReadonlySet<string> = new Set()): (obj: Record<string, unknown>) => boolean {
+export function objectCheck(
+  fields: readonly FieldCheck[],
+  skipUndefined: ReadonlySet<string> = new Set(),
+): (obj: Record<string, unknown>) => boolean {
   const byName = new Map<string, FieldCheck>();
   for (const f of fields) byName.set(f.name, { ...f, optional: f.optional || skipUndefined.has(f.name) });
   const required = [...byName.values()].filter((f) => !f.optional).map((f) => f.name);
@@ -94,7 +97,10 @@ function nestedCheck(name: NestedName, op: string): ValueCheck {
 
 const cache = new Map<BodyOperation, readonly FieldCheck[]>();
 
-/** The field checks of one body operation, as bodySchema builds its shape: required fields neither undefined nor null, non-empty strings trimmed first. */
+/**
+ * The field checks of one body operation, as bodySchema builds its shape: required fields neither undefined nor null,
+ * non-empty strings trimmed first.
+ */
 export function bodyFieldChecks(operation: BodyOperation): readonly FieldCheck[] {
   const hit = cache.get(operation);
   if (hit) return hit;

@@ -9,7 +9,8 @@ import { ReferenceClient } from './reference-client.ts';
 import { DEFAULT_RETRY, type RetryOptions } from './retry.ts';
 
 /** A bearer credential: a static token, or OAuth2 client credentials. */
-export type CredentialOptions = { token: string } | { tokenUrl: string; clientId: string; clientSecret: string; scope?: string };
+export type CredentialOptions =
+  { token: string } | { tokenUrl: string; clientId: string; clientSecret: string; scope?: string };
 
 /** Settings of {@link createApiClients}. */
 export interface ApiClientOptions {
@@ -70,7 +71,16 @@ export function createApiClients(options: ApiClientOptions): ApiClients {
   const credential: Credential =
     'token' in c
       ? new StaticCredential(c.token)
-      : new OAuthClientCredentials({ ...c, dispatcher, timeouts, retry, userAgent, onRetry: options.onRetry, signal: abort.signal, now: options.now });
+      : new OAuthClientCredentials({
+          ...c,
+          dispatcher,
+          timeouts,
+          retry,
+          userAgent,
+          onRetry: options.onRetry,
+          signal: abort.signal,
+          now: options.now,
+        });
   const transport = new ApiTransport({
     dispatcher,
     credential,
@@ -98,19 +108,33 @@ export function createApiClients(options: ApiClientOptions): ApiClients {
   };
 }
 
-/** The clients as the configuration (DESIGN §5.2) describes them; PS_ERR_CONFIG_INVALID when URLs or credential are missing. */
-export function apiClientsFromConfig(config: Config, extra: Omit<ApiClientOptions, 'productApiUrl' | 'referenceApiUrl' | 'credentials' | 'connections'> = {}): ApiClients {
+/**
+ * The clients as the configuration (DESIGN §5.2) describes them; PS_ERR_CONFIG_INVALID when URLs or credential are
+ * missing.
+ */
+export function apiClientsFromConfig(
+  config: Config,
+  extra: Omit<ApiClientOptions, 'productApiUrl' | 'referenceApiUrl' | 'credentials' | 'connections'> = {},
+): ApiClients {
   const missing: string[] = [];
   if (!config.PRODUCT_API_URL) missing.push('PRODUCT_API_URL');
   if (!config.REFERENCE_API_URL) missing.push('REFERENCE_API_URL');
   const oauth = config.API_TOKEN_URL && config.API_CLIENT_ID && config.API_CLIENT_SECRET;
   if (!config.API_TOKEN && !oauth) missing.push('API_TOKEN (or API_TOKEN_URL + API_CLIENT_ID + API_CLIENT_SECRET)');
   if (missing.length > 0) {
-    throw new ProductSyncError('PS_ERR_CONFIG_INVALID', `invalid configuration:\n${missing.map((m) => `  ${m}: required to reach the API`).join('\n')}`);
+    throw new ProductSyncError(
+      'PS_ERR_CONFIG_INVALID',
+      `invalid configuration:\n${missing.map((m) => `  ${m}: required to reach the API`).join('\n')}`,
+    );
   }
   const credentials: CredentialOptions = config.API_TOKEN
     ? { token: config.API_TOKEN }
-    : { tokenUrl: config.API_TOKEN_URL!, clientId: config.API_CLIENT_ID!, clientSecret: config.API_CLIENT_SECRET!, scope: config.API_SCOPE };
+    : {
+        tokenUrl: config.API_TOKEN_URL!,
+        clientId: config.API_CLIENT_ID!,
+        clientSecret: config.API_CLIENT_SECRET!,
+        scope: config.API_SCOPE,
+      };
   return createApiClients({
     ...extra,
     productApiUrl: config.PRODUCT_API_URL!,

@@ -96,6 +96,9 @@ export function fenceInterceptor(dispatch: Dispatcher.Dispatch): Dispatcher.Disp
   return (opts, handler) => {
     const fence = (opts as FencedDispatchOptions).fence;
     if (!fence) return dispatch(opts, handler);
-    return dispatch(opts, new FencedHandler(handler as NewStyleHandler, fence) as unknown as Dispatcher.DispatchHandler);
+    return dispatch(
+      opts,
+      new FencedHandler(handler as NewStyleHandler, fence) as unknown as Dispatcher.DispatchHandler,
+    );
   };
 }

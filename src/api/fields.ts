@@ -93,7 +93,13 @@ export const TRADE_ITEM_FIELDS: readonly FieldRule<TradeItemOp>[] = [
   { name: 'productLanguage', type: S, ops: ['C'] },
   { name: 'contacts', type: objs('contact'), ops: CPU },
   { name: 'customProductTypeId', type: S, ops: CPU },
-  { name: 'createdBy', type: S, ops: ['C'], internalOnly: true, note: 'user id of the creator; internal service requests only' },
+  {
+    name: 'createdBy',
+    type: S,
+    ops: ['C'],
+    internalOnly: true,
+    note: 'user id of the creator; internal service requests only',
+  },
   { name: 'harmonizedCode', type: S, ops: ['C', 'U'], note: 'not accepted by partial update' },
   { name: 'drainedNetWeight', type: obj('drainedNetWeight'), ops: CPU },
   { name: 'variableWeight', type: obj('variableWeight'), ops: CPU },
@@ -108,15 +114,38 @@ export const MANUFACTURED_ITEM_FIELDS: readonly FieldRule<ManufacturedItemOp>[] 
   { name: 'targetMarketsList', type: objs('targetMarket'), ops: ['A', 'B', 'P', 'U'] },
   { name: 'manufacturedItemStatusId', type: S, ops: ['A', 'B', 'P', 'U'] },
   { name: 'manufacturedItemId', type: S, ops: ['A'] },
-  { name: 'createdBy', type: S, ops: ['A'], internalOnly: true, note: 'creator user id; internal service requests only' },
+  {
+    name: 'createdBy',
+    type: S,
+    ops: ['A'],
+    internalOnly: true,
+    note: 'creator user id; internal service requests only',
+  },
 ];
 
 /** The trade item fields route B (POST /api/manufacturedItem) takes, exactly as the spec lists them. */
 export const ROUTE_B_TRADE_ITEM_FIELDS: readonly string[] = [
-  'tradeItemName', 'ownerCompanyId', 'tradeItemId', 'tradeItemStatusId', 'gtin', 'brandId', 'categoryListId',
-  'categoryItemId', 'netContentValue', 'netContentUnit', 'netContents', 'packagingNetContentDescription',
-  'manufacturingPeriod', 'comments', 'retailerCustomizedAttributes', 'isConsumerUnit', 'productCategories',
-  'multipack', 'productLanguage', 'contacts', 'customProductTypeId',
+  'tradeItemName',
+  'ownerCompanyId',
+  'tradeItemId',
+  'tradeItemStatusId',
+  'gtin',
+  'brandId',
+  'categoryListId',
+  'categoryItemId',
+  'netContentValue',
+  'netContentUnit',
+  'netContents',
+  'packagingNetContentDescription',
+  'manufacturingPeriod',
+  'comments',
+  'retailerCustomizedAttributes',
+  'isConsumerUnit',
+  'productCategories',
+  'multipack',
+  'productLanguage',
+  'contacts',
+  'customProductTypeId',
 ];
 
 /** A field of a nested object; `ops` limits it to some operations (comment.id: update and partial update only). */
@@ -183,10 +212,14 @@ export interface OperationField {
   op: string;
 }
 
-/** The fields each body operation accepts, derived from the tables above (route B: manufactured B + the exact trade item list). */
+/**
+ * The fields each body operation accepts, derived from the tables above (route B: manufactured B + the exact trade item
+ * list).
+ */
 export function operationFields(operation: BodyOperation): readonly OperationField[] {
   const trade = (op: TradeItemOp) => TRADE_ITEM_FIELDS.filter((f) => f.ops.includes(op)).map((rule) => ({ rule, op }));
-  const manu = (op: ManufacturedItemOp) => MANUFACTURED_ITEM_FIELDS.filter((f) => f.ops.includes(op)).map((rule) => ({ rule, op }));
+  const manu = (op: ManufacturedItemOp) =>
+    MANUFACTURED_ITEM_FIELDS.filter((f) => f.ops.includes(op)).map((rule) => ({ rule, op }));
   switch (operation) {
     case 'tradeItem.create':
       return trade('C');
@@ -198,7 +231,10 @@ export function operationFields(operation: BodyOperation): readonly OperationFie
       return manu('A');
     case 'manufacturedItem.createWithTradeItem':
       return [
-        ...TRADE_ITEM_FIELDS.filter((f) => ROUTE_B_TRADE_ITEM_FIELDS.includes(f.name)).map((rule) => ({ rule, op: 'C' })),
+        ...TRADE_ITEM_FIELDS.filter((f) => ROUTE_B_TRADE_ITEM_FIELDS.includes(f.name)).map((rule) => ({
+          rule,
+          op: 'C',
+        })),
         ...manu('B'),
       ];
     case 'manufacturedItem.patch':
@@ -217,13 +253,21 @@ export interface QueryParamRule {
   integer?: boolean;
 }
 
-const q = (names: string): QueryParamRule[] => names.split(/\s+/).filter(Boolean).map((name) => ({ name }));
+const q = (names: string): QueryParamRule[] =>
+  names
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((name) => ({ name }));
 
 /** Query parameters of GET /api/tradeitems. */
 export const TRADE_ITEM_SEARCH_PARAMS: readonly QueryParamRule[] = [
   { name: 'OwnerCompanyId', required: true, uuid: true },
-  ...q('BrandId CategoryId CategoryItemId GTIN NetContentValue NetContentUnit ItemName ProductRange FunctionalName Variant PackagingFormat'),
-  ...q('IsTradeItemVariableUnit IsTradeItemBaseUnit IsTradeItemSeasonal SeasonalAvailabilityStartDate SeasonalAvailabilityEndDate'),
+  ...q(
+    'BrandId CategoryId CategoryItemId GTIN NetContentValue NetContentUnit ItemName ProductRange FunctionalName Variant PackagingFormat',
+  ),
+  ...q(
+    'IsTradeItemVariableUnit IsTradeItemBaseUnit IsTradeItemSeasonal SeasonalAvailabilityStartDate SeasonalAvailabilityEndDate',
+  ),
   ...q('ProductTypeId DietTypeCodeId TradeItemStatus'),
   { name: 'Skip', integer: true },
   { name: 'Take', integer: true },
@@ -233,7 +277,9 @@ export const TRADE_ITEM_SEARCH_PARAMS: readonly QueryParamRule[] = [
 export const MANUFACTURED_ITEM_SEARCH_PARAMS: readonly QueryParamRule[] = [
   { name: 'OwnerCompanyId', required: true, uuid: true },
   ...q('SupplierCompanyId PackerCompanyId TradeItemId ManufacturedItemName StartAvailabilityDate EndAvailabilityDate'),
-  ...q('CountryOfOrigin TargetMarket PointOfSalesId BrandId TradeItemName CategoryId CategoryItemId NetContentValue NetContentUnitId GTIN'),
+  ...q(
+    'CountryOfOrigin TargetMarket PointOfSalesId BrandId TradeItemName CategoryId CategoryItemId NetContentValue NetContentUnitId GTIN',
+  ),
   { name: 'Skip', integer: true },
   { name: 'Take', integer: true },
 ];
@@ -274,9 +320,21 @@ export const LOOKUPS = [
   { kind: 'markets', param: 'marketId', idFormat: 'uuid', languageAware: false, hierarchy: false },
   { kind: 'nutrient-families', param: 'nutrientFamilyId', idFormat: 'uuid', languageAware: false, hierarchy: false },
   { kind: 'nutrients', param: 'nutrientId', idFormat: 'uuid', languageAware: false, hierarchy: false },
-  { kind: 'raw-material-classification-items', param: 'rawMaterialClassificationItemId', idFormat: 'uuid', languageAware: false, hierarchy: false },
+  {
+    kind: 'raw-material-classification-items',
+    param: 'rawMaterialClassificationItemId',
+    idFormat: 'uuid',
+    languageAware: false,
+    hierarchy: false,
+  },
   { kind: 'raw-material-parts', param: 'rawMaterialPartId', idFormat: 'uuid', languageAware: false, hierarchy: false },
-  { kind: 'substance-functions', param: 'substanceFunctionId', idFormat: 'uuid', languageAware: false, hierarchy: false },
+  {
+    kind: 'substance-functions',
+    param: 'substanceFunctionId',
+    idFormat: 'uuid',
+    languageAware: false,
+    hierarchy: false,
+  },
   { kind: 'substances', param: 'substanceId', idFormat: 'uuid', languageAware: false, hierarchy: false },
 ] as const;
 

@@ -30,7 +30,9 @@ export class LazyDispatcher {
     this.#options = options;
   }
 
-  /** The agent (fenced writes checked at the socket: fence.ts), created on first call; after close() every call rejects. */
+  /**
+   * The agent (fenced writes checked at the socket: fence.ts), created on first call; after close() every call rejects.
+   */
   get(): Promise<Dispatcher> {
     if (this.#closed) return Promise.reject(new Error('the HTTP client is closed'));
     return (this.#agent ??= loadUndici().then((u) => new u.Agent(this.#options).compose(fenceInterceptor)));
@@ -83,12 +85,22 @@ export interface SendInput {
   body?: string;
   timeouts: HttpTimeouts;
   signal?: AbortSignal;
-  /** A write's fence: made ready before the request is dispatched, checked again right before it is written (fence.ts). */
+  /**
+   * A write's fence: made ready before the request is dispatched, checked again right before it is written (fence.ts).
+   */
   fence?: Fence;
 }
 
 // Failures that happen before a byte of the request can have reached the server: safe to re-send even a create.
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 const TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 function errorCodeOf(err: unknown): string | undefined {
@@ -103,7 +115,10 @@ export function isAbortError(err: unknown): boolean {
   return (err as { name?: string } | null)?.name === 'AbortError' || errorCodeOf(err) === 'UND_ERR_ABORTED';
 }
 
-/** An undici / socket failure as an HttpError: PS_ERR_HTTP_TIMEOUT or PS_ERR_HTTP_CONNECTION, outcome unknown unless it failed before sending. */
+/**
+ * An undici / socket failure as an HttpError: PS_ERR_HTTP_TIMEOUT or PS_ERR_HTTP_CONNECTION, outcome unknown unless it
+ * failed before sending.
+ */
 export function transportError(err: unknown, method: string, url: string): HttpError {
   const code = errorCodeOf(err) ?? 'UNKNOWN';
   const psCode: ErrorCode = TIMEOUTS.has(code) ? 'PS_ERR_HTTP_TIMEOUT' : 'PS_ERR_HTTP_CONNECTION';
@@ -203,7 +218,8 @@ export async function sendRequest(source: DispatcherSource, input: SendInput): P
 
 /**
  * The origin and path of a plain http(s) URL as `new URL(…).toString()` writes it, split without parsing it again (what
- * undici's `request(url)` does first); null for anything else (credentials in the URL…), which goes through undici's parser.
+ * undici's `request(url)` does first); null for anything else (credentials in the URL…), which goes through undici's
+ * parser.
  */
 function originAndPath(url: string): { origin: string; path: string } | null {
   const scheme = url.startsWith('http://') ? 7 : url.startsWith('https://') ? 8 : 0;
@@ -220,7 +236,12 @@ const fixedUrls = new Map<string, string>();
  * `joinUrl(base, fillPath(path, params), query)`, remembered for calls without params or query: a create's URL is the
  * same for every row, and building it costs a URL parse.
  */
-export function requestUrl(base: string, path: string, params?: Record<string, string>, query?: Readonly<Record<string, unknown>>): string {
+export function requestUrl(
+  base: string,
+  path: string,
+  params?: Record<string, string>,
+  query?: Readonly<Record<string, unknown>>,
+): string {
   if (params || query || path.includes('{')) return joinUrl(base, fillPath(path, params), query);
   const key = `${base} ${path}`;
   let url = fixedUrls.get(key);
@@ -242,7 +263,7 @@ export interface RetryRun {
 
 /** Runs `attempt` until it succeeds, or until the retry class / budget says stop (then its last error is thrown). */
 export async function withRetry<T>(attempt: () => Promise<T>, run: RetryRun): Promise<T> {
-  for (let n = 0; ; ) {
+  for (let n = 0; ;) {
     try {
       return await attempt();
     } catch (err) {
@@ -296,7 +317,8 @@ export class ApiTransport {
     const url = requestUrl(input.base, ep.path, input.params, input.query);
     const body = input.body === undefined ? undefined : JSON.stringify(input.body);
     const accept = this.o.accept ?? 'application/json';
-    // Writes made inside a run are fenced by its lease (fence.ts); reads never are. Every request is counted for its run.
+    // Writes made inside a run are fenced by its lease (fence.ts); reads never are. Every request is counted for its
+    // run.
     const scope = currentRunScope();
     const fence = ep.method === 'GET' ? undefined : (scope?.fence ?? undefined);
     let refreshed = false;
@@ -306,7 +328,11 @@ export class ApiTransport {
           const token = await this.o.credential.token();
           this.stats[ep.api] += 1;
           scope?.count?.(ep.api, 1);
-          const headers: Record<string, string> = { accept, 'user-agent': this.o.userAgent, authorization: `Bearer ${token}` };
+          const headers: Record<string, string> = {
+            accept,
+            'user-agent': this.o.userAgent,
+            authorization: `Bearer ${token}`,
+          };
           if (body !== undefined) headers['content-type'] = 'application/json';
           try {
             return await sendRequest(this.o.dispatcher, {
@@ -338,7 +364,8 @@ export class ApiTransport {
         retry: this.o.retry,
         signal: this.o.signal,
         random: this.o.random,
-        onRetry: (attempt, delayMs, error) => this.o.onRetry?.({ api: ep.api, endpoint: name, method: ep.method, url, attempt, delayMs, error }),
+        onRetry: (attempt, delayMs, error) =>
+          this.o.onRetry?.({ api: ep.api, endpoint: name, method: ep.method, url, attempt, delayMs, error }),
       },
     );
     return res.body as T;

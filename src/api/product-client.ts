@@ -1,11 +1,20 @@
 import { bodyCheck } from './body-check.ts';
 import { ENDPOINTS, joinUrl, type EndpointName } from './endpoints.ts';
-import { MANUFACTURED_ITEM_SEARCH_PARAMS, PAGING, TRADE_ITEM_SEARCH_PARAMS, type BodyOperation, type QueryParamRule } from './fields.ts';
+import {
+  MANUFACTURED_ITEM_SEARCH_PARAMS,
+  PAGING,
+  TRADE_ITEM_SEARCH_PARAMS,
+  type BodyOperation,
+  type QueryParamRule,
+} from './fields.ts';
 import { requestUrl, type ApiTransport, type CallInput } from './http.ts';
 import { assertBody, assertQuery } from './request-check.ts';
 import type { BrandRecord, ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from './types.ts';
 
-/** Query of a search endpoint: `OwnerCompanyId` plus any of the endpoint's parameters (spec names, e.g. `GTIN`, `Skip`, `Take`). */
+/**
+ * Query of a search endpoint: `OwnerCompanyId` plus any of the endpoint's parameters (spec names, e.g. `GTIN`, `Skip`,
+ * `Take`).
+ */
 export type SearchQuery = { OwnerCompanyId: string } & Record<string, string | number>;
 
 /** A request body: the fields of one operation (checked against its field rules before sending). */
@@ -49,12 +58,18 @@ function bodyPasses(operation: BodyOperation, body: unknown): boolean {
   return check(body as Record<string, unknown>);
 }
 
-/** Typed client of every endpoint of the product API (spec product-api-v1; docs/api-contract.md for the "not shown" parts). */
+/**
+ * Typed client of every endpoint of the product API (spec product-api-v1; docs/api-contract.md for the "not shown"
+ * parts).
+ */
 export class ProductClient {
   private readonly t: ApiTransport;
   private readonly base: string;
   private readonly validate: boolean;
-  /** Write requests (every method but GET) this client has sent, retries not counted: a command that fails after one has changed the catalogue. */
+  /**
+   * Write requests (every method but GET) this client has sent, retries not counted: a command that fails after one has
+   * changed the catalogue.
+   */
   writes = 0;
 
   constructor(options: ProductClientOptions) {
@@ -78,7 +93,11 @@ export class ProductClient {
     return this.call<T>(name, { query });
   }
 
-  private async *pages<R>(fetch: (q: SearchQuery) => Promise<{ records: R[]; stats: SkipAndTakeQueryStats | null }>, query: SearchQuery, options: IterateOptions): AsyncGenerator<R> {
+  private async *pages<R>(
+    fetch: (q: SearchQuery) => Promise<{ records: R[]; stats: SkipAndTakeQueryStats | null }>,
+    query: SearchQuery,
+    options: IterateOptions,
+  ): AsyncGenerator<R> {
     const take = Math.min(Math.max(1, options.pageSize ?? PAGING.maxTake), PAGING.maxTake);
     let skip = Number(query.Skip ?? 0);
     for (;;) {
@@ -97,13 +116,20 @@ export class ProductClient {
 
   /** Every trade item matching `query`, page after page (Skip/Take), in the API's order. */
   iterateTradeItems(query: SearchQuery, options: IterateOptions = {}): AsyncGenerator<TradeItemRecord> {
-    return this.pages(async (q) => {
-      const p = await this.searchTradeItems(q);
-      return { records: p.tradeItems ?? [], stats: p.skipAndTakeQueryStats };
-    }, query, options);
+    return this.pages(
+      async (q) => {
+        const p = await this.searchTradeItems(q);
+        return { records: p.tradeItems ?? [], stats: p.skipAndTakeQueryStats };
+      },
+      query,
+      options,
+    );
   }
 
-  /** POST /api/tradeItem → the new id. Never re-sent unless it certainly did not reach the server (error.outcomeUnknown tells). */
+  /**
+   * POST /api/tradeItem → the new id. Never re-sent unless it certainly did not reach the server (error.outcomeUnknown
+   * tells).
+   */
   createTradeItem(body: Body): Promise<{ tradeItemId: string }> {
     return this.call('tradeItem.create', { body });
   }
@@ -135,10 +161,14 @@ export class ProductClient {
 
   /** Every manufactured item matching `query`, page after page. */
   iterateManufacturedItems(query: SearchQuery, options: IterateOptions = {}): AsyncGenerator<ManufacturedItemRecord> {
-    return this.pages(async (q) => {
-      const p = await this.searchManufacturedItems(q);
-      return { records: p.manufacturedItems ?? [], stats: p.skipAndTakeQueryStats };
-    }, query, options);
+    return this.pages(
+      async (q) => {
+        const p = await this.searchManufacturedItems(q);
+        return { records: p.manufacturedItems ?? [], stats: p.skipAndTakeQueryStats };
+      },
+      query,
+      options,
+    );
   }
 
   /** Route A: POST /api/tradeItem/{tradeItemId}/manufacturedItem → the new id (a create: never blindly re-sent). */

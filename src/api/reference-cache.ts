@@ -51,7 +51,10 @@ export interface ReferenceCacheStats {
 
 /** The reference cache: `get(key, load)`. */
 export interface ReferenceCache {
-  /** The value of `key`, loaded at most once per TTL across the processes sharing Redis; a 404 throws {@link ReferenceNotFound}. */
+  /**
+   * The value of `key`, loaded at most once per TTL across the processes sharing Redis; a 404 throws {@link
+   * ReferenceNotFound}.
+   */
   get<T>(key: string, load: () => Promise<T>): Promise<T>;
   readonly stats: ReferenceCacheStats;
 }
@@ -70,10 +73,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const RUN_CACHE_SETTINGS = { ttlMs: 10 * 60_000, negativeTtlMs: 30_000, lruMax: 10_000 } as const;
 
 /**
- * Two levels — an in-process LRU in front of Redis shared by every worker — with TTLs on both, single-flight (one load per
- * key in a process, and across processes a short Redis lock, SET NX PX, so N workers make one request), 404s remembered
- * for `negativeTtlMs`, 5xx and connection errors never cached. When Redis fails or is slow the cache warns once per
- * outage and goes on with the in-process level, trying Redis again after `redisRetryMs`.
+ * Two levels — an in-process LRU in front of Redis shared by every worker — with TTLs on both, single-flight (one load
+ * per key in a process, and across processes a short Redis lock, SET NX PX, so N workers make one request), 404s
+ * remembered for `negativeTtlMs`, 5xx and connection errors never cached. When Redis fails or is slow the cache warns
+ * once per outage and goes on with the in-process level, trying Redis again after `redisRetryMs`.
  */
 export function createReferenceCache(options: ReferenceCacheOptions): ReferenceCache {
   const ttl = (e: Entry) => ('nf' in e ? options.negativeTtlMs : options.ttlMs);

@@ -42,7 +42,9 @@ export class ReferenceClient {
 
   private check(ok: boolean, property: string, value: string, path: string): void {
     if (this.validate && !ok) {
-      throw requestInvalid('GET', joinUrl(this.base, path), [{ code: 'INVALID_REQUEST', property, message: `unknown ${property} "${value}"`, detail: null }]);
+      throw requestInvalid('GET', joinUrl(this.base, path), [
+        { code: 'INVALID_REQUEST', property, message: `unknown ${property} "${value}"`, detail: null },
+      ]);
     }
   }
 
@@ -60,7 +62,10 @@ export class ReferenceClient {
     return this.t.call<ReferenceRecord>('list.item', { base: this.base, params: { listName, itemId }, query });
   }
 
-  /** GET /v2/{kind}/{id} → one record (harmonized codes by code); `includeParents` adds the parent chain where there is a hierarchy. */
+  /**
+   * GET /v2/{kind}/{id} → one record (harmonized codes by code); `includeParents` adds the parent chain where there is
+   * a hierarchy.
+   */
   async lookup(kind: LookupKind, id: string, options: LookupOptions = {}): Promise<ReferenceRecord> {
     this.check(KIND_SET.has(kind), 'kind', kind, `/v2/${kind}/${id}`);
     const query = { languageCode: options.languageCode, includeParents: options.includeParents };

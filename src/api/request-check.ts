@@ -7,7 +7,13 @@ function entries(issues: readonly z.core.$ZodIssue[], what: string): ProblemEntr
   const out: ProblemEntry[] = [];
   for (const i of issues) {
     if (i.code === 'unrecognized_keys') {
-      for (const key of i.keys) out.push({ code: 'INVALID_REQUEST', property: [...i.path, key].join('.'), message: `not accepted by ${what}`, detail: null });
+      for (const key of i.keys)
+        out.push({
+          code: 'INVALID_REQUEST',
+          property: [...i.path, key].join('.'),
+          message: `not accepted by ${what}`,
+          detail: null,
+        });
     } else {
       out.push({ code: 'INVALID_REQUEST', property: i.path.join('.') || '(body)', message: i.message, detail: null });
     }
@@ -15,7 +21,10 @@ function entries(issues: readonly z.core.$ZodIssue[], what: string): ProblemEntr
   return out;
 }
 
-/** An HttpError (PS_ERR_HTTP_REQUEST_INVALID, nothing sent) whose body names each offending property, problem-details style. */
+/**
+ * An HttpError (PS_ERR_HTTP_REQUEST_INVALID, nothing sent) whose body names each offending property, problem-details
+ * style.
+ */
 export function requestInvalid(method: string, url: string, errors: ProblemEntry[]): HttpError {
   return new HttpError('PS_ERR_HTTP_REQUEST_INVALID', {
     method,
@@ -26,7 +35,10 @@ export function requestInvalid(method: string, url: string, errors: ProblemEntry
   });
 }
 
-/** Throws PS_ERR_HTTP_REQUEST_INVALID unless `body` passes the operation's strict schema (unknown or forbidden fields, required, formats). */
+/**
+ * Throws PS_ERR_HTTP_REQUEST_INVALID unless `body` passes the operation's strict schema (unknown or forbidden fields,
+ * required, formats).
+ */
 export function assertBody(operation: BodyOperation, body: unknown, method: string, url: string): void {
   const r = bodySchema(operation).safeParse(body);
   if (!r.success) throw requestInvalid(method, url, entries(r.error.issues, operation));
@@ -34,8 +46,16 @@ export function assertBody(operation: BodyOperation, body: unknown, method: stri
 
 const queryCache = new WeakMap<readonly QueryParamRule[], z.ZodObject>();
 
-/** Throws PS_ERR_HTTP_REQUEST_INVALID unless `query` names only the endpoint's parameters, with valid values (uuid, Skip/Take). */
-export function assertQuery(params: readonly QueryParamRule[], query: Readonly<Record<string, unknown>>, method: string, url: string): void {
+/**
+ * Throws PS_ERR_HTTP_REQUEST_INVALID unless `query` names only the endpoint's parameters, with valid values (uuid,
+ * Skip/Take).
+ */
+export function assertQuery(
+  params: readonly QueryParamRule[],
+  query: Readonly<Record<string, unknown>>,
+  method: string,
+  url: string,
+): void {
   let schema = queryCache.get(params);
   if (!schema) {
     schema = querySchema(params).strict();

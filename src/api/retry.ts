@@ -1,7 +1,10 @@
 import { HttpError } from '../errors.ts';
 import type { RetryClass } from './endpoints.ts';
 
-/** Retry settings: `retries` extra attempts, full-jitter backoff between `baseMs` and the cap `maxMs`, Retry-After capped at `maxRetryAfterMs`. */
+/**
+ * Retry settings: `retries` extra attempts, full-jitter backoff between `baseMs` and the cap `maxMs`, Retry-After
+ * capped at `maxRetryAfterMs`.
+ */
 export interface RetryOptions {
   retries: number;
   baseMs: number;
@@ -10,7 +13,12 @@ export interface RetryOptions {
 }
 
 /** Defaults: 4 retries, 200 ms doubling up to 10 s, Retry-After honoured up to 60 s. */
-export const DEFAULT_RETRY: Required<RetryOptions> = { retries: 4, baseMs: 200, maxMs: 10_000, maxRetryAfterMs: 60_000 };
+export const DEFAULT_RETRY: Required<RetryOptions> = {
+  retries: 4,
+  baseMs: 200,
+  maxMs: 10_000,
+  maxRetryAfterMs: 60_000,
+};
 
 /** Milliseconds a Retry-After header asks for (delay-seconds or HTTP-date), or null when absent or unreadable. */
 export function parseRetryAfter(value: string | string[] | undefined, now: number = Date.now()): number | null {
@@ -36,7 +44,12 @@ export function mayRetry(retryClass: RetryClass, err: unknown): boolean {
  * Delay before retry number `attempt` (1-based): the server's Retry-After when it gave one (capped), else full jitter
  * — a uniform draw in [0, min(maxMs, baseMs · 2^(attempt-1))].
  */
-export function retryDelayMs(attempt: number, err: unknown, options: RetryOptions, random: () => number = Math.random): number {
+export function retryDelayMs(
+  attempt: number,
+  err: unknown,
+  options: RetryOptions,
+  random: () => number = Math.random,
+): number {
   const cap = options.maxRetryAfterMs ?? DEFAULT_RETRY.maxRetryAfterMs;
   if (err instanceof HttpError && err.retryAfterMs !== null) return Math.min(err.retryAfterMs, cap);
   const ceiling = Math.min(options.maxMs, options.baseMs * 2 ** Math.max(0, attempt - 1));

@@ -1,5 +1,13 @@
 import * as z from 'zod';
-import { NESTED_OBJECTS, operationFields, type BodyOperation, type FieldType, type NestedName, type QueryParamRule, PAGING } from './fields.ts';
+import {
+  NESTED_OBJECTS,
+  operationFields,
+  type BodyOperation,
+  type FieldType,
+  type NestedName,
+  type QueryParamRule,
+  PAGING,
+} from './fields.ts';
 import { WEIGHT_UNIT_IDS } from './units.ts';
 
 const uuid = z.uuid({ message: 'must be a uuid' });
@@ -61,7 +69,10 @@ export function acceptedFields(operation: BodyOperation): ReadonlySet<string> {
   return new Set(operationFields(operation).map((f) => f.rule.name));
 }
 
-/** Zod schema of a search endpoint's query string, derived from its parameter table (strings; uuid / integer where the rule says). */
+/**
+ * Zod schema of a search endpoint's query string, derived from its parameter table (strings; uuid / integer where the
+ * rule says).
+ */
 export function querySchema(params: readonly QueryParamRule[]): z.ZodObject {
   const shape: Record<string, z.ZodType> = {};
   for (const p of params) {

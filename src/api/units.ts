@@ -15,26 +15,145 @@ export interface Unit {
 
 /** Every unit the sheets may name, once. */
 export const UNITS: readonly Unit[] = [
-  { code: 'MC', symbol: 'mcg', name: 'microgram', family: 'mass', aliases: ['mcg', 'µg', 'ug', 'microgram', 'micrograms', 'microgramme', 'microgrammes', 'MC'] },
-  { code: 'MGM', symbol: 'mg', name: 'milligram', family: 'mass', aliases: ['mg', 'milligram', 'milligrams', 'milligramme', 'milligrammes', 'MGM'] },
-  { code: 'CGM', symbol: 'cg', name: 'centigram', family: 'mass', aliases: ['cg', 'centigram', 'centigrams', 'centigramme', 'centigrammes', 'CGM'] },
-  { code: 'DG', symbol: 'dg', name: 'decigram', family: 'mass', aliases: ['dg', 'decigram', 'decigrams', 'decigramme', 'decigrammes', 'DG'] },
-  { code: 'GRM', symbol: 'g', name: 'gram', family: 'mass', aliases: ['g', 'gr', 'grs', 'gram', 'grams', 'gramme', 'grammes', 'GRM'] },
-  { code: 'KGM', symbol: 'kg', name: 'kilogram', family: 'mass', aliases: ['kg', 'kgs', 'kilo', 'kilos', 'kilogram', 'kilograms', 'kilogramme', 'kilogrammes', 'KGM'] },
-  { code: 'TNE', symbol: 'ton', name: 'tonne', family: 'mass', aliases: ['t', 'ton', 'tons', 'tonne', 'tonnes', 'TNE'] },
-  { code: 'MLT', symbol: 'ml', name: 'millilitre', family: 'volume', aliases: ['ml', 'millilitre', 'millilitres', 'milliliter', 'milliliters', 'MLT'] },
-  { code: 'CLT', symbol: 'cl', name: 'centilitre', family: 'volume', aliases: ['cl', 'centilitre', 'centilitres', 'centiliter', 'centiliters', 'CLT'] },
-  { code: 'DLT', symbol: 'dl', name: 'decilitre', family: 'volume', aliases: ['dl', 'decilitre', 'decilitres', 'deciliter', 'deciliters', 'DLT'] },
-  { code: 'LTR', symbol: 'l', name: 'litre', family: 'volume', aliases: ['l', 'lt', 'ltr', 'litre', 'litres', 'liter', 'liters', 'LTR'] },
-  { code: 'MTQ', symbol: 'm3', name: 'cubic metre', family: 'volume', aliases: ['m3', 'm³', 'cubic metre', 'cubic meter', 'metre cube', 'MTQ'] },
-  { code: 'H87', symbol: 'pc', name: 'piece', family: 'count', aliases: ['pc', 'pcs', 'piece', 'pieces', 'pièce', 'pièces', 'unit', 'units', 'unite', 'unité', 'unités', 'u', 'H87'] },
-  { code: 'MMT', symbol: 'mm', name: 'millimetre', family: 'length', aliases: ['mm', 'millimetre', 'millimetres', 'millimeter', 'MMT'] },
-  { code: 'CMT', symbol: 'cm', name: 'centimetre', family: 'length', aliases: ['cm', 'centimetre', 'centimetres', 'centimeter', 'CMT'] },
-  { code: 'MTR', symbol: 'm', name: 'metre', family: 'length', aliases: ['m', 'metre', 'metres', 'meter', 'meters', 'MTR'] },
-  { code: 'MTK', symbol: 'm2', name: 'square metre', family: 'area', aliases: ['m2', 'm²', 'square metre', 'square meter', 'MTK'] },
+  {
+    code: 'MC',
+    symbol: 'mcg',
+    name: 'microgram',
+    family: 'mass',
+    aliases: ['mcg', 'µg', 'ug', 'microgram', 'micrograms', 'microgramme', 'microgrammes', 'MC'],
+  },
+  {
+    code: 'MGM',
+    symbol: 'mg',
+    name: 'milligram',
+    family: 'mass',
+    aliases: ['mg', 'milligram', 'milligrams', 'milligramme', 'milligrammes', 'MGM'],
+  },
+  {
+    code: 'CGM',
+    symbol: 'cg',
+    name: 'centigram',
+    family: 'mass',
+    aliases: ['cg', 'centigram', 'centigrams', 'centigramme', 'centigrammes', 'CGM'],
+  },
+  {
+    code: 'DG',
+    symbol: 'dg',
+    name: 'decigram',
+    family: 'mass',
+    aliases: ['dg', 'decigram', 'decigrams', 'decigramme', 'decigrammes', 'DG'],
+  },
+  {
+    code: 'GRM',
+    symbol: 'g',
+    name: 'gram',
+    family: 'mass',
+    aliases: ['g', 'gr', 'grs', 'gram', 'grams', 'gramme', 'grammes', 'GRM'],
+  },
+  {
+    code: 'KGM',
+    symbol: 'kg',
+    name: 'kilogram',
+    family: 'mass',
+    aliases: ['kg', 'kgs', 'kilo', 'kilos', 'kilogram', 'kilograms', 'kilogramme', 'kilogrammes', 'KGM'],
+  },
+  {
+    code: 'TNE',
+    symbol: 'ton',
+    name: 'tonne',
+    family: 'mass',
+    aliases: ['t', 'ton', 'tons', 'tonne', 'tonnes', 'TNE'],
+  },
+  {
+    code: 'MLT',
+    symbol: 'ml',
+    name: 'millilitre',
+    family: 'volume',
+    aliases: ['ml', 'millilitre', 'millilitres', 'milliliter', 'milliliters', 'MLT'],
+  },
+  {
+    code: 'CLT',
+    symbol: 'cl',
+    name: 'centilitre',
+    family: 'volume',
+    aliases: ['cl', 'centilitre', 'centilitres', 'centiliter', 'centiliters', 'CLT'],
+  },
+  {
+    code: 'DLT',
+    symbol: 'dl',
+    name: 'decilitre',
+    family: 'volume',
+    aliases: ['dl', 'decilitre', 'decilitres', 'deciliter', 'deciliters', 'DLT'],
+  },
+  {
+    code: 'LTR',
+    symbol: 'l',
+    name: 'litre',
+    family: 'volume',
+    aliases: ['l', 'lt', 'ltr', 'litre', 'litres', 'liter', 'liters', 'LTR'],
+  },
+  {
+    code: 'MTQ',
+    symbol: 'm3',
+    name: 'cubic metre',
+    family: 'volume',
+    aliases: ['m3', 'm³', 'cubic metre', 'cubic meter', 'metre cube', 'MTQ'],
+  },
+  {
+    code: 'H87',
+    symbol: 'pc',
+    name: 'piece',
+    family: 'count',
+    aliases: [
+      'pc',
+      'pcs',
+      'piece',
+      'pieces',
+      'pièce',
+      'pièces',
+      'unit',
+      'units',
+      'unite',
+      'unité',
+      'unités',
+      'u',
+      'H87',
+    ],
+  },
+  {
+    code: 'MMT',
+    symbol: 'mm',
+    name: 'millimetre',
+    family: 'length',
+    aliases: ['mm', 'millimetre', 'millimetres', 'millimeter', 'MMT'],
+  },
+  {
+    code: 'CMT',
+    symbol: 'cm',
+    name: 'centimetre',
+    family: 'length',
+    aliases: ['cm', 'centimetre', 'centimetres', 'centimeter', 'CMT'],
+  },
+  {
+    code: 'MTR',
+    symbol: 'm',
+    name: 'metre',
+    family: 'length',
+    aliases: ['m', 'metre', 'metres', 'meter', 'meters', 'MTR'],
+  },
+  {
+    code: 'MTK',
+    symbol: 'm2',
+    name: 'square metre',
+    family: 'area',
+    aliases: ['m2', 'm²', 'square metre', 'square meter', 'MTK'],
+  },
 ];
 
-/** The seven units `drainedNetWeight` / `variableWeight` accept (product API spec), each with a stable uuid shared by client and sandbox. */
+/**
+ * The seven units `drainedNetWeight` / `variableWeight` accept (product API spec), each with a stable uuid shared by
+ * client and sandbox.
+ */
 export const WEIGHT_UNITS: readonly { id: string; symbol: string; name: string; code: string }[] = (
   [
     ['g', 'gram', 'GRM'],
@@ -59,7 +178,12 @@ export function weightUnitId(code: string): string | undefined {
 
 // Words in printable ASCII (nearly all) have no accent to drop: they skip the normalisation.
 const BEYOND_ASCII = /[^ -~]/;
-const fold = (s: string): string => (BEYOND_ASCII.test(s) ? s.normalize('NFD').replace(/\p{M}/gu, '') : s).trim().toLowerCase().replace(/\s+/g, ' ').replace(/\.$/, '');
+const fold = (s: string): string =>
+  (BEYOND_ASCII.test(s) ? s.normalize('NFD').replace(/\p{M}/gu, '') : s)
+    .trim()
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .replace(/\.$/, '');
 
 const byAlias = new Map<string, Unit>();
 for (const u of UNITS) for (const a of [u.code, u.symbol, ...u.aliases]) byAlias.set(fold(a), u);

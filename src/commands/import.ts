@@ -34,16 +34,29 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
   let result: RunResult;
   try {
     const req: ImportRequest = {
-      file, mapping: flags.mapping, mode: flags.mode ?? 'upsert', dryRun: Boolean(flags.dryRun),
-      ...(cc.owner ? { owner: cc.owner } : {}), ...(flags.reportDir ? { reportDir: flags.reportDir } : {}),
-      ...(flags.language ? { language: flags.language } : {}), ...(flags.sheet ? { sheet: flags.sheet } : {}),
-      ...(flags.allowArchive ? { allowArchive: true } : {}), ...(flags.failOnDiff === false ? { failOnDiff: false } : {}), ...(flags.maxArchiveRatio !== undefined ? { maxArchiveRatio: flags.maxArchiveRatio } : {}),
+      file,
+      mapping: flags.mapping,
+      mode: flags.mode ?? 'upsert',
+      dryRun: Boolean(flags.dryRun),
+      ...(cc.owner ? { owner: cc.owner } : {}),
+      ...(flags.reportDir ? { reportDir: flags.reportDir } : {}),
+      ...(flags.language ? { language: flags.language } : {}),
+      ...(flags.sheet ? { sheet: flags.sheet } : {}),
+      ...(flags.allowArchive ? { allowArchive: true } : {}),
+      ...(flags.failOnDiff === false ? { failOnDiff: false } : {}),
+      ...(flags.maxArchiveRatio !== undefined ? { maxArchiveRatio: flags.maxArchiveRatio } : {}),
     };
-    result = await run(req, { ...cc.ctx, signal: stop.signal, onProgress: progress.update, ...(flags.waitLock ? { lease: { waitMs: flags.waitLock * 1000 } } : {}) });
+    result = await run(req, {
+      ...cc.ctx,
+      signal: stop.signal,
+      onProgress: progress.update,
+      ...(flags.waitLock ? { lease: { waitMs: flags.waitLock * 1000 } } : {}),
+    });
   } catch (err) {
     progress.done();
     stop.dispose();
-    // The run's own error is the one to tell (closing may fail the same way: a full disk refuses the sandbox's store too).
+    // The run's own error is the one to tell (closing may fail the same way: a full disk refuses the sandbox's store
+    // too).
     await cc.close().catch(() => undefined);
     throw told(err);
   }
@@ -71,7 +84,9 @@ function onInterrupt(cc: CommandContext): { signal: AbortSignal; dispose(): void
       process.stderr.write(`\nproduct-sync: ${sig} again: exiting now (the same command resumes the run)\n`);
       process.exit(reason.exitCode);
     }
-    process.stderr.write(`\nproduct-sync: ${sig}: stopping — nothing more is sent; requests in flight settle, then the report is written (${sig} again to quit at once)\n`);
+    process.stderr.write(
+      `\nproduct-sync: ${sig}: stopping — nothing more is sent; requests in flight settle, then the report is written (${sig} again to quit at once)\n`,
+    );
     controller.abort(reason);
     cut = setTimeout(() => void cc.ctx.clients.close(), SETTLE_MS);
     cut.unref();

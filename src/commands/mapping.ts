@@ -35,7 +35,12 @@ const shellWord = (w: string): string => (/^[\w./:@%+=-]+$/.test(w) ? w : `'${w.
 export function formatDraftSummary(draft: MappingDraft, written: string): string {
   const rows = draft.columns
     .filter((c) => c.field || c.header.trim() !== '' || c.samples.length > 0)
-    .map((c) => [String(c.position), c.header, c.field ? `${c.field}${c.type ? ` (${c.type})` : ''}` : '—', [c.reason, c.warning ? `CHECK: ${c.warning}` : ''].filter(Boolean).join('; ')]);
+    .map((c) => [
+      String(c.position),
+      c.header,
+      c.field ? `${c.field}${c.type ? ` (${c.type})` : ''}` : '—',
+      [c.reason, c.warning ? `CHECK: ${c.warning}` : ''].filter(Boolean).join('; '),
+    ]);
   const mapped = draft.columns.filter((c) => c.field).length;
   return [
     `Draft mapping ${written}: ${draft.target}, language ${draft.language} (${draft.languageReason ?? ''}), key ${draft.key}; ${mapped} of ${draft.columns.length} columns mapped`,
@@ -54,24 +59,35 @@ export function formatDraftSummary(draft: MappingDraft, written: string): string
 export async function mappingInitCommand(file: string, flags: MappingInitFlags): Promise<number> {
   await checkSheetFile(file);
   const name = flags.name ?? draftName(file);
-  if (!NAME.test(name)) throw new ProductSyncError('PS_ERR_CLI_USAGE', `--name "${name}" is not a mapping name (letters, digits, ".", "_" and "-", starting with a letter or digit)`);
+  if (!NAME.test(name))
+    throw new ProductSyncError(
+      'PS_ERR_CLI_USAGE',
+      `--name "${name}" is not a mapping name (letters, digits, ".", "_" and "-", starting with a letter or digit)`,
+    );
   const out = flags.out ?? `mappings/${name}.yaml`;
   const toStdout = out === '-';
   if (!toStdout && existsSync(out) && !flags.force) {
-    throw new ProductSyncError('PS_ERR_CLI_USAGE', `${out} already exists: --force overwrites it, --out <file> writes elsewhere, --out - prints the draft`);
+    throw new ProductSyncError(
+      'PS_ERR_CLI_USAGE',
+      `${out} already exists: --force overwrites it, --out <file> writes elsewhere, --out - prints the draft`,
+    );
   }
   const access = await openReference({ sandbox: Boolean(flags.sandbox) });
   let draft: MappingDraft;
   try {
     draft = await suggestMapping(file, {
-      ...(flags.target ? { target: flags.target } : {}), ...(flags.language ? { language: flags.language } : {}),
-      ...(flags.sheet ? { sheet: flags.sheet } : {}), ...(flags.headerRow ? { headerRow: flags.headerRow } : {}), name,
+      ...(flags.target ? { target: flags.target } : {}),
+      ...(flags.language ? { language: flags.language } : {}),
+      ...(flags.sheet ? { sheet: flags.sheet } : {}),
+      ...(flags.headerRow ? { headerRow: flags.headerRow } : {}),
+      name,
       ...('unavailable' in access ? { labelsUnavailable: access.unavailable } : { labels: access.labels }),
     });
   } finally {
     if (!('unavailable' in access)) await access.close();
   }
-  if (!('unavailable' in access) && !draft.notes.some((n) => n.startsWith('list labels not checked'))) draft.notes.push(`list labels checked against ${access.where}`);
+  if (!('unavailable' in access) && !draft.notes.some((n) => n.startsWith('list labels not checked')))
+    draft.notes.push(`list labels checked against ${access.where}`);
   const text = mappingText(draft, { schemaRef: toStdout ? '../schemas/mapping.schema.json' : schemaRefFor(out) });
   let problems: string | undefined;
   try {
@@ -94,6 +110,8 @@ export async function mappingInitCommand(file: string, flags: MappingInitFlags):
     return EXIT.rowsFailed;
   }
   const mappingArg = shellWord(toStdout || resolve(out) === resolve(`mappings/${name}.yaml`) ? name : out);
-  report.write(`\nNext: product-sync validate ${shellWord(file)} --mapping ${mappingArg} --preview\n      product-sync import ${shellWord(file)} --mapping ${mappingArg}\n`);
+  report.write(
+    `\nNext: product-sync validate ${shellWord(file)} --mapping ${mappingArg} --preview\n      product-sync import ${shellWord(file)} --mapping ${mappingArg}\n`,
+  );
   return EXIT.ok;
 }

@@ -11,18 +11,31 @@ export interface PreviewFlags extends ImportFlags {
 }
 
 /**
- * `product-sync validate <sheet> -m <mapping> --preview [N]`: the first N rows as they would be sent, as a table (or JSON
- * with --json) on stdout; exit 0 when every previewed row is valid, 1 when one has an error.
+ * `product-sync validate <sheet> -m <mapping> --preview [N]`: the first N rows as they would be sent, as a table (or
+ * JSON with --json) on stdout; exit 0 when every previewed row is valid, 1 when one has an error.
  */
-export async function previewCommand(file: string, flags: PreviewFlags, out: NodeJS.WriteStream = process.stdout): Promise<number> {
+export async function previewCommand(
+  file: string,
+  flags: PreviewFlags,
+  out: NodeJS.WriteStream = process.stdout,
+): Promise<number> {
   await checkSheetFile(file);
   const cc = await commandContext(flags);
   try {
-    const p = await previewSheet({
-      file, mapping: flags.mapping, ...(typeof flags.preview === 'number' ? { rows: flags.preview } : {}),
-      ...(cc.owner ? { owner: cc.owner } : {}), ...(flags.language ? { language: flags.language } : {}), ...(flags.sheet ? { sheet: flags.sheet } : {}),
-    }, cc.ctx);
-    out.write(flags.json ? `${JSON.stringify(p, null, 2)}\n` : formatPreview(p, out.isTTY ? (out.columns ?? 100) : 100));
+    const p = await previewSheet(
+      {
+        file,
+        mapping: flags.mapping,
+        ...(typeof flags.preview === 'number' ? { rows: flags.preview } : {}),
+        ...(cc.owner ? { owner: cc.owner } : {}),
+        ...(flags.language ? { language: flags.language } : {}),
+        ...(flags.sheet ? { sheet: flags.sheet } : {}),
+      },
+      cc.ctx,
+    );
+    out.write(
+      flags.json ? `${JSON.stringify(p, null, 2)}\n` : formatPreview(p, out.isTTY ? (out.columns ?? 100) : 100),
+    );
     return p.counts.invalid > 0 ? 1 : 0;
   } finally {
     await cc.close();
@@ -44,7 +57,10 @@ function text(v: unknown): string {
   return s.replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
-/** A resolved label for the table: the reference's label and the id's first 8 digits (--json has them whole), ✓ for a verified code. */
+/**
+ * A resolved label for the table: the reference's label and the id's first 8 digits (--json has them whole), ✓ for a
+ * verified code.
+ */
 function resolvedText(r: PreviewResolved): string {
   if (r.problem === 'BRAND_WOULD_CREATE') return 'new brand';
   if (r.id === null) return `✗ ${r.problem ?? 'unresolved'}`;
@@ -54,7 +70,13 @@ function resolvedText(r: PreviewResolved): string {
 }
 
 function cells(f: PreviewField): string[] {
-  return [f.field, f.column ?? '(default)', text(f.sheetValue), text(f.mapped), f.resolved ? f.resolved.map(resolvedText).join(', ') : ''];
+  return [
+    f.field,
+    f.column ?? '(default)',
+    text(f.sheetValue),
+    text(f.mapped),
+    f.resolved ? f.resolved.map(resolvedText).join(', ') : '',
+  ];
 }
 
 /** Column widths that fit `width`: natural widths, the widest column above its minimum shrunk first. */
@@ -91,27 +113,49 @@ function wrap(first: string, s: string, width: number, hang: string): string[] {
   return lines.map((l) => (l.length > width ? `${l.slice(0, width - 1)}…` : l));
 }
 
-/** The preview as text blocks, one per row (field | column | sheet value | mapped | resolved, then its issues), lines of at most `width` characters. */
+/**
+ * The preview as text blocks, one per row (field | column | sheet value | mapped | resolved, then its issues), lines of
+ * at most `width` characters.
+ */
 export function formatPreview(p: Preview, width = 100): string {
   const w = Math.max(60, width);
   const table = p.rows.map((r) => r.fields.map(cells));
   const cw = widths(table.flat(), w);
   const line = (c: readonly string[]) => (INDENT + c.map((x, i) => fit(x, cw[i]!)).join(GAP)).trimEnd();
-  const out: string[] = [`preview of ${p.file}${p.sheet ? ` [${p.sheet}]` : ''} — mapping ${p.mapping} (${p.target}, ${p.language})`, ''];
+  const out: string[] = [
+    `preview of ${p.file}${p.sheet ? ` [${p.sheet}]` : ''} — mapping ${p.mapping} (${p.target}, ${p.language})`,
+    '',
+  ];
   p.rows.forEach((r, i) => {
     const errors = r.issues.filter((x) => x.severity === 'error').length;
     const warnings = r.issues.length - errors;
-    const tally = [errors ? `${errors} error${errors > 1 ? 's' : ''}` : '', warnings ? `${warnings} warning${warnings > 1 ? 's' : ''}` : ''].filter(Boolean).join(', ');
-    out.push(`row ${r.row} · key ${r.key ?? '—'} · ${r.outcome === 'valid' ? 'valid' : 'INVALID'}${tally ? ` (${tally})` : ''}`);
+    const tally = [
+      errors ? `${errors} error${errors > 1 ? 's' : ''}` : '',
+      warnings ? `${warnings} warning${warnings > 1 ? 's' : ''}` : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
+    out.push(
+      `row ${r.row} · key ${r.key ?? '—'} · ${r.outcome === 'valid' ? 'valid' : 'INVALID'}${tally ? ` (${tally})` : ''}`,
+    );
     out.push(line(HEAD), line(cw.map((n) => '─'.repeat(n))));
     for (const c of table[i]!) out.push(line(c));
     for (const x of r.issues) {
       const where = [x.column, x.value === null ? '' : JSON.stringify(x.value)].filter(Boolean).join(' ');
-      out.push(...wrap(INDENT, `${x.severity === 'error' ? 'error  ' : 'warning'} ${x.code}${where ? ` ${where}` : ''}: ${x.message}`, w, INDENT.repeat(3)));
+      out.push(
+        ...wrap(
+          INDENT,
+          `${x.severity === 'error' ? 'error  ' : 'warning'} ${x.code}${where ? ` ${where}` : ''}: ${x.message}`,
+          w,
+          INDENT.repeat(3),
+        ),
+      );
     }
     out.push('');
   });
-  out.push(`${p.counts.rows} row${p.counts.rows === 1 ? '' : 's'} previewed: ${p.counts.valid} valid, ${p.counts.invalid} invalid${p.more ? ' (the sheet has more rows)' : ''}`);
+  out.push(
+    `${p.counts.rows} row${p.counts.rows === 1 ? '' : 's'} previewed: ${p.counts.valid} valid, ${p.counts.invalid} invalid${p.more ? ' (the sheet has more rows)' : ''}`,
+  );
   for (const n of p.notes) out.push(...wrap('-', n, w, '  '));
   return `${out.join('\n')}\n`;
 }

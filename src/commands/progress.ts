@@ -1,7 +1,13 @@
 import type { RunProgress } from '../pipeline/run/run.ts';
 
-/** A progress display: one redrawn line on a TTY (rows read, operations sent, errors), a plain line every few seconds otherwise. */
-export function progressReporter(stream: NodeJS.WriteStream = process.stderr): { update: (p: RunProgress) => void; done: () => void } {
+/**
+ * A progress display: one redrawn line on a TTY (rows read, operations sent, errors), a plain line every few seconds
+ * otherwise.
+ */
+export function progressReporter(stream: NodeJS.WriteStream = process.stderr): {
+  update: (p: RunProgress) => void;
+  done: () => void;
+} {
   let last = 0;
   let drawn = false;
   const render = (p: RunProgress) => {

@@ -51,27 +51,53 @@ function redisFirst(cfg: Config, who: string, waitRedis: number | undefined): Pr
  * `product-sync worker`: BullMQ workers until SIGTERM (then finishes the jobs in hand, closes, exits 0; without Redis,
  * stops sending, journals what was in flight and exits 0 within seconds).
  */
-export async function workerCommand(opts: { concurrency?: number; jobsDir: string; waitRedis?: number }): Promise<number> {
+export async function workerCommand(opts: {
+  concurrency?: number;
+  jobsDir: string;
+  waitRedis?: number;
+}): Promise<number> {
   const cfg = config();
   // Its runs write there: one that cannot be written is refused now (exit 2), not by every job.
   await ensureReportDir(cfg.REPORT_DIR);
   // The feeds first: an invalid one is exit 2 whether Redis answers or not.
   await loadFeeds(opts.jobsDir);
   await redisFirst(cfg, 'the worker', opts.waitRedis);
-  // Listening before the workers start: a SIGTERM while they start (jobs may already be taken) still closes them cleanly.
-  const stopping = stopSignal('the jobs in hand go back to the queue when their locks expire, and resume from their journals');
-  const set = await startWorkers(cfg, { jobsDir: opts.jobsDir, importConcurrency: opts.concurrency ?? cfg.WORKER_CONCURRENCY, lockDurationMs: cfg.WORKER_LOCK_MS });
+  // Listening before the workers start: a SIGTERM while they start (jobs may already be taken) still closes them
+  // cleanly.
+  const stopping = stopSignal(
+    'the jobs in hand go back to the queue when their locks expire, and resume from their journals',
+  );
+  const set = await startWorkers(cfg, {
+    jobsDir: opts.jobsDir,
+    importConcurrency: opts.concurrency ?? cfg.WORKER_CONCURRENCY,
+    lockDurationMs: cfg.WORKER_LOCK_MS,
+  });
   process.stdout.write(`worker started (feeds: ${set.feeds.map((f) => f.id).join(', ') || 'none'})\n`);
   const signal = await stopping;
   logger.info({ signal }, 'worker stopping: finishing the jobs in hand');
   if ((await stopWorkers(set)) === 'abandoned') {
-    process.stderr.write(`product-sync: ${signal} while Redis at ${redact(cfg.REDIS_URL)} does not answer: the worker stopped sending; the requests in flight settled and are journalled; its jobs go back to the queue when Redis answers (their locks expire) and resume from their journals\n`);
+    process.stderr.write(
+      `product-sync: ${signal} while Redis at ${redact(cfg.REDIS_URL)} does not answer: the worker stopped sending; the requests in flight settled and are journalled; its jobs go back to the queue when Redis answers (their locks expire) and resume from their journals\n`,
+    );
   }
   return 0;
 }
 
-/** `product-sync enqueue`: queues an import, prints its id; `--wait` prints the summary and exits with the run's code. */
-export async function enqueueCommand(file: string, opts: { mapping: string; owner?: string; mode?: Mode; dryRun?: boolean; wait?: boolean; waitLock?: number; waitRedis?: number }): Promise<number> {
+/**
+ * `product-sync enqueue`: queues an import, prints its id; `--wait` prints the summary and exits with the run's code.
+ */
+export async function enqueueCommand(
+  file: string,
+  opts: {
+    mapping: string;
+    owner?: string;
+    mode?: Mode;
+    dryRun?: boolean;
+    wait?: boolean;
+    waitLock?: number;
+    waitRedis?: number;
+  },
+): Promise<number> {
   // What the inline import would refuse before sending anything is refused here too, before anything is queued (exit 2,
   // the import's message): the input gate, before Redis is even reached.
   await checkInput({ file, mapping: opts.mapping });
@@ -80,7 +106,13 @@ export async function enqueueCommand(file: string, opts: { mapping: string; owne
   const client = importQueueClient(cfg);
   try {
     const { jobId, existed } = await client.enqueue({
-      request: { file, mapping: opts.mapping, mode: opts.mode ?? 'upsert', dryRun: Boolean(opts.dryRun), ...(opts.owner ? { owner: opts.owner } : {}) },
+      request: {
+        file,
+        mapping: opts.mapping,
+        mode: opts.mode ?? 'upsert',
+        dryRun: Boolean(opts.dryRun),
+        ...(opts.owner ? { owner: opts.owner } : {}),
+      },
       origin: 'cli',
       step: 'prepare',
       ...(opts.waitLock !== undefined ? { waitLockSeconds: opts.waitLock } : {}),
@@ -107,9 +139,13 @@ export async function feedsListCommand(opts: { jobsDir: string; waitRedis?: numb
       const s = schedulers.get(f.id);
       const last = await queue.last(f.id);
       const next = s?.next ? new Date(s.next).toISOString() : 'not scheduled (start a worker)';
-      const lastRun = last.finishedAt ? `${last.finishedAt} run ${last.runId} exit ${last.exitCode} (${last.file})` : 'never';
+      const lastRun = last.finishedAt
+        ? `${last.finishedAt} run ${last.runId} exit ${last.exitCode} (${last.file})`
+        : 'never';
       const lastTick = last.tickAt ? `${last.tickAt} ${last.tick ?? ''}` : 'never';
-      process.stdout.write(`${f.id}\n  schedule ${f.schedule} (${f.timezone})  source ${f.source.dir}/${f.source.pattern}  mapping ${f.mapping}  mode ${f.mode}\n  next ${next}\n  last run ${lastRun}\n  last tick ${lastTick}\n`);
+      process.stdout.write(
+        `${f.id}\n  schedule ${f.schedule} (${f.timezone})  source ${f.source.dir}/${f.source.pattern}  mapping ${f.mapping}  mode ${f.mode}\n  next ${next}\n  last run ${lastRun}\n  last tick ${lastTick}\n`,
+      );
     }
     if (feeds.length === 0) process.stdout.write(`no feeds in ${opts.jobsDir}/\n`);
     return 0;
@@ -123,7 +159,9 @@ export async function feedsRunCommand(name: string, opts: { jobsDir: string; wai
   const cfg = config();
   const feeds = await loadFeeds(opts.jobsDir);
   if (!feeds.some((f) => f.id === name)) {
-    process.stderr.write(`product-sync: no feed "${name}" in ${opts.jobsDir}/ (have: ${feeds.map((f) => f.id).join(', ') || 'none'})\n`);
+    process.stderr.write(
+      `product-sync: no feed "${name}" in ${opts.jobsDir}/ (have: ${feeds.map((f) => f.id).join(', ') || 'none'})\n`,
+    );
     return 2;
   }
   await redisFirst(cfg, '`feeds run`', opts.waitRedis);
@@ -145,15 +183,24 @@ export async function serveCommand(opts: { port: number; host: string; insecureN
   const cfg = config();
   const access = consoleAccess(cfg, opts.host, { insecureNoAuth: Boolean(opts.insecureNoAuth) });
   const { buildConsole } = await import('../server/app.ts');
-  // Made here, with a plain refusal (exit 2), before the console makes them with Node's mkdir -p, which never returns under /proc.
+  // Made here, with a plain refusal (exit 2), before the console makes them with Node's mkdir -p, which never returns
+  // under /proc.
   await ensureReportDir(cfg.REPORT_DIR);
-  await writingTo('cannot create the upload directory given by UPLOAD_DIR', resolve(cfg.UPLOAD_DIR), () => makeDir(cfg.UPLOAD_DIR));
+  await writingTo('cannot create the upload directory given by UPLOAD_DIR', resolve(cfg.UPLOAD_DIR), () =>
+    makeDir(cfg.UPLOAD_DIR),
+  );
   if (access.warning) process.stderr.write(`product-sync: ${access.warning}\n`);
   const stopping = stopSignal('nothing is lost: the console holds no state of its own');
-  const app = await buildConsole({ config: cfg, ...(access.token ? { token: access.token } : {}), ...(access.basic ? { basic: access.basic } : {}) });
+  const app = await buildConsole({
+    config: cfg,
+    ...(access.token ? { token: access.token } : {}),
+    ...(access.basic ? { basic: access.basic } : {}),
+  });
   await app.listen({ port: opts.port, host: opts.host });
   const { port } = app.server.address() as { port: number };
-  process.stdout.write(`console on http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}/ (queues at /admin/queues)\n`);
+  process.stdout.write(
+    `console on http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}/ (queues at /admin/queues)\n`,
+  );
   await stopping;
   await app.close();
   return 0;

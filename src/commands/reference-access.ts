@@ -1,4 +1,7 @@
-/** The reference API of a command that only reads reference lists (`mapping init`, `lists`): configured, or the embedded sandbox. */
+/**
+ * The reference API of a command that only reads reference lists (`mapping init`, `lists`): configured, or the embedded
+ * sandbox.
+ */
 import { apiClientsFromConfig } from '../api/clients.ts';
 import type { ReferenceClient } from '../api/reference-client.ts';
 import { loadConfig } from '../config.ts';
@@ -25,23 +28,37 @@ const TIMEOUTS = { connectMs: 5_000, headersMs: 15_000, bodyMs: 15_000 };
  * configured one (REFERENCE_API_URL with API_TOKEN or the OAuth2 client); `{unavailable}` saying why when none is
  * configured. An invalid configuration throws PS_ERR_CONFIG_INVALID as every command does.
  */
-export async function openReference(flags: { sandbox?: boolean }, env: NodeJS.ProcessEnv = process.env): Promise<ReferenceAccess | { unavailable: string }> {
+export async function openReference(
+  flags: { sandbox?: boolean },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ReferenceAccess | { unavailable: string }> {
   let config = loadConfig(env);
   let sandbox: { url: string; close(): Promise<void> } | undefined;
   if (flags.sandbox) {
     const { startEmbeddedSandbox } = await import('../embedded-sandbox.ts');
     sandbox = await startEmbeddedSandbox('.', { persist: false });
     config = {
-      ...config, PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', API_TOKEN_URL: undefined,
+      ...config,
+      PRODUCT_API_URL: sandbox.url,
+      REFERENCE_API_URL: sandbox.url,
+      API_TOKEN: 'sandbox-token',
+      API_TOKEN_URL: undefined,
       OWNER_COMPANY_ID: config.OWNER_COMPANY_ID ?? DEMO_COMPANY_ID,
     };
   }
-  if (!config.REFERENCE_API_URL) return { unavailable: 'no reference API configured (set REFERENCE_API_URL and API_TOKEN, or use --sandbox)' };
+  if (!config.REFERENCE_API_URL)
+    return { unavailable: 'no reference API configured (set REFERENCE_API_URL and API_TOKEN, or use --sandbox)' };
   if (!config.API_TOKEN && !config.API_TOKEN_URL) {
-    return { unavailable: 'no API credential configured (set API_TOKEN or API_TOKEN_URL + API_CLIENT_ID + API_CLIENT_SECRET, or use --sandbox)' };
+    return {
+      unavailable:
+        'no API credential configured (set API_TOKEN or API_TOKEN_URL + API_CLIENT_ID + API_CLIENT_SECRET, or use --sandbox)',
+    };
   }
   // The product API is not used: its URL only completes the configuration the clients are built from.
-  const clients = apiClientsFromConfig({ ...config, PRODUCT_API_URL: config.PRODUCT_API_URL ?? config.REFERENCE_API_URL }, { retry: RETRY, timeouts: TIMEOUTS });
+  const clients = apiClientsFromConfig(
+    { ...config, PRODUCT_API_URL: config.PRODUCT_API_URL ?? config.REFERENCE_API_URL },
+    { retry: RETRY, timeouts: TIMEOUTS },
+  );
   return {
     reference: clients.reference,
     labels: referenceLabels(clients.reference, config.OWNER_COMPANY_ID ? { companyId: config.OWNER_COMPANY_ID } : {}),

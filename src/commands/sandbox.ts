@@ -18,7 +18,8 @@ export interface SandboxFlags {
  * them — the token to use first (`sandbox-token`, acting for the demo company), then the others and the OAuth2 client.
  */
 export function sandboxBanner(url: string, extraTokens: readonly SandboxToken[] = []): string {
-  const who = (t: SandboxToken) => `${t.companyId === DEMO_COMPANY_ID ? 'demo company' : `company ${t.companyId}`}${t.internal ? ', internal' : ''}`;
+  const who = (t: SandboxToken) =>
+    `${t.companyId === DEMO_COMPANY_ID ? 'demo company' : `company ${t.companyId}`}${t.internal ? ', internal' : ''}`;
   const others = [...DEFAULT_TOKENS.slice(1), ...extraTokens].map((t) => `${t.token} (${who(t)})`).join(', ');
   return [
     `sandbox listening on ${url} (product API ${url}/api, reference API ${url}/v2, OAuth2 ${url}/oauth2/token)`,

@@ -11,7 +11,10 @@ export function formatSummary(result: RunResult): string {
         `  rows ${c.rows}: in sync ${r.inSync}, differ ${r.differs}, missing in the API ${r.missingInApi}, invalid ${c.invalid}; items missing from the sheet ${r.missingInSheet}`,
       ]
     : result.kind === 'validate'
-      ? [`validate ${summary.runId} — ${summary.source.file}, mapping ${summary.mapping} (nothing was sent)`, `  rows ${c.rows}: valid ${c.valid}, invalid ${c.invalid}`]
+      ? [
+          `validate ${summary.runId} — ${summary.source.file}, mapping ${summary.mapping} (nothing was sent)`,
+          `  rows ${c.rows}: valid ${c.valid}, invalid ${c.invalid}`,
+        ]
       : [
           `run ${summary.runId}${summary.dryRun ? ' (dry run: nothing was written)' : ''} — ${summary.source.file}, mapping ${summary.mapping}, mode ${summary.mode}`,
           `  rows ${c.rows}: created ${c.created}, updated ${c.updated}, unchanged ${c.unchanged}, unarchived ${c.unarchived}, archived ${c.archived}, invalid ${c.invalid}, failed ${c.failed}, skipped ${c.skipped}, not attempted ${c.notAttempted}`,

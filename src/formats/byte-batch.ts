@@ -57,7 +57,10 @@ export class ByteBatch {
     return this.#used >= this.#size;
   }
 
-  /** Appends `text` as UTF-8 (ASCII copied a byte at a time, the rest from the first other character encoded by Buffer#write). */
+  /**
+   * Appends `text` as UTF-8 (ASCII copied a byte at a time, the rest from the first other character encoded by
+   * Buffer#write).
+   */
   text(text: string): void {
     const n = text.length;
     // A UTF-16 unit is at most 3 bytes of UTF-8.
@@ -81,8 +84,8 @@ export class ByteBatch {
   }
 
   /**
-   * Appends `text` if every character of it is ASCII that `plain` ({@link plainAscii}) takes as it is, and says so; else
-   * appends nothing and returns false (the caller escapes the text and appends it with {@link text}).
+   * Appends `text` if every character of it is ASCII that `plain` ({@link plainAscii}) takes as it is, and says so;
+   * else appends nothing and returns false (the caller escapes the text and appends it with {@link text}).
    */
   plain(text: string, plain: Uint8Array): boolean {
     const n = text.length;
@@ -125,7 +128,10 @@ export class ByteBatch {
     return digits;
   }
 
-  /** Appends again the `length` bytes at `start` of this batch (a row number written once, repeated in each cell reference). */
+  /**
+   * Appends again the `length` bytes at `start` of this batch (a row number written once, repeated in each cell
+   * reference).
+   */
   repeat(start: number, length: number): void {
     if (this.#used + length > this.#buf.length) this.#grow(length);
     const buf = this.#buf;

@@ -22,7 +22,10 @@ import Papa from 'papaparse';
 export class CsvRecords {
   // What papaparse's stream input needs of a Node stream: `readable`, `read` and the events; emit() is synchronous.
   private readonly source = Object.assign(new EventEmitter(), {
-    readable: true, read: () => null, pause() {}, resume() {},
+    readable: true,
+    read: () => null,
+    pause() {},
+    resume() {},
   });
   private records: string[][] = [];
   private cursor = 0;

@@ -6,7 +6,9 @@ import type Iconv from 'iconv-lite';
 /** The encodings CSV/TSV files are decoded from. */
 export type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';
 
-/** How far into a BOM-less file the detector looks for its first non-ASCII byte (then it decides on the bytes there). */
+/**
+ * How far into a BOM-less file the detector looks for its first non-ASCII byte (then it decides on the bytes there).
+ */
 export const ENCODING_LOOKAHEAD_BYTES = 16 * 1024 * 1024;
 
 /**
@@ -61,7 +63,7 @@ export async function detectFileEncoding(file: string, head: Buffer): Promise<Te
   const fh = await open(file, 'r');
   try {
     const buf = Buffer.alloc(1024 * 1024);
-    for (let pos = head.length; pos < ENCODING_LOOKAHEAD_BYTES; ) {
+    for (let pos = head.length; pos < ENCODING_LOOKAHEAD_BYTES;) {
       const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
       if (bytesRead === 0) break;
       const b = buf.subarray(0, bytesRead);
@@ -79,7 +81,9 @@ export async function detectFileEncoding(file: string, head: Buffer): Promise<Te
   }
 }
 
-/** A streaming decoder: a multibyte character split between two writes is joined, never corrupted; the BOM is dropped. */
+/**
+ * A streaming decoder: a multibyte character split between two writes is joined, never corrupted; the BOM is dropped.
+ */
 export interface TextChunkDecoder {
   write(bytes: Buffer): string;
   end(): string;
@@ -90,8 +94,8 @@ const require = createRequire(import.meta.url);
 /**
  * A streaming decoder of `encoding`. UTF-8 — nearly every sheet — uses the platform's TextDecoder (WHATWG: each
  * ill-formed sequence becomes U+FFFD, as iconv-lite's UTF-8 decoder does); the others iconv-lite, loaded on first use
- * (a UTF-8 run does not pay for loading it): it keeps Windows-1252's five undefined bytes as U+FFFD, which the reader reports
- * (TextDecoder would make them C1 control characters), and drops a UTF-16 file's odd last byte.
+ * (a UTF-8 run does not pay for loading it): it keeps Windows-1252's five undefined bytes as U+FFFD, which the reader
+ * reports (TextDecoder would make them C1 control characters), and drops a UTF-16 file's odd last byte.
  */
 export function textDecoder(encoding: TextEncoding): TextChunkDecoder {
   if (encoding === 'utf-8') {
@@ -115,7 +119,12 @@ export interface DecodeFlags {
  * `flags.nul` turns true with the first chunk holding a NUL: in UTF-8 and Windows-1252 only a zero byte decodes to
  * one, so the bytes are searched (memchr) rather than the decoded text (slow in two-byte strings); UTF-16's text is.
  */
-export async function* decodeFile(file: string, encoding: TextEncoding, chunkBytes = 64 * 1024, flags?: DecodeFlags): AsyncGenerator<string> {
+export async function* decodeFile(
+  file: string,
+  encoding: TextEncoding,
+  chunkBytes = 64 * 1024,
+  flags?: DecodeFlags,
+): AsyncGenerator<string> {
   const decoder = textDecoder(encoding);
   const stream = createReadStream(file, { highWaterMark: chunkBytes });
   const wide = encoding === 'utf-16le' || encoding === 'utf-16be';

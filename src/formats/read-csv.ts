@@ -7,7 +7,10 @@ import type { Cell, Sheet, SheetRow } from './sheet.ts';
 
 export { detectEncoding, type TextEncoding } from './decode.ts';
 
-/** Delimiters a header line is tested for, in the order that wins a tie (a header's labels hold commas more often than tabs or `;`). */
+/**
+ * Delimiters a header line is tested for, in the order that wins a tie (a header's labels hold commas more often than
+ * tabs or `;`).
+ */
 export const DELIMITERS = ['\t', ';', '|', ','] as const;
 
 /** The delimiter the header line uses most, outside quotes (`,` when none appears). */
@@ -56,11 +59,15 @@ const TAB = 9;
  * spaces stand between it and a delimiter or a line end. State carries over between chunks, so a `\r\n` or a `""` cut
  * by a chunk boundary is read as one. Call with `end = true` after the last chunk (it may return a last `\n`).
  */
-export function lineEndNormalizer(delimiter: string, newline: '\n' | '\r\n' | '\r' = '\n'): (chunk: string, end?: boolean) => string {
+export function lineEndNormalizer(
+  delimiter: string,
+  newline: '\n' | '\r\n' | '\r' = '\n',
+): (chunk: string, end?: boolean) => string {
   const D = delimiter.charCodeAt(0);
   const isSep = (c: number) => c === D || c === LF || c === CR;
   let inQuote = false;
-  // Inside a quoted cell: 0 normal, 1 right after a quote (which may close the cell or start a `""`), 2 after a quote and spaces.
+  // Inside a quoted cell: 0 normal, 1 right after a quote (which may close the cell or start a `""`), 2 after a quote
+  // and spaces.
   let afterQuote = 0;
   // Outside quotes, the next character starts a field (so a quote there opens a quoted cell).
   let fieldStart = true;
@@ -164,7 +171,10 @@ export function lineEndNormalizer(delimiter: string, newline: '\n' | '\r\n' | '\
   };
 }
 
-/** The decoded text of a CSV file in chunks, line ends normalised to the file's newline outside quoted cells (lineEndNormalizer). */
+/**
+ * The decoded text of a CSV file in chunks, line ends normalised to the file's newline outside quoted cells
+ * (lineEndNormalizer).
+ */
 async function* csvText(file: string, fmt: CsvFormat, flags?: DecodeFlags): AsyncGenerator<string> {
   const normalize = lineEndNormalizer(fmt.delimiter, fmt.newline);
   for await (const chunk of decodeFile(file, fmt.encoding, undefined, flags)) {
@@ -207,8 +217,15 @@ type RecordFn<T> = (fields: string[], recordNo: number, flags: TextFlags) => T |
  * one longer still is told apart from a quote never closed by reading on to its closing quote without keeping it
  * (overlongQuotedCell). `columns`: the header, to name a cell's column.
  */
-async function* csvRecords<T>(file: string, fmt: CsvFormat, limits: ReadLimits, convert: RecordFn<T>, columns: readonly string[] = []): AsyncGenerator<T[]> {
-  // Line ends come normalised to the file's newline (csvText): a file mixing CRLF, LF and CR still has one record per line.
+async function* csvRecords<T>(
+  file: string,
+  fmt: CsvFormat,
+  limits: ReadLimits,
+  convert: RecordFn<T>,
+  columns: readonly string[] = [],
+): AsyncGenerator<T[]> {
+  // Line ends come normalised to the file's newline (csvText): a file mixing CRLF, LF and CR still has one record per
+  // line.
   const records = new CsvRecords(fmt.delimiter, fmt.newline);
   // Characters of decoded text so far (the record being read starts at records.consumed).
   let seen = 0;
@@ -242,7 +259,10 @@ async function* csvRecords<T>(file: string, fmt: CsvFormat, limits: ReadLimits, 
         throw await overlongQuotedCell(file, fmt, limits, cell, rest.slice(open.at + 1), text);
       }
       const line = await lineAtChar(file, fmt, consumed);
-      throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: the record starting on line ${line} is longer than ${limits.recordChars} characters`);
+      throw new ProductSyncError(
+        'PS_ERR_FILE_TOO_LARGE',
+        `${file}: the record starting on line ${line} is longer than ${limits.recordChars} characters`,
+      );
     }
     if (out.length > 0) yield out;
   }
@@ -288,21 +308,30 @@ function openQuote(s: string, delimiter: string): { at: number; field: number } 
 /** A quote opened at character `at` of the decoded text and never closed (the end of the file came first). */
 async function unclosedQuote(file: string, fmt: CsvFormat, limits: ReadLimits, at: number): Promise<ProductSyncError> {
   const line = await lineAtChar(file, fmt, at);
-  return new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the quote (") opened on line ${line} is still open ${limits.cellChars} characters later — it is most likely never closed; fix that cell and export again`);
+  return new ProductSyncError(
+    'PS_ERR_FILE_UNREADABLE',
+    `${file}: the quote (") opened on line ${line} is still open ${limits.cellChars} characters later — it is most likely never closed; fix that cell and export again`,
+  );
 }
 
-const isBlankCode = (c: number): boolean => c === SPACE || c === TAB || c === 0x0b || c === 0x0c || c === 0xa0 || c === 0xfeff;
+const isBlankCode = (c: number): boolean =>
+  c === SPACE || c === TAB || c === 0x0b || c === 0x0c || c === 0xa0 || c === 0xfeff;
 
 /**
  * A quoted cell too long for its record to be held (over `limits.recordChars`): the rest of the text is read on, not
- * kept, to its closing quote (papaparse's rule: a quote followed by blanks only, then a delimiter, a line end or the end
- * of the text; `""` is a quote in the cell). Closed: the cell is over the size limit — PS_ERR_FILE_TOO_LARGE naming its
- * row, column, size and the limit (the lines it spans tell a quote closed far below, by another cell's quote). Never
- * closed: the unclosed quote it is. `rest`: the cell's text read so far (after its opening quote); `more`: the text after.
+ * kept, to its closing quote (papaparse's rule: a quote followed by blanks only, then a delimiter, a line end or the
+ * end of the text; `""` is a quote in the cell). Closed: the cell is over the size limit — PS_ERR_FILE_TOO_LARGE naming
+ * its row, column, size and the limit (the lines it spans tell a quote closed far below, by another cell's quote).
+ * Never closed: the unclosed quote it is. `rest`: the cell's text read so far (after its opening quote); `more`: the
+ * text after.
  */
 async function overlongQuotedCell(
-  file: string, fmt: CsvFormat, limits: ReadLimits, cell: { row: number; column: string; start: number },
-  rest: string, more: AsyncIterator<string>,
+  file: string,
+  fmt: CsvFormat,
+  limits: ReadLimits,
+  cell: { row: number; column: string; start: number },
+  rest: string,
+  more: AsyncIterator<string>,
 ): Promise<ProductSyncError> {
   const D = fmt.delimiter.charCodeAt(0);
   let chars = 0;
@@ -312,7 +341,7 @@ async function overlongQuotedCell(
   let blanks = 0;
   let prevCr = false;
   let closed = false;
-  scan: for (let piece: string | null = rest; piece !== null; ) {
+  scan: for (let piece: string | null = rest; piece !== null;) {
     for (let i = 0; i < piece.length; i++) {
       const c = piece.charCodeAt(i);
       if (state === 1 && c === QUOTE) {
@@ -354,7 +383,10 @@ async function overlongQuotedCell(
   if (!closed && state === 0) return unclosedQuote(file, fmt, limits, cell.start);
   // The closing quote was counted as the cell's while it was not known to close.
   const line = await lineAtChar(file, fmt, cell.start);
-  const lines = breaks === 0 ? `on line ${line}` : `from line ${line} to line ${line + breaks}: if it is not meant to span lines, its quote is never closed`;
+  const lines =
+    breaks === 0
+      ? `on line ${line}`
+      : `from line ${line} to line ${line + breaks}: if it is not meant to span lines, its quote is never closed`;
   return new ProductSyncError(
     'PS_ERR_FILE_TOO_LARGE',
     `${file}: row ${cell.row}, column ${cell.column}: a cell of ${chars - 1} characters (${lines}), more than the limit of ${limits.cellChars} characters a cell (a record is read up to ${limits.recordChars}); shorten that cell and export again`,
@@ -386,7 +418,10 @@ function refuseNul(file: string, record: readonly string[], count: number, row: 
   if (i === count) return;
   const name = hdr[i];
   const column = name && !name.includes('\0') ? name : `#${i + 1}`;
-  throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: a NUL character (byte 0) on row ${row}, column ${column}: the file is damaged or not a text export; export the sheet again as CSV`);
+  throw new ProductSyncError(
+    'PS_ERR_FILE_UNREADABLE',
+    `${file}: a NUL character (byte 0) on row ${row}, column ${column}: the file is damaged or not a text export; export the sheet again as CSV`,
+  );
 }
 
 /**
@@ -394,7 +429,10 @@ function refuseNul(file: string, record: readonly string[], count: number, row: 
  * at a time (`nextBatch`, see BatchedRows). A plain async iterator rather than an async generator: a row costs about
  * half as much to hand over.
  */
-function eachOf<T>(batches: AsyncGenerator<T[]>, check: () => void): AsyncIterableIterator<T> & { nextBatch(): Promise<readonly T[] | null> } {
+function eachOf<T>(
+  batches: AsyncGenerator<T[]>,
+  check: () => void,
+): AsyncIterableIterator<T> & { nextBatch(): Promise<readonly T[] | null> } {
   let batch: T[] = [];
   let k = 0;
   // A check that failed after some rows of a batch went out with it: thrown by the next call.
@@ -461,7 +499,11 @@ const isBlank = (v: string): boolean => v.length === 0 || (v.charCodeAt(0) <= 32
  * or blank cells are null; other cells are returned raw (not trimmed). Ragged rows: missing cells are null with a
  * ROW_RAGGED warning, non-empty extra cells a ROW_RAGGED error (they would be lost).
  */
-export async function readCsv(file: string, head: Buffer, options: { headerRow: number; limits: ReadLimits; decimalSeparator?: string }): Promise<Sheet> {
+export async function readCsv(
+  file: string,
+  head: Buffer,
+  options: { headerRow: number; limits: ReadLimits; decimalSeparator?: string },
+): Promise<Sheet> {
   const { limits, headerRow } = options;
   const encoding = await detectFileEncoding(file, head);
   // The head may end inside a multibyte character: the decoder keeps it for later, so the prefix stays clean.
@@ -486,9 +528,16 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
     await probe.return(undefined);
   }
   if (!headers || (headers.length === 1 && headers[0] === '')) {
-    throw new ProductSyncError('PS_ERR_FILE_HEADER', `${file}: no header on row ${headerRow} (${headers ? 'the row is empty' : 'the file has fewer rows'})`);
+    throw new ProductSyncError(
+      'PS_ERR_FILE_HEADER',
+      `${file}: no header on row ${headerRow} (${headers ? 'the row is empty' : 'the file has fewer rows'})`,
+    );
   }
-  if (headers.length > limits.columns) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${headers.length} columns, more than the limit of ${limits.columns}`);
+  if (headers.length > limits.columns)
+    throw new ProductSyncError(
+      'PS_ERR_FILE_TOO_LARGE',
+      `${file}: ${headers.length} columns, more than the limit of ${limits.columns}`,
+    );
   const hdr = headers;
   const width = hdr.length;
   // A NUL in the header (past the head the sniffer checks) is refused like one in a data row.
@@ -510,12 +559,26 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
       }
       any = true;
       if (v.length > limits.cellChars) {
-        (issues ??= []).push(issue('CELL_TOO_LONG', { row, column: hdr[i] ?? null, value: `${v.slice(0, 40)}…`, message: `cell has ${v.length} characters, more than ${limits.cellChars}` }));
+        (issues ??= []).push(
+          issue('CELL_TOO_LONG', {
+            row,
+            column: hdr[i] ?? null,
+            value: `${v.slice(0, 40)}…`,
+            message: `cell has ${v.length} characters, more than ${limits.cellChars}`,
+          }),
+        );
         cells[i] = null;
         continue;
       }
       if (flags.replaced && v.includes('\uFFFD')) {
-        (issues ??= []).push(issue('ENCODING_REPLACED', { row, column: hdr[i] ?? null, value: v, message: `the cell holds � where bytes were not valid ${encoding} text (in this file or in an earlier conversion): save the sheet as CSV UTF-8 and export again` }));
+        (issues ??= []).push(
+          issue('ENCODING_REPLACED', {
+            row,
+            column: hdr[i] ?? null,
+            value: v,
+            message: `the cell holds � where bytes were not valid ${encoding} text (in this file or in an earlier conversion): save the sheet as CSV UTF-8 and export again`,
+          }),
+        );
       }
       cells[i] = v;
     }
@@ -523,19 +586,40 @@ export async function readCsv(file: string, head: Buffer, options: { headerRow: 
     for (let i = width; i < n; i++) if (!isBlank(record[i]!)) (extra ??= []).push(record[i]!);
     if (!any && !extra) return null;
     if (n < width) {
-      (issues ??= []).push(issue('ROW_RAGGED', { row, message: `row has ${n} cells, the header ${width}: the missing ones are read as empty` }, 'warning'));
+      (issues ??= []).push(
+        issue(
+          'ROW_RAGGED',
+          { row, message: `row has ${n} cells, the header ${width}: the missing ones are read as empty` },
+          'warning',
+        ),
+      );
     } else if (extra) {
-      (issues ??= []).push(issue('ROW_RAGGED', { row, value: extra.join(delimiter), message: `row has ${n} cells, the header ${width}: the extra cells would be lost (a delimiter inside an unquoted cell?)` }, 'error'));
+      (issues ??= []).push(
+        issue(
+          'ROW_RAGGED',
+          {
+            row,
+            value: extra.join(delimiter),
+            message: `row has ${n} cells, the header ${width}: the extra cells would be lost (a delimiter inside an unquoted cell?)`,
+          },
+          'error',
+        ),
+      );
     }
     return { row, cells, issues: issues ?? [] };
   }
 
   let dataRows = 0;
   const rows = eachOf(csvRecords(file, fmt, limits, toRow, hdr), () => {
-    if (++dataRows > limits.rows) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: more than ${limits.rows} data rows`);
+    if (++dataRows > limits.rows)
+      throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: more than ${limits.rows} data rows`);
   });
 
-  const info: Record<string, string | number | boolean> = { encoding, delimiter: delimiter === '\t' ? 'tab' : delimiter, newline: JSON.stringify(fmt.newline).slice(1, -1) };
+  const info: Record<string, string | number | boolean> = {
+    encoding,
+    delimiter: delimiter === '\t' ? 'tab' : delimiter,
+    newline: JSON.stringify(fmt.newline).slice(1, -1),
+  };
   if (options.decimalSeparator) info.decimalSeparator = options.decimalSeparator;
   return { file, format: 'csv', headerRow, headers, preamble, rows, info };
 }

@@ -9,12 +9,14 @@ import { inspectWorkbook, type MergedRange, type WorkbookInspection } from './zi
 
 // OOXML escapes characters XML cannot hold as `_xHHHH_` (`_x000D_` is a carriage return, `_x005F_` a literal `_`).
 const OOXML_ESCAPE = /_x([0-9A-Fa-f]{4})_/g;
-const unescapeOoxml = (s: string): string => (s.includes('_x') ? s.replace(OOXML_ESCAPE, (_, h: string) => String.fromCharCode(parseInt(h, 16))) : s);
+const unescapeOoxml = (s: string): string =>
+  s.includes('_x') ? s.replace(OOXML_ESCAPE, (_, h: string) => String.fromCharCode(parseInt(h, 16))) : s;
 
 /** A cell as the pipeline wants it: blank text empty, OOXML escapes decoded, error values null (with the error). */
 function normalize(v: RawValue): { cell: Cell; error?: string } {
   if (v === null || v === undefined) return { cell: null };
-  if (typeof v === 'string') return { cell: v.length === 0 || (v.charCodeAt(0) <= 32 && v.trim() === '') ? null : unescapeOoxml(v) };
+  if (typeof v === 'string')
+    return { cell: v.length === 0 || (v.charCodeAt(0) <= 32 && v.trim() === '') ? null : unescapeOoxml(v) };
   if (typeof v === 'number') return Number.isFinite(v) ? { cell: v } : { cell: null, error: '#NUM!' };
   if (typeof v === 'boolean') return { cell: v };
   if (v instanceof Date) return Number.isNaN(v.getTime()) ? { cell: null, error: '#VALUE!' } : { cell: v };
@@ -35,8 +37,7 @@ function headerText(v: RawValue): string {
  * identifier up to 2^53 (every GTIN) keeps its exact digits — booleans, dates as Date (numbers in a date or time
  * format); rich text joined; a hyperlink gives its text; a formula gives its cached result, typed as a value would be
  * (text, number, date, boolean); error cells (#N/A, #REF!…), error results and formulas without a cached result are
- * null with a CELL_ERROR issue.
- * Policies:
+ * null with a CELL_ERROR issue. Policies:
  * - worksheet: the one named (case and surrounding spaces ignored), else the first visible one in the workbook's order.
  * - merged cells: the value stays in the top-left cell, the other cells read empty; each data row holding such a
  *   cell gets a MERGED_CELL warning naming the range, and a header cell inside a merge gets a MERGED_HEADER warning
@@ -45,7 +46,10 @@ function headerText(v: RawValue): string {
  *   warning each (on the first data row, `column` = its header) — mapRow keeps only those of mapped columns.
  * - rows wholly empty are skipped; cells right of the last header are ignored (ROW_RAGGED warning when not empty).
  */
-export async function readXlsx(file: string, options: { sheet?: string; headerRow: number; limits: ReadLimits }): Promise<Sheet> {
+export async function readXlsx(
+  file: string,
+  options: { sheet?: string; headerRow: number; limits: ReadLimits },
+): Promise<Sheet> {
   const book = await inspectWorkbook(file, options.limits, options.sheet);
   let source: WorksheetRows;
   try {
@@ -58,7 +62,13 @@ export async function readXlsx(file: string, options: { sheet?: string; headerRo
 
 /** A failure to read the worksheet as the file-level error naming the file; ProductSyncErrors as they are. */
 function unreadable(file: string, err: unknown): ProductSyncError {
-  return err instanceof ProductSyncError ? err : new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the workbook cannot be read (${(err as Error)?.message ?? String(err)}); open it in Excel and save it again as .xlsx`, { cause: err });
+  return err instanceof ProductSyncError
+    ? err
+    : new ProductSyncError(
+        'PS_ERR_FILE_UNREADABLE',
+        `${file}: the workbook cannot be read (${(err as Error)?.message ?? String(err)}); open it in Excel and save it again as .xlsx`,
+        { cause: err },
+      );
 }
 
 /**
@@ -66,7 +76,12 @@ function unreadable(file: string, err: unknown): ProductSyncError {
  * header, preamble, the policies of readXlsx, rows as SheetRows. Rows are read
  * up to the header before it returns; `source` is closed when the rows end, fail or are left, and on a failure before.
  */
-async function sheetFromRows(file: string, book: WorkbookInspection, source: WorksheetRows, options: { headerRow: number; limits: ReadLimits }): Promise<Sheet> {
+async function sheetFromRows(
+  file: string,
+  book: WorkbookInspection,
+  source: WorksheetRows,
+  options: { headerRow: number; limits: ReadLimits },
+): Promise<Sheet> {
   const { limits, headerRow } = options;
   const target = book.target;
   const rowsIt = source.rows;
@@ -102,8 +117,20 @@ async function sheetFromRows(file: string, book: WorkbookInspection, source: Wor
   } catch (err) {
     return fail(err);
   }
-  if (!headers || headers.length === 0) return fail(new ProductSyncError('PS_ERR_FILE_HEADER', `${file}: worksheet "${target.name}" has no header on row ${headerRow}`));
-  if (headers.length > limits.columns) return fail(new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${headers.length} columns, more than the limit of ${limits.columns}`));
+  if (!headers || headers.length === 0)
+    return fail(
+      new ProductSyncError(
+        'PS_ERR_FILE_HEADER',
+        `${file}: worksheet "${target.name}" has no header on row ${headerRow}`,
+      ),
+    );
+  if (headers.length > limits.columns)
+    return fail(
+      new ProductSyncError(
+        'PS_ERR_FILE_TOO_LARGE',
+        `${file}: ${headers.length} columns, more than the limit of ${limits.columns}`,
+      ),
+    );
   const hdr = headers;
   const width = hdr.length;
   const columnName = (c: number) => (c <= width && hdr[c - 1] ? hdr[c - 1]! : columnLetters(c));
@@ -112,12 +139,25 @@ async function sheetFromRows(file: string, book: WorkbookInspection, source: Wor
   const sheetIssues: Issue[] = [];
   for (const m of book.merges) {
     if (m.top <= headerRow && m.bottom >= headerRow && m.right > m.left && m.left <= width) {
-      sheetIssues.push(issue('MERGED_HEADER', { row: headerRow, column: columnName(m.left), value: m.ref, message: `header cells ${m.ref} are merged: the title is read in column ${columnLetters(m.left)} only, the other columns have an empty header` }));
+      sheetIssues.push(
+        issue('MERGED_HEADER', {
+          row: headerRow,
+          column: columnName(m.left),
+          value: m.ref,
+          message: `header cells ${m.ref} are merged: the title is read in column ${columnLetters(m.left)} only, the other columns have an empty header`,
+        }),
+      );
     }
   }
   for (const h of book.hiddenColumns) {
     for (let c = h.min; c <= Math.min(h.max, width); c++) {
-      sheetIssues.push(issue('HIDDEN_COLUMN', { row: headerRow, column: columnName(c), message: `column ${columnLetters(c)} is hidden in Excel; it is imported like the others` }));
+      sheetIssues.push(
+        issue('HIDDEN_COLUMN', {
+          row: headerRow,
+          column: columnName(c),
+          message: `column ${columnLetters(c)} is hidden in Excel; it is imported like the others`,
+        }),
+      );
     }
   }
 
@@ -134,7 +174,14 @@ async function sheetFromRows(file: string, book: WorkbookInspection, source: Wor
       if (m.left > width) continue;
       const firstCol = row === m.top ? m.left + 1 : m.left;
       if (firstCol > Math.min(m.right, width)) continue;
-      out.push(issue('MERGED_CELL', { row, column: columnName(firstCol), value: m.ref, message: `cells ${m.ref} are merged: the value is only in ${columnLetters(m.left)}${m.top}, this row reads ${firstCol === m.right ? 'this cell' : `columns ${columnLetters(firstCol)}–${columnLetters(Math.min(m.right, width))}`} as empty` }));
+      out.push(
+        issue('MERGED_CELL', {
+          row,
+          column: columnName(firstCol),
+          value: m.ref,
+          message: `cells ${m.ref} are merged: the value is only in ${columnLetters(m.left)}${m.top}, this row reads ${firstCol === m.right ? 'this cell' : `columns ${columnLetters(firstCol)}–${columnLetters(Math.min(m.right, width))}`} as empty`,
+        }),
+      );
     }
     return out;
   };
@@ -154,12 +201,26 @@ async function sheetFromRows(file: string, book: WorkbookInspection, source: Wor
       const { cell, error } = normalize(v);
       if (error) {
         any = true;
-        issues.push(issue('CELL_ERROR', { row, column: hdr[i] || columnLetters(i + 1), value: error, message: `the cell holds ${error.startsWith('#') ? `the Excel error ${error}` : error}: fix the formula or type the value` }));
+        issues.push(
+          issue('CELL_ERROR', {
+            row,
+            column: hdr[i] || columnLetters(i + 1),
+            value: error,
+            message: `the cell holds ${error.startsWith('#') ? `the Excel error ${error}` : error}: fix the formula or type the value`,
+          }),
+        );
         continue;
       }
       if (typeof cell === 'string' && cell.length > limits.cellChars) {
         any = true;
-        issues.push(issue('CELL_TOO_LONG', { row, column: hdr[i] || columnLetters(i + 1), value: `${cell.slice(0, 40)}…`, message: `cell has ${cell.length} characters, more than ${limits.cellChars}` }));
+        issues.push(
+          issue('CELL_TOO_LONG', {
+            row,
+            column: hdr[i] || columnLetters(i + 1),
+            value: `${cell.slice(0, 40)}…`,
+            message: `cell has ${cell.length} characters, more than ${limits.cellChars}`,
+          }),
+        );
         continue;
       }
       if (cell !== null) any = true;
@@ -167,14 +228,21 @@ async function sheetFromRows(file: string, book: WorkbookInspection, source: Wor
     }
     for (let i = width + 1; i < values.length; i++) {
       if (normalize(values[i]).cell !== null) {
-        issues.push(issue('ROW_RAGGED', { row, message: `cells right of the last header (column ${columnLetters(width)}) are ignored` }, 'warning'));
+        issues.push(
+          issue(
+            'ROW_RAGGED',
+            { row, message: `cells right of the last header (column ${columnLetters(width)}) are ignored` },
+            'warning',
+          ),
+        );
         break;
       }
     }
     const merged = mergeIssues(row);
     if (!any) return null;
     if (merged.length > 0) issues.push(...merged);
-    if (book.hiddenRows.has(row)) issues.push(issue('ROW_HIDDEN', { row, message: 'the row is hidden in Excel; it is imported like the others' }));
+    if (book.hiddenRows.has(row))
+      issues.push(issue('ROW_HIDDEN', { row, message: 'the row is hidden in Excel; it is imported like the others' }));
     return { row, cells, issues };
   };
 
@@ -200,7 +268,8 @@ async function sheetFromRows(file: string, book: WorkbookInspection, source: Wor
         if (next.done) break;
         const s = toSheetRow(next.value);
         if (!s) continue;
-        if (++n > limits.rows) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: more than ${limits.rows} data rows`);
+        if (++n > limits.rows)
+          throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: more than ${limits.rows} data rows`);
         yield emit(s);
       }
     } catch (err) {
@@ -224,7 +293,10 @@ async function sheetFromRows(file: string, book: WorkbookInspection, source: Wor
     },
   };
 
-  const info: Record<string, string | number | boolean> = { sheet: target.name, dateSystem: book.date1904 ? '1904' : '1900' };
+  const info: Record<string, string | number | boolean> = {
+    sheet: target.name,
+    dateSystem: book.date1904 ? '1904' : '1900',
+  };
   if (book.hiddenRows.size > 0) info.hiddenRows = book.hiddenRows.size;
   if (book.merges.length > 0) info.mergedRanges = book.merges.length;
   return { file, format: 'xlsx', sheetName: target.name, headerRow, headers, preamble, rows: stream, info };

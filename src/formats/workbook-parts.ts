@@ -41,7 +41,10 @@ export async function readSharedStrings(file: string, fh: FileHandle, e: ZipEntr
 }
 
 // The built-in number formats that are dates or times (ECMA-376 part 1, 18.8.30, and the East Asian ones).
-const BUILT_IN_DATES = new Set([14, 15, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 45, 46, 47, 50, 51, 52, 53, 54, 55, 56, 57, 58]);
+const BUILT_IN_DATES = new Set([
+  14, 15, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 45, 46, 47, 50, 51, 52, 53, 54, 55, 56,
+  57, 58,
+]);
 
 /** Whether a format code shows a date or a time: a y, m, d, h, s (or b, Buddhist year) outside quotes and brackets. */
 export function isDateFormat(code: string): boolean {

@@ -178,8 +178,12 @@ export class WorksheetXml {
 
   /** The end of the text: everything opened must be closed. */
   end(): void {
-    if (this.skipUntil !== null) this.fail(`it ends inside a comment or processing instruction (the part is truncated)`);
-    if (this.carry.trim().length > 0) this.fail(this.carry.startsWith('<') ? 'it ends inside a tag (the part is truncated)' : 'text after the root element');
+    if (this.skipUntil !== null)
+      this.fail(`it ends inside a comment or processing instruction (the part is truncated)`);
+    if (this.carry.trim().length > 0)
+      this.fail(
+        this.carry.startsWith('<') ? 'it ends inside a tag (the part is truncated)' : 'text after the root element',
+      );
     if (this.stack.length > 0) this.fail(`it ends before </${this.stack.at(-1)}> (the part is truncated)`);
     if (!this.rootClosed) this.fail('no root element');
   }
@@ -205,7 +209,8 @@ export class WorksheetXml {
     if (this.stack.length > 0) return;
     for (let k = from; k < to; k++) {
       const c = s.charCodeAt(k);
-      if (!isSpace(c) && c !== 0xfeff) this.fail(this.rootClosed ? 'text after the root element' : 'text before the root element');
+      if (!isSpace(c) && c !== 0xfeff)
+        this.fail(this.rootClosed ? 'text after the root element' : 'text before the root element');
     }
   }
 
@@ -337,7 +342,8 @@ export class WorksheetXml {
   /** `</name>`: it must close the innermost open element. */
   private close(name: string): void {
     const open = this.stack.pop();
-    if (open !== name) this.fail(open === undefined ? `</${name}> closes nothing` : `</${name}> where </${open}> was expected`);
+    if (open !== name)
+      this.fail(open === undefined ? `</${name}> closes nothing` : `</${name}> where </${open}> was expected`);
     if (this.stack.length === 0) this.rootClosed = true;
     const local = name.indexOf(':') < 0 ? name : localName(name);
     if (this.inCell) {
@@ -378,7 +384,12 @@ export class WorksheetXml {
     const v = this.v;
     const type = this.type;
     if (type === 'inlineStr' && this.inline !== null) return this.inline;
-    if (v === null) return this.formula ? { error: FORMULA_WITHOUT_RESULT } : type === 'inlineStr' ? this.inline ?? undefined : undefined;
+    if (v === null)
+      return this.formula
+        ? { error: FORMULA_WITHOUT_RESULT }
+        : type === 'inlineStr'
+          ? (this.inline ?? undefined)
+          : undefined;
     switch (type) {
       case 's': {
         const text = this.context.sharedStrings[Number(v)];
@@ -391,7 +402,11 @@ export class WorksheetXml {
         return { error: v.trim() };
       case 'b': {
         const b = v.trim();
-        return b === '1' || b === 'true' ? true : b === '0' || b === 'false' ? false : { error: `a boolean that reads "${b}"` };
+        return b === '1' || b === 'true'
+          ? true
+          : b === '0' || b === 'false'
+            ? false
+            : { error: `a boolean that reads "${b}"` };
       }
       case 'd': {
         const iso = v.trim();

@@ -20,9 +20,13 @@ import type { WorkbookInspection } from './zip-guard.ts';
  * releases no row before). Errors: damage as `damaged`, XML that is not well-formed as a WorksheetXmlError (the caller
  * words both, readXlsx's `unreadable`).
  */
-export async function openWorksheet(file: string, book: Pick<WorkbookInspection, 'target' | 'date1904' | 'parts'>): Promise<WorksheetRows> {
+export async function openWorksheet(
+  file: string,
+  book: Pick<WorkbookInspection, 'target' | 'date1904' | 'parts'>,
+): Promise<WorksheetRows> {
   const { target, parts } = book;
-  if (!parts.worksheet) throw damaged(file, `the part of worksheet "${target.name}" (${target.path ?? 'unnamed'}) is missing`);
+  if (!parts.worksheet)
+    throw damaged(file, `the part of worksheet "${target.name}" (${target.path ?? 'unnamed'}) is missing`);
   const fh = await open(file, 'r');
   let sharedStrings: string[] = [];
   let dateStyles: boolean[] = [];
@@ -36,7 +40,10 @@ export async function openWorksheet(file: string, book: Pick<WorkbookInspection,
 
   const queue: XlsxRow[] = [];
   let at = 0;
-  const parser = new WorksheetXml({ part: parts.worksheet.name, sharedStrings, dateStyles, date1904: book.date1904 }, (row) => queue.push(row));
+  const parser = new WorksheetXml(
+    { part: parts.worksheet.name, sharedStrings, dateStyles, date1904: book.date1904 },
+    (row) => queue.push(row),
+  );
   const decoder = new StringDecoder('utf8');
   const chunks = entryChunks(file, fh, parts.worksheet);
   let ended = false;

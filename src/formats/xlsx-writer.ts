@@ -15,7 +15,10 @@ export interface XlsxWriterOptions {
   maxRows?: number;
   /** Uncompressed bytes the worksheet part holds at most (default XLSX_MAX_SHEET_BYTES); rows past it are dropped. */
   maxSheetBytes?: number;
-  /** Deflate level of the worksheet part (default 1: a report sheet of repeated markup compresses about as well as at 6, for much less CPU). */
+  /**
+   * Deflate level of the worksheet part (default 1: a report sheet of repeated markup compresses about as well as at 6,
+   * for much less CPU).
+   */
   level?: number;
   /** Rows written above the header (a sheet whose header is not on row 1); the panes freeze them with the header. */
   preamble?: readonly (readonly string[])[];
@@ -38,8 +41,9 @@ export interface XlsxWriterOptions {
 // Characters XML 1.0 cannot hold: C0 controls but tab/LF/CR, lone surrogates, U+FFFE/U+FFFF.
 // eslint-disable-next-line no-control-regex
 const MAYBE_FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
-// eslint-disable-next-line no-control-regex
-const FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const FORBIDDEN =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const SPECIAL = /[&<>"]/;
 const SPECIALS = /[&<>"]/g;
 // In character data (a cell's <t>) `"` is no markup: issue texts quote every value, and leaving them saves a replace.
@@ -90,7 +94,10 @@ function columnLetters(n: number): string {
 
 /** A worksheet name Excel accepts: no `[]:*?/\`, not blank, at most 31 characters. */
 function sheetTitle(name: string): string {
-  const t = name.replace(/[[\]:*?/\\]/g, ' ').trim().slice(0, 31);
+  const t = name
+    .replace(/[[\]:*?/\\]/g, ' ')
+    .trim()
+    .slice(0, 31);
   return t === '' ? 'Sheet1' : t;
 }
 
@@ -103,12 +110,34 @@ const SHEET_TAIL_BYTES = Buffer.byteLength(SHEET_TAIL);
 
 /** The parts before the worksheet; `shared`: the shared strings table, when the writer has one. */
 const smallParts = (sheetName: string, shared: readonly string[]): [string, string][] => [
-  ['[Content_Types].xml', `${XML_HEAD}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>${shared.length > 0 ? '<Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/>' : ''}<Override PartName="/${SHEET_PART}" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>`],
-  ['_rels/.rels', `${XML_HEAD}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${NS_REL}/officeDocument" Target="xl/workbook.xml"/></Relationships>`],
-  ['xl/workbook.xml', `${XML_HEAD}<workbook xmlns="${NS_MAIN}" xmlns:r="${NS_REL}"><bookViews><workbookView/></bookViews><sheets><sheet name="${xmlText(sheetTitle(sheetName))}" sheetId="1" r:id="rId1"/></sheets></workbook>`],
-  ['xl/_rels/workbook.xml.rels', `${XML_HEAD}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${NS_REL}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="${NS_REL}/styles" Target="styles.xml"/>${shared.length > 0 ? `<Relationship Id="rId3" Type="${NS_REL}/sharedStrings" Target="sharedStrings.xml"/>` : ''}</Relationships>`],
-  ['xl/styles.xml', `${XML_HEAD}<styleSheet xmlns="${NS_MAIN}"><fonts count="1"><font><sz val="11"/><name val="Calibri"/><family val="2"/></font></fonts><fills count="2"><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="gray125"/></fill></fills><borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders><cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs><cellXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/></cellXfs><cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>`],
-  ...(shared.length > 0 ? [['xl/sharedStrings.xml', `${XML_HEAD}<sst xmlns="${NS_MAIN}" uniqueCount="${shared.length}">${shared.map((v) => `<si><t xml:space="preserve">${xmlText(v, false)}</t></si>`).join('')}</sst>`] as [string, string]] : []),
+  [
+    '[Content_Types].xml',
+    `${XML_HEAD}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>${shared.length > 0 ? '<Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/>' : ''}<Override PartName="/${SHEET_PART}" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>`,
+  ],
+  [
+    '_rels/.rels',
+    `${XML_HEAD}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${NS_REL}/officeDocument" Target="xl/workbook.xml"/></Relationships>`,
+  ],
+  [
+    'xl/workbook.xml',
+    `${XML_HEAD}<workbook xmlns="${NS_MAIN}" xmlns:r="${NS_REL}"><bookViews><workbookView/></bookViews><sheets><sheet name="${xmlText(sheetTitle(sheetName))}" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+  ],
+  [
+    'xl/_rels/workbook.xml.rels',
+    `${XML_HEAD}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${NS_REL}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="${NS_REL}/styles" Target="styles.xml"/>${shared.length > 0 ? `<Relationship Id="rId3" Type="${NS_REL}/sharedStrings" Target="sharedStrings.xml"/>` : ''}</Relationships>`,
+  ],
+  [
+    'xl/styles.xml',
+    `${XML_HEAD}<styleSheet xmlns="${NS_MAIN}"><fonts count="1"><font><sz val="11"/><name val="Calibri"/><family val="2"/></font></fonts><fills count="2"><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="gray125"/></fill></fills><borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders><cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs><cellXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/></cellXfs><cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>`,
+  ],
+  ...(shared.length > 0
+    ? [
+        [
+          'xl/sharedStrings.xml',
+          `${XML_HEAD}<sst xmlns="${NS_MAIN}" uniqueCount="${shared.length}">${shared.map((v) => `<si><t xml:space="preserve">${xmlText(v, false)}</t></si>`).join('')}</sst>`,
+        ] as [string, string],
+      ]
+    : []),
 ];
 
 interface ZipEntry {
@@ -131,7 +160,9 @@ function dosDateTime(d: Date): { time: number; date: number } {
   };
 }
 
-/** The fields a local header and its central directory record share, in the same order: version needed … name length. */
+/**
+ * The fields a local header and its central directory record share, in the same order: version needed … name length.
+ */
 function entryFields(b: Buffer, at: number, e: ZipEntry, when: { time: number; date: number }): void {
   b.writeUInt16LE(20, at);
   b.writeUInt16LE(FLAG_UTF8, at + 2);
@@ -153,7 +184,11 @@ function localHeader(e: ZipEntry, when: { time: number; date: number }): Buffer 
   return b;
 }
 
-function centralDirectory(entries: readonly ZipEntry[], when: { time: number; date: number }, cdOffset: number): Buffer {
+function centralDirectory(
+  entries: readonly ZipEntry[],
+  when: { time: number; date: number },
+  cdOffset: number,
+): Buffer {
   const parts: Buffer[] = [];
   for (const e of entries) {
     const b = Buffer.alloc(46 + e.name.length);
@@ -175,7 +210,6 @@ function centralDirectory(entries: readonly ZipEntry[], when: { time: number; da
   end.writeUInt32LE(cdOffset, 16);
   return Buffer.concat([cd, end]);
 }
-
 
 /**
  * A streaming XLSX writer of one worksheet of text cells (inline strings, so identifiers keep their leading zeros):
@@ -223,7 +257,10 @@ export class XlsxWriter {
     this.#maxSheetBytes = Math.min(opts.maxSheetBytes ?? XLSX_MAX_SHEET_BYTES, XLSX_MAX_SHEET_BYTES);
     this.#out = createWriteStream(path, { highWaterMark: STREAM_BUFFER_BYTES });
     // Stream options go through to the Transform underneath (ZlibOptions does not list them).
-    this.#deflate = createDeflateRaw({ level: opts.level ?? 1, writableHighWaterMark: STREAM_BUFFER_BYTES } as ZlibOptions);
+    this.#deflate = createDeflateRaw({
+      level: opts.level ?? 1,
+      writableHighWaterMark: STREAM_BUFFER_BYTES,
+    } as ZlibOptions);
     this.#out.on('error', (err) => this.#fail(err));
     this.#deflate.on('error', (err) => this.#fail(err));
     this.#deflate.on('data', (chunk: Buffer) => {
@@ -236,13 +273,35 @@ export class XlsxWriter {
     for (const [name, xml] of smallParts(sheetName, opts.sharedStrings?.values ?? [])) {
       const data = Buffer.from(xml);
       const packed = deflateRawSync(data);
-      this.#put({ name: Buffer.from(name), method: 8, crc: crc32(data), compressed: packed.length, uncompressed: data.length, offset: this.#offset }, packed);
+      this.#put(
+        {
+          name: Buffer.from(name),
+          method: 8,
+          crc: crc32(data),
+          compressed: packed.length,
+          uncompressed: data.length,
+          offset: this.#offset,
+        },
+        packed,
+      );
     }
     // The worksheet's header goes out with zero CRC and sizes; close() writes them in once known.
-    this.#sheet = { name: Buffer.from(SHEET_PART), method: 8, crc: 0, compressed: 0, uncompressed: 0, offset: this.#offset };
+    this.#sheet = {
+      name: Buffer.from(SHEET_PART),
+      method: 8,
+      crc: 0,
+      compressed: 0,
+      uncompressed: 0,
+      offset: this.#offset,
+    };
     this.#put(this.#sheet);
 
-    const cols = header.map((h, i) => `<col min="${i + 1}" max="${i + 1}" width="${Math.min(60, Math.max(12, h.length + 2))}" customWidth="1"/>`).join('');
+    const cols = header
+      .map(
+        (h, i) =>
+          `<col min="${i + 1}" max="${i + 1}" width="${Math.min(60, Math.max(12, h.length + 2))}" customWidth="1"/>`,
+      )
+      .join('');
     this.#batch.text(
       `${XML_HEAD}<worksheet xmlns="${NS_MAIN}" xmlns:r="${NS_REL}">` +
         `<sheetViews><sheetView workbookViewId="0"><pane ySplit="${preamble.length + 1}" topLeftCell="A${preamble.length + 2}" activePane="bottomLeft" state="frozen"/><selection pane="bottomLeft" activeCell="A${preamble.length + 2}" sqref="A${preamble.length + 2}"/></sheetView></sheetViews>` +
@@ -270,7 +329,10 @@ export class XlsxWriter {
     return this.#rowsDropped;
   }
 
-  /** Adds a data row (every value a text cell; empty strings leave the cell empty). Resolves once the writer can take more. */
+  /**
+   * Adds a data row (every value a text cell; empty strings leave the cell empty). Resolves once the writer can take
+   * more.
+   */
   async line(values: readonly string[]): Promise<void> {
     await this.add(values);
   }
@@ -313,7 +375,8 @@ export class XlsxWriter {
       this.#deflate.end();
       await ended;
       this.#sheet.uncompressed = this.#sheetBytes;
-      if (this.#sheet.compressed > 0xffffffff || this.#offset > 0xffffffff) throw new Error(`${this.#path}: the workbook outgrew 4 GiB`);
+      if (this.#sheet.compressed > 0xffffffff || this.#offset > 0xffffffff)
+        throw new Error(`${this.#path}: the workbook outgrew 4 GiB`);
       this.#write(centralDirectory(this.#entries, this.#when, this.#offset));
       const closed = this.#until(this.#out, 'close');
       this.#out.end();
@@ -356,7 +419,12 @@ export class XlsxWriter {
   }
 
   /** Appends the XML of the next row to the batch; cells of empty values are left out. */
-  #row(values: readonly string[], plain: readonly boolean[] = [], shared: readonly (ReadonlyMap<string, number> | undefined)[] = [], numbers: readonly boolean[] = []): void {
+  #row(
+    values: readonly string[],
+    plain: readonly boolean[] = [],
+    shared: readonly (ReadonlyMap<string, number> | undefined)[] = [],
+    numbers: readonly boolean[] = [],
+  ): void {
     const b = this.#batch;
     b.bytes(ROW_OPEN);
     // The row number, then again in every cell reference.

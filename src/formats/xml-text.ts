@@ -9,8 +9,21 @@ function character(ref: string, code: number): string {
 
 /** `s` with the five XML entities and character references decoded (anything else left as written). */
 export const decodeXml = (s: string): string =>
-  !s.includes('&') ? s : s.replace(XML_ENTITY, (ref, e: string) =>
-    e === 'amp' ? '&' : e === 'lt' ? '<' : e === 'gt' ? '>' : e === 'quot' ? '"' : e === 'apos' ? "'" : character(ref, e[1] === 'x' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10)));
+  !s.includes('&')
+    ? s
+    : s.replace(XML_ENTITY, (ref, e: string) =>
+        e === 'amp'
+          ? '&'
+          : e === 'lt'
+            ? '<'
+            : e === 'gt'
+              ? '>'
+              : e === 'quot'
+                ? '"'
+                : e === 'apos'
+                  ? "'"
+                  : character(ref, e[1] === 'x' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10)),
+      );
 
 /** The decoded value of attribute `name` (double-quoted) of an opening tag's text; null when absent. */
 export const attr = (tag: string, name: string): string | null => {

@@ -18,7 +18,10 @@ export interface ZipEntry {
 
 /** The file-level error of a damaged zip. */
 export const damaged = (file: string, why: string): ProductSyncError =>
-  new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: the workbook is damaged or truncated (${why}); ask for the file again, or open it in Excel and save it again as .xlsx`);
+  new ProductSyncError(
+    'PS_ERR_FILE_UNREADABLE',
+    `${file}: the workbook is damaged or truncated (${why}); ask for the file again, or open it in Excel and save it again as .xlsx`,
+  );
 
 /** The entries of a zip from its central directory (read from the end of the file, before anything is inflated). */
 export async function centralDirectory(file: string, fh: FileHandle): Promise<ZipEntry[]> {
@@ -61,7 +64,7 @@ export async function centralDirectory(file: string, fh: FileHandle): Promise<Zi
       name: cd.toString('utf8', p + 46, p + 46 + nameLen),
     };
     // Zip64 extra field (0x0001): the 64-bit values, in this order, of the fields that are 0xffffffff.
-    for (let x = p + 46 + nameLen; x + 4 <= p + 46 + nameLen + extraLen; ) {
+    for (let x = p + 46 + nameLen; x + 4 <= p + 46 + nameLen + extraLen;) {
       const id = cd.readUInt16LE(x);
       const len = cd.readUInt16LE(x + 2);
       if (id === 0x0001) {
@@ -77,7 +80,8 @@ export async function centralDirectory(file: string, fh: FileHandle): Promise<Zi
       }
       x += 4 + len;
     }
-    if (![e.uncompressed, e.compressed, e.localHeader].every(Number.isFinite)) throw damaged(file, `zip entry ${e.name} unreadable`);
+    if (![e.uncompressed, e.compressed, e.localHeader].every(Number.isFinite))
+      throw damaged(file, `zip entry ${e.name} unreadable`);
     if (e.localHeader + 30 + e.compressed > size) throw damaged(file, `${e.name} runs past the end of the file`);
     entries.push(e);
     p += 46 + nameLen + extraLen + commentLen;
@@ -87,7 +91,7 @@ export async function centralDirectory(file: string, fh: FileHandle): Promise<Zi
 
 /** The bytes `[start, start + length)` of the file in pieces of up to 1 MB. */
 export async function* readRange(fh: FileHandle, start: number, length: number): AsyncGenerator<Buffer> {
-  for (let pos = start, end = start + length; pos < end; ) {
+  for (let pos = start, end = start + length; pos < end;) {
     const buf = Buffer.allocUnsafe(Math.min(1 << 20, end - pos));
     const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
     if (bytesRead === 0) return;
@@ -104,12 +108,26 @@ export async function entryStart(file: string, fh: FileHandle, e: ZipEntry): Pro
   return e.localHeader + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
 }
 
-/** The raw bytes of an entry, inflated when it is deflated (in pieces of up to 1 MB); a method Excel never writes is refused. */
-export async function entryStream(file: string, fh: FileHandle, e: ZipEntry): Promise<{ source: Readable; raw: Readable }> {
+/**
+ * The raw bytes of an entry, inflated when it is deflated (in pieces of up to 1 MB); a method Excel never writes is
+ * refused.
+ */
+export async function entryStream(
+  file: string,
+  fh: FileHandle,
+  e: ZipEntry,
+): Promise<{ source: Readable; raw: Readable }> {
   const start = await entryStart(file, fh, e);
-  if (e.method !== 0 && e.method !== 8) throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: ${e.name} uses a zip compression method (${e.method}) that Excel does not write; save the sheet again as .xlsx`);
+  if (e.method !== 0 && e.method !== 8)
+    throw new ProductSyncError(
+      'PS_ERR_FILE_TYPE',
+      `${file}: ${e.name} uses a zip compression method (${e.method}) that Excel does not write; save the sheet again as .xlsx`,
+    );
   const raw = Readable.from(readRange(fh, start, e.compressed));
-  return { raw, source: e.method === 0 || e.compressed === 0 ? raw : raw.pipe(createInflateRaw({ chunkSize: 1 << 20 })) };
+  return {
+    raw,
+    source: e.method === 0 || e.compressed === 0 ? raw : raw.pipe(createInflateRaw({ chunkSize: 1 << 20 })),
+  };
 }
 
 /**
@@ -137,7 +155,11 @@ export async function* entryChunks(file: string, fh: FileHandle, e: ZipEntry): A
 
 /** A small entry's whole text (UTF-8), refused past `maxBytes`. */
 export async function entryText(file: string, fh: FileHandle, e: ZipEntry, maxBytes: number): Promise<string> {
-  if (e.uncompressed > maxBytes) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${e.name} is larger than ${Math.round(maxBytes / 1024 ** 2)} MB`);
+  if (e.uncompressed > maxBytes)
+    throw new ProductSyncError(
+      'PS_ERR_FILE_TOO_LARGE',
+      `${file}: ${e.name} is larger than ${Math.round(maxBytes / 1024 ** 2)} MB`,
+    );
   const parts: Buffer[] = [];
   for await (const chunk of entryChunks(file, fh, e)) parts.push(chunk);
   return Buffer.concat(parts).toString('utf8');

@@ -41,7 +41,10 @@ export interface WorkbookInspection {
   hiddenColumns: { min: number; max: number }[];
   /** Merged ranges of the target, sorted by top row. */
   merges: MergedRange[];
-  /** The zip entries the worksheet reader reads: the target worksheet's, the shared strings', the styles' (null when absent). */
+  /**
+   * The zip entries the worksheet reader reads: the target worksheet's, the shared strings', the styles' (null when
+   * absent).
+   */
   parts: WorkbookParts;
 }
 
@@ -63,7 +66,13 @@ function parseRange(ref: string): MergedRange | null {
   const top = Number(m[2]);
   const right = m[3] ? refColumn(m[3]) : left;
   const bottom = m[4] ? Number(m[4]) : top;
-  return { ref, top: Math.min(top, bottom), left: Math.min(left, right), bottom: Math.max(top, bottom), right: Math.max(left, right) };
+  return {
+    ref,
+    top: Math.min(top, bottom),
+    left: Math.min(left, right),
+    bottom: Math.max(top, bottom),
+    right: Math.max(left, right),
+  };
 }
 
 /**
@@ -93,7 +102,10 @@ function declaresEntities({ prev, chunk }: Joined): boolean {
   }
   if (prev.length === 0) return false;
   // Declarations that start in `prev` and end in `chunk` (or whose `<` is prev's last byte).
-  const seam = Buffer.concat([prev.subarray(Math.max(0, prev.length - DOCTYPE.length)), chunk.subarray(0, DOCTYPE.length)]);
+  const seam = Buffer.concat([
+    prev.subarray(Math.max(0, prev.length - DOCTYPE.length)),
+    chunk.subarray(0, DOCTYPE.length),
+  ]);
   return seam.includes(DOCTYPE) || seam.includes(ENTITY);
 }
 
@@ -154,7 +166,14 @@ interface ScanResult {
  * Inflates one entry, counting what actually comes out (a zip may declare small sizes and inflate to gigabytes),
  * refusing entity declarations, and collecting what `scan` asks for.
  */
-async function scanEntry(file: string, fh: FileHandle, e: ZipEntry, budget: { left: number }, limits: ReadLimits, scan: EntryScan): Promise<ScanResult> {
+async function scanEntry(
+  file: string,
+  fh: FileHandle,
+  e: ZipEntry,
+  budget: { left: number },
+  limits: ReadLimits,
+  scan: EntryScan,
+): Promise<ScanResult> {
   const result: ScanResult = { text: null, hiddenRows: new Set(), hiddenColumns: new Map(), merges: new Map() };
   if (e.compressed === 0 && e.method !== 0) return result;
   const { source, raw } = await entryStream(file, fh, e);
@@ -167,22 +186,32 @@ async function scanEntry(file: string, fh: FileHandle, e: ZipEntry, budget: { le
       out += chunk.length;
       budget.left -= chunk.length;
       if (out > e.uncompressed + 1024 || budget.left < 0) {
-        throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', budget.left < 0
-          ? `${file}: more than ${Math.round(limits.unzippedBytes / 1024 ** 2)} MB once unzipped: refused (a zip bomb, or a workbook too large to import)`
-          : `${file}: ${e.name} inflates past the size its zip entry declares (${e.uncompressed} bytes): refused as a possible zip bomb`);
+        throw new ProductSyncError(
+          'PS_ERR_FILE_TOO_LARGE',
+          budget.left < 0
+            ? `${file}: more than ${Math.round(limits.unzippedBytes / 1024 ** 2)} MB once unzipped: refused (a zip bomb, or a workbook too large to import)`
+            : `${file}: ${e.name} inflates past the size its zip entry declares (${e.uncompressed} bytes): refused as a possible zip bomb`,
+        );
       }
       if (out > limits.ratioFloorBytes && out / Math.max(e.compressed, 1) > limits.compressionRatio) {
-        throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${e.name} inflates more than ${limits.compressionRatio}× its compressed size: refused as a possible zip bomb`);
+        throw new ProductSyncError(
+          'PS_ERR_FILE_TOO_LARGE',
+          `${file}: ${e.name} inflates more than ${limits.compressionRatio}× its compressed size: refused as a possible zip bomb`,
+        );
       }
       if (!xml) continue;
       // The tail of the previous chunk is searched again with this one, so a tag split between chunks is still found
       // whole (the results are keyed, so one seen twice counts once).
       const joined: Joined = { prev, chunk };
       if (declaresEntities(joined)) {
-        throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: ${e.name} declares XML entities (<!DOCTYPE/<!ENTITY); refused — a workbook saved by Excel never does`);
+        throw new ProductSyncError(
+          'PS_ERR_FILE_TYPE',
+          `${file}: ${e.name} declares XML entities (<!DOCTYPE/<!ENTITY); refused — a workbook saved by Excel never does`,
+        );
       }
       if (scan.keep) {
-        if (out > 32 * 1024 * 1024) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${e.name} is larger than 32 MB`);
+        if (out > 32 * 1024 * 1024)
+          throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${e.name} is larger than 32 MB`);
         kept.push(chunk);
       }
       if (scan.sheet) {
@@ -201,11 +230,18 @@ async function scanEntry(file: string, fh: FileHandle, e: ZipEntry, budget: { le
           const ref = tag && /^<(\w+:)?mergeCell\s/.test(tag) ? attr(tag, 'ref') : null;
           const range = ref ? parseRange(ref) : null;
           if (!range || result.merges.has(range.ref)) continue;
-          if (result.merges.size >= limits.mergedRanges) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: more than ${limits.mergedRanges} merged cell ranges`);
+          if (result.merges.size >= limits.mergedRanges)
+            throw new ProductSyncError(
+              'PS_ERR_FILE_TOO_LARGE',
+              `${file}: more than ${limits.mergedRanges} merged cell ranges`,
+            );
           result.merges.set(range.ref, range);
         }
       }
-      prev = chunk.length >= OVERLAP ? chunk.subarray(chunk.length - OVERLAP) : Buffer.concat([prev, chunk]).subarray(-OVERLAP);
+      prev =
+        chunk.length >= OVERLAP
+          ? chunk.subarray(chunk.length - OVERLAP)
+          : Buffer.concat([prev, chunk]).subarray(-OVERLAP);
     }
   } catch (err) {
     if (err instanceof ProductSyncError) throw err;
@@ -218,7 +254,9 @@ async function scanEntry(file: string, fh: FileHandle, e: ZipEntry, budget: { le
   return result;
 }
 
-/** The relationships of workbook.xml: id → part path, and the part of each relationship type (its last path segment). */
+/**
+ * The relationships of workbook.xml: id → part path, and the part of each relationship type (its last path segment).
+ */
 function parseRels(relsXml: string): { byId: Map<string, string>; byType: Map<string, string> } {
   const byId = new Map<string, string>();
   const byType = new Map<string, string>();
@@ -242,12 +280,18 @@ function parseSheets(workbookXml: string, targets: Map<string, string>): Workboo
     if (name === null) continue;
     const st = attr(m[0], 'state');
     const rid = attr(m[0], 'r:id') ?? /\s\w+:id="([^"]*)"/.exec(m[0])?.[1] ?? null;
-    sheets.push({ name, state: st === 'hidden' || st === 'veryHidden' ? st : 'visible', path: rid ? targets.get(rid) ?? null : null });
+    sheets.push({
+      name,
+      state: st === 'hidden' || st === 'veryHidden' ? st : 'visible',
+      path: rid ? (targets.get(rid) ?? null) : null,
+    });
   }
   return sheets;
 }
 
-/** What the first, fast part of the inspection learns (see startInspection): enough for the worksheet's parse to start. */
+/**
+ * What the first, fast part of the inspection learns (see startInspection): enough for the worksheet's parse to start.
+ */
 export type WorkbookHead = Pick<WorkbookInspection, 'sheets' | 'target' | 'date1904' | 'parts'>;
 
 /** A workbook whose first part of the inspection passed: its head, and the second part to run. */
@@ -266,7 +310,11 @@ export interface InspectionStarted {
  * checked as every part is) → the worksheets, the one to read, the date system. The full scan — every other entry
  * inflated — is left to `scan()`.
  */
-export async function startInspection(file: string, limits: ReadLimits, sheetName?: string): Promise<InspectionStarted> {
+export async function startInspection(
+  file: string,
+  limits: ReadLimits,
+  sheetName?: string,
+): Promise<InspectionStarted> {
   const fh = await open(file, 'r');
   let head: WorkbookHead;
   let entries: ZipEntry[];
@@ -277,37 +325,63 @@ export async function startInspection(file: string, limits: ReadLimits, sheetNam
     byName = new Map(entries.map((e) => [e.name, e]));
     if (!byName.has('xl/workbook.xml')) {
       if (entries.some((e) => e.name.startsWith('xl/'))) throw damaged(file, 'xl/workbook.xml is missing');
-      const what = byName.has('word/document.xml') ? 'a Word document' : byName.has('ppt/presentation.xml') ? 'a PowerPoint file' : byName.has('content.xml') ? 'an OpenDocument file (.ods)' : 'a zip archive, not an Excel workbook';
+      const what = byName.has('word/document.xml')
+        ? 'a Word document'
+        : byName.has('ppt/presentation.xml')
+          ? 'a PowerPoint file'
+          : byName.has('content.xml')
+            ? 'an OpenDocument file (.ods)'
+            : 'a zip archive, not an Excel workbook';
       throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: this is ${what}; save the sheet as .xlsx or CSV`);
     }
     let declared = 0;
     for (const e of entries) {
       declared += e.uncompressed;
-      if (e.uncompressed > limits.ratioFloorBytes && e.uncompressed / Math.max(e.compressed, 1) > limits.compressionRatio) {
-        throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${e.name} would inflate ${Math.round(e.uncompressed / Math.max(e.compressed, 1))}× (more than ${limits.compressionRatio}×): refused as a possible zip bomb`);
+      if (
+        e.uncompressed > limits.ratioFloorBytes &&
+        e.uncompressed / Math.max(e.compressed, 1) > limits.compressionRatio
+      ) {
+        throw new ProductSyncError(
+          'PS_ERR_FILE_TOO_LARGE',
+          `${file}: ${e.name} would inflate ${Math.round(e.uncompressed / Math.max(e.compressed, 1))}× (more than ${limits.compressionRatio}×): refused as a possible zip bomb`,
+        );
       }
     }
     if (declared > limits.unzippedBytes) {
-      throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${Math.round(declared / 1024 ** 2)} MB once unzipped, more than the limit of ${Math.round(limits.unzippedBytes / 1024 ** 2)} MB`);
+      throw new ProductSyncError(
+        'PS_ERR_FILE_TOO_LARGE',
+        `${file}: ${Math.round(declared / 1024 ** 2)} MB once unzipped, more than the limit of ${Math.round(limits.unzippedBytes / 1024 ** 2)} MB`,
+      );
     }
     const small = async (name: string) => {
       const e = byName.get(name);
-      return e ? (await scanEntry(file, fh, e, budget, limits, { keep: true, sheet: false })).text ?? '' : '';
+      return e ? ((await scanEntry(file, fh, e, budget, limits, { keep: true, sheet: false })).text ?? '') : '';
     };
     const workbookXml = await small('xl/workbook.xml');
     const relsXml = await small('xl/_rels/workbook.xml.rels');
     const rels = parseRels(relsXml);
     const sheets = parseSheets(workbookXml, rels.byId);
     const wanted = sheetName?.trim().toLowerCase();
-    const target = wanted !== undefined ? sheets.find((s) => s.name.trim().toLowerCase() === wanted) : sheets.find((s) => s.state === 'visible');
+    const target =
+      wanted !== undefined
+        ? sheets.find((s) => s.name.trim().toLowerCase() === wanted)
+        : sheets.find((s) => s.state === 'visible');
     if (!target) {
-      throw new ProductSyncError('PS_ERR_FILE_HEADER', sheetName !== undefined
-        ? `${file}: no worksheet named "${sheetName}" (the workbook has: ${sheets.map((s) => s.name).join(', ') || 'none'})`
-        : `${file}: the workbook has no visible worksheet`);
+      throw new ProductSyncError(
+        'PS_ERR_FILE_HEADER',
+        sheetName !== undefined
+          ? `${file}: no worksheet named "${sheetName}" (the workbook has: ${sheets.map((s) => s.name).join(', ') || 'none'})`
+          : `${file}: the workbook has no visible worksheet`,
+      );
     }
     const date1904 = /<(?:\w+:)?workbookPr\s[^>]*\bdate1904="(1|true)"/.test(workbookXml);
-    const part = (type: string, usual: string) => byName.get(rels.byType.get(type) ?? usual) ?? byName.get(usual) ?? null;
-    const parts: WorkbookParts = { worksheet: target.path ? byName.get(target.path) ?? null : null, sharedStrings: part('sharedStrings', 'xl/sharedStrings.xml'), styles: part('styles', 'xl/styles.xml') };
+    const part = (type: string, usual: string) =>
+      byName.get(rels.byType.get(type) ?? usual) ?? byName.get(usual) ?? null;
+    const parts: WorkbookParts = {
+      worksheet: target.path ? (byName.get(target.path) ?? null) : null,
+      sharedStrings: part('sharedStrings', 'xl/sharedStrings.xml'),
+      styles: part('styles', 'xl/styles.xml'),
+    };
     head = { sheets, target, date1904, parts };
   } catch (err) {
     await fh.close();
@@ -324,7 +398,8 @@ export async function startInspection(file: string, limits: ReadLimits, sheetNam
         const r = await scanEntry(file, fh, e, budget, limits, { keep: false, sheet: isTarget });
         if (isTarget) found = r;
       }
-      if (!found) throw damaged(file, `the part of worksheet "${target.name}" (${target.path ?? 'unnamed'}) is missing`);
+      if (!found)
+        throw damaged(file, `the part of worksheet "${target.name}" (${target.path ?? 'unnamed'}) is missing`);
       const merges = [...found.merges.values()].sort((a, b) => a.top - b.top);
       return { ...head, hiddenRows: found.hiddenRows, hiddenColumns: [...found.hiddenColumns.values()], merges };
     } finally {
@@ -341,6 +416,10 @@ export async function startInspection(file: string, limits: ReadLimits, sheetNam
  * (by name, else the first visible one in the workbook's order) and collects its hidden rows/columns and merged cells.
  * Both parts of startInspection, one after the other.
  */
-export async function inspectWorkbook(file: string, limits: ReadLimits, sheetName?: string): Promise<WorkbookInspection> {
+export async function inspectWorkbook(
+  file: string,
+  limits: ReadLimits,
+  sheetName?: string,
+): Promise<WorkbookInspection> {
   return (await startInspection(file, limits, sheetName)).scan();
 }

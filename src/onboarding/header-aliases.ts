@@ -13,7 +13,12 @@ export type AliasLanguage = (typeof ALIAS_LANGUAGES)[number];
 
 /** The mapping language a sheet gets when its headers are mostly in that language. */
 export const LANGUAGE_TAGS: Readonly<Record<AliasLanguage, string>> = {
-  en: 'en-US', fr: 'fr-FR', de: 'de-DE', es: 'es-ES', it: 'it-IT', nl: 'nl-NL',
+  en: 'en-US',
+  fr: 'fr-FR',
+  de: 'de-DE',
+  es: 'es-ES',
+  it: 'it-IT',
+  nl: 'nl-NL',
 };
 
 /**
@@ -21,7 +26,18 @@ export const LANGUAGE_TAGS: Readonly<Record<AliasLanguage, string>> = {
  * `text`: anything; `words`: text with a letter (names); the others as their names say.
  */
 export type ValueKind =
-  | 'gtin' | 'number' | 'unit' | 'weightUnit' | 'country' | 'uuid' | 'boolean' | 'date' | 'hsCode' | 'languageCode' | 'words' | 'text';
+  | 'gtin'
+  | 'number'
+  | 'unit'
+  | 'weightUnit'
+  | 'country'
+  | 'uuid'
+  | 'boolean'
+  | 'date'
+  | 'hsCode'
+  | 'languageCode'
+  | 'words'
+  | 'text';
 
 /** A lookup as a mapping file writes it. */
 export type MappingLookup = 'harmonized-code' | { list: string } | { brand: { create: boolean } } | { kind: string };
@@ -44,7 +60,22 @@ export const FIELD_ALIASES: readonly FieldAliases[] = [
   {
     field: 'gtin',
     aliases: {
-      en: ['GTIN', 'EAN', 'EAN13', 'EAN 13', 'EAN8', 'EAN code', 'GTIN 13', 'GTIN 14', 'UPC', 'UPC code', 'Barcode', 'Bar code', 'Barcode number', 'Consumer unit barcode'],
+      en: [
+        'GTIN',
+        'EAN',
+        'EAN13',
+        'EAN 13',
+        'EAN8',
+        'EAN code',
+        'GTIN 13',
+        'GTIN 14',
+        'UPC',
+        'UPC code',
+        'Barcode',
+        'Bar code',
+        'Barcode number',
+        'Consumer unit barcode',
+      ],
       fr: ['Code-barres', 'Code barre', 'Code EAN', 'Code GTIN', 'EAN UVC', 'GTIN UVC', 'Gencod', 'Gencode'],
       de: ['Strichcode', 'EAN-Code', 'EAN-Nummer', 'GTIN-Nummer', 'Barcode'],
       es: ['Código de barras', 'Código EAN', 'Código GTIN'],
@@ -56,8 +87,29 @@ export const FIELD_ALIASES: readonly FieldAliases[] = [
     field: 'tradeItemName',
     expects: 'words',
     aliases: {
-      en: ['Product name', 'Product', 'Name', 'Item name', 'Trade item name', 'Article name', 'Product description', 'Designation', 'Description'],
-      fr: ['Désignation', 'Libellé', 'Libellé produit', 'Libellé article', 'Nom', 'Nom du produit', 'Nom produit', 'Produit', 'Désignation produit', 'Désignation article'],
+      en: [
+        'Product name',
+        'Product',
+        'Name',
+        'Item name',
+        'Trade item name',
+        'Article name',
+        'Product description',
+        'Designation',
+        'Description',
+      ],
+      fr: [
+        'Désignation',
+        'Libellé',
+        'Libellé produit',
+        'Libellé article',
+        'Nom',
+        'Nom du produit',
+        'Nom produit',
+        'Produit',
+        'Désignation produit',
+        'Désignation article',
+      ],
       de: ['Produktname', 'Bezeichnung', 'Artikelbezeichnung', 'Artikelname', 'Produktbezeichnung', 'Produkt', 'Name'],
       es: ['Nombre del producto', 'Nombre', 'Producto', 'Descripción', 'Denominación', 'Nombre de artículo'],
       it: ['Nome prodotto', 'Nome del prodotto', 'Nome', 'Prodotto', 'Descrizione', 'Denominazione'],
@@ -82,7 +134,16 @@ export const FIELD_ALIASES: readonly FieldAliases[] = [
     type: 'decimal',
     aliases: {
       en: ['Net weight', 'Net content', 'Net contents', 'Net quantity', 'Weight', 'Net volume', 'Content', 'Contents'],
-      fr: ['Poids net', 'Poids', 'Contenance', 'Contenu net', 'Quantité nette', 'Volume net', 'Poids net UVC', 'Mesure nette'],
+      fr: [
+        'Poids net',
+        'Poids',
+        'Contenance',
+        'Contenu net',
+        'Quantité nette',
+        'Volume net',
+        'Poids net UVC',
+        'Mesure nette',
+      ],
       de: ['Nettogewicht', 'Nettofüllmenge', 'Füllmenge', 'Nettoinhalt', 'Inhalt', 'Gewicht'],
       es: ['Peso neto', 'Contenido neto', 'Peso', 'Cantidad neta', 'Contenido'],
       it: ['Peso netto', 'Contenuto netto', 'Peso', 'Quantità netta', 'Contenuto'],
@@ -93,8 +154,25 @@ export const FIELD_ALIASES: readonly FieldAliases[] = [
     field: 'netContents[0].unitOfMeasure',
     type: 'unit',
     aliases: {
-      en: ['Unit', 'Unit of measure', 'UOM', 'Unit of measurement', 'Net weight unit', 'Net content unit', 'Weight unit', 'Measure unit'],
-      fr: ['Unité', 'Unité de mesure', 'Unité poids net', 'Unité de contenance', 'Unité du poids', 'Unité de poids', 'Unité mesure nette'],
+      en: [
+        'Unit',
+        'Unit of measure',
+        'UOM',
+        'Unit of measurement',
+        'Net weight unit',
+        'Net content unit',
+        'Weight unit',
+        'Measure unit',
+      ],
+      fr: [
+        'Unité',
+        'Unité de mesure',
+        'Unité poids net',
+        'Unité de contenance',
+        'Unité du poids',
+        'Unité de poids',
+        'Unité mesure nette',
+      ],
       de: ['Einheit', 'Maßeinheit', 'Mengeneinheit', 'Gewichtseinheit'],
       es: ['Unidad', 'Unidad de medida', 'Unidad de peso'],
       it: ['Unità', 'Unità di misura', 'Unità di peso'],
@@ -118,8 +196,27 @@ export const FIELD_ALIASES: readonly FieldAliases[] = [
     lookup: 'harmonized-code',
     expects: 'hsCode',
     aliases: {
-      en: ['HS code', 'Harmonized code', 'Harmonised code', 'HS', 'Customs code', 'Customs tariff code', 'Tariff code', 'Commodity code', 'Harmonized system code', 'CN code'],
-      fr: ['Nomenclature douanière', 'Code douanier', 'Code SH', 'Code NC', 'Nomenclature combinée', 'Code douane', 'Nomenclature'],
+      en: [
+        'HS code',
+        'Harmonized code',
+        'Harmonised code',
+        'HS',
+        'Customs code',
+        'Customs tariff code',
+        'Tariff code',
+        'Commodity code',
+        'Harmonized system code',
+        'CN code',
+      ],
+      fr: [
+        'Nomenclature douanière',
+        'Code douanier',
+        'Code SH',
+        'Code NC',
+        'Nomenclature combinée',
+        'Code douane',
+        'Nomenclature',
+      ],
       de: ['Zolltarifnummer', 'Warentarifnummer', 'Zollnummer', 'HS-Code', 'Zolltarif'],
       es: ['Código arancelario', 'Código HS', 'Partida arancelaria', 'Código aduanero'],
       it: ['Codice doganale', 'Codice HS', 'Voce doganale', 'Nomenclatura combinata'],
@@ -223,7 +320,16 @@ export const FIELD_ALIASES: readonly FieldAliases[] = [
     field: 'retailerIdentifiers',
     type: 'identifier',
     aliases: {
-      en: ['Item code', 'Article number', 'SKU', 'Retailer id', 'Retailer identifier', 'Internal code', 'Item number', 'Reference'],
+      en: [
+        'Item code',
+        'Article number',
+        'SKU',
+        'Retailer id',
+        'Retailer identifier',
+        'Internal code',
+        'Item number',
+        'Reference',
+      ],
       fr: ['Code article', 'Référence', 'Réf', 'Code interne', 'Référence article', 'Référence interne'],
       de: ['Artikelnummer', 'Art.-Nr.', 'Artikel-Nr.', 'Interne Nummer'],
       es: ['Referencia', 'Código de artículo', 'Código interno'],
@@ -410,57 +516,188 @@ export const FIELD_ALIASES: readonly FieldAliases[] = [
 ];
 
 /** Headers sheets often carry that no field of the product API takes: `mapping init` says so instead of guessing. */
-export const HEADERS_WITHOUT_FIELD: readonly { what: string; aliases: Partial<Record<AliasLanguage, readonly string[]>> }[] = [
+export const HEADERS_WITHOUT_FIELD: readonly {
+  what: string;
+  aliases: Partial<Record<AliasLanguage, readonly string[]>>;
+}[] = [
   {
     what: 'allergens',
     aliases: {
-      en: ['Allergens', 'Allergen', 'Allergen statement', 'Contains'], fr: ['Allergènes', 'Allergène', 'Présence d’allergènes'],
-      de: ['Allergene', 'Allergen'], es: ['Alérgenos', 'Alérgeno'], it: ['Allergeni', 'Allergene'], nl: ['Allergenen', 'Allergeen'],
+      en: ['Allergens', 'Allergen', 'Allergen statement', 'Contains'],
+      fr: ['Allergènes', 'Allergène', 'Présence d’allergènes'],
+      de: ['Allergene', 'Allergen'],
+      es: ['Alérgenos', 'Alérgeno'],
+      it: ['Allergeni', 'Allergene'],
+      nl: ['Allergenen', 'Allergeen'],
     },
   },
   {
     what: 'ingredients',
     aliases: {
-      en: ['Ingredients', 'Ingredient list', 'Ingredient statement'], fr: ['Ingrédients', 'Liste des ingrédients', 'Composition'],
-      de: ['Zutaten', 'Zutatenliste'], es: ['Ingredientes'], it: ['Ingredienti'], nl: ['Ingrediënten'],
+      en: ['Ingredients', 'Ingredient list', 'Ingredient statement'],
+      fr: ['Ingrédients', 'Liste des ingrédients', 'Composition'],
+      de: ['Zutaten', 'Zutatenliste'],
+      es: ['Ingredientes'],
+      it: ['Ingredienti'],
+      nl: ['Ingrediënten'],
     },
   },
   {
     what: 'prices',
     aliases: {
-      en: ['Price', 'Unit price', 'Retail price', 'Cost'], fr: ['Prix', 'Prix unitaire', 'Prix de vente', 'Tarif', 'PVC'],
-      de: ['Preis', 'Einzelpreis', 'Verkaufspreis'], es: ['Precio', 'Precio unitario'], it: ['Prezzo', 'Prezzo unitario'], nl: ['Prijs', 'Eenheidsprijs'],
+      en: ['Price', 'Unit price', 'Retail price', 'Cost'],
+      fr: ['Prix', 'Prix unitaire', 'Prix de vente', 'Tarif', 'PVC'],
+      de: ['Preis', 'Einzelpreis', 'Verkaufspreis'],
+      es: ['Precio', 'Precio unitario'],
+      it: ['Prezzo', 'Prezzo unitario'],
+      nl: ['Prijs', 'Eenheidsprijs'],
     },
   },
   {
     what: 'nutrition values',
     aliases: {
-      en: ['Nutrition', 'Nutritional values', 'Nutrition facts', 'Energy', 'Energy kcal', 'Energy kJ', 'Fat', 'Saturated fat', 'Carbohydrates', 'Sugars', 'Fibre', 'Fiber', 'Salt', 'Sodium', 'Proteins', 'Protein', 'Alcohol', 'per 100 g', 'per 100 ml', 'Nutri-Score', 'Vitamin', 'Vitamins', 'Cholesterol', 'Calcium', 'Iron', 'Potassium', 'Magnesium'],
-      fr: ['Valeurs nutritionnelles', 'Énergie', 'Matières grasses', 'Acides gras saturés', 'Glucides', 'Sucres', 'Fibres', 'Fibres alimentaires', 'Sel', 'Protéines', 'Alcool', 'pour 100 g', 'pour 100 ml', 'Vitamine', 'Vitamines', 'Cholestérol', 'Fer'],
-      de: ['Nährwerte', 'Brennwert', 'Energie', 'Fett', 'Gesättigte Fettsäuren', 'Kohlenhydrate', 'Zucker', 'Ballaststoffe', 'Salz', 'Eiweiß', 'pro 100 g', 'je 100 g'],
-      es: ['Valores nutricionales', 'Energía', 'Grasas', 'Grasas saturadas', 'Hidratos de carbono', 'Azúcares', 'Fibra', 'Sal', 'Proteínas', 'por 100 g'],
-      it: ['Valori nutrizionali', 'Energia', 'Grassi', 'Grassi saturi', 'Carboidrati', 'Zuccheri', 'Fibre', 'Sale', 'Proteine', 'per 100 g'],
-      nl: ['Voedingswaarden', 'Energie', 'Vetten', 'Verzadigde vetten', 'Koolhydraten', 'Suikers', 'Vezels', 'Zout', 'Eiwitten', 'per 100 g'],
+      en: [
+        'Nutrition',
+        'Nutritional values',
+        'Nutrition facts',
+        'Energy',
+        'Energy kcal',
+        'Energy kJ',
+        'Fat',
+        'Saturated fat',
+        'Carbohydrates',
+        'Sugars',
+        'Fibre',
+        'Fiber',
+        'Salt',
+        'Sodium',
+        'Proteins',
+        'Protein',
+        'Alcohol',
+        'per 100 g',
+        'per 100 ml',
+        'Nutri-Score',
+        'Vitamin',
+        'Vitamins',
+        'Cholesterol',
+        'Calcium',
+        'Iron',
+        'Potassium',
+        'Magnesium',
+      ],
+      fr: [
+        'Valeurs nutritionnelles',
+        'Énergie',
+        'Matières grasses',
+        'Acides gras saturés',
+        'Glucides',
+        'Sucres',
+        'Fibres',
+        'Fibres alimentaires',
+        'Sel',
+        'Protéines',
+        'Alcool',
+        'pour 100 g',
+        'pour 100 ml',
+        'Vitamine',
+        'Vitamines',
+        'Cholestérol',
+        'Fer',
+      ],
+      de: [
+        'Nährwerte',
+        'Brennwert',
+        'Energie',
+        'Fett',
+        'Gesättigte Fettsäuren',
+        'Kohlenhydrate',
+        'Zucker',
+        'Ballaststoffe',
+        'Salz',
+        'Eiweiß',
+        'pro 100 g',
+        'je 100 g',
+      ],
+      es: [
+        'Valores nutricionales',
+        'Energía',
+        'Grasas',
+        'Grasas saturadas',
+        'Hidratos de carbono',
+        'Azúcares',
+        'Fibra',
+        'Sal',
+        'Proteínas',
+        'por 100 g',
+      ],
+      it: [
+        'Valori nutrizionali',
+        'Energia',
+        'Grassi',
+        'Grassi saturi',
+        'Carboidrati',
+        'Zuccheri',
+        'Fibre',
+        'Sale',
+        'Proteine',
+        'per 100 g',
+      ],
+      nl: [
+        'Voedingswaarden',
+        'Energie',
+        'Vetten',
+        'Verzadigde vetten',
+        'Koolhydraten',
+        'Suikers',
+        'Vezels',
+        'Zout',
+        'Eiwitten',
+        'per 100 g',
+      ],
     },
   },
   {
     what: 'GLNs (location numbers, not GTINs)',
-    aliases: { en: ['GLN', 'Global location number', 'GLN supplier'], fr: ['GLN fournisseur', 'Code GLN'], de: ['GLN Lieferant'], es: ['Código GLN'], it: ['Codice GLN'], nl: ['GLN-code'] },
+    aliases: {
+      en: ['GLN', 'Global location number', 'GLN supplier'],
+      fr: ['GLN fournisseur', 'Code GLN'],
+      de: ['GLN Lieferant'],
+      es: ['Código GLN'],
+      it: ['Codice GLN'],
+      nl: ['GLN-code'],
+    },
   },
   {
     what: 'gross weights',
-    aliases: { en: ['Gross weight'], fr: ['Poids brut'], de: ['Bruttogewicht'], es: ['Peso bruto'], it: ['Peso lordo'], nl: ['Brutogewicht'] },
+    aliases: {
+      en: ['Gross weight'],
+      fr: ['Poids brut'],
+      de: ['Bruttogewicht'],
+      es: ['Peso bruto'],
+      it: ['Peso lordo'],
+      nl: ['Brutogewicht'],
+    },
   },
   {
     what: 'dimensions',
     aliases: {
-      en: ['Height', 'Width', 'Depth', 'Length', 'Dimensions'], fr: ['Hauteur', 'Largeur', 'Profondeur', 'Longueur', 'Dimensions'],
-      de: ['Höhe', 'Breite', 'Tiefe', 'Länge', 'Abmessungen'], es: ['Alto', 'Ancho', 'Profundidad', 'Largo', 'Dimensiones'],
-      it: ['Altezza', 'Larghezza', 'Profondità', 'Lunghezza', 'Dimensioni'], nl: ['Hoogte', 'Breedte', 'Diepte', 'Lengte', 'Afmetingen'],
+      en: ['Height', 'Width', 'Depth', 'Length', 'Dimensions'],
+      fr: ['Hauteur', 'Largeur', 'Profondeur', 'Longueur', 'Dimensions'],
+      de: ['Höhe', 'Breite', 'Tiefe', 'Länge', 'Abmessungen'],
+      es: ['Alto', 'Ancho', 'Profundidad', 'Largo', 'Dimensiones'],
+      it: ['Altezza', 'Larghezza', 'Profondità', 'Lunghezza', 'Dimensioni'],
+      nl: ['Hoogte', 'Breedte', 'Diepte', 'Lengte', 'Afmetingen'],
     },
   },
   {
     what: 'images',
-    aliases: { en: ['Image', 'Image URL', 'Picture', 'Photo'], fr: ['Image', 'Photo', 'Visuel'], de: ['Bild', 'Foto'], es: ['Imagen', 'Foto'], it: ['Immagine', 'Foto'], nl: ['Afbeelding', 'Foto'] },
+    aliases: {
+      en: ['Image', 'Image URL', 'Picture', 'Photo'],
+      fr: ['Image', 'Photo', 'Visuel'],
+      de: ['Bild', 'Foto'],
+      es: ['Imagen', 'Foto'],
+      it: ['Immagine', 'Foto'],
+      nl: ['Afbeelding', 'Foto'],
+    },
   },
 ];

@@ -16,25 +16,32 @@ export const MAPPING_SCHEMA_FILE = fileURLToPath(projectFile('schemas/mapping.sc
 
 /** The `$schema` reference of a mapping written at `out`: the schema file, relative to it (`../schemas/…`). */
 export function schemaRefFor(out: string): string {
-  return relative(dirname(resolve(out)), MAPPING_SCHEMA_FILE).split(sep).join('/');
+  return relative(dirname(resolve(out)), MAPPING_SCHEMA_FILE)
+    .split(sep)
+    .join('/');
 }
 
 type JsonObject = Record<string, unknown>;
 
-const asObject = (v: unknown): JsonObject | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as JsonObject) : undefined);
+const asObject = (v: unknown): JsonObject | undefined =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as JsonObject) : undefined;
 
 /** The field paths editors offer: a manufactured item mapping's, which take every trade item field too. */
 function fieldPaths(): string[] {
   return fieldChoices('manufacturedItem');
 }
 
-/** The JSON Schema of a mapping file: mappingSchema as input (draft-07), with the field paths as completions of `field` and `defaults`. */
+/**
+ * The JSON Schema of a mapping file: mappingSchema as input (draft-07), with the field paths as completions of `field`
+ * and `defaults`.
+ */
 export function mappingJsonSchema(): JsonObject {
   const schema = z.toJSONSchema(mappingSchema, { target: 'draft-7', io: 'input' }) as JsonObject;
   const paths = fieldPaths();
   const properties = asObject(schema.properties);
   const field = asObject(asObject(asObject(asObject(properties?.columns)?.items)?.properties)?.field);
-  // examples, not enum: any index from 0 to 99 is a path (netContents[3].value), and field problems are parseMapping's to name.
+  // examples, not enum: any index from 0 to 99 is a path (netContents[3].value), and field problems are parseMapping's
+  // to name.
   if (field) field.examples = paths;
   const defaults = asObject(properties?.defaults);
   if (defaults && defaults.additionalProperties !== undefined) {
@@ -46,7 +53,8 @@ export function mappingJsonSchema(): JsonObject {
   return {
     $schema: schema.$schema,
     title: 'product-sync mapping',
-    description: 'Which column of a supplier sheet feeds which product API field, how each cell is read and which labels are looked up (docs/mapping.md).',
+    description:
+      'Which column of a supplier sheet feeds which product API field, how each cell is read and which labels are looked up (docs/mapping.md).',
     ...Object.fromEntries(Object.entries(schema).filter(([k]) => k !== '$schema')),
   };
 }

@@ -8,7 +8,16 @@ import { normalizeHarmonizedCode } from '../pipeline/resolve/reference-resolver.
 import { toAlpha2 } from '../pipeline/map/country.ts';
 import { isValidGtin, SCIENTIFIC } from '../pipeline/gtin.ts';
 import type { ValueKind } from './header-aliases.ts';
-import { cellText, localeNumberSeparators, toBoolean, toDate, toDecimal, toUnit, toUuid, toWeightUnit } from '../pipeline/map/transforms.ts';
+import {
+  cellText,
+  localeNumberSeparators,
+  toBoolean,
+  toDate,
+  toDecimal,
+  toUnit,
+  toUuid,
+  toWeightUnit,
+} from '../pipeline/map/transforms.ts';
 import type { Cell } from '../pipeline/types.ts';
 
 const LANGUAGE_CODE = /^[a-z]{2,3}(?:[-_][a-z]{2,4})?$/i;
@@ -18,9 +27,19 @@ const DAY_MONTH = /^(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d{2})(?:[ T]\d{1,2}:\d{2}
 /** The other decimal separator. */
 const otherSeparator = (sep: ',' | '.'): ',' | '.' => (sep === ',' ? '.' : ',');
 
-/** True when the cell is a GTIN as a sheet holds one: 8, 12, 13 or 14 digits (text or a whole number) with a valid check digit. */
+/**
+ * True when the cell is a GTIN as a sheet holds one: 8, 12, 13 or 14 digits (text or a whole number) with a valid check
+ * digit.
+ */
 export function isStrictGtin(cell: Cell): boolean {
-  const text = typeof cell === 'number' ? (Number.isSafeInteger(cell) && cell > 0 ? cell.toFixed(0) : '') : typeof cell === 'string' ? cell.replace(/\s/g, '') : '';
+  const text =
+    typeof cell === 'number'
+      ? Number.isSafeInteger(cell) && cell > 0
+        ? cell.toFixed(0)
+        : ''
+      : typeof cell === 'string'
+        ? cell.replace(/\s/g, '')
+        : '';
   // A number lost its leading zeros: a 13-digit GTIN starting with 0 comes as 12 digits, still a GTIN length.
   return isValidGtin(text);
 }
@@ -65,7 +84,9 @@ export function fitsKind(kind: ValueKind, cell: Cell, language: string): boolean
     case 'boolean':
       return 'value' in toBoolean(cell, { decimalSeparator: sep, language });
     case 'date':
-      return cell instanceof Date || 'value' in toDate(cell, { decimalSeparator: sep, language }) || DAY_MONTH.test(text);
+      return (
+        cell instanceof Date || 'value' in toDate(cell, { decimalSeparator: sep, language }) || DAY_MONTH.test(text)
+      );
     case 'hsCode': {
       const code = normalizeHarmonizedCode(text);
       return code !== null && code.length >= 4;
@@ -89,7 +110,8 @@ export function shareFitting(kind: ValueKind, cells: readonly Cell[], language: 
 
 /**
  * The decimal separator a column's text numbers need when it is not the language's (`0.125` in a fr-FR sheet), else
- * undefined. Values that read either way (`500`) say nothing; `1.500`, which reads two ways, is not taken as a sign (`0.125` is: a group of thousands never follows a 0).
+ * undefined. Values that read either way (`500`) say nothing; `1.500`, which reads two ways, is not taken as a sign
+ * (`0.125` is: a group of thousands never follows a 0).
  */
 export function decimalSeparatorOf(cells: readonly Cell[], language: string): ',' | '.' | undefined {
   const sep = localeNumberSeparators(language).decimal;

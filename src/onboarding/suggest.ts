@@ -5,17 +5,38 @@
  * header its values contradict is not taken, and no field is fed by two columns (the best score wins).
  */
 import { basename, extname } from 'node:path';
-import { LIST_NAMES, MANUFACTURED_ITEM_FIELDS, NESTED_OBJECTS, TRADE_ITEM_FIELDS, type ListName } from '../api/fields.ts';
+import {
+  LIST_NAMES,
+  MANUFACTURED_ITEM_FIELDS,
+  NESTED_OBJECTS,
+  TRADE_ITEM_FIELDS,
+  type ListName,
+} from '../api/fields.ts';
 import { findUnit, WEIGHT_UNITS } from '../api/units.ts';
 import { openSheet } from '../pipeline/read/read-sheet.ts';
 import { labelMatcher, type ReferenceLabels } from '../pipeline/resolve/list-labels.ts';
 import { labelKey, languageChain } from '../pipeline/resolve/reference-resolver.ts';
 import {
-  ALIAS_LANGUAGES, FIELD_ALIASES, HEADERS_WITHOUT_FIELD, LANGUAGE_TAGS, type AliasLanguage, type FieldAliases, type MappingLookup, type ValueKind,
+  ALIAS_LANGUAGES,
+  FIELD_ALIASES,
+  HEADERS_WITHOUT_FIELD,
+  LANGUAGE_TAGS,
+  type AliasLanguage,
+  type FieldAliases,
+  type MappingLookup,
+  type ValueKind,
 } from './header-aliases.ts';
 import { groupRowOf, groupTitles, normalizeHeader } from '../pipeline/map/headers.ts';
 import { defaultType, resolveFieldPath } from '../pipeline/map/mapping.ts';
-import { dateFormatOf, decimalSeparatorOf, fitsKind, isQuantity, isStrictGtin, listSeparatorOf, shareFitting } from './sample-kinds.ts';
+import {
+  dateFormatOf,
+  decimalSeparatorOf,
+  fitsKind,
+  isQuantity,
+  isStrictGtin,
+  listSeparatorOf,
+  shareFitting,
+} from './sample-kinds.ts';
 import { cellText, COLUMN_TYPES, localeNumberSeparators, type ColumnType } from '../pipeline/map/transforms.ts';
 import type { Cell, Target } from '../pipeline/types.ts';
 
@@ -32,17 +53,25 @@ export interface ColumnAddress {
 export interface ColumnSuggestion {
   /** The header as written in the sheet. */
   header: string;
-  /** For a header on several columns: `{ header, group }` or `{ header, occurrence }`, what the mapping's `column` says. */
+  /**
+   * For a header on several columns: `{ header, group }` or `{ header, occurrence }`, what the mapping's `column` says.
+   */
   column?: ColumnAddress;
   /** 1-based column number in the sheet. */
   position: number;
   /** Up to 5 distinct non-empty sample cells (as text). */
   samples: string[];
-  /** Suggested field path (`gtin`, `netContents[0].value`; `netContents[0]` for a quantity column); undefined = unmatched. */
+  /**
+   * Suggested field path (`gtin`, `netContents[0].value`; `netContents[0]` for a quantity column); undefined =
+   * unmatched.
+   */
   field?: string;
   /** Column type when it is not the field's default (mapping.ts defaultType). */
   type?: string;
-  /** The mapping's lookup value: `{list: 'trade-item-status'}`, `'harmonized-code'`, `{brand: {create: true}}`, `{kind: …}`. */
+  /**
+   * The mapping's lookup value: `{list: 'trade-item-status'}`, `'harmonized-code'`, `{brand: {create: true}}`, `{kind:
+   * …}`.
+   */
   lookup?: unknown;
   /** List separator when the samples are lists. */
   split?: string;
@@ -85,7 +114,10 @@ export interface SuggestOptions {
   sheet?: string;
   headerRow?: number;
   name?: string;
-  /** Source of reference-list labels (to recognise a column of list labels); without it that check is skipped and a note says so. */
+  /**
+   * Source of reference-list labels (to recognise a column of list labels); without it that check is skipped and a note
+   * says so.
+   */
   labels?: ReferenceLabels;
   /** Why there is no `labels` (shown in the note), e.g. `no reference API configured`. */
   labelsUnavailable?: string;
@@ -98,7 +130,10 @@ export const SAMPLE_ROWS = 200;
 const SCORE = {
   /** The header is the field's name or one of its aliases. */
   alias: 100,
-  /** A column whose values are GTINs, whatever its header: above an alias so the key column is found, below a GTIN alias. */
+  /**
+   * A column whose values are GTINs, whatever its header: above an alias so the key column is found, below a GTIN
+   * alias.
+   */
   gtinValues: 105,
   /** The header contains an alias (`Marque commerciale`, `UGC_libMarque`). */
   contains: 60,
@@ -108,9 +143,13 @@ const SCORE = {
   values: 50,
   /** Added when the values fit what the field takes. */
   fits: 10,
-  /** Added when a header tagged with a language (`product_name_fr`) is in the sheet's language, taken when it is not. */
+  /**
+   * Added when a header tagged with a language (`product_name_fr`) is in the sheet's language, taken when it is not.
+   */
   language: 3,
-  /** Taken from a list-lookup header whose values are no labels of the list: a column of its labels is better evidence. */
+  /**
+   * Taken from a list-lookup header whose values are no labels of the list: a column of its labels is better evidence.
+   */
   labelsMissing: 50,
 } as const;
 
@@ -119,9 +158,19 @@ const CONTRADICTED_BELOW = 0.5;
 const VALUES_MATCH_FROM = 0.9;
 const LABELS_MATCH_FROM = 0.8;
 
-const LANGUAGE_NAMES: Readonly<Record<AliasLanguage, string>> = { en: 'English', fr: 'French', de: 'German', es: 'Spanish', it: 'Italian', nl: 'Dutch' };
+const LANGUAGE_NAMES: Readonly<Record<AliasLanguage, string>> = {
+  en: 'English',
+  fr: 'French',
+  de: 'German',
+  es: 'Spanish',
+  it: 'Italian',
+  nl: 'Dutch',
+};
 
-/** A header cut into comparable words: accents, case, punctuation and camelCase folded; a language tag (`_fr`, `[fr]`) and a unit in brackets set apart. */
+/**
+ * A header cut into comparable words: accents, case, punctuation and camelCase folded; a language tag (`_fr`, `[fr]`)
+ * and a unit in brackets set apart.
+ */
 interface HeaderWords {
   words: string[];
   compact: string;
@@ -179,7 +228,12 @@ interface Alias {
 
 function buildAliases(): Alias[] {
   const byKey = new Map<string, Alias>();
-  const add = (text: string, language: AliasLanguage | undefined, entry: FieldAliases | undefined, what: string | undefined) => {
+  const add = (
+    text: string,
+    language: AliasLanguage | undefined,
+    entry: FieldAliases | undefined,
+    what: string | undefined,
+  ) => {
     const w = words(text);
     const key = `${w.join('')}\u0000${entry?.field ?? what}`;
     const a = byKey.get(key);
@@ -188,13 +242,22 @@ function buildAliases(): Alias[] {
       return;
     }
     const votes = language !== undefined && !/^[A-Z0-9 -]+$/.test(text);
-    byKey.set(key, { text, words: w, compact: w.join(''), languages: language ? [language] : [], ...(entry ? { entry } : {}), ...(what ? { what } : {}), votes });
+    byKey.set(key, {
+      text,
+      words: w,
+      compact: w.join(''),
+      languages: language ? [language] : [],
+      ...(entry ? { entry } : {}),
+      ...(what ? { what } : {}),
+      votes,
+    });
   };
   for (const entry of FIELD_ALIASES) {
     add(entry.field.replace(/\[\d+\]/g, ' ').replace(/\./g, ' '), undefined, entry, undefined);
     for (const lang of ALIAS_LANGUAGES) for (const a of entry.aliases[lang] ?? []) add(a, lang, entry, undefined);
   }
-  for (const h of HEADERS_WITHOUT_FIELD) for (const lang of ALIAS_LANGUAGES) for (const a of h.aliases[lang] ?? []) add(a, lang, undefined, h.what);
+  for (const h of HEADERS_WITHOUT_FIELD)
+    for (const lang of ALIAS_LANGUAGES) for (const a of h.aliases[lang] ?? []) add(a, lang, undefined, h.what);
   return [...byKey.values()];
 }
 
@@ -207,7 +270,8 @@ function editDistance(a: string, b: string, max: number): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     prev = cur;
   }
   return prev[b.length]!;
@@ -219,10 +283,15 @@ function containsWords(outer: readonly string[], inner: readonly string[]): bool
   return false;
 }
 
-/** Least share of a header's letters a contained alias must cover (`Marque commerciale`: yes; `X_SELL-product_models`: no). */
+/**
+ * Least share of a header's letters a contained alias must cover (`Marque commerciale`: yes; `X_SELL-product_models`:
+ * no).
+ */
 const CONTAINS_COVER = 0.5;
 
-/** True for an alias written as a code (`GTIN`, `EAN`, `GLN`): short, yet specific enough to be found inside a header. */
+/**
+ * True for an alias written as a code (`GTIN`, `EAN`, `GLN`): short, yet specific enough to be found inside a header.
+ */
 const isCode = (a: Alias): boolean => /^[A-Z0-9]{3,}$/.test(a.text);
 
 /**
@@ -239,7 +308,12 @@ function headerMatches(h: HeaderWords): { how: 'alias' | 'contains' | 'fuzzy'; a
   let none: Alias[] = [];
   let noneCover = 0;
   for (const a of aliases()) {
-    if ((a.compact.length < (a.entry ? 4 : 3) && !isCode(a)) || a.words.length >= h.words.length || !containsWords(h.words, a.words)) continue;
+    if (
+      (a.compact.length < (a.entry ? 4 : 3) && !isCode(a)) ||
+      a.words.length >= h.words.length ||
+      !containsWords(h.words, a.words)
+    )
+      continue;
     const cover = a.compact.length / h.compact.length;
     if (!a.entry) {
       if (cover > noneCover) [none, noneCover] = [[a], cover];
@@ -285,7 +359,10 @@ interface SheetColumn {
   /** Non-empty cells of the first rows. */
   cells: Cell[];
   samples: string[];
-  /** Set when the column cannot be mapped by its header (empty, or present twice without a group title telling it apart). */
+  /**
+   * Set when the column cannot be mapped by its header (empty, or present twice without a group title telling it
+   * apart).
+   */
   unusable?: string;
   /** How the mapping names it when its header is on several columns. */
   address?: ColumnAddress;
@@ -322,12 +399,23 @@ function kindOfType(type: ColumnType): ValueKind {
 }
 
 const KIND_WORDS: Readonly<Record<ValueKind, string>> = {
-  gtin: 'GTINs', number: 'numbers', unit: 'units', weightUnit: 'weight units', country: 'countries', uuid: 'uuids', boolean: 'yes/no values',
-  date: 'dates', hsCode: 'harmonized (HS) codes', languageCode: 'language codes', words: 'names', text: 'text',
+  gtin: 'GTINs',
+  number: 'numbers',
+  unit: 'units',
+  weightUnit: 'weight units',
+  country: 'countries',
+  uuid: 'uuids',
+  boolean: 'yes/no values',
+  date: 'dates',
+  hsCode: 'harmonized (HS) codes',
+  languageCode: 'language codes',
+  words: 'names',
+  text: 'text',
 };
 
 const quote = (s: string): string => JSON.stringify(s.length > 40 ? `${s.slice(0, 37)}…` : s);
-const sampleList = (cells: readonly Cell[], n = 3): string => [...new Set(cells.map(cellText))].slice(0, n).map(quote).join(', ');
+const sampleList = (cells: readonly Cell[], n = 3): string =>
+  [...new Set(cells.map(cellText))].slice(0, n).map(quote).join(', ');
 const quantityTypeExists = (): boolean => (COLUMN_TYPES as readonly string[]).includes('quantity');
 
 /** The fields a target offers, as `fieldChoices` lists them. */
@@ -335,7 +423,9 @@ function allFieldPaths(target: Target): string[] {
   const out: string[] = [];
   const rules = [
     ...TRADE_ITEM_FIELDS.filter((f) => f.ops.includes('C')),
-    ...(target === 'manufacturedItem' ? MANUFACTURED_ITEM_FIELDS.filter((f) => !TRADE_ITEM_FIELDS.some((t) => t.name === f.name)) : []),
+    ...(target === 'manufacturedItem'
+      ? MANUFACTURED_ITEM_FIELDS.filter((f) => !TRADE_ITEM_FIELDS.some((t) => t.name === f.name))
+      : []),
   ];
   for (const f of rules) {
     // The owner comes from the run, never from the sheet; createdBy only from an internal credential.
@@ -351,7 +441,10 @@ function allFieldPaths(target: Target): string[] {
   return out.filter((p) => typeof resolveFieldPath(target, p) !== 'string');
 }
 
-/** The field paths a target offers (for a dropdown), most used first: the alias table's order, then the spec's, deprecated fields last. */
+/**
+ * The field paths a target offers (for a dropdown), most used first: the alias table's order, then the spec's,
+ * deprecated fields last.
+ */
 export function fieldChoices(target: 'tradeItem' | 'manufacturedItem'): string[] {
   const all = allFieldPaths(target);
   const deprecated = new Set(TRADE_ITEM_FIELDS.filter((f) => f.deprecated).map((f) => f.name));
@@ -362,7 +455,11 @@ export function fieldChoices(target: 'tradeItem' | 'manufacturedItem'): string[]
 }
 
 /** Reads the headers and up to SAMPLE_ROWS rows of non-empty cells of each column. */
-async function readColumns(file: string, options: SuggestOptions, headerRow: number): Promise<{ columns: SheetColumn[]; firstRow: string[] }> {
+async function readColumns(
+  file: string,
+  options: SuggestOptions,
+  headerRow: number,
+): Promise<{ columns: SheetColumn[]; firstRow: string[] }> {
   const sheet = await openSheet(file, { ...(options.sheet ? { sheet: options.sheet } : {}), headerRow });
   const columns: SheetColumn[] = sheet.headers.map((h, index) => {
     const words = headerWords(h ?? '');
@@ -407,7 +504,21 @@ async function readColumns(file: string, options: SuggestOptions, headerRow: num
 }
 
 /** A header alone that says "the value" of what the title above it names (`Poids net` / `Valeur`). */
-const VALUE_HEADERS = new Set(['valeur', 'value', 'wert', 'valor', 'valore', 'waarde', 'quantite', 'quantity', 'qty', 'menge', 'cantidad', 'quantita', 'hoeveelheid']);
+const VALUE_HEADERS = new Set([
+  'valeur',
+  'value',
+  'wert',
+  'valor',
+  'valore',
+  'waarde',
+  'quantite',
+  'quantity',
+  'qty',
+  'menge',
+  'cantidad',
+  'quantita',
+  'hoeveelheid',
+]);
 
 /**
  * How a header under a group title matches the alias table: the title and the header together as one alias
@@ -429,16 +540,27 @@ function groupedMatch(group: string, header: string): ReturnType<typeof headerMa
   for (const a of g.aliases) {
     const object = a.entry ? /^(.+)\.value$/.exec(a.entry.field)?.[1] : undefined;
     if (!object) continue;
-    const isValue = VALUE_HEADERS.has(words(header).join(' ')) || (h?.how === 'alias' && h.aliases.some((x) => x.entry?.field === a.entry!.field));
+    const isValue =
+      VALUE_HEADERS.has(words(header).join(' ')) ||
+      (h?.how === 'alias' && h.aliases.some((x) => x.entry?.field === a.entry!.field));
     const field = isUnit ? `${object}.unitOfMeasure` : isValue ? `${object}.value` : undefined;
     const entry = field === undefined ? undefined : FIELD_ALIASES.find((e) => e.field === field);
-    if (entry && !out.some((o) => o.entry === entry)) out.push({ text, words: words(text), compact: words(text).join(''), languages: a.languages, entry, votes: false });
+    if (entry && !out.some((o) => o.entry === entry))
+      out.push({
+        text,
+        words: words(text),
+        compact: words(text).join(''),
+        languages: a.languages,
+        entry,
+        votes: false,
+      });
   }
   return out.length > 0 ? { how: g.how, aliases: out } : undefined;
 }
 
 /** How many of these headers are a field's name or alias, exactly. */
-const knownHeaders = (headers: readonly string[]): number => headers.filter((h) => headerMatches(headerWords(h))?.how === 'alias').length;
+const knownHeaders = (headers: readonly string[]): number =>
+  headers.filter((h) => headerMatches(headerWords(h))?.how === 'alias').length;
 
 /** The highest header row looked for when none is given (rows above the header hold group titles, a logo, a date…). */
 const MAX_HEADER_ROW = 5;
@@ -447,7 +569,11 @@ const MAX_HEADER_ROW = 5;
  * The sheet's columns from the given header row; without one, from the first row unless a row below names more
  * fields (group titles above the headers), with a note saying so.
  */
-async function sheetColumns(file: string, options: SuggestOptions, notes: string[]): Promise<{ columns: SheetColumn[]; headerRow: number }> {
+async function sheetColumns(
+  file: string,
+  options: SuggestOptions,
+  notes: string[],
+): Promise<{ columns: SheetColumn[]; headerRow: number }> {
   let headerRow = options.headerRow ?? 1;
   let read = await readColumns(file, options, headerRow);
   while (options.headerRow === undefined && headerRow < MAX_HEADER_ROW) {
@@ -456,11 +582,15 @@ async function sheetColumns(file: string, options: SuggestOptions, notes: string
     headerRow++;
     read = await readColumns(file, options, headerRow);
   }
-  if (headerRow > 1 && options.headerRow === undefined) notes.push(`the headers are on row ${headerRow} (the rows above name fewer fields): headerRow: ${headerRow}`);
+  if (headerRow > 1 && options.headerRow === undefined)
+    notes.push(`the headers are on row ${headerRow} (the rows above name fewer fields): headerRow: ${headerRow}`);
   return { columns: read.columns, headerRow };
 }
 
-/** The sheet's language from the aliases its headers match (each header one vote, shared between the languages of its alias) and language tags. */
+/**
+ * The sheet's language from the aliases its headers match (each header one vote, shared between the languages of its
+ * alias) and language tags.
+ */
 function guessLanguage(columns: readonly SheetColumn[]): { language: string; reason: string } {
   const votes = new Map<AliasLanguage, number>();
   const known = new Map<AliasLanguage, number>();
@@ -468,7 +598,12 @@ function guessLanguage(columns: readonly SheetColumn[]): { language: string; rea
   for (const c of columns) {
     if (c.unusable) continue;
     const m = c.match;
-    const langs = [...new Set([...(c.words.tag ? [c.words.tag] : []), ...(m && m.how !== 'fuzzy' ? m.aliases.filter((a) => a.votes).flatMap((a) => a.languages) : [])])];
+    const langs = [
+      ...new Set([
+        ...(c.words.tag ? [c.words.tag] : []),
+        ...(m && m.how !== 'fuzzy' ? m.aliases.filter((a) => a.votes).flatMap((a) => a.languages) : []),
+      ]),
+    ];
     if (langs.length === 0) continue;
     voters++;
     for (const l of langs) {
@@ -479,27 +614,43 @@ function guessLanguage(columns: readonly SheetColumn[]): { language: string; rea
   let best: AliasLanguage | undefined;
   for (const l of ALIAS_LANGUAGES) if ((votes.get(l) ?? 0) > (best ? votes.get(best)! : 0)) best = l;
   if (!best) return { language: 'en-US', reason: 'no header shows a language: en-US by default (set --language)' };
-  return { language: LANGUAGE_TAGS[best], reason: `guessed: ${known.get(best)} of the ${voters} headers that show a language are ${LANGUAGE_NAMES[best]} (--language sets it)` };
+  return {
+    language: LANGUAGE_TAGS[best],
+    reason: `guessed: ${known.get(best)} of the ${voters} headers that show a language are ${LANGUAGE_NAMES[best]} (--language sets it)`,
+  };
 }
 
 /** The sample-kind check of a candidate: kept with a bonus, kept as is, or dropped with the reason. */
-function checkValues(kind: ValueKind, column: SheetColumn, language: string): { fits: boolean; contradiction?: string } {
+function checkValues(
+  kind: ValueKind,
+  column: SheetColumn,
+  language: string,
+): { fits: boolean; contradiction?: string } {
   if (kind === 'text' || column.cells.length === 0) return { fits: false };
   const share = shareFitting(kind, column.cells, language);
   if (share >= CONTRADICTED_BELOW) return { fits: share >= VALUES_MATCH_FROM };
   const wrong = column.cells.filter((c) => !fitsKind(kind, c, language));
   const n = column.cells.length;
-  return { fits: false, contradiction: `${n - wrong.length} of ${n} values are ${KIND_WORDS[kind]} (${sampleList(wrong)})` };
+  return {
+    fits: false,
+    contradiction: `${n - wrong.length} of ${n} values are ${KIND_WORDS[kind]} (${sampleList(wrong)})`,
+  };
 }
 
-/** The field of a column of quantities (`500 g`) when the field is a value whose object has a unit: `netContents[0].value` → `netContents[0]`. */
+/**
+ * The field of a column of quantities (`500 g`) when the field is a value whose object has a unit:
+ * `netContents[0].value` → `netContents[0]`.
+ */
 function quantityField(field: string): string | undefined {
   if (!quantityTypeExists()) return undefined;
   const m = /^(netContents\[\d+\]|drainedNetWeight)\.value$/.exec(field);
   return m?.[1];
 }
 
-/** The candidates of one column from its header, checked against its values; `rejected` collects why some were not taken. */
+/**
+ * The candidates of one column from its header, checked against its values; `rejected` collects why some were not
+ * taken.
+ */
 function headerCandidates(column: SheetColumn, target: Target, language: string, rejected: string[]): Candidate[] {
   const m = column.match;
   if (!m) return [];
@@ -516,30 +667,52 @@ function headerCandidates(column: SheetColumn, target: Target, language: string,
     }
     // A header that only resembles an alias is taken on the evidence of its values: an empty column is not.
     if (m.how !== 'alias' && column.cells.length === 0) {
-      rejected.push(`${m.how === 'contains' ? `the header contains "${a.text}"` : `the header is close to "${a.text}"`} (${a.entry.field}), but the column has no values in the first rows`);
+      rejected.push(
+        `${m.how === 'contains' ? `the header contains "${a.text}"` : `the header is close to "${a.text}"`} (${a.entry.field}), but the column has no values in the first rows`,
+      );
       continue;
     }
     const entry = a.entry;
-    const named = column.group !== undefined ? `"${column.header.trim()}" under the title "${column.group}"` : `"${column.header.trim()}"`;
-    const how = m.how === 'alias'
-      ? a.languages.length > 0 ? `alias ${named} (${a.languages.join(', ')})` : `field name ${entry.field}`
-      : m.how === 'contains' ? `header${column.group !== undefined ? ` ${named}` : ''} contains "${a.text}"` : `header close to "${a.text}" (a typo?)`;
+    const named =
+      column.group !== undefined
+        ? `"${column.header.trim()}" under the title "${column.group}"`
+        : `"${column.header.trim()}"`;
+    const how =
+      m.how === 'alias'
+        ? a.languages.length > 0
+          ? `alias ${named} (${a.languages.join(', ')})`
+          : `field name ${entry.field}`
+        : m.how === 'contains'
+          ? `header${column.group !== undefined ? ` ${named}` : ''} contains "${a.text}"`
+          : `header close to "${a.text}" (a typo?)`;
     const field = resolveFieldPath(target, entry.field);
     if (typeof field === 'string') {
-      rejected.push(`${how} of ${entry.field}, which a ${target} mapping does not take${target === 'tradeItem' ? ' (a manufactured item field: --target manufacturedItem)' : ''}`);
+      rejected.push(
+        `${how} of ${entry.field}, which a ${target} mapping does not take${target === 'tradeItem' ? ' (a manufactured item field: --target manufacturedItem)' : ''}`,
+      );
       continue;
     }
     const type = entry.type ?? defaultType(field);
-    const kind = entry.expects ?? (entry.lookup && typeof entry.lookup === 'object' && 'list' in entry.lookup ? 'text' : kindOfType(type));
+    const kind =
+      entry.expects ??
+      (entry.lookup && typeof entry.lookup === 'object' && 'list' in entry.lookup ? 'text' : kindOfType(type));
     const check = checkValues(kind, column, language);
     let score = base + (check.fits ? SCORE.fits : 0);
     if (column.words.tag) score += column.words.tag === language.slice(0, 2) ? SCORE.language : -SCORE.language;
     if (check.contradiction) {
       const quantity = quantityField(entry.field);
-      if (quantity && shareFitting('number', column.cells, language) < CONTRADICTED_BELOW && column.cells.filter(isQuantity).length / column.cells.length >= CONTRADICTED_BELOW) {
+      if (
+        quantity &&
+        shareFitting('number', column.cells, language) < CONTRADICTED_BELOW &&
+        column.cells.filter(isQuantity).length / column.cells.length >= CONTRADICTED_BELOW
+      ) {
         const unitPath = `${quantity}.unitOfMeasure`;
         out.push({
-          column: column.index, field: quantity, occupies: [entry.field, unitPath], score: base + SCORE.fits, type: 'quantity',
+          column: column.index,
+          field: quantity,
+          occupies: [entry.field, unitPath],
+          score: base + SCORE.fits,
+          type: 'quantity',
           reason: `${how}; values are quantities with their unit (${sampleList(column.cells, 2)}): type quantity reads the number and the unit`,
         });
         continue;
@@ -549,10 +722,15 @@ function headerCandidates(column: SheetColumn, target: Target, language: string,
     }
     const strict = kind === 'gtin' ? column.cells.filter(isStrictGtin).length : 0;
     out.push({
-      column: column.index, field: entry.field, occupies: [entry.field], score,
+      column: column.index,
+      field: entry.field,
+      occupies: [entry.field],
+      score,
       reason: `${how}${check.fits ? `; values are ${KIND_WORDS[kind]}` : ''}`,
       ...(kind === 'gtin' && strict < column.cells.length
-        ? { warning: `${column.cells.length - strict} of ${column.cells.length} values are not GTINs as they stand (check digit, length, Excel's scientific notation): the run will report those rows` }
+        ? {
+            warning: `${column.cells.length - strict} of ${column.cells.length} values are not GTINs as they stand (check digit, length, Excel's scientific notation): the run will report those rows`,
+          }
         : {}),
       ...(entry.type && entry.type !== defaultType(field) ? { type: entry.type } : {}),
       ...(entry.lookup ? { lookup: entry.lookup } : {}),
@@ -569,25 +747,44 @@ function valueCandidates(column: SheetColumn, target: Target, language: string):
   // Mostly GTINs with valid check digits, the rest GTINs Excel damaged at most; more of them make a better key column.
   const strict = cells.filter(isStrictGtin).length;
   const long = cells.some((c) => cellText(c).replace(/\s/g, '').length >= 12);
-  if (strict / cells.length >= CONTRADICTED_BELOW && shareFitting('gtin', cells, language) >= VALUES_MATCH_FROM && (long || cells.length >= 3)) {
+  if (
+    strict / cells.length >= CONTRADICTED_BELOW &&
+    shareFitting('gtin', cells, language) >= VALUES_MATCH_FROM &&
+    (long || cells.length >= 3)
+  ) {
     out.push({
-      column: column.index, field: 'gtin', occupies: ['gtin'], score: SCORE.gtinValues + Math.min(strict, SAMPLE_ROWS) / (10 * SAMPLE_ROWS),
+      column: column.index,
+      field: 'gtin',
+      occupies: ['gtin'],
+      score: SCORE.gtinValues + Math.min(strict, SAMPLE_ROWS) / (10 * SAMPLE_ROWS),
       reason: `values are GTINs (${strict} of ${cells.length} with valid check digits: ${sampleList(cells.filter(isStrictGtin), 2)})`,
     });
   }
   const offer = (field: string, kind: ValueKind, type: ColumnType | undefined, why: string) => {
     if (typeof resolveFieldPath(target, field) === 'string') return;
     if (shareFitting(kind, cells, language) < VALUES_MATCH_FROM) return;
-    out.push({ column: column.index, field, occupies: [field], score: SCORE.values + SCORE.fits, reason: why, ...(type ? { type } : {}) });
+    out.push({
+      column: column.index,
+      field,
+      occupies: [field],
+      score: SCORE.values + SCORE.fits,
+      reason: why,
+      ...(type ? { type } : {}),
+    });
   };
   if (cells.every((c) => typeof c === 'string')) {
     offer('netContents[0].unitOfMeasure', 'unit', 'unit', `values are units (${sampleList(cells)})`);
     // Two-letter codes alone could be languages as well as countries: names (or alpha-3 codes) say countries.
-    if (cells.some((c) => cellText(c).length > 2)) offer('countriesOfOrigin', 'country', 'country', `values are countries (${sampleList(cells)})`);
+    if (cells.some((c) => cellText(c).length > 2))
+      offer('countriesOfOrigin', 'country', 'country', `values are countries (${sampleList(cells)})`);
     const quantity = quantityField('netContents[0].value');
     if (quantity && cells.filter(isQuantity).length / cells.length >= VALUES_MATCH_FROM) {
       out.push({
-        column: column.index, field: quantity, occupies: ['netContents[0].value', 'netContents[0].unitOfMeasure'], score: SCORE.values + SCORE.fits, type: 'quantity',
+        column: column.index,
+        field: quantity,
+        occupies: ['netContents[0].value', 'netContents[0].unitOfMeasure'],
+        score: SCORE.values + SCORE.fits,
+        type: 'quantity',
         reason: `values are quantities with their unit (${sampleList(cells, 2)})`,
       });
     }
@@ -596,8 +793,17 @@ function valueCandidates(column: SheetColumn, target: Target, language: string):
 }
 
 /** The lists whose labels a column holds (share of its distinct values found in the list, in the language chain). */
-async function listsOfValues(column: SheetColumn, lists: readonly ListName[], labels: ReferenceLabels, chain: readonly string[]): Promise<{ list: ListName; share: number; missing: string[] }[]> {
-  const values = [...new Map(column.cells.filter((c) => typeof c === 'string').map((c) => [labelKey(cellText(c)), cellText(c)])).values()];
+async function listsOfValues(
+  column: SheetColumn,
+  lists: readonly ListName[],
+  labels: ReferenceLabels,
+  chain: readonly string[],
+): Promise<{ list: ListName; share: number; missing: string[] }[]> {
+  const values = [
+    ...new Map(
+      column.cells.filter((c) => typeof c === 'string').map((c) => [labelKey(cellText(c)), cellText(c)]),
+    ).values(),
+  ];
   if (values.length === 0) return [];
   const out: { list: ListName; share: number; missing: string[] }[] = [];
   for (const list of lists) {
@@ -612,7 +818,13 @@ async function listsOfValues(column: SheetColumn, lists: readonly ListName[], la
 function listFields(target: Target): Map<ListName, string> {
   const m = new Map<ListName, string>();
   for (const e of FIELD_ALIASES) {
-    if (e.lookup && typeof e.lookup === 'object' && 'list' in e.lookup && typeof resolveFieldPath(target, e.field) !== 'string' && !m.has(e.lookup.list as ListName)) {
+    if (
+      e.lookup &&
+      typeof e.lookup === 'object' &&
+      'list' in e.lookup &&
+      typeof resolveFieldPath(target, e.field) !== 'string' &&
+      !m.has(e.lookup.list as ListName)
+    ) {
       m.set(e.lookup.list as ListName, e.field);
     }
   }
@@ -621,11 +833,18 @@ function listFields(target: Target): Map<ListName, string> {
 
 /** The mapping name a sheet gets by default: its file name without extension, lower case, words joined by `-`. */
 export function draftName(file: string): string {
-  const base = basename(file, extname(file)).normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  const base = basename(file, extname(file))
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
   return base || 'mapping';
 }
 
-/** What the reference-list checks need: the labels, the language chain, and the notes to add when they cannot be read. */
+/**
+ * What the reference-list checks need: the labels, the language chain, and the notes to add when they cannot be read.
+ */
 interface LabelCheck {
   labels?: ReferenceLabels;
   chain: readonly string[];
@@ -639,7 +858,9 @@ async function withLabels<T>(check: LabelCheck, work: (labels: ReferenceLabels) 
     return await work(check.labels);
   } catch (err) {
     check.labels = undefined;
-    check.notes.push(`list labels not checked: the reference API did not answer (${(err as Error).message.split('\n')[0]})`);
+    check.notes.push(
+      `list labels not checked: the reference API did not answer (${(err as Error).message.split('\n')[0]})`,
+    );
     return undefined;
   }
 }
@@ -649,11 +870,18 @@ async function withLabels<T>(check: LabelCheck, work: (labels: ReferenceLabels) 
  * worse (a column of the list's labels elsewhere wins) and flagged with the values to map. A column nothing else
  * claims is tried against every list: the labels of one a field takes make a candidate, of another a hint.
  */
-async function checkListLabels(columns: readonly SheetColumn[], candidates: Candidate[], target: Target, check: LabelCheck): Promise<Map<number, string>> {
+async function checkListLabels(
+  columns: readonly SheetColumn[],
+  candidates: Candidate[],
+  target: Target,
+  check: LabelCheck,
+): Promise<Map<number, string>> {
   for (const cand of candidates) {
     if (!cand.lookup || typeof cand.lookup !== 'object' || !('list' in cand.lookup)) continue;
     const list = cand.lookup.list as ListName;
-    const hit = (await withLabels(check, (labels) => listsOfValues(columns[cand.column]!, [list], labels, check.chain)))?.[0];
+    const hit = (
+      await withLabels(check, (labels) => listsOfValues(columns[cand.column]!, [list], labels, check.chain))
+    )?.[0];
     if (!hit) continue;
     if (hit.share >= CONTRADICTED_BELOW) {
       cand.score += SCORE.fits;
@@ -673,17 +901,28 @@ async function checkListLabels(columns: readonly SheetColumn[], candidates: Cand
       const field = byList.get(hit.list);
       if (field) {
         candidates.push({
-          column: c.index, field, occupies: [field], score: SCORE.values + SCORE.fits, lookup: { list: hit.list },
+          column: c.index,
+          field,
+          occupies: [field],
+          score: SCORE.values + SCORE.fits,
+          lookup: { list: hit.list },
           reason: `values are labels of the list ${hit.list} (${sampleList(c.cells)})`,
         });
-      } else if (!hints.has(c.index)) hints.set(c.index, `values are labels of the list ${hit.list}, which no field of a ${target} takes`);
+      } else if (!hints.has(c.index))
+        hints.set(c.index, `values are labels of the list ${hit.list}, which no field of a ${target} takes`);
     }
   }
   return hints;
 }
 
-/** Best pairs first: a field is fed by one column, a column feeds one field; `lost` says which column took a field a column wanted. */
-function assign(columns: readonly SheetColumn[], candidates: readonly Candidate[]): { chosen: Map<number, Candidate>; fedBy: Map<string, Candidate>; lost: Map<number, string[]> } {
+/**
+ * Best pairs first: a field is fed by one column, a column feeds one field; `lost` says which column took a field a
+ * column wanted.
+ */
+function assign(
+  columns: readonly SheetColumn[],
+  candidates: readonly Candidate[],
+): { chosen: Map<number, Candidate>; fedBy: Map<string, Candidate>; lost: Map<number, string[]> } {
   const chosen = new Map<number, Candidate>();
   const fedBy = new Map<string, Candidate>();
   const lost = new Map<number, string[]>();
@@ -693,7 +932,10 @@ function assign(columns: readonly SheetColumn[], candidates: readonly Candidate[
     const busy = cand.occupies.find((f) => fedBy.has(f));
     if (busy) {
       const by = columns[fedBy.get(busy)!.column]!;
-      lose(cand.column, `${cand.reason.split(';')[0]} → ${cand.field}, but ${busy === cand.field ? 'that field' : busy} is fed by column ${by.index + 1} "${by.header}" (a better match)`);
+      lose(
+        cand.column,
+        `${cand.reason.split(';')[0]} → ${cand.field}, but ${busy === cand.field ? 'that field' : busy} is fed by column ${by.index + 1} "${by.header}" (a better match)`,
+      );
       continue;
     }
     chosen.set(cand.column, cand);
@@ -704,14 +946,33 @@ function assign(columns: readonly SheetColumn[], candidates: readonly Candidate[
   if (unit && unit.type !== 'quantity' && unit.score < SCORE.alias && !fedBy.has('netContents[0].value')) {
     chosen.delete(unit.column);
     fedBy.delete('netContents[0].unitOfMeasure');
-    lose(unit.column, `${unit.reason.split(';')[0]} → netContents[0].unitOfMeasure, but no column gives the net content it would be the unit of`);
+    lose(
+      unit.column,
+      `${unit.reason.split(';')[0]} → netContents[0].unitOfMeasure, but no column gives the net content it would be the unit of`,
+    );
   }
   return { chosen, fedBy, lost };
 }
 
-/** The suggestion of a mapped column: its field, and what its values say of the type's settings (list separator, date format, decimal separator). */
-function mappedColumn(c: SheetColumn, cand: Candidate, target: Target, language: string, rejected: readonly string[]): ColumnSuggestion {
-  const out: ColumnSuggestion = { header: c.header, position: c.index + 1, ...(c.address ? { column: c.address } : {}), samples: c.samples, field: cand.field, reason: cand.reason };
+/**
+ * The suggestion of a mapped column: its field, and what its values say of the type's settings (list separator, date
+ * format, decimal separator).
+ */
+function mappedColumn(
+  c: SheetColumn,
+  cand: Candidate,
+  target: Target,
+  language: string,
+  rejected: readonly string[],
+): ColumnSuggestion {
+  const out: ColumnSuggestion = {
+    header: c.header,
+    position: c.index + 1,
+    ...(c.address ? { column: c.address } : {}),
+    samples: c.samples,
+    field: cand.field,
+    reason: cand.reason,
+  };
   if (cand.type) out.type = cand.type;
   if (cand.lookup) out.lookup = cand.lookup;
   const field = resolveFieldPath(target, cand.field);
@@ -725,7 +986,10 @@ function mappedColumn(c: SheetColumn, cand: Candidate, target: Target, language:
     if (format) out.format = format;
   }
   if (type === 'decimal' || type === 'integer' || type === 'number' || type === 'quantity') {
-    const numbers = type === 'quantity' ? c.cells.map((x) => (typeof x === 'string' ? x.replace(/\s*[\p{L}µ]+\.?\s*$/u, '') : x)) : c.cells;
+    const numbers =
+      type === 'quantity'
+        ? c.cells.map((x) => (typeof x === 'string' ? x.replace(/\s*[\p{L}µ]+\.?\s*$/u, '') : x))
+        : c.cells;
     const decimal = decimalSeparatorOf(numbers, language);
     if (decimal) out.decimal = decimal;
   }
@@ -734,8 +998,15 @@ function mappedColumn(c: SheetColumn, cand: Candidate, target: Target, language:
   return out;
 }
 
-/** A unit in a value column's header (`Poids net (g)`) is the unit of every row when no column gives one: defaults, in API form. */
-function headerUnitDefaults(suggestions: ColumnSuggestion[], columns: readonly SheetColumn[], fed: (field: string) => boolean): Record<string, string> {
+/**
+ * A unit in a value column's header (`Poids net (g)`) is the unit of every row when no column gives one: defaults, in
+ * API form.
+ */
+function headerUnitDefaults(
+  suggestions: ColumnSuggestion[],
+  columns: readonly SheetColumn[],
+  fed: (field: string) => boolean,
+): Record<string, string> {
   const defaults: Record<string, string> = {};
   for (const s of suggestions) {
     const unit = columns[s.position - 1]!.words.unit;
@@ -773,18 +1044,36 @@ export async function suggestMapping(file: string, options: SuggestOptions = {})
     }
     candidates.push(...headerCandidates(c, target, language, why));
     // A header that says what the column is, and that no field takes it (GLN, nutrients), is not overruled by values.
-    if (!why.some((w) => w.startsWith('no field of the product API'))) candidates.push(...valueCandidates(c, target, language));
+    if (!why.some((w) => w.startsWith('no field of the product API')))
+      candidates.push(...valueCandidates(c, target, language));
   }
   if (!options.labels) notes.push(`list labels not checked: ${options.labelsUnavailable ?? 'no reference API'}`);
-  const hints = await checkListLabels(columns, candidates, target, { ...(options.labels ? { labels: options.labels } : {}), chain: languageChain(language), notes });
+  const hints = await checkListLabels(columns, candidates, target, {
+    ...(options.labels ? { labels: options.labels } : {}),
+    chain: languageChain(language),
+    notes,
+  });
   const { chosen, fedBy, lost } = assign(columns, candidates);
 
   const suggestions: ColumnSuggestion[] = columns.map((c) => {
     const cand = chosen.get(c.index);
     if (cand) return mappedColumn(c, cand, target, language, rejected.get(c.index) ?? []);
-    const why = [c.unusable, ...(rejected.get(c.index) ?? []), ...(lost.get(c.index) ?? []), hints.get(c.index)].filter(Boolean);
-    const reason = why.length > 0 ? why.join('; ') : c.cells.length === 0 ? 'no header match, and no values in the first rows' : 'no header match, and the values do not say which field';
-    return { header: c.header, position: c.index + 1, ...(c.address ? { column: c.address } : {}), samples: c.samples, reason };
+    const why = [c.unusable, ...(rejected.get(c.index) ?? []), ...(lost.get(c.index) ?? []), hints.get(c.index)].filter(
+      Boolean,
+    );
+    const reason =
+      why.length > 0
+        ? why.join('; ')
+        : c.cells.length === 0
+          ? 'no header match, and no values in the first rows'
+          : 'no header match, and the values do not say which field';
+    return {
+      header: c.header,
+      position: c.index + 1,
+      ...(c.address ? { column: c.address } : {}),
+      samples: c.samples,
+      reason,
+    };
   });
 
   // One decimal separator for the whole sheet when every number column that says one says the same.
@@ -798,12 +1087,21 @@ export async function suggestMapping(file: string, options: SuggestOptions = {})
   const defaults = headerUnitDefaults(suggestions, columns, fed);
 
   const key: 'gtin' | 'tradeItemId' = fed('gtin') || !fed('tradeItemId') ? 'gtin' : 'tradeItemId';
-  if (!fed(key)) notes.push('no column holds GTINs (by its header or its values): add a column with field: gtin before using the mapping');
+  if (!fed(key))
+    notes.push(
+      'no column holds GTINs (by its header or its values): add a column with field: gtin before using the mapping',
+    );
   if (!fed('tradeItemName')) notes.push('no column feeds tradeItemName, which creating an item requires');
-  if (target === 'manufacturedItem' && !fed('supplierCompanyId')) notes.push('no column feeds supplierCompanyId (a uuid), which a manufactured item requires: add one, or defaults: { supplierCompanyId: <uuid> }');
+  if (target === 'manufacturedItem' && !fed('supplierCompanyId'))
+    notes.push(
+      'no column feeds supplierCompanyId (a uuid), which a manufactured item requires: add one, or defaults: { supplierCompanyId: <uuid> }',
+    );
   if (target === 'tradeItem') {
-    const other = suggestions.filter((s) => !s.field && /manufactured item field/.test(s.reason ?? '')).map((s) => `"${s.header}"`);
-    if (other.length > 0) notes.push(`${other.join(', ')} match manufactured item fields: --target manufacturedItem maps them`);
+    const other = suggestions
+      .filter((s) => !s.field && /manufactured item field/.test(s.reason ?? ''))
+      .map((s) => `"${s.header}"`);
+    if (other.length > 0)
+      notes.push(`${other.join(', ')} match manufactured item fields: --target manufacturedItem maps them`);
   }
 
   return {
@@ -826,7 +1124,8 @@ export async function suggestMapping(file: string, options: SuggestOptions = {})
 // The mapping file of a draft.
 
 const PLAIN = /^[\p{L}\p{N}_][\p{L}\p{N}_ '’()./-]*$/u;
-const RESERVED = /^(?:true|false|yes|no|on|off|y|n|null|~|[-+]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?|0x[0-9a-f]+|0o[0-7]+|[-+]?\.inf|\.nan)$/i;
+const RESERVED =
+  /^(?:true|false|yes|no|on|off|y|n|null|~|[-+]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?|0x[0-9a-f]+|0o[0-7]+|[-+]?\.inf|\.nan)$/i;
 
 /** A string as a YAML scalar that reads back as the same string (plain when safe in a flow map, else double-quoted). */
 function scalar(s: string): string {
@@ -837,17 +1136,26 @@ function scalar(s: string): string {
 function lookupText(lookup: unknown): string {
   if (typeof lookup === 'string') return scalar(lookup);
   if (lookup && typeof lookup === 'object') {
-    const parts = Object.entries(lookup as Record<string, unknown>).map(([k, v]) => `${scalar(k)}: ${v && typeof v === 'object' ? lookupText(v) : typeof v === 'string' ? scalar(v) : String(v)}`);
+    const parts = Object.entries(lookup as Record<string, unknown>).map(
+      ([k, v]) =>
+        `${scalar(k)}: ${v && typeof v === 'object' ? lookupText(v) : typeof v === 'string' ? scalar(v) : String(v)}`,
+    );
     return `{ ${parts.join(', ')} }`;
   }
   return String(lookup);
 }
 
-/** A column's `column` value: its header, or `{ header, group }` / `{ header, occurrence }` for a header on several columns. */
+/**
+ * A column's `column` value: its header, or `{ header, group }` / `{ header, occurrence }` for a header on several
+ * columns.
+ */
 function addressText(address: ColumnAddress): string {
   const parts = [`header: ${scalar(address.header)}`];
   if (address.group !== undefined) parts.push(`group: ${scalar(address.group)}`);
-  if (address.occurrence !== undefined) parts.push(`occurrence: ${Number.isInteger(address.occurrence) ? address.occurrence : JSON.stringify(String(address.occurrence))}`);
+  if (address.occurrence !== undefined)
+    parts.push(
+      `occurrence: ${Number.isInteger(address.occurrence) ? address.occurrence : JSON.stringify(String(address.occurrence))}`,
+    );
   return `{ ${parts.join(', ')} }`;
 }
 
@@ -856,20 +1164,30 @@ const columnText = (c: ColumnSuggestion): string => (c.column ? addressText(c.co
 /** A comment's text on one line. */
 const commentText = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
-/** The mapping file text of a draft: YAML with the `# yaml-language-server: $schema=...` line, mapped columns, unmatched headers as comments with their samples. parseMapping() accepts it when a column feeds the key. */
+/**
+ * The mapping file text of a draft: YAML with the `# yaml-language-server: $schema=...` line, mapped columns, unmatched
+ * headers as comments with their samples. parseMapping() accepts it when a column feeds the key.
+ */
 export function mappingText(draft: MappingDraft, options: { schemaRef?: string } = {}): string {
   const lines: string[] = [];
   lines.push(`# yaml-language-server: $schema=${options.schemaRef ?? '../schemas/mapping.schema.json'}`);
-  lines.push(`# Draft written by product-sync mapping init${draft.source ? ` from ${commentText(draft.source)}` : ''}: check each column, then try it with`);
+  lines.push(
+    `# Draft written by product-sync mapping init${draft.source ? ` from ${commentText(draft.source)}` : ''}: check each column, then try it with`,
+  );
   lines.push(`# product-sync validate <sheet> --mapping ${draft.name} --preview`);
   for (const n of draft.notes) lines.push(`# NOTE: ${commentText(n)}`);
   lines.push(`name: ${scalar(draft.name)}`);
   lines.push(`target: ${scalar(draft.target)}`);
-  lines.push(`language: ${scalar(draft.language)}${draft.languageReason ? `   # ${commentText(draft.languageReason)}` : ''}`);
+  lines.push(
+    `language: ${scalar(draft.language)}${draft.languageReason ? `   # ${commentText(draft.languageReason)}` : ''}`,
+  );
   if (draft.sheet !== undefined) lines.push(`sheet: ${scalar(draft.sheet)}`);
   if (draft.headerRow !== 1) lines.push(`headerRow: ${draft.headerRow}`);
   lines.push(`key: ${scalar(draft.key)}`);
-  if (draft.decimalSeparator) lines.push(`decimalSeparator: ${JSON.stringify(draft.decimalSeparator)}   # the sheet's numbers use it, not the language's`);
+  if (draft.decimalSeparator)
+    lines.push(
+      `decimalSeparator: ${JSON.stringify(draft.decimalSeparator)}   # the sheet's numbers use it, not the language's`,
+    );
   lines.push('columns:');
   const mapped = draft.columns.filter((c) => c.field);
   for (const c of mapped) {
@@ -887,8 +1205,11 @@ export function mappingText(draft: MappingDraft, options: { schemaRef?: string }
   if (unmatched.length > 0) {
     lines.push('  # Not mapped (to use one, add a line with its field):');
     for (const c of unmatched) {
-      const samples = c.samples.length > 0 ? `samples: ${c.samples.map(quote).join(', ')}` : 'no values in the first rows';
-      lines.push(`  # - { column: ${columnText(c)}, field: ? }   # column ${c.position}; ${commentText(samples)}${c.reason ? `; ${commentText(c.reason)}` : ''}`);
+      const samples =
+        c.samples.length > 0 ? `samples: ${c.samples.map(quote).join(', ')}` : 'no values in the first rows';
+      lines.push(
+        `  # - { column: ${columnText(c)}, field: ? }   # column ${c.position}; ${commentText(samples)}${c.reason ? `; ${commentText(c.reason)}` : ''}`,
+      );
     }
   }
   if (draft.defaults && Object.keys(draft.defaults).length > 0) {

@@ -8,12 +8,7 @@ export type GtinResult =
 
 /** Codes of a rejected GTIN. */
 export type GtinErrorCode =
-  | 'GTIN_EMPTY'
-  | 'GTIN_NOT_DIGITS'
-  | 'GTIN_SCIENTIFIC_NOTATION'
-  | 'GTIN_ALL_ZEROS'
-  | 'GTIN_LENGTH'
-  | 'GTIN_CHECK_DIGIT';
+  'GTIN_EMPTY' | 'GTIN_NOT_DIGITS' | 'GTIN_SCIENTIFIC_NOTATION' | 'GTIN_ALL_ZEROS' | 'GTIN_LENGTH' | 'GTIN_CHECK_DIGIT';
 
 /** Lengths a GTIN can have (GTIN-8, GTIN-12 / UPC-A, GTIN-13 / EAN-13, GTIN-14). */
 export const GTIN_LENGTHS: readonly number[] = [8, 12, 13, 14];
@@ -58,18 +53,27 @@ export function isValidGtin(s: string): boolean {
 export const SCIENTIFIC = /^[+-]?\d+(?:[.,]\d+)?\s*[eE]\s*[+-]?\d+$/;
 const SPACES = /[\s\u00a0\u2007\u202f]/g;
 
-/** The GTIN-14 form of a GTIN's digits: leading zeros up to 14 (GTIN-8, -12 and -13 are GTIN-14s with leading zeros). */
+/**
+ * The GTIN-14 form of a GTIN's digits: leading zeros up to 14 (GTIN-8, -12 and -13 are GTIN-14s with leading zeros).
+ */
 export function toGtin14(digits: string): string {
   return digits.padStart(14, '0');
 }
 
-/** Reads a GTIN from a cell (string digits, or a number from an XLSX cell) and returns its 14-digit form or the reason it is not a GTIN. */
+/**
+ * Reads a GTIN from a cell (string digits, or a number from an XLSX cell) and returns its 14-digit form or the reason
+ * it is not a GTIN.
+ */
 export function parseGtin(value: Cell): GtinResult {
   let text: string;
   if (value === null) return { ok: false, code: 'GTIN_EMPTY', message: 'GTIN is empty' };
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value) || value < 0) {
-      return { ok: false, code: 'GTIN_NOT_DIGITS', message: `GTIN ${String(value)} is not a whole number of at most 14 digits` };
+      return {
+        ok: false,
+        code: 'GTIN_NOT_DIGITS',
+        message: `GTIN ${String(value)} is not a whole number of at most 14 digits`,
+      };
     }
     text = value.toFixed(0);
   } else if (typeof value === 'string') {
@@ -85,10 +89,15 @@ export function parseGtin(value: Cell): GtinResult {
       message: `GTIN "${text}" is in scientific notation: its digits are lost. Format the GTIN column as Text in the spreadsheet and export again`,
     };
   }
-  if (!/^\d+$/.test(text)) return { ok: false, code: 'GTIN_NOT_DIGITS', message: `GTIN "${text}" must contain digits only` };
+  if (!/^\d+$/.test(text))
+    return { ok: false, code: 'GTIN_NOT_DIGITS', message: `GTIN "${text}" must contain digits only` };
   if (/^0+$/.test(text)) return { ok: false, code: 'GTIN_ALL_ZEROS', message: 'GTIN is all zeros' };
   if (text.length > 14 || text.length < MIN_RESTORABLE_LENGTH) {
-    return { ok: false, code: 'GTIN_LENGTH', message: `GTIN "${text}" has ${text.length} digits; a GTIN has 8, 12, 13 or 14` };
+    return {
+      ok: false,
+      code: 'GTIN_LENGTH',
+      message: `GTIN "${text}" has ${text.length} digits; a GTIN has 8, 12, 13 or 14`,
+    };
   }
   if (!hasValidCheckDigit(text)) {
     const expected = gtinCheckDigit(text.slice(0, -1));

@@ -17,14 +17,18 @@ export interface Draft {
   /** The match key (GTIN-14 or tradeItemId), or null when it could not be read. */
   key: string | null;
   target: Target;
-  /** API fields with values (nested objects already built from `netContents[0].value`-style paths). Never holds null. */
+  /**
+   * API fields with values (nested objects already built from `netContents[0].value`-style paths). Never holds null.
+   */
   fields: Record<string, unknown>;
   /** Fields whose empty cell asks to send null (empty policy `clear`). */
   clear: string[];
   issues: Issue[];
   /** The row's original cells, aligned with the sheet headers (for rejected.xlsx). */
   source: Cell[];
-  /** Labels still to be resolved to ids (mapping `lookup` columns); their fields are absent from `fields` until then. */
+  /**
+   * Labels still to be resolved to ids (mapping `lookup` columns); their fields are absent from `fields` until then.
+   */
   lookups?: DraftLookup[];
   /** Where each field path's value came from: the sheet column and the cell as text (issues name them). */
   origins?: Record<string, { column: string; value: string | null }>;
@@ -32,16 +36,16 @@ export interface Draft {
 
 /** How a mapping column's labels are resolved (mapping `lookup`, DESIGN §5.3). */
 export type LookupSpec =
-  | { list: ListName }
-  | 'harmonized-code'
-  | { brand: { create?: boolean } }
-  | { kind: LookupKind };
+  { list: ListName } | 'harmonized-code' | { brand: { create?: boolean } } | { kind: LookupKind };
 
 /** Labels of one lookup column of a row, waiting for reference resolution. */
 export interface DraftLookup {
   /** The field path the resolved id(s) go to (`tradeItemStatusId`, `productCategories[0].categoryId`). */
   field: string;
-  /** Where the resolved id(s) go in the draft's fields (the mapping's resolved path): resolution never reads the mapping. */
+  /**
+   * Where the resolved id(s) go in the draft's fields (the mapping's resolved path): resolution never reads the
+   * mapping.
+   */
   segments: readonly (string | number)[];
   /** The sheet header the labels came from. */
   column: string;

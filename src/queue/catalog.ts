@@ -57,11 +57,24 @@ export const feedJobSchema = z.object({ feed: z.string() });
 export type ImportJobData = z.input<typeof importJobSchema>;
 export type PushJobData = z.output<typeof pushJobSchema>;
 
-/** Retry options per queue: a chunk is retried with backoff (not the file); an import retries its own retryable failures. */
+/**
+ * Retry options per queue: a chunk is retried with backoff (not the file); an import retries its own retryable
+ * failures.
+ */
 export const JOB_OPTIONS = {
   // An import retries only what may pass later (API unavailable while preparing); each step is safe to redo.
-  import: { attempts: 3, backoff: { type: 'exponential', delay: 15_000 }, removeOnComplete: { age: 30 * 24 * 3600, count: 10_000 }, removeOnFail: { age: 30 * 24 * 3600 } },
-  push: { attempts: 6, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: { age: 7 * 24 * 3600 }, removeOnFail: { age: 30 * 24 * 3600 } },
+  import: {
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 15_000 },
+    removeOnComplete: { age: 30 * 24 * 3600, count: 10_000 },
+    removeOnFail: { age: 30 * 24 * 3600 },
+  },
+  push: {
+    attempts: 6,
+    backoff: { type: 'exponential', delay: 2000 },
+    removeOnComplete: { age: 7 * 24 * 3600 },
+    removeOnFail: { age: 30 * 24 * 3600 },
+  },
   feeds: { attempts: 1, removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 } },
 } as const;
 
@@ -75,9 +88,24 @@ export function pushJobId(d: Pick<PushJobData, 'runId' | 'kind' | 'index'>): str
  * job ids are made. Every queue needs a handler (`checkHandlers`) or the worker does not start.
  */
 export const JOB_CATALOG = {
-  import: { names: ['import'], schema: importJobSchema, options: JOB_OPTIONS.import, id: 'importJobId: sheet sha256 + mapping + owner + mode + dry run' },
-  push: { names: ['rows', 'archives'], schema: pushJobSchema, options: JOB_OPTIONS.push, id: 'pushJobId: run id + kind + index' },
-  feeds: { names: ['feed-tick'], schema: feedJobSchema, options: JOB_OPTIONS.feeds, id: 'BullMQ job scheduler per feed (scheduler id = feed id)' },
+  import: {
+    names: ['import'],
+    schema: importJobSchema,
+    options: JOB_OPTIONS.import,
+    id: 'importJobId: sheet sha256 + mapping + owner + mode + dry run',
+  },
+  push: {
+    names: ['rows', 'archives'],
+    schema: pushJobSchema,
+    options: JOB_OPTIONS.push,
+    id: 'pushJobId: run id + kind + index',
+  },
+  feeds: {
+    names: ['feed-tick'],
+    schema: feedJobSchema,
+    options: JOB_OPTIONS.feeds,
+    id: 'BullMQ job scheduler per feed (scheduler id = feed id)',
+  },
 } as const;
 
 /** A queue of the catalog. */
@@ -88,14 +116,22 @@ export function checkHandlers(handlers: Partial<Record<string, unknown>>): void 
   const missing = Object.keys(JOB_CATALOG).filter((q) => typeof handlers[q] !== 'function');
   const unknown = Object.keys(handlers).filter((q) => !(q in JOB_CATALOG));
   if (missing.length > 0 || unknown.length > 0) {
-    throw new ProductSyncError('PS_ERR_QUEUE', `job catalog and handlers differ:${missing.length ? ` no handler for ${missing.join(', ')};` : ''}${unknown.length ? ` no catalog entry for ${unknown.join(', ')}` : ''}`);
+    throw new ProductSyncError(
+      'PS_ERR_QUEUE',
+      `job catalog and handlers differ:${missing.length ? ` no handler for ${missing.join(', ')};` : ''}${unknown.length ? ` no catalog entry for ${unknown.join(', ')}` : ''}`,
+    );
   }
 }
 
-/** The payload of a job of `queue`, validated; a payload that cannot be valid on any retry is an `UnrecoverableError`. */
+/**
+ * The payload of a job of `queue`, validated; a payload that cannot be valid on any retry is an `UnrecoverableError`.
+ */
 export function jobPayload<Q extends QueueName>(queue: Q, data: unknown): z.output<(typeof JOB_CATALOG)[Q]['schema']> {
   const parsed = JOB_CATALOG[queue].schema.safeParse(data);
-  if (!parsed.success) throw new UnrecoverableError(`invalid ${queue} job payload: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new UnrecoverableError(
+      `invalid ${queue} job payload: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
   return parsed.data as z.output<(typeof JOB_CATALOG)[Q]['schema']>;
 }
 
@@ -106,11 +142,25 @@ export async function fileSha256(file: string): Promise<string> {
   return h.digest('hex');
 }
 
-/** Deterministic id of an import job: the same sheet, mapping, owner, mode and dry-run are one job however often enqueued. */
+/**
+ * Deterministic id of an import job: the same sheet, mapping, owner, mode and dry-run are one job however often
+ * enqueued.
+ */
 export async function importJobId(data: ImportJobData): Promise<string> {
   const sheet = data.sha256 ?? (await fileSha256(data.request.file));
   const mappingText = await readFile(mappingFile(data.request.mapping), 'utf8').catch(() => data.request.mapping);
   const r = data.request;
-  const h = createHash('sha256').update(JSON.stringify([mappingText, r.owner ?? '', r.mode ?? 'upsert', Boolean(r.dryRun), r.sheet ?? '', r.language ?? ''])).digest('hex');
+  const h = createHash('sha256')
+    .update(
+      JSON.stringify([
+        mappingText,
+        r.owner ?? '',
+        r.mode ?? 'upsert',
+        Boolean(r.dryRun),
+        r.sheet ?? '',
+        r.language ?? '',
+      ]),
+    )
+    .digest('hex');
   return `import-${sheet.slice(0, 20)}-${h.slice(0, 12)}`;
 }

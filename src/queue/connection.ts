@@ -22,7 +22,10 @@ export async function warnOnEviction(redis: Redis): Promise<void> {
     const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];
     const policy = reply[1];
     if (policy && policy !== 'noeviction') {
-      logger.warn({ policy }, `Redis maxmemory-policy is "${policy}": set it to "noeviction" or queued jobs may be evicted (docs/queue.md)`);
+      logger.warn(
+        { policy },
+        `Redis maxmemory-policy is "${policy}": set it to "noeviction" or queued jobs may be evicted (docs/queue.md)`,
+      );
     }
   } catch {
     // CONFIG may be disabled on managed Redis; nothing to check then.

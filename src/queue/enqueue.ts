@@ -13,7 +13,11 @@ import { jobLost, redisRunId, watchJob } from './job-watch.ts';
  * feed-gate.ts), and its last tick / run.
  */
 export function feedKeys(prefix: string, feed: string): { imported: string; refused: string; last: string } {
-  return { imported: `${prefix}:feed:${feed}:imported`, refused: `${prefix}:feed:${feed}:refused`, last: `${prefix}:feed:${feed}:last` };
+  return {
+    imported: `${prefix}:feed:${feed}:imported`,
+    refused: `${prefix}:feed:${feed}:refused`,
+    last: `${prefix}:feed:${feed}:last`,
+  };
 }
 
 /** What a finished import job returns. */
@@ -31,16 +35,26 @@ export interface ImportJobResult {
  * replaced, so enqueuing the sheet again tries again.
  */
 export async function enqueueImport(queue: Queue, data: ImportJobData): Promise<{ jobId: string; existed: boolean }> {
-  const request = { ...data.request, file: resolve(data.request.file), mapping: resolve(mappingFile(data.request.mapping)) };
+  const request = {
+    ...data.request,
+    file: resolve(data.request.file),
+    mapping: resolve(mappingFile(data.request.mapping)),
+  };
   const sha256 = data.sha256 ?? (await fileSha256(request.file));
   const full: ImportJobData = { ...data, request, sha256, step: 'prepare' };
   const jobId = await importJobId(full);
   let previous = await queue.getJob(jobId);
   if (previous) {
     const state = await previous.getState();
-    if (state === 'failed' || (state === 'completed' && (previous.returnvalue as ImportJobResult | null)?.exitCode === 3)) {
+    if (
+      state === 'failed' ||
+      (state === 'completed' && (previous.returnvalue as ImportJobResult | null)?.exitCode === 3)
+    ) {
       // Another enqueue may have replaced it first (then its new job is kept: remove fails on a running job).
-      previous = await previous.remove().then(() => undefined, () => previous);
+      previous = await previous.remove().then(
+        () => undefined,
+        () => previous,
+      );
     }
   }
   const existed = previous !== undefined;
@@ -109,7 +123,9 @@ export function importQueueClient(config: Config): {
   };
 }
 
-/** The error of a failed import job: the code its reason carries (`… [PS_ERR_…]`, see workers.ts), else PS_ERR_QUEUE. */
+/**
+ * The error of a failed import job: the code its reason carries (`… [PS_ERR_…]`, see workers.ts), else PS_ERR_QUEUE.
+ */
 function failedRun(jobId: string, reason: string | undefined): ProductSyncError {
   const m = /^(.*) \[(PS_ERR_[A-Z_]+)\]$/s.exec(reason ?? '');
   if (m && m[2]! in ERROR_CODES) return new ProductSyncError(m[2] as ErrorCode, m[1]);
@@ -140,9 +156,18 @@ export async function runStatus(queue: Queue, jobId: string): Promise<RunStatus 
   let progress: unknown = job.progress;
   if (state === 'waiting-children' && data.runId && typeof progress === 'object' && progress !== null) {
     // The parent sleeps while its chunks run: its push progress is the sum of the chunks finished so far.
-    const done = Object.values(await (await queue.getBackend().client).hgetall(runChunksKey(queue.opts.prefix ?? 'bull', data.runId)));
+    const done = Object.values(
+      await (await queue.getBackend().client).hgetall(runChunksKey(queue.opts.prefix ?? 'bull', data.runId)),
+    );
     const sum = (i: number) => done.reduce((n, v) => n + Number(v.split(':')[i] ?? 0), 0);
-    progress = { ...progress, stage: 'push', operationsSent: sum(0), errors: sum(1), chunksDone: done.length, chunks: data.chunks ?? null };
+    progress = {
+      ...progress,
+      stage: 'push',
+      operationsSent: sum(0),
+      errors: sum(1),
+      chunksDone: done.length,
+      chunks: data.chunks ?? null,
+    };
   }
   return {
     id: job.id!,

@@ -17,7 +17,10 @@ import type { Feed, FeedPick } from './feeds.ts';
 /** The version of a feed's mapping a refusal holds for: its file's sha256, or `missing` when there is no such file. */
 async function mappingVersion(nameOrPath: string): Promise<string> {
   try {
-    return createHash('sha256').update(await readFile(mappingFile(nameOrPath))).digest('hex').slice(0, 16);
+    return createHash('sha256')
+      .update(await readFile(mappingFile(nameOrPath)))
+      .digest('hex')
+      .slice(0, 16);
   } catch {
     return 'missing';
   }
@@ -27,11 +30,20 @@ async function mappingVersion(nameOrPath: string): Promise<string> {
  * A tick's pick through the input gate: unchanged when the file passes (or when the tick skips anyway), else a skip
  * naming the refusal (`<message> [PS_ERR_…]`), recorded in the hash `refusedKey` (field `<sha256>:<mapping version>`).
  */
-export async function gateFeedPick(pick: FeedPick, feed: Feed, redis: Pick<Redis, 'hget' | 'hset'>, refusedKey: string): Promise<FeedPick> {
+export async function gateFeedPick(
+  pick: FeedPick,
+  feed: Feed,
+  redis: Pick<Redis, 'hget' | 'hset'>,
+  refusedKey: string,
+): Promise<FeedPick> {
   if ('skip' in pick) return pick;
   const field = `${pick.sha256}:${await mappingVersion(feed.mapping)}`;
   const earlier = await redis.hget(refusedKey, field);
-  if (earlier !== null) return { file: pick.file, skip: `newest file refused earlier, not queued until it or the mapping changes: ${earlier}` };
+  if (earlier !== null)
+    return {
+      file: pick.file,
+      skip: `newest file refused earlier, not queued until it or the mapping changes: ${earlier}`,
+    };
   try {
     await checkInput({ file: pick.file, mapping: feed.mapping });
     return pick;
@@ -40,7 +52,10 @@ export async function gateFeedPick(pick: FeedPick, feed: Feed, redis: Pick<Redis
     const reason = `${err.message} [${err.code}]`;
     // A file removed since it was picked is not remembered: the same bytes dropped again are checked again.
     if (existsSync(pick.file)) await redis.hset(refusedKey, field, reason);
-    logger.warn({ feed: feed.id, file: pick.file, code: err.code, err: err.message }, 'feed file refused by the input gate: not queued');
+    logger.warn(
+      { feed: feed.id, file: pick.file, code: err.code, err: err.message },
+      'feed file refused by the input gate: not queued',
+    );
     return { file: pick.file, skip: `newest file refused, not queued: ${reason}` };
   }
 }

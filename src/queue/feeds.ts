@@ -30,14 +30,18 @@ export function cronProblem(pattern: string): string | null {
   }
 }
 
-const cron = z.string().trim().superRefine((s, ctx) => {
-  if (!/^(\S+\s+){4,5}\S+$/.test(s)) {
-    ctx.addIssue({ code: 'custom', message: 'must be a cron expression with 5 or 6 fields, e.g. "0 2 * * *"' });
-    return;
-  }
-  const problem = cronProblem(s);
-  if (problem) ctx.addIssue({ code: 'custom', message: `is not a valid cron expression (${problem}), e.g. "0 2 * * *"` });
-});
+const cron = z
+  .string()
+  .trim()
+  .superRefine((s, ctx) => {
+    if (!/^(\S+\s+){4,5}\S+$/.test(s)) {
+      ctx.addIssue({ code: 'custom', message: 'must be a cron expression with 5 or 6 fields, e.g. "0 2 * * *"' });
+      return;
+    }
+    const problem = cronProblem(s);
+    if (problem)
+      ctx.addIssue({ code: 'custom', message: `is not a valid cron expression (${problem}), e.g. "0 2 * * *"` });
+  });
 
 /** A feed definition, `jobs/<name>.yaml` (DESIGN §5.4). */
 export const feedSchema = z.strictObject({
@@ -53,7 +57,9 @@ export const feedSchema = z.strictObject({
   owner: z.uuid().optional(),
   mode: z.enum(MODES as unknown as [string, ...string[]]).default('upsert'),
   dryRun: z.boolean().default(false),
-  archiveGuard: z.strictObject({ maxRatio: z.number().min(0).max(1).default(0.1), allow: z.boolean().default(false) }).default({ maxRatio: 0.1, allow: false }),
+  archiveGuard: z
+    .strictObject({ maxRatio: z.number().min(0).max(1).default(0.1), allow: z.boolean().default(false) })
+    .default({ maxRatio: 0.1, allow: false }),
   /** How long a tick's run may wait for another run of the same owner (seconds); unset: as long as it takes. */
   waitLock: z.number().min(0).optional(),
 });
@@ -61,7 +67,10 @@ export const feedSchema = z.strictObject({
 /** A validated feed; `id` is the file name without extension. */
 export type Feed = z.output<typeof feedSchema> & { id: string; file: string };
 
-/** Loads and validates every `*.yaml|yml|json` in `dir`; any invalid file makes the whole load fail, naming file and line. */
+/**
+ * Loads and validates every `*.yaml|yml|json` in `dir`; any invalid file makes the whole load fail, naming file and
+ * line.
+ */
 export async function loadFeeds(dir: string): Promise<Feed[]> {
   if (!existsSync(dir)) return [];
   const feeds: Feed[] = [];
@@ -69,15 +78,23 @@ export async function loadFeeds(dir: string): Promise<Feed[]> {
   for (const name of (await readdir(dir)).sort()) {
     if (!/\.(ya?ml|json)$/i.test(name)) continue;
     const file = join(dir, name);
-    // A FIFO or a device named like a feed would hang the load: only regular files are read (symlinks to them are fine).
+    // A FIFO or a device named like a feed would hang the load: only regular files are read (symlinks to them are
+    // fine).
     const st = await stat(file).catch((err: NodeJS.ErrnoException) => err);
     if (st instanceof Error || !st.isFile()) {
-      problems.push(`  ${file}: ${st instanceof Error ? `cannot be read (${st.code ?? st.message})` : 'not a regular file'}`);
+      problems.push(
+        `  ${file}: ${st instanceof Error ? `cannot be read (${st.code ?? st.message})` : 'not a regular file'}`,
+      );
       continue;
     }
-    const parsed = parseYamlDocument(await readFile(file, 'utf8'), feedSchema, (p) => (p.length === 0 ? 'keys are schedule, timezone, source (dir, pattern, settleSeconds), mapping, owner, mode, dryRun, archiveGuard, waitLock' : ''));
+    const parsed = parseYamlDocument(await readFile(file, 'utf8'), feedSchema, (p) =>
+      p.length === 0
+        ? 'keys are schedule, timezone, source (dir, pattern, settleSeconds), mapping, owner, mode, dryRun, archiveGuard, waitLock'
+        : '',
+    );
     if (!parsed.ok) {
-      for (const p of parsed.problems) problems.push(`  ${file}${p.line === null ? '' : `:${p.line}`}: ${p.path ? `${p.path}: ` : ''}${p.message}`);
+      for (const p of parsed.problems)
+        problems.push(`  ${file}${p.line === null ? '' : `:${p.line}`}: ${p.path ? `${p.path}: ` : ''}${p.message}`);
       continue;
     }
     const id = basename(name, extname(name));
@@ -87,13 +104,20 @@ export async function loadFeeds(dir: string): Promise<Feed[]> {
     }
     feeds.push({ ...parsed.data, id, file });
   }
-  if (problems.length > 0) throw new ProductSyncError('PS_ERR_FEED_INVALID', `invalid feed definition${problems.length > 1 ? 's' : ''}:\n${problems.join('\n')}`);
+  if (problems.length > 0)
+    throw new ProductSyncError(
+      'PS_ERR_FEED_INVALID',
+      `invalid feed definition${problems.length > 1 ? 's' : ''}:\n${problems.join('\n')}`,
+    );
   return feeds;
 }
 
 /** A glob of the feed's pattern (`*` and `?` only) as a regular expression over file names. */
 export function patternRegExp(pattern: string): RegExp {
-  const body = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const body = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${body}$`, 'i');
 }
 
@@ -122,10 +146,15 @@ export type FeedPick = { file: string; sha256: string } | { file: string | null;
  * files are never picked: once a newer sheet exists, importing an older one would put stale data back (and, in full
  * mode, archive what the newer sheet added).
  */
-export async function pickFeedFile(feed: Feed, isImported: (sha256: string) => Promise<boolean>, now = Date.now()): Promise<FeedPick> {
+export async function pickFeedFile(
+  feed: Feed,
+  isImported: (sha256: string) => Promise<boolean>,
+  now = Date.now(),
+): Promise<FeedPick> {
   const newest = (await feedCandidates(feed))[0];
   if (!newest) return { file: null, skip: `no file matches ${feed.source.pattern} in ${feed.source.dir}` };
-  if (now - newest.mtimeMs < feed.source.settleSeconds * 1000) return { file: newest.file, skip: 'newest file modified too recently (still arriving?)' };
+  if (now - newest.mtimeMs < feed.source.settleSeconds * 1000)
+    return { file: newest.file, skip: 'newest file modified too recently (still arriving?)' };
   const sha256 = await fileSha256(newest.file);
   if (await isImported(sha256)) return { file: newest.file, skip: 'newest file already imported' };
   return { file: newest.file, sha256 };

@@ -38,7 +38,10 @@ export async function jobLockFence(job: Job, token: string, lockMs: number): Pro
     })());
   const check = () => {
     if (lost) throw lost;
-    if (remaining() < margin) throw new LeaseLostError(`${what} was not extended within ${lockMs / 1000} s (the worker was paused, or Redis did not answer)`);
+    if (remaining() < margin)
+      throw new LeaseLostError(
+        `${what} was not extended within ${lockMs / 1000} s (the worker was paused, or Redis did not answer)`,
+      );
   };
   await extend();
   const timer = setInterval(() => void extend().catch(() => undefined), Math.max(100, Math.floor(lockMs / 3)));

@@ -17,12 +17,17 @@ export async function redisRunId(conn: Redis): Promise<string | null> {
   return /^run_id:(\S+)/m.exec(info)?.[1] ?? null;
 }
 
-/** PS_ERR_JOB_LOST (exit 3): what happened to job `jobId` and what to do. `restarted`: Redis's run_id changed meanwhile. */
+/**
+ * PS_ERR_JOB_LOST (exit 3): what happened to job `jobId` and what to do. `restarted`: Redis's run_id changed meanwhile.
+ */
 export function jobLost(jobId: string, url: string, restarted: boolean): ProductSyncError {
   const what = restarted
     ? `Redis at ${redact(url)} restarted without its data (it runs without persistence: give it appendonly yes, see docs/queue.md)`
     : `it was removed from Redis at ${redact(url)} (flushed or deleted)`;
-  return new ProductSyncError('PS_ERR_JOB_LOST', `run ${jobId} is gone from the queue: ${what}. Whether it ran, and how far, is unknown here: enqueue the same sheet again — the run resumes from its journal in the report directory and sends nothing twice`);
+  return new ProductSyncError(
+    'PS_ERR_JOB_LOST',
+    `run ${jobId} is gone from the queue: ${what}. Whether it ran, and how far, is unknown here: enqueue the same sheet again — the run resumes from its journal in the report directory and sends nothing twice`,
+  );
 }
 
 /**

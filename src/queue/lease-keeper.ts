@@ -91,9 +91,16 @@ export class LeaseKeeper {
           await this.finish(runId);
           continue;
         }
-        const r = await leaseStoreFor({ ...this.#place, redis: this.#redis }, lease.owner, lease.api).renew(lease.grant, lease.holder, lease.ttlMs);
+        const r = await leaseStoreFor({ ...this.#place, redis: this.#redis }, lease.owner, lease.api).renew(
+          lease.grant,
+          lease.holder,
+          lease.ttlMs,
+        );
         if (!r.ok) {
-          logger.warn({ runId }, 'a queued run lost its owner lease: its chunks will stop and report what they did not send');
+          logger.warn(
+            { runId },
+            'a queued run lost its owner lease: its chunks will stop and report what they did not send',
+          );
           await this.#redis.hdel(this.#key, runId);
         }
       } catch (err) {

@@ -20,7 +20,11 @@ export function openQueue(name: QueueName, connection: Redis, prefix: string): Q
  * Every queue of the catalog, for Bull Board (the console shows them read-only), on one connection of their own;
  * `answers(ms)`: whether that connection answers PING in time (the console's health check).
  */
-export function boardQueues(config: Config): { queues: Queue[]; answers(ms: number): Promise<boolean>; close(): Promise<void> } {
+export function boardQueues(config: Config): {
+  queues: Queue[];
+  answers(ms: number): Promise<boolean>;
+  close(): Promise<void>;
+} {
   const connection = queueConnection(config);
   const prefix = queuePrefix(config);
   const queues = Object.values(QUEUES).map((name) => quietOnErrors(openQueue(name, connection, prefix)));

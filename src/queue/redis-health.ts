@@ -25,15 +25,25 @@ function withinMs<T>(promise: Promise<T>, ms: number, what: string): Promise<T> 
 /** Resolves when Redis at `url` answers PING within `ms`; rejects with why not (the connection's own error). */
 export async function probeRedis(url: string, ms = ATTEMPT_MS): Promise<void> {
   const { Redis: RedisClient } = await import('ioredis');
-  const probe = new RedisClient(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: ms });
+  const probe = new RedisClient(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: ms,
+  });
   // connect() rejects with "Connection is closed."; the error event said why.
   let why: unknown;
   probe.on('error', (err: Error) => (why ??= err));
   try {
-    await withinMs((async () => {
-      await probe.connect();
-      await probe.ping();
-    })(), ms, 'connect');
+    await withinMs(
+      (async () => {
+        await probe.connect();
+        await probe.ping();
+      })(),
+      ms,
+      'connect',
+    );
   } catch (err) {
     throw why ?? err;
   } finally {
@@ -44,7 +54,10 @@ export async function probeRedis(url: string, ms = ATTEMPT_MS): Promise<void> {
 /** True when `conn` answers PING within `ms` (a connection still connecting may make it in time). */
 export async function answersWithin(conn: Redis, ms: number): Promise<boolean> {
   if (conn.status === 'end') return false;
-  return withinMs(conn.ping(), ms, 'ping').then((r) => r === 'PONG', () => false);
+  return withinMs(conn.ping(), ms, 'ping').then(
+    (r) => r === 'PONG',
+    () => false,
+  );
 }
 
 /**
@@ -63,9 +76,17 @@ export async function requireRedis(url: string, opts: { who: string; waitSeconds
     } catch (err) {
       if (Date.now() + RETRY_MS >= deadline) {
         const waited = waitMs > 0 ? ` (waited ${opts.waitSeconds} s)` : '';
-        throw redisUnreachable(url, err, `${waited}; ${opts.who} needs it: start Redis or fix REDIS_URL${waitMs > 0 ? '' : ', or give --wait-redis <seconds> to wait for it'}`);
+        throw redisUnreachable(
+          url,
+          err,
+          `${waited}; ${opts.who} needs it: start Redis or fix REDIS_URL${waitMs > 0 ? '' : ', or give --wait-redis <seconds> to wait for it'}`,
+        );
       }
-      if (!waiting) logger.warn({ redis: redact(url), err: redisReason(err) }, `Redis at ${redact(url)} does not answer: waiting up to ${opts.waitSeconds} s (--wait-redis)`);
+      if (!waiting)
+        logger.warn(
+          { redis: redact(url), err: redisReason(err) },
+          `Redis at ${redact(url)} does not answer: waiting up to ${opts.waitSeconds} s (--wait-redis)`,
+        );
       waiting = true;
       await new Promise((r) => setTimeout(r, RETRY_MS));
     }

@@ -17,7 +17,17 @@ export function redisReason(err: unknown): string {
   return typeof e?.code === 'string' ? e.code : String(err);
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ECONNABORTED']);
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'ECONNABORTED',
+]);
 
 /** True for an error that says the connection to Redis failed (not that a command was refused). */
 export function isConnectionError(err: unknown): boolean {
@@ -25,7 +35,12 @@ export function isConnectionError(err: unknown): boolean {
   if (typeof e?.code === 'string' && CONNECTION_CODES.has(e.code)) return true;
   if (e?.name === 'MaxRetriesPerRequestError') return true;
   if (Array.isArray(e?.errors) && e.errors.some(isConnectionError)) return true;
-  return typeof e?.message === 'string' && /Connection is closed|Stream isn't writeable|connect E[A-Z]+|getaddrinfo|read ECONNRESET|write EPIPE/.test(e.message);
+  return (
+    typeof e?.message === 'string' &&
+    /Connection is closed|Stream isn't writeable|connect E[A-Z]+|getaddrinfo|read ECONNRESET|write EPIPE/.test(
+      e.message,
+    )
+  );
 }
 
 type Listener = (down: boolean) => void;
@@ -84,7 +99,11 @@ export class RedisState {
     const down = this.down;
     if (down === this.#toldDown) return;
     this.#toldDown = down;
-    if (down) logger.warn({ redis: this.url, err: this.reason }, `Redis at ${this.url} does not answer: reconnecting (logged again when it answers)`);
+    if (down)
+      logger.warn(
+        { redis: this.url, err: this.reason },
+        `Redis at ${this.url} does not answer: reconnecting (logged again when it answers)`,
+      );
     else logger.info({ redis: this.url }, `Redis at ${this.url} answers again`);
     for (const l of this.#listeners) l(down);
   }

@@ -44,7 +44,10 @@ export class SharedRate {
     this.#intervalMs = maxPerSecond ? 1000 / maxPerSecond : 0;
   }
 
-  /** Waits for this process's next slot of the fleet-wide rate; without Redis it does not wait (the local pace still holds). */
+  /**
+   * Waits for this process's next slot of the fleet-wide rate; without Redis it does not wait (the local pace still
+   * holds).
+   */
   async take(): Promise<void> {
     const wait = await this.#reserve(0);
     if (wait > 0) await sleep(wait);
@@ -63,7 +66,11 @@ export class SharedRate {
       return wait;
     } catch (err) {
       // Redis down: requests go on at this process's own pace rather than stalling the chunk in hand.
-      if (!this.#degraded) logger.warn({ err: (err as Error).message }, 'shared API rate limit unavailable; pacing per process until Redis is back');
+      if (!this.#degraded)
+        logger.warn(
+          { err: (err as Error).message },
+          'shared API rate limit unavailable; pacing per process until Redis is back',
+        );
       this.#degraded = true;
       return 0;
     }

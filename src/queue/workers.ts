@@ -1,7 +1,15 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { DelayedError, Queue, UnrecoverableError, WaitingChildrenError, Worker, type Job, type JobSchedulerJson } from 'bullmq';
+import {
+  DelayedError,
+  Queue,
+  UnrecoverableError,
+  WaitingChildrenError,
+  Worker,
+  type Job,
+  type JobSchedulerJson,
+} from 'bullmq';
 import { Redis } from 'ioredis';
 import { contextFromConfig, type CommandContext } from '../runtime.ts';
 import type { Config } from '../config.ts';
@@ -9,8 +17,24 @@ import { isRetryable, LeaseLostError, ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { describeHolder, LeaseBusyError } from '../pipeline/run/lease.ts';
 import { recoverChunk } from '../pipeline/run/chunks.ts';
-import { finishRun, pushChunk, startQueuedRun, type ImportRequest, type RunContext, type RunProgress, type RunResult } from '../pipeline/run/run.ts';
-import { checkHandlers, JOB_OPTIONS, jobPayload, pushJobId, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
+import {
+  finishRun,
+  pushChunk,
+  startQueuedRun,
+  type ImportRequest,
+  type RunContext,
+  type RunProgress,
+  type RunResult,
+} from '../pipeline/run/run.ts';
+import {
+  checkHandlers,
+  JOB_OPTIONS,
+  jobPayload,
+  pushJobId,
+  QUEUES,
+  runChunksKey,
+  type ImportJobData,
+} from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors, warnOnEviction } from './connection.ts';
 import { enqueueImport, feedKeys } from './enqueue.ts';
 import { gateFeedPick } from './feed-gate.ts';
@@ -58,7 +82,9 @@ export interface PushJobResult {
   requests: number;
 }
 
-/** Starts the import, push and feeds workers, and upserts one job scheduler per feed in `jobs/` (removing stale ones). */
+/**
+ * Starts the import, push and feeds workers, and upserts one job scheduler per feed in `jobs/` (removing stale ones).
+ */
 export async function startWorkers(config: Config, options: WorkerOptions = {}): Promise<WorkerSet> {
   const feeds = await loadFeeds(options.jobsDir ?? 'jobs');
   const prefix = queuePrefix(config);
@@ -84,7 +110,8 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const scopes = new RequestScopes(ctx.clients.stats);
   const reportDir = resolve(config.REPORT_DIR);
   const chunkSize = options.chunkSize ?? config.CHUNK_SIZE;
-  // A worker killed with SIGKILL holds its job's lock until it expires: lockDuration bounds how long another worker waits.
+  // A worker killed with SIGKILL holds its job's lock until it expires: lockDuration bounds how long another worker
+  // waits.
   const lockDuration = options.lockDurationMs ?? 30_000;
   // Queued runs' owner leases, kept alive between their jobs by every worker (lease-keeper.ts).
   const keeper = new LeaseKeeper(ctx.redis!, { prefix: config.QUEUE_PREFIX, stateDir: config.STATE_DIR }, importQueue);
@@ -94,7 +121,12 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   // What the jobs in hand send (a prepare step, a chunk), settled or not: what abandon waits for.
   const sending = new Set<Promise<void>>();
   const track = <T>(p: Promise<T>): Promise<T> => {
-    const settled: Promise<void> = p.then(() => undefined, () => undefined).finally(() => sending.delete(settled));
+    const settled: Promise<void> = p
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => sending.delete(settled));
     sending.add(settled);
     return p;
   };
@@ -107,15 +139,65 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       const lock = await jobLockFence(job, token!, lockDuration);
       const lease: RunContext['lease'] = {
         queued: { jobId: job.id! },
-        onGranted: (l, at) => keeper.register({ runId: l.holder.runId, owner: at.owner, api: at.api, grant: l.grant, holder: l.holder, ttlMs: l.ttlMs, importJobId: job.id! }),
+        onGranted: (l, at) =>
+          keeper.register({
+            runId: l.holder.runId,
+            owner: at.owner,
+            api: at.api,
+            grant: l.grant,
+            holder: l.holder,
+            ttlMs: l.ttlMs,
+            importJobId: job.id!,
+          }),
       };
-      // Each chunk job is added as soon as the second pass has written its chunk: pushing starts while the pass goes on.
-      const { value: run } = await track(scopes.run((stats) => startQueuedRun(req, { ...ctx, clients: { ...ctx.clients, stats }, chunkSize, onProgress: progressOf(job), lease, fences: [lock] }, (c) =>
-        pushQueue.add(c.kind, { runId: c.runId, workDir: c.workDir, kind: c.kind, index: c.index }, { ...JOB_OPTIONS.push, jobId: pushJobId(c), parent: { id: job.id!, queue: job.queueQualifiedName }, ignoreDependencyOnFailure: true }).then(() => undefined)))).finally(() => lock.stop());
+      // Each chunk job is added as soon as the second pass has written its chunk: pushing starts while the pass goes
+      // on.
+      const { value: run } = await track(
+        scopes.run((stats) =>
+          startQueuedRun(
+            req,
+            {
+              ...ctx,
+              clients: { ...ctx.clients, stats },
+              chunkSize,
+              onProgress: progressOf(job),
+              lease,
+              fences: [lock],
+            },
+            (c) =>
+              pushQueue
+                .add(
+                  c.kind,
+                  { runId: c.runId, workDir: c.workDir, kind: c.kind, index: c.index },
+                  {
+                    ...JOB_OPTIONS.push,
+                    jobId: pushJobId(c),
+                    parent: { id: job.id!, queue: job.queueQualifiedName },
+                    ignoreDependencyOnFailure: true,
+                  },
+                )
+                .then(() => undefined),
+          ),
+        ),
+      ).finally(() => lock.stop());
       // The push stage's counts are summed from the chunks as they finish (runStatus); this is where they start.
-      await job.updateProgress({ stage: 'push', rowsRead: run.rows, operationsSent: 0, errors: 0, rowsTotal: run.rows });
-      await job.updateData({ ...data, step: 'wait', runId: run.runId, workDir: run.workDir, chunks: run.rowChunks + run.archiveChunks });
-      logger.child({ jobId: job.id, queue: QUEUES.import }).info({ runId: run.runId, chunks: run.rowChunks + run.archiveChunks }, 'import prepared');
+      await job.updateProgress({
+        stage: 'push',
+        rowsRead: run.rows,
+        operationsSent: 0,
+        errors: 0,
+        rowsTotal: run.rows,
+      });
+      await job.updateData({
+        ...data,
+        step: 'wait',
+        runId: run.runId,
+        workDir: run.workDir,
+        chunks: run.rowChunks + run.archiveChunks,
+      });
+      logger
+        .child({ jobId: job.id, queue: QUEUES.import })
+        .info({ runId: run.runId, chunks: run.rowChunks + run.archiveChunks }, 'import prepared');
     }
     if (await job.moveToWaitingChildren(token!)) throw new WaitingChildrenError();
     // Read again: the prepare step above has just stored the run's id and directory in the job's data.
@@ -126,13 +208,27 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       // A chunk out of retries: what its journal confirmed keeps its outcome, the rest is `failed`.
       if (m) await recoverChunk(workDir!, m[1] as 'rows' | 'archives', Number(m[2]), String(reason));
     }
-    const result = await finishRun(workDir!, { ...ctx, pushRequests: values.reduce((n, v) => n + (v?.requests ?? 0), 0) });
+    const result = await finishRun(workDir!, {
+      ...ctx,
+      pushRequests: values.reduce((n, v) => n + (v?.requests ?? 0), 0),
+    });
     // The report is written: the next run of this owner may start (also a run that ended at its prepare step, with no
     // chunk to push: an archive guard that tripped, an empty sheet).
     if (runId) await keeper.finish(runId);
     await recordFeedImport(data, result);
-    await job.updateProgress({ stage: 'done', rowsRead: result.summary.counts.rows, operationsSent: result.summary.counts.rows, errors: result.summary.counts.failed + result.summary.counts.invalid });
-    return { runId: result.runId, exitCode: result.exitCode, summary: result.summary, reportDir: result.reportDir, files: result.files };
+    await job.updateProgress({
+      stage: 'done',
+      rowsRead: result.summary.counts.rows,
+      operationsSent: result.summary.counts.rows,
+      errors: result.summary.counts.failed + result.summary.counts.invalid,
+    });
+    return {
+      runId: result.runId,
+      exitCode: result.exitCode,
+      summary: result.summary,
+      reportDir: result.reportDir,
+      files: result.files,
+    };
   };
 
   const progressOf = (job: Job) => {
@@ -141,7 +237,15 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       const now = Date.now();
       if (now - last < 1000) return;
       last = now;
-      job.updateProgress({ stage: p.stage, rowsRead: p.rowsRead, rowsTotal: p.rowsTotal, operationsSent: 0, errors: p.errors }).catch(() => undefined);
+      job
+        .updateProgress({
+          stage: p.stage,
+          rowsRead: p.rowsRead,
+          rowsTotal: p.rowsTotal,
+          operationsSent: 0,
+          errors: p.errors,
+        })
+        .catch(() => undefined);
     };
   };
 
@@ -150,18 +254,29 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     const keys = feedKeys(prefix, data.feed);
     // An aborted run (API unavailable, credential rejected, archive guard) is not an import: the next tick tries again.
     if (result.exitCode !== 3) await conn.sadd(keys.imported, data.sha256);
-    await conn.hset(keys.last, { finishedAt: new Date().toISOString(), runId: result.runId, exitCode: String(result.exitCode), file: data.request.file });
+    await conn.hset(keys.last, {
+      finishedAt: new Date().toISOString(),
+      runId: result.runId,
+      exitCode: String(result.exitCode),
+      file: data.request.file,
+    });
   };
 
   const processPush = async (job: Job, token?: string) => {
     const d = jobPayload('push', job.data);
     const lock = await jobLockFence(job, token!, lockDuration);
     try {
-      const { value: out, requests } = await track(scopes.run(() => pushChunk(d, { ...ctx, signal: stopSending.signal }, lock)));
+      const { value: out, requests } = await track(
+        scopes.run(() => pushChunk(d, { ...ctx, signal: stopSending.signal }, lock)),
+      );
       await job.updateProgress({ stage: 'push', operations: out.rows, done: out.rows, failed: out.failed });
       // One field per chunk, so a chunk run twice (retry, takeover) is counted once.
       const key = runChunksKey(prefix, d.runId);
-      await conn.multi().hset(key, `${d.kind}-${d.index}`, `${out.rows}:${out.failed}`).expire(key, 30 * 24 * 3600).exec();
+      await conn
+        .multi()
+        .hset(key, `${d.kind}-${d.index}`, `${out.rows}:${out.failed}`)
+        .expire(key, 30 * 24 * 3600)
+        .exec();
       // Rows stay in the run directory: the job's return value (kept in Redis) is only counts.
       const result: PushJobResult = { rows: out.rows, failed: out.failed, requests: requests.product };
       return result;
@@ -184,15 +299,35 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     if (!feed) return { skipped: `feed ${id} is no longer defined` };
     const keys = feedKeys(prefix, id);
     // The input gate: a file `import` would refuse is not queued; the tick records why (gateFeedPick).
-    const pick = await gateFeedPick(await pickFeedFile(feed, async (sha) => (await conn.sismember(keys.imported, sha)) === 1), feed, conn, keys.refused);
+    const pick = await gateFeedPick(
+      await pickFeedFile(feed, async (sha) => (await conn.sismember(keys.imported, sha)) === 1),
+      feed,
+      conn,
+      keys.refused,
+    );
     if ('skip' in pick) {
-      await conn.hset(keys.last, { tickAt: new Date().toISOString(), tick: pick.file ? `${pick.skip}: ${pick.file}` : pick.skip });
+      await conn.hset(keys.last, {
+        tickAt: new Date().toISOString(),
+        tick: pick.file ? `${pick.skip}: ${pick.file}` : pick.skip,
+      });
       await job.updateProgress(100);
       return { enqueued: null, skipped: pick.skip };
     }
     const data: ImportJobData = {
-      request: { file: pick.file, mapping: feed.mapping, mode: feed.mode, dryRun: feed.dryRun, maxArchiveRatio: feed.archiveGuard.maxRatio, allowArchive: feed.archiveGuard.allow, ...(feed.owner ? { owner: feed.owner } : {}) },
-      origin: 'feed', feed: id, sha256: pick.sha256, step: 'prepare', ...(feed.waitLock !== undefined ? { waitLockSeconds: feed.waitLock } : {}),
+      request: {
+        file: pick.file,
+        mapping: feed.mapping,
+        mode: feed.mode,
+        dryRun: feed.dryRun,
+        maxArchiveRatio: feed.archiveGuard.maxRatio,
+        allowArchive: feed.archiveGuard.allow,
+        ...(feed.owner ? { owner: feed.owner } : {}),
+      },
+      origin: 'feed',
+      feed: id,
+      sha256: pick.sha256,
+      step: 'prepare',
+      ...(feed.waitLock !== undefined ? { waitLockSeconds: feed.waitLock } : {}),
     };
     const { jobId } = await enqueueImport(importQueue, data);
     await conn.hset(keys.last, { tickAt: new Date().toISOString(), tick: `queued ${jobId}: ${pick.file}` });
@@ -212,21 +347,37 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
           const since = data.leaseWaitSince ?? Date.now();
           if (data.waitLockSeconds === undefined || Date.now() - since < data.waitLockSeconds * 1000) {
             if (data.leaseWaitSince === undefined) await job.updateData({ ...data, leaseWaitSince: since });
-            await job.updateProgress({ stage: 'waiting', waitingFor: describeHolder(err.holder), since: new Date(since).toISOString() });
-            logger.info({ jobId: job.id, holder: describeHolder(err.holder) }, 'import waits for the lease of its owner');
+            await job.updateProgress({
+              stage: 'waiting',
+              waitingFor: describeHolder(err.holder),
+              since: new Date(since).toISOString(),
+            });
+            logger.info(
+              { jobId: job.id, holder: describeHolder(err.holder) },
+              'import waits for the lease of its owner',
+            );
             await job.moveToDelayed(Date.now() + 1000 + Math.floor(Math.random() * 1000), token);
             throw new DelayedError();
           }
         }
         // This worker lost the job to another one (paused past its lock): what it throws is ignored by BullMQ.
         if (err instanceof LeaseLostError && /^lease lost: the lock of job/.test(err.message)) throw err;
-        // Waiting for the children is not a failure; a failure no retry can fix (bad mapping, unreadable file) is final.
-        if (err instanceof WaitingChildrenError || err instanceof DelayedError || err instanceof UnrecoverableError || isRetryable(err)) throw err;
+        // Waiting for the children is not a failure; a failure no retry can fix (bad mapping, unreadable file) is
+        // final.
+        if (
+          err instanceof WaitingChildrenError ||
+          err instanceof DelayedError ||
+          err instanceof UnrecoverableError ||
+          isRetryable(err)
+        )
+          throw err;
         // Failed for good: its owner lease is freed now rather than when the keeper notices.
         const runId = (job.data as ImportJobData).runId;
         if (runId) await keeper.finish(runId).catch(() => undefined);
         // The code rides along in the reason, so `enqueue --wait` exits as the inline import would (failedCode).
-        throw new UnrecoverableError(err instanceof ProductSyncError ? `${err.message} [${err.code}]` : (err as Error).message);
+        throw new UnrecoverableError(
+          err instanceof ProductSyncError ? `${err.message} [${err.code}]` : (err as Error).message,
+        );
       }
     },
     push: processPush,
@@ -236,32 +387,52 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   checkHandlers(handlers);
 
   const workerConns = [queueConnection(config), queueConnection(config), queueConnection(config)] as const;
-  const workerOpts = { connection: workerConns[0], prefix, lockDuration, stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)), maxStalledCount: 3 };
-  const importWorker = new Worker(QUEUES.import, handlers.import, { ...workerOpts, concurrency: options.importConcurrency ?? 1 });
+  const workerOpts = {
+    connection: workerConns[0],
+    prefix,
+    lockDuration,
+    stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)),
+    maxStalledCount: 3,
+  };
+  const importWorker = new Worker(QUEUES.import, handlers.import, {
+    ...workerOpts,
+    concurrency: options.importConcurrency ?? 1,
+  });
   const pushWorker = new Worker(QUEUES.push, handlers.push, {
-    ...workerOpts, connection: workerConns[1], concurrency: options.pushConcurrency ?? 2,
+    ...workerOpts,
+    connection: workerConns[1],
+    concurrency: options.pushConcurrency ?? 2,
     // BullMQ only honours queue.rateLimit() on a worker that has a limiter; this one never binds on its own
     // (API_MAX_RPS is enforced per request by the shared rate above, not per chunk job).
     limiter: { max: 1000, duration: 1000 },
   });
-  const feedsWorker = new Worker(QUEUES.feeds, handlers.feeds, { ...workerOpts, connection: workerConns[2], concurrency: 1 });
+  const feedsWorker = new Worker(QUEUES.feeds, handlers.feeds, {
+    ...workerOpts,
+    connection: workerConns[2],
+    concurrency: 1,
+  });
   const workers = [importWorker, pushWorker, feedsWorker];
   for (const w of workers) {
     w.on('failed', (job, err) => logger.warn({ queue: w.name, jobId: job?.id, err: err.message }, 'job failed'));
     // A lost connection fails every reconnection attempt of BullMQ's own connections: the process's Redis state
     // tells the outage once (redis-state.ts).
     w.on('error', (err) => {
-      if (!redisState.down && !isConnectionError(err)) logger.error({ queue: w.name, err: err.message }, 'worker error');
+      if (!redisState.down && !isConnectionError(err))
+        logger.error({ queue: w.name, err: err.message }, 'worker error');
     });
   }
 
-  // One scheduler per feed, upserted by every worker at start (BullMQ keeps one tick per schedule however many run)
-  // and again whenever Redis comes back: a Redis restarted without its data has none left. Returns how many were missing.
+  // One scheduler per feed, upserted by every worker at start (BullMQ keeps one tick per schedule however many run) and
+  // again whenever Redis comes back: a Redis restarted without its data has none left. Returns how many were missing.
   const upsertSchedules = async (): Promise<number> => {
     const before = await feedsQueue.getJobSchedulers();
     const idOf = (s: JobSchedulerJson) => (s as { id?: string }).id ?? s.key;
     for (const f of feeds) {
-      await feedsQueue.upsertJobScheduler(f.id, { pattern: f.schedule, tz: f.timezone }, { name: 'feed-tick', data: { feed: f.id }, opts: JOB_OPTIONS.feeds });
+      await feedsQueue.upsertJobScheduler(
+        f.id,
+        { pattern: f.schedule, tz: f.timezone },
+        { name: 'feed-tick', data: { feed: f.id }, opts: JOB_OPTIONS.feeds },
+      );
     }
     for (const s of before) if (!feeds.some((f) => f.id === idOf(s))) await feedsQueue.removeJobScheduler(idOf(s));
     return feeds.filter((f) => !before.some((s) => idOf(s) === f.id)).length;
@@ -270,8 +441,17 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const stopWatching = redisState.onChange((down) => {
     if (down || feeds.length === 0) return;
     upsertSchedules().then(
-      (missing) => missing > 0 && logger.warn({ feeds: feeds.map((f) => f.id) }, `Redis came back without ${missing} feed schedule(s) (restarted without its data?): re-created from ${options.jobsDir ?? 'jobs'}/`),
-      (err: unknown) => logger.warn({ err: (err as Error).message }, 'cannot re-create the feed schedules after Redis came back: restart the worker'),
+      (missing) =>
+        missing > 0 &&
+        logger.warn(
+          { feeds: feeds.map((f) => f.id) },
+          `Redis came back without ${missing} feed schedule(s) (restarted without its data?): re-created from ${options.jobsDir ?? 'jobs'}/`,
+        ),
+      (err: unknown) =>
+        logger.warn(
+          { err: (err as Error).message },
+          'cannot re-create the feed schedules after Redis came back: restart the worker',
+        ),
     );
   });
   logger.info({ feeds: feeds.map((f) => f.id), prefix }, 'workers started');
@@ -283,7 +463,11 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const loopCheck = setInterval(() => {
     const maxMs = loop.max / 1e6;
     loop.reset();
-    if (maxMs > lockDuration / 3) logger.warn({ blockedMs: Math.round(maxMs), lockDurationMs: lockDuration }, 'the event loop was blocked for a third of the job lock or more: raise WORKER_LOCK_MS if this repeats');
+    if (maxMs > lockDuration / 3)
+      logger.warn(
+        { blockedMs: Math.round(maxMs), lockDurationMs: lockDuration },
+        'the event loop was blocked for a third of the job lock or more: raise WORKER_LOCK_MS if this repeats',
+      );
   }, 5000);
   loopCheck.unref();
 
@@ -336,7 +520,10 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
 function within(p: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([
-    p.then(() => true, () => true),
+    p.then(
+      () => true,
+      () => true,
+    ),
     new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
   ]).finally(() => clearTimeout(timer));
 }

@@ -15,10 +15,12 @@ export function registerAdminRoutes(app: FastifyInstance, handle: SandboxHandle)
     const body = req.body as { spec?: unknown } | FaultSpec | undefined;
     let spec: FaultSpec;
     try {
-      if (body && typeof body === 'object' && 'spec' in body && typeof body.spec === 'string') spec = parseFaultSpec(body.spec);
+      if (body && typeof body === 'object' && 'spec' in body && typeof body.spec === 'string')
+        spec = parseFaultSpec(body.spec);
       else if (body && typeof body === 'object' && !Array.isArray(body)) {
         const parsed = faultSpecSchema.safeParse(body);
-        if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${i.path.join('.') || 'spec'}: ${i.message}`).join('; '));
+        if (!parsed.success)
+          throw new Error(parsed.error.issues.map((i) => `${i.path.join('.') || 'spec'}: ${i.message}`).join('; '));
         spec = parsed.data as FaultSpec;
       } else throw new Error('body must be a FaultSpec object or {"spec": "<fault syntax>"}');
     } catch (e) {

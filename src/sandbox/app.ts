@@ -59,7 +59,10 @@ export function buildSandbox(options: SandboxOptions = {}): FastifyInstance {
   };
   const defaultSeed = options.seed ?? 1;
   const store = new SandboxStore();
-  const tokens = new TokenRegistry([...DEFAULT_TOKENS, ...(options.tokens ?? [])], [...defaultOAuthClients(options.tokenTtlSeconds), ...(options.oauthClients ?? [])]);
+  const tokens = new TokenRegistry(
+    [...DEFAULT_TOKENS, ...(options.tokens ?? [])],
+    [...defaultOAuthClients(options.tokenTtlSeconds), ...(options.oauthClients ?? [])],
+  );
   let seed: ReferenceSeed | undefined = options.referenceSeed;
   const ctx: SandboxContext = {
     store,
@@ -101,7 +104,12 @@ export function buildSandbox(options: SandboxOptions = {}): FastifyInstance {
     try {
       done(null, JSON.parse(text));
     } catch (e) {
-      done(Object.assign(new Error(`request body is not valid JSON: ${(e as Error).message}`), { statusCode: 400, code: 'SANDBOX_BAD_JSON' }));
+      done(
+        Object.assign(new Error(`request body is not valid JSON: ${(e as Error).message}`), {
+          statusCode: 400,
+          code: 'SANDBOX_BAD_JSON',
+        }),
+      );
     }
   };
   app.addContentTypeParser(JSON_TYPES, { parseAs: 'string' }, parseJson);
@@ -113,11 +121,18 @@ export function buildSandbox(options: SandboxOptions = {}): FastifyInstance {
       return sendProblem(req, reply, problem(415, [], { detail }));
     }
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    if (status === 400) return sendProblem(req, reply, problem(400, [{ code: 'INVALID_REQUEST', property: 'body', message: err.message, detail: null }]));
+    if (status === 400)
+      return sendProblem(
+        req,
+        reply,
+        problem(400, [{ code: 'INVALID_REQUEST', property: 'body', message: err.message, detail: null }]),
+      );
     if (status === 500) req.log.error({ err }, 'sandbox handler failed');
     return sendProblem(req, reply, problem(status, [], { detail: err.message }));
   });
-  app.setNotFoundHandler((req, reply) => sendProblem(req, reply, problem(404, [], { detail: `no route ${req.method} ${req.url.split('?')[0]}` })));
+  app.setNotFoundHandler((req, reply) =>
+    sendProblem(req, reply, problem(404, [], { detail: `no route ${req.method} ${req.url.split('?')[0]}` })),
+  );
 
   registerOAuthRoute(app, tokens);
   if (options.admin) registerAdminRoutes(app, handle);

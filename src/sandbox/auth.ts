@@ -25,14 +25,20 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export function parseTokenArg(arg: string): SandboxToken {
   const [token, companyId, flag, ...rest] = arg.split(':');
   if (!token || rest.length > 0) throw new Error(`token "${arg}": expected <value>[:<companyId>[:internal]]`);
-  if (companyId !== undefined && companyId !== '' && !UUID_RE.test(companyId)) throw new Error(`token "${token}": company "${companyId}" is not a uuid`);
-  if (flag !== undefined && flag !== 'internal' && flag !== '') throw new Error(`token "${token}": third part must be "internal", got "${flag}"`);
+  if (companyId !== undefined && companyId !== '' && !UUID_RE.test(companyId))
+    throw new Error(`token "${token}": company "${companyId}" is not a uuid`);
+  if (flag !== undefined && flag !== 'internal' && flag !== '')
+    throw new Error(`token "${token}": third part must be "internal", got "${flag}"`);
   return { token, companyId: (companyId || DEMO_COMPANY_ID).toLowerCase(), internal: flag === 'internal' };
 }
 
 /** Comma-separated token args (env SANDBOX_TOKENS) → tokens. */
 export function parseTokenList(text: string | undefined): SandboxToken[] {
-  return (text ?? '').split(',').map((s) => s.trim()).filter(Boolean).map(parseTokenArg);
+  return (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map(parseTokenArg);
 }
 
 /** Static tokens plus OAuth-issued ones (which expire). */
@@ -69,7 +75,11 @@ export class TokenRegistry {
     const client = this.clients.find((c) => c.clientId === clientId);
     if (!client || !sameSecret(client.clientSecret, clientSecret)) return undefined;
     const token = `sbx_${randomBytes(24).toString('base64url')}`;
-    this.issued.set(token, { companyId: client.companyId.toLowerCase(), internal: client.internal, expiresAt: this.now() + client.expiresIn * 1000 });
+    this.issued.set(token, {
+      companyId: client.companyId.toLowerCase(),
+      internal: client.internal,
+      expiresAt: this.now() + client.expiresIn * 1000,
+    });
     return { token, expiresIn: client.expiresIn };
   }
 }
@@ -109,22 +119,37 @@ export function registerOAuthRoute(app: FastifyInstance, tokens: TokenRegistry):
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
       const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
       const grant = str(body.grant_type);
-      if (!grant) return reply.code(400).send({ error: 'invalid_request', error_description: 'grant_type is required' });
+      if (!grant)
+        return reply.code(400).send({ error: 'invalid_request', error_description: 'grant_type is required' });
       if (grant !== 'client_credentials') {
-        return reply.code(400).send({ error: 'unsupported_grant_type', error_description: `grant_type "${grant}" is not supported; use client_credentials` });
+        return reply.code(400).send({
+          error: 'unsupported_grant_type',
+          error_description: `grant_type "${grant}" is not supported; use client_credentials`,
+        });
       }
       const basic = basicAuth(req);
       const id = basic?.id ?? str(body.client_id);
       const secret = basic?.secret ?? str(body.client_secret);
       if (!id || secret === undefined) {
-        return reply.code(401).header('www-authenticate', 'Basic realm="sandbox"').send({ error: 'invalid_client', error_description: 'client authentication failed' });
+        return reply
+          .code(401)
+          .header('www-authenticate', 'Basic realm="sandbox"')
+          .send({ error: 'invalid_client', error_description: 'client authentication failed' });
       }
       const issued = tokens.issue(id, secret);
       if (!issued) {
-        return reply.code(401).header('www-authenticate', 'Basic realm="sandbox"').send({ error: 'invalid_client', error_description: 'client authentication failed' });
+        return reply
+          .code(401)
+          .header('www-authenticate', 'Basic realm="sandbox"')
+          .send({ error: 'invalid_client', error_description: 'client authentication failed' });
       }
       const scopeParam = str(body.scope);
-      return { access_token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn, ...(scopeParam ? { scope: scopeParam } : {}) };
+      return {
+        access_token: issued.token,
+        token_type: 'Bearer',
+        expires_in: issued.expiresIn,
+        ...(scopeParam ? { scope: scopeParam } : {}),
+      };
     });
   });
 }

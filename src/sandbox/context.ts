@@ -11,7 +11,10 @@ export interface SandboxContext {
   tokens: TokenRegistry;
   faults: FaultInjector;
   referenceSeed: () => ReferenceSeed;
-  /** Creates ignore client-chosen ids and assign their own, as many real APIs do (a retried create then makes a duplicate). */
+  /**
+   * Creates ignore client-chosen ids and assign their own, as many real APIs do (a retried create then makes a
+   * duplicate).
+   */
   assignIds: boolean;
 }
 
@@ -86,7 +89,11 @@ export function sendProblem(req: FastifyRequest, reply: FastifyReply, body: Prob
 export function respondWrite(req: FastifyRequest, reply: FastifyReply, body?: unknown): FastifyReply {
   const fault = faultOf(req);
   if (fault === '500after') {
-    return sendProblem(req, reply, problem(500, [], { detail: 'injected fault: answered 500 after the write was committed' }));
+    return sendProblem(
+      req,
+      reply,
+      problem(500, [], { detail: 'injected fault: answered 500 after the write was committed' }),
+    );
   }
   if (fault === 'reset') {
     reply.hijack();

@@ -1,6 +1,8 @@
 import * as z from 'zod';
 
-/** Fault injection of the sandbox: latency, 429, 503, 500-after-commit, connection reset — all drawn from a seeded PRNG. */
+/**
+ * Fault injection of the sandbox: latency, 429, 503, 500-after-commit, connection reset — all drawn from a seeded PRNG.
+ */
 
 /** What happens to one request. `ok` = no fault; `500after` and `reset` only ever apply to writes, after the commit. */
 export type FaultKind = 'ok' | '429' | '503' | '500after' | 'reset';
@@ -42,11 +44,15 @@ export const faultSpecSchema = z
     seed: z.number().int().optional(),
     sequence: z.array(z.enum(['ok', '429', '503', '500after', 'reset'])).optional(),
   })
-  .refine((s) => (s.rate429 ?? 0) + (s.rate503 ?? 0) + (s.rate500After ?? 0) + (s.rateReset ?? 0) <= 1, 'the shares add up to more than 1');
+  .refine(
+    (s) => (s.rate429 ?? 0) + (s.rate503 ?? 0) + (s.rate500After ?? 0) + (s.rateReset ?? 0) <= 1,
+    'the shares add up to more than 1',
+  );
 
 function rate(key: string, raw: string): number {
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0 || n > 1) throw new Error(`fault spec: ${key} must be a share between 0 and 1, got "${raw}"`);
+  if (!Number.isFinite(n) || n < 0 || n > 1)
+    throw new Error(`fault spec: ${key} must be a share between 0 and 1, got "${raw}"`);
   return n;
 }
 
@@ -68,7 +74,10 @@ export function parseLatency(raw: string): number | [number, number] {
  */
 export function parseFaultSpec(text: string): FaultSpec {
   const spec: FaultSpec = {};
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const eq = part.indexOf('=');
     if (eq < 0) throw new Error(`fault spec: "${part}" is not key=value`);
     const key = part.slice(0, eq).trim();
@@ -88,7 +97,8 @@ export function parseFaultSpec(text: string): FaultSpec {
         break;
       case 'retryafter': {
         const n = Number(value);
-        if (!Number.isInteger(n) || n < 0) throw new Error(`fault spec: retryAfter must be whole seconds, got "${value}"`);
+        if (!Number.isInteger(n) || n < 0)
+          throw new Error(`fault spec: retryAfter must be whole seconds, got "${value}"`);
         spec.retryAfterSeconds = n;
         break;
       }
@@ -103,12 +113,16 @@ export function parseFaultSpec(text: string): FaultSpec {
       }
       case 'sequence': {
         const seq = value.split('|').map((s) => s.trim().toLowerCase());
-        for (const s of seq) if (!KINDS.includes(s as FaultKind)) throw new Error(`fault spec: unknown fault "${s}" in sequence (one of ${KINDS.join(', ')})`);
+        for (const s of seq)
+          if (!KINDS.includes(s as FaultKind))
+            throw new Error(`fault spec: unknown fault "${s}" in sequence (one of ${KINDS.join(', ')})`);
         spec.sequence = seq as FaultKind[];
         break;
       }
       default:
-        throw new Error(`fault spec: unknown key "${key}" (429, 503, 500after, reset, retryAfter, latency, seed, sequence)`);
+        throw new Error(
+          `fault spec: unknown key "${key}" (429, 503, 500after, reset, retryAfter, latency, seed, sequence)`,
+        );
     }
   }
   const total = (spec.rate429 ?? 0) + (spec.rate503 ?? 0) + (spec.rate500After ?? 0) + (spec.rateReset ?? 0);
@@ -158,7 +172,8 @@ export class FaultInjector {
     const uLatency = this.random();
     const u = this.random();
     const lat = this.spec.latencyMs;
-    const latencyMs = lat === undefined ? 0 : typeof lat === 'number' ? lat : Math.round(lat[0] + uLatency * (lat[1] - lat[0]));
+    const latencyMs =
+      lat === undefined ? 0 : typeof lat === 'number' ? lat : Math.round(lat[0] + uLatency * (lat[1] - lat[0]));
     let fault: FaultKind = 'ok';
     const scripted = this.queue.shift();
     if (scripted !== undefined) fault = scripted;

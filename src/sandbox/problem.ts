@@ -82,7 +82,11 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
  * One INVALID_REQUEST entry per offending property from zod issues: unknown / forbidden keys become one entry
  * each (`notAccepted` phrases the message), a missing required value says "is required".
  */
-export function entriesFromZod(error: z.ZodError, input: unknown, notAccepted: (property: string) => string): ProblemEntry[] {
+export function entriesFromZod(
+  error: z.ZodError,
+  input: unknown,
+  notAccepted: (property: string) => string,
+): ProblemEntry[] {
   const out: ProblemEntry[] = [];
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {

@@ -14,14 +14,20 @@ import { bodySchema, querySchema } from '../api/schemas.ts';
 import type { Credential } from './auth.ts';
 import { credentialOf, normalizeQuery, respondWrite, sendProblem, UUID_RE, type SandboxContext } from './context.ts';
 import { badRequest, entriesFromZod, invalid, problem, type ProblemEntry } from './problem.ts';
-import { MANUFACTURED_ITEM_FILTERS, MANUFACTURED_ITEM_TRADE_FILTERS, TRADE_ITEM_FILTERS, type Filter } from './search.ts';
+import {
+  MANUFACTURED_ITEM_FILTERS,
+  MANUFACTURED_ITEM_TRADE_FILTERS,
+  TRADE_ITEM_FILTERS,
+  type Filter,
+} from './search.ts';
 import type { StoredManufacturedItem, StoredTradeItem } from './store.ts';
 
 const OPERATION_LABELS: Record<BodyOperation, string> = {
   'tradeItem.create': 'trade item create (POST /api/tradeItem)',
   'tradeItem.patch': 'trade item partial update (PATCH /api/tradeItems/{id})',
   'tradeItem.put': 'trade item update (PUT /api/tradeItems/{id})',
-  'manufacturedItem.createUnderTradeItem': 'manufactured item create under a trade item (POST /api/tradeItem/{id}/manufacturedItem)',
+  'manufacturedItem.createUnderTradeItem':
+    'manufactured item create under a trade item (POST /api/tradeItem/{id}/manufacturedItem)',
   'manufacturedItem.createWithTradeItem': 'manufactured item create with its trade item (POST /api/manufacturedItem)',
   'manufacturedItem.patch': 'manufactured item partial update (PATCH /api/manufacturedItems/{id})',
   'manufacturedItem.put': 'manufactured item update (PUT /api/manufacturedItems/{id})',
@@ -46,12 +52,18 @@ function checkBody(op: BodyOperation, body: unknown, cred: Credential): Checked<
   const parsed = bodySchema(op).safeParse(body);
   if (!parsed.success) errors.push(...entriesFromZod(parsed.error, body, (p) => `${p} is not accepted by ${label}`));
   const b = body as Body;
-  if (b.createdBy !== undefined && b.createdBy !== null && !cred.internal && !errors.some((e) => e.property === 'createdBy')) {
+  if (
+    b.createdBy !== undefined &&
+    b.createdBy !== null &&
+    !cred.internal &&
+    !errors.some((e) => e.property === 'createdBy')
+  ) {
     errors.push(invalid('createdBy', 'createdBy is accepted only from internal service credentials'));
   }
   for (const f of ID_FIELDS) {
     const v = b[f];
-    if (typeof v === 'string' && !UUID_RE.test(v) && !errors.some((e) => e.property === f)) errors.push(invalid(f, `${f} must be a uuid`));
+    if (typeof v === 'string' && !UUID_RE.test(v) && !errors.some((e) => e.property === f))
+      errors.push(invalid(f, `${f} must be a uuid`));
   }
   return errors.length ? { ok: false, errors } : { ok: true, value: structuredClone(b) };
 }
@@ -59,26 +71,46 @@ function checkBody(op: BodyOperation, body: unknown, cred: Credential): Checked<
 /** The path id as a lowercase uuid, or a 400 naming `id`. */
 function pathId(req: FastifyRequest): Checked<string> {
   const id = (req.params as { id?: string }).id ?? '';
-  return UUID_RE.test(id) ? { ok: true, value: id.toLowerCase() } : { ok: false, errors: [invalid('id', 'id must be a uuid')] };
+  return UUID_RE.test(id)
+    ? { ok: true, value: id.toLowerCase() }
+    : { ok: false, errors: [invalid('id', 'id must be a uuid')] };
 }
 
 /** Validated, name-normalised query of a search endpoint, with Skip and Take defaulted. */
-function checkQuery(raw: unknown, params: readonly QueryParamRule[]): Checked<{ q: Record<string, string>; skip: number; take: number }> {
-  const q = normalizeQuery(raw, params.map((p) => p.name));
+function checkQuery(
+  raw: unknown,
+  params: readonly QueryParamRule[],
+): Checked<{ q: Record<string, string>; skip: number; take: number }> {
+  const q = normalizeQuery(
+    raw,
+    params.map((p) => p.name),
+  );
   const parsed = querySchema(params).safeParse(q);
   if (!parsed.success) return { ok: false, errors: entriesFromZod(parsed.error, q, (p) => `${p} is not accepted`) };
   const data = parsed.data as { Skip?: number; Take?: number };
   return { ok: true, value: { q, skip: data.Skip ?? 0, take: data.Take ?? PAGING.defaultTake } };
 }
 
-function page<T>(all: T[], skip: number, take: number): { items: T[]; stats: { totalCount: number; currentCount: number } } {
+function page<T>(
+  all: T[],
+  skip: number,
+  take: number,
+): { items: T[]; stats: { totalCount: number; currentCount: number } } {
   const items = all.slice(skip, skip + take);
   return { items, stats: { totalCount: all.length, currentCount: items.length } };
 }
 
-/** A predicate over stored fields for the filters a query uses; computed once per request (a page of a 100 000-item search must not re-read the filter table per item). */
-function matcher(filters: Readonly<Record<string, Filter>>, q: Record<string, string>): (fields: Record<string, unknown>) => boolean {
-  const active = Object.entries(filters).flatMap(([name, filter]) => (q[name] === undefined ? [] : [[filter, q[name]] as const]));
+/**
+ * A predicate over stored fields for the filters a query uses; computed once per request (a page of a 100 000-item
+ * search must not re-read the filter table per item).
+ */
+function matcher(
+  filters: Readonly<Record<string, Filter>>,
+  q: Record<string, string>,
+): (fields: Record<string, unknown>) => boolean {
+  const active = Object.entries(filters).flatMap(([name, filter]) =>
+    q[name] === undefined ? [] : [[filter, q[name]] as const],
+  );
   if (active.length === 0) return () => true;
   return (fields) => active.every(([filter, v]) => filter(fields, v));
 }
@@ -99,8 +131,10 @@ function omit(body: Body, names: readonly string[]): Body {
 export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   const { store } = ctx;
   // The id of a created item: the client's, unless the sandbox assigns its own (SandboxOptions.assignIds).
-  const idOf = (asked: unknown): string => (typeof asked === 'string' && !ctx.assignIds ? asked.toLowerCase() : store.newId());
-  const bad = (req: FastifyRequest, reply: FastifyReply, errors: ProblemEntry[]) => sendProblem(req, reply, badRequest(errors));
+  const idOf = (asked: unknown): string =>
+    typeof asked === 'string' && !ctx.assignIds ? asked.toLowerCase() : store.newId();
+  const bad = (req: FastifyRequest, reply: FastifyReply, errors: ProblemEntry[]) =>
+    sendProblem(req, reply, badRequest(errors));
   const notFound = (req: FastifyRequest, reply: FastifyReply, detail?: string) =>
     sendProblem(req, reply, problem(404, [], detail ? { detail } : {}));
   const conflict = (req: FastifyRequest, reply: FastifyReply, property: string, message: string) =>
@@ -114,7 +148,9 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
     const owner = q.OwnerCompanyId!.toLowerCase();
     const matches = matcher(TRADE_ITEM_FILTERS, q);
     const owned = store.ownerTradeItems(owner);
-    const all: StoredTradeItem[] = Object.keys(q).some((k) => k in TRADE_ITEM_FILTERS) ? owned.filter((t) => matches(t.fields)) : owned;
+    const all: StoredTradeItem[] = Object.keys(q).some((k) => k in TRADE_ITEM_FILTERS)
+      ? owned.filter((t) => matches(t.fields))
+      : owned;
     const p = page(all, skip, take);
     return { tradeItems: p.items.map((t) => store.tradeItemRecord(t)), skipAndTakeQueryStats: p.stats };
   });
@@ -141,13 +177,19 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
       return bad(req, reply, [invalid('body', 'a JSON object with idCollection is required')]);
     }
     const parsed = schema.safeParse(body);
-    if (!parsed.success) return bad(req, reply, entriesFromZod(parsed.error, body, (p) => `${p} is not accepted by archive`));
+    if (!parsed.success)
+      return bad(
+        req,
+        reply,
+        entriesFromZod(parsed.error, body, (p) => `${p} is not accepted by archive`),
+      );
     const company = credentialOf(req).companyId;
     const ids = parsed.data.idCollection.map((i) => i.toLowerCase());
     const missing = ids.filter((i) => store.tradeItems.get(i)?.ownerCompanyId !== company);
     // All or nothing: an id that is unknown or another company's makes the whole call a 404, so a wrong
     // owner/credential pairing is loud instead of silently archiving part of a collection.
-    if (missing.length) return notFound(req, reply, `no trade item of the current company with id: ${missing.join(', ')}`);
+    if (missing.length)
+      return notFound(req, reply, `no trade item of the current company with id: ${missing.join(', ')}`);
     for (const i of ids) store.tradeItems.get(i)!.archived = true;
     return respondWrite(req, reply);
   });
@@ -220,7 +262,8 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
     const tradePart = pick(c.value, ROUTE_B_TRADE_ITEM_FIELDS);
     const manuPart = omit(c.value, ROUTE_B_TRADE_ITEM_FIELDS);
     const tradeItemId = idOf(tradePart.tradeItemId);
-    if (store.tradeItems.has(tradeItemId)) return conflict(req, reply, 'tradeItemId', `a trade item with id ${tradeItemId} exists`);
+    if (store.tradeItems.has(tradeItemId))
+      return conflict(req, reply, 'tradeItemId', `a trade item with id ${tradeItemId} exists`);
     const t: StoredTradeItem = {
       tradeItemId,
       ownerCompanyId: String(tradePart.ownerCompanyId).toLowerCase(),
@@ -236,7 +279,11 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
   const updateManufactured = (mode: 'patch' | 'put') => async (req: FastifyRequest, reply: FastifyReply) => {
     const id = pathId(req);
     if (!id.ok) return bad(req, reply, id.errors);
-    const c = checkBody(mode === 'patch' ? 'manufacturedItem.patch' : 'manufacturedItem.put', req.body, credentialOf(req));
+    const c = checkBody(
+      mode === 'patch' ? 'manufacturedItem.patch' : 'manufacturedItem.put',
+      req.body,
+      credentialOf(req),
+    );
     if (!c.ok) return bad(req, reply, c.errors);
     const m = store.manufacturedItems.get(id.value);
     if (!m) return notFound(req, reply);
@@ -247,7 +294,10 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
   app.put('/api/manufacturedItems/:id', updateManufactured('put'));
 
   // ---- brands (DESIGN §6.7) ----
-  const brandCreate = z.strictObject({ companyId: z.string().regex(UUID_RE, 'must be a uuid'), name: z.string().trim().min(1, 'must not be empty') });
+  const brandCreate = z.strictObject({
+    companyId: z.string().regex(UUID_RE, 'must be a uuid'),
+    name: z.string().trim().min(1, 'must not be empty'),
+  });
   const brandRename = z.strictObject({ name: z.string().trim().min(1, 'must not be empty') });
   const objectBody = (req: FastifyRequest): Checked<Body> =>
     req.body !== null && typeof req.body === 'object' && !Array.isArray(req.body)
@@ -256,7 +306,8 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
 
   app.get('/api/brands', async (req, reply) => {
     const q = normalizeQuery(req.query, ['companyId']);
-    if (q.companyId !== undefined && !UUID_RE.test(q.companyId)) return bad(req, reply, [invalid('companyId', 'companyId must be a uuid')]);
+    if (q.companyId !== undefined && !UUID_RE.test(q.companyId))
+      return bad(req, reply, [invalid('companyId', 'companyId must be a uuid')]);
     const company = (q.companyId ?? credentialOf(req).companyId).toLowerCase();
     return [...store.brands.values()].filter((b) => b.companyId === company).map((b) => store.brandRecord(b));
   });
@@ -265,9 +316,19 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
     const b = objectBody(req);
     if (!b.ok) return bad(req, reply, b.errors);
     const parsed = brandCreate.safeParse(b.value);
-    if (!parsed.success) return bad(req, reply, entriesFromZod(parsed.error, b.value, (p) => `${p} is not accepted by brand create`));
+    if (!parsed.success)
+      return bad(
+        req,
+        reply,
+        entriesFromZod(parsed.error, b.value, (p) => `${p} is not accepted by brand create`),
+      );
     const brandId = store.newId();
-    store.brands.set(brandId, { brandId, companyId: parsed.data.companyId.toLowerCase(), name: String(b.value.name), archived: false });
+    store.brands.set(brandId, {
+      brandId,
+      companyId: parsed.data.companyId.toLowerCase(),
+      name: String(b.value.name),
+      archived: false,
+    });
     return respondWrite(req, reply, { brandId });
   });
 
@@ -284,7 +345,12 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
     const b = objectBody(req);
     if (!b.ok) return bad(req, reply, b.errors);
     const parsed = brandRename.safeParse(b.value);
-    if (!parsed.success) return bad(req, reply, entriesFromZod(parsed.error, b.value, (p) => `${p} is not accepted by brand update`));
+    if (!parsed.success)
+      return bad(
+        req,
+        reply,
+        entriesFromZod(parsed.error, b.value, (p) => `${p} is not accepted by brand update`),
+      );
     if (!found.value) return notFound(req, reply);
     found.value.name = String(b.value.name);
     return respondWrite(req, reply, { brandId: found.value.brandId });

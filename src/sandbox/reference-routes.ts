@@ -10,7 +10,8 @@ const DEFAULT_LANGUAGE = 'en-US';
 /** The name of a record in a language (case-insensitive exact code), with the seed's own spelling of the code. */
 export function translation(record: SeedRecord, language: string): { languageCode: string; name: string } | undefined {
   const want = language.toLowerCase();
-  for (const [code, name] of Object.entries(record.names)) if (code.toLowerCase() === want) return { languageCode: code, name };
+  for (const [code, name] of Object.entries(record.names))
+    if (code.toLowerCase() === want) return { languageCode: code, name };
   return undefined;
 }
 
@@ -29,7 +30,10 @@ function index(seed: ReferenceSeed): Indexes {
   for (const { kind, idFormat } of LOOKUPS) {
     const records = seed.lookups[kind] ?? [];
     byId.set(kind, new Map(records.map((r) => [r.id.toLowerCase(), r])));
-    lookups.set(kind, new Map(records.map((r) => [idFormat === 'code' ? normalizeHsCode(r.code) : r.id.toLowerCase(), r])));
+    lookups.set(
+      kind,
+      new Map(records.map((r) => [idFormat === 'code' ? normalizeHsCode(r.code) : r.id.toLowerCase(), r])),
+    );
   }
   return { lists, lookups, byId };
 }
@@ -44,7 +48,13 @@ function normalizeHsCode(code: string): string {
  * (always, null at a root, on hierarchical kinds and wherever the seed gives one).
  */
 function toRecord(r: SeedRecord, t: { languageCode: string; name: string }, hierarchical: boolean): ReferenceRecord {
-  const out: ReferenceRecord = { ...(r.extra ?? {}), id: r.id, code: r.code, name: t.name, languageCode: t.languageCode };
+  const out: ReferenceRecord = {
+    ...(r.extra ?? {}),
+    id: r.id,
+    code: r.code,
+    name: t.name,
+    languageCode: t.languageCode,
+  };
   if (hierarchical || r.parentId !== undefined) out.parentId = r.parentId ?? null;
   return out;
 }
@@ -57,10 +67,12 @@ export function registerReferenceRoutes(app: FastifyInstance, ctx: SandboxContex
     if (!cached || cached.seed !== seed) cached = { seed, idx: index(seed) };
     return cached.idx;
   };
-  const bad = (req: FastifyRequest, reply: FastifyReply, errors: ProblemEntry[]) => sendProblem(req, reply, badRequest(errors));
+  const bad = (req: FastifyRequest, reply: FastifyReply, errors: ProblemEntry[]) =>
+    sendProblem(req, reply, badRequest(errors));
   const listQuery = (req: FastifyRequest, errors: ProblemEntry[]) => {
     const q = normalizeQuery(req.query, ['LanguageCode', 'CompanyId']);
-    if (q.CompanyId !== undefined && !UUID_RE.test(q.CompanyId)) errors.push(invalid('CompanyId', 'CompanyId must be a uuid'));
+    if (q.CompanyId !== undefined && !UUID_RE.test(q.CompanyId))
+      errors.push(invalid('CompanyId', 'CompanyId must be a uuid'));
     return q.LanguageCode ?? DEFAULT_LANGUAGE;
   };
   const isListName = (n: string): n is ListName => (LIST_NAMES as readonly string[]).includes(n);
@@ -101,10 +113,16 @@ export function registerReferenceRoutes(app: FastifyInstance, ctx: SandboxContex
       const errors: ProblemEntry[] = [];
       const key = idFormat === 'code' ? normalizeHsCode(raw) : raw.toLowerCase();
       if (idFormat === 'code' ? !/^\d{2,10}$/.test(key) : !UUID_RE.test(raw)) {
-        errors.push(invalid(param, idFormat === 'code' ? `${param} must be a harmonized code of 2 to 10 digits` : `${param} must be a uuid`));
+        errors.push(
+          invalid(
+            param,
+            idFormat === 'code' ? `${param} must be a harmonized code of 2 to 10 digits` : `${param} must be a uuid`,
+          ),
+        );
       }
       const ip = q.includeParents?.toLowerCase();
-      if (ip !== undefined && ip !== 'true' && ip !== 'false') errors.push(invalid('includeParents', 'includeParents must be true or false'));
+      if (ip !== undefined && ip !== 'true' && ip !== 'false')
+        errors.push(invalid('includeParents', 'includeParents must be true or false'));
       if (errors.length) return bad(req, reply, errors);
       const language = q.languageCode ?? DEFAULT_LANGUAGE;
       const idx = indexes();
@@ -123,7 +141,8 @@ export function registerReferenceRoutes(app: FastifyInstance, ctx: SandboxContex
           const p = byId.get(parentId.toLowerCase()) ?? idx.lookups.get(kind)!.get(normalizeHsCode(parentId));
           if (!p) break;
           // A parent without a translation still belongs to the chain: its name falls back to en-US, then its code.
-          const pt = translation(p, language) ?? translation(p, DEFAULT_LANGUAGE) ?? { languageCode: language, name: p.code };
+          const pt = translation(p, language) ??
+            translation(p, DEFAULT_LANGUAGE) ?? { languageCode: language, name: p.code };
           parents.push(toRecord(p, pt, true));
           parentId = p.parentId;
         }

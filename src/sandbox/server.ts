@@ -13,7 +13,9 @@ export interface RunningSandbox {
 }
 
 /** Builds the sandbox and listens (port 0 → a free port; host default 127.0.0.1). */
-export async function startSandbox(options: SandboxOptions & { port?: number; host?: string } = {}): Promise<RunningSandbox> {
+export async function startSandbox(
+  options: SandboxOptions & { port?: number; host?: string } = {},
+): Promise<RunningSandbox> {
   const { port = 0, host = '127.0.0.1', ...rest } = options;
   const app = buildSandbox(rest);
   await app.listen({ port, host });

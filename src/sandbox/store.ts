@@ -74,7 +74,9 @@ export class SandboxStore {
     return { ...t.fields, tradeItemId: t.tradeItemId, ownerCompanyId: t.ownerCompanyId, archived: t.archived };
   }
 
-  /** The search-result form of a manufactured item: its fields plus ids, owner (of its trade item) and archive state. */
+  /**
+   * The search-result form of a manufactured item: its fields plus ids, owner (of its trade item) and archive state.
+   */
   manufacturedItemRecord(m: StoredManufacturedItem): ManufacturedItemRecord {
     const t = this.tradeItems.get(m.tradeItemId);
     return {

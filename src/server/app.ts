@@ -35,7 +35,15 @@ export interface ConsoleOptions {
 // /health answers within this (a Redis that takes longer is down for the console).
 const HEALTH_PING_MS = 2000;
 const NEEDS_REDIS = /^\/(?:runs|uploads|admin\/queues\/api)(?:[/?]|$)/;
-const REPORT_FILES = new Set(['summary.json', 'rows.csv', 'rows.xlsx', 'rejected.csv', 'rejected.xlsx', 'reconcile.csv', 'reconcile.json']);
+const REPORT_FILES = new Set([
+  'summary.json',
+  'rows.csv',
+  'rows.xlsx',
+  'rejected.csv',
+  'rejected.xlsx',
+  'reconcile.csv',
+  'reconcile.json',
+]);
 const RUN_ID = /^[a-z0-9-]{8,80}$/i;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -45,7 +53,10 @@ function same(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** Builds the console app (no listen): uploads, runs, report downloads, the mapper, the pages, Bull Board (read-only), health. */
+/**
+ * Builds the console app (no listen): uploads, runs, report downloads, the mapper, the pages, Bull Board (read-only),
+ * health.
+ */
 export async function buildConsole(options: ConsoleOptions): Promise<FastifyInstance> {
   const { config } = options;
   const uploadDir = resolve(config.UPLOAD_DIR);
@@ -78,12 +89,14 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
     });
   }
 
-  // The console's connections report an outage at once (redis-state.ts); a first connection still on its way is not one.
+  // The console's connections report an outage at once (redis-state.ts); a first connection still on its way is not
+  // one.
   const redisDown = () => redisState.down;
   // After the credentials are checked: routes that read or write the queue answer 503 at once while Redis is
   // away, instead of waiting for it to return.
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (NEEDS_REDIS.test(req.url) && redisDown()) return reply.code(503).send(redisDownAnswer(redact(config.REDIS_URL)));
+    if (NEEDS_REDIS.test(req.url) && redisDown())
+      return reply.code(503).send(redisDownAnswer(redact(config.REDIS_URL)));
   });
 
   await app.register(multipart, { limits: { fileSize: maxUpload, files: 1, fields: 10 } });
@@ -93,46 +106,69 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
     return reply.code(up ? 200 : 503).send({ status: up ? 'ok' : 'degraded', redis: up ? 'up' : 'down' });
   });
 
-  app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(withRedisBanner(await readFile(buildFile('server/public/index.html'), 'utf8'), redisDown())));
+  app.get('/', async (_req, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .send(withRedisBanner(await readFile(buildFile('server/public/index.html'), 'utf8'), redisDown())),
+  );
 
   app.get('/mappings', async () => {
-    const names = existsSync(mappingsDir) ? (await readdir(mappingsDir)).filter((f) => /\.(ya?ml|json)$/i.test(f)).map((f) => basename(f, extname(f))) : [];
+    const names = existsSync(mappingsDir)
+      ? (await readdir(mappingsDir)).filter((f) => /\.(ya?ml|json)$/i.test(f)).map((f) => basename(f, extname(f)))
+      : [];
     return { mappings: names.sort() };
   });
 
-  app.post('/uploads', (req, reply) => handleUpload(req, reply, uploadDir, maxUpload, async (upload) => {
-    const { path, name, fields } = upload;
-    const mapping = fields.mapping ?? '';
-    // The names GET /mappings lists, and nothing else: never a path (nor a name with an extension, which loadMapping
-    // would take for a path).
-    if (!/^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(mapping) || /\.(ya?ml|json)$/i.test(mapping)) return { code: 400, body: { error: `unknown mapping "${mapping}"` } };
-    if (fields.owner && !UUID.test(fields.owner)) return { code: 400, body: { error: `owner must be a company uuid, got "${fields.owner}"` } };
-    if (fields.mode && !(MODES as readonly string[]).includes(fields.mode)) return { code: 400, body: { error: `mode must be one of ${MODES.join(', ')}` } };
-    const mode = fields.mode || 'upsert';
-    // The input gate: what `import` refuses before sending anything is refused here, with its message, before anything
-    // is queued (and the file is removed: only a kept answer keeps it).
-    let mappingPath: string;
-    try {
-      mappingPath = (await checkInput({ file: path, mapping }, { mappingsDir })).mapping.file;
-    } catch (err) {
-      if (err instanceof ProductSyncError) return refusedInput(err, upload);
-      throw err;
-    }
-    const waitLock = fields.waitLock ? Number(fields.waitLock) : undefined;
-    if (waitLock !== undefined && !(waitLock >= 0)) return { code: 400, body: { error: `waitLock must be a number of seconds, got "${fields.waitLock}"` } };
-    const { jobId, existed } = await client.enqueue({
-      request: { file: path, mapping: mappingPath, mode, dryRun: fields.dryRun === 'true', ...(fields.owner ? { owner: fields.owner } : {}) },
-      origin: 'upload',
-      fileName: name,
-      step: 'prepare',
-      ...(waitLock !== undefined ? { waitLockSeconds: waitLock } : {}),
-    });
-    // The same sheet already queued: its job reads the copy stored the first time, this one is not needed.
-    return { code: existed ? 200 : 202, body: { id: jobId, existed, status: `/runs/${jobId}` }, keep: !existed };
-  }));
+  app.post('/uploads', (req, reply) =>
+    handleUpload(req, reply, uploadDir, maxUpload, async (upload) => {
+      const { path, name, fields } = upload;
+      const mapping = fields.mapping ?? '';
+      // The names GET /mappings lists, and nothing else: never a path (nor a name with an extension, which loadMapping
+      // would take for a path).
+      if (!/^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(mapping) || /\.(ya?ml|json)$/i.test(mapping))
+        return { code: 400, body: { error: `unknown mapping "${mapping}"` } };
+      if (fields.owner && !UUID.test(fields.owner))
+        return { code: 400, body: { error: `owner must be a company uuid, got "${fields.owner}"` } };
+      if (fields.mode && !(MODES as readonly string[]).includes(fields.mode))
+        return { code: 400, body: { error: `mode must be one of ${MODES.join(', ')}` } };
+      const mode = fields.mode || 'upsert';
+      // The input gate: what `import` refuses before sending anything is refused here, with its message, before
+      // anything is queued (and the file is removed: only a kept answer keeps it).
+      let mappingPath: string;
+      try {
+        mappingPath = (await checkInput({ file: path, mapping }, { mappingsDir })).mapping.file;
+      } catch (err) {
+        if (err instanceof ProductSyncError) return refusedInput(err, upload);
+        throw err;
+      }
+      const waitLock = fields.waitLock ? Number(fields.waitLock) : undefined;
+      if (waitLock !== undefined && !(waitLock >= 0))
+        return { code: 400, body: { error: `waitLock must be a number of seconds, got "${fields.waitLock}"` } };
+      const { jobId, existed } = await client.enqueue({
+        request: {
+          file: path,
+          mapping: mappingPath,
+          mode,
+          dryRun: fields.dryRun === 'true',
+          ...(fields.owner ? { owner: fields.owner } : {}),
+        },
+        origin: 'upload',
+        fileName: name,
+        step: 'prepare',
+        ...(waitLock !== undefined ? { waitLockSeconds: waitLock } : {}),
+      });
+      // The same sheet already queued: its job reads the copy stored the first time, this one is not needed.
+      return { code: existed ? 200 : 202, body: { id: jobId, existed, status: `/runs/${jobId}` }, keep: !existed };
+    }),
+  );
 
   app.get('/runs', async () => {
-    const jobs = await client.queue.getJobs(['active', 'waiting', 'waiting-children', 'completed', 'failed', 'delayed'], 0, 99, false);
+    const jobs = await client.queue.getJobs(
+      ['active', 'waiting', 'waiting-children', 'completed', 'failed', 'delayed'],
+      0,
+      99,
+      false,
+    );
     const runs = await Promise.all(jobs.map((j) => runStatus(client.queue, j.id!)));
     return { runs: runs.filter(Boolean) };
   });
@@ -146,18 +182,31 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
     const s = await client.status(req.params.id);
     const runId = s?.result?.runId;
     const { name } = req.params;
-    if (!s || !runId || !RUN_ID.test(runId) || !REPORT_FILES.has(name)) return reply.code(404).send({ error: 'no such file' });
+    if (!s || !runId || !RUN_ID.test(runId) || !REPORT_FILES.has(name))
+      return reply.code(404).send({ error: 'no such file' });
     const file = join(reportDir, runId, name);
     if (!existsSync(file)) return reply.code(404).send({ error: 'no such file' });
     reply.header('content-disposition', `attachment; filename="${runId}-${name}"`);
-    return reply.type(name.endsWith('.json') ? 'application/json' : name.endsWith('.csv') ? 'text/csv; charset=utf-8' : 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet').send(createReadStream(file));
+    return reply
+      .type(
+        name.endsWith('.json')
+          ? 'application/json'
+          : name.endsWith('.csv')
+            ? 'text/csv; charset=utf-8'
+            : 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      )
+      .send(createReadStream(file));
   });
 
   await registerMapper(app, { config, uploadDir, mappingsDir, maxUpload, redisDown });
 
   const boardAdapter = new FastifyAdapter();
   boardAdapter.setBasePath('/admin/queues');
-  createBullBoard({ queues: board.queues.map((q) => new BullMQAdapter(q, { readOnlyMode: true })), serverAdapter: boardAdapter, options: { uiConfig: { boardTitle: 'product-sync' } } });
+  createBullBoard({
+    queues: board.queues.map((q) => new BullMQAdapter(q, { readOnlyMode: true })),
+    serverAdapter: boardAdapter,
+    options: { uiConfig: { boardTitle: 'product-sync' } },
+  });
   await app.register(boardAdapter.registerPlugin() as never, { prefix: '/admin/queues' });
   return app;
 }

@@ -14,11 +14,15 @@ export interface ConsoleAccess {
   warning?: string;
 }
 
-const HOW = 'set CONSOLE_TOKEN (a bearer token, for scripts) or CONSOLE_USER and CONSOLE_PASSWORD (basic auth, for people in a browser)';
+const HOW =
+  'set CONSOLE_TOKEN (a bearer token, for scripts) or CONSOLE_USER and CONSOLE_PASSWORD (basic auth, for people in a browser)';
 
 /** True for an address only this machine can reach: 127.0.0.0/8, ::1 (also IPv4-mapped), localhost. */
 export function isLoopback(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1');
   if (h === 'localhost' || h.endsWith('.localhost')) return true;
   if (isIP(h) === 4) return h.startsWith('127.');
   if (isIP(h) === 6) {
@@ -32,16 +36,28 @@ export function isLoopback(host: string): boolean {
 /** The console's access for listening on `host`; PS_ERR_CONFIG_INVALID (exit 2) when it would be open to others. */
 export function consoleAccess(config: Config, host: string, opts: { insecureNoAuth?: boolean } = {}): ConsoleAccess {
   if (Boolean(config.CONSOLE_USER) !== Boolean(config.CONSOLE_PASSWORD)) {
-    const [set, unset] = config.CONSOLE_USER ? ['CONSOLE_USER', 'CONSOLE_PASSWORD'] : ['CONSOLE_PASSWORD', 'CONSOLE_USER'];
-    throw new ProductSyncError('PS_ERR_CONFIG_INVALID', `${set} is set but ${unset} is not: basic auth of the console needs both`);
+    const [set, unset] = config.CONSOLE_USER
+      ? ['CONSOLE_USER', 'CONSOLE_PASSWORD']
+      : ['CONSOLE_PASSWORD', 'CONSOLE_USER'];
+    throw new ProductSyncError(
+      'PS_ERR_CONFIG_INVALID',
+      `${set} is set but ${unset} is not: basic auth of the console needs both`,
+    );
   }
   const access: ConsoleAccess = {
     ...(config.CONSOLE_TOKEN ? { token: config.CONSOLE_TOKEN } : {}),
-    ...(config.CONSOLE_USER && config.CONSOLE_PASSWORD ? { basic: { user: config.CONSOLE_USER, password: config.CONSOLE_PASSWORD } } : {}),
+    ...(config.CONSOLE_USER && config.CONSOLE_PASSWORD
+      ? { basic: { user: config.CONSOLE_USER, password: config.CONSOLE_PASSWORD } }
+      : {}),
   };
   if (access.token || access.basic || isLoopback(host)) return access;
   if (!opts.insecureNoAuth) {
-    throw new ProductSyncError('PS_ERR_CONFIG_INVALID', `the console would listen on ${host} without authentication, open to anyone who reaches it: ${HOW}; or listen on 127.0.0.1 (the default --host); or give --insecure-no-auth to run it open anyway`);
+    throw new ProductSyncError(
+      'PS_ERR_CONFIG_INVALID',
+      `the console would listen on ${host} without authentication, open to anyone who reaches it: ${HOW}; or listen on 127.0.0.1 (the default --host); or give --insecure-no-auth to run it open anyway`,
+    );
   }
-  return { warning: `WARNING: the console listens on ${host} without authentication (--insecure-no-auth): anyone who reaches it can upload sheets and run imports with this process's API credential; ${HOW}` };
+  return {
+    warning: `WARNING: the console listens on ${host} without authentication (--insecure-no-auth): anyone who reaches it can upload sheets and run imports with this process's API credential; ${HOW}`,
+  };
 }

@@ -1,8 +1,8 @@
 /**
- * The console's mapper (issue 11): a sheet is uploaded and a mapping suggested for it (suggestMapping), a person changes
- * fields, the preview of the first rows follows (the same previewSheet as `validate --preview`), and the mapping is saved
- * under a name (validated by parseMapping, written to the console's mappings directory — a name, never a path). Running it
- * is the console's ordinary upload with that mapping name.
+ * The console's mapper (issue 11): a sheet is uploaded and a mapping suggested for it (suggestMapping), a person
+ * changes fields, the preview of the first rows follows (the same previewSheet as `validate --preview`), and the
+ * mapping is saved under a name (validated by parseMapping, written to the console's mappings directory — a name, never
+ * a path). Running it is the console's ordinary upload with that mapping name.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -29,7 +29,9 @@ export interface MapperOptions {
   uploadDir: string;
   mappingsDir: string;
   maxUpload: number;
-  /** How long an uploaded sheet stays available to the mapper (default 24 h); older ones are removed at the next upload. */
+  /**
+   * How long an uploaded sheet stays available to the mapper (default 24 h); older ones are removed at the next upload.
+   */
   sheetTtlMs?: number;
   /** True while Redis does not answer (the page then shows its banner). */
   redisDown?: () => boolean;
@@ -48,14 +50,28 @@ const word = z.string().regex(/^[A-Za-z0-9-]{1,60}$/, 'must be a name such as tr
 // The draft comes back from the page: its shape is checked here, its meaning by parseMapping (mappingText's output).
 // What mappingText writes without quoting (a type, a lookup's keys and names) is a plain word, so a draft never writes
 // YAML of its own into the file.
-const lookupShape = z.union([z.literal('harmonized-code'), z.strictObject({ list: word }), z.strictObject({ kind: word }), z.strictObject({ brand: z.strictObject({ create: z.boolean().optional() }) })]);
+const lookupShape = z.union([
+  z.literal('harmonized-code'),
+  z.strictObject({ list: word }),
+  z.strictObject({ kind: word }),
+  z.strictObject({ brand: z.strictObject({ create: z.boolean().optional() }) }),
+]);
 const columnSchema = z.looseObject({
   header: text(1000),
   position: z.number().int().min(1).max(100_000),
-  column: z.strictObject({ header: text(1000), group: text(1000).optional(), occurrence: z.number().int().min(1).max(100).optional() }).optional(),
+  column: z
+    .strictObject({
+      header: text(1000),
+      group: text(1000).optional(),
+      occurrence: z.number().int().min(1).max(100).optional(),
+    })
+    .optional(),
   samples: z.array(text(2000)).max(20).default([]),
   field: text(200).optional(),
-  type: z.string().regex(/^[A-Za-z]{1,40}$/, 'must be a column type such as decimal').optional(),
+  type: z
+    .string()
+    .regex(/^[A-Za-z]{1,40}$/, 'must be a column type such as decimal')
+    .optional(),
   lookup: lookupShape.optional(),
   split: text(10).optional(),
   format: text(40).optional(),
@@ -82,14 +98,25 @@ const previewBody = z.strictObject({
   owner: z.string().regex(UUID, 'must be a company uuid').optional(),
 });
 const saveBody = z.strictObject({
-  name: z.string().regex(MAPPING_NAME, 'a mapping name is 1 to 64 letters, digits, _ or - (starting with a letter or digit), not a path'),
+  name: z
+    .string()
+    .regex(
+      MAPPING_NAME,
+      'a mapping name is 1 to 64 letters, digits, _ or - (starting with a letter or digit), not a path',
+    ),
   draft: draftSchema,
   overwrite: z.boolean().optional(),
 });
 
-/** How a column picked by hand for a field is read (type, lookup), from the alias table: `tradeItemStatusId` takes a list lookup. */
+/**
+ * How a column picked by hand for a field is read (type, lookup), from the alias table: `tradeItemStatusId` takes a
+ * list lookup.
+ */
 const FIELD_SETTINGS: Readonly<Record<string, { type?: string; lookup?: unknown }>> = Object.fromEntries(
-  FIELD_ALIASES.filter((a) => a.type !== undefined || a.lookup !== undefined).map((a) => [a.field, { ...(a.type ? { type: a.type } : {}), ...(a.lookup ? { lookup: a.lookup } : {}) }]),
+  FIELD_ALIASES.filter((a) => a.type !== undefined || a.lookup !== undefined).map((a) => [
+    a.field,
+    { ...(a.type ? { type: a.type } : {}), ...(a.lookup ? { lookup: a.lookup } : {}) },
+  ]),
 );
 
 const zodAnswer = (err: z.ZodError): Answer => ({
@@ -110,7 +137,8 @@ function mappingOf(draft: MappingDraft, name: string): { text: string; mapping: 
 
 /** A failure of the preview as an answer: the sheet or mapping's fault is 400, the API's 502. */
 function failureAnswer(err: unknown): Answer {
-  if (err instanceof HttpError) return { code: 502, body: { error: `the API could not be read: ${err.message}`, code: err.code } };
+  if (err instanceof HttpError)
+    return { code: 502, body: { error: `the API could not be read: ${err.message}`, code: err.code } };
   if (err instanceof ProductSyncError) return { code: 400, body: { error: err.message, code: err.code } };
   throw err;
 }
@@ -137,33 +165,52 @@ export async function registerMapper(app: FastifyInstance, o: MapperOptions): Pr
     }
   };
 
-  app.get('/mapper', async (_req, reply) => reply.type('text/html; charset=utf-8').send(withRedisBanner(await page('mapper.html'), o.redisDown?.() ?? false)));
-  app.get('/mapper.js', async (_req, reply) => reply.type('text/javascript; charset=utf-8').send(await page('mapper.js')));
+  app.get('/mapper', async (_req, reply) =>
+    reply.type('text/html; charset=utf-8').send(withRedisBanner(await page('mapper.html'), o.redisDown?.() ?? false)),
+  );
+  app.get('/mapper.js', async (_req, reply) =>
+    reply.type('text/javascript; charset=utf-8').send(await page('mapper.js')),
+  );
 
   /** The draft mapping of an uploaded sheet (kept only when there is one). */
   const suggest = async ({ path, name, fields }: Upload): Promise<Answer & { keep?: boolean }> => {
     const target = fields.target || 'tradeItem';
-    if (!(TARGETS as readonly string[]).includes(target)) return { code: 400, body: { error: `target must be ${TARGETS.join(' or ')}` } };
-    if (fields.language && !/^[a-zA-Z]{2,3}(?:[-_][a-zA-Z0-9]{2,8})*$/.test(fields.language)) return { code: 400, body: { error: `language must be a code such as fr-FR, got "${fields.language}"` } };
+    if (!(TARGETS as readonly string[]).includes(target))
+      return { code: 400, body: { error: `target must be ${TARGETS.join(' or ')}` } };
+    if (fields.language && !/^[a-zA-Z]{2,3}(?:[-_][a-zA-Z0-9]{2,8})*$/.test(fields.language))
+      return { code: 400, body: { error: `language must be a code such as fr-FR, got "${fields.language}"` } };
     const headerRow = fields.headerRow ? Number(fields.headerRow) : undefined;
-    if (headerRow !== undefined && !(Number.isInteger(headerRow) && headerRow >= 1 && headerRow <= 1000)) return { code: 400, body: { error: 'headerRow must be a row number from 1 to 1000' } };
+    if (headerRow !== undefined && !(Number.isInteger(headerRow) && headerRow >= 1 && headerRow <= 1000))
+      return { code: 400, body: { error: 'headerRow must be a row number from 1 to 1000' } };
     let draft: MappingDraft;
     try {
       // Labels of the reference lists, so a column of list labels gets its lookup (the owner's own list items too).
       const owner = o.config.OWNER_COMPANY_ID;
-      const labels = referenceLabels((await context()).ctx.clients.reference, owner && UUID.test(owner) ? { companyId: owner } : {});
+      const labels = referenceLabels(
+        (await context()).ctx.clients.reference,
+        owner && UUID.test(owner) ? { companyId: owner } : {},
+      );
       draft = await suggestMapping(path, {
-        target: target as MappingDraft['target'], ...(fields.language ? { language: fields.language } : {}),
-        ...(fields.sheet ? { sheet: fields.sheet } : {}), ...(headerRow ? { headerRow } : {}), labels, name: nameOf(name),
+        target: target as MappingDraft['target'],
+        ...(fields.language ? { language: fields.language } : {}),
+        ...(fields.sheet ? { sheet: fields.sheet } : {}),
+        ...(headerRow ? { headerRow } : {}),
+        labels,
+        name: nameOf(name),
       });
       // The stored file's name is ours: the draft names the client's.
       draft.source = basename(name);
     } catch (err) {
-      if (err instanceof ProductSyncError) return { code: 400, body: { error: err.message.split(path).join(name), code: err.code } };
+      if (err instanceof ProductSyncError)
+        return { code: 400, body: { error: err.message.split(path).join(name), code: err.code } };
       throw err;
     }
     const id = path.slice(sheetsDir.length + 1);
-    return { code: 201, body: { sheet: id, fileName: name, draft, choices: fieldChoices(draft.target), settings: FIELD_SETTINGS }, keep: true };
+    return {
+      code: 201,
+      body: { sheet: id, fileName: name, draft, choices: fieldChoices(draft.target), settings: FIELD_SETTINGS },
+      keep: true,
+    };
   };
 
   app.post('/mapper/sheets', async (req, reply) => {
@@ -177,13 +224,22 @@ export async function registerMapper(app: FastifyInstance, o: MapperOptions): Pr
     const body = previewBody.safeParse(req.body);
     if (!body.success) return send(zodAnswer(body.error));
     const file = join(sheetsDir, body.data.sheet);
-    if (!existsSync(file)) return send({ code: 404, body: { error: 'no such sheet (uploads are kept for a day): upload it again' } });
+    if (!existsSync(file))
+      return send({ code: 404, body: { error: 'no such sheet (uploads are kept for a day): upload it again' } });
     const draft = body.data.draft as unknown as MappingDraft;
     const m = mappingOf(draft, draft.name && MAPPING_NAME.test(draft.name) ? draft.name : 'draft');
     if ('code' in m) return send(m);
     try {
       const cc = await context();
-      const preview = await previewSheet({ file, mapping: m.mapping, ...(body.data.rows ? { rows: body.data.rows } : {}), ...(body.data.owner ? { owner: body.data.owner } : {}) }, cc.ctx);
+      const preview = await previewSheet(
+        {
+          file,
+          mapping: m.mapping,
+          ...(body.data.rows ? { rows: body.data.rows } : {}),
+          ...(body.data.owner ? { owner: body.data.owner } : {}),
+        },
+        cc.ctx,
+      );
       // The page shows its sheet by the name it was given, not the stored one.
       return send({ code: 200, body: { preview: { ...preview, file: body.data.sheet }, text: m.text } });
     } catch (err) {
@@ -202,7 +258,10 @@ export async function registerMapper(app: FastifyInstance, o: MapperOptions): Pr
     const others = ['.yml', '.json'].map((ext) => join(o.mappingsDir, `${name}${ext}`)).filter((f) => existsSync(f));
     const existed = existsSync(target) || others.length > 0;
     if (!overwrite && existed) {
-      return send({ code: 409, body: { error: `a mapping named "${name}" exists: choose another name, or overwrite it`, exists: true } });
+      return send({
+        code: 409,
+        body: { error: `a mapping named "${name}" exists: choose another name, or overwrite it`, exists: true },
+      });
     }
     await mkdir(o.mappingsDir, { recursive: true });
     const tmp = join(o.mappingsDir, `.${name}.${randomUUID()}.tmp`);
@@ -216,7 +275,11 @@ export async function registerMapper(app: FastifyInstance, o: MapperOptions): Pr
         await link(tmp, target);
       }
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return send({ code: 409, body: { error: `a mapping named "${name}" exists: choose another name, or overwrite it`, exists: true } });
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+        return send({
+          code: 409,
+          body: { error: `a mapping named "${name}" exists: choose another name, or overwrite it`, exists: true },
+        });
       throw err;
     } finally {
       await rm(tmp, { force: true });
@@ -227,7 +290,12 @@ export async function registerMapper(app: FastifyInstance, o: MapperOptions): Pr
 
 /** A mapping name from the client's file name (`Tarif Été 2025.xlsx` → `tarif-ete-2025`), within MAPPING_NAME. */
 function nameOf(fileName: string): string {
-  const base = basename(fileName, extname(fileName)).normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^[-_]+|-+$/g, '');
+  const base = basename(fileName, extname(fileName))
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, '-')
+    .replace(/^[-_]+|-+$/g, '');
   return base.slice(0, 64) || 'new-mapping';
 }
 

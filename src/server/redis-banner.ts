@@ -13,5 +13,9 @@ export function withRedisBanner(html: string, down: boolean): string {
 
 /** The answer of a route that needs Redis while it does not answer (503, not a request that waits for it). */
 export function redisDownAnswer(url: string): { error: string; code: string; redis: 'down' } {
-  return { error: `Redis at ${url} does not answer: runs cannot be queued or listed until it is back (the console reconnects by itself)`, code: 'PS_ERR_REDIS_UNREACHABLE', redis: 'down' };
+  return {
+    error: `Redis at ${url} does not answer: runs cannot be queued or listed until it is back (the console reconnects by itself)`,
+    code: 'PS_ERR_REDIS_UNREACHABLE',
+    redis: 'down',
+  };
 }

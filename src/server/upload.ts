@@ -1,7 +1,7 @@
 /**
- * A sheet upload to the console (multipart, one file): stored under a generated name in a given directory, its type sniffed
- * from its bytes (a type `import` refuses is refused with its message, 400), its size capped; nothing refused, failed or
- * aborted stays on disk.
+ * A sheet upload to the console (multipart, one file): stored under a generated name in a given directory, its type
+ * sniffed from its bytes (a type `import` refuses is refused with its message, 400), its size capped; nothing refused,
+ * failed or aborted stays on disk.
  */
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -36,15 +36,23 @@ export function refusedInput(err: ProductSyncError, upload: Pick<Upload, 'path' 
   return answer(400, { error: err.message.split(upload.path).join(upload.name), code: err.code });
 }
 
-/** Reads the parts of a multipart request: the one file into `dir` (its path added to `written` at once), the fields. */
-async function receive(req: FastifyRequest, dir: string, maxUpload: number, written: Set<string>): Promise<Upload | Answer> {
+/**
+ * Reads the parts of a multipart request: the one file into `dir` (its path added to `written` at once), the fields.
+ */
+async function receive(
+  req: FastifyRequest,
+  dir: string,
+  maxUpload: number,
+  written: Set<string>,
+): Promise<Upload | Answer> {
   const fields: Record<string, string> = {};
   let stored: { path: string; name: string } | null = null;
   try {
     for await (const part of req.parts()) {
       if (part.type === 'file') {
         // One file per upload: a second one is refused before any of it is written.
-        if (stored) throw Object.assign(new Error('one file per upload (form field "file")'), { code: 'FST_FILES_LIMIT' });
+        if (stored)
+          throw Object.assign(new Error('one file per upload (form field "file")'), { code: 'FST_FILES_LIMIT' });
         const tmp = join(dir, `.${randomUUID()}.part`);
         written.add(tmp);
         await pipeline(part.file, createWriteStream(tmp));
@@ -77,11 +85,14 @@ async function receive(req: FastifyRequest, dir: string, maxUpload: number, writ
 
 /**
  * Receives a sheet into `dir` and answers what `use` says of it; the file is kept only when `use` answers `keep: true`.
- * A refused, failed or aborted upload removes every file it wrote (the `.part` being written, a file already stored when
- * a second one arrives), and the answer is sent only once they are gone.
+ * A refused, failed or aborted upload removes every file it wrote (the `.part` being written, a file already stored
+ * when a second one arrives), and the answer is sent only once they are gone.
  */
 export async function handleUpload(
-  req: FastifyRequest, reply: FastifyReply, dir: string, maxUpload: number,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  dir: string,
+  maxUpload: number,
   use: (upload: Upload) => Promise<Answer & { keep?: boolean }>,
 ): Promise<FastifyReply> {
   const written = new Set<string>();

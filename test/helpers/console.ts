@@ -29,20 +29,35 @@ export interface ConsoleStack {
 }
 
 /** Starts the stack; `name` makes the temp dir and the queue prefix (`ps-<name>-<pid>`). */
-export async function startConsoleStack(name: string, options: Omit<ConsoleOptions, 'config'> = {}): Promise<ConsoleStack> {
+export async function startConsoleStack(
+  name: string,
+  options: Omit<ConsoleOptions, 'config'> = {},
+): Promise<ConsoleStack> {
   const prefix = `ps-${name}-${process.pid}`;
   const sandbox = await startSandbox({ port: 0 });
   const dir = mkdtempSync(join(tmpdir(), `ps-${name}-`));
   const config = loadConfig({
-    PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', OWNER_COMPANY_ID: DEMO_COMPANY_ID,
-    REDIS_URL: inject('redisUrl'), QUEUE_PREFIX: prefix, REPORT_DIR: join(dir, 'reports'), UPLOAD_DIR: join(dir, 'uploads'), LOG_LEVEL: 'warn',
+    PRODUCT_API_URL: sandbox.url,
+    REFERENCE_API_URL: sandbox.url,
+    API_TOKEN: 'sandbox-token',
+    OWNER_COMPANY_ID: DEMO_COMPANY_ID,
+    REDIS_URL: inject('redisUrl'),
+    QUEUE_PREFIX: prefix,
+    REPORT_DIR: join(dir, 'reports'),
+    UPLOAD_DIR: join(dir, 'uploads'),
+    LOG_LEVEL: 'warn',
   });
   const workers = await startWorkers(config, { jobsDir: join(dir, 'no-jobs') });
   const app = await buildConsole({ maxUploadBytes: 1024 * 1024, ...options, config });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   return {
-    sandbox, workers, app, config, url, dir,
+    sandbox,
+    workers,
+    app,
+    config,
+    url,
+    dir,
     async close() {
       await app.close();
       await workers.close();
@@ -56,14 +71,26 @@ export async function startConsoleStack(name: string, options: Omit<ConsoleOptio
 }
 
 /** Headless Chromium with a fresh profile and the flags this machine's closed network needs; `use` gets its context. */
-export async function withChromium<T>(options: { acceptDownloads?: boolean; viewport?: { width: number; height: number } }, use: (browser: BrowserContext) => Promise<T>): Promise<T> {
+export async function withChromium<T>(
+  options: { acceptDownloads?: boolean; viewport?: { width: number; height: number } },
+  use: (browser: BrowserContext) => Promise<T>,
+): Promise<T> {
   const { chromium } = await import('playwright-core');
   // A fresh profile each time (playwright passes it to chromium as --user-data-dir).
   const profile = mkdtempSync(join(tmpdir(), 'ps-chromium-'));
   const browser = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     ...options,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   try {
     return await use(browser);

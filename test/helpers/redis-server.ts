@@ -15,7 +15,8 @@ export interface OwnRedis {
 /** A redis-server in `dir`: AOF (fsync always) unless `aof: false` (then no persistence at all); `args` are added. */
 export async function ownRedis(dir: string, options: { aof?: boolean; args?: string[] } = {}): Promise<OwnRedis> {
   const port = await freePort();
-  const persistence = options.aof === false ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', 'always'];
+  const persistence =
+    options.aof === false ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', 'always'];
   let child: ChildProcess | undefined;
   const ping = async () => {
     for (let i = 0; i < 100; i++) {
@@ -35,7 +36,22 @@ export async function ownRedis(dir: string, options: { aof?: boolean; args?: str
     url: `redis://127.0.0.1:${port}`,
     port,
     async start() {
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, ...persistence, '--save', '', ...(options.args ?? [])], { stdio: 'ignore' });
+      child = spawn(
+        'redis-server',
+        [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--dir',
+          dir,
+          ...persistence,
+          '--save',
+          '',
+          ...(options.args ?? []),
+        ],
+        { stdio: 'ignore' },
+      );
       await ping();
     },
     async stop(signal = 'SIGKILL') {

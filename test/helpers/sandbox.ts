@@ -15,9 +15,18 @@ export function expectOneItemPerGtin(sandbox: RunningSandbox, owner: string, row
 
 /** Every line of the report names the item the API holds for its key. */
 export function reportIdsMatchApi(sandbox: RunningSandbox, owner: string, reportDir: string, rows: number): void {
-  const csv = readFileSync(join(reportDir, 'rows.csv'), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r?\n/).slice(1);
+  const csv = readFileSync(join(reportDir, 'rows.csv'), 'utf8')
+    .replace(/^\uFEFF/, '')
+    .trim()
+    .split(/\r?\n/)
+    .slice(1);
   expect(csv).toHaveLength(rows);
-  const ids = new Map(sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner).map((t) => [t.gtin, t.tradeItemId]));
+  const ids = new Map(
+    sandbox.handle.store
+      .dump()
+      .tradeItems.filter((t) => t.ownerCompanyId === owner)
+      .map((t) => [t.gtin, t.tradeItemId]),
+  );
   for (const line of csv) {
     const [, key, , tradeItemId] = line.split(',');
     expect(tradeItemId).toBe(ids.get(key));
@@ -25,7 +34,13 @@ export function reportIdsMatchApi(sandbox: RunningSandbox, owner: string, report
 }
 
 /** A second import of the same sheet (inline, same API) finds everything in place: no write, every row unchanged. */
-export async function expectRerunCreatesNothing(sandbox: RunningSandbox, e: Record<string, string>, file: string, mapping: string, rows: number): Promise<void> {
+export async function expectRerunCreatesNothing(
+  sandbox: RunningSandbox,
+  e: Record<string, string>,
+  file: string,
+  mapping: string,
+  rows: number,
+): Promise<void> {
   const cc = await contextFromConfig(loadConfig(e), {});
   try {
     const writes = sandbox.handle.counts().writes;

@@ -8,15 +8,23 @@ export function testGtin(i: number, prefix = '035000'): string {
   return body + gtinCheckDigit(body);
 }
 
-/** Writes a `;` CSV of `rows` products (GTIN, name, net weight, unit) and its mapping into `dir`; returns both paths. */
-export function writeProductSheet(dir: string, rows: number, options: { owner: string; name?: (i: number) => string; prefix?: string; file?: string } ): { file: string; mapping: string } {
+/**
+ * Writes a `;` CSV of `rows` products (GTIN, name, net weight, unit) and its mapping into `dir`; returns both paths.
+ */
+export function writeProductSheet(
+  dir: string,
+  rows: number,
+  options: { owner: string; name?: (i: number) => string; prefix?: string; file?: string },
+): { file: string; mapping: string } {
   const name = options.name ?? ((i: number) => `Biscuits au beurre ${i}`);
   const lines = ['GTIN;Désignation;Poids net;Unité'];
   for (let i = 0; i < rows; i++) lines.push(`${testGtin(i, options.prefix)};${name(i)};${(i % 900) + 100};g`);
   const file = join(dir, options.file ?? 'products.csv');
   writeFileSync(file, `${lines.join('\n')}\n`);
   const mapping = join(dir, 'products.yaml');
-  writeFileSync(mapping, `name: test-products
+  writeFileSync(
+    mapping,
+    `name: test-products
 target: tradeItem
 ownerCompanyId: ${options.owner}
 language: fr-FR
@@ -26,6 +34,7 @@ columns:
   - { column: Désignation, field: tradeItemName }
   - { column: Poids net, field: "netContents[0].value", type: decimal }
   - { column: Unité, field: "netContents[0].unitOfMeasure", type: unit }
-`);
+`,
+  );
   return { file, mapping };
 }

@@ -16,7 +16,9 @@ function tryMount(): string | null {
     execFileSync('umount', [dir], { stdio: 'pipe' });
     return null;
   } catch (err) {
-    const why = String((err as { stderr?: Buffer }).stderr ?? (err as Error).message).trim().split('\n')[0];
+    const why = String((err as { stderr?: Buffer }).stderr ?? (err as Error).message)
+      .trim()
+      .split('\n')[0];
     return `cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN): ${why}`;
   } finally {
     rmdirSync(dir);
@@ -25,13 +27,17 @@ function tryMount(): string | null {
 
 /** Null when tmpfs can be mounted here, else why not (the reason a skipped test gives). */
 export const mountUnavailable: string | null = tryMount();
-if (mountUnavailable && process.env.PS_REQUIRE_MOUNT) throw new Error(`PS_REQUIRE_MOUNT is set but ${mountUnavailable}`);
+if (mountUnavailable && process.env.PS_REQUIRE_MOUNT)
+  throw new Error(`PS_REQUIRE_MOUNT is set but ${mountUnavailable}`);
 
 /**
  * Mounts a tmpfs of `size` (e.g. `512k`) on `at` (an existing directory) or a new one; returns it, how to change its
  * options (`ro`, `size=1m`: its files stay) and how to unmount it.
  */
-export function mountTmpfs(size: string, at?: string): { dir: string; remount(options: string): void; unmount(): void } {
+export function mountTmpfs(
+  size: string,
+  at?: string,
+): { dir: string; remount(options: string): void; unmount(): void } {
   const dir = at ?? mkdtempSync(join(tmpdir(), 'ps-tmpfs-'));
   execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]);
   return {
@@ -44,7 +50,10 @@ export function mountTmpfs(size: string, at?: string): { dir: string; remount(op
   };
 }
 
-/** Fills the file system of `dir` with one file until it has no byte left; returns the file (remove it to free the space). */
+/**
+ * Fills the file system of `dir` with one file until it has no byte left; returns the file (remove it to free the
+ * space).
+ */
 export function fillUp(dir: string): string {
   const file = join(dir, 'filler');
   const fd = openSync(file, 'a');

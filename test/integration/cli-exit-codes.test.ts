@@ -14,21 +14,38 @@ let sheet: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'ps-cli-exit-'));
   mapping = join(dir, 'products.yaml');
-  writeFileSync(mapping, `name: exit-codes\ntarget: tradeItem\nownerCompanyId: ${DEMO_COMPANY_ID}\nkey: gtin\ncolumns:\n  - { column: GTIN, field: gtin, type: gtin }\n  - { column: Nom, field: tradeItemName }\n`);
+  writeFileSync(
+    mapping,
+    `name: exit-codes\ntarget: tradeItem\nownerCompanyId: ${DEMO_COMPANY_ID}\nkey: gtin\ncolumns:\n  - { column: GTIN, field: gtin, type: gtin }\n  - { column: Nom, field: tradeItemName }\n`,
+  );
   sheet = join(dir, 'ok.csv');
   writeFileSync(sheet, 'GTIN;Nom\n3017620422003;Pâte\n');
 });
 
-/** Runs the CLI without Redis, against an API nobody serves; kills it after `timeoutMs` (a hang is a failure, not a stuck suite). */
-function cli(args: string[], timeoutMs = 20_000, extraEnv: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string; killed: boolean }> {
+/**
+ * Runs the CLI without Redis, against an API nobody serves; kills it after `timeoutMs` (a hang is a failure, not a
+ * stuck suite).
+ */
+function cli(
+  args: string[],
+  timeoutMs = 20_000,
+  extraEnv: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string; killed: boolean }> {
   const env: Record<string, string> = { ...process.env } as Record<string, string>;
   delete env.REDIS_URL;
   Object.assign(env, {
-    PRODUCT_API_URL: 'http://127.0.0.1:9', REFERENCE_API_URL: 'http://127.0.0.1:9', API_TOKEN: 'unused',
-    REPORT_DIR: join(dir, 'reports'), LOG_LEVEL: 'error', ...extraEnv,
+    PRODUCT_API_URL: 'http://127.0.0.1:9',
+    REFERENCE_API_URL: 'http://127.0.0.1:9',
+    API_TOKEN: 'unused',
+    REPORT_DIR: join(dir, 'reports'),
+    LOG_LEVEL: 'error',
+    ...extraEnv,
   });
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let killed = false;
@@ -49,7 +66,12 @@ function cli(args: string[], timeoutMs = 20_000, extraEnv: Record<string, string
  * Exit 2, and stderr carries `code` and matches `text`, without a stack trace; one line unless the error lists several
  * problems (mapping and feed errors list them one per line under a first line).
  */
-function expectRefused(r: { code: number | null; stderr: string; killed: boolean }, code: string, text: RegExp, oneLine = true): void {
+function expectRefused(
+  r: { code: number | null; stderr: string; killed: boolean },
+  code: string,
+  text: RegExp,
+  oneLine = true,
+): void {
   expect(r.killed, 'the command hung').toBe(false);
   expect(r.code, r.stderr).toBe(2);
   expect(r.stderr).not.toMatch(/unexpected failure/);
@@ -71,7 +93,11 @@ describe('validate refuses a sheet that is not a readable regular file (exit 2)'
       cli(['validate', folder, '--mapping', mapping]),
     ]);
     expectRefused(missing, 'PS_ERR_FILE_UNREADABLE', /missing\.csv: no such file/);
-    expectRefused(link, 'PS_ERR_FILE_UNREADABLE', /dangling\.csv: is a symbolic link to .*gone\.csv, which does not exist/);
+    expectRefused(
+      link,
+      'PS_ERR_FILE_UNREADABLE',
+      /dangling\.csv: is a symbolic link to .*gone\.csv, which does not exist/,
+    );
     expectRefused(directory, 'PS_ERR_FILE_UNREADABLE', /folder\.csv: is a directory/);
   }, 60_000);
 
@@ -87,7 +113,11 @@ describe('validate refuses a sheet that is not a readable regular file (exit 2)'
     expectRefused(zero, 'PS_ERR_FILE_UNREADABLE', /\/dev\/zero: is a character device/);
     expectRefused(queued, 'PS_ERR_FILE_UNREADABLE', /pipe\.csv: is a FIFO/);
     // The mapping too: a FIFO given as --mapping is refused, not read forever.
-    expectRefused(await cli(['validate', sheet, '--mapping', fifo]), 'PS_ERR_MAPPING_INVALID', /pipe\.csv cannot be read: not a regular file/);
+    expectRefused(
+      await cli(['validate', sheet, '--mapping', fifo]),
+      'PS_ERR_MAPPING_INVALID',
+      /pipe\.csv cannot be read: not a regular file/,
+    );
   }, 60_000);
 });
 
@@ -99,8 +129,16 @@ describe('other bad input the contract says is exit 2', () => {
       cli(['validate', sheet, '--mapping', mapping, '--report-dir', join(plain, 'reports')]),
       cli(['validate', sheet, '--mapping', mapping, '--sandbox', '--report-dir', join(plain, 'reports')]),
     ]);
-    expectRefused(inline, 'PS_ERR_FILE_WRITE', /--report-dir .*plain\.txt\/reports: a part of the path is a file, not a directory/);
-    expectRefused(sandboxed, 'PS_ERR_FILE_WRITE', /--report-dir .*plain\.txt\/reports: a part of the path is a file, not a directory/);
+    expectRefused(
+      inline,
+      'PS_ERR_FILE_WRITE',
+      /--report-dir .*plain\.txt\/reports: a part of the path is a file, not a directory/,
+    );
+    expectRefused(
+      sandboxed,
+      'PS_ERR_FILE_WRITE',
+      /--report-dir .*plain\.txt\/reports: a part of the path is a file, not a directory/,
+    );
   }, 60_000);
 
   it('--report-dir under /proc or /sys: exit 2 within seconds instead of a mkdir loop that never ends', async () => {
@@ -112,7 +150,8 @@ describe('other bad input the contract says is exit 2', () => {
       cli(['validate', sheet, '--mapping', mapping, '--report-dir', '/sys/nope'], 15_000),
     ]);
     expect(Date.now() - t0).toBeLessThan(15_000);
-    const virtual = (p: string, fs: string) => new RegExp(`--report-dir ${p}: ${fs} is a virtual file system of the kernel: nothing can be written there`);
+    const virtual = (p: string, fs: string) =>
+      new RegExp(`--report-dir ${p}: ${fs} is a virtual file system of the kernel: nothing can be written there`);
     expectRefused(proc, 'PS_ERR_FILE_WRITE', virtual('/proc/nope', '/proc'));
     expectRefused(deeper, 'PS_ERR_FILE_WRITE', virtual('/proc/self/nope/reports', '/proc'));
     expectRefused(sandboxed, 'PS_ERR_FILE_WRITE', virtual('/proc/nope', '/proc'));
@@ -124,23 +163,43 @@ describe('other bad input the contract says is exit 2', () => {
       cli(['worker'], 15_000, { REPORT_DIR: '/proc/nope' }),
       cli(['serve', '--port', '0'], 15_000, { UPLOAD_DIR: '/proc/nope/uploads' }),
     ]);
-    expectRefused(worker, 'PS_ERR_FILE_WRITE', /report directory given by REPORT_DIR \/proc\/nope: \/proc is a virtual file system/);
-    expectRefused(serve, 'PS_ERR_FILE_WRITE', /upload directory given by UPLOAD_DIR \/proc\/nope\/uploads: \/proc is a virtual file system/);
+    expectRefused(
+      worker,
+      'PS_ERR_FILE_WRITE',
+      /report directory given by REPORT_DIR \/proc\/nope: \/proc is a virtual file system/,
+    );
+    expectRefused(
+      serve,
+      'PS_ERR_FILE_WRITE',
+      /upload directory given by UPLOAD_DIR \/proc\/nope\/uploads: \/proc is a virtual file system/,
+    );
   }, 60_000);
 
   it('a YAML alias bomb as the mapping', async () => {
     const bomb = join(dir, 'bomb.yaml');
     const lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-    for (const [x, y] of ['ab', 'bc', 'cd', 'de', 'ef', 'fg', 'gh', 'hi']) lines.push(`${y}: &${y} [${Array(9).fill(`*${x}`).join(',')}]`);
+    for (const [x, y] of ['ab', 'bc', 'cd', 'de', 'ef', 'fg', 'gh', 'hi'])
+      lines.push(`${y}: &${y} [${Array(9).fill(`*${x}`).join(',')}]`);
     writeFileSync(bomb, `${lines.join('\n')}\ntarget: tradeItem\n`);
-    expectRefused(await cli(['validate', sheet, '--mapping', bomb]), 'PS_ERR_MAPPING_INVALID', /too many YAML aliases/, false);
+    expectRefused(
+      await cli(['validate', sheet, '--mapping', bomb]),
+      'PS_ERR_MAPPING_INVALID',
+      /too many YAML aliases/,
+      false,
+    );
   }, 30_000);
 
   it('an invalid cron in jobs/: feeds list and the worker refuse it', async () => {
     const jobs = join(dir, 'jobs');
     mkdirSync(jobs);
-    writeFileSync(join(jobs, 'nightly.yaml'), 'schedule: "0 25 * * *"\nsource: { dir: /srv/x, pattern: "*.csv" }\nmapping: m\n');
-    const [list, worker] = await Promise.all([cli(['feeds', 'list', '--jobs-dir', jobs]), cli(['worker', '--jobs-dir', jobs])]);
+    writeFileSync(
+      join(jobs, 'nightly.yaml'),
+      'schedule: "0 25 * * *"\nsource: { dir: /srv/x, pattern: "*.csv" }\nmapping: m\n',
+    );
+    const [list, worker] = await Promise.all([
+      cli(['feeds', 'list', '--jobs-dir', jobs]),
+      cli(['worker', '--jobs-dir', jobs]),
+    ]);
     // The feed problems are listed one per line under a first line: exit 2, the code, no stack.
     for (const r of [list, worker]) {
       expect(r.killed, 'the command hung').toBe(false);
@@ -156,7 +215,11 @@ describe('other bad input the contract says is exit 2', () => {
     for (let i = 0; i < 1000; i++) lines.push(`3017620422003;Pâte ${i}${i === 900 ? '\0' : ''}`);
     const f = join(dir, 'nul.csv');
     writeFileSync(f, `${lines.join('\n')}\n`);
-    expectRefused(await cli(['validate', f, '--mapping', mapping]), 'PS_ERR_FILE_UNREADABLE', /nul\.csv: a NUL character .* row 902, column Nom/);
+    expectRefused(
+      await cli(['validate', f, '--mapping', mapping]),
+      'PS_ERR_FILE_UNREADABLE',
+      /nul\.csv: a NUL character .* row 902, column Nom/,
+    );
   }, 30_000);
 });
 

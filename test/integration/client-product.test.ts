@@ -2,7 +2,11 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createApiClients, type ApiClientOptions, type ApiClients } from '../../src/api/clients.ts';
 import { tradeItemIdFor, manufacturedItemIdFor } from '../../src/api/uuid.ts';
 import { HttpError } from '../../src/errors.ts';
-import { DEMO_COMPANY_ID as OWNER, DEMO_SUPPLIER_ID as SUPPLIER, OTHER_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import {
+  DEMO_COMPANY_ID as OWNER,
+  DEMO_SUPPLIER_ID as SUPPLIER,
+  OTHER_COMPANY_ID,
+} from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import type { FaultSpec } from '../../src/sandbox/faults.ts';
 
@@ -36,7 +40,10 @@ function faults(spec: FaultSpec): void {
 }
 
 async function failure(p: Promise<unknown>): Promise<HttpError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(HttpError);
   return err as HttpError;
 }
@@ -50,7 +57,8 @@ const tradeItem = (n: number, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 const routes = () => sandbox.handle.counts().byRoute;
-const properties = (e: HttpError) => ((e.body as { errors: { property: string; code: string }[] }).errors ?? []).map((x) => x.property);
+const properties = (e: HttpError) =>
+  ((e.body as { errors: { property: string; code: string }[] }).errors ?? []).map((x) => x.property);
 
 describe('trade items through the client', () => {
   it('creates, finds, patches, puts, archives and unarchives a trade item', async () => {
@@ -60,7 +68,11 @@ describe('trade items through the client', () => {
 
     const found = await product.searchTradeItems({ OwnerCompanyId: OWNER, GTIN: gtin(1) });
     expect(found.skipAndTakeQueryStats).toEqual({ totalCount: 1, currentCount: 1 });
-    expect(found.tradeItems![0]).toMatchObject({ tradeItemId: body.tradeItemId, archived: false, tradeItemName: 'Item 1' });
+    expect(found.tradeItems![0]).toMatchObject({
+      tradeItemId: body.tradeItemId,
+      archived: false,
+      tradeItemName: 'Item 1',
+    });
 
     await product.patchTradeItem(body.tradeItemId, { tradeItemName: 'Renamed' });
     await product.putTradeItem(body.tradeItemId, { tradeItemName: 'Put', gtin: gtin(1), harmonizedCode: '0401' });
@@ -85,7 +97,11 @@ describe('trade items through the client', () => {
   it('answers 404 for unknown ids, on update, unarchive and archive', async () => {
     const { product } = api();
     const missing = tradeItemIdFor(OWNER, gtin(999));
-    for (const p of [product.patchTradeItem(missing, { tradeItemName: 'x' }), product.unarchiveTradeItem(missing), product.archiveTradeItems([missing])]) {
+    for (const p of [
+      product.patchTradeItem(missing, { tradeItemName: 'x' }),
+      product.unarchiveTradeItem(missing),
+      product.archiveTradeItems([missing]),
+    ]) {
       const e = await failure(p);
       expect(e).toMatchObject({ status: 404, code: 'PS_ERR_HTTP_STATUS' });
       expect((e.body as { title: string; errors: unknown[] }).title).toBe('Not Found');
@@ -114,10 +130,15 @@ describe('trade items through the client', () => {
     expect(createdBy.status).toBe(400);
     expect(properties(createdBy)).toEqual(['createdBy']);
     const internal = api({ credentials: { token: 'sandbox-internal-token' } }).product;
-    await expect(internal.createTradeItem(tradeItem(4, { createdBy: 'user-1' }))).resolves.toEqual({ tradeItemId: tradeItemIdFor(OWNER, gtin(4)) });
+    await expect(internal.createTradeItem(tradeItem(4, { createdBy: 'user-1' }))).resolves.toEqual({
+      tradeItemId: tradeItemIdFor(OWNER, gtin(4)),
+    });
 
     const before = sandbox.handle.counts().total;
-    for (const p of [checked.patchTradeItem(id, { harmonizedCode: '0401' }), checked.createManufacturedItem(id, { supplierCompanyId: SUPPLIER, gtin: gtin(3) })]) {
+    for (const p of [
+      checked.patchTradeItem(id, { harmonizedCode: '0401' }),
+      checked.createManufacturedItem(id, { supplierCompanyId: SUPPLIER, gtin: gtin(3) }),
+    ]) {
       expect((await failure(p)).code).toBe('PS_ERR_HTTP_REQUEST_INVALID');
     }
     expect(sandbox.handle.counts().total).toBe(before);
@@ -155,23 +176,43 @@ describe('manufactured items through the client', () => {
       supplierCompanyId: SUPPLIER,
     });
     expect(b).toEqual({ tradeItemId: tId, manufacturedItemId: expect.any(String) });
-    const a = await product.createManufacturedItem(tId, { manufacturedItemId: mId, supplierCompanyId: OTHER_COMPANY_ID, countriesOfOrigin: ['FR'] });
+    const a = await product.createManufacturedItem(tId, {
+      manufacturedItemId: mId,
+      supplierCompanyId: OTHER_COMPANY_ID,
+      countriesOfOrigin: ['FR'],
+    });
     expect(a).toEqual({ manufacturedItemId: mId });
 
     const page = await product.searchManufacturedItems({ OwnerCompanyId: OWNER, TradeItemId: tId });
     expect(page.skipAndTakeQueryStats!.totalCount).toBe(2);
-    expect((await product.searchTradeItems({ OwnerCompanyId: OWNER, GTIN: gtin(10) })).tradeItems![0]!.tradeItemName).toBe('Route B');
+    expect(
+      (await product.searchTradeItems({ OwnerCompanyId: OWNER, GTIN: gtin(10) })).tradeItems![0]!.tradeItemName,
+    ).toBe('Route B');
 
     await product.patchManufacturedItem(mId, { manufacturedItemName: 'Patched' });
     await product.putManufacturedItem(mId, { manufacturedItemName: 'Put', countriesOfOrigin: ['DE'] });
     const all = [];
     for await (const m of product.iterateManufacturedItems({ OwnerCompanyId: OWNER }, { pageSize: 1 })) all.push(m);
     expect(all).toHaveLength(2);
-    expect(all.find((m) => m.manufacturedItemId === mId)).toMatchObject({ manufacturedItemName: 'Put', countriesOfOrigin: ['DE'], supplierCompanyId: OTHER_COMPANY_ID });
+    expect(all.find((m) => m.manufacturedItemId === mId)).toMatchObject({
+      manufacturedItemName: 'Put',
+      countriesOfOrigin: ['DE'],
+      supplierCompanyId: OTHER_COMPANY_ID,
+    });
 
-    const e = await failure(product.createManufacturedItem(tradeItemIdFor(OWNER, gtin(11)), { supplierCompanyId: SUPPLIER }));
+    const e = await failure(
+      product.createManufacturedItem(tradeItemIdFor(OWNER, gtin(11)), { supplierCompanyId: SUPPLIER }),
+    );
     expect(e.status).toBe(404);
-    expect((await failure(product.patchManufacturedItem(manufacturedItemIdFor(OWNER, gtin(11), SUPPLIER), { manufacturedItemName: 'x' }))).status).toBe(404);
+    expect(
+      (
+        await failure(
+          product.patchManufacturedItem(manufacturedItemIdFor(OWNER, gtin(11), SUPPLIER), {
+            manufacturedItemName: 'x',
+          }),
+        )
+      ).status,
+    ).toBe(404);
   });
 });
 
@@ -181,7 +222,9 @@ describe('brands through the client', () => {
     const { brandId } = await product.createBrand({ companyId: OWNER, name: 'Acme' });
     await product.renameBrand(brandId, 'Acme Foods');
     await product.archiveBrand(brandId);
-    expect(await product.listBrands(OWNER)).toEqual([{ brandId, name: 'Acme Foods', companyId: OWNER, archived: true }]);
+    expect(await product.listBrands(OWNER)).toEqual([
+      { brandId, name: 'Acme Foods', companyId: OWNER, archived: true },
+    ]);
     await product.unarchiveBrand(brandId);
     expect((await product.listBrands(OWNER))[0]!.archived).toBe(false);
     expect(await product.listBrands(OTHER_COMPANY_ID)).toEqual([]);
@@ -199,7 +242,7 @@ describe('credentials', () => {
     const c = api({ credentials: { token: 'nope' } });
     const e = await failure(c.product.searchTradeItems({ OwnerCompanyId: OWNER }));
     expect(e).toMatchObject({ status: 401, code: 'PS_ERR_HTTP_UNAUTHORIZED', outcomeUnknown: false });
-    expect((e.body as { title: string; errors: unknown[] })).toMatchObject({ title: 'Unauthorized', errors: [] });
+    expect(e.body as { title: string; errors: unknown[] }).toMatchObject({ title: 'Unauthorized', errors: [] });
     expect(c.stats.product).toBe(1);
   });
 
@@ -221,7 +264,9 @@ describe('credentials', () => {
     const c = api({ credentials: { ...oauth, tokenUrl: `${sandbox.url}/oauth2/token` }, now: () => frozen });
     await c.product.listBrands(OWNER);
     await new Promise((r) => setTimeout(r, 1100));
-    await expect(c.product.createBrand({ companyId: OWNER, name: 'After expiry' })).resolves.toEqual({ brandId: expect.any(String) });
+    await expect(c.product.createBrand({ companyId: OWNER, name: 'After expiry' })).resolves.toEqual({
+      brandId: expect.any(String),
+    });
     expect((c.credential as unknown as { fetches: number }).fetches).toBe(2);
     expect(c.stats.product).toBe(3);
     expect(await c.product.listBrands(OWNER)).toHaveLength(1);
@@ -272,10 +317,19 @@ describe('retries against injected faults', () => {
   it('never re-sends a create whose connection was reset after the commit', async () => {
     faults({ sequence: ['reset'] });
     const c = api();
-    const e = await failure(c.product.createManufacturedItemWithTradeItem({ ownerCompanyId: OWNER, tradeItemName: 'R', gtin: gtin(31), supplierCompanyId: SUPPLIER }));
+    const e = await failure(
+      c.product.createManufacturedItemWithTradeItem({
+        ownerCompanyId: OWNER,
+        tradeItemName: 'R',
+        gtin: gtin(31),
+        supplierCompanyId: SUPPLIER,
+      }),
+    );
     expect(e).toMatchObject({ status: null, code: 'PS_ERR_HTTP_CONNECTION', outcomeUnknown: true });
     expect(routes()['POST /api/manufacturedItem']).toBe(1);
-    expect((await c.product.searchTradeItems({ OwnerCompanyId: OWNER, GTIN: gtin(31) })).skipAndTakeQueryStats!.totalCount).toBe(1);
+    expect(
+      (await c.product.searchTradeItems({ OwnerCompanyId: OWNER, GTIN: gtin(31) })).skipAndTakeQueryStats!.totalCount,
+    ).toBe(1);
   });
 
   it('re-sends a create refused with 429 (nothing was done) and ends with exactly one item', async () => {
@@ -283,7 +337,9 @@ describe('retries against injected faults', () => {
     const c = api();
     await c.product.createTradeItem(tradeItem(32));
     expect(routes()['POST /api/tradeItem']).toBe(3);
-    expect((await c.product.searchTradeItems({ OwnerCompanyId: OWNER, GTIN: gtin(32) })).skipAndTakeQueryStats!.totalCount).toBe(1);
+    expect(
+      (await c.product.searchTradeItems({ OwnerCompanyId: OWNER, GTIN: gtin(32) })).skipAndTakeQueryStats!.totalCount,
+    ).toBe(1);
   });
 
   it('does not re-send a create after a 503 either: the API may have done it', async () => {

@@ -18,21 +18,30 @@ afterEach(async () => {
 });
 
 function api(extra: Partial<ApiClientOptions> = {}): ApiClients {
-  const c = createApiClients({ productApiUrl: sandbox.url, referenceApiUrl: sandbox.url, credentials: { token: 'sandbox-token' }, ...extra });
+  const c = createApiClients({
+    productApiUrl: sandbox.url,
+    referenceApiUrl: sandbox.url,
+    credentials: { token: 'sandbox-token' },
+    ...extra,
+  });
   open.push(c);
   return c;
 }
 
 const seed = loadReferenceSeed();
 function rec(source: ListName | LookupKind, code: string): SeedRecord {
-  const all = (seed.lists as Record<string, SeedRecord[]>)[source] ?? (seed.lookups as Record<string, SeedRecord[]>)[source]!;
+  const all =
+    (seed.lists as Record<string, SeedRecord[]>)[source] ?? (seed.lookups as Record<string, SeedRecord[]>)[source]!;
   const r = all.find((x) => x.code === code);
   if (!r) throw new Error(`no ${source} ${code} in the seed`);
   return r;
 }
 
 async function failure(p: Promise<unknown>): Promise<HttpError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(HttpError);
   return err as HttpError;
 }
@@ -60,7 +69,14 @@ describe('reference lists through the client', () => {
     expect((await reference.getListItem('packaging-materials', evoh.id)).code).toBe('POLYMER_EVOH');
     const e = await failure(reference.getListItem('packaging-materials', evoh.id, { languageCode: 'fr-FR' }));
     expect(e).toMatchObject({ status: 404, code: 'PS_ERR_HTTP_STATUS' });
-    expect(e.body).toMatchObject({ title: 'Not Found', status: 404, errors: [], detail: null, instance: null, extensions: {} });
+    expect(e.body).toMatchObject({
+      title: 'Not Found',
+      status: 404,
+      errors: [],
+      detail: null,
+      instance: null,
+      extensions: {},
+    });
   });
 
   it('answers 400 with one INVALID_REQUEST entry per bad property', async () => {
@@ -99,7 +115,10 @@ describe('reference lookups through the client', () => {
     const withParents = await reference.lookup('fishing-zones', zone.id, { includeParents: true });
     expect(withParents.parents!.map((p) => p.code)).toEqual(['27.4', '27']);
 
-    const wheat = await reference.lookup('allergens', rec('allergens', 'UW').id, { includeParents: true, languageCode: 'fr-FR' });
+    const wheat = await reference.lookup('allergens', rec('allergens', 'UW').id, {
+      includeParents: true,
+      languageCode: 'fr-FR',
+    });
     expect(wheat).toMatchObject({ name: 'Blé', languageCode: 'fr-FR' });
     expect(wheat.parents!.map((p) => p.name)).toEqual(['Céréales contenant du gluten']);
   });
@@ -116,7 +135,9 @@ describe('reference lookups through the client', () => {
 
   it('parses lookups the API sends as text/plain or text/json', async () => {
     const france = rec('countries', 'FR');
-    const raw = await request(`${sandbox.url}/v2/countries/${france.id}`, { headers: { authorization: 'Bearer sandbox-token' } });
+    const raw = await request(`${sandbox.url}/v2/countries/${france.id}`, {
+      headers: { authorization: 'Bearer sandbox-token' },
+    });
     await raw.body.dump();
     expect(raw.headers['content-type']).toMatch(/^text\/plain/);
     for (const accept of ['text/plain', 'text/json']) {

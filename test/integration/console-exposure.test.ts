@@ -15,10 +15,21 @@ interface Proc {
 function serve(args: string[], extra: Record<string, string> = {}): Proc {
   const dir = mkdtempSync(join(tmpdir(), 'ps-exposure-'));
   const env: Record<string, string | undefined> = {
-    ...process.env, REDIS_URL: inject('redisUrl'), QUEUE_PREFIX: `ps-exposure-${process.pid}`, REPORT_DIR: join(dir, 'reports'), UPLOAD_DIR: join(dir, 'uploads'),
-    LOG_LEVEL: 'warn', CONSOLE_TOKEN: undefined, CONSOLE_USER: undefined, CONSOLE_PASSWORD: undefined, ...extra,
+    ...process.env,
+    REDIS_URL: inject('redisUrl'),
+    QUEUE_PREFIX: `ps-exposure-${process.pid}`,
+    REPORT_DIR: join(dir, 'reports'),
+    UPLOAD_DIR: join(dir, 'uploads'),
+    LOG_LEVEL: 'warn',
+    CONSOLE_TOKEN: undefined,
+    CONSOLE_USER: undefined,
+    CONSOLE_PASSWORD: undefined,
+    ...extra,
   };
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', 'serve', '--port', '0', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/product-sync.mjs', 'serve', '--port', '0', ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const out = { stdout: '', stderr: '' };
   child.stdout!.on('data', (d) => (out.stdout += String(d)));
   child.stderr!.on('data', (d) => (out.stderr += String(d)));
@@ -56,14 +67,18 @@ describe('serve without credentials', () => {
     expect(await p.exit).toBe(2);
     const lines = p.out.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^product-sync: the console would listen on 0\.0\.0\.0 without authentication, open to anyone who reaches it: set CONSOLE_TOKEN .* or CONSOLE_USER and CONSOLE_PASSWORD .*; or listen on 127\.0\.0\.1 .*; or give --insecure-no-auth to run it open anyway \[PS_ERR_CONFIG_INVALID\]$/);
+    expect(lines[0]).toMatch(
+      /^product-sync: the console would listen on 0\.0\.0\.0 without authentication, open to anyone who reaches it: set CONSOLE_TOKEN .* or CONSOLE_USER and CONSOLE_PASSWORD .*; or listen on 127\.0\.0\.1 .*; or give --insecure-no-auth to run it open anyway \[PS_ERR_CONFIG_INVALID\]$/,
+    );
     expect(p.out.stdout).toBe('');
   });
 
   it('--insecure-no-auth listens there anyway, with a warning at start', async () => {
     const p = serve(['--host', '0.0.0.0', '--insecure-no-auth']);
     const port = await listening(p);
-    expect(p.out.stderr).toMatch(/^product-sync: WARNING: the console listens on 0\.0\.0\.0 without authentication \(--insecure-no-auth\): anyone who reaches it can upload sheets/);
+    expect(p.out.stderr).toMatch(
+      /^product-sync: WARNING: the console listens on 0\.0\.0\.0 without authentication \(--insecure-no-auth\): anyone who reaches it can upload sheets/,
+    );
     expect((await fetch(`http://127.0.0.1:${port}/mappings`)).status).toBe(200);
     expect(await stop(p)).toBe(0);
   });
@@ -74,7 +89,10 @@ describe('serve with credentials', () => {
     const p = serve(['--host', '0.0.0.0'], { CONSOLE_TOKEN: 'a-long-console-token' });
     const port = await listening(p);
     expect((await fetch(`http://127.0.0.1:${port}/mappings`)).status).toBe(401);
-    expect((await fetch(`http://127.0.0.1:${port}/mappings`, { headers: { authorization: 'Bearer a-long-console-token' } })).status).toBe(200);
+    expect(
+      (await fetch(`http://127.0.0.1:${port}/mappings`, { headers: { authorization: 'Bearer a-long-console-token' } }))
+        .status,
+    ).toBe(200);
     expect(await stop(p)).toBe(0);
     expect(p.out.stderr).toBe('');
   });
@@ -82,6 +100,8 @@ describe('serve with credentials', () => {
   it('refuses CONSOLE_USER without CONSOLE_PASSWORD, even on loopback', async () => {
     const p = serve([], { CONSOLE_USER: 'steward' });
     expect(await p.exit).toBe(2);
-    expect(p.out.stderr).toBe('product-sync: CONSOLE_USER is set but CONSOLE_PASSWORD is not: basic auth of the console needs both [PS_ERR_CONFIG_INVALID]\n');
+    expect(p.out.stderr).toBe(
+      'product-sync: CONSOLE_USER is set but CONSOLE_PASSWORD is not: basic auth of the console needs both [PS_ERR_CONFIG_INVALID]\n',
+    );
   });
 });

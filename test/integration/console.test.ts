@@ -18,7 +18,12 @@ afterAll(async () => {
   await stack?.close();
 });
 
-async function upload(body: Buffer, name: string, mapping: string, fields: Record<string, string> = {}): Promise<Response> {
+async function upload(
+  body: Buffer,
+  name: string,
+  mapping: string,
+  fields: Record<string, string> = {},
+): Promise<Response> {
   const form = new FormData();
   form.append('mapping', mapping);
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
@@ -26,9 +31,14 @@ async function upload(body: Buffer, name: string, mapping: string, fields: Recor
   return fetch(`${url}/uploads`, { method: 'POST', body: form });
 }
 
-async function finished(id: string): Promise<{ state: string; result: { runId: string; summary: { counts: Record<string, number> } } }> {
+async function finished(
+  id: string,
+): Promise<{ state: string; result: { runId: string; summary: { counts: Record<string, number> } } }> {
   for (let i = 0; i < 200; i++) {
-    const s = (await (await fetch(`${url}/runs/${id}`)).json()) as { state: string; result: { runId: string; summary: { counts: Record<string, number> } } };
+    const s = (await (await fetch(`${url}/runs/${id}`)).json()) as {
+      state: string;
+      result: { runId: string; summary: { counts: Record<string, number> } };
+    };
     if (s.state === 'completed' || s.state === 'failed') return s;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -61,8 +71,10 @@ describe('web console', () => {
     expect((await upload(Buffer.alloc(2 * 1024 * 1024, 'a'), 'big.csv', 'epicerie-fine')).status).toBe(413);
     // Only the one accepted sheet is kept: refused uploads and a second copy of a queued sheet are deleted.
     expect(readdirSync(config.UPLOAD_DIR).filter((f) => !f.startsWith('.'))).toEqual([basename(status.file)]);
-    expect(((await (await fetch(`${url}/mappings`)).json()) as { mappings: string[] }).mappings).toContain('epicerie-fine');
-    expect((await (await fetch(`${url}/health`)).json())).toMatchObject({ status: 'ok' });
+    expect(((await (await fetch(`${url}/mappings`)).json()) as { mappings: string[] }).mappings).toContain(
+      'epicerie-fine',
+    );
+    expect(await (await fetch(`${url}/health`)).json()).toMatchObject({ status: 'ok' });
     expect((await fetch(`${url}/admin/queues`)).status).toBe(200);
   });
 
@@ -70,13 +82,17 @@ describe('web console', () => {
     const guarded = await buildConsole({ config, token: 's3cret' });
     try {
       expect((await guarded.inject({ url: '/runs' })).statusCode).toBe(401);
-      expect((await guarded.inject({ url: '/runs', headers: { authorization: 'Bearer s3cret' } })).statusCode).toBe(200);
+      expect((await guarded.inject({ url: '/runs', headers: { authorization: 'Bearer s3cret' } })).statusCode).toBe(
+        200,
+      );
       expect((await guarded.inject({ url: '/health' })).statusCode).toBe(200);
     } finally {
       await guarded.close();
     }
     const basic = await buildConsole({ config, basic: { user: 'steward', password: 'p:ss' } });
-    const header = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+    const header = (user: string, password: string) => ({
+      authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+    });
     try {
       const refused = await basic.inject({ url: '/' });
       expect(refused.statusCode).toBe(401);
@@ -89,21 +105,30 @@ describe('web console', () => {
     }
   });
 
-  it.runIf(hasChromium)('lets a person upload a sheet, watch the run and download the report in a browser', async () => {
-    await withChromium({ acceptDownloads: true }, async (browser) => {
-      const page = browser.pages()[0] ?? (await browser.newPage());
-      await page.goto(url);
-      await page.waitForSelector('#mapping option', { state: 'attached' });
-      await page.selectOption('#mapping', 'fournisseur-produits');
-      await page.setInputFiles('#file', new URL('../../samples/fournisseur-produits.xlsx', import.meta.url).pathname);
-      await page.click('#send');
-      await page.waitForSelector('#message.ok');
-      const cell = page.locator('tr', { hasText: 'fournisseur-produits.xlsx' }).locator('.outcome');
-      await cell.getByText(/created \d+/).waitFor({ timeout: 30_000 });
-      expect(await cell.textContent()).toMatch(/exit [01]/);
-      expect(await page.locator('tr', { hasText: 'fournisseur-produits.xlsx' }).locator('.progress').textContent()).toMatch(/^done · \d+ rows/);
-      const [download] = await Promise.all([page.waitForEvent('download'), page.locator('tr', { hasText: 'fournisseur-produits.xlsx' }).getByText('rows.csv').click()]);
-      expect(download.suggestedFilename()).toMatch(/rows\.csv$/);
-    });
-  }, 60_000);
+  it.runIf(hasChromium)(
+    'lets a person upload a sheet, watch the run and download the report in a browser',
+    async () => {
+      await withChromium({ acceptDownloads: true }, async (browser) => {
+        const page = browser.pages()[0] ?? (await browser.newPage());
+        await page.goto(url);
+        await page.waitForSelector('#mapping option', { state: 'attached' });
+        await page.selectOption('#mapping', 'fournisseur-produits');
+        await page.setInputFiles('#file', new URL('../../samples/fournisseur-produits.xlsx', import.meta.url).pathname);
+        await page.click('#send');
+        await page.waitForSelector('#message.ok');
+        const cell = page.locator('tr', { hasText: 'fournisseur-produits.xlsx' }).locator('.outcome');
+        await cell.getByText(/created \d+/).waitFor({ timeout: 30_000 });
+        expect(await cell.textContent()).toMatch(/exit [01]/);
+        expect(
+          await page.locator('tr', { hasText: 'fournisseur-produits.xlsx' }).locator('.progress').textContent(),
+        ).toMatch(/^done · \d+ rows/);
+        const [download] = await Promise.all([
+          page.waitForEvent('download'),
+          page.locator('tr', { hasText: 'fournisseur-produits.xlsx' }).getByText('rows.csv').click(),
+        ]);
+        expect(download.suggestedFilename()).toMatch(/rows\.csv$/);
+      });
+    },
+    60_000,
+  );
 });

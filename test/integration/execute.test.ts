@@ -13,7 +13,15 @@ const gtin = (i: number) => {
   const body = `0400000${String(i).padStart(6, '0')}`;
   return body + gtinCheckDigit(body);
 };
-const draft = (i: number, name = `Produit ${i}`): Draft => ({ row: i + 2, key: gtin(i), target: 'tradeItem', fields: { gtin: gtin(i), tradeItemName: name }, clear: [], issues: [], source: [] });
+const draft = (i: number, name = `Produit ${i}`): Draft => ({
+  row: i + 2,
+  key: gtin(i),
+  target: 'tradeItem',
+  fields: { gtin: gtin(i), tradeItemName: name },
+  clear: [],
+  issues: [],
+  source: [],
+});
 const empty = (): ApiState => ({ tradeItems: new Map(), manufacturedItems: new Map(), complete: true });
 
 let sandbox: RunningSandbox;
@@ -24,7 +32,10 @@ beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
   throttle = new Throttle(16);
   clients = createApiClients({
-    productApiUrl: sandbox.url, referenceApiUrl: sandbox.url, credentials: { token: 'sandbox-token' }, connections: 16,
+    productApiUrl: sandbox.url,
+    referenceApiUrl: sandbox.url,
+    credentials: { token: 'sandbox-token' },
+    connections: 16,
     retry: { retries: 6, baseMs: 5, maxMs: 50 },
     // The sandbox, not the client's own check, must answer the 400 here.
     validate: false,
@@ -40,15 +51,30 @@ afterAll(async () => {
 
 async function execute(drafts: Draft[], state: ApiState): Promise<{ results: ExecutedRow[]; ex: Executor }> {
   const results: ExecutedRow[] = [];
-  const ex = new Executor({ api: clients.product, ownerCompanyId: owner, throttle, onResult: (r) => results.push(r), circuitThreshold: 50 });
-  await ex.run(drafts.map((d) => planRow(d, state, { target: 'tradeItem', mode: 'upsert', ownerCompanyId: owner, key: 'gtin' })));
+  const ex = new Executor({
+    api: clients.product,
+    ownerCompanyId: owner,
+    throttle,
+    onResult: (r) => results.push(r),
+    circuitThreshold: 50,
+  });
+  await ex.run(
+    drafts.map((d) => planRow(d, state, { target: 'tradeItem', mode: 'upsert', ownerCompanyId: owner, key: 'gtin' })),
+  );
   return { results, ex };
 }
 
 describe('executor against the sandbox with faults', () => {
   it('creates each item exactly once under 503, 429, 500-after-commit and resets, one outcome per row', async () => {
     sandbox.handle.reset();
-    sandbox.handle.setFaults({ rate503: 0.1, rate429: 0.05, retryAfterSeconds: 0, rate500After: 0.05, rateReset: 0.05, seed: 7 });
+    sandbox.handle.setFaults({
+      rate503: 0.1,
+      rate429: 0.05,
+      retryAfterSeconds: 0,
+      rate500After: 0.05,
+      rateReset: 0.05,
+      seed: 7,
+    });
     const drafts = Array.from({ length: 150 }, (_, i) => draft(i));
     const { results } = await execute(drafts, empty());
     sandbox.handle.setFaults({});
@@ -65,7 +91,10 @@ describe('executor against the sandbox with faults', () => {
 
   it('reports the API words on a 400 and carries on with the other rows', async () => {
     sandbox.handle.reset();
-    const bad: Draft = { ...draft(1), fields: { gtin: gtin(1), tradeItemName: 'ok', drainedNetWeight: { value: 1, unitOfMeasure: 'not-a-unit' } } };
+    const bad: Draft = {
+      ...draft(1),
+      fields: { gtin: gtin(1), tradeItemName: 'ok', drainedNetWeight: { value: 1, unitOfMeasure: 'not-a-unit' } },
+    };
     const { results } = await execute([bad, draft(2)], empty());
     const failed = results.find((r) => r.row === bad.row)!;
     expect(failed.outcome).toBe('failed');
@@ -80,13 +109,26 @@ describe('executor against the sandbox with faults', () => {
     sandbox.handle.reset();
     await execute([draft(1)], empty());
     const record = sandbox.handle.store.dump().tradeItems[0]!;
-    const state: ApiState = { tradeItems: new Map([[gtin(1).padStart(14, '0'), { ...record, ...(record as unknown as { fields?: object }).fields } as never]]), manufacturedItems: new Map(), complete: true };
-    const plan = planRow(draft(1, 'Produit renommé'), state, { target: 'tradeItem', mode: 'upsert', ownerCompanyId: owner, key: 'gtin' });
+    const state: ApiState = {
+      tradeItems: new Map([
+        [gtin(1).padStart(14, '0'), { ...record, ...(record as unknown as { fields?: object }).fields } as never],
+      ]),
+      manufacturedItems: new Map(),
+      complete: true,
+    };
+    const plan = planRow(draft(1, 'Produit renommé'), state, {
+      target: 'tradeItem',
+      mode: 'upsert',
+      ownerCompanyId: owner,
+      key: 'gtin',
+    });
     expect(plan.action).toBe('update');
     // Every attempt of the PATCH (the first and its 6 retries) is committed, then answered 500.
     sandbox.handle.setFaults({ sequence: Array(7).fill('500after') });
     const results: ExecutedRow[] = [];
-    await new Executor({ api: clients.product, ownerCompanyId: owner, throttle, onResult: (r) => results.push(r) }).run([plan]);
+    await new Executor({ api: clients.product, ownerCompanyId: owner, throttle, onResult: (r) => results.push(r) }).run(
+      [plan],
+    );
     sandbox.handle.setFaults({});
     expect(sandbox.handle.counts().faults['500after']).toBe(7);
     expect(sandbox.handle.store.dump().tradeItems[0]!.tradeItemName).toBe('Produit renommé');
@@ -100,14 +142,34 @@ describe('executor against the sandbox with faults', () => {
       // Another run created the item meanwhile; the API assigned its own id.
       await execute([draft(5, 'made by another run')], empty());
       const [theirs] = sandbox.handle.store.dump().tradeItems;
-      const plan = planRow(draft(5), empty(), { target: 'tradeItem', mode: 'upsert', ownerCompanyId: owner, key: 'gtin' });
+      const plan = planRow(draft(5), empty(), {
+        target: 'tradeItem',
+        mode: 'upsert',
+        ownerCompanyId: owner,
+        key: 'gtin',
+      });
       const journal = () => {
-        const states = new Map<string, { state: string; result?: unknown }>([[`${plan.key}:0:tradeItem.create`, { state: 'sent' }]]);
-        return { state: (id: string) => states.get(id), record: (id: string, state: string, result?: unknown) => void states.set(id, { state, result }) };
+        const states = new Map<string, { state: string; result?: unknown }>([
+          [`${plan.key}:0:tradeItem.create`, { state: 'sent' }],
+        ]);
+        return {
+          state: (id: string) => states.get(id),
+          record: (id: string, state: string, result?: unknown) => void states.set(id, { state, result }),
+        };
       };
-      for (const [ours, outcome] of [[false, 'failed'], [true, 'created']] as const) {
+      for (const [ours, outcome] of [
+        [false, 'failed'],
+        [true, 'created'],
+      ] as const) {
         const results: ExecutedRow[] = [];
-        await new Executor({ api: clients.product, ownerCompanyId: owner, throttle, journal: journal(), onResult: (r) => results.push(r), earlierCreatesOurs: ours }).run([plan]);
+        await new Executor({
+          api: clients.product,
+          ownerCompanyId: owner,
+          throttle,
+          journal: journal(),
+          onResult: (r) => results.push(r),
+          earlierCreatesOurs: ours,
+        }).run([plan]);
         expect(results[0]!.outcome, `earlierCreatesOurs ${ours}`).toBe(outcome);
         expect(results[0]!.tradeItemId).toBe(theirs!.tradeItemId);
       }
@@ -122,8 +184,18 @@ describe('executor against the sandbox with faults', () => {
     sandbox.handle.reset();
     sandbox.handle.setFaults({ rate503: 1, retryAfterSeconds: 0 });
     const results: ExecutedRow[] = [];
-    const ex = new Executor({ api: clients.product, ownerCompanyId: owner, throttle: new Throttle(2), onResult: (r) => results.push(r), circuitThreshold: 3 });
-    await ex.run(Array.from({ length: 20 }, (_, i) => planRow(draft(i), empty(), { target: 'tradeItem', mode: 'upsert', ownerCompanyId: owner, key: 'gtin' })));
+    const ex = new Executor({
+      api: clients.product,
+      ownerCompanyId: owner,
+      throttle: new Throttle(2),
+      onResult: (r) => results.push(r),
+      circuitThreshold: 3,
+    });
+    await ex.run(
+      Array.from({ length: 20 }, (_, i) =>
+        planRow(draft(i), empty(), { target: 'tradeItem', mode: 'upsert', ownerCompanyId: owner, key: 'gtin' }),
+      ),
+    );
     sandbox.handle.setFaults({});
     expect(ex.abortReason?.code).toBe('PS_ERR_CIRCUIT_OPEN');
     expect(results).toHaveLength(20);

@@ -22,27 +22,52 @@ afterAll(async () => {
 });
 
 async function context(reportDir: string): Promise<CommandContext> {
-  const config = loadConfig({ PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir, API_CONCURRENCY: '16', LOG_LEVEL: 'silent' });
+  const config = loadConfig({
+    PRODUCT_API_URL: sandbox.url,
+    REFERENCE_API_URL: sandbox.url,
+    API_TOKEN: 'sandbox-token',
+    REPORT_DIR: reportDir,
+    API_CONCURRENCY: '16',
+    LOG_LEVEL: 'silent',
+  });
   return contextFromConfig(config, {});
 }
 
 function rowsCsv(dir: string): string[][] {
   const text = readFileSync(join(dir, 'rows.csv'), 'utf8').replace(/^\uFEFF/, '');
-  return text.trim().split(/\r?\n/).slice(1).map((l) => l.split(','));
+  return text
+    .trim()
+    .split(/\r?\n/)
+    .slice(1)
+    .map((l) => l.split(','));
 }
-
 
 describe('import against the sandbox with faults', () => {
   it('ends with the API matching the sheet, one item per GTIN and one outcome per row; a second import sends no write', async () => {
     sandbox.handle.reset();
-    sandbox.handle.setFaults({ rate503: 0.1, rate429: 0.05, retryAfterSeconds: 0, rate500After: 0.02, rateReset: 0.02, seed: 11 });
+    sandbox.handle.setFaults({
+      rate503: 0.1,
+      rate429: 0.05,
+      retryAfterSeconds: 0,
+      rate500After: 0.02,
+      rateReset: 0.02,
+      seed: 11,
+    });
     const dir = mkdtempSync(join(tmpdir(), 'ps-import-'));
     const { file, mapping } = writeProductSheet(dir, 200, { owner });
     const cc = await context(join(dir, 'reports'));
     try {
       const first = await runImport({ file, mapping }, cc.ctx);
-      const notCreated = rowsCsv(first.reportDir).filter((l) => l[2] !== 'created').map((l) => l.join(','));
-      expect(first.summary.counts, notCreated.join('\n')).toMatchObject({ rows: 200, created: 200, failed: 0, invalid: 0, notAttempted: 0 });
+      const notCreated = rowsCsv(first.reportDir)
+        .filter((l) => l[2] !== 'created')
+        .map((l) => l.join(','));
+      expect(first.summary.counts, notCreated.join('\n')).toMatchObject({
+        rows: 200,
+        created: 200,
+        failed: 0,
+        invalid: 0,
+        notAttempted: 0,
+      });
       expect(first.exitCode).toBe(0);
       expectOneItemPerGtin(sandbox, owner, 200);
       const lines = rowsCsv(first.reportDir);
@@ -69,14 +94,23 @@ describe('import against the sandbox with faults', () => {
       const base = writeProductSheet(dir, 50, { owner });
       await runImport({ file: base.file, mapping: base.mapping }, cc.ctx);
       // 3 renamed, 2 dropped: 2/50 = 4 % archived, under the 10 % guard.
-      const changed = writeProductSheet(dir, 48, { owner, file: 'changed.csv', name: (i) => (i < 3 ? `Biscuits au chocolat ${i}` : `Biscuits au beurre ${i}`) });
+      const changed = writeProductSheet(dir, 48, {
+        owner,
+        file: 'changed.csv',
+        name: (i) => (i < 3 ? `Biscuits au chocolat ${i}` : `Biscuits au beurre ${i}`),
+      });
       const dry = await runImport({ file: changed.file, mapping: changed.mapping, mode: 'full', dryRun: true }, cc.ctx);
       expect(dry.summary.counts).toMatchObject({ updated: 3, unchanged: 45, archived: 2 });
       expect(dry.writes).toBe(0);
       const real = await runImport({ file: changed.file, mapping: changed.mapping, mode: 'full' }, cc.ctx);
       expect(real.summary.counts).toMatchObject({ updated: 3, unchanged: 45, archived: 2 });
       const items = sandbox.handle.store.dump().tradeItems;
-      expect(items.filter((t) => t.archived).map((t) => t.gtin).sort()).toEqual([testGtin(48), testGtin(49)].map((g) => g.padStart(14, '0')).sort());
+      expect(
+        items
+          .filter((t) => t.archived)
+          .map((t) => t.gtin)
+          .sort(),
+      ).toEqual([testGtin(48), testGtin(49)].map((g) => g.padStart(14, '0')).sort());
       expect(items.find((t) => t.gtin === testGtin(0).padStart(14, '0'))?.tradeItemName).toBe('Biscuits au chocolat 0');
 
       // A truncated feed: 10 of 48 active rows → would archive 79 %: the guard trips, nothing is sent.
@@ -99,21 +133,36 @@ describe('an inline import killed with SIGKILL', () => {
     const rows = 600;
     let midway = 0;
     const { file, mapping } = writeProductSheet(dir, rows, { owner });
-        try {
+    try {
       for (let trial = 0; trial < 4; trial++) {
         sandbox.handle.reset();
         sandbox.handle.setFaults({ latencyMs: [5, 15], seed: 3 + trial });
         const reportDir = join(dir, `reports-${trial}`);
-        const env = { ...process.env, PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir, API_CONCURRENCY: '4', LOG_LEVEL: 'silent' };
-        const child = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], { env, stdio: 'ignore' });
+        const env = {
+          ...process.env,
+          PRODUCT_API_URL: sandbox.url,
+          REFERENCE_API_URL: sandbox.url,
+          API_TOKEN: 'sandbox-token',
+          REPORT_DIR: reportDir,
+          API_CONCURRENCY: '4',
+          LOG_LEVEL: 'silent',
+        };
+        const child = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], {
+          env,
+          stdio: 'ignore',
+        });
         // Kill at a random point of the push: once a random number of items exist.
         const killAfter = 20 + Math.floor(Math.random() * (rows - 100));
-        for (let i = 0; i < 2000 && sandbox.handle.store.dump().tradeItems.length < killAfter; i++) await new Promise((r) => setTimeout(r, 10));
+        for (let i = 0; i < 2000 && sandbox.handle.store.dump().tradeItems.length < killAfter; i++)
+          await new Promise((r) => setTimeout(r, 10));
         child.kill('SIGKILL');
         await new Promise((r) => child.once('exit', r));
         const atKill = sandbox.handle.store.dump().tradeItems.length;
         if (atKill > 0 && atKill < rows) midway++;
-        const rerun = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], { env, stdio: 'ignore' });
+        const rerun = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], {
+          env,
+          stdio: 'ignore',
+        });
         const code = await new Promise<number | null>((r) => rerun.once('exit', r));
         expect(code, `trial ${trial} (killed after ${killAfter} items)`).toBe(0);
         expectOneItemPerGtin(sandbox, owner, rows);
@@ -122,7 +171,8 @@ describe('an inline import killed with SIGKILL', () => {
         const summary = JSON.parse(readFileSync(join(reportDir, runs[0]!, 'summary.json'), 'utf8'));
         expect(summary.counts.rows).toBe(rows);
         expect(rowsCsv(join(reportDir, runs[0]!))).toHaveLength(rows);
-        // Every create reached the API at most once per item: a duplicate would show as a second item above, a 409 here.
+        // Every create reached the API at most once per item: a duplicate would show as a second item above, a 409
+        // here.
         expect(sandbox.handle.counts().byRoute['POST /api/tradeItem'] ?? 0).toBeLessThanOrEqual(rows + 8);
         // The run's created rows are the items it made, in both processes: every item (none existed before).
         expect(summary.counts.created).toBe(rows);

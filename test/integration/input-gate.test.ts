@@ -28,7 +28,10 @@ let dir: string;
 let mappingsDir: string;
 let sandbox: RunningSandbox;
 
-/** An input the gate must refuse: a sheet and a mapping (a name in `mappingsDir`), and the code `import` refuses it with. */
+/**
+ * An input the gate must refuse: a sheet and a mapping (a name in `mappingsDir`), and the code `import` refuses it
+ * with.
+ */
 interface Case {
   what: string;
   file: string;
@@ -40,15 +43,29 @@ let good: { file: string; mapping: string };
 
 function envFor(prefix: string): Record<string, string> {
   return {
-    PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', OWNER_COMPANY_ID: DEMO_COMPANY_ID,
-    REDIS_URL: redisUrl, QUEUE_PREFIX: prefix, REPORT_DIR: join(dir, `reports-${prefix}`), UPLOAD_DIR: join(dir, `uploads-${prefix}`), LOG_LEVEL: 'warn',
+    PRODUCT_API_URL: sandbox.url,
+    REFERENCE_API_URL: sandbox.url,
+    API_TOKEN: 'sandbox-token',
+    OWNER_COMPANY_ID: DEMO_COMPANY_ID,
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: prefix,
+    REPORT_DIR: join(dir, `reports-${prefix}`),
+    UPLOAD_DIR: join(dir, `uploads-${prefix}`),
+    LOG_LEVEL: 'warn',
   };
 }
 
 /** The CLI, run in `dir` (so a mapping name is looked for in dir/mappings). */
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: dir,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -58,8 +75,8 @@ function cli(args: string[], env: Record<string, string>): Promise<{ code: numbe
 }
 
 /**
- * What `import` prints refusing `file` with `mapping`, after checking it exits 2 having sent nothing: one line, or for a
- * mapping a first line and one indented line per problem (docs/errors.md), the code last.
+ * What `import` prints refusing `file` with `mapping`, after checking it exits 2 having sent nothing: one line, or for
+ * a mapping a first line and one indented line per problem (docs/errors.md), the code last.
  */
 async function importRefusal(file: string, mapping: string, env: Record<string, string>): Promise<string> {
   const before = sandbox.handle.store.dump().tradeItems.length;
@@ -106,7 +123,10 @@ beforeAll(async () => {
   mkdirSync(sheets);
   const products = writeProductSheet(sheets, 3, { owner: DEMO_COMPANY_ID, file: 'good.csv' });
   writeFileSync(join(mappingsDir, 'products.yaml'), readFileSync(products.mapping));
-  writeFileSync(join(mappingsDir, 'broken.yaml'), 'name: broken\ntarget: tradeItem\nkey: gtin\ncolumns:\n  - { column: GTIN, field: gtinn, type: gtin }\n');
+  writeFileSync(
+    join(mappingsDir, 'broken.yaml'),
+    'name: broken\ntarget: tradeItem\nkey: gtin\ncolumns:\n  - { column: GTIN, field: gtinn, type: gtin }\n',
+  );
   good = { file: products.file, mapping: 'products' };
   const put = (name: string, data: string | Buffer) => {
     const f = join(sheets, name);
@@ -114,17 +134,51 @@ beforeAll(async () => {
     return f;
   };
   const zeros = Buffer.alloc(60 * 1024 * 1024);
-  const parts = [{ name: 'xl/workbook.xml', data: WORKBOOK_XML }, { name: 'xl/_rels/workbook.xml.rels', data: RELS_XML }];
-  const wide = Array.from({ length: 5000 }, (_, i) => ['GTIN', 'Désignation', 'Poids net', 'Unité'][i] ?? `Colonne ${i + 1}`);
+  const parts = [
+    { name: 'xl/workbook.xml', data: WORKBOOK_XML },
+    { name: 'xl/_rels/workbook.xml.rels', data: RELS_XML },
+  ];
+  const wide = Array.from(
+    { length: 5000 },
+    (_, i) => ['GTIN', 'Désignation', 'Poids net', 'Unité'][i] ?? `Colonne ${i + 1}`,
+  );
   cases = [
     { what: 'an empty file', file: put('empty.csv', ''), mapping: 'products', code: 'PS_ERR_FILE_UNREADABLE' },
-    { what: 'a binary file', file: put('binary.csv', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 37) % 256))), mapping: 'products', code: 'PS_ERR_FILE_TYPE' },
-    { what: 'a zip bomb (its sizes declared)', file: put('bomb.xlsx', handZip([...parts, { name: 'xl/worksheets/sheet1.xml', data: zeros }])), mapping: 'products', code: 'PS_ERR_FILE_TOO_LARGE' },
-    { what: 'a zip bomb (its sizes hidden)', file: put('lying.xlsx', handZip([...parts, { name: 'xl/worksheets/sheet1.xml', data: zeros, declaredSize: 1000 }])), mapping: 'products', code: 'PS_ERR_FILE_TOO_LARGE' },
-    { what: 'a 5 000-column sheet', file: put('wide.csv', `${wide.join(';')}\n${wide.map((_, i) => (i === 0 ? '03500000000019' : 'x')).join(';')}\n`), mapping: 'products', code: 'PS_ERR_FILE_TOO_LARGE' },
+    {
+      what: 'a binary file',
+      file: put('binary.csv', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 37) % 256))),
+      mapping: 'products',
+      code: 'PS_ERR_FILE_TYPE',
+    },
+    {
+      what: 'a zip bomb (its sizes declared)',
+      file: put('bomb.xlsx', handZip([...parts, { name: 'xl/worksheets/sheet1.xml', data: zeros }])),
+      mapping: 'products',
+      code: 'PS_ERR_FILE_TOO_LARGE',
+    },
+    {
+      what: 'a zip bomb (its sizes hidden)',
+      file: put(
+        'lying.xlsx',
+        handZip([...parts, { name: 'xl/worksheets/sheet1.xml', data: zeros, declaredSize: 1000 }]),
+      ),
+      mapping: 'products',
+      code: 'PS_ERR_FILE_TOO_LARGE',
+    },
+    {
+      what: 'a 5 000-column sheet',
+      file: put('wide.csv', `${wide.join(';')}\n${wide.map((_, i) => (i === 0 ? '03500000000019' : 'x')).join(';')}\n`),
+      mapping: 'products',
+      code: 'PS_ERR_FILE_TOO_LARGE',
+    },
     { what: 'a missing mapping', file: good.file, mapping: 'nope', code: 'PS_ERR_MAPPING_INVALID' },
     { what: 'an invalid mapping', file: good.file, mapping: 'broken', code: 'PS_ERR_MAPPING_INVALID' },
-    { what: 'a mapped column missing from the header', file: put('no-unit.csv', 'GTIN;Désignation;Poids net\n03500000000019;Biscuit;100\n'), mapping: 'products', code: 'PS_ERR_FILE_HEADER' },
+    {
+      what: 'a mapped column missing from the header',
+      file: put('no-unit.csv', 'GTIN;Désignation;Poids net\n03500000000019;Biscuit;100\n'),
+      mapping: 'products',
+      code: 'PS_ERR_FILE_HEADER',
+    },
   ];
 });
 
@@ -137,7 +191,7 @@ describe('enqueue (CLI)', () => {
   const prefix = `ps-gate-cli-${run}`;
   afterAll(() => dropKeys(prefix));
 
-  it('refuses what import refuses — exit 2, the import\'s message — and queues nothing; a good sheet is queued (control)', async () => {
+  it("refuses what import refuses — exit 2, the import's message — and queues nothing; a good sheet is queued (control)", async () => {
     const env = envFor(prefix);
     for (const c of cases) {
       const expected = await importRefusal(c.file, c.mapping, env);
@@ -181,7 +235,7 @@ describe('console upload', () => {
   /** Every entry of UPLOAD_DIR, hidden ones (a `.part` being written) included. */
   const stored = (): string[] => readdirSync(config.UPLOAD_DIR).sort();
 
-  it('answers 400 with the import\'s message and code, keeps no file and queues nothing; a good sheet is queued (control)', async () => {
+  it("answers 400 with the import's message and code, keeps no file and queues nothing; a good sheet is queued (control)", async () => {
     const env = envFor(prefix);
     for (const c of cases) {
       const { message, code } = parts(await importRefusal(c.file, c.mapping, env));
@@ -206,14 +260,21 @@ describe('feed tick', () => {
   let config: Config;
   let redis: Redis;
   let jobs: string;
-  /** The feeds: one per case (its mapping given by path, as feeds name it), a good one, and one whose mapping gets fixed. */
+  /**
+   * The feeds: one per case (its mapping given by path, as feeds name it), a good one, and one whose mapping gets
+   * fixed.
+   */
   const feedCase = (i: number) => `case-${i}`;
 
   const writeFeed = (id: string, mapping: string) => {
     mkdirSync(join(dir, 'drops', id), { recursive: true });
-    writeFileSync(join(jobs, `${id}.yaml`), `schedule: "0 2 * * *"\nsource: { dir: ${join(dir, 'drops', id)}, pattern: "*", settleSeconds: 0 }\nmapping: ${mapping}\n`);
+    writeFileSync(
+      join(jobs, `${id}.yaml`),
+      `schedule: "0 2 * * *"\nsource: { dir: ${join(dir, 'drops', id)}, pattern: "*", settleSeconds: 0 }\nmapping: ${mapping}\n`,
+    );
   };
-  const dropFile = (id: string, file: string) => writeFileSync(join(dir, 'drops', id, basename(file)), readFileSync(file));
+  const dropFile = (id: string, file: string) =>
+    writeFileSync(join(dir, 'drops', id, basename(file)), readFileSync(file));
 
   beforeAll(async () => {
     jobs = join(dir, 'jobs');
@@ -265,7 +326,9 @@ describe('feed tick', () => {
       expect(code, c.what).toBe(c.code);
       const reason = `${message} [${code}]`;
       expect(await tick(feed), c.what).toBe(`newest file refused, not queued: ${reason}: ${file}`);
-      expect(await tick(feed), c.what).toBe(`newest file refused earlier, not queued until it or the mapping changes: ${reason}: ${file}`);
+      expect(await tick(feed), c.what).toBe(
+        `newest file refused earlier, not queued until it or the mapping changes: ${reason}: ${file}`,
+      );
       expect(await redis.hlen(`{${prefix}}:feed:${feed}:refused`), c.what).toBe(1);
       reasons.push(reason);
     }
@@ -274,14 +337,17 @@ describe('feed tick', () => {
     // `feeds list` shows each feed's last tick, and so why its file was refused.
     const listed = await cli(['feeds', 'list', '--jobs-dir', jobs], env);
     expect(listed.code, listed.stderr).toBe(0);
-    for (const reason of reasons) expect(listed.stdout).toContain(`refused earlier, not queued until it or the mapping changes: ${reason}`);
+    for (const reason of reasons)
+      expect(listed.stdout).toContain(`refused earlier, not queued until it or the mapping changes: ${reason}`);
 
     expect(await tick('good')).toMatch(/^queued import-\S+: .*good\.csv$/);
     expect(await importJobs(prefix)).toBe(1);
   }, 120_000);
 
   it('checks a refused file again once its mapping is changed', async () => {
-    expect(await tick('fixable')).toMatch(/^newest file refused, not queued: .*fixable\.yaml.* \[PS_ERR_MAPPING_INVALID\]: /s);
+    expect(await tick('fixable')).toMatch(
+      /^newest file refused, not queued: .*fixable\.yaml.* \[PS_ERR_MAPPING_INVALID\]: /s,
+    );
     expect(await tick('fixable')).toMatch(/^newest file refused earlier/);
     writeFileSync(join(mappingsDir, 'fixable.yaml'), readFileSync(join(mappingsDir, 'products.yaml')));
     expect(await tick('fixable')).toMatch(/^queued import-\S+: .*good\.csv$/);

@@ -36,7 +36,10 @@ interface Proc {
 }
 
 function cli(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += String(d)));
@@ -57,8 +60,16 @@ async function until(what: string, cond: () => boolean, ms = 30_000): Promise<vo
 
 function baseEnv(dir: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
-    PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: join(dir, 'reports'),
-    STATE_DIR: join(dir, 'state'), API_CONCURRENCY: '4', LOG_LEVEL: 'warn', LOG_FORMAT: 'json', REDIS_URL: '', ...extra,
+    PRODUCT_API_URL: sandbox.url,
+    REFERENCE_API_URL: sandbox.url,
+    API_TOKEN: 'sandbox-token',
+    REPORT_DIR: join(dir, 'reports'),
+    STATE_DIR: join(dir, 'state'),
+    API_CONCURRENCY: '4',
+    LOG_LEVEL: 'warn',
+    LOG_FORMAT: 'json',
+    REDIS_URL: '',
+    ...extra,
   };
 }
 
@@ -77,7 +88,10 @@ function runsIn(reportDir: string): { dir: string; summary: Summary }[] {
   if (!existsSync(reportDir)) return [];
   return readdirSync(reportDir)
     .filter((d) => existsSync(join(reportDir, d, 'summary.json')))
-    .map((d) => ({ dir: join(reportDir, d), summary: JSON.parse(readFileSync(join(reportDir, d, 'summary.json'), 'utf8')) as Summary }));
+    .map((d) => ({
+      dir: join(reportDir, d),
+      summary: JSON.parse(readFileSync(join(reportDir, d, 'summary.json'), 'utf8')) as Summary,
+    }));
 }
 
 /**
@@ -86,13 +100,18 @@ function runsIn(reportDir: string): { dir: string; summary: Summary }[] {
  */
 function expectReportTrue(runDir: string): void {
   const byGtin = new Map(items().map((t) => [String(t.gtin), t.tradeItemId]));
-  const lines = readFileSync(join(runDir, 'rows.csv'), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r?\n/).slice(1);
+  const lines = readFileSync(join(runDir, 'rows.csv'), 'utf8')
+    .replace(/^\uFEFF/, '')
+    .trim()
+    .split(/\r?\n/)
+    .slice(1);
   const summary = JSON.parse(readFileSync(join(runDir, 'summary.json'), 'utf8')) as Summary;
   const seen: Record<string, number> = {};
   for (const line of lines) {
     const [, key, outcome, tradeItemId] = line.split(',');
     seen[outcome!] = (seen[outcome!] ?? 0) + 1;
-    if (outcome === 'created' || outcome === 'updated' || outcome === 'unchanged') expect(tradeItemId, `${runDir}: ${line}`).toBe(byGtin.get(key!));
+    if (outcome === 'created' || outcome === 'updated' || outcome === 'unchanged')
+      expect(tradeItemId, `${runDir}: ${line}`).toBe(byGtin.get(key!));
     else expect(['not_attempted', 'failed'], line).toContain(outcome);
   }
   expect(summary.counts.created).toBe(seen.created ?? 0);
@@ -109,7 +128,10 @@ describe('the owner lease is fenced', () => {
       const rows = 300;
       const a = writeProductSheet(dir, rows, { owner, file: 'night.csv', name: (i) => `Night ${i}` });
       const b = writeProductSheet(dir, rows, { owner, file: 'fix.csv', name: (i) => `Fix ${i}` });
-      const env = baseEnv(dir, { LEASE_TTL_SECONDS: '2', ...(withRedis ? { REDIS_URL: redisUrl, QUEUE_PREFIX: `fence-${process.pid}-${Date.now()}` } : {}) });
+      const env = baseEnv(dir, {
+        LEASE_TTL_SECONDS: '2',
+        ...(withRedis ? { REDIS_URL: redisUrl, QUEUE_PREFIX: `fence-${process.pid}-${Date.now()}` } : {}),
+      });
       const first = cli(['import', a.file, '--mapping', a.mapping], env);
       try {
         await until('the first import to create items', () => items().length >= 30);
@@ -129,7 +151,10 @@ describe('the owner lease is fenced', () => {
         const runs = runsIn(join(dir, 'reports'));
         expect(runs).toHaveLength(2);
         const lost = runs.find((r) => r.summary.exitCode === 3)!;
-        expect(lost.summary).toMatchObject({ abortCode: 'PS_ERR_LEASE_LOST', aborted: expect.stringMatching(/^lease lost: /) });
+        expect(lost.summary).toMatchObject({
+          abortCode: 'PS_ERR_LEASE_LOST',
+          aborted: expect.stringMatching(/^lease lost: /),
+        });
         expect(lost.summary.counts.notAttempted).toBeGreaterThan(0);
         expect(lost.summary.counts.created).toBeGreaterThanOrEqual(pausedAt - 8);
         for (const r of runs) expectReportTrue(r.dir);
@@ -148,7 +173,14 @@ describe('the owner lease is fenced', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-fence-queue-'));
     const rows = 400;
     const sheet = writeProductSheet(dir, rows, { owner });
-    const env = baseEnv(dir, { REDIS_URL: redisUrl, QUEUE_PREFIX: `fenceq-${process.pid}-${Date.now()}`, WORKER_LOCK_MS: '1500', CHUNK_SIZE: '50', API_CONCURRENCY: '2', LEASE_TTL_SECONDS: '5' });
+    const env = baseEnv(dir, {
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: `fenceq-${process.pid}-${Date.now()}`,
+      WORKER_LOCK_MS: '1500',
+      CHUNK_SIZE: '50',
+      API_CONCURRENCY: '2',
+      LEASE_TTL_SECONDS: '5',
+    });
     const workers: Proc[] = [];
     try {
       workers.push(cli(['worker', '--jobs-dir', join(dir, 'no-jobs')], env));
@@ -186,19 +218,40 @@ describe('the owner lease is fenced', () => {
     const rows = 200;
     const queued = writeProductSheet(dir, rows, { owner, file: 'queued.csv', name: (i) => `Queued ${i}` });
     const inline = writeProductSheet(dir, rows, { owner, file: 'inline.csv', name: (i) => `Inline ${i}` });
-    const env = baseEnv(dir, { REDIS_URL: redisUrl, QUEUE_PREFIX: `fencem-${process.pid}-${Date.now()}`, CHUNK_SIZE: '25' });
+    const env = baseEnv(dir, {
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: `fencem-${process.pid}-${Date.now()}`,
+      CHUNK_SIZE: '25',
+    });
     const worker = cli(['worker', '--jobs-dir', join(dir, 'no-jobs')], env);
     try {
       const [q, i] = await Promise.all([
         cli(['enqueue', queued.file, '--mapping', queued.mapping, '--wait'], env).exit,
-        cli(['import', inline.file, '--mapping', inline.mapping, '--wait-lock', '60', '--report-dir', join(dir, 'inline-reports')], env).exit,
+        cli(
+          [
+            'import',
+            inline.file,
+            '--mapping',
+            inline.mapping,
+            '--wait-lock',
+            '60',
+            '--report-dir',
+            join(dir, 'inline-reports'),
+          ],
+          env,
+        ).exit,
       ]);
       expect([q.code, i.code], q.stderr + i.stderr).toEqual([0, 0]);
       expectOneItemPerGtin(sandbox, owner, rows);
-      const runs = [...runsIn(join(dir, 'reports')), ...runsIn(join(dir, 'inline-reports'))].sort((x, y) => x.summary.finishedAt.localeCompare(y.summary.finishedAt));
+      const runs = [...runsIn(join(dir, 'reports')), ...runsIn(join(dir, 'inline-reports'))].sort((x, y) =>
+        x.summary.finishedAt.localeCompare(y.summary.finishedAt),
+      );
       expect(runs).toHaveLength(2);
       // One after the other: the second started when the first had written its report.
-      expect(runs[0]!.summary.finishedAt <= runs[1]!.summary.startedAt, JSON.stringify(runs.map((r) => [r.summary.startedAt, r.summary.finishedAt]))).toBe(true);
+      expect(
+        runs[0]!.summary.finishedAt <= runs[1]!.summary.startedAt,
+        JSON.stringify(runs.map((r) => [r.summary.startedAt, r.summary.finishedAt])),
+      ).toBe(true);
       const last = runs[1]!.dir.includes('inline-reports') ? 'Inline ' : 'Queued ';
       expect(items().every((t) => String(t.tradeItemName).startsWith(last))).toBe(true);
       expectReportTrue(runs[1]!.dir);
@@ -209,7 +262,7 @@ describe('the owner lease is fenced', () => {
     }
   }, 120_000);
 
-  it('two inline imports with different report dirs share one lease (the state directory\'s lock file)', async () => {
+  it("two inline imports with different report dirs share one lease (the state directory's lock file)", async () => {
     sandbox.handle.reset();
     sandbox.handle.setFaults({ latencyMs: [2, 6], seed: 6 });
     const dir = mkdtempSync(join(tmpdir(), 'ps-fence-dirs-'));
@@ -221,19 +274,27 @@ describe('the owner lease is fenced', () => {
       // At once, without waiting: one of them is refused, naming the other.
       const [x, y] = await Promise.all([
         cli(['import', one.file, '--mapping', one.mapping, '--report-dir', join(dir, 'r1')], env).exit,
-        sleep(200).then(() => cli(['import', two.file, '--mapping', two.mapping, '--report-dir', join(dir, 'r2')], env).exit),
+        sleep(200).then(
+          () => cli(['import', two.file, '--mapping', two.mapping, '--report-dir', join(dir, 'r2')], env).exit,
+        ),
       ]);
       expect([x.code, y.code].sort(), x.stderr + y.stderr).toEqual([0, 2]);
-      expect((x.code === 2 ? x : y).stderr).toMatch(/PS_ERR_RUN_LOCKED.*|another run is importing for owner .* run [0-9a-f]{12}-[0-9a-f]{8} \(pid \d+ on .+, since /s);
+      expect((x.code === 2 ? x : y).stderr).toMatch(
+        /PS_ERR_RUN_LOCKED.*|another run is importing for owner .* run [0-9a-f]{12}-[0-9a-f]{8} \(pid \d+ on .+, since /s,
+      );
       expectOneItemPerGtin(sandbox, owner, rows);
       // Both waiting: one after the other, one item per GTIN.
       const [p, q] = await Promise.all([
-        cli(['import', one.file, '--mapping', one.mapping, '--report-dir', join(dir, 'r3'), '--wait-lock', '60'], env).exit,
-        cli(['import', two.file, '--mapping', two.mapping, '--report-dir', join(dir, 'r4'), '--wait-lock', '60'], env).exit,
+        cli(['import', one.file, '--mapping', one.mapping, '--report-dir', join(dir, 'r3'), '--wait-lock', '60'], env)
+          .exit,
+        cli(['import', two.file, '--mapping', two.mapping, '--report-dir', join(dir, 'r4'), '--wait-lock', '60'], env)
+          .exit,
       ]);
       expect([p.code, q.code], p.stderr + q.stderr).toEqual([0, 0]);
       expectOneItemPerGtin(sandbox, owner, rows);
-      const runs = [...runsIn(join(dir, 'r3')), ...runsIn(join(dir, 'r4'))].sort((a, b) => a.summary.finishedAt.localeCompare(b.summary.finishedAt));
+      const runs = [...runsIn(join(dir, 'r3')), ...runsIn(join(dir, 'r4'))].sort((a, b) =>
+        a.summary.finishedAt.localeCompare(b.summary.finishedAt),
+      );
       expect(runs[0]!.summary.finishedAt <= runs[1]!.summary.startedAt).toBe(true);
       expectReportTrue(runs[1]!.dir);
       // The lock lives in the state directory, not in a report dir.
@@ -252,20 +313,35 @@ describe('the owner lease is fenced', () => {
     const env = baseEnv(dir, { REDIS_URL: redisUrl, QUEUE_PREFIX: prefix });
     const redis = new Redis(redisUrl);
     // Another run (here: this test) holds the owner's lease on this API.
-    const held = await acquireLease({ store: redisLeaseStore(redis, prefix, leaseName(owner, sandbox.url)), owner, holder: holderOf('run-holding', 'inline'), ttlMs: 60_000 });
+    const held = await acquireLease({
+      store: redisLeaseStore(redis, prefix, leaseName(owner, sandbox.url)),
+      owner,
+      holder: holderOf('run-holding', 'inline'),
+      ttlMs: 60_000,
+    });
     const workers = await startWorkers(loadConfig(env), { jobsDir: join(dir, 'no-jobs') });
     const client = importQueueClient(loadConfig(env));
     try {
-      const gaveUp = await cli(['enqueue', sheet.file, '--mapping', sheet.mapping, '--wait', '--wait-lock', '1'], env).exit;
+      const gaveUp = await cli(['enqueue', sheet.file, '--mapping', sheet.mapping, '--wait', '--wait-lock', '1'], env)
+        .exit;
       expect(gaveUp.code).toBe(2);
-      expect(gaveUp.stderr).toMatch(/another run is importing for owner .* run run-holding \(pid \d+ on .*\[PS_ERR_RUN_LOCKED\]/);
-      const { jobId } = await client.enqueue({ request: { file: sheet.file, mapping: sheet.mapping, mode: 'update-only' }, origin: 'cli', step: 'prepare' });
+      expect(gaveUp.stderr).toMatch(
+        /another run is importing for owner .* run run-holding \(pid \d+ on .*\[PS_ERR_RUN_LOCKED\]/,
+      );
+      const { jobId } = await client.enqueue({
+        request: { file: sheet.file, mapping: sheet.mapping, mode: 'update-only' },
+        origin: 'cli',
+        step: 'prepare',
+      });
       let status = await client.status(jobId);
       for (let i = 0; i < 300 && (status?.progress as { stage?: string } | null)?.stage !== 'waiting'; i++) {
         await sleep(20);
         status = await client.status(jobId);
       }
-      expect(status!.progress).toMatchObject({ stage: 'waiting', waitingFor: expect.stringMatching(/^run run-holding \(pid \d+/) });
+      expect(status!.progress).toMatchObject({
+        stage: 'waiting',
+        waitingFor: expect.stringMatching(/^run run-holding \(pid \d+/),
+      });
       expect(sandbox.handle.counts().writes).toBe(0);
       await held.release();
       const result = await client.wait(jobId, 60_000);
@@ -283,11 +359,16 @@ describe('the owner lease is fenced', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-fence-noredis-'));
     const sheet = writeProductSheet(dir, 20, { owner });
     const port = await freePort();
-    const r = await cli(['import', sheet.file, '--mapping', sheet.mapping], baseEnv(dir, { REDIS_URL: `redis://:s3cret-pass@127.0.0.1:${port}` })).exit;
+    const r = await cli(
+      ['import', sheet.file, '--mapping', sheet.mapping],
+      baseEnv(dir, { REDIS_URL: `redis://:s3cret-pass@127.0.0.1:${port}` }),
+    ).exit;
     expect(r.code).toBe(2);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(`cannot reach Redis at redis://.*127\\.0\\.0\\.1:${port}.*\\[PS_ERR_REDIS_UNREACHABLE\\]`));
+    expect(lines[0]).toMatch(
+      new RegExp(`cannot reach Redis at redis://.*127\\.0\\.0\\.1:${port}.*\\[PS_ERR_REDIS_UNREACHABLE\\]`),
+    );
     expect(r.stderr).not.toContain('s3cret-pass');
     expect(sandbox.handle.counts().writes).toBe(0);
     expect(existsSync(join(dir, 'state'))).toBe(false);

@@ -15,9 +15,14 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** The CLI in `cwd`, without Redis or any configured API (only --sandbox reaches one); killed after 60 s. */
 function cli(cwd: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env: Record<string, string> = { ...process.env } as Record<string, string>;
-  for (const k of ['PRODUCT_API_URL', 'REFERENCE_API_URL', 'API_TOKEN', 'REDIS_URL', 'OWNER_COMPANY_ID', 'REPORT_DIR']) delete env[k];
+  for (const k of ['PRODUCT_API_URL', 'REFERENCE_API_URL', 'API_TOKEN', 'REDIS_URL', 'OWNER_COMPANY_ID', 'REPORT_DIR'])
+    delete env[k];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...env, LOG_LEVEL: 'error' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd,
+      env: { ...env, LOG_LEVEL: 'error' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
@@ -34,7 +39,11 @@ function cli(cwd: string, args: string[]): Promise<{ code: number | null; stdout
 function outcomes(cwd: string): string[] {
   const runs = readdirSync(join(cwd, 'reports')).filter((d) => !d.startsWith('.'));
   expect(runs).toHaveLength(1);
-  const lines = readFileSync(join(cwd, 'reports', runs[0]!, 'rows.csv'), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r?\n/).slice(1);
+  const lines = readFileSync(join(cwd, 'reports', runs[0]!, 'rows.csv'), 'utf8')
+    .replace(/^\uFEFF/, '')
+    .trim()
+    .split(/\r?\n/)
+    .slice(1);
   return lines.map((l) => l.split(',')[2]!);
 }
 
@@ -49,18 +58,23 @@ describe('mapping init, then import --sandbox with the written mapping, without 
   it('a French CSV of trade items: every row created, labels resolved to ids, numbers and units read', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'ps-onboard-fr-'));
     const g = Array.from({ length: 4 }, (_, i) => testGtin(i + 1, '376099'));
-    writeFileSync(join(cwd, 'Catalogue Fromagerie.csv'), [
-      'Code-barres;Désignation;Marque;Poids net;Unité;Statut;Nomenclature douanière;Emballage;Saisonnier;Début de saison;Commentaire',
-      `${g[0]};Comté AOP 18 mois;Fromagerie des Monts;250;g;Actif;0406;Papier;Non;;Nouveau référencement`,
-      `${g[1]};Galettes pur beurre;Biscuiterie de Pont-Aven;0,125;kg;Actif;1905;Carton;Oui;25/10/2025;`,
-      `${g[2]};Côtes du Rhône rouge;Domaine des Garrigues;75;cl;Inactif;2204;Verre;Non;;`,
-      `${g[3]};Madeleines;Maison Mulot;1 250;g;Actif;1905;Carton;Oui;03/11/2025;`,
-    ].join('\n'));
+    writeFileSync(
+      join(cwd, 'Catalogue Fromagerie.csv'),
+      [
+        'Code-barres;Désignation;Marque;Poids net;Unité;Statut;Nomenclature douanière;Emballage;Saisonnier;Début de saison;Commentaire',
+        `${g[0]};Comté AOP 18 mois;Fromagerie des Monts;250;g;Actif;0406;Papier;Non;;Nouveau référencement`,
+        `${g[1]};Galettes pur beurre;Biscuiterie de Pont-Aven;0,125;kg;Actif;1905;Carton;Oui;25/10/2025;`,
+        `${g[2]};Côtes du Rhône rouge;Domaine des Garrigues;75;cl;Inactif;2204;Verre;Non;;`,
+        `${g[3]};Madeleines;Maison Mulot;1 250;g;Actif;1905;Carton;Oui;03/11/2025;`,
+      ].join('\n'),
+    );
 
     const init = await cli(cwd, ['mapping', 'init', 'Catalogue Fromagerie.csv', '--sandbox']);
     expect(init.code, init.stderr + init.stdout).toBe(0);
     expect(init.stdout).toMatch(/Draft mapping mappings\/catalogue-fromagerie\.yaml: tradeItem, language fr-FR/);
-    expect(init.stdout).toMatch(/^6 +Statut +tradeItemStatusId +alias "Statut" \(fr\); labels found in the list trade-item-status/m);
+    expect(init.stdout).toMatch(
+      /^6 +Statut +tradeItemStatusId +alias "Statut" \(fr\); labels found in the list trade-item-status/m,
+    );
     expect(init.stdout).toMatch(/list labels checked against the embedded sandbox/);
     const text = readFileSync(join(cwd, 'mappings', 'catalogue-fromagerie.yaml'), 'utf8');
     expect(text.split('\n')[0]).toMatch(/^# yaml-language-server: \$schema=.*schemas\/mapping\.schema\.json$/);
@@ -68,17 +82,34 @@ describe('mapping init, then import --sandbox with the written mapping, without 
     // Never over an existing mapping without --force.
     const again = await cli(cwd, ['mapping', 'init', 'Catalogue Fromagerie.csv']);
     expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/mappings\/catalogue-fromagerie\.yaml already exists: --force overwrites it.*\[PS_ERR_CLI_USAGE\]/);
+    expect(again.stderr).toMatch(
+      /mappings\/catalogue-fromagerie\.yaml already exists: --force overwrites it.*\[PS_ERR_CLI_USAGE\]/,
+    );
     expect(readFileSync(join(cwd, 'mappings', 'catalogue-fromagerie.yaml'), 'utf8')).toBe(text);
 
-    const run = await cli(cwd, ['import', 'Catalogue Fromagerie.csv', '--mapping', 'catalogue-fromagerie', '--sandbox', '--report-dir', 'reports']);
+    const run = await cli(cwd, [
+      'import',
+      'Catalogue Fromagerie.csv',
+      '--mapping',
+      'catalogue-fromagerie',
+      '--sandbox',
+      '--report-dir',
+      'reports',
+    ]);
     expect(run.code, run.stderr + run.stdout).toBe(0);
-    expect(run.stdout).toMatch(/rows 4: created 4, updated 0, unchanged 0, unarchived 0, archived 0, invalid 0, failed 0/);
+    expect(run.stdout).toMatch(
+      /rows 4: created 4, updated 0, unchanged 0, unarchived 0, archived 0, invalid 0, failed 0/,
+    );
     expect(outcomes(cwd)).toEqual(['created', 'created', 'created', 'created']);
 
     const items = new Map(store(cwd).tradeItems.map((t) => [t.fields.gtin, t.fields]));
     const galettes = items.get(`0${g[1]}`)!;
-    expect(galettes).toMatchObject({ tradeItemName: 'Galettes pur beurre', harmonizedCode: '1905', isTradeItemSeasonal: 'true', seasonalAvailabilityStartDate: '2025-10-25' });
+    expect(galettes).toMatchObject({
+      tradeItemName: 'Galettes pur beurre',
+      harmonizedCode: '1905',
+      isTradeItemSeasonal: 'true',
+      seasonalAvailabilityStartDate: '2025-10-25',
+    });
     expect(galettes.netContents).toEqual([{ value: '0.125', unitOfMeasure: 'KGM' }]);
     expect(items.get(`0${g[3]}`)!.netContents).toEqual([{ value: '1250', unitOfMeasure: 'GRM' }]);
     for (const t of items.values()) {
@@ -97,7 +128,16 @@ describe('mapping init, then import --sandbox with the written mapping, without 
     const supplier = 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f';
     await writeWorkbook(cwd, 'lieferant.xlsx', (wb) => {
       const ws = wb.addWorksheet('Artikel');
-      ws.addRow(['EAN-Code', 'Produktname', 'Marke', 'Nettogewicht', 'Einheit', 'Ursprungsland', 'Lieferant', 'Zolltarifnummer']);
+      ws.addRow([
+        'EAN-Code',
+        'Produktname',
+        'Marke',
+        'Nettogewicht',
+        'Einheit',
+        'Ursprungsland',
+        'Lieferant',
+        'Zolltarifnummer',
+      ]);
       ws.addRow([g[0], 'Bergkäse', 'Alpenhof', 0.5, 'kg', 'Deutschland', supplier, '0406']);
       ws.addRow([g[1], 'Lebkuchen', 'Nürnberger', 200, 'g', 'Österreich;Deutschland', supplier, '1905']);
       ws.addRow([g[2], 'Riesling', 'Weingut Keller', 75, 'cl', 'Frankreich', supplier, '2204']);
@@ -107,16 +147,34 @@ describe('mapping init, then import --sandbox with the written mapping, without 
     const printed = await cli(cwd, ['mapping', 'init', 'lieferant.xlsx', '--target', 'manufacturedItem', '--out', '-']);
     expect(printed.code, printed.stderr).toBe(0);
     expect(printed.stdout).toMatch(/^# yaml-language-server: \$schema=\.\.\/schemas\/mapping\.schema\.json\n/);
-    expect(printed.stdout).toMatch(/^ {2}- \{ column: Ursprungsland, field: countriesOfOrigin, type: country, split: ";" \}/m);
+    expect(printed.stdout).toMatch(
+      /^ {2}- \{ column: Ursprungsland, field: countriesOfOrigin, type: country, split: ";" \}/m,
+    );
     expect(printed.stderr).toMatch(/Draft mapping \(printed\)/);
     expect(readdirSync(cwd)).toEqual(['lieferant.xlsx']);
 
-    const init = await cli(cwd, ['mapping', 'init', 'lieferant.xlsx', '--target', 'manufacturedItem', '--name', 'lieferant-de']);
+    const init = await cli(cwd, [
+      'mapping',
+      'init',
+      'lieferant.xlsx',
+      '--target',
+      'manufacturedItem',
+      '--name',
+      'lieferant-de',
+    ]);
     expect(init.code, init.stderr + init.stdout).toBe(0);
     expect(init.stdout).toMatch(/manufacturedItem, language de-DE/);
     expect(init.stdout).toMatch(/note: list labels not checked: no reference API configured/);
 
-    const run = await cli(cwd, ['import', 'lieferant.xlsx', '--mapping', 'lieferant-de', '--sandbox', '--report-dir', 'reports']);
+    const run = await cli(cwd, [
+      'import',
+      'lieferant.xlsx',
+      '--mapping',
+      'lieferant-de',
+      '--sandbox',
+      '--report-dir',
+      'reports',
+    ]);
     expect(run.code, run.stderr + run.stdout).toBe(0);
     expect(outcomes(cwd)).toEqual(['created', 'created', 'created']);
     const s = store(cwd);

@@ -1,4 +1,5 @@
-// `validate --preview` (issue 11, part 2): the first rows of a sheet as they would be sent, against the sandbox over HTTP.
+// `validate --preview` (issue 11, part 2): the first rows of a sheet as they would be sent, against the sandbox over
+// HTTP.
 import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,7 +42,16 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ps-preview-'));
   mapping = join(dir, 'preview-test.yaml');
   writeFileSync(mapping, MAPPING);
-  cc = await contextFromConfig(loadConfig({ PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: join(dir, 'reports'), LOG_LEVEL: 'silent' }), {});
+  cc = await contextFromConfig(
+    loadConfig({
+      PRODUCT_API_URL: sandbox.url,
+      REFERENCE_API_URL: sandbox.url,
+      API_TOKEN: 'sandbox-token',
+      REPORT_DIR: join(dir, 'reports'),
+      LOG_LEVEL: 'silent',
+    }),
+    {},
+  );
 });
 afterAll(async () => {
   await cc?.close();
@@ -70,20 +80,51 @@ describe('validate --preview', () => {
     ]);
     const before = sandbox.handle.counts().writes;
     const p = await previewSheet({ file, mapping, rows: 2 }, cc.ctx);
-    expect(p).toMatchObject({ version: 1, mapping: 'preview-test', target: 'tradeItem', rowsRequested: 2, more: true, duplicateKeys: 'previewed-rows', counts: { rows: 2, valid: 2, invalid: 0 } });
+    expect(p).toMatchObject({
+      version: 1,
+      mapping: 'preview-test',
+      target: 'tradeItem',
+      rowsRequested: 2,
+      more: true,
+      duplicateKeys: 'previewed-rows',
+      counts: { rows: 2, valid: 2, invalid: 0 },
+    });
     expect(p.rows.map((r) => r.row)).toEqual([2, 3]);
-    expect(p.notes.join(' ')).toMatch(/more rows than the 2 shown: duplicate keys \(DUPLICATE_KEY\) were looked for among the rows shown only/);
-    expect(field(p, 2, 'gtin')).toEqual({ field: 'gtin', column: 'EAN', sheetValue: testGtin(1), mapped: `0${testGtin(1)}` });
+    expect(p.notes.join(' ')).toMatch(
+      /more rows than the 2 shown: duplicate keys \(DUPLICATE_KEY\) were looked for among the rows shown only/,
+    );
+    expect(field(p, 2, 'gtin')).toEqual({
+      field: 'gtin',
+      column: 'EAN',
+      sheetValue: testGtin(1),
+      mapped: `0${testGtin(1)}`,
+    });
     expect(field(p, 2, 'netContents[0].value')).toMatchObject({ column: 'Poids', sheetValue: '0,5', mapped: '0.5' });
     expect(field(p, 2, 'netContents[0].unitOfMeasure')).toMatchObject({ sheetValue: 'kg', mapped: 'KGM' });
     const status = field(p, 2, 'tradeItemStatusId');
-    expect(status).toMatchObject({ column: 'Statut', sheetValue: 'A', mapped: 'Actif', resolved: [{ value: 'Actif', label: 'Actif' }] });
+    expect(status).toMatchObject({
+      column: 'Statut',
+      sheetValue: 'A',
+      mapped: 'Actif',
+      resolved: [{ value: 'Actif', label: 'Actif' }],
+    });
     expect(status.resolved![0]!.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(field(p, 3, 'tradeItemStatusId').resolved![0]).toMatchObject({ label: 'Inactif' });
-    expect(field(p, 3, 'harmonizedCode')).toMatchObject({ sheetValue: '04.06', mapped: '04.06', resolved: [{ id: '0406' }] });
-    expect(field(p, 2, 'productLanguage')).toEqual({ field: 'productLanguage', column: null, sheetValue: null, mapped: 'fr' });
+    expect(field(p, 3, 'harmonizedCode')).toMatchObject({
+      sheetValue: '04.06',
+      mapped: '04.06',
+      resolved: [{ id: '0406' }],
+    });
+    expect(field(p, 2, 'productLanguage')).toEqual({
+      field: 'productLanguage',
+      column: null,
+      sheetValue: null,
+      mapped: 'fr',
+    });
     // The brand does not exist: the preview says it would be created, and creates nothing.
-    expect(field(p, 2, 'brandId').resolved).toEqual([{ value: 'Fromagerie des Monts', id: null, label: 'Fromagerie des Monts', problem: 'BRAND_WOULD_CREATE' }]);
+    expect(field(p, 2, 'brandId').resolved).toEqual([
+      { value: 'Fromagerie des Monts', id: null, label: 'Fromagerie des Monts', problem: 'BRAND_WOULD_CREATE' },
+    ]);
     expect(p.rows[0]!.issues.map((i) => i.code)).toEqual(['BRAND_WOULD_CREATE']);
     expect(sandbox.handle.counts().writes).toBe(before);
     expect(sandbox.handle.store.dump().brands).toHaveLength(0);
@@ -94,7 +135,9 @@ describe('validate --preview', () => {
     const stored = sandbox.handle.store.dump().tradeItems.find((t) => t.gtin === `0${testGtin(1)}`)!;
     expect(stored.tradeItemStatusId).toBe(status.resolved![0]!.id);
     const again = await previewSheet({ file, mapping, rows: 1 }, cc.ctx);
-    expect(field(again, 2, 'brandId').resolved).toEqual([{ value: 'Fromagerie des Monts', id: stored.brandId, label: 'Fromagerie des Monts' }]);
+    expect(field(again, 2, 'brandId').resolved).toEqual([
+      { value: 'Fromagerie des Monts', id: stored.brandId, label: 'Fromagerie des Monts' },
+    ]);
     expect(again.rows[0]!.issues).toEqual([]);
   });
 
@@ -106,30 +149,56 @@ describe('validate --preview', () => {
       `${testGtin(11)};Manchego;;300;g;Zombie;0406`,
     ]);
     const p = await previewSheet({ file, mapping }, cc.ctx);
-    expect(p).toMatchObject({ rowsRequested: 10, more: false, duplicateKeys: 'whole-sheet', counts: { rows: 4, valid: 0, invalid: 4 } });
+    expect(p).toMatchObject({
+      rowsRequested: 10,
+      more: false,
+      duplicateKeys: 'whole-sheet',
+      counts: { rows: 4, valid: 0, invalid: 4 },
+    });
     const codes = (row: number) => p.rows.find((r) => r.row === row)!.issues.map((i) => i.code);
     expect(codes(2)).toEqual(['DUPLICATE_KEY']);
     expect(codes(3)).toEqual(['GTIN_CHECK_DIGIT']);
     expect(codes(4)).toEqual(['DECIMAL_SEPARATOR', 'DUPLICATE_KEY']);
     expect(codes(5)).toEqual(['REF_UNKNOWN']);
-    expect(p.rows.find((r) => r.row === 5)!.issues[0]).toMatchObject({ severity: 'error', column: 'Statut', field: 'tradeItemStatusId', value: 'Zombie' });
+    expect(p.rows.find((r) => r.row === 5)!.issues[0]).toMatchObject({
+      severity: 'error',
+      column: 'Statut',
+      field: 'tradeItemStatusId',
+      value: 'Zombie',
+    });
     // A refused cell has no mapped value; an unknown label says why it has no id, on a row already invalid too.
     expect(field(p, 4, 'netContents[0].value')).toMatchObject({ sheetValue: '1.500', mapped: null });
-    expect(field(p, 4, 'tradeItemStatusId').resolved).toEqual([{ value: 'Zombie', id: null, label: null, problem: 'REF_UNKNOWN' }]);
+    expect(field(p, 4, 'tradeItemStatusId').resolved).toEqual([
+      { value: 'Zombie', id: null, label: null, problem: 'REF_UNKNOWN' },
+    ]);
     expect(p.rows.every((r) => r.outcome === 'invalid')).toBe(true);
   });
 
   it('shows both fields a quantity column feeds, and the column a fallback took the value from', async () => {
     const file = join(dir, 'quantity.csv');
-    writeFileSync(file, `EAN;Nom FR;Nom EN;Contenance\n${testGtin(1)};Comté;Comte cheese;0,5 kg\n${testGtin(2)};;Blue cheese;75 cl\n`);
-    const m = parseMapping(`name: q\ntarget: tradeItem\nownerCompanyId: ${owner}\nlanguage: fr-FR\ncolumns:
+    writeFileSync(
+      file,
+      `EAN;Nom FR;Nom EN;Contenance\n${testGtin(1)};Comté;Comte cheese;0,5 kg\n${testGtin(2)};;Blue cheese;75 cl\n`,
+    );
+    const m = parseMapping(
+      `name: q\ntarget: tradeItem\nownerCompanyId: ${owner}\nlanguage: fr-FR\ncolumns:
   - { column: EAN, field: gtin }
   - { column: Nom FR, fallback: Nom EN, field: tradeItemName }
   - { column: Contenance, field: "netContents[0]", type: quantity }
-`, 'q.yaml');
+`,
+      'q.yaml',
+    );
     const p = await previewSheet({ file, mapping: m }, cc.ctx);
-    expect(field(p, 2, 'netContents[0].value')).toMatchObject({ column: 'Contenance', sheetValue: '0,5 kg', mapped: '0.5' });
-    expect(field(p, 2, 'netContents[0].unitOfMeasure')).toMatchObject({ column: 'Contenance', sheetValue: '0,5 kg', mapped: 'KGM' });
+    expect(field(p, 2, 'netContents[0].value')).toMatchObject({
+      column: 'Contenance',
+      sheetValue: '0,5 kg',
+      mapped: '0.5',
+    });
+    expect(field(p, 2, 'netContents[0].unitOfMeasure')).toMatchObject({
+      column: 'Contenance',
+      sheetValue: '0,5 kg',
+      mapped: 'KGM',
+    });
     expect(field(p, 3, 'netContents[0].unitOfMeasure')).toMatchObject({ mapped: 'CLT' });
     expect(field(p, 2, 'tradeItemName')).toMatchObject({ column: 'Nom FR', mapped: 'Comté' });
     expect(field(p, 3, 'tradeItemName')).toMatchObject({ column: 'Nom EN', mapped: 'Blue cheese' });
@@ -150,9 +219,14 @@ describe('validate --preview', () => {
   it('refuses a row count out of range and a mapped column missing from the sheet', async () => {
     const file = sheet('one.csv', [`${testGtin(1)};Comté;;250;g;A;0406`]);
     await expect(previewSheet({ file, mapping, rows: 0 }, cc.ctx)).rejects.toMatchObject({ code: 'PS_ERR_CLI_USAGE' });
-    await expect(previewSheet({ file, mapping, rows: 1001 }, cc.ctx)).rejects.toMatchObject({ code: 'PS_ERR_CLI_USAGE' });
+    await expect(previewSheet({ file, mapping, rows: 1001 }, cc.ctx)).rejects.toMatchObject({
+      code: 'PS_ERR_CLI_USAGE',
+    });
     const other = parseMapping(MAPPING.replace('column: Nom,', 'column: Désignation,'), 'inline.yaml');
-    await expect(previewSheet({ file, mapping: other }, cc.ctx)).rejects.toMatchObject({ code: 'PS_ERR_FILE_HEADER', message: expect.stringContaining('"Désignation"') });
+    await expect(previewSheet({ file, mapping: other }, cc.ctx)).rejects.toMatchObject({
+      code: 'PS_ERR_FILE_HEADER',
+      message: expect.stringContaining('"Désignation"'),
+    });
   });
 
   it('prints a table that fits 100 columns, field paths whole, long cells cut', async () => {
@@ -174,7 +248,10 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
   delete env.REDIS_URL;
   Object.assign(env, { LOG_LEVEL: 'error' });
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -187,7 +264,18 @@ describe('product-sync validate --preview', () => {
   it('prints the rows as JSON or a table, exits 0 when they are valid and 1 when one is not, and writes no report', async () => {
     const reports = join(dir, 'cli-reports');
     const good = sheet('cli-good.csv', [`${testGtin(1)};Comté;;250;g;A;0406`, `${testGtin(2)};Brie;;250;g;A;0406`]);
-    const json = await cli(['validate', good, '-m', mapping, '--preview', '1', '--json', '--sandbox', '--report-dir', reports]);
+    const json = await cli([
+      'validate',
+      good,
+      '-m',
+      mapping,
+      '--preview',
+      '1',
+      '--json',
+      '--sandbox',
+      '--report-dir',
+      reports,
+    ]);
     expect(json.code, json.stderr).toBe(0);
     const p = JSON.parse(json.stdout) as Preview;
     expect(p).toMatchObject({ rowsRequested: 1, more: true, counts: { rows: 1, valid: 1 } });

@@ -22,15 +22,28 @@ beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
   dir = mkdtempSync(join(tmpdir(), 'ps-queue-cli-'));
   env = {
-    PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REDIS_URL: redisUrl, QUEUE_PREFIX: prefix,
-    REPORT_DIR: join(dir, 'reports'), UPLOAD_DIR: join(dir, 'uploads'), API_CONCURRENCY: '4', LOG_LEVEL: 'warn',
+    PRODUCT_API_URL: sandbox.url,
+    REFERENCE_API_URL: sandbox.url,
+    API_TOKEN: 'sandbox-token',
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: prefix,
+    REPORT_DIR: join(dir, 'reports'),
+    UPLOAD_DIR: join(dir, 'uploads'),
+    API_CONCURRENCY: '4',
+    LOG_LEVEL: 'warn',
   };
   const jobs = join(dir, 'jobs');
   mkdirSync(jobs);
   mkdirSync(join(dir, 'drop'));
-  writeFileSync(join(jobs, 'nightly.yaml'), `schedule: "0 2 * * *"\ntimezone: Europe/Paris\nsource: { dir: ${join(dir, 'drop')}, pattern: "acme-*.csv", settleSeconds: 0 }\nmapping: ${join(dir, 'products.yaml')}\n`);
+  writeFileSync(
+    join(jobs, 'nightly.yaml'),
+    `schedule: "0 2 * * *"\ntimezone: Europe/Paris\nsource: { dir: ${join(dir, 'drop')}, pattern: "acme-*.csv", settleSeconds: 0 }\nmapping: ${join(dir, 'products.yaml')}\n`,
+  );
   mkdirSync(join(dir, 'drop-guarded'));
-  writeFileSync(join(jobs, 'guarded.yaml'), `schedule: "0 3 * * *"\nsource: { dir: ${join(dir, 'drop-guarded')}, pattern: "g-*.csv", settleSeconds: 0 }\nmapping: ${join(dir, 'products.yaml')}\nmode: full\narchiveGuard: { maxRatio: 0.1 }\n`);
+  writeFileSync(
+    join(jobs, 'guarded.yaml'),
+    `schedule: "0 3 * * *"\nsource: { dir: ${join(dir, 'drop-guarded')}, pattern: "g-*.csv", settleSeconds: 0 }\nmapping: ${join(dir, 'products.yaml')}\nmode: full\narchiveGuard: { maxRatio: 0.1 }\n`,
+  );
   workers = await startWorkers(loadConfig(env), { jobsDir: jobs, chunkSize: 20 });
 });
 afterAll(async () => {
@@ -42,9 +55,15 @@ afterAll(async () => {
   r.disconnect();
 });
 
-function cli(args: string[], extra: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cli(
+  args: string[],
+  extra: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], { env: { ...process.env, ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
+      env: { ...process.env, ...env, ...extra },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -91,7 +110,8 @@ describe('queue commands', () => {
     expect(run.code, run.stderr).toBe(0);
     const r = new Redis(redisUrl);
     const until = async (field: string, pattern: RegExp) => {
-      for (let i = 0; i < 150 && !pattern.test((await r.hget(`{${prefix}}:feed:nightly:last`, field)) ?? ''); i++) await new Promise((res) => setTimeout(res, 100));
+      for (let i = 0; i < 150 && !pattern.test((await r.hget(`{${prefix}}:feed:nightly:last`, field)) ?? ''); i++)
+        await new Promise((res) => setTimeout(res, 100));
     };
     try {
       await until('exitCode', /^0$/);
@@ -117,7 +137,9 @@ describe('queue commands', () => {
     sandbox.handle.reset();
     // 20 items in the API; the feed's file in full mode names 2 of them: archiving 18 of 20 trips the guard (10 %).
     const { file, mapping } = writeProductSheet(dir, 20, { owner: DEMO_COMPANY_ID, file: 'twenty.csv' });
-    expect((await cli(['import', file, '--mapping', mapping], { REPORT_DIR: join(dir, 'inline-reports') })).code).toBe(0);
+    expect((await cli(['import', file, '--mapping', mapping], { REPORT_DIR: join(dir, 'inline-reports') })).code).toBe(
+      0,
+    );
     writeProductSheet(join(dir, 'drop-guarded'), 2, { owner: DEMO_COMPANY_ID, file: 'g-1.csv' });
     const r = new Redis(redisUrl);
     const last = async (previous?: string): Promise<Record<string, string>> => {
@@ -137,8 +159,17 @@ describe('queue commands', () => {
       expect(second.exitCode).toBe('3');
       expect(second.runId).not.toBe(first.runId);
       expect(sandbox.handle.store.dump().tradeItems.filter((t) => t.archived)).toHaveLength(0);
-      // Enqueued by hand, the same sheet, mapping and mode: the aborted job is replaced and runs again (and aborts again).
-      const byHand = await cli(['enqueue', join(dir, 'drop-guarded', 'g-1.csv'), '--mapping', join(dir, 'products.yaml'), '--mode', 'full', '--wait']);
+      // Enqueued by hand, the same sheet, mapping and mode: the aborted job is replaced and runs again (and aborts
+      // again).
+      const byHand = await cli([
+        'enqueue',
+        join(dir, 'drop-guarded', 'g-1.csv'),
+        '--mapping',
+        join(dir, 'products.yaml'),
+        '--mode',
+        'full',
+        '--wait',
+      ]);
       expect(byHand.code, byHand.stderr).toBe(3);
       expect(byHand.stdout).not.toContain('already queued');
       expect(byHand.stdout).toMatch(/ABORTED: archive guard tripped/);

@@ -23,17 +23,21 @@ afterAll(async () => {
 
 function env(dir: string, redisUrl: string): Record<string, string> {
   return {
-    PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REDIS_URL: redisUrl, QUEUE_PREFIX: 'ps-faults',
-    REPORT_DIR: join(dir, 'reports'), UPLOAD_DIR: join(dir, 'uploads'), API_CONCURRENCY: '4', LOG_LEVEL: 'silent',
+    PRODUCT_API_URL: sandbox.url,
+    REFERENCE_API_URL: sandbox.url,
+    API_TOKEN: 'sandbox-token',
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: 'ps-faults',
+    REPORT_DIR: join(dir, 'reports'),
+    UPLOAD_DIR: join(dir, 'uploads'),
+    API_CONCURRENCY: '4',
+    LOG_LEVEL: 'silent',
   };
 }
-
 
 function itemsOf(): { gtin?: unknown; tradeItemId: string }[] {
   return sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
 }
-
-
 
 describe('queue mode under infrastructure faults', () => {
   it('survives a Redis restart (AOF) in the middle of an import', async () => {
@@ -44,7 +48,11 @@ describe('queue mode under infrastructure faults', () => {
     await redis.start();
     const e = env(dir, redis.url);
     const { file, mapping } = writeProductSheet(dir, 400, { owner });
-    const workers = await startWorkers(loadConfig(e), { jobsDir: join(dir, 'no-jobs'), chunkSize: 25, lockDurationMs: 3000 });
+    const workers = await startWorkers(loadConfig(e), {
+      jobsDir: join(dir, 'no-jobs'),
+      chunkSize: 25,
+      lockDurationMs: 3000,
+    });
     const client = importQueueClient(loadConfig(e));
     try {
       const { jobId } = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
@@ -75,10 +83,15 @@ describe('queue mode under infrastructure faults', () => {
     const redis = await ownRedis(dir, { args: ['--maxmemory-policy', 'allkeys-lru'] });
     await redis.start();
     const startAndStop = async (): Promise<string> => {
-      const w = spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], { env: { ...process.env, ...env(dir, redis.url), LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const w = spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], {
+        env: { ...process.env, ...env(dir, redis.url), LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stderr = '';
       w.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-      await new Promise<void>((r) => w.stdout!.on('data', (d: Buffer) => d.toString().includes('worker started') && r()));
+      await new Promise<void>((r) =>
+        w.stdout!.on('data', (d: Buffer) => d.toString().includes('worker started') && r()),
+      );
       w.kill('SIGTERM');
       expect(await new Promise((r) => w.once('exit', (code, signal) => r(code ?? signal))), stderr).toBe(0);
       return stderr;
@@ -109,19 +122,30 @@ describe('queue mode under infrastructure faults', () => {
       // Rows 0-49 in both feeds (same GTINs), plus 10 of each feed's own.
       const lines = ['GTIN;Désignation;Poids net;Unité'];
       for (let i = 0; i < 50; i++) lines.push(`${testGtin(i)};Biscuits au beurre ${i};100;g`);
-      for (let i = 0; i < 10; i++) lines.push(`${testGtin(i, feed === 'acme' ? '035001' : '035002')};${feed} ${i};100;g`);
+      for (let i = 0; i < 10; i++)
+        lines.push(`${testGtin(i, feed === 'acme' ? '035001' : '035002')};${feed} ${i};100;g`);
       writeFileSync(join(drop, `${feed}-1.csv`), `${lines.join('\n')}\n`);
-      writeFileSync(join(jobs, `${feed}.yaml`), `schedule: "0 3 * * *"\nsource: { dir: ${drop}, pattern: "${feed}-*.csv", settleSeconds: 0 }\nmapping: ${join(dir, 'products.yaml')}\n`);
+      writeFileSync(
+        join(jobs, `${feed}.yaml`),
+        `schedule: "0 3 * * *"\nsource: { dir: ${drop}, pattern: "${feed}-*.csv", settleSeconds: 0 }\nmapping: ${join(dir, 'products.yaml')}\n`,
+      );
     }
     writeProductSheet(dir, 1, { owner, file: 'unused.csv' });
-    const spawnWorker = () => spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', jobs], { env: { ...process.env, ...e }, stdio: 'ignore' });
+    const spawnWorker = () =>
+      spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', jobs], {
+        env: { ...process.env, ...e },
+        stdio: 'ignore',
+      });
     const a = spawnWorker();
     const b = spawnWorker();
     const client = importQueueClient(loadConfig(e));
     try {
       await new Promise((r) => setTimeout(r, 2500));
       for (const feed of ['acme', 'bravo']) {
-        const run = spawn(process.execPath, ['bin/product-sync.mjs', 'feeds', 'run', feed, '--jobs-dir', jobs], { env: { ...process.env, ...e }, stdio: ['ignore', 'ignore', 'pipe'] });
+        const run = spawn(process.execPath, ['bin/product-sync.mjs', 'feeds', 'run', feed, '--jobs-dir', jobs], {
+          env: { ...process.env, ...e },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
         let stderr = '';
         run.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
         expect(await new Promise((r) => run.once('exit', r)), stderr).toBe(0);
@@ -136,11 +160,16 @@ describe('queue mode under infrastructure faults', () => {
       expect(runs).toHaveLength(2);
       for (const r of runs) {
         expect(r.returnvalue.summary.counts).toMatchObject({ rows: 60, failed: 0, invalid: 0 });
-        expect(r.returnvalue.summary.counts.created + r.returnvalue.summary.counts.updated + r.returnvalue.summary.counts.unchanged).toBe(60);
+        expect(
+          r.returnvalue.summary.counts.created +
+            r.returnvalue.summary.counts.updated +
+            r.returnvalue.summary.counts.unchanged,
+        ).toBe(60);
         reportIdsMatchApi(sandbox, owner, r.returnvalue.reportDir, 60);
       }
       expectOneItemPerGtin(sandbox, owner, 70);
-      for (const feed of ['acme', 'bravo']) await expectRerunCreatesNothing(sandbox, e, join(dir, feed, `${feed}-1.csv`), join(dir, 'products.yaml'), 60);
+      for (const feed of ['acme', 'bravo'])
+        await expectRerunCreatesNothing(sandbox, e, join(dir, feed, `${feed}-1.csv`), join(dir, 'products.yaml'), 60);
     } finally {
       // SIGKILL: this test is not about shutdown, and a worker must not outlive it.
       a.kill('SIGKILL');

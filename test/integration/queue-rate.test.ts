@@ -60,7 +60,11 @@ describe('shared API rate', () => {
   });
 
   it('does not stall requests when Redis is unreachable', async () => {
-    const down = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, lazyConnect: true, enableOfflineQueue: false });
+    const down = new Redis('redis://127.0.0.1:1', {
+      maxRetriesPerRequest: 0,
+      lazyConnect: true,
+      enableOfflineQueue: false,
+    });
     down.on('error', () => undefined);
     conns.push(down);
     const r = new SharedRate(down, key, 1);

@@ -36,17 +36,23 @@ function env(dir: string): Record<string, string> {
   const prefix = `ps-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   prefixes.push(prefix);
   return {
-    PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REDIS_URL: redisUrl, QUEUE_PREFIX: prefix,
-    REPORT_DIR: join(dir, 'reports'), UPLOAD_DIR: join(dir, 'uploads'), API_CONCURRENCY: '4', LOG_LEVEL: 'warn', CHUNK_SIZE: '40', WORKER_LOCK_MS: '3000',
+    PRODUCT_API_URL: sandbox.url,
+    REFERENCE_API_URL: sandbox.url,
+    API_TOKEN: 'sandbox-token',
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: prefix,
+    REPORT_DIR: join(dir, 'reports'),
+    UPLOAD_DIR: join(dir, 'uploads'),
+    API_CONCURRENCY: '4',
+    LOG_LEVEL: 'warn',
+    CHUNK_SIZE: '40',
+    WORKER_LOCK_MS: '3000',
   };
 }
 
 function itemsOf(): { gtin?: unknown; tradeItemId: string }[] {
   return sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
 }
-
-
-
 
 describe('queue mode', () => {
   it('imports an enqueued sheet through a flow of chunk jobs with the inline summary, and runs the same upload once', async () => {
@@ -67,18 +73,26 @@ describe('queue mode', () => {
       for (let i = 0; i < 600; i++) {
         const s = await client.status(first.jobId);
         if (s?.state === 'completed' || s?.state === 'failed') break;
-        const p = s?.progress as { stage?: string; operationsSent: number; chunksDone: number; chunks: number } | undefined;
+        const p = s?.progress as
+          { stage?: string; operationsSent: number; chunksDone: number; chunks: number } | undefined;
         if (s?.state === 'waiting-children' && p?.stage === 'push') seen.push(p);
         await new Promise((r) => setTimeout(r, 15));
       }
-      expect(seen.some((p) => p.chunksDone > 0 && p.chunksDone < 5 && p.operationsSent === p.chunksDone * 25 && p.chunks === 5)).toBe(true);
+      expect(
+        seen.some(
+          (p) => p.chunksDone > 0 && p.chunksDone < 5 && p.operationsSent === p.chunksDone * 25 && p.chunks === 5,
+        ),
+      ).toBe(true);
       const result = await client.wait(first.jobId, 60_000);
       expect(result.exitCode).toBe(0);
       expect(result.summary.counts).toMatchObject({ rows: 120, created: 120, failed: 0, invalid: 0 });
       expectOneItemPerGtin(sandbox, owner, 120);
       reportIdsMatchApi(sandbox, owner, result.reportDir, 120);
       expect(sandbox.handle.counts().byRoute['POST /api/tradeItem']).toBe(120);
-      const push = new Queue('push', { connection: new Redis(redisUrl, { maxRetriesPerRequest: null }), prefix: `{${e.QUEUE_PREFIX}}` });
+      const push = new Queue('push', {
+        connection: new Redis(redisUrl, { maxRetriesPerRequest: null }),
+        prefix: `{${e.QUEUE_PREFIX}}`,
+      });
       expect(await push.getJobCountByTypes('completed')).toBe(5);
       await push.close();
       expect((await client.status(first.jobId))?.progress).toMatchObject({ stage: 'done', rowsRead: 120 });
@@ -94,7 +108,11 @@ describe('queue mode', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-queue-kill-'));
     const rows = 400;
     const { file, mapping } = writeProductSheet(dir, rows, { owner });
-    const spawnWorker = (e: Record<string, string>): ChildProcess => spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], { env: { ...process.env, ...e }, stdio: 'ignore' });
+    const spawnWorker = (e: Record<string, string>): ChildProcess =>
+      spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], {
+        env: { ...process.env, ...e },
+        stdio: 'ignore',
+      });
     let midway = 0;
     for (let trial = 0; trial < 3; trial++) {
       sandbox.handle.reset();
@@ -135,8 +153,13 @@ describe('queue mode', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-queue-term-'));
     const e = env(dir);
     const { file, mapping } = writeProductSheet(dir, 300, { owner });
-    const first = spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], { env: { ...process.env, ...e }, stdio: ['ignore', 'pipe', 'ignore'] });
-    await new Promise<void>((r) => first.stdout!.on('data', (d: Buffer) => d.toString().includes('worker started') && r()));
+    const first = spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], {
+      env: { ...process.env, ...e },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    await new Promise<void>((r) =>
+      first.stdout!.on('data', (d: Buffer) => d.toString().includes('worker started') && r()),
+    );
     const client = importQueueClient(loadConfig(e));
     try {
       const { jobId } = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
@@ -145,7 +168,11 @@ describe('queue mode', () => {
       first.kill('SIGTERM');
       const code = await new Promise<number | null>((r) => first.once('exit', r));
       expect(code).toBe(0);
-      const workers = await startWorkers(loadConfig(e), { jobsDir: join(dir, 'no-jobs'), chunkSize: 40, lockDurationMs: 3000 });
+      const workers = await startWorkers(loadConfig(e), {
+        jobsDir: join(dir, 'no-jobs'),
+        chunkSize: 40,
+        lockDurationMs: 3000,
+      });
       try {
         const result = await client.wait(jobId, 60_000);
         expect(result.summary.counts.rows).toBe(300);
@@ -169,12 +196,21 @@ describe('queue mode', () => {
     const e = env(dir);
     const jobs = join(dir, 'jobs');
     mkdirSync(jobs);
-    writeFileSync(join(jobs, 'bad.yaml'), 'schedule: "0 2 * * *"\nsource: { dir: x, pattern: "*.csv" }\nmapping: m\nmode: sometimes\n');
+    writeFileSync(
+      join(jobs, 'bad.yaml'),
+      'schedule: "0 2 * * *"\nsource: { dir: x, pattern: "*.csv" }\nmapping: m\nmode: sometimes\n',
+    );
     await expect(startWorkers(loadConfig(e), { jobsDir: jobs })).rejects.toThrow(/bad\.yaml:4: mode/);
-    writeFileSync(join(jobs, 'bad.yaml'), 'schedule: "*/2 * * * * *"\ntimezone: Europe/Paris\nsource: { dir: drop, pattern: "acme-*.csv" }\nmapping: m\n');
+    writeFileSync(
+      join(jobs, 'bad.yaml'),
+      'schedule: "*/2 * * * * *"\ntimezone: Europe/Paris\nsource: { dir: drop, pattern: "acme-*.csv" }\nmapping: m\n',
+    );
     const w1 = await startWorkers(loadConfig(e), { jobsDir: jobs });
     const w2 = await startWorkers(loadConfig(e), { jobsDir: jobs });
-    const feeds = new Queue('feeds', { connection: new Redis(redisUrl, { maxRetriesPerRequest: null }), prefix: `{${e.QUEUE_PREFIX}}` });
+    const feeds = new Queue('feeds', {
+      connection: new Redis(redisUrl, { maxRetriesPerRequest: null }),
+      prefix: `{${e.QUEUE_PREFIX}}`,
+    });
     try {
       expect((await feeds.getJobSchedulers()).map((s) => s.key)).toEqual(['bad']);
       const t0 = Date.now();
@@ -189,7 +225,10 @@ describe('queue mode', () => {
     }
     // A feed file removed from jobs/ loses its scheduler at the next worker start; a new one gets its own.
     rmSync(join(jobs, 'bad.yaml'));
-    writeFileSync(join(jobs, 'nightly.yaml'), 'schedule: "0 2 * * *"\nsource: { dir: drop, pattern: "*.csv" }\nmapping: m\n');
+    writeFileSync(
+      join(jobs, 'nightly.yaml'),
+      'schedule: "0 2 * * *"\nsource: { dir: drop, pattern: "*.csv" }\nmapping: m\n',
+    );
     const w3 = await startWorkers(loadConfig(e), { jobsDir: jobs });
     try {
       expect((await feeds.getJobSchedulers()).map((s) => s.key)).toEqual(['nightly']);
@@ -219,7 +258,8 @@ describe('queue mode', () => {
       }
       expect(at429).toBeDefined();
       await new Promise((r) => setTimeout(r, 1200));
-      // Only requests already on their way when the 429 came back may have arrived since (2 workers x API_CONCURRENCY 4).
+      // Only requests already on their way when the 429 came back may have arrived since (2 workers x API_CONCURRENCY
+      // 4).
       expect(sandbox.handle.counts().total - at429!).toBeLessThanOrEqual(10);
       const result = await client.wait(jobId, 60_000);
       expect(result.summary.counts).toMatchObject({ rows: 400, created: 400, failed: 0 });

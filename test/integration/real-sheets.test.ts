@@ -15,34 +15,62 @@ let cc: CommandContext;
 describe.runIf(existsSync(data))('validate on the real sheets', () => {
   beforeAll(async () => {
     sandbox = await startSandbox({ port: 0 });
-    cc = await contextFromConfig(loadConfig({ PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: mkdtempSync(join(tmpdir(), 'ps-real-')), LOG_LEVEL: 'warn' }), {});
+    cc = await contextFromConfig(
+      loadConfig({
+        PRODUCT_API_URL: sandbox.url,
+        REFERENCE_API_URL: sandbox.url,
+        API_TOKEN: 'sandbox-token',
+        REPORT_DIR: mkdtempSync(join(tmpdir(), 'ps-real-')),
+        LOG_LEVEL: 'warn',
+      }),
+      {},
+    );
   });
   afterAll(async () => {
     await cc?.close();
     await sandbox?.close();
   });
 
-  const rows = (dir: string) => readFileSync(join(dir, 'rows.csv'), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r?\n/).slice(1);
+  const rows = (dir: string) =>
+    readFileSync(join(dir, 'rows.csv'), 'utf8')
+      .replace(/^\uFEFF/, '')
+      .trim()
+      .split(/\r?\n/)
+      .slice(1);
 
   it('Système U export: units read from words, GTINs normalised, Excel-mangled ids named by row and column', async () => {
-    const r = await runValidate({ file: new URL('systemeu-akeneo-export.csv', data).pathname, mapping: 'systemeu-akeneo' }, cc.ctx);
+    const r = await runValidate(
+      { file: new URL('systemeu-akeneo-export.csv', data).pathname, mapping: 'systemeu-akeneo' },
+      cc.ctx,
+    );
     expect(r.summary.counts.rows).toBe(5);
     const lines = rows(r.reportDir);
-    expect(lines[0]).toMatch(/^2,03368954957571,invalid,.*IDENTIFIER_SCIENTIFIC_NOTATION \[SVE_idRubrique\] ""1,76701E\+15""/);
+    expect(lines[0]).toMatch(
+      /^2,03368954957571,invalid,.*IDENTIFIER_SCIENTIFIC_NOTATION \[SVE_idRubrique\] ""1,76701E\+15""/,
+    );
     expect(lines.join('\n')).not.toMatch(/UNIT_|GTIN_/);
   });
 
   it('OFF producer sheet: a value with its unit in a decimal column is an issue on that cell; bad check digits on theirs', async () => {
-    const r = await runValidate({ file: new URL('off-producer-import-fr.xlsx', data).pathname, mapping: 'off-producer-import-fr' }, cc.ctx);
+    const r = await runValidate(
+      { file: new URL('off-producer-import-fr.xlsx', data).pathname, mapping: 'off-producer-import-fr' },
+      cc.ctx,
+    );
     const lines = rows(r.reportDir);
     expect(lines[0]).toMatch(/^2,03270190128403,invalid,.*DECIMAL_INVALID \[Poids net\]/);
     expect(lines[1]).toMatch(/^3,,invalid,.*GTIN_CHECK_DIGIT \[Code-barres\] ""4270190128403""/);
   });
 
   it('eco-score template (header on row 2) and the OFF TSV export read to one outcome per row', async () => {
-    const eco = await runValidate({ file: new URL('eco-score-template.xlsx', data).pathname, mapping: 'eco-score-template' }, cc.ctx);
+    const eco = await runValidate(
+      { file: new URL('eco-score-template.xlsx', data).pathname, mapping: 'eco-score-template' },
+      cc.ctx,
+    );
     expect(rows(eco.reportDir)[0]).toMatch(/^3,07622210449283,valid/);
-    const off = await runValidate({ file: new URL('off-export-products.tsv', data).pathname, mapping: 'off-export' }, cc.ctx);
+    const off = await runValidate(
+      { file: new URL('off-export-products.tsv', data).pathname, mapping: 'off-export' },
+      cc.ctx,
+    );
     expect(rows(off.reportDir)).toHaveLength(off.summary.counts.rows);
     expect(off.summary.counts.rows).toBeGreaterThan(20);
   });

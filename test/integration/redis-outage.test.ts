@@ -36,11 +36,18 @@ interface Proc {
 
 function cli(args: string[], env: Record<string, string>): Proc {
   const t0 = Date.now();
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const out = { stdout: '', stderr: '' };
   child.stdout!.on('data', (d) => (out.stdout += String(d)));
   child.stderr!.on('data', (d) => (out.stderr += String(d)));
-  return { child, out, exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, ...out, ms: Date.now() - t0 }))) };
+  return {
+    child,
+    out,
+    exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, ...out, ms: Date.now() - t0 }))),
+  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -56,14 +63,25 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 
 
 function env(dir: string, redisUrl: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
-    PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', OWNER_COMPANY_ID: owner, REDIS_URL: redisUrl,
-    QUEUE_PREFIX: 'ps-outage', REPORT_DIR: join(dir, 'reports'), UPLOAD_DIR: join(dir, 'uploads'), STATE_DIR: join(dir, 'state'),
-    API_CONCURRENCY: '2', LOG_LEVEL: 'warn', LOG_FORMAT: 'json', ...extra,
+    PRODUCT_API_URL: sandbox.url,
+    REFERENCE_API_URL: sandbox.url,
+    API_TOKEN: 'sandbox-token',
+    OWNER_COMPANY_ID: owner,
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: 'ps-outage',
+    REPORT_DIR: join(dir, 'reports'),
+    UPLOAD_DIR: join(dir, 'uploads'),
+    STATE_DIR: join(dir, 'state'),
+    API_CONCURRENCY: '2',
+    LOG_LEVEL: 'warn',
+    LOG_FORMAT: 'json',
+    ...extra,
   };
 }
 
 /** Log lines (JSON) of `stderr` whose message matches `re`. */
-const logLines = (stderr: string, re: RegExp) => stderr.split('\n').filter((l) => l.startsWith('{') && re.test((JSON.parse(l) as { msg: string }).msg));
+const logLines = (stderr: string, re: RegExp) =>
+  stderr.split('\n').filter((l) => l.startsWith('{') && re.test((JSON.parse(l) as { msg: string }).msg));
 
 describe('Redis unreachable when a command starts', () => {
   it('worker, enqueue, feeds list and feeds run exit 2 within 15 s, in one line naming Redis and its URL (password redacted)', async () => {
@@ -73,19 +91,28 @@ describe('Redis unreachable when a command starts', () => {
     const sheet = writeProductSheet(dir, 3, { owner });
     const jobs = join(dir, 'jobs');
     mkdirSync(jobs);
-    writeFileSync(join(jobs, 'nightly.yaml'), `schedule: "0 2 * * *"\nsource: { dir: ${dir}, pattern: "*.csv" }\nmapping: ${sheet.mapping}\n`);
-    const runs = await Promise.all([
-      ['worker', '--jobs-dir', jobs],
-      ['enqueue', sheet.file, '--mapping', sheet.mapping],
-      ['feeds', 'list', '--jobs-dir', jobs],
-      ['feeds', 'run', 'nightly', '--jobs-dir', jobs],
-    ].map((args) => cli(args, e).exit));
+    writeFileSync(
+      join(jobs, 'nightly.yaml'),
+      `schedule: "0 2 * * *"\nsource: { dir: ${dir}, pattern: "*.csv" }\nmapping: ${sheet.mapping}\n`,
+    );
+    const runs = await Promise.all(
+      [
+        ['worker', '--jobs-dir', jobs],
+        ['enqueue', sheet.file, '--mapping', sheet.mapping],
+        ['feeds', 'list', '--jobs-dir', jobs],
+        ['feeds', 'run', 'nightly', '--jobs-dir', jobs],
+      ].map((args) => cli(args, e).exit),
+    );
     for (const r of runs) {
       expect(r.code, r.stderr).toBe(2);
       expect(r.ms).toBeLessThan(15_000);
       const lines = r.stderr.trim().split('\n');
       expect(lines, r.stderr).toHaveLength(1);
-      expect(lines[0]).toMatch(new RegExp(`^product-sync: cannot reach Redis at redis://\\[redacted\\]@127\\.0\\.0\\.1:${port}: connect ECONNREFUSED .*needs it: start Redis or fix REDIS_URL, or give --wait-redis <seconds> to wait for it \\[PS_ERR_REDIS_UNREACHABLE\\]$`));
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `^product-sync: cannot reach Redis at redis://\\[redacted\\]@127\\.0\\.0\\.1:${port}: connect ECONNREFUSED .*needs it: start Redis or fix REDIS_URL, or give --wait-redis <seconds> to wait for it \\[PS_ERR_REDIS_UNREACHABLE\\]$`,
+        ),
+      );
       expect(r.stderr).not.toContain('s3cret-pass');
     }
   });
@@ -94,7 +121,10 @@ describe('Redis unreachable when a command starts', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-waitredis-'));
     const redis = await ownRedis(dir, { aof: false });
     const worker = cli(['worker', '--jobs-dir', join(dir, 'no-jobs'), '--wait-redis', '20'], env(dir, redis.url));
-    const gaveUp = cli(['feeds', 'list', '--jobs-dir', join(dir, 'no-jobs'), '--wait-redis', '1'], env(dir, `redis://127.0.0.1:${await freePort()}`)).exit;
+    const gaveUp = cli(
+      ['feeds', 'list', '--jobs-dir', join(dir, 'no-jobs'), '--wait-redis', '1'],
+      env(dir, `redis://127.0.0.1:${await freePort()}`),
+    ).exit;
     try {
       await until('the worker to say it waits', () => /does not answer: waiting up to 20 s/.test(worker.out.stderr));
       await sleep(1500);
@@ -107,7 +137,9 @@ describe('Redis unreachable when a command starts', () => {
       expect((await worker.exit).code).toBe(0);
       const r = await gaveUp;
       expect(r.code).toBe(2);
-      expect(r.stderr).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED .* \(waited 1 s\); `feeds list` needs it: start Redis or fix REDIS_URL \[PS_ERR_REDIS_UNREACHABLE\]\n$/);
+      expect(r.stderr).toMatch(
+        /cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED .* \(waited 1 s\); `feeds list` needs it: start Redis or fix REDIS_URL \[PS_ERR_REDIS_UNREACHABLE\]\n$/,
+      );
     } finally {
       worker.child.kill('SIGKILL');
       await redis.stop();
@@ -126,8 +158,12 @@ describe('Redis unreachable when a command starts', () => {
       expect(Date.now() - t0).toBeLessThan(3000);
       expect(health.status).toBe(503);
       expect(await health.json()).toEqual({ status: 'degraded', redis: 'down' });
-      expect(await (await fetch(`${url}/`)).text()).toContain('<p id="redis-banner" role="alert">Redis does not answer');
-      expect(await (await fetch(`${url}/mapper`)).text()).toContain('<p id="redis-banner" role="alert">Redis does not answer');
+      expect(await (await fetch(`${url}/`)).text()).toContain(
+        '<p id="redis-banner" role="alert">Redis does not answer',
+      );
+      expect(await (await fetch(`${url}/mapper`)).text()).toContain(
+        '<p id="redis-banner" role="alert">Redis does not answer',
+      );
       const runs = await fetch(`${url}/runs`);
       expect(runs.status).toBe(503);
       expect(await runs.json()).toMatchObject({ code: 'PS_ERR_REDIS_UNREACHABLE', redis: 'down' });
@@ -164,7 +200,11 @@ describe('Redis lost while a worker runs', () => {
     let workers: Awaited<ReturnType<typeof startWorkers>> | undefined;
     try {
       await until('the worker to start', () => worker.out.stdout.includes('worker started'));
-      const { jobId } = await client.enqueue({ request: { file: sheet.file, mapping: sheet.mapping }, origin: 'cli', step: 'prepare' });
+      const { jobId } = await client.enqueue({
+        request: { file: sheet.file, mapping: sheet.mapping },
+        origin: 'cli',
+        step: 'prepare',
+      });
       await until('the first items', () => items().length >= 10);
       await redis.stop('SIGKILL');
       await sleep(200);
@@ -173,7 +213,12 @@ describe('Redis lost while a worker runs', () => {
       const r = await worker.exit;
       expect(Date.now() - t0).toBeLessThan(10_000);
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stderr).toMatch(new RegExp(`^product-sync: SIGTERM while Redis at redis://127\\.0\\.0\\.1:${redis.port} does not answer: the worker stopped sending; the requests in flight settled and are journalled; its jobs go back to the queue when Redis answers .*$`, 'm'));
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^product-sync: SIGTERM while Redis at redis://127\\.0\\.0\\.1:${redis.port} does not answer: the worker stopped sending; the requests in flight settled and are journalled; its jobs go back to the queue when Redis answers .*$`,
+          'm',
+        ),
+      );
       // The outage once, not once per reconnection attempt; no worker errors.
       expect(logLines(r.stderr, /does not answer: reconnecting/).length).toBeLessThanOrEqual(1);
       expect(r.stderr).not.toMatch(/worker error|ECONNREFUSED.*\n.*ECONNREFUSED/);
@@ -181,11 +226,17 @@ describe('Redis lost while a worker runs', () => {
       expect(sent).toBeLessThan(200);
       await sleep(300);
       expect(items().length).toBe(sent);
-      const runDir = readdirSync(e.REPORT_DIR!).map((d) => join(e.REPORT_DIR!, d)).find((d) => existsSync(join(d, 'run.json')))!;
+      const runDir = readdirSync(e.REPORT_DIR!)
+        .map((d) => join(e.REPORT_DIR!, d))
+        .find((d) => existsSync(join(d, 'run.json')))!;
       expect(readdirSync(join(runDir, 'chunks')).some((f) => f.endsWith('.journal.jsonl'))).toBe(true);
       // Redis back (AOF): another worker takes the jobs over once their locks expired, and resumes from the journals.
       await redis.start();
-      workers = await startWorkers(loadConfig(e), { jobsDir: join(dir, 'no-jobs'), chunkSize: 20, lockDurationMs: 3000 });
+      workers = await startWorkers(loadConfig(e), {
+        jobsDir: join(dir, 'no-jobs'),
+        chunkSize: 20,
+        lockDurationMs: 3000,
+      });
       const result = await client.wait(jobId, 60_000);
       expect(result.summary.counts.rows).toBe(200);
       expect(result.summary.counts.failed + result.summary.counts.notAttempted).toBe(0);
@@ -221,7 +272,9 @@ describe('Redis lost while a worker runs', () => {
       const r = await worker.exit;
       expect(Date.now() - t0).toBeLessThan(2000);
       expect(r.code).toBe(143);
-      expect(r.stderr).toMatch(/^product-sync: SIGTERM again: exiting now \(the jobs in hand go back to the queue when their locks expire, and resume from their journals\)$/m);
+      expect(r.stderr).toMatch(
+        /^product-sync: SIGTERM again: exiting now \(the jobs in hand go back to the queue when their locks expire, and resume from their journals\)$/m,
+      );
     } finally {
       worker.child.kill('SIGKILL');
       await client.close();
@@ -242,12 +295,18 @@ describe('Redis restarted without persistence', () => {
     const sheet = writeProductSheet(dir, 5, { owner });
     const jobs = join(dir, 'jobs');
     mkdirSync(jobs);
-    writeFileSync(join(jobs, 'nightly.yaml'), `schedule: "0 2 * * *"\nsource: { dir: ${dir}, pattern: "*.csv" }\nmapping: ${sheet.mapping}\n`);
+    writeFileSync(
+      join(jobs, 'nightly.yaml'),
+      `schedule: "0 2 * * *"\nsource: { dir: ${dir}, pattern: "*.csv" }\nmapping: ${sheet.mapping}\n`,
+    );
     // The worker serves one prefix; the queued import waits under another, where no worker takes it.
     const workerConfig = loadConfig(env(dir, redis.url, { QUEUE_PREFIX: 'ps-feeds' }));
     const workers = await startWorkers(workerConfig, { jobsDir: jobs });
     const feeds = openFeedsQueue(workerConfig);
-    const waiting = cli(['enqueue', sheet.file, '--mapping', sheet.mapping, '--wait'], env(dir, redis.url, { QUEUE_PREFIX: 'ps-nobody' }));
+    const waiting = cli(
+      ['enqueue', sheet.file, '--mapping', sheet.mapping, '--wait'],
+      env(dir, redis.url, { QUEUE_PREFIX: 'ps-nobody' }),
+    );
     try {
       expect([...(await feeds.schedulers()).keys()]).toEqual(['nightly']);
       await until('the job id', () => waiting.out.stdout.trim().length > 0);
@@ -260,9 +319,16 @@ describe('Redis restarted without persistence', () => {
       expect(r.code, r.stderr).toBe(3);
       // The outage was logged once while it lasted; then one line says what happened.
       expect(logLines(r.stderr, /does not answer: reconnecting/).length).toBeLessThanOrEqual(1);
-      const lines = r.stderr.trim().split('\n').filter((l) => !l.startsWith('{'));
+      const lines = r.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !l.startsWith('{'));
       expect(lines, r.stderr).toHaveLength(1);
-      expect(lines[0]).toMatch(new RegExp(`^product-sync: run \\S+ is gone from the queue: Redis at redis://127\\.0\\.0\\.1:${redis.port} restarted without its data \\(it runs without persistence: give it appendonly yes, see docs/queue\\.md\\)\\. .*enqueue the same sheet again .* \\[PS_ERR_JOB_LOST\\]$`));
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `^product-sync: run \\S+ is gone from the queue: Redis at redis://127\\.0\\.0\\.1:${redis.port} restarted without its data \\(it runs without persistence: give it appendonly yes, see docs/queue\\.md\\)\\. .*enqueue the same sheet again .* \\[PS_ERR_JOB_LOST\\]$`,
+        ),
+      );
       await until('the feed schedule to be back', async () => (await feeds.schedulers()).has('nightly'), 20_000);
     } finally {
       waiting.child.kill('SIGKILL');

@@ -20,7 +20,10 @@ afterAll(async () => {
 type Exit = { code: number | null; stdout: string; stderr: string };
 
 function cli(args: string[], env: Record<string, string>): Promise<Exit> {
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], { env: { ...process.env, REDIS_URL: '', LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
+    env: { ...process.env, REDIS_URL: '', LOG_LEVEL: 'silent', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += String(d)));
@@ -28,10 +31,20 @@ function cli(args: string[], env: Record<string, string>): Promise<Exit> {
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
 }
 
-const apiEnv = (dir: string, token = 'sandbox-token') => ({ PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: token, REPORT_DIR: join(dir, 'reports') });
-const summaries = (dir: string) => readdirSync(join(dir, 'reports')).filter((d) => existsSync(join(dir, 'reports', d, 'summary.json'))).map((d) => JSON.parse(readFileSync(join(dir, 'reports', d, 'summary.json'), 'utf8')));
+const apiEnv = (dir: string, token = 'sandbox-token') => ({
+  PRODUCT_API_URL: sandbox.url,
+  REFERENCE_API_URL: sandbox.url,
+  API_TOKEN: token,
+  REPORT_DIR: join(dir, 'reports'),
+});
+const summaries = (dir: string) =>
+  readdirSync(join(dir, 'reports'))
+    .filter((d) => existsSync(join(dir, 'reports', d, 'summary.json')))
+    .map((d) => JSON.parse(readFileSync(join(dir, 'reports', d, 'summary.json'), 'utf8')));
 
-/** A sheet with brands (created on demand): rows 2 and 4 have a wrong check digit, rows 3 and 5 an unknown status label. */
+/**
+ * A sheet with brands (created on demand): rows 2 and 4 have a wrong check digit, rows 3 and 5 an unknown status label.
+ */
 function brandSheet(dir: string): { file: string; mapping: string } {
   const lines = ['GTIN;Désignation;Marque;Statut'];
   for (let i = 0; i < 6; i++) {
@@ -42,7 +55,10 @@ function brandSheet(dir: string): { file: string; mapping: string } {
   const file = join(dir, 'brands.csv');
   writeFileSync(file, `${lines.join('\n')}\n`);
   const mapping = join(dir, 'brands.yaml');
-  writeFileSync(mapping, `name: brands\ntarget: tradeItem\nownerCompanyId: ${owner}\nlanguage: fr-FR\nkey: gtin\ncolumns:\n  - { column: GTIN, field: gtin, type: gtin }\n  - { column: Désignation, field: tradeItemName }\n  - { column: Marque, field: brandId, lookup: { brand: { create: true } } }\n  - { column: Statut, field: tradeItemStatusId, lookup: { list: trade-item-status } }\n`);
+  writeFileSync(
+    mapping,
+    `name: brands\ntarget: tradeItem\nownerCompanyId: ${owner}\nlanguage: fr-FR\nkey: gtin\ncolumns:\n  - { column: GTIN, field: gtin, type: gtin }\n  - { column: Désignation, field: tradeItemName }\n  - { column: Marque, field: brandId, lookup: { brand: { create: true } } }\n  - { column: Statut, field: tradeItemStatusId, lookup: { list: trade-item-status } }\n`,
+  );
   return { file, mapping };
 }
 
@@ -71,7 +87,10 @@ describe('the run contract', () => {
     const { file, mapping } = brandSheet(dir);
     const r = await cli(['import', file, '--mapping', mapping], apiEnv(dir));
     expect(r.code).toBe(1);
-    const brands = sandbox.handle.store.dump().brands.map((b) => b.name).sort();
+    const brands = sandbox.handle.store
+      .dump()
+      .brands.map((b) => b.name)
+      .sort();
     // Rows 0 and 5 are valid; 1 and 3 fail validation, 2 and 4 a lookup resolved before the brand.
     expect(brands).toEqual(['Marque 0', 'Marque 5']);
   }, 60_000);
@@ -85,7 +104,10 @@ describe('the run contract', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/createdBy.*API_CREDENTIAL_INTERNAL/);
     expect(sandbox.handle.counts().writes).toBe(0);
-    const internal = await cli(['import', file, '--mapping', mapping], { ...apiEnv(dir, 'sandbox-internal-token'), API_CREDENTIAL_INTERNAL: 'true' });
+    const internal = await cli(['import', file, '--mapping', mapping], {
+      ...apiEnv(dir, 'sandbox-internal-token'),
+      API_CREDENTIAL_INTERNAL: 'true',
+    });
     expect(internal.code, internal.stderr).toBe(0);
     expect(sandbox.handle.store.dump().tradeItems).toHaveLength(3);
   }, 60_000);
@@ -100,7 +122,10 @@ describe('the run contract', () => {
     expect(r.stdout).toContain(s.runId);
     expect(s.counts).toMatchObject({ rows: 30, notAttempted: 30 });
     expect(s.aborted).toMatch(/401/);
-    const rows = readFileSync(join(dir, 'reports', s.runId, 'rows.csv'), 'utf8').trim().split(/\r?\n/).slice(1);
+    const rows = readFileSync(join(dir, 'reports', s.runId, 'rows.csv'), 'utf8')
+      .trim()
+      .split(/\r?\n/)
+      .slice(1);
     expect(rows).toHaveLength(30);
     for (const l of rows) expect(l).toContain('not_attempted');
   }, 60_000);
@@ -119,13 +144,20 @@ describe('the run contract', () => {
     expect(same.code).toBe(0);
     expect(same.stdout).toMatch(/in sync 5, differ 0, missing in the API 0, invalid 0; items missing from the sheet 0/);
     // 1 renamed, 1 dropped from the sheet, 1 new in it.
-    const changed = writeProductSheet(dir, 5, { owner, file: 'changed.csv', prefix: '035000', name: (i) => (i === 0 ? 'Renamed' : `Biscuits au beurre ${i}`) });
+    const changed = writeProductSheet(dir, 5, {
+      owner,
+      file: 'changed.csv',
+      prefix: '035000',
+      name: (i) => (i === 0 ? 'Renamed' : `Biscuits au beurre ${i}`),
+    });
     const text = readFileSync(changed.file, 'utf8').split('\n');
     text[5] = `${testGtin(7)};New;100;g`;
     writeFileSync(changed.file, text.join('\n'));
     const diff = await cli(['reconcile', changed.file, '--mapping', changed.mapping], apiEnv(dir));
     expect(diff.code).toBe(1);
     expect(diff.stdout).toMatch(/in sync 3, differ 1, missing in the API 1, invalid 0; items missing from the sheet 1/);
-    expect((await cli(['reconcile', changed.file, '--mapping', changed.mapping, '--no-fail-on-diff'], apiEnv(dir))).code).toBe(0);
+    expect(
+      (await cli(['reconcile', changed.file, '--mapping', changed.mapping, '--no-fail-on-diff'], apiEnv(dir))).code,
+    ).toBe(0);
   }, 90_000);
 });

@@ -25,7 +25,10 @@ afterAll(async () => {
 type Exit = { code: number | null; stderr: string };
 
 function cli(args: string[], env: Record<string, string>): Promise<Exit> {
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += String(d)));
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
@@ -33,8 +36,17 @@ function cli(args: string[], env: Record<string, string>): Promise<Exit> {
 
 /** Every line of a report that names an item names the one the API holds for its GTIN, with the API's values. */
 function reportTrueToApi(reportDir: string, names: (gtin: string) => string | undefined): void {
-  const items = new Map(sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner).map((t) => [t.gtin, t]));
-  const lines = readFileSync(join(reportDir, 'rows.csv'), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r?\n/).slice(1);
+  const items = new Map(
+    sandbox.handle.store
+      .dump()
+      .tradeItems.filter((t) => t.ownerCompanyId === owner)
+      .map((t) => [t.gtin, t]),
+  );
+  const lines = readFileSync(join(reportDir, 'rows.csv'), 'utf8')
+    .replace(/^\uFEFF/, '')
+    .trim()
+    .split(/\r?\n/)
+    .slice(1);
   for (const line of lines) {
     const [, key, outcome, tradeItemId] = line.split(',');
     expect(['created', 'updated', 'unchanged']).toContain(outcome);
@@ -44,7 +56,10 @@ function reportTrueToApi(reportDir: string, names: (gtin: string) => string | un
   }
 }
 
-const finished = (reportDir: string) => readdirSync(reportDir).filter((d) => existsSync(join(reportDir, d, 'summary.json'))).map((d) => join(reportDir, d));
+const finished = (reportDir: string) =>
+  readdirSync(reportDir)
+    .filter((d) => existsSync(join(reportDir, d, 'summary.json')))
+    .map((d) => join(reportDir, d));
 
 describe('one run at a time per (owner, API)', () => {
   for (const withRedis of [false, true]) {
@@ -54,9 +69,22 @@ describe('one run at a time per (owner, API)', () => {
       const dir = mkdtempSync(join(tmpdir(), 'ps-lease-'));
       const { file, mapping } = writeProductSheet(dir, 400, { owner });
       const reportDir = join(dir, 'reports');
-      const env: Record<string, string> = { PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir, API_CONCURRENCY: '8', LOG_LEVEL: 'silent', ...(withRedis ? { REDIS_URL: redisUrl, QUEUE_PREFIX: `lease-${Date.now()}` } : { REDIS_URL: '' }) };
+      const env: Record<string, string> = {
+        PRODUCT_API_URL: sandbox.url,
+        REFERENCE_API_URL: sandbox.url,
+        API_TOKEN: 'sandbox-token',
+        REPORT_DIR: reportDir,
+        API_CONCURRENCY: '8',
+        LOG_LEVEL: 'silent',
+        ...(withRedis ? { REDIS_URL: redisUrl, QUEUE_PREFIX: `lease-${Date.now()}` } : { REDIS_URL: '' }),
+      };
       try {
-        const [a, b] = await Promise.all([cli(['import', file, '--mapping', mapping], env), new Promise<Exit>((r) => setTimeout(() => void cli(['import', file, '--mapping', mapping], env).then(r), 300))]);
+        const [a, b] = await Promise.all([
+          cli(['import', file, '--mapping', mapping], env),
+          new Promise<Exit>((r) =>
+            setTimeout(() => void cli(['import', file, '--mapping', mapping], env).then(r), 300),
+          ),
+        ]);
         expect([a.code, b.code].sort()).toEqual([0, 2]);
         const loser = a.code === 2 ? a : b;
         expect(loser.stderr).toMatch(/PS_ERR_RUN_LOCKED/);
@@ -70,14 +98,25 @@ describe('one run at a time per (owner, API)', () => {
         const s2 = writeProductSheet(dir, 300, { owner, file: 'two.csv', name: (i) => `Two ${i}` });
         const r1 = join(dir, 'r1');
         const r2 = join(dir, 'r2');
-        const [x, y] = await Promise.all([cli(['import', s1.file, '--mapping', s1.mapping, '--wait-lock', '60'], { ...env, REPORT_DIR: r1 }), cli(['import', s2.file, '--mapping', s2.mapping, '--wait-lock', '60'], { ...env, REPORT_DIR: withRedis ? r2 : r1 })]);
+        const [x, y] = await Promise.all([
+          cli(['import', s1.file, '--mapping', s1.mapping, '--wait-lock', '60'], { ...env, REPORT_DIR: r1 }),
+          cli(['import', s2.file, '--mapping', s2.mapping, '--wait-lock', '60'], {
+            ...env,
+            REPORT_DIR: withRedis ? r2 : r1,
+          }),
+        ]);
         expect([x.code, y.code], x.stderr + y.stderr).toEqual([0, 0]);
         expectOneItemPerGtin(sandbox, owner, 300);
         const dirs = [...finished(r1), ...(withRedis ? finished(r2) : [])];
         expect(dirs).toHaveLength(2);
         // The run that finished last wrote every shared row; the first one's report was true when it ended.
-        const byEnd = dirs.map((d) => ({ d, s: JSON.parse(readFileSync(join(d, 'summary.json'), 'utf8')) })).sort((p, q) => p.s.finishedAt.localeCompare(q.s.finishedAt));
-        expect(byEnd[0]!.s.finishedAt <= byEnd[1]!.s.startedAt, JSON.stringify(byEnd.map((b) => [b.s.startedAt, b.s.finishedAt]))).toBe(true);
+        const byEnd = dirs
+          .map((d) => ({ d, s: JSON.parse(readFileSync(join(d, 'summary.json'), 'utf8')) }))
+          .sort((p, q) => p.s.finishedAt.localeCompare(q.s.finishedAt));
+        expect(
+          byEnd[0]!.s.finishedAt <= byEnd[1]!.s.startedAt,
+          JSON.stringify(byEnd.map((b) => [b.s.startedAt, b.s.finishedAt])),
+        ).toBe(true);
         const lastName = byEnd[1]!.s.source.file.endsWith('one.csv') ? 'One' : 'Two';
         const names = new Map(sandbox.handle.store.dump().tradeItems.map((t) => [t.gtin, String(t.tradeItemName)]));
         for (const [, n] of names) expect(n.startsWith(lastName)).toBe(true);
@@ -92,14 +131,31 @@ describe('one run at a time per (owner, API)', () => {
     sandbox.handle.reset();
     sandbox.handle.setFaults({ latencyMs: [3, 8], seed: 2 });
     const dir = mkdtempSync(join(tmpdir(), 'ps-lease-q-'));
-    const e = { PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REDIS_URL: redisUrl, QUEUE_PREFIX: `leaseq-${Date.now()}`, REPORT_DIR: join(dir, 'reports'), API_CONCURRENCY: '8', LOG_LEVEL: 'silent' };
+    const e = {
+      PRODUCT_API_URL: sandbox.url,
+      REFERENCE_API_URL: sandbox.url,
+      API_TOKEN: 'sandbox-token',
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: `leaseq-${Date.now()}`,
+      REPORT_DIR: join(dir, 'reports'),
+      API_CONCURRENCY: '8',
+      LOG_LEVEL: 'silent',
+    };
     const config = loadConfig(e);
     const s1 = writeProductSheet(dir, 300, { owner, file: 'one.csv', name: (i) => `One ${i}` });
     const s2 = writeProductSheet(dir, 300, { owner, file: 'two.csv', name: (i) => `Two ${i}` });
-    const w1 = await startWorkers(config, { jobsDir: join(dir, 'no-jobs'), chunkSize: 50, pushConcurrency: 2, importConcurrency: 2 });
+    const w1 = await startWorkers(config, {
+      jobsDir: join(dir, 'no-jobs'),
+      chunkSize: 50,
+      pushConcurrency: 2,
+      importConcurrency: 2,
+    });
     const client = importQueueClient(config);
     try {
-      const [j1, j2] = await Promise.all([client.enqueue({ request: { file: s1.file, mapping: s1.mapping }, origin: 'cli', step: 'prepare' }), client.enqueue({ request: { file: s2.file, mapping: s2.mapping }, origin: 'cli', step: 'prepare' })]);
+      const [j1, j2] = await Promise.all([
+        client.enqueue({ request: { file: s1.file, mapping: s1.mapping }, origin: 'cli', step: 'prepare' }),
+        client.enqueue({ request: { file: s2.file, mapping: s2.mapping }, origin: 'cli', step: 'prepare' }),
+      ]);
       const [a, b] = await Promise.all([client.wait(j1.jobId, 90_000), client.wait(j2.jobId, 90_000)]);
       expect([a.exitCode, b.exitCode]).toEqual([0, 0]);
       expectOneItemPerGtin(sandbox, owner, 300);

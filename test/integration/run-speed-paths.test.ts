@@ -2,7 +2,16 @@
 // no request are settled without a chunk file (validate writes none at all), the report is the same whether its files
 // are written in the run's thread or a worker thread, and a command that sends nothing does not load the HTTP client.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,18 +34,30 @@ afterAll(async () => {
 });
 
 async function context(reportDir: string, chunkSize: number): Promise<CommandContext> {
-  const config = loadConfig({ PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir, API_CONCURRENCY: '16', LOG_LEVEL: 'silent', CHUNK_SIZE: String(chunkSize) });
+  const config = loadConfig({
+    PRODUCT_API_URL: sandbox.url,
+    REFERENCE_API_URL: sandbox.url,
+    API_TOKEN: 'sandbox-token',
+    REPORT_DIR: reportDir,
+    API_CONCURRENCY: '16',
+    LOG_LEVEL: 'silent',
+    CHUNK_SIZE: String(chunkSize),
+  });
   return contextFromConfig(config, {});
 }
 
-const chunkFiles = (runDir: string, pattern: RegExp) => (existsSync(join(runDir, 'chunks')) ? readdirSync(join(runDir, 'chunks')).filter((f) => pattern.test(f)) : []);
+const chunkFiles = (runDir: string, pattern: RegExp) =>
+  existsSync(join(runDir, 'chunks')) ? readdirSync(join(runDir, 'chunks')).filter((f) => pattern.test(f)) : [];
 const text = (dir: string, name: string) => readFileSync(join(dir, name), 'utf8');
 
-/** 600 rows: every 50th without a name (invalid), the GTIN of row 5 also on row 590 (a duplicate twelve chunks apart). */
+/**
+ * 600 rows: every 50th without a name (invalid), the GTIN of row 5 also on row 590 (a duplicate twelve chunks apart).
+ */
 function writeSheet(dir: string): { file: string; mapping: string } {
   const { mapping } = writeProductSheet(dir, 1, { owner, file: 'unused.csv' });
   const lines = ['GTIN;Désignation;Poids net;Unité'];
-  for (let i = 0; i < 600; i++) lines.push(`${testGtin(i === 590 ? 5 : i)};${i % 50 === 7 ? '' : `Sablés ${i}`};${100 + i};g`);
+  for (let i = 0; i < 600; i++)
+    lines.push(`${testGtin(i === 590 ? 5 : i)};${i % 50 === 7 ? '' : `Sablés ${i}`};${100 + i};g`);
   const file = join(dir, 'sheet.csv');
   writeFileSync(file, `${lines.join('\n')}\n`);
   return { file, mapping };
@@ -67,7 +88,12 @@ describe('chunks that need no request', () => {
       expect(chunkFiles(again.reportDir, /^rows-\d+\.json$/)).toEqual([]);
       expect(chunkFiles(again.reportDir, /^rows-\d+\.results\.jsonl$/)).toHaveLength(12);
       // Same rows, same order, same invalid rows and issues as the first import: only created → unchanged.
-      const norm = (s: string) => s.split('\r\n').map((l) => l.split(',').slice(0, 3).concat(l.split(',').slice(6)).join(',').replace(',created,', ',unchanged,'));
+      const norm = (s: string) =>
+        s
+          .split('\r\n')
+          .map((l) =>
+            l.split(',').slice(0, 3).concat(l.split(',').slice(6)).join(',').replace(',created,', ',unchanged,'),
+          );
       expect(norm(text(again.reportDir, 'rows.csv'))).toEqual(norm(text(first.reportDir, 'rows.csv')));
       expect(text(again.reportDir, 'rejected.csv')).toBe(text(first.reportDir, 'rejected.csv'));
     } finally {
@@ -78,11 +104,18 @@ describe('chunks that need no request', () => {
 
 describe('validate reads the sheet once unless a key is on several rows', () => {
   /** The rows read as validate reports its progress: one climb per read of the sheet. */
-  async function reads(file: string, mapping: string, dir: string): Promise<{ climbs: number[]; stages: Set<string>; rows: string[] }> {
+  async function reads(
+    file: string,
+    mapping: string,
+    dir: string,
+  ): Promise<{ climbs: number[]; stages: Set<string>; rows: string[] }> {
     const cc = await context(join(dir, 'reports'), 500);
     const seen: { stage: string; rowsRead: number }[] = [];
     try {
-      const v = await runValidate({ file, mapping }, { ...cc.ctx, onProgress: (p) => seen.push({ stage: p.stage, rowsRead: p.rowsRead }) });
+      const v = await runValidate(
+        { file, mapping },
+        { ...cc.ctx, onProgress: (p) => seen.push({ stage: p.stage, rowsRead: p.rowsRead }) },
+      );
       const climbs: number[] = [];
       let last = -1;
       for (const p of seen.filter((x) => x.stage === 'read')) {
@@ -90,7 +123,11 @@ describe('validate reads the sheet once unless a key is on several rows', () => 
         climbs[climbs.length - 1] = Math.max(climbs.at(-1)!, p.rowsRead);
         last = p.rowsRead;
       }
-      return { climbs, stages: new Set(seen.map((x) => x.stage)), rows: text(v.reportDir, 'rows.csv').trim().split('\r\n') };
+      return {
+        climbs,
+        stages: new Set(seen.map((x) => x.stage)),
+        rows: text(v.reportDir, 'rows.csv').trim().split('\r\n'),
+      };
     } finally {
       await cc.close();
     }
@@ -158,13 +195,27 @@ describe('start-up', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-speed-warm-'));
     const { mapping } = writeProductSheet(dir, 1, { owner, file: 'unused.csv' });
     const lines = ['GTIN;Désignation;Poids net;Unité'];
-    for (let i = 0; i < 60_000; i++) lines.push(`${testGtin(i)};${i % 1000 === 3 ? '' : `Sablés au beurre doux ${i} ${'·'.repeat(20)}`};${100 + (i % 900)};g`);
+    for (let i = 0; i < 60_000; i++)
+      lines.push(
+        `${testGtin(i)};${i % 1000 === 3 ? '' : `Sablés au beurre doux ${i} ${'·'.repeat(20)}`};${100 + (i % 900)};g`,
+      );
     const file = join(dir, 'large.csv');
     writeFileSync(file, `${lines.join('\n')}\n`);
     expect(statSync(file).size).toBeGreaterThanOrEqual(REPORT_THREAD_BYTES);
     const reportDir = join(dir, 'reports');
-    const env: NodeJS.ProcessEnv = { ...process.env, PRODUCT_API_URL: 'http://127.0.0.1:9', REFERENCE_API_URL: 'http://127.0.0.1:9', API_TOKEN: 'unused', REPORT_DIR: reportDir, LOG_LEVEL: 'error' };
-    const r = spawnSync(process.execPath, ['bin/product-sync.mjs', 'validate', file, '--mapping', mapping], { env, encoding: 'utf8', timeout: 60_000 });
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PRODUCT_API_URL: 'http://127.0.0.1:9',
+      REFERENCE_API_URL: 'http://127.0.0.1:9',
+      API_TOKEN: 'unused',
+      REPORT_DIR: reportDir,
+      LOG_LEVEL: 'error',
+    };
+    const r = spawnSync(process.execPath, ['bin/product-sync.mjs', 'validate', file, '--mapping', mapping], {
+      env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.status, r.stderr).toBe(1);
     expect(r.stdout).toContain('rows 60000: valid 59940, invalid 60');
     const [run] = readdirSync(reportDir).filter((d) => !d.startsWith('.'));
@@ -180,12 +231,26 @@ describe('start-up', () => {
     const { file, mapping } = writeProductSheet(dir, 3, { owner });
     // Preloaded: names every file the process loaded, required (the bundle's dependencies) or imported (an ES module).
     const hook = join(dir, 'hook.cjs');
-    writeFileSync(hook, `const { register } = require('node:module');
+    writeFileSync(
+      hook,
+      `const { register } = require('node:module');
 register('data:text/javascript,' + encodeURIComponent('export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.startsWith("file:")) process.stderr.write("LOADED " + r.url + "\\\\n"); return r; }'));
-process.on('exit', () => { for (const f of Object.keys(require.cache)) process.stderr.write('LOADED ' + f + '\\n'); });`);
-    const env: NodeJS.ProcessEnv = { ...process.env, PRODUCT_API_URL: 'http://127.0.0.1:9', REFERENCE_API_URL: 'http://127.0.0.1:9', API_TOKEN: 'unused', REPORT_DIR: join(dir, 'reports'), LOG_LEVEL: 'error' };
+process.on('exit', () => { for (const f of Object.keys(require.cache)) process.stderr.write('LOADED ' + f + '\\n'); });`,
+    );
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PRODUCT_API_URL: 'http://127.0.0.1:9',
+      REFERENCE_API_URL: 'http://127.0.0.1:9',
+      API_TOKEN: 'unused',
+      REPORT_DIR: join(dir, 'reports'),
+      LOG_LEVEL: 'error',
+    };
     delete env.REDIS_URL;
-    const r = spawnSync(process.execPath, ['--require', hook, 'bin/product-sync.mjs', 'validate', file, '--mapping', mapping], { env, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(
+      process.execPath,
+      ['--require', hook, 'bin/product-sync.mjs', 'validate', file, '--mapping', mapping],
+      { env, encoding: 'utf8', timeout: 60_000 },
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('valid 3');
     const loaded = r.stderr.split('\n').filter((l) => l.startsWith('LOADED '));

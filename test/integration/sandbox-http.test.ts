@@ -14,24 +14,47 @@ async function start(options: SandboxOptions = {}) {
   return s;
 }
 const create = (url: string, extra: Record<string, unknown> = {}) =>
-  fetch(`${url}/api/tradeItem`, { method: 'POST', headers: AUTH, body: JSON.stringify({ tradeItemName: 'x', ownerCompanyId: DEMO_COMPANY_ID, ...extra }) });
+  fetch(`${url}/api/tradeItem`, {
+    method: 'POST',
+    headers: AUTH,
+    body: JSON.stringify({ tradeItemName: 'x', ownerCompanyId: DEMO_COMPANY_ID, ...extra }),
+  });
 const search = async (url: string) =>
-  (await (await fetch(`${url}/api/tradeitems?OwnerCompanyId=${DEMO_COMPANY_ID}`, { headers: AUTH })).json()) as { tradeItems: { tradeItemId: string }[] };
+  (await (await fetch(`${url}/api/tradeitems?OwnerCompanyId=${DEMO_COMPANY_ID}`, { headers: AUTH })).json()) as {
+    tradeItems: { tradeItemId: string }[];
+  };
 
 describe('sandbox over HTTP: OAuth2 client credentials', () => {
   const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
   const tokenRequest = (url: string, body: string, headers: Record<string, string> = {}) =>
-    fetch(`${url}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+    fetch(`${url}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body,
+    });
 
   it('issues bearer tokens (form body or Basic auth) that expire', async () => {
     const s = await start({ tokenTtlSeconds: 1 });
-    const r = await tokenRequest(s.url, form({ grant_type: 'client_credentials', client_id: DEFAULT_OAUTH_CLIENT.clientId, client_secret: DEFAULT_OAUTH_CLIENT.clientSecret }));
+    const r = await tokenRequest(
+      s.url,
+      form({
+        grant_type: 'client_credentials',
+        client_id: DEFAULT_OAUTH_CLIENT.clientId,
+        client_secret: DEFAULT_OAUTH_CLIENT.clientSecret,
+      }),
+    );
     expect(r.status).toBe(200);
     const t = (await r.json()) as { access_token: string; token_type: string; expires_in: number };
     expect(t).toMatchObject({ token_type: 'Bearer', expires_in: 1 });
-    const basic = Buffer.from(`${DEFAULT_OAUTH_CLIENT.clientId}:${DEFAULT_OAUTH_CLIENT.clientSecret}`).toString('base64');
-    expect((await tokenRequest(s.url, form({ grant_type: 'client_credentials' }), { authorization: `Basic ${basic}` })).status).toBe(200);
-    const use = () => fetch(`${s.url}/v2/lists/trade-item-status`, { headers: { authorization: `Bearer ${t.access_token}` } });
+    const basic = Buffer.from(`${DEFAULT_OAUTH_CLIENT.clientId}:${DEFAULT_OAUTH_CLIENT.clientSecret}`).toString(
+      'base64',
+    );
+    expect(
+      (await tokenRequest(s.url, form({ grant_type: 'client_credentials' }), { authorization: `Basic ${basic}` }))
+        .status,
+    ).toBe(200);
+    const use = () =>
+      fetch(`${s.url}/v2/lists/trade-item-status`, { headers: { authorization: `Bearer ${t.access_token}` } });
     expect((await use()).status).toBe(200);
     await new Promise((r) => setTimeout(r, 1100));
     const expired = await use();
@@ -41,7 +64,10 @@ describe('sandbox over HTTP: OAuth2 client credentials', () => {
 
   it('rejects a wrong secret, a missing client and another grant type with RFC 6749 errors', async () => {
     const s = await start();
-    const wrong = await tokenRequest(s.url, form({ grant_type: 'client_credentials', client_id: DEFAULT_OAUTH_CLIENT.clientId, client_secret: 'nope' }));
+    const wrong = await tokenRequest(
+      s.url,
+      form({ grant_type: 'client_credentials', client_id: DEFAULT_OAUTH_CLIENT.clientId, client_secret: 'nope' }),
+    );
     expect(wrong.status).toBe(401);
     expect(await wrong.json()).toMatchObject({ error: 'invalid_client' });
     expect((await tokenRequest(s.url, form({ grant_type: 'client_credentials' }))).status).toBe(401);
@@ -105,7 +131,8 @@ describe('sandbox over HTTP: fault injection', () => {
     expect((await fetch(`${s.url}/__admin/state`)).status).toBe(200);
     expect((await fetch(`${s.url}/v2/lists/languages`, { headers: AUTH })).status).toBe(503);
     s.handle.setFaults({ rate500After: 0.5, rateReset: 0.5 });
-    for (let i = 0; i < 5; i++) expect((await fetch(`${s.url}/v2/lists/languages`, { headers: AUTH })).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect((await fetch(`${s.url}/v2/lists/languages`, { headers: AUTH })).status).toBe(200);
   });
 
   it('delays answers by the configured latency', async () => {
@@ -122,14 +149,30 @@ describe('sandbox over HTTP: admin routes', () => {
     await create(s.url);
     await create(s.url);
     await search(s.url);
-    const counts = (await (await fetch(`${s.url}/__admin/requests`)).json()) as { total: number; writes: number; byRoute: Record<string, number> };
-    expect(counts).toMatchObject({ total: 3, writes: 2, byRoute: { 'POST /api/tradeItem': 2, 'GET /api/tradeitems': 1 } });
+    const counts = (await (await fetch(`${s.url}/__admin/requests`)).json()) as {
+      total: number;
+      writes: number;
+      byRoute: Record<string, number>;
+    };
+    expect(counts).toMatchObject({
+      total: 3,
+      writes: 2,
+      byRoute: { 'POST /api/tradeItem': 2, 'GET /api/tradeitems': 1 },
+    });
     const state = (await (await fetch(`${s.url}/__admin/state`)).json()) as { tradeItems: unknown[] };
     expect(state.tradeItems).toHaveLength(2);
-    const f = await fetch(`${s.url}/__admin/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ spec: 'sequence=503' }) });
+    const f = await fetch(`${s.url}/__admin/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ spec: 'sequence=503' }),
+    });
     expect(f.status).toBe(200);
     expect((await create(s.url)).status).toBe(503);
-    const bad = await fetch(`${s.url}/__admin/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rate429: 2 }) });
+    const bad = await fetch(`${s.url}/__admin/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rate429: 2 }),
+    });
     expect(bad.status).toBe(400);
     expect((await fetch(`${s.url}/__admin/reset`, { method: 'POST' })).status).toBe(200);
     expect(s.handle.store.tradeItems.size).toBe(0);
@@ -140,13 +183,17 @@ describe('sandbox over HTTP: admin routes', () => {
 describe('sandbox over HTTP: the real reference seed', () => {
   it('answers real languages named in French, and real lookups with parents', async () => {
     const s = await start({ tokens: [{ token: 'demo', companyId: DEMO_COMPANY_ID, internal: false }] });
-    const r = await fetch(`${s.url}/v2/lists/languages?LanguageCode=fr-FR`, { headers: { authorization: 'Bearer demo' } });
+    const r = await fetch(`${s.url}/v2/lists/languages?LanguageCode=fr-FR`, {
+      headers: { authorization: 'Bearer demo' },
+    });
     expect(r.status).toBe(200);
     const langs = (await r.json()) as { id: string; code: string; name: string }[];
     expect(langs.find((l) => l.code === 'de')?.name).toBe('allemand');
     const item = await fetch(`${s.url}/v2/lists/languages/${langs[0]!.id}?LanguageCode=fr-FR`, { headers: AUTH });
     expect(await item.json()).toMatchObject({ id: langs[0]!.id, languageCode: 'fr-FR' });
-    const hs = await fetch(`${s.url}/v2/harmonized-codes/040690?includeParents=true`, { headers: { ...AUTH, accept: 'application/json' } });
+    const hs = await fetch(`${s.url}/v2/harmonized-codes/040690?includeParents=true`, {
+      headers: { ...AUTH, accept: 'application/json' },
+    });
     expect(hs.status).toBe(200);
     const rec = (await hs.json()) as { code: string; parents?: { code: string }[] };
     expect(rec.code).toBe('040690');

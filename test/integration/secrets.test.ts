@@ -32,10 +32,21 @@ beforeAll(async () => {
         const auth = String(req.headers.authorization ?? '');
         if (req.method === 'POST' && /\/api\/tradeItem$/i.test(req.url ?? '')) {
           res.writeHead(400, { 'content-type': 'application/problem+json' });
-          res.end(JSON.stringify({
-            type: 'about:blank', title: `Bad request (Authorization: ${auth})`, status: 400,
-            errors: [{ code: 'invalid', property: 'gtin', message: `refused for ${auth}; token ${auth.slice(7)} has no rights`, detail: null }],
-          }));
+          res.end(
+            JSON.stringify({
+              type: 'about:blank',
+              title: `Bad request (Authorization: ${auth})`,
+              status: 400,
+              errors: [
+                {
+                  code: 'invalid',
+                  property: 'gtin',
+                  message: `refused for ${auth}; token ${auth.slice(7)} has no rights`,
+                  detail: null,
+                },
+              ],
+            }),
+          );
           return;
         }
         const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
@@ -81,22 +92,26 @@ async function everything(dir: string): Promise<Record<string, string>> {
 describe('credentials never reach reports or journals', () => {
   it('redacts Bearer tokens, Authorization values, URL userinfo and registered secrets', () => {
     addSecret('a-registered-secret');
-    expect(redact('POST https://u:p%40ss@api.example.com/api/tradeItem → 400: gtin: Authorization: Bearer abc.DEF-123')).toBe(
-      'POST https://[redacted]@api.example.com/api/tradeItem → 400: gtin: Authorization: Bearer [redacted]',
-    );
+    expect(
+      redact('POST https://u:p%40ss@api.example.com/api/tradeItem → 400: gtin: Authorization: Bearer abc.DEF-123'),
+    ).toBe('POST https://[redacted]@api.example.com/api/tradeItem → 400: gtin: Authorization: Bearer [redacted]');
     expect(redact('{"authorization":"Basic dXNlcjpwYXNz"}')).toBe('{"authorization":"[redacted]"}');
     expect(redact('token a-registered-secret, again a-registered-secret')).toBe('token [redacted], again [redacted]');
     expect(redact('client_secret=xyz&access_token=abc')).toBe('client_secret=[redacted]&access_token=[redacted]');
     // Ordinary text is left alone, and redacting twice changes nothing.
-    for (const t of ['Basic information', 'mail bob@example.com', 'http://host/a@b', 'Bearer [redacted]']) expect(redact(t)).toBe(t);
+    for (const t of ['Basic information', 'mail bob@example.com', 'http://host/a@b', 'Bearer [redacted]'])
+      expect(redact(t)).toBe(t);
   });
 
   it('an import against an API that echoes them leaves no credential in rows.*, rejected.*, summary.json or the journals', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-secrets-'));
     const sheet = writeProductSheet(dir, 6, { owner: DEMO_COMPANY_ID });
     const config = loadConfig({
-      PRODUCT_API_URL: `http://${USER}:${PASSWORD}@${echoUrl}`, REFERENCE_API_URL: sandbox.url, API_TOKEN: TOKEN,
-      REPORT_DIR: join(dir, 'reports'), LOG_LEVEL: 'silent',
+      PRODUCT_API_URL: `http://${USER}:${PASSWORD}@${echoUrl}`,
+      REFERENCE_API_URL: sandbox.url,
+      API_TOKEN: TOKEN,
+      REPORT_DIR: join(dir, 'reports'),
+      LOG_LEVEL: 'silent',
     });
     const cc = await contextFromConfig(config, {});
     try {
@@ -104,15 +119,23 @@ describe('credentials never reach reports or journals', () => {
       expect(r.summary.counts.failed).toBe(6);
       const files = await everything(r.reportDir);
       const names = Object.keys(files).map((f) => f.slice(r.reportDir.length + 1));
-      expect(names).toEqual(expect.arrayContaining(['rows.csv', 'rows.xlsx', 'rejected.csv', 'rejected.xlsx', 'summary.json']));
+      expect(names).toEqual(
+        expect.arrayContaining(['rows.csv', 'rows.xlsx', 'rejected.csv', 'rejected.xlsx', 'summary.json']),
+      );
       expect(names.some((n) => /^chunks\/.*\.journal\.jsonl$/.test(n))).toBe(true);
       for (const [file, text] of Object.entries(files)) {
-        for (const secret of [TOKEN, PASSWORD, `${USER}:`]) expect(text.includes(secret), `${secret} in ${file}`).toBe(false);
+        for (const secret of [TOKEN, PASSWORD, `${USER}:`])
+          expect(text.includes(secret), `${secret} in ${file}`).toBe(false);
       }
       // The API's words are still there, with the credentials taken out.
       const rows = files[join(r.reportDir, 'rows.csv')]!;
-      expect(rows).toContain(`POST http://[redacted]@${echoUrl}/api/tradeItem → 400: gtin: refused for Bearer [redacted]; token [redacted] has no rights`);
-      const journals = Object.entries(files).filter(([f]) => f.endsWith('.journal.jsonl')).map(([, t]) => t).join('\n');
+      expect(rows).toContain(
+        `POST http://[redacted]@${echoUrl}/api/tradeItem → 400: gtin: refused for Bearer [redacted]; token [redacted] has no rights`,
+      );
+      const journals = Object.entries(files)
+        .filter(([f]) => f.endsWith('.journal.jsonl'))
+        .map(([, t]) => t)
+        .join('\n');
       expect(journals).toContain('[redacted]');
     } finally {
       await cc.close();

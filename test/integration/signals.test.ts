@@ -20,8 +20,14 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-function cli(args: string[], env: Record<string, string>): { child: ChildProcess; exit: Promise<{ code: number | null; stdout: string; stderr: string }> } {
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function cli(
+  args: string[],
+  env: Record<string, string>,
+): { child: ChildProcess; exit: Promise<{ code: number | null; stdout: string; stderr: string }> } {
+  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += String(d)));
@@ -36,15 +42,29 @@ async function until(cond: () => boolean, ms = 20_000): Promise<void> {
 }
 
 function env(dir: string): Record<string, string> {
-  return { PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: join(dir, 'reports'), STATE_DIR: join(dir, 'state'), API_CONCURRENCY: '4', LOG_LEVEL: 'warn', REDIS_URL: '' };
+  return {
+    PRODUCT_API_URL: sandbox.url,
+    REFERENCE_API_URL: sandbox.url,
+    API_TOKEN: 'sandbox-token',
+    REPORT_DIR: join(dir, 'reports'),
+    STATE_DIR: join(dir, 'state'),
+    API_CONCURRENCY: '4',
+    LOG_LEVEL: 'warn',
+    REDIS_URL: '',
+  };
 }
 
 /** Every file under `dir` (recursively). */
 function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
 }
 
-const summaries = (reportDir: string) => readdirSync(reportDir).filter((d) => existsSync(join(reportDir, d, 'summary.json'))).map((d) => ({ dir: join(reportDir, d), s: JSON.parse(readFileSync(join(reportDir, d, 'summary.json'), 'utf8')) }));
+const summaries = (reportDir: string) =>
+  readdirSync(reportDir)
+    .filter((d) => existsSync(join(reportDir, d, 'summary.json')))
+    .map((d) => ({ dir: join(reportDir, d), s: JSON.parse(readFileSync(join(reportDir, d, 'summary.json'), 'utf8')) }));
 
 describe('signals during an inline run', () => {
   it('SIGTERM during an import: in-flight requests settle, a true report says "interrupted", exit 143; the same command then sends the rest', async () => {
@@ -78,7 +98,12 @@ describe('signals during an inline run', () => {
       }
       // No temporary file anywhere; the lease is free.
       expect(filesUnder(dir).filter((f) => /\.tmp$|\.part$|\.mutex$/.test(f))).toEqual([]);
-      const lease = JSON.parse(readFileSync(filesUnder(join(dir, 'state')).find((f) => f.endsWith('.json'))!, 'utf8')) as { grant: unknown };
+      const lease = JSON.parse(
+        readFileSync(
+          filesUnder(join(dir, 'state')).find((f) => f.endsWith('.json'))!,
+          'utf8',
+        ),
+      ) as { grant: unknown };
       expect(lease.grant).toBeNull();
       // The same command again: the rest is sent, nothing twice.
       const again = await cli(['import', sheet.file, '--mapping', sheet.mapping], env(dir)).exit;
@@ -118,15 +143,25 @@ describe('signals during an inline run', () => {
     // A list lookup, answered slowly: the run is still resolving when the signal comes.
     const lines = ['GTIN;Name;Status'];
     const sheet = writeProductSheet(dir, 2, { owner });
-    for (let i = 0; i < 40; i++) lines.push(`${readFileSync(sheet.file, 'utf8').split('\n')[1]!.split(';')[0]};Item ${i};Status ${i}`);
+    for (let i = 0; i < 40; i++)
+      lines.push(`${readFileSync(sheet.file, 'utf8').split('\n')[1]!.split(';')[0]};Item ${i};Status ${i}`);
     const file = join(dir, 'status.csv');
     writeFileSync(file, `${lines.join('\n')}\n`);
     const mapping = join(dir, 'status.yaml');
-    writeFileSync(mapping, `name: status\ntarget: tradeItem\nownerCompanyId: ${owner}\nlanguage: fr-FR\nkey: gtin\ncolumns:\n  - { column: GTIN, field: gtin, type: gtin }\n  - { column: Name, field: tradeItemName }\n  - { column: Status, field: tradeItemStatusId, lookup: { list: trade-item-status } }\n`);
+    writeFileSync(
+      mapping,
+      `name: status\ntarget: tradeItem\nownerCompanyId: ${owner}\nlanguage: fr-FR\nkey: gtin\ncolumns:\n  - { column: GTIN, field: gtin, type: gtin }\n  - { column: Name, field: tradeItemName }\n  - { column: Status, field: tradeItemStatusId, lookup: { list: trade-item-status } }\n`,
+    );
     sandbox.handle.setFaults({ latencyMs: 1500, seed: 13 });
     try {
-      for (const [command, signal, code] of [['validate', 'SIGINT', 130], ['reconcile', 'SIGTERM', 143]] as const) {
-        const run = cli([command, file, '--mapping', mapping, '--report-dir', join(dir, command)], { ...env(dir), CHUNK_SIZE: '10' });
+      for (const [command, signal, code] of [
+        ['validate', 'SIGINT', 130],
+        ['reconcile', 'SIGTERM', 143],
+      ] as const) {
+        const run = cli([command, file, '--mapping', mapping, '--report-dir', join(dir, command)], {
+          ...env(dir),
+          CHUNK_SIZE: '10',
+        });
         await sleep(1200);
         run.child.kill(signal);
         const r = await run.exit;

@@ -22,16 +22,26 @@ afterAll(async () => {
 });
 
 async function context(reportDir: string, chunkSize?: number): Promise<CommandContext> {
-  const config = loadConfig({ PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir, API_CONCURRENCY: '16', LOG_LEVEL: 'silent', ...(chunkSize ? { CHUNK_SIZE: String(chunkSize) } : {}) });
+  const config = loadConfig({
+    PRODUCT_API_URL: sandbox.url,
+    REFERENCE_API_URL: sandbox.url,
+    API_TOKEN: 'sandbox-token',
+    REPORT_DIR: reportDir,
+    API_CONCURRENCY: '16',
+    LOG_LEVEL: 'silent',
+    ...(chunkSize ? { CHUNK_SIZE: String(chunkSize) } : {}),
+  });
   return contextFromConfig(config, {});
 }
 
-const read = (dir: string, name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8') : null);
-const runJson = (dir: string) => JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { apiState?: { strategy: string }; rowChunks: number };
+const read = (dir: string, name: string) =>
+  existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8') : null;
+const runJson = (dir: string) =>
+  JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { apiState?: { strategy: string }; rowChunks: number };
 
 /**
- * 3 000 rows: every 97th GTIN has a wrong check digit, every 250th row has no name, the GTIN of data row 10 is on data row 2 898
- * too (two chunks apart), rows 0–99 are renamed against the catalogue.
+ * 3 000 rows: every 97th GTIN has a wrong check digit, every 250th row has no name, the GTIN of data row 10 is on data
+ * row 2 898 too (two chunks apart), rows 0–99 are renamed against the catalogue.
  */
 function writeMixedSheet(dir: string): { file: string; mapping: string } {
   const { mapping } = writeProductSheet(dir, 1, { owner, file: 'unused.csv' });
@@ -62,11 +72,19 @@ describe('the streaming engine', () => {
         expect(runJson(r.reportDir).rowChunks).toBe(Math.ceil(3000 / chunkSize));
         expect(r.summary.counts.rows).toBe(3000);
         const c = r.summary.counts;
-        expect(c.created + c.updated + c.unchanged + c.invalid + c.failed + c.skipped + c.notAttempted + c.unarchived).toBe(3000);
+        expect(
+          c.created + c.updated + c.unchanged + c.invalid + c.failed + c.skipped + c.notAttempted + c.unarchived,
+        ).toBe(3000);
         // 31 bad check digits, 12 nameless rows, the duplicated pair; 100 renamed of the 1 000 seeded.
         expect(c).toMatchObject({ invalid: 31 + 12 + 2, updated: 97, failed: 0 });
         const v = await runValidate({ file: sheet.file, mapping: sheet.mapping }, cc.ctx);
-        reports.push({ counts: JSON.stringify(r.summary.counts), rows: read(r.reportDir, 'rows.csv'), rejected: read(r.reportDir, 'rejected.csv'), validate: read(v.reportDir, 'rows.csv'), validateRejected: read(v.reportDir, 'rejected.csv') });
+        reports.push({
+          counts: JSON.stringify(r.summary.counts),
+          rows: read(r.reportDir, 'rows.csv'),
+          rejected: read(r.reportDir, 'rejected.csv'),
+          validate: read(v.reportDir, 'rows.csv'),
+          validateRejected: read(v.reportDir, 'rejected.csv'),
+        });
         reportIdsMatchApiForValid(r.reportDir);
       } finally {
         await cc.close();
@@ -83,18 +101,31 @@ describe('the streaming engine', () => {
     try {
       const seed = writeProductSheet(dir, 1200, { owner, file: 'seed.csv' });
       await runImport({ file: seed.file, mapping: seed.mapping }, cc.ctx);
-      const small = writeProductSheet(dir, 3, { owner, file: 'small.csv', name: (i) => (i === 0 ? 'Renamed 0' : `Biscuits au beurre ${i}`) });
+      const small = writeProductSheet(dir, 3, {
+        owner,
+        file: 'small.csv',
+        name: (i) => (i === 0 ? 'Renamed 0' : `Biscuits au beurre ${i}`),
+      });
       const s = await runImport({ file: small.file, mapping: small.mapping }, cc.ctx);
       expect(runJson(s.reportDir).apiState?.strategy).toBe('search');
       expect(s.summary.counts).toMatchObject({ rows: 3, updated: 1, unchanged: 2, created: 0 });
 
       // full mode: 1 150 of the 1 200 (5 renamed), 50 left out → archived through the index, 40-row chunks.
-      const full = writeProductSheet(dir, 1150, { owner, file: 'full.csv', name: (i) => (i < 5 ? `Renamed ${i}` : `Biscuits au beurre ${i}`) });
+      const full = writeProductSheet(dir, 1150, {
+        owner,
+        file: 'full.csv',
+        name: (i) => (i < 5 ? `Renamed ${i}` : `Biscuits au beurre ${i}`),
+      });
       const f = await runImport({ file: full.file, mapping: full.mapping, mode: 'full' }, cc.ctx);
       expect(runJson(f.reportDir).apiState?.strategy).toBe('index');
       expect(f.summary.counts).toMatchObject({ rows: 1150, updated: 4, unchanged: 1146, archived: 50, failed: 0 });
       const items = sandbox.handle.store.dump().tradeItems;
-      expect(items.filter((t) => t.archived).map((t) => t.gtin).sort()).toEqual(Array.from({ length: 50 }, (_, i) => testGtin(1150 + i).padStart(14, '0')).sort());
+      expect(
+        items
+          .filter((t) => t.archived)
+          .map((t) => t.gtin)
+          .sort(),
+      ).toEqual(Array.from({ length: 50 }, (_, i) => testGtin(1150 + i).padStart(14, '0')).sort());
       // The catalogue index is spilled to the run directory while the run lasts, and removed after it.
       expect(existsSync(join(f.reportDir, 'catalog'))).toBe(false);
     } finally {
@@ -112,17 +143,35 @@ describe('the streaming engine', () => {
         sandbox.handle.reset();
         sandbox.handle.setFaults({ latencyMs: [2, 6], seed: 5 + trial });
         const reportDir = join(dir, `reports-${trial}`);
-        const env = { ...process.env, PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: reportDir, API_CONCURRENCY: '8', CHUNK_SIZE: '50', LOG_LEVEL: 'silent' };
-        const child = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], { env, stdio: 'ignore' });
+        const env = {
+          ...process.env,
+          PRODUCT_API_URL: sandbox.url,
+          REFERENCE_API_URL: sandbox.url,
+          API_TOKEN: 'sandbox-token',
+          REPORT_DIR: reportDir,
+          API_CONCURRENCY: '8',
+          CHUNK_SIZE: '50',
+          LOG_LEVEL: 'silent',
+        };
+        const child = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], {
+          env,
+          stdio: 'ignore',
+        });
         const killAfter = 300 + Math.floor(Math.random() * 1200);
-        for (let i = 0; i < 3000 && sandbox.handle.store.dump().tradeItems.length < killAfter; i++) await new Promise((r) => setTimeout(r, 10));
+        for (let i = 0; i < 3000 && sandbox.handle.store.dump().tradeItems.length < killAfter; i++)
+          await new Promise((r) => setTimeout(r, 10));
         child.kill('SIGKILL');
         await new Promise((r) => child.once('exit', r));
         const [runId] = readdirSync(reportDir).filter((d) => !d.startsWith('.'));
-        const chunkFiles = readdirSync(join(reportDir, runId!, 'chunks')).filter((f) => /^rows-\d+\.json$/.test(f)).length;
+        const chunkFiles = readdirSync(join(reportDir, runId!, 'chunks')).filter((f) =>
+          /^rows-\d+\.json$/.test(f),
+        ).length;
         // The second pass had not written every chunk yet: the kill landed while it was reading.
         if (chunkFiles < rows / 50) midPass++;
-        const rerun = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], { env, stdio: 'ignore' });
+        const rerun = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], {
+          env,
+          stdio: 'ignore',
+        });
         expect(await new Promise<number | null>((r) => rerun.once('exit', r)), `trial ${trial}`).toBe(0);
         expectOneItemPerGtin(sandbox, owner, rows);
         const summary = JSON.parse(readFileSync(join(reportDir, runId!, 'summary.json'), 'utf8'));
@@ -139,8 +188,17 @@ describe('the streaming engine', () => {
 
 /** Rows the report calls created / updated / unchanged name the item the API holds for their GTIN. */
 function reportIdsMatchApiForValid(reportDir: string): void {
-  const ids = new Map(sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner).map((t) => [t.gtin, t.tradeItemId]));
-  const lines = readFileSync(join(reportDir, 'rows.csv'), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r?\n/).slice(1);
+  const ids = new Map(
+    sandbox.handle.store
+      .dump()
+      .tradeItems.filter((t) => t.ownerCompanyId === owner)
+      .map((t) => [t.gtin, t.tradeItemId]),
+  );
+  const lines = readFileSync(join(reportDir, 'rows.csv'), 'utf8')
+    .replace(/^\uFEFF/, '')
+    .trim()
+    .split(/\r?\n/)
+    .slice(1);
   let checked = 0;
   for (const line of lines) {
     const [, key, outcome, tradeItemId] = line.split(',');
@@ -160,7 +218,10 @@ describe('a rejected file re-imports with the same mapping', () => {
     writeFileSync(mapping, readFileSync(mapping, 'utf8').replace('key: gtin\n', 'key: gtin\nheaderRow: 2\n'));
     const bad = testGtin(1).slice(0, -1) + String((Number(testGtin(1).at(-1)) + 1) % 10);
     const file = join(dir, 'titled.csv');
-    writeFileSync(file, `Catalogue fournisseur;;;\nGTIN;Désignation;Poids net;Unité\n${testGtin(0)};Plain;100;g\n${bad};=1+2;250;g\n${testGtin(2)};@cmd;300;g\n`);
+    writeFileSync(
+      file,
+      `Catalogue fournisseur;;;\nGTIN;Désignation;Poids net;Unité\n${testGtin(0)};Plain;100;g\n${bad};=1+2;250;g\n${testGtin(2)};@cmd;300;g\n`,
+    );
     const cc = await context(join(dir, 'reports'));
     try {
       const first = await runImport({ file, mapping }, cc.ctx);

@@ -23,7 +23,13 @@ let dir: string;
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
   dir = mkdtempSync(join(tmpdir(), 'ps-transforms-'));
-  const config = loadConfig({ PRODUCT_API_URL: sandbox.url, REFERENCE_API_URL: sandbox.url, API_TOKEN: 'sandbox-token', REPORT_DIR: join(dir, 'reports'), LOG_LEVEL: 'silent' });
+  const config = loadConfig({
+    PRODUCT_API_URL: sandbox.url,
+    REFERENCE_API_URL: sandbox.url,
+    API_TOKEN: 'sandbox-token',
+    REPORT_DIR: join(dir, 'reports'),
+    LOG_LEVEL: 'silent',
+  });
   cc = await contextFromConfig(config, {});
 });
 afterAll(async () => {
@@ -43,31 +49,44 @@ function write(name: string, sheet: string, mapping: string): { file: string; ma
 
 /** rows.csv of a report: the line of each sheet row, by row number. */
 function reportLines(reportDir: string): Map<number, string> {
-  const lines = readFileSync(join(reportDir, 'rows.csv'), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r?\n/).slice(1);
+  const lines = readFileSync(join(reportDir, 'rows.csv'), 'utf8')
+    .replace(/^\uFEFF/, '')
+    .trim()
+    .split(/\r?\n/)
+    .slice(1);
   return new Map(lines.map((l) => [Number(l.split(',')[0]), l]));
 }
 
-const tradeItem = (gtin: string) => sandbox.handle.store.dump().tradeItems.find((t) => t.gtin === gtin && t.ownerCompanyId === owner) as Record<string, unknown> | undefined;
+const tradeItem = (gtin: string) =>
+  sandbox.handle.store.dump().tradeItems.find((t) => t.gtin === gtin && t.ownerCompanyId === owner) as
+    Record<string, unknown> | undefined;
 
 describe('transforms of the mapping language, imported into the sandbox', () => {
   it('quantity: "75 cl" and "0,4 kg" reach the API as value and unit; a pack of several is an issue on its cell', async () => {
     const p = '036001';
-    const s = write('quantity', `GTIN;Désignation;Contenance;Poids égoutté
+    const s = write(
+      'quantity',
+      `GTIN;Désignation;Contenance;Poids égoutté
 ${testGtin(0, p)};Jus d'orange;75 cl;
 ${testGtin(1, p)};Haricots verts;0,8 kg;0,4 kg
 ${testGtin(2, p)};Bière;6 x 33 cl;
 ${testGtin(3, p)};Pois;400;
-`, `target: tradeItem
+`,
+      `target: tradeItem
 columns:
   - { column: GTIN, field: gtin }
   - { column: Désignation, field: tradeItemName }
   - { column: Contenance, field: "netContents[0]", type: quantity }
   - { column: Poids égoutté, field: drainedNetWeight, type: quantity }
-`);
+`,
+    );
     const r = await runImport(s, cc.ctx);
     expect(r.summary.counts).toMatchObject({ rows: 4, created: 2, invalid: 2 });
     expect(tradeItem(gtin14(0, p))?.netContents).toEqual([{ value: '75', unitOfMeasure: 'CLT' }]);
-    expect(tradeItem(gtin14(1, p))).toMatchObject({ netContents: [{ value: '0.8', unitOfMeasure: 'KGM' }], drainedNetWeight: { value: 0.4, unitOfMeasure: WEIGHT_UNITS.find((u) => u.symbol === 'kg')!.id } });
+    expect(tradeItem(gtin14(1, p))).toMatchObject({
+      netContents: [{ value: '0.8', unitOfMeasure: 'KGM' }],
+      drainedNetWeight: { value: 0.4, unitOfMeasure: WEIGHT_UNITS.find((u) => u.symbol === 'kg')!.id },
+    });
     const lines = reportLines(r.reportDir);
     expect(lines.get(4)).toMatch(/,invalid,.*QUANTITY_INVALID \[Contenance\] ""6 x 33 cl""/);
     expect(lines.get(5)).toMatch(/,invalid,.*QUANTITY_NO_UNIT \[Contenance\] ""400""/);
@@ -76,16 +95,20 @@ columns:
 
   it('fallback: the English name where the French one is empty, and issues name the column read', async () => {
     const p = '036002';
-    const s = write('fallback', `GTIN;Nom FR;Name EN;Début;Start
+    const s = write(
+      'fallback',
+      `GTIN;Nom FR;Name EN;Début;Start
 ${testGtin(0, p)};Biscuits au beurre;Butter biscuits;;
 ${testGtin(1, p)};;Shortbread;;2025-02-30
 ${testGtin(2, p)};;;;
-`, `target: tradeItem
+`,
+      `target: tradeItem
 columns:
   - { column: GTIN, field: gtin }
   - { column: Nom FR, fallback: Name EN, field: tradeItemName, required: true }
   - { column: Début, fallback: Start, field: seasonalAvailabilityStartDate, type: date }
-`);
+`,
+    );
     const r = await runImport(s, cc.ctx);
     expect(r.summary.counts).toMatchObject({ rows: 3, created: 1, invalid: 2 });
     expect(tradeItem(gtin14(0, p))?.tradeItemName).toBe('Biscuits au beurre');
@@ -97,7 +120,10 @@ columns:
     writeFileSync(s.file, `GTIN;Nom FR;Name EN;Début;Start\n${testGtin(1, p)};;Shortbread;;2025-02-28\n`);
     const again = await runImport(s, cc.ctx);
     expect(again.summary.counts).toMatchObject({ created: 1 });
-    expect(tradeItem(gtin14(1, p))).toMatchObject({ tradeItemName: 'Shortbread', seasonalAvailabilityStartDate: '2025-02-28' });
+    expect(tradeItem(gtin14(1, p))).toMatchObject({
+      tradeItemName: 'Shortbread',
+      seasonalAvailabilityStartDate: '2025-02-28',
+    });
   });
 
   it('a repeated header addressed by the merged group title above it; rejected.csv re-imports with the same mapping', async () => {
@@ -113,7 +139,9 @@ columns:
       ws.addRow([testGtin(1, p), 'Petits pois', 800, 'g', 0.5, 'cl']);
     });
     const mapping = join(dir, 'grouped.yaml');
-    writeFileSync(mapping, `name: grouped
+    writeFileSync(
+      mapping,
+      `name: grouped
 target: tradeItem
 ownerCompanyId: ${owner}
 language: fr-FR
@@ -125,15 +153,23 @@ columns:
   - { column: { header: Unité, group: Poids net }, field: "netContents[0].unitOfMeasure", type: unit }
   - { column: { header: Valeur, group: Poids égoutté }, field: drainedNetWeight.value }
   - { column: { header: Unité, group: Poids égoutté }, field: drainedNetWeight.unitOfMeasure }
-`);
+`,
+    );
     const r = await runImport({ file, mapping }, cc.ctx);
     expect(r.summary.counts).toMatchObject({ rows: 2, created: 1, invalid: 1 });
-    expect(tradeItem(gtin14(0, p))).toMatchObject({ netContents: [{ value: '800', unitOfMeasure: 'GRM' }], drainedNetWeight: { value: 400, unitOfMeasure: gramId } });
-    expect(reportLines(r.reportDir).get(4)).toMatch(/,invalid,.*UNIT_WRONG_FAMILY \[Unité \(Poids égoutté, column F\)\] ""cl""/);
+    expect(tradeItem(gtin14(0, p))).toMatchObject({
+      netContents: [{ value: '800', unitOfMeasure: 'GRM' }],
+      drainedNetWeight: { value: 400, unitOfMeasure: gramId },
+    });
+    expect(reportLines(r.reportDir).get(4)).toMatch(
+      /,invalid,.*UNIT_WRONG_FAMILY \[Unité \(Poids égoutté, column F\)\] ""cl""/,
+    );
 
     // rejected.xlsx keeps the group titles above the header: it validates with the same mapping, the same issue found.
     const back = await runValidate({ file: join(r.reportDir, 'rejected.xlsx'), mapping }, cc.ctx);
-    expect(reportLines(back.reportDir).get(3)).toMatch(/,invalid,.*UNIT_WRONG_FAMILY \[Unité \(Poids égoutté, column F\)\] ""cl""/);
+    expect(reportLines(back.reportDir).get(3)).toMatch(
+      /,invalid,.*UNIT_WRONG_FAMILY \[Unité \(Poids égoutté, column F\)\] ""cl""/,
+    );
     // rejected.csv, fixed, imports.
     const rejected = readFileSync(join(r.reportDir, 'rejected.csv'), 'utf8');
     expect(rejected.split('\r\n')[0]).toBe('\uFEFF,,Poids net,,Poids égoutté');
@@ -142,17 +178,23 @@ columns:
     expect(rejected).toContain(',800,g,"0,5",cl,4,');
     writeFileSync(fixed, rejected.replace(',"0,5",cl,', ',500,g,'));
     const again = await runImport({ file: fixed, mapping }, cc.ctx);
-    expect(again.summary.counts, [...reportLines(again.reportDir).values(), readFileSync(fixed, 'utf8')].join('\n')).toMatchObject({ rows: 1, created: 1 });
+    expect(
+      again.summary.counts,
+      [...reportLines(again.reportDir).values(), readFileSync(fixed, 'utf8')].join('\n'),
+    ).toMatchObject({ rows: 1, created: 1 });
     expect(tradeItem(gtin14(1, p))).toMatchObject({ drainedNetWeight: { value: 500, unitOfMeasure: gramId } });
   });
 
   it('onInvalid: drop-field: the damaged optional cell is left out with a warning and the row is created', async () => {
     const p = '036004';
-    const s = write('drop', `GTIN;Désignation;Début saison;Catégorie;Fin saison
+    const s = write(
+      'drop',
+      `GTIN;Désignation;Début saison;Catégorie;Fin saison
 ${testGtin(0, p)};Biscuits;31/02/2025;;30/04/2025
 ${testGtin(1, p)};Gaufres;01/03/2025;Gâteaux secs;
 ${testGtin(2, p)};Crêpes;;;31/04/2025
-`, `target: tradeItem
+`,
+      `target: tradeItem
 dateFormat: dd/mm/yyyy
 columns:
   - { column: GTIN, field: gtin }
@@ -160,7 +202,8 @@ columns:
   - { column: Début saison, field: seasonalAvailabilityStartDate, type: date, onInvalid: drop-field }
   - { column: Catégorie, field: "productCategories[0].categoryId", type: string, onInvalid: drop-field }
   - { column: Fin saison, field: seasonalAvailabilityEndDate, type: date }
-`);
+`,
+    );
     const r = await runImport(s, cc.ctx);
     expect(r.summary.counts).toMatchObject({ rows: 3, created: 2, invalid: 1 });
     const lines = reportLines(r.reportDir);
@@ -178,25 +221,32 @@ columns:
 
   it('country names in Dutch and Polish in a French mapping; a name two languages give different countries is refused', async () => {
     const p = '036005';
-    const s = write('countries', `GTIN;Désignation;Pays d'origine
+    const s = write(
+      'countries',
+      `GTIN;Désignation;Pays d'origine
 ${testGtin(0, p)};Kaas;Nederland; Włochy
 ${testGtin(1, p)};Ser;Niemcy
 ${testGtin(2, p)};Café;Kongo
-`, `target: manufacturedItem
+`,
+      `target: manufacturedItem
 columns:
   - { column: GTIN, field: gtin }
   - { column: Désignation, field: tradeItemName }
   - { column: Pays d'origine, field: countriesOfOrigin, split: ";", type: country }
 defaults: { supplierCompanyId: ${DEMO_SUPPLIER_ID} }
-`);
+`,
+    );
     // The CSV's delimiter is ";" and so is the list's: quote the cell that holds two countries.
     writeFileSync(s.file, readFileSync(s.file, 'utf8').replace('Nederland; Włochy', '"Nederland; Włochy"'));
     const r = await runImport(s, cc.ctx);
     expect(r.summary.counts).toMatchObject({ rows: 3, created: 2, invalid: 1 });
     const made = sandbox.handle.store.dump().manufacturedItems;
-    const byGtin = (i: number) => made.find((m) => m.tradeItemId === tradeItem(gtin14(i, p))?.tradeItemId) as Record<string, unknown> | undefined;
+    const byGtin = (i: number) =>
+      made.find((m) => m.tradeItemId === tradeItem(gtin14(i, p))?.tradeItemId) as Record<string, unknown> | undefined;
     expect(byGtin(0)?.countriesOfOrigin).toEqual(['NL', 'IT']);
     expect(byGtin(1)?.countriesOfOrigin).toEqual(['DE']);
-    expect(reportLines(r.reportDir).get(4)).toMatch(/,invalid,.*COUNTRY_AMBIGUOUS \[Pays d'origine\] ""Kongo"": .*CG in .*pl.*CD in de/);
+    expect(reportLines(r.reportDir).get(4)).toMatch(
+      /,invalid,.*COUNTRY_AMBIGUOUS \[Pays d'origine\] ""Kongo"": .*CG in .*pl.*CD in de/,
+    );
   });
 });

@@ -21,8 +21,14 @@ let port: number;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ps-uploads-'));
   config = loadConfig({
-    PRODUCT_API_URL: 'http://127.0.0.1:9', API_TOKEN: 'sandbox-token', OWNER_COMPANY_ID: DEMO_COMPANY_ID,
-    REDIS_URL: inject('redisUrl'), QUEUE_PREFIX: prefix, REPORT_DIR: join(dir, 'reports'), UPLOAD_DIR: join(dir, 'uploads'), LOG_LEVEL: 'warn',
+    PRODUCT_API_URL: 'http://127.0.0.1:9',
+    API_TOKEN: 'sandbox-token',
+    OWNER_COMPANY_ID: DEMO_COMPANY_ID,
+    REDIS_URL: inject('redisUrl'),
+    QUEUE_PREFIX: prefix,
+    REPORT_DIR: join(dir, 'reports'),
+    UPLOAD_DIR: join(dir, 'uploads'),
+    LOG_LEVEL: 'warn',
   });
   app = await buildConsole({ config, maxUploadBytes: 64 * 1024 * 1024 });
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -73,7 +79,9 @@ describe('console uploads', () => {
     await new Promise<void>((r) => socket.once('connect', () => r()));
     socket.on('error', () => {});
     // Announces 32 MB, sends the head and 2 MB of the file, then disconnects.
-    socket.write(`POST /uploads HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${32 * 1024 * 1024}\r\n\r\n`);
+    socket.write(
+      `POST /uploads HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${32 * 1024 * 1024}\r\n\r\n`,
+    );
     socket.write(head);
     socket.write(sample);
     for (let i = 0; i < 32; i++) socket.write(Buffer.alloc(64 * 1024, 'a'));

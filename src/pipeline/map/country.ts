@@ -16,8 +16,17 @@ const CODE_ALIASES: Readonly<Record<string, string>> = { UK: 'GB', EL: 'GR' };
 
 // Short names sheets use where the library only knows the long form.
 const NAME_ALIASES: Readonly<Record<string, string>> = {
-  'etats unis': 'US', 'etats-unis': 'US', 'estados unidos': 'US', 'stati uniti': 'US', 'vereinigte staaten': 'US',
-  'angleterre': 'GB', 'grande bretagne': 'GB', 'hollande': 'NL', 'holland': 'NL', 'coree du sud': 'KR', 'south korea': 'KR',
+  'etats unis': 'US',
+  'etats-unis': 'US',
+  'estados unidos': 'US',
+  'stati uniti': 'US',
+  'vereinigte staaten': 'US',
+  angleterre: 'GB',
+  'grande bretagne': 'GB',
+  hollande: 'NL',
+  holland: 'NL',
+  'coree du sud': 'KR',
+  'south korea': 'KR',
 };
 
 // Accents are dropped only from Latin, Greek and Cyrillic letters: in other scripts (Devanagari, Thaana…) the
@@ -27,12 +36,18 @@ const LETTER_MARKS = /([\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}])\p{
 const BEYOND_ASCII = /[^ -~]/;
 const fold = (s: string): string =>
   (BEYOND_ASCII.test(s) ? s.normalize('NFD').replace(LETTER_MARKS, '$1').normalize('NFC') : s)
-    .toLowerCase().replace(/[\u2019']/g, "'").replace(/[\s\u00a0\u202f.-]+/g, ' ').trim();
+    .toLowerCase()
+    .replace(/[\u2019']/g, "'")
+    .replace(/[\s\u00a0\u202f.-]+/g, ' ')
+    .trim();
 
 /** A name's meaning: one country, or several (then it is refused). */
 type Meaning = string | { readonly codes: ReadonlyMap<string, string[]> };
 
-/** The folded country names of one language, each with its code, or its codes when the language uses it for several (`Congo` in English). */
+/**
+ * The folded country names of one language, each with its code, or its codes when the language uses it for several
+ * (`Congo` in English).
+ */
 type Names = ReadonlyMap<string, Meaning>;
 
 const langsDir = (): string => dirname(require.resolve('i18n-iso-countries/langs/en.json'));
@@ -40,7 +55,11 @@ let available: ReadonlySet<string> | undefined;
 
 /** The languages the country data has names in (`af` … `zh`, 78 in i18n-iso-countries 7.14). */
 export function countryNameLanguages(): ReadonlySet<string> {
-  available ??= new Set(readdirSync(langsDir()).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)));
+  available ??= new Set(
+    readdirSync(langsDir())
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => f.slice(0, -5)),
+  );
   return available;
 }
 
@@ -49,13 +68,22 @@ function addName(names: Map<string, Meaning>, name: string, code: string, lang: 
   const prev = names.get(name);
   if (prev === undefined) names.set(name, code);
   else if (typeof prev === 'string') {
-    if (prev !== code) names.set(name, { codes: new Map([[prev, [lang]], [code, [lang]]]) });
+    if (prev !== code)
+      names.set(name, {
+        codes: new Map([
+          [prev, [lang]],
+          [code, [lang]],
+        ]),
+      });
   } else if (!prev.codes.has(code)) (prev.codes as Map<string, string[]>).set(code, [lang]);
 }
 
 const byLanguage = new Map<string, Names | null>();
 
-/** The names of one language, read from its file the first time it is asked for; null when the data has no such language. */
+/**
+ * The names of one language, read from its file the first time it is asked for; null when the data has no such
+ * language.
+ */
 function namesOf(lang: string): Names | null {
   let names = byLanguage.get(lang);
   if (names !== undefined) return names;
@@ -63,7 +91,8 @@ function namesOf(lang: string): Names | null {
   if (countryNameLanguages().has(lang)) {
     const data = require(`i18n-iso-countries/langs/${lang}.json`) as { countries: Record<string, string | string[]> };
     const m = new Map<string, Meaning>();
-    for (const [code, list] of Object.entries(data.countries)) for (const n of Array.isArray(list) ? list : [list]) addName(m, fold(n), code, lang);
+    for (const [code, list] of Object.entries(data.countries))
+      for (const n of Array.isArray(list) ? list : [list]) addName(m, fold(n), code, lang);
     names = m;
   }
   byLanguage.set(lang, names);
@@ -72,7 +101,9 @@ function namesOf(lang: string): Names | null {
 
 let everyLanguage: Names | undefined;
 
-/** Every language's names in one index (read once, on the first name the mapping's language and English do not know). */
+/**
+ * Every language's names in one index (read once, on the first name the mapping's language and English do not know).
+ */
 function namesOfEveryLanguage(): Names {
   if (everyLanguage) return everyLanguage;
   const codesOf = new Map<string, Map<string, string[]>>();
@@ -122,7 +153,8 @@ export function findCountry(value: string, language = 'en'): CountryMatch | unde
   }
   const key = fold(text);
   const primary = language.toLowerCase().split(/[-_]/)[0] ?? 'en';
-  const hit = namesOf(primary)?.get(key) ?? namesOf('en')?.get(key) ?? aliases.get(key) ?? namesOfEveryLanguage().get(key);
+  const hit =
+    namesOf(primary)?.get(key) ?? namesOf('en')?.get(key) ?? aliases.get(key) ?? namesOfEveryLanguage().get(key);
   return hit === undefined ? undefined : meaningOf(hit);
 }
 

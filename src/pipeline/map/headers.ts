@@ -6,7 +6,11 @@ import type { Sheet } from '../types.ts';
 
 /** A header as compared: NFC, non-breaking spaces as spaces, surrounding and repeated spaces removed, lower case. */
 export function normalizeHeader(header: string): string {
-  return header.normalize('NFC').replace(/[\s\u00a0\u2007\u202f\ufeff]+/g, ' ').trim().toLowerCase();
+  return header
+    .normalize('NFC')
+    .replace(/[\s\u00a0\u2007\u202f\ufeff]+/g, ' ')
+    .trim()
+    .toLowerCase();
 }
 
 const list = (headers: readonly string[]): string => headers.map((h) => JSON.stringify(h)).join(', ');
@@ -39,7 +43,10 @@ export function sourceLabel(ref: HeaderRef, index: number, headers: readonly str
  * The group title over each column (as compared), and each title as written: a title covers its column and the empty
  * cells right of it until the next title (merged cells read this way).
  */
-export function groupTitles(groupRow: readonly string[] | undefined, width: number): { over: string[]; written: Map<string, string> } {
+export function groupTitles(
+  groupRow: readonly string[] | undefined,
+  width: number,
+): { over: string[]; written: Map<string, string> } {
   const over: string[] = [];
   const written = new Map<string, string>();
   let current = '';
@@ -63,7 +70,11 @@ export function groupTitles(groupRow: readonly string[] | undefined, width: numb
  * from the sheet, present twice where the mapping does not say which (with how to say it), or not found under its
  * group, and the sheet's headers. Columns the mapping does not name are ignored.
  */
-export function matchHeaders(sheetHeaders: readonly string[], mapping: { columns: readonly MatchedColumn[] }, groupRow?: readonly string[]): number[] {
+export function matchHeaders(
+  sheetHeaders: readonly string[],
+  mapping: { columns: readonly MatchedColumn[] },
+  groupRow?: readonly string[],
+): number[] {
   const positions = new Map<string, number[]>();
   sheetHeaders.forEach((h, i) => {
     const k = normalizeHeader(h ?? '');
@@ -80,7 +91,9 @@ export function matchHeaders(sheetHeaders: readonly string[], mapping: { columns
   const find = (ref: HeaderRef): number => {
     if (!('names' in ref)) {
       if (ref.position <= sheetHeaders.length) return ref.position - 1;
-      notFound.push(`column ${columnLetters(ref.position)} (position ${ref.position}): the sheet has ${sheetHeaders.length} columns`);
+      notFound.push(
+        `column ${columnLetters(ref.position)} (position ${ref.position}): the sheet has ${sheetHeaders.length} columns`,
+      );
       return -1;
     }
     const name = ref.names.find((n) => positions.has(normalizeHeader(n)));
@@ -94,7 +107,9 @@ export function matchHeaders(sheetHeaders: readonly string[], mapping: { columns
       const { over, written } = (titles ??= groupTitles(groupRow, sheetHeaders.length));
       const group = normalizeHeader(ref.group);
       if (!written.has(group)) {
-        notFound.push(`group ${JSON.stringify(ref.group)} of ${JSON.stringify(name)}: ${written.size === 0 ? 'the row above the header holds no title' : `the titles on the row above the header are ${list([...written.values()])}`}`);
+        notFound.push(
+          `group ${JSON.stringify(ref.group)} of ${JSON.stringify(name)}: ${written.size === 0 ? 'the row above the header holds no title' : `the titles on the row above the header are ${list([...written.values()])}`}`,
+        );
         return -1;
       }
       at = at.filter((i) => over[i] === group);
@@ -107,7 +122,9 @@ export function matchHeaders(sheetHeaders: readonly string[], mapping: { columns
     }
     if (ref.occurrence !== undefined) {
       if (ref.occurrence <= at.length) return at[ref.occurrence - 1]!;
-      notFound.push(`${JSON.stringify(name)} #${ref.occurrence}${where}: the sheet has ${at.length} such column${at.length > 1 ? 's' : ''} (${at.map((i) => columnLetters(i + 1)).join(', ')})`);
+      notFound.push(
+        `${JSON.stringify(name)} #${ref.occurrence}${where}: the sheet has ${at.length} such column${at.length > 1 ? 's' : ''} (${at.map((i) => columnLetters(i + 1)).join(', ')})`,
+      );
       return -1;
     }
     if (at.length > 1) {
@@ -121,13 +138,18 @@ export function matchHeaders(sheetHeaders: readonly string[], mapping: { columns
   for (const c of mapping.columns) for (const ref of sourcesOf(c).slice(1)) indexes.push(find(ref));
   if (missing.length > 0 || twice.length > 0 || notFound.length > 0) {
     const parts = [
-      missing.length > 0 ? `mapped column${missing.length > 1 ? 's' : ''} missing from the sheet: ${missing.join('; ')}` : '',
+      missing.length > 0
+        ? `mapped column${missing.length > 1 ? 's' : ''} missing from the sheet: ${missing.join('; ')}`
+        : '',
       twice.length > 0
         ? `header${twice.length > 1 ? 's' : ''} present more than once: ${twice.join('; ')} — say which in the mapping: column: { header: <name>, occurrence: 2 } (the 2nd of them), or column: { header: <name>, group: <the title above it> }`
         : '',
       notFound.length > 0 ? `not found: ${notFound.join('; ')}` : '',
     ].filter(Boolean);
-    throw new ProductSyncError('PS_ERR_FILE_HEADER', `${parts.join('. ')}. The sheet's headers are: ${list(sheetHeaders)}`);
+    throw new ProductSyncError(
+      'PS_ERR_FILE_HEADER',
+      `${parts.join('. ')}. The sheet's headers are: ${list(sheetHeaders)}`,
+    );
   }
   return indexes;
 }
@@ -138,6 +160,9 @@ export function groupRowOf(sheet: Pick<Sheet, 'headerRow' | 'preamble'>): readon
 }
 
 /** matchHeaders on an opened sheet: its headers, and the row above them for the columns addressed by group. */
-export function matchSheetHeaders(sheet: Pick<Sheet, 'headers' | 'headerRow' | 'preamble'>, mapping: { columns: readonly MatchedColumn[] }): number[] {
+export function matchSheetHeaders(
+  sheet: Pick<Sheet, 'headers' | 'headerRow' | 'preamble'>,
+  mapping: { columns: readonly MatchedColumn[] },
+): number[] {
   return matchHeaders(sheet.headers, mapping, groupRowOf(sheet));
 }

@@ -1,7 +1,18 @@
 /** Row → draft: applies a mapping's transforms, builds the nested API body, records empty-cell policy and lookups. */
 import { sourceLabel } from './headers.ts';
 import type { Mapping, MappingColumn, MappingDefault } from './mapping.ts';
-import { applyValueMap, cellText, columnTransform, isEmptyCell, splitCell, toStringValue, toWeightQuantity, TRANSFORMS, type TransformContext, type TransformResult } from './transforms.ts';
+import {
+  applyValueMap,
+  cellText,
+  columnTransform,
+  isEmptyCell,
+  splitCell,
+  toStringValue,
+  toWeightQuantity,
+  TRANSFORMS,
+  type TransformContext,
+  type TransformResult,
+} from './transforms.ts';
 import { issue, type FixedSeverityCode } from '../../issue-codes.ts';
 import type { Cell, Draft, DraftLookup, Issue, SheetRow } from '../types.ts';
 import { FORBIDDEN_KEYS, setAt } from '../field-path.ts';
@@ -30,13 +41,30 @@ const textOf = (cell: Cell): string | null => (cell === null ? null : cellText(c
  * The issue of a cell: as the transform gave it, or — on an `onInvalid: drop-field` column — a FIELD_DROPPED warning
  * that says it (the field is left out, the row goes on).
  */
-function columnIssue(row: number, column: string, col: MappingColumn, cell: Cell, i: { code: FixedSeverityCode; message: string }): Issue {
-  if (col.onInvalid === 'drop-field') return droppedIssue({ row, column, field: col.field.path, value: textOf(cell), code: i.code, message: i.message });
+function columnIssue(
+  row: number,
+  column: string,
+  col: MappingColumn,
+  cell: Cell,
+  i: { code: FixedSeverityCode; message: string },
+): Issue {
+  if (col.onInvalid === 'drop-field')
+    return droppedIssue({ row, column, field: col.field.path, value: textOf(cell), code: i.code, message: i.message });
   return issue(i.code, { row, column, field: col.field.path, value: textOf(cell), message: i.message });
 }
 
-function droppedIssue(x: { row: number | null; column: string | null; field: string | null; value: string | null; code: string; message: string }): Issue {
-  return issue('FIELD_DROPPED', { ...x, message: `${x.code}: ${x.message}; ${x.field ?? 'the field'} is left out (onInvalid: drop-field)` });
+function droppedIssue(x: {
+  row: number | null;
+  column: string | null;
+  field: string | null;
+  value: string | null;
+  code: string;
+  message: string;
+}): Issue {
+  return issue('FIELD_DROPPED', {
+    ...x,
+    message: `${x.code}: ${x.message}; ${x.field ?? 'the field'} is left out (onInvalid: drop-field)`,
+  });
 }
 
 /** The place of a draft's value as a path (`netContents[0].value`), as validation names it. */
@@ -54,7 +82,8 @@ type Setter = (fields: Record<string, unknown>, value: unknown) => void;
  * list made with its first element (an empty literal grown by one element gets room for 17).
  */
 function setterOf(segments: readonly (string | number)[]): Setter {
-  for (const seg of segments) if (typeof seg === 'string' && FORBIDDEN_KEYS.has(seg)) throw new Error(`unsafe field key ${seg}`);
+  for (const seg of segments)
+    if (typeof seg === 'string' && FORBIDDEN_KEYS.has(seg)) throw new Error(`unsafe field key ${seg}`);
   type Node = Record<string | number, unknown>;
   const [a, b, c] = segments as [string, string | number | undefined, string | number | undefined];
   const list = (i: number, value: unknown): unknown[] => {
@@ -68,7 +97,8 @@ function setterOf(segments: readonly (string | number)[]): Setter {
     out[key] = value;
     return out;
   };
-  const node = (key: string | number, value: unknown): unknown => (typeof key === 'number' ? list(key, value) : object(key, value));
+  const node = (key: string | number, value: unknown): unknown =>
+    typeof key === 'number' ? list(key, value) : object(key, value);
   if (segments.length === 1) {
     return (fields, value) => {
       fields[a] = value;
@@ -112,7 +142,10 @@ interface ColumnPlan {
   /** The cell through the column's value map (kept per distinct cell); undefined without one. */
   mapValue: ((cell: Cell) => Cell) | undefined;
   number: boolean;
-  /** Indexes in `columnIndex` of the column's sources: its own, then its fallbacks' (matchHeaders puts them after the columns). */
+  /**
+   * Indexes in `columnIndex` of the column's sources: its own, then its fallbacks' (matchHeaders puts them after the
+   * columns).
+   */
   slots: readonly number[];
   /** A quantity's unit: where it goes. */
   unit: { path: string; segments: readonly (string | number)[]; set: Setter } | undefined;
@@ -160,8 +193,13 @@ function planOf(mapping: Mapping): MappingPlan {
       const fallbacks = Math.max(0, col.sources.length - 1);
       const slots = [i, ...Array.from({ length: fallbacks }, () => nextFallback++)];
       const unit = col.field.unit;
-      const transform = col.type === 'quantity' && unit?.leaf === 'weightUnit' ? toWeightQuantity : TRANSFORMS[col.type];
-      const ctx: TransformContext = { decimalSeparator: col.decimal, dateFormat: col.format, language: mapping.language };
+      const transform =
+        col.type === 'quantity' && unit?.leaf === 'weightUnit' ? toWeightQuantity : TRANSFORMS[col.type];
+      const ctx: TransformContext = {
+        decimalSeparator: col.decimal,
+        dateFormat: col.format,
+        language: mapping.language,
+      };
       return {
         col,
         path: col.field.path,
@@ -178,10 +216,16 @@ function planOf(mapping: Mapping): MappingPlan {
       };
     });
     const lookedUp = new Set(mapping.columns.filter((c) => c.lookup !== undefined).map((c) => c.field.path));
-    const paths = [...mapping.columns.map((c) => c.field), ...mapping.defaults.map((d) => d.field)].flatMap((f) => (f.unit ? [f.segments, f.unit.segments] : [f.segments]));
+    const paths = [...mapping.columns.map((c) => c.field), ...mapping.defaults.map((d) => d.field)].flatMap((f) =>
+      f.unit ? [f.segments, f.unit.segments] : [f.segments],
+    );
     plan = {
       columns,
-      defaults: mapping.defaults.map((d) => ({ d, set: setterOf(d.field.segments), lookedUp: lookedUp.has(d.field.path) })),
+      defaults: mapping.defaults.map((d) => ({
+        d,
+        set: setterOf(d.field.segments),
+        lookedUp: lookedUp.has(d.field.path),
+      })),
       keyField: mapping.key === 'gtin' ? 'gtin' : 'tradeItemId',
       holes: paths.some((segments) => segments.some((s) => typeof s === 'number' && s > 0)),
     };
@@ -203,7 +247,15 @@ interface SheetPlan {
   labels: readonly (readonly string[])[];
   /** The headers the mapping reads: the reader's HIDDEN_COLUMN warnings about other columns are dropped. */
   read: ReadonlySet<string>;
-  Draft: new (row: number, key: string | null, target: Draft['target'], fields: Record<string, unknown>, clear: string[], issues: Issue[], source: Cell[]) => Draft;
+  Draft: new (
+    row: number,
+    key: string | null,
+    target: Draft['target'],
+    fields: Record<string, unknown>,
+    clear: string[],
+    issues: Issue[],
+    source: Cell[],
+  ) => Draft;
 }
 
 /** The cell a column takes on a row, and which of its sources gave it: its own, else the first non-empty fallback. */
@@ -262,7 +314,12 @@ function sheetPlanOf(mapping: Mapping, headers: readonly string[], columnIndex: 
   );
   const read = new Set(columnIndex.filter((idx) => idx >= 0).map((idx) => headers[idx]!));
   const sp: SheetPlan = {
-    mapping, headers, plan, at, labels, read,
+    mapping,
+    headers,
+    plan,
+    at,
+    labels,
+    read,
     // The drafts of this sheet: `origins` is a getter of their class, computed from `source` on the first read.
     Draft: class MappedDraft implements Draft {
       declare row: number;
@@ -273,7 +330,15 @@ function sheetPlanOf(mapping: Mapping, headers: readonly string[], columnIndex: 
       declare issues: Issue[];
       declare source: Cell[];
       declare lookups?: DraftLookup[];
-      constructor(row: number, key: string | null, target: Draft['target'], fields: Record<string, unknown>, clear: string[], issues: Issue[], source: Cell[]) {
+      constructor(
+        row: number,
+        key: string | null,
+        target: Draft['target'],
+        fields: Record<string, unknown>,
+        clear: string[],
+        issues: Issue[],
+        source: Cell[],
+      ) {
         this.row = row;
         this.key = key;
         this.target = target;
@@ -312,14 +377,23 @@ function sheetPlanFor(mapping: Mapping, headers: readonly string[], columnIndex:
  * (GTIN-14 or tradeItemId), and the reader's issues plus every cell issue; `origins` (each field's column and cell)
  * is computed from the row's cells when read. `columnIndex` comes from matchHeaders.
  */
-export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: Mapping, columnIndex: readonly number[]): Draft {
+export function mapRow(
+  sheetRow: SheetRow,
+  headers: readonly string[],
+  mapping: Mapping,
+  columnIndex: readonly number[],
+): Draft {
   const sp = sheetPlanFor(mapping, headers, columnIndex);
   const { plan, at, labels } = sp;
   const row = sheetRow.row;
   const fields: Record<string, unknown> = {};
   // The reader warns about every hidden column (it does not know the mapping): only those the mapping reads matter.
-  const issues: Issue[] = sheetRow.issues.length === 0 ? [] : sheetRow.issues.filter((x) => x.code !== 'HIDDEN_COLUMN' || (x.column !== null && sp.read.has(x.column)));
-  // Made only on the rows that need them: lookup labels, tops of empty `clear` cells, places left without value by an issue.
+  const issues: Issue[] =
+    sheetRow.issues.length === 0
+      ? []
+      : sheetRow.issues.filter((x) => x.code !== 'HIDDEN_COLUMN' || (x.column !== null && sp.read.has(x.column)));
+  // Made only on the rows that need them: lookup labels, tops of empty `clear` cells, places left without value by an
+  // issue.
   let lookups: DraftLookup[] | undefined;
   let cleared: string[] | undefined;
   let failed: string[] | undefined;
@@ -338,8 +412,19 @@ export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: 
     if (isEmptyCell(cell)) {
       if (col.required) {
         const column = labels[i]![source]!;
-        const others = slots.length > 1 ? ` (and so ${slots.length > 2 ? 'are its fallbacks' : 'is its fallback'} ${labels[i]!.slice(1).join(', ')})` : '';
-        issues.push(issue('REQUIRED_EMPTY', { row, column, field: p.path, value: textOf(cell), message: `${column} is required and empty${others}` }));
+        const others =
+          slots.length > 1
+            ? ` (and so ${slots.length > 2 ? 'are its fallbacks' : 'is its fallback'} ${labels[i]!.slice(1).join(', ')})`
+            : '';
+        issues.push(
+          issue('REQUIRED_EMPTY', {
+            row,
+            column,
+            field: p.path,
+            value: textOf(cell),
+            message: `${column} is required and empty${others}`,
+          }),
+        );
         (failed ??= []).push(p.place);
       }
       if (col.empty === 'clear') (cleared ??= []).push(p.top);
@@ -349,7 +434,14 @@ export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: 
     if (col.lookup !== undefined) {
       const parts = col.split !== undefined ? splitCell(cell, col.split) : [cell];
       const values = parts.map((v) => cellText(p.mapValue ? p.mapValue(v) : v)).filter((v) => v !== '');
-      (lookups ??= []).push({ field: p.path, segments: p.segments, column: labels[i]![source]!, values: col.field.array ? values : values.slice(0, 1), array: col.field.array, lookup: col.lookup });
+      (lookups ??= []).push({
+        field: p.path,
+        segments: p.segments,
+        column: labels[i]![source]!,
+        values: col.field.array ? values : values.slice(0, 1),
+        array: col.field.array,
+        lookup: col.lookup,
+      });
       continue;
     }
 
@@ -372,10 +464,16 @@ export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: 
       if (r.warning) issues.push(columnIssue(row, labels[i]![source]!, col, part, r.warning));
       const v = p.number ? Number(r.value) : r.value;
       if (p.unit) {
-        // A unit another quantity column of the row set (variableWeight's minimum and maximum share one): never converted.
+        // A unit another quantity column of the row set (variableWeight's minimum and maximum share one): never
+        // converted.
         const prev = getAt(fields, p.unit.segments);
         if (prev !== undefined && prev !== r.unit) {
-          issues.push(columnIssue(row, labels[i]![source]!, col, part, { code: 'QUANTITY_UNIT_MISMATCH', message: `"${cellText(part)}" is in another unit than the other quantity of ${p.top} on this row (units are never converted): give both in the same unit` }));
+          issues.push(
+            columnIssue(row, labels[i]![source]!, col, part, {
+              code: 'QUANTITY_UNIT_MISMATCH',
+              message: `"${cellText(part)}" is in another unit than the other quantity of ${p.top} on this row (units are never converted): give both in the same unit`,
+            }),
+          );
           (failed ??= []).push(p.place);
           continue;
         }
@@ -416,7 +514,8 @@ export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: 
 
   for (const { d, set, lookedUp } of plan.defaults) {
     if (cleared?.includes(d.field.top) || failed?.includes(d.field.path)) continue;
-    if (getAt(fields, d.field.segments) !== undefined || (lookedUp && lookups?.some((l) => l.field === d.field.path))) continue;
+    if (getAt(fields, d.field.segments) !== undefined || (lookedUp && lookups?.some((l) => l.field === d.field.path)))
+      continue;
     set(fields, Array.isArray(d.value) ? [...d.value] : d.value);
   }
   if (plan.holes) compact(fields);
@@ -424,17 +523,29 @@ export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: 
   const keyField = plan.keyField;
   const keyValue = fields[keyField];
   const key = typeof keyValue === 'string' && keyValue !== '' ? keyValue : null;
-  if (key === null && !failed?.includes(keyField) && !issues.some((x) => x.field === keyField && x.severity === 'error')) {
+  if (
+    key === null &&
+    !failed?.includes(keyField) &&
+    !issues.some((x) => x.field === keyField && x.severity === 'error')
+  ) {
     const origin = originsOf(sp, cells)[keyField];
-    issues.push(issue('KEY_MISSING', {
-      row, column: origin?.column ?? null, field: keyField, value: origin?.value ?? null,
-      message: `the row has no ${keyField}: it cannot be matched to an item`,
-    }));
+    issues.push(
+      issue('KEY_MISSING', {
+        row,
+        column: origin?.column ?? null,
+        field: keyField,
+        value: origin?.value ?? null,
+        message: `the row has no ${keyField}: it cannot be matched to an item`,
+      }),
+    );
   }
 
   // A field some column of this row fills is not cleared: only whole top-level fields are sent as null (every value
   // of a top, and every lookup label of one, is under fields[top] or in lookups).
-  const clear = cleared === undefined ? [] : [...new Set(cleared)].filter((t) => fields[t] === undefined && !lookups?.some((l) => l.segments[0] === t));
+  const clear =
+    cleared === undefined
+      ? []
+      : [...new Set(cleared)].filter((t) => fields[t] === undefined && !lookups?.some((l) => l.segments[0] === t));
   const draft = new sp.Draft(row, key, mapping.target, fields, clear, issues, sheetRow.cells);
   if (lookups !== undefined) draft.lookups = lookups;
   return draft;
@@ -445,23 +556,33 @@ export function mapRow(sheetRow: SheetRow, headers: readonly string[], mapping: 
  * non-empty one of its fallbacks) through its value map and transform, exactly as mapRow computes it; null where
  * mapRow's key would be null. A mapping whose key comes from no column (a default) falls back to mapRow.
  */
-export function rowKeyReader(headers: readonly string[], mapping: Mapping, columnIndex: readonly number[]): (row: SheetRow) => string | null {
+export function rowKeyReader(
+  headers: readonly string[],
+  mapping: Mapping,
+  columnIndex: readonly number[],
+): (row: SheetRow) => string | null {
   const keyField = mapping.key === 'gtin' ? 'gtin' : 'tradeItemId';
-  const i = mapping.columns.findIndex((c) => c.field.path === keyField && c.lookup === undefined && c.split === undefined);
+  const i = mapping.columns.findIndex(
+    (c) => c.field.path === keyField && c.lookup === undefined && c.split === undefined,
+  );
   const p = planOf(mapping).columns[i];
   if (!p || (columnIndex[i] ?? -1) < 0) return (row) => mapRow(row, headers, mapping, columnIndex).key;
   const { read, mapValue } = p;
   const idxs = p.slots.map((s) => columnIndex[s] ?? -1);
   return (row) => {
     let cell: Cell = row.cells[idxs[0]!] ?? null;
-    for (let k = 1; k < idxs.length && isEmptyCell(cell); k++) cell = idxs[k]! >= 0 ? (row.cells[idxs[k]!] ?? null) : null;
+    for (let k = 1; k < idxs.length && isEmptyCell(cell); k++)
+      cell = idxs[k]! >= 0 ? (row.cells[idxs[k]!] ?? null) : null;
     if (isEmptyCell(cell)) return null;
     const r = read(mapValue ? mapValue(cell) : cell);
     return 'issue' in r || r.value === '' ? null : r.value;
   };
 }
 
-/** Each place a drop-field column fills (`netContents[0].value`, its unit), with the column: where validation issues may be dropped. */
+/**
+ * Each place a drop-field column fills (`netContents[0].value`, its unit), with the column: where validation issues may
+ * be dropped.
+ */
 const dropPlans = new WeakMap<Mapping, ReadonlyMap<string, ColumnPlan>>();
 
 function dropPlanOf(mapping: Mapping): ReadonlyMap<string, ColumnPlan> {
@@ -522,7 +643,8 @@ export function dropRefusedFields(draft: Draft, issues: Issue[], mapping: Mappin
     unsetAt(draft.fields, place);
     if (p.unit) {
       const object = getAt(draft.fields, place.slice(0, -1));
-      if (object && typeof object === 'object' && Object.keys(object).length === 1 && 'unitOfMeasure' in object) unsetAt(draft.fields, [...place.slice(0, -1), 'unitOfMeasure']);
+      if (object && typeof object === 'object' && Object.keys(object).length === 1 && 'unitOfMeasure' in object)
+        unsetAt(draft.fields, [...place.slice(0, -1), 'unitOfMeasure']);
     }
     return droppedIssue(x);
   });

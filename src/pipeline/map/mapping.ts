@@ -5,7 +5,13 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import * as z from 'zod';
 import {
-  LIST_NAMES, LOOKUPS, MANUFACTURED_ITEM_FIELDS, NESTED_OBJECTS, TRADE_ITEM_FIELDS, type FieldType, type LookupKind,
+  LIST_NAMES,
+  LOOKUPS,
+  MANUFACTURED_ITEM_FIELDS,
+  NESTED_OBJECTS,
+  TRADE_ITEM_FIELDS,
+  type FieldType,
+  type LookupKind,
 } from '../../api/fields.ts';
 import { ProductSyncError } from '../../errors.ts';
 import { formatPath, parseYamlDocument } from '../../yaml-document.ts';
@@ -17,7 +23,10 @@ import type { LookupSpec, Target } from '../types.ts';
 export interface FieldTarget {
   /** The path as written in the mapping (`netContents[0].value`). */
   path: string;
-  /** The path as keys and indexes (`['netContents', 0, 'value']`); keys are field names from the rules, never from the sheet. */
+  /**
+   * The path as keys and indexes (`['netContents', 0, 'value']`); keys are field names from the rules, never from the
+   * sheet.
+   */
   segments: readonly (string | number)[];
   /** The top-level API field (`netContents`). */
   top: string;
@@ -26,8 +35,9 @@ export interface FieldTarget {
   /** True when the path ends on an array (`countriesOfOrigin`): the value is a list. */
   array: boolean;
   /**
-   * Only for a `quantity` column: where the unit goes (`netContents[0].unitOfMeasure`) and what the API wants there
-   * (a unit code, or a weight-unit uuid); `segments` and `leaf` above are then those of the number (`netContents[0].value`).
+   * Only for a `quantity` column: where the unit goes (`netContents[0].unitOfMeasure`) and what the API wants there (a
+   * unit code, or a weight-unit uuid); `segments` and `leaf` above are then those of the number
+   * (`netContents[0].value`).
    */
   unit?: { path: string; segments: readonly (string | number)[]; leaf: 'string' | 'weightUnit' };
 }
@@ -41,9 +51,15 @@ export type HeaderRef = { names: readonly string[]; group?: string; occurrence?:
 
 /** One column of a mapping after validation, defaults filled in. */
 export interface MappingColumn {
-  /** Header names that may hold the column, in order of preference (the first one present in the sheet is used); `column G` for one read by position. */
+  /**
+   * Header names that may hold the column, in order of preference (the first one present in the sheet is used); `column
+   * G` for one read by position.
+   */
   columns: readonly string[];
-  /** Where the column's cells are read: `sources[0]` from `column`, then each `fallback` in order, used on a row whose cells before it are empty. */
+  /**
+   * Where the column's cells are read: `sources[0]` from `column`, then each `fallback` in order, used on a row whose
+   * cells before it are empty.
+   */
   sources: readonly HeaderRef[];
   field: FieldTarget;
   type: ColumnType;
@@ -57,7 +73,10 @@ export interface MappingColumn {
   /** Decimal separator of the column's text cells: its `decimal`, else the mapping's `decimalSeparator`. */
   decimal: ',' | '.';
   required: boolean;
-  /** `drop-field`: a cell that cannot be read, or a value the API rules refuse, leaves the field out with a FIELD_DROPPED warning; `reject-row` (default): the row is rejected. */
+  /**
+   * `drop-field`: a cell that cannot be read, or a value the API rules refuse, leaves the field out with a
+   * FIELD_DROPPED warning; `reject-row` (default): the row is rejected.
+   */
   onInvalid: 'reject-row' | 'drop-field';
   /** Line of the column's entry in the mapping file. */
   line: number;
@@ -85,7 +104,10 @@ export interface Mapping {
   headerRow: number;
   key: 'gtin' | 'tradeItemId';
   empty: 'ignore' | 'clear';
-  /** Decimal separator of the sheet's text numbers: the file's `decimalSeparator`, else the one of `language` (fr-FR → `,`, en-US → `.`). */
+  /**
+   * Decimal separator of the sheet's text numbers: the file's `decimalSeparator`, else the one of `language` (fr-FR →
+   * `,`, en-US → `.`).
+   */
   decimalSeparator: ',' | '.';
   dateFormat?: string;
   columns: readonly MappingColumn[];
@@ -104,8 +126,13 @@ export class MappingError extends ProductSyncError {
   readonly file: string;
   readonly problems: readonly MappingProblem[];
   constructor(file: string, problems: readonly MappingProblem[]) {
-    const lines = problems.map((p) => `  ${file}${p.line === null ? '' : `:${p.line}`}: ${p.path ? `${p.path}: ` : ''}${p.message}`);
-    super('PS_ERR_MAPPING_INVALID', `invalid mapping ${file} (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${lines.join('\n')}`);
+    const lines = problems.map(
+      (p) => `  ${file}${p.line === null ? '' : `:${p.line}`}: ${p.path ? `${p.path}: ` : ''}${p.message}`,
+    );
+    super(
+      'PS_ERR_MAPPING_INVALID',
+      `invalid mapping ${file} (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${lines.join('\n')}`,
+    );
     this.name = 'MappingError';
     this.file = file;
     this.problems = problems;
@@ -115,7 +142,8 @@ export class MappingError extends ProductSyncError {
 const lookupKinds = LOOKUPS.map((l) => l.kind) as [string, ...string[]];
 const scalar = z.union([z.string(), z.number().transform(String), z.boolean().transform(String)]);
 const headerName = z.union([z.string().trim().min(1, 'must not be empty'), z.number().transform(String)]);
-const LOOKUP_HELP = 'lookup must be harmonized-code, {list: <list name>}, {brand: {create: true|false}} or {kind: <lookup kind>}';
+const LOOKUP_HELP =
+  'lookup must be harmonized-code, {list: <list name>}, {brand: {create: true|false}} or {kind: <lookup kind>}';
 
 /** Edit distance of two words (case ignored), capped: enough to tell a typo from another word. */
 function distance(a: string, b: string): number {
@@ -124,7 +152,8 @@ function distance(a: string, b: string): number {
   let prev = Array.from({ length: y.length + 1 }, (_, j) => j);
   for (let i = 1; i <= x.length; i++) {
     const cur = [i];
-    for (let j = 1; j <= y.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1));
+    for (let j = 1; j <= y.length; j++)
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1));
     prev = cur;
   }
   return prev[y.length]!;
@@ -173,13 +202,16 @@ const lookupSchema = z.union(
   { error: (iss) => lookupProblem(iss.input) },
 );
 
-const HEADER_REF_HELP = 'a column is a header, a list of alternative headers, {header: <name>, group: <title above it>, occurrence: <n>}, {position: <n>} or {letter: <A…XFD>}';
+const HEADER_REF_HELP =
+  'a column is a header, a list of alternative headers, {header: <name>, group: <title above it>, occurrence: <n>}, {position: <n>} or {letter: <A…XFD>}';
 
 /** What is wrong with a `column` / `fallback` entry that matches none of its forms. */
 function headerRefProblem(input: unknown): string {
   if (!input || typeof input !== 'object' || Array.isArray(input)) return HEADER_REF_HELP;
   const k = Object.keys(input).find((key) => !['header', 'group', 'occurrence', 'position', 'letter'].includes(key));
-  return k === undefined ? HEADER_REF_HELP : `unknown key "${k}"${didYouMean(k, ['header', 'group', 'occurrence', 'position', 'letter'])}: ${HEADER_REF_HELP}`;
+  return k === undefined
+    ? HEADER_REF_HELP
+    : `unknown key "${k}"${didYouMean(k, ['header', 'group', 'occurrence', 'position', 'letter'])}: ${HEADER_REF_HELP}`;
 }
 
 const OCCURRENCE = 'occurrence must be a whole number from 1 (the first column of that header) to 100';
@@ -195,17 +227,29 @@ const headerRefSchema = z.union(
       occurrence: z.number({ error: OCCURRENCE }).int(OCCURRENCE).min(1, OCCURRENCE).max(100, OCCURRENCE).optional(),
     }),
     z.strictObject({ position: z.number({ error: POSITION }).int(POSITION).min(1, POSITION).max(16384, POSITION) }),
-    z.strictObject({ letter: z.string({ error: LETTER }).regex(/^[A-Za-z]{1,3}$/, LETTER).refine((l) => letterPosition(l) <= 16384, LETTER) }),
+    z.strictObject({
+      letter: z
+        .string({ error: LETTER })
+        .regex(/^[A-Za-z]{1,3}$/, LETTER)
+        .refine((l) => letterPosition(l) <= 16384, LETTER),
+    }),
   ],
   { error: (iss) => headerRefProblem(iss.input) },
 );
 
 export const columnSchema = z.strictObject({
-  column: z.union([headerRefSchema, z.array(headerName).min(1, 'must name at least one header')], { error: (iss) => headerRefProblem(iss.input) }),
+  column: z.union([headerRefSchema, z.array(headerName).min(1, 'must name at least one header')], {
+    error: (iss) => headerRefProblem(iss.input),
+  }),
   /** Columns read in order when the row's cell of `column` is empty (French name, else English). */
   fallback: z.union([headerRefSchema, z.array(headerRefSchema).min(1, 'must name at least one column')]).optional(),
   field: z.string().min(1, 'must not be empty'),
-  type: z.enum(COLUMN_TYPES, { error: (iss) => `type must be one of ${COLUMN_TYPES.join(', ')}${typeof iss.input === 'string' ? didYouMean(iss.input, COLUMN_TYPES) : ''}` }).optional(),
+  type: z
+    .enum(COLUMN_TYPES, {
+      error: (iss) =>
+        `type must be one of ${COLUMN_TYPES.join(', ')}${typeof iss.input === 'string' ? didYouMean(iss.input, COLUMN_TYPES) : ''}`,
+    })
+    .optional(),
   split: z.string().min(1, 'must not be empty').optional(),
   values: z.record(z.string(), scalar).optional(),
   lookup: lookupSchema.optional(),
@@ -216,7 +260,9 @@ export const columnSchema = z.strictObject({
   onInvalid: z.enum(['reject-row', 'drop-field'], { error: 'onInvalid must be reject-row or drop-field' }).optional(),
 });
 
-const languageCode = z.string().regex(/^[a-zA-Z]{2,3}(?:[-_][a-zA-Z0-9]{2,8})*$/, 'must be a language code such as fr-FR');
+const languageCode = z
+  .string()
+  .regex(/^[a-zA-Z]{2,3}(?:[-_][a-zA-Z0-9]{2,8})*$/, 'must be a language code such as fr-FR');
 
 /** The mapping file's shape (the JSON Schema in schemas/mapping.schema.json is generated from it). */
 export const mappingSchema = z.strictObject({
@@ -255,7 +301,10 @@ const FIELD_TYPES: Readonly<Record<Target, ReadonlyMap<string, FieldType>>> = {
   manufacturedItem: fieldTypes('manufacturedItem'),
 };
 
-/** Resolves a dotted field path (`gtin`, `netContents[0].value`, `drainedNetWeight.unitOfMeasure`, `countriesOfOrigin`) against the target's create fields; a string is the reason it is not one. */
+/**
+ * Resolves a dotted field path (`gtin`, `netContents[0].value`, `drainedNetWeight.unitOfMeasure`, `countriesOfOrigin`)
+ * against the target's create fields; a string is the reason it is not one.
+ */
 export function resolveFieldPath(target: Target, path: string): FieldTarget | string {
   const m = PATH.exec(path);
   if (!m) return `"${path}" is not a field path (name, name[i], name.sub or name[i].sub)`;
@@ -281,24 +330,40 @@ export function resolveFieldPath(target: Target, path: string): FieldTarget | st
       return index === undefined ? make(type, [top]) : make({ kind: type.of }, [top, index]);
     case 'object':
     case 'objectArray': {
-      if (type.kind === 'objectArray' && index === undefined) return `"${top}" is a list of objects: write ${top}[0].${sub ?? '<field>'}`;
-      if (type.kind === 'object' && index !== undefined) return `"${top}" is one object: write ${top}.${sub ?? '<field>'}`;
+      if (type.kind === 'objectArray' && index === undefined)
+        return `"${top}" is a list of objects: write ${top}[0].${sub ?? '<field>'}`;
+      if (type.kind === 'object' && index !== undefined)
+        return `"${top}" is one object: write ${top}.${sub ?? '<field>'}`;
       const nested = NESTED_OBJECTS[type.of];
       const rule = nested.find((n) => n.name === sub);
-      const quantityHint = sub === undefined && nested.some((n) => n.name === 'unitOfMeasure') ? ` (or type: quantity reads a cell such as "500 g" into ${path})` : '';
-      if (!rule) return `"${top}" has the fields ${nested.map((n) => n.name).join(', ')}${sub ? `, not "${sub}"${didYouMean(sub, nested.map((n) => n.name))}` : ''}${quantityHint}`;
-      if (rule.ops && !rule.ops.includes('C')) return `"${top}[].${rule.name}" is accepted by updates only, not by creates`;
+      const quantityHint =
+        sub === undefined && nested.some((n) => n.name === 'unitOfMeasure')
+          ? ` (or type: quantity reads a cell such as "500 g" into ${path})`
+          : '';
+      if (!rule)
+        return `"${top}" has the fields ${nested.map((n) => n.name).join(', ')}${
+          sub
+            ? `, not "${sub}"${didYouMean(
+                sub,
+                nested.map((n) => n.name),
+              )}`
+            : ''
+        }${quantityHint}`;
+      if (rule.ops && !rule.ops.includes('C'))
+        return `"${top}[].${rule.name}" is accepted by updates only, not by creates`;
       return make(rule.type, index === undefined ? [top, rule.name] : [top, index, rule.name]);
     }
   }
 }
 
-const QUANTITY_HELP = 'type quantity feeds an object with a number and a unit: netContents[i], drainedNetWeight, variableWeight.minimumValue or variableWeight.maximumValue';
+const QUANTITY_HELP =
+  'type quantity feeds an object with a number and a unit: netContents[i], drainedNetWeight, variableWeight.minimumValue or variableWeight.maximumValue';
 
 /**
  * Resolves the field of a `quantity` column: an object with a `value` and a `unitOfMeasure` (`netContents[0]`,
  * `drainedNetWeight`), or a number field of an object with a `unitOfMeasure` (`variableWeight.minimumValue`,
- * `netContents[0].value`). The number goes to the value field, the unit to `unitOfMeasure`; a string is the reason it is not one.
+ * `netContents[0].value`). The number goes to the value field, the unit to `unitOfMeasure`; a string is the reason it
+ * is not one.
  */
 export function resolveQuantityPath(target: Target, path: string): FieldTarget | string {
   const m = PATH.exec(path);
@@ -311,18 +376,32 @@ export function resolveQuantityPath(target: Target, path: string): FieldTarget |
   if (!nested.some((n) => n.name === 'unitOfMeasure')) return `${QUANTITY_HELP}; ${top} has no unit`;
   const object = idx === undefined ? top : `${top}[${idx}]`;
   const valueName = sub ?? 'value';
-  if (valueName === 'unitOfMeasure' || !nested.some((n) => n.name === valueName && (n.type.kind === 'string' || n.type.kind === 'number'))) {
-    const numbers = nested.filter((n) => n.name !== 'unitOfMeasure' && (n.type.kind === 'number' || n.name === 'value')).map((n) => `${object}.${n.name}`);
-    return sub === undefined ? `${top} has no value field: write ${numbers.join(' or ')}` : `${QUANTITY_HELP}; write ${numbers.join(' or ')}`;
+  if (
+    valueName === 'unitOfMeasure' ||
+    !nested.some((n) => n.name === valueName && (n.type.kind === 'string' || n.type.kind === 'number'))
+  ) {
+    const numbers = nested
+      .filter((n) => n.name !== 'unitOfMeasure' && (n.type.kind === 'number' || n.name === 'value'))
+      .map((n) => `${object}.${n.name}`);
+    return sub === undefined
+      ? `${top} has no value field: write ${numbers.join(' or ')}`
+      : `${QUANTITY_HELP}; write ${numbers.join(' or ')}`;
   }
   const value = resolveFieldPath(target, `${object}.${valueName}`);
   if (typeof value === 'string') return value;
   const unit = resolveFieldPath(target, `${object}.unitOfMeasure`);
   if (typeof unit === 'string') return unit;
-  return { ...value, path, unit: { path: unit.path, segments: unit.segments, leaf: unit.leaf === 'weightUnit' ? 'weightUnit' : 'string' } };
+  return {
+    ...value,
+    path,
+    unit: { path: unit.path, segments: unit.segments, leaf: unit.leaf === 'weightUnit' ? 'weightUnit' : 'string' },
+  };
 }
 
-/** The path of a place in the draft (`netContents[0].value`), whatever the mapping wrote (`netContents[0]` for a quantity). */
+/**
+ * The path of a place in the draft (`netContents[0].value`), whatever the mapping wrote (`netContents[0]` for a
+ * quantity).
+ */
 function placeOf(segments: readonly (string | number)[]): string {
   return segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
 }
@@ -361,34 +440,59 @@ const CREATE_REQUIRED: Readonly<Record<Target, ReadonlySet<string>>> = {
 
 const usesGroup = (ref: unknown): boolean => !!ref && typeof ref === 'object' && !Array.isArray(ref) && 'group' in ref;
 
-function checkColumn(raw: RawMapping['columns'][number], i: number, field: FieldTarget, problems: Located[], cc: ColumnContext): ColumnType {
+function checkColumn(
+  raw: RawMapping['columns'][number],
+  i: number,
+  field: FieldTarget,
+  problems: Located[],
+  cc: ColumnContext,
+): ColumnType {
   const at = (key: string, message: string) => problems.push({ path: ['columns', i, key], message });
   const type = raw.type ?? defaultType(field);
-  if (field.top === 'gtin' && type !== 'gtin') at('type', 'the gtin field takes type gtin (it normalises GTINs to 14 digits)');
-  if (field.leaf === 'number' && !NUMERIC_TYPES.includes(type) && type !== 'quantity') at('type', `${field.path} is a number: use type decimal, integer or number`);
-  if (field.leaf === 'weightUnit' && type !== 'weightUnit') at('type', `${field.path} takes a weight unit: use type weightUnit`);
-  if (type === 'weightUnit' && field.leaf !== 'weightUnit') at('type', `type weightUnit is only for drainedNetWeight.unitOfMeasure and variableWeight.unitOfMeasure`);
-  if (raw.split !== undefined && !field.array) at('split', `${field.path} holds one value, so it cannot be split (use a list field such as countriesOfOrigin)`);
+  if (field.top === 'gtin' && type !== 'gtin')
+    at('type', 'the gtin field takes type gtin (it normalises GTINs to 14 digits)');
+  if (field.leaf === 'number' && !NUMERIC_TYPES.includes(type) && type !== 'quantity')
+    at('type', `${field.path} is a number: use type decimal, integer or number`);
+  if (field.leaf === 'weightUnit' && type !== 'weightUnit')
+    at('type', `${field.path} takes a weight unit: use type weightUnit`);
+  if (type === 'weightUnit' && field.leaf !== 'weightUnit')
+    at('type', `type weightUnit is only for drainedNetWeight.unitOfMeasure and variableWeight.unitOfMeasure`);
+  if (raw.split !== undefined && !field.array)
+    at('split', `${field.path} holds one value, so it cannot be split (use a list field such as countriesOfOrigin)`);
   if (raw.format !== undefined && type !== 'date') at('format', 'format is only for type date');
-  if (raw.decimal !== undefined && !NUMERIC_TYPES.includes(type) && type !== 'quantity') at('decimal', 'decimal is only for types decimal, integer, number and quantity');
+  if (raw.decimal !== undefined && !NUMERIC_TYPES.includes(type) && type !== 'quantity')
+    at('decimal', 'decimal is only for types decimal, integer, number and quantity');
   if (cc.headerRow < 2 && [raw.column, ...[raw.fallback ?? []].flat()].some(usesGroup)) {
     at('column', 'a group is the title on the row above the header: it needs headerRow 2 or more');
   }
   if (raw.onInvalid === 'drop-field') {
     const keyField = cc.key === 'gtin' ? 'gtin' : 'tradeItemId';
-    if (field.top === keyField) at('onInvalid', `the key column cannot drop its field: a row without ${keyField} cannot be matched`);
+    if (field.top === keyField)
+      at('onInvalid', `the key column cannot drop its field: a row without ${keyField} cannot be matched`);
     else if (raw.required) at('onInvalid', 'a required column cannot drop its field: remove required or onInvalid');
-    else if (CREATE_REQUIRED[cc.target].has(field.top)) at('onInvalid', `${field.top} is required by the API to create an item: a row without it is refused all the same`);
-    else if (raw.lookup !== undefined) at('onInvalid', 'drop-field is for read and API-rule problems; the labels of a lookup column are resolved later, and a label not found stays an error');
+    else if (CREATE_REQUIRED[cc.target].has(field.top))
+      at(
+        'onInvalid',
+        `${field.top} is required by the API to create an item: a row without it is refused all the same`,
+      );
+    else if (raw.lookup !== undefined)
+      at(
+        'onInvalid',
+        'drop-field is for read and API-rule problems; the labels of a lookup column are resolved later, and a label not found stays an error',
+      );
   }
   if (raw.lookup !== undefined) {
-    if (raw.type !== undefined && raw.type !== 'string') at('lookup', 'a lookup column holds labels: leave type out (or string)');
+    if (raw.type !== undefined && raw.type !== 'string')
+      at('lookup', 'a lookup column holds labels: leave type out (or string)');
     if (field.leaf === 'number' || field.leaf === 'weightUnit') at('lookup', `${field.path} cannot be looked up`);
-    if (typeof raw.lookup === 'object' && 'brand' in raw.lookup && field.top !== 'brandId') at('lookup', 'a brand lookup feeds brandId');
-    if (raw.lookup === 'harmonized-code' && field.top !== 'harmonizedCode') at('lookup', 'a harmonized-code lookup feeds harmonizedCode');
+    if (typeof raw.lookup === 'object' && 'brand' in raw.lookup && field.top !== 'brandId')
+      at('lookup', 'a brand lookup feeds brandId');
+    if (raw.lookup === 'harmonized-code' && field.top !== 'harmonizedCode')
+      at('lookup', 'a harmonized-code lookup feeds harmonizedCode');
   }
   if (raw.format !== undefined && type === 'date') {
-    if (!/^(?=.*y)(?=.*m)(?=.*d)[ymd/.\- ]+$/i.test(raw.format)) at('format', `"${raw.format}" is not a date format such as dd/mm/yyyy`);
+    if (!/^(?=.*y)(?=.*m)(?=.*d)[ymd/.\- ]+$/i.test(raw.format))
+      at('format', `"${raw.format}" is not a date format such as dd/mm/yyyy`);
   }
   return type;
 }
@@ -410,7 +514,12 @@ function defaultValue(field: FieldTarget, value: string | string[]): string | nu
   return field.leaf === 'uuid' ? value.toLowerCase() : value;
 }
 
-function build(raw: RawMapping, file: string, text: string, lineOf: (path: (string | number)[]) => number | null): Mapping {
+function build(
+  raw: RawMapping,
+  file: string,
+  text: string,
+  lineOf: (path: (string | number)[]) => number | null,
+): Mapping {
   const problems: Located[] = [];
   const columns: MappingColumn[] = [];
   const seen = new Map<string, Feeder>();
@@ -448,7 +557,8 @@ function build(raw: RawMapping, file: string, text: string, lineOf: (path: (stri
       continue;
     }
     const v = defaultValue(field, value);
-    if (typeof v === 'string' && v.startsWith('\u0000')) problems.push({ path: ['defaults', path], message: v.slice(1) });
+    if (typeof v === 'string' && v.startsWith('\u0000'))
+      problems.push({ path: ['defaults', path], message: v.slice(1) });
     else defaults.push({ field, value: v });
   }
   const keyField = raw.key === 'gtin' ? 'gtin' : 'tradeItemId';
@@ -459,7 +569,10 @@ function build(raw: RawMapping, file: string, text: string, lineOf: (path: (stri
     problems.push({ path: ['dateFormat'], message: `"${raw.dateFormat}" is not a date format such as dd/mm/yyyy` });
   }
   if (problems.length > 0) {
-    throw new MappingError(file, problems.map((p) => ({ line: lineOf(p.path), path: formatPath(p.path), message: p.message })));
+    throw new MappingError(
+      file,
+      problems.map((p) => ({ line: lineOf(p.path), path: formatPath(p.path), message: p.message })),
+    );
   }
   const primary = raw.language.split(/[-_]/)[0] ?? raw.language;
   const fallbackLanguages = raw.fallbackLanguages ?? [...new Set([primary, 'en-US'])].filter((l) => l !== raw.language);
@@ -481,7 +594,6 @@ function build(raw: RawMapping, file: string, text: string, lineOf: (path: (stri
     defaults,
   };
 }
-
 
 /**
  * The field problems of a mapping whose schema check failed: each column's field path and type rules, the defaults'
@@ -514,21 +626,34 @@ function fieldProblems(data: unknown): Located[] {
       if (typeof field === 'string') problems.push({ path: ['defaults', path], message: field });
       else if (typeof value === 'string' || (Array.isArray(value) && value.every((v) => typeof v === 'string'))) {
         const v = defaultValue(field, value as string | string[]);
-        if (typeof v === 'string' && v.startsWith('\u0000')) problems.push({ path: ['defaults', path], message: v.slice(1) });
+        if (typeof v === 'string' && v.startsWith('\u0000'))
+          problems.push({ path: ['defaults', path], message: v.slice(1) });
       }
     }
   }
   return problems;
 }
 
-/** The column that feeds a place of the draft; `unit`: the place is the unit a quantity column fills (quantity columns may share it). */
+/**
+ * The column that feeds a place of the draft; `unit`: the place is the unit a quantity column fills (quantity columns
+ * may share it).
+ */
 interface Feeder {
   column: number;
   unit: boolean;
 }
 
-/** The field a column feeds, resolved against the target's rules; a problem (unknown field, or one fed twice) otherwise. */
-function columnField(target: Target, path: string, quantity: boolean, i: number, seen: Map<string, Feeder>, problems: Located[]): FieldTarget | undefined {
+/**
+ * The field a column feeds, resolved against the target's rules; a problem (unknown field, or one fed twice) otherwise.
+ */
+function columnField(
+  target: Target,
+  path: string,
+  quantity: boolean,
+  i: number,
+  seen: Map<string, Feeder>,
+  problems: Located[],
+): FieldTarget | undefined {
   const field = quantity ? resolveQuantityPath(target, path) : resolveFieldPath(target, path);
   if (typeof field === 'string') {
     problems.push({ path: ['columns', i, 'field'], message: field });
@@ -536,12 +661,18 @@ function columnField(target: Target, path: string, quantity: boolean, i: number,
   }
   const place = placeOf(field.segments);
   const prev = seen.get(place);
-  if (prev !== undefined) problems.push({ path: ['columns', i, 'field'], message: `${place} is already fed by columns[${prev.column}]` });
+  if (prev !== undefined)
+    problems.push({ path: ['columns', i, 'field'], message: `${place} is already fed by columns[${prev.column}]` });
   seen.set(place, { column: i, unit: false });
   if (field.unit) {
-    // Two quantity columns may fill one unit (variableWeight's minimum and maximum): a row giving two units is an issue.
+    // Two quantity columns may fill one unit (variableWeight's minimum and maximum): a row giving two units is an
+    // issue.
     const other = seen.get(field.unit.path);
-    if (other !== undefined && !other.unit) problems.push({ path: ['columns', i, 'field'], message: `${field.unit.path}, the unit of this quantity, is already fed by columns[${other.column}]` });
+    if (other !== undefined && !other.unit)
+      problems.push({
+        path: ['columns', i, 'field'],
+        message: `${field.unit.path}, the unit of this quantity, is already fed by columns[${other.column}]`,
+      });
     else seen.set(field.unit.path, { column: i, unit: true });
   }
   return field;
@@ -560,7 +691,10 @@ function toHeaderRef(raw: z.infer<typeof columnSchema>['column']): HeaderRef {
   };
 }
 
-/** Parses and validates a mapping from its text (YAML or JSON); throws MappingError naming the line of each problem (all of them at once). */
+/**
+ * Parses and validates a mapping from its text (YAML or JSON); throws MappingError naming the line of each problem (all
+ * of them at once).
+ */
 export function parseMapping(text: string, file: string): Mapping {
   const parsed = parseYamlDocument(text, mappingSchema, (path) =>
     path.length === 0
@@ -582,7 +716,10 @@ export function parseMapping(text: string, file: string): Mapping {
     const all = [...parsed.problems, ...more].map((p, i) => ({ p, i }));
     // In file order (a problem without a line last), the order found within a line.
     all.sort((a, b) => (a.p.line ?? Infinity) - (b.p.line ?? Infinity) || a.i - b.i);
-    throw new MappingError(file, all.map((x) => x.p));
+    throw new MappingError(
+      file,
+      all.map((x) => x.p),
+    );
   }
   return build(parsed.data, file, text, parsed.lineAt);
 }
@@ -594,10 +731,16 @@ export function mappingFile(nameOrPath: string, mappingsDir = 'mappings'): strin
     const f = resolve(join(mappingsDir, nameOrPath + ext));
     if (existsSync(f)) return f;
   }
-  throw new ProductSyncError('PS_ERR_MAPPING_INVALID', `mapping "${nameOrPath}" not found in ${resolve(mappingsDir)} (looked for ${nameOrPath}.yaml, .yml, .json)`);
+  throw new ProductSyncError(
+    'PS_ERR_MAPPING_INVALID',
+    `mapping "${nameOrPath}" not found in ${resolve(mappingsDir)} (looked for ${nameOrPath}.yaml, .yml, .json)`,
+  );
 }
 
-/** Loads and validates a mapping by name (from `mappingsDir`, default ./mappings) or path; throws PS_ERR_MAPPING_INVALID with file and line. */
+/**
+ * Loads and validates a mapping by name (from `mappingsDir`, default ./mappings) or path; throws PS_ERR_MAPPING_INVALID
+ * with file and line.
+ */
 export async function loadMapping(nameOrPath: string, options: { mappingsDir?: string } = {}): Promise<Mapping> {
   const file = mappingFile(nameOrPath, options.mappingsDir);
   let text: string;
@@ -606,7 +749,11 @@ export async function loadMapping(nameOrPath: string, options: { mappingsDir?: s
     if (!(await stat(file)).isFile()) throw new Error('not a regular file');
     text = await readFile(file, 'utf8');
   } catch (cause) {
-    throw new ProductSyncError('PS_ERR_MAPPING_INVALID', `mapping ${file} cannot be read: ${(cause as Error).message}`, { cause });
+    throw new ProductSyncError(
+      'PS_ERR_MAPPING_INVALID',
+      `mapping ${file} cannot be read: ${(cause as Error).message}`,
+      { cause },
+    );
   }
   return parseMapping(text.replace(/^\uFEFF/, ''), file);
 }

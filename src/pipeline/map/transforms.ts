@@ -7,7 +7,19 @@ import type { Cell, Severity } from '../types.ts';
 
 /** The value types a mapping column may name. */
 export const COLUMN_TYPES = [
-  'string', 'decimal', 'integer', 'number', 'date', 'boolean', 'uuid', 'country', 'unit', 'weightUnit', 'quantity', 'gtin', 'identifier',
+  'string',
+  'decimal',
+  'integer',
+  'number',
+  'date',
+  'boolean',
+  'uuid',
+  'country',
+  'unit',
+  'weightUnit',
+  'quantity',
+  'gtin',
+  'identifier',
 ] as const;
 
 /** One of the column types. */
@@ -22,20 +34,27 @@ export interface TransformContext {
   language: string;
 }
 
-/** A problem a transform found in one cell (the caller adds row, column, field and value); its severity is its code's. */
+/**
+ * A problem a transform found in one cell (the caller adds row, column, field and value); its severity is its code's.
+ */
 export interface TransformIssue {
   code: FixedSeverityCode;
   severity: Severity;
   message: string;
 }
 
-/** A transformed value (with an optional warning; a `quantity` also gives its unit), or the issue that kept the cell from being read. */
+/**
+ * A transformed value (with an optional warning; a `quantity` also gives its unit), or the issue that kept the cell
+ * from being read.
+ */
 export type TransformResult = { value: string; unit?: string; warning?: TransformIssue } | { issue: TransformIssue };
 
 /** A pure cell transform. */
 export type Transform = (cell: Cell, ctx: TransformContext) => TransformResult;
 
-const err = (code: FixedSeverityCode, message: string): { issue: TransformIssue } => ({ issue: { code, severity: severityOf(code), message } });
+const err = (code: FixedSeverityCode, message: string): { issue: TransformIssue } => ({
+  issue: { code, severity: severityOf(code), message },
+});
 
 // A character code of printable ASCII other than the space: never trimmed (most cells start and end with one, and
 // these checks spare them trim()'s call).
@@ -75,7 +94,11 @@ function numberText(n: number): string {
 export function splitCell(cell: Cell, separator: string): Cell[] {
   if (typeof cell !== 'string') return isEmptyCell(cell) ? [] : [cell];
   // One pass and one list (a mapping's separator is never empty: split('') would cut every character).
-  if (separator === '') return cell.split(separator).map((p) => p.trim()).filter((p) => p !== '');
+  if (separator === '')
+    return cell
+      .split(separator)
+      .map((p) => p.trim())
+      .filter((p) => p !== '');
   if (!cell.includes(separator)) {
     const part = trimmed(cell);
     return part === '' ? [] : [part];
@@ -92,10 +115,17 @@ export function splitCell(cell: Cell, separator: string): Cell[] {
 
 /** The key a value map compares on: NFC, lower case, spaces (non-breaking too) collapsed and trimmed. */
 export function valueMapKey(s: string): string {
-  return s.normalize('NFC').replace(/[\s\u00a0\u202f]+/g, ' ').trim().toLowerCase();
+  return s
+    .normalize('NFC')
+    .replace(/[\s\u00a0\u202f]+/g, ' ')
+    .trim()
+    .toLowerCase();
 }
 
-/** The cell replaced by its value-map entry (compared without case or extra spaces); cells not in the map are returned unchanged. */
+/**
+ * The cell replaced by its value-map entry (compared without case or extra spaces); cells not in the map are returned
+ * unchanged.
+ */
 export function applyValueMap(cell: Cell, map: ReadonlyMap<string, string> | undefined): Cell {
   if (!map || cell === null || cell instanceof Date) return cell;
   const hit = map.get(valueMapKey(cellText(cell)));
@@ -115,22 +145,49 @@ export interface LocaleNumberSeparators {
 const localeSeparatorCache = new Map<string, LocaleNumberSeparators>();
 
 /**
- * Decimal then group separator of the tags sheets mostly come in, as Intl gives them (test/decimal-locale.test.ts checks
- * that they agree): Intl's first use loads the platform's locale data, a cost every start would pay. Other tags ask Intl.
+ * Decimal then group separator of the tags sheets mostly come in, as Intl gives them (test/decimal-locale.test.ts
+ * checks that they agree): Intl's first use loads the platform's locale data, a cost every start would pay. Other tags
+ * ask Intl.
  */
 export const KNOWN_LOCALE_SEPARATORS: Readonly<Record<string, string>> = {
-  en: '.,', 'en-US': '.,', 'en-GB': '.,',
-  fr: ',\u202f', 'fr-FR': ',\u202f', 'fr-BE': ',\u202f', 'fr-CH': ',\u202f',
-  de: ',.', 'de-DE': ',.', 'de-AT': ',\u00a0', 'de-CH': ".'",
-  es: ',.', 'es-ES': ',.', it: ',.', 'it-IT': ',.', nl: ',.', 'nl-NL': ',.', 'nl-BE': ',.',
-  pt: ',.', 'pt-PT': ',\u00a0', 'pt-BR': ',.', pl: ',\u00a0', 'pl-PL': ',\u00a0', sv: ',\u00a0', 'sv-SE': ',\u00a0',
-  da: ',.', 'da-DK': ',.', fi: ',\u00a0', 'fi-FI': ',\u00a0', cs: ',\u00a0', 'cs-CZ': ',\u00a0',
+  en: '.,',
+  'en-US': '.,',
+  'en-GB': '.,',
+  fr: ',\u202f',
+  'fr-FR': ',\u202f',
+  'fr-BE': ',\u202f',
+  'fr-CH': ',\u202f',
+  de: ',.',
+  'de-DE': ',.',
+  'de-AT': ',\u00a0',
+  'de-CH': ".'",
+  es: ',.',
+  'es-ES': ',.',
+  it: ',.',
+  'it-IT': ',.',
+  nl: ',.',
+  'nl-NL': ',.',
+  'nl-BE': ',.',
+  pt: ',.',
+  'pt-PT': ',\u00a0',
+  'pt-BR': ',.',
+  pl: ',\u00a0',
+  'pl-PL': ',\u00a0',
+  sv: ',\u00a0',
+  'sv-SE': ',\u00a0',
+  da: ',.',
+  'da-DK': ',.',
+  fi: ',\u00a0',
+  'fi-FI': ',\u00a0',
+  cs: ',\u00a0',
+  'cs-CZ': ',\u00a0',
 };
 
 /**
- * The separators of a locale's numbers: KNOWN_LOCALE_SEPARATORS, else the platform's `Intl.NumberFormat(locale).formatToParts(1234.5)` (grouping
- * forced, since es-ES, it-IT, pt-PT… group only from 10 000 on): fr-FR, de-DE, es-ES, it-IT, nl-NL, pt-PT → `,`;
- * en-US, en-GB, de-CH → `.`. A language the platform does not know (or a tag it refuses) gives `.`, never the host's locale.
+ * The separators of a locale's numbers: KNOWN_LOCALE_SEPARATORS, else the platform's
+ * `Intl.NumberFormat(locale).formatToParts(1234.5)` (grouping forced, since es-ES, it-IT, pt-PT… group only from 10 000
+ * on): fr-FR, de-DE, es-ES, it-IT, nl-NL, pt-PT → `,`; en-US, en-GB, de-CH → `.`. A language the platform does not know
+ * (or a tag it refuses) gives `.`, never the host's locale.
  */
 export function localeNumberSeparators(language: string): LocaleNumberSeparators {
   const hit = localeSeparatorCache.get(language);
@@ -145,7 +202,9 @@ export function localeNumberSeparators(language: string): LocaleNumberSeparators
 function intlSeparators(tag: string): LocaleNumberSeparators {
   try {
     if (Intl.NumberFormat.supportedLocalesOf(tag, { localeMatcher: 'lookup' }).length > 0) {
-      const parts = new Intl.NumberFormat(tag, { numberingSystem: 'latn', useGrouping: 'always' }).formatToParts(1234.5);
+      const parts = new Intl.NumberFormat(tag, { numberingSystem: 'latn', useGrouping: 'always' }).formatToParts(
+        1234.5,
+      );
       const decimal = parts.find((p) => p.type === 'decimal')?.value;
       if (decimal === ',' || decimal === '.') return { decimal, group: parts.find((p) => p.type === 'group')?.value };
     }
@@ -174,12 +233,15 @@ interface NumberShapes {
 
 const shapeCache = new Map<string, NumberShapes>();
 
-/** The group separators read in text cells with decimal separator `sep` in `language`, besides the other of `,` / `.`. */
+/**
+ * The group separators read in text cells with decimal separator `sep` in `language`, besides the other of `,` / `.`.
+ */
 export function groupSeparators(sep: ',' | '.', language: string): string[] {
   const groups = sep === ',' ? [' '] : [' ', "'", '\u2019'];
   const local = localeNumberSeparators(language);
   const own = local.group?.replace(/[\u00a0\u202f\u2007]/g, ' ');
-  if (local.decimal === sep && own && own.length === 1 && !/[\d,.+-]/.test(own) && !groups.includes(own)) groups.push(own);
+  if (local.decimal === sep && own && own.length === 1 && !/[\d,.+-]/.test(own) && !groups.includes(own))
+    groups.push(own);
   return groups;
 }
 
@@ -217,7 +279,8 @@ function canonicalDecimal(sign: string, intPart: string, frac: string): string {
 
 /**
  * `decimal`: a canonical decimal string (`1 234,50` → `1234.5`) read with the column's decimal separator (the mapping's
- * `decimal` / `decimalSeparator`, else its language's) and that separator's thousands groups; XLSX numbers pass as they are.
+ * `decimal` / `decimalSeparator`, else its language's) and that separator's thousands groups; XLSX numbers pass as they
+ * are.
  */
 export const toDecimal: Transform = (cell, ctx) => {
   if (typeof cell === 'number') {
@@ -236,7 +299,10 @@ export const toDecimal: Transform = (cell, ctx) => {
   const shapes = numberShapes(sep, ctx.language);
   if (shapes.read.some((re) => re.test(body))) {
     // The shape allows one kind of group separator: every character that is neither a digit nor `sep` is one.
-    const [intPart = '', frac = ''] = [...body].filter((c) => c === sep || (c >= '0' && c <= '9')).join('').split(sep);
+    const [intPart = '', frac = ''] = [...body]
+      .filter((c) => c === sep || (c >= '0' && c <= '9'))
+      .join('')
+      .split(sep);
     return { value: canonicalDecimal(sign, intPart, frac) };
   }
   const amb = shapes.ambiguous.exec(body);
@@ -259,7 +325,10 @@ export const toDecimal: Transform = (cell, ctx) => {
 /** `integer`: a whole number as a decimal string (`1 000` → `1000`); fractions are an issue. */
 export const toInteger: Transform = (cell, ctx) => {
   const r = toDecimal(cell, ctx);
-  if ('issue' in r) return r.issue.code === 'DECIMAL_SEPARATOR' ? r : err('INTEGER_INVALID', `"${cellText(cell)}" is not a whole number`);
+  if ('issue' in r)
+    return r.issue.code === 'DECIMAL_SEPARATOR'
+      ? r
+      : err('INTEGER_INVALID', `"${cellText(cell)}" is not a whole number`);
   if (!/^-?\d+$/.test(r.value)) return err('INTEGER_INVALID', `"${cellText(cell)}" is not a whole number`);
   return r;
 };
@@ -280,7 +349,9 @@ function isoDate(y: number, m: number, d: number): string | undefined {
 // Excel's 1900 date system: serial 1 is 1900-01-01 and serial 60 the 1900-02-29 that never was (Lotus 1-2-3 bug).
 const EXCEL_MAX_SERIAL = 2958465; // 9999-12-31
 
-/** The ISO date of an Excel serial number in the 1900 date system (the reader turns 1904-system date cells into Dates). */
+/**
+ * The ISO date of an Excel serial number in the 1900 date system (the reader turns 1904-system date cells into Dates).
+ */
 export function excelSerialToIso(serial: number): string | undefined {
   if (!Number.isFinite(serial) || serial < 1 || serial >= EXCEL_MAX_SERIAL + 1) return undefined;
   const days = Math.floor(serial);
@@ -296,7 +367,9 @@ const DMY_OR_MDY = new RegExp(`^(\\d{1,2})([/.-])(\\d{1,2})\\2(\\d{4})${TIME_SUF
 
 const formatCache = new Map<string, { re: RegExp; order: ('y' | 'yy' | 'm' | 'd')[] } | null>();
 
-/** A parser of one date format made of `yyyy`, `yy`, `mm`, `dd` and literal separators; null when the format is not one. */
+/**
+ * A parser of one date format made of `yyyy`, `yy`, `mm`, `dd` and literal separators; null when the format is not one.
+ */
 export function compileDateFormat(format: string): { re: RegExp; order: ('y' | 'yy' | 'm' | 'd')[] } | null {
   const hit = formatCache.get(format);
   if (hit !== undefined) return hit;
@@ -305,19 +378,34 @@ export function compileDateFormat(format: string): { re: RegExp; order: ('y' | '
   const tokens = format.match(/yyyy|yy|mm|dd|m|d|[^ymd]/gi) ?? [];
   for (const t of tokens) {
     const l = t.toLowerCase();
-    if (l === 'yyyy') { order.push('y'); src += '(\\d{4})'; }
-    else if (l === 'yy') { order.push('yy'); src += '(\\d{2})'; }
-    else if (l === 'mm' || l === 'm') { order.push('m'); src += '(\\d{1,2})'; }
-    else if (l === 'dd' || l === 'd') { order.push('d'); src += '(\\d{1,2})'; }
-    else src += t.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+    if (l === 'yyyy') {
+      order.push('y');
+      src += '(\\d{4})';
+    } else if (l === 'yy') {
+      order.push('yy');
+      src += '(\\d{2})';
+    } else if (l === 'mm' || l === 'm') {
+      order.push('m');
+      src += '(\\d{1,2})';
+    } else if (l === 'dd' || l === 'd') {
+      order.push('d');
+      src += '(\\d{1,2})';
+    } else src += t.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
   }
-  const ok = order.filter((o) => o === 'y' || o === 'yy').length === 1 && order.includes('m') && order.includes('d') && order.length === 3;
+  const ok =
+    order.filter((o) => o === 'y' || o === 'yy').length === 1 &&
+    order.includes('m') &&
+    order.includes('d') &&
+    order.length === 3;
   const compiled = ok ? { re: new RegExp(`^${src}${TIME_SUFFIX}$`, 'i'), order } : null;
   formatCache.set(format, compiled);
   return compiled;
 }
 
-/** `date`: an ISO `yyyy-mm-dd` string from an ISO date or datetime, an XLSX date cell, an Excel serial number, or a date in the column's format. */
+/**
+ * `date`: an ISO `yyyy-mm-dd` string from an ISO date or datetime, an XLSX date cell, an Excel serial number, or a date
+ * in the column's format.
+ */
 export const toDate: Transform = (cell, ctx) => {
   if (cell instanceof Date) {
     if (Number.isNaN(cell.getTime())) return err('DATE_INVALID', 'invalid date cell');
@@ -339,7 +427,9 @@ export const toDate: Transform = (cell, ctx) => {
     m = f ? f.re.exec(text) : null;
     if (f && m) {
       const parts: Record<string, number> = {};
-      f.order.forEach((o, i) => { parts[o] = Number(m![i + 1]); });
+      f.order.forEach((o, i) => {
+        parts[o] = Number(m![i + 1]);
+      });
       const y = parts.y ?? 2000 + (parts.yy ?? 0);
       const iso = isoDate(y, parts.m ?? 0, parts.d ?? 0);
       return iso ? { value: iso } : err('DATE_INVALID', `"${text}" is not a calendar date (format ${ctx.dateFormat})`);
@@ -354,7 +444,10 @@ export const toDate: Transform = (cell, ctx) => {
     const dmy = isoDate(y, b, a);
     const mdy = isoDate(y, a, b);
     if (dmy && mdy && dmy !== mdy) {
-      return err('DATE_AMBIGUOUS', `"${text}" could be ${dmy} (dd/mm/yyyy) or ${mdy} (mm/dd/yyyy): name the format in the mapping (format: dd/mm/yyyy)`);
+      return err(
+        'DATE_AMBIGUOUS',
+        `"${text}" could be ${dmy} (dd/mm/yyyy) or ${mdy} (mm/dd/yyyy): name the format in the mapping (format: dd/mm/yyyy)`,
+      );
     }
     const only = dmy ?? mdy;
     return only ? { value: only } : err('DATE_INVALID', `"${text}" is not a calendar date`);
@@ -371,25 +464,40 @@ export const toBoolean: Transform = (cell) => {
   const w = valueMapKey(cellText(cell));
   if (TRUE_WORDS.has(w)) return { value: 'true' };
   if (FALSE_WORDS.has(w)) return { value: 'false' };
-  return err('BOOLEAN_INVALID', `"${cellText(cell)}" is not yes/no (accepted: yes, no, oui, non, true, false, 1, 0, x)`);
+  return err(
+    'BOOLEAN_INVALID',
+    `"${cellText(cell)}" is not yes/no (accepted: yes, no, oui, non, true, false, 1, 0, x)`,
+  );
 };
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** `uuid`: a lower-case uuid (braces as .NET writes them are removed). */
 export const toUuid: Transform = (cell) => {
-  const t = cellText(cell).replace(/^\{(.*)\}$/, '$1').toLowerCase();
+  const t = cellText(cell)
+    .replace(/^\{(.*)\}$/, '$1')
+    .toLowerCase();
   return UUID_RE.test(t) ? { value: t } : err('UUID_INVALID', `"${cellText(cell)}" is not a uuid`);
 };
 
-/** `country`: the ISO 3166-1 alpha-2 code of an alpha-2, alpha-3 or a country name (the mapping's language, English, then any other). */
+/**
+ * `country`: the ISO 3166-1 alpha-2 code of an alpha-2, alpha-3 or a country name (the mapping's language, English,
+ * then any other).
+ */
 export const toCountry: Transform = (cell, ctx) => {
   const t = cellText(cell);
   const r = typeof cell === 'string' ? findCountry(t, ctx.language) : undefined;
-  if (r === undefined) return err('COUNTRY_UNKNOWN', `"${t}" is not a known country (an ISO 3166-1 code, or a country name in a language of the country data)`);
+  if (r === undefined)
+    return err(
+      'COUNTRY_UNKNOWN',
+      `"${t}" is not a known country (an ISO 3166-1 code, or a country name in a language of the country data)`,
+    );
   if ('ambiguous' in r) {
     const meanings = r.ambiguous.map((a) => `${a.code} in ${a.languages.join(', ')}`).join('; ');
-    return err('COUNTRY_AMBIGUOUS', `"${t}" names different countries in different languages (${meanings}): write the ISO code`);
+    return err(
+      'COUNTRY_AMBIGUOUS',
+      `"${t}" names different countries in different languages (${meanings}): write the ISO code`,
+    );
   }
   return { value: r.code };
 };
@@ -401,13 +509,19 @@ export const toUnit: Transform = (cell) => {
   const t = cellText(cell);
   if (typeof cell !== 'string') return err('UNIT_UNKNOWN', `"${t}" is not a unit`);
   if (QUANTITY.test(t)) {
-    return err('UNIT_WITH_VALUE', `"${t}" is a quantity, not a unit: put the number in the value column and only the unit here`);
+    return err(
+      'UNIT_WITH_VALUE',
+      `"${t}" is a quantity, not a unit: put the number in the value column and only the unit here`,
+    );
   }
   const unit = findUnit(t);
   return unit ? { value: unit.code } : err('UNIT_UNKNOWN', `"${t}" is not a known unit`);
 };
 
-/** `weightUnit`: the uuid of one of the seven weight units (g, kg, mg, cg, dg, mcg, ton); a unit of another family is an issue. */
+/**
+ * `weightUnit`: the uuid of one of the seven weight units (g, kg, mg, cg, dg, mcg, ton); a unit of another family is an
+ * issue.
+ */
 export const toWeightUnit: Transform = (cell) => {
   const t = cellText(cell);
   if (WEIGHT_UNIT_IDS.has(t.toLowerCase())) return { value: t.toLowerCase() };
@@ -417,7 +531,10 @@ export const toWeightUnit: Transform = (cell) => {
   if (id) return { value: id };
   const family = findUnit(t)?.family;
   return family && family !== 'mass'
-    ? err('UNIT_WRONG_FAMILY', `"${t}" is a unit of ${family}; this field takes a weight unit (g, kg, mg, cg, dg, mcg, ton)`)
+    ? err(
+        'UNIT_WRONG_FAMILY',
+        `"${t}" is a unit of ${family}; this field takes a weight unit (g, kg, mg, cg, dg, mcg, ton)`,
+      )
     : err('UNIT_UNKNOWN', `"${t}" is not a weight unit (g, kg, mg, cg, dg, mcg, ton)`);
 };
 
@@ -429,23 +546,35 @@ const NUMBER_ONLY = /^[+-]?[\d \u00a0\u202f\u2007.,'\u2019]*\d[\d \u00a0\u202f\u
 /** The number and unit of a quantity cell (`500 g`, `0,5 kg`, `75 cl`), or the issue that says why it is not one. */
 function readQuantity(cell: Cell, ctx: TransformContext): { value: string; unit: Unit } | { issue: TransformIssue } {
   if (typeof cell === 'number') {
-    return err('QUANTITY_NO_UNIT', `${numberText(cell)} has no unit: write the quantity with its unit (${numberText(cell)} g) or map the unit in a column of its own`);
+    return err(
+      'QUANTITY_NO_UNIT',
+      `${numberText(cell)} has no unit: write the quantity with its unit (${numberText(cell)} g) or map the unit in a column of its own`,
+    );
   }
-  if (typeof cell !== 'string') return err('QUANTITY_INVALID', `"${cellText(cell)}" is not a quantity (a number and its unit, such as 500 g)`);
+  if (typeof cell !== 'string')
+    return err('QUANTITY_INVALID', `"${cellText(cell)}" is not a quantity (a number and its unit, such as 500 g)`);
   const text = cell.trim();
   if (NUMBER_ONLY.test(text)) {
-    return err('QUANTITY_NO_UNIT', `"${text}" has no unit: write the quantity with its unit (${text} g) or map the unit in a column of its own`);
+    return err(
+      'QUANTITY_NO_UNIT',
+      `"${text}" has no unit: write the quantity with its unit (${text} g) or map the unit in a column of its own`,
+    );
   }
   const m = QUANTITY_SHAPE.exec(text);
   if (!m) {
-    if (!/\d/.test(text) && findUnit(text)) return err('QUANTITY_NO_VALUE', `"${text}" is a unit without a number: write the quantity (500 ${text})`);
+    if (!/\d/.test(text) && findUnit(text))
+      return err('QUANTITY_NO_VALUE', `"${text}" is a unit without a number: write the quantity (500 ${text})`);
     return err('QUANTITY_INVALID', `"${text}" is not a quantity (a number and its unit, such as 500 g)`);
   }
   const [, numberPart = '', unitPart = ''] = m;
   const unit = findUnit(unitPart);
   if (!unit) {
     // `6 x 33 cl`, `33 cl x 6`, `500 g / 1 kg`: a pack or two quantities, not one.
-    if (/\d/.test(unitPart)) return err('QUANTITY_INVALID', `"${text}" is more than one quantity (a pack such as 6 x 33 cl?): give one quantity per cell`);
+    if (/\d/.test(unitPart))
+      return err(
+        'QUANTITY_INVALID',
+        `"${text}" is more than one quantity (a pack such as 6 x 33 cl?): give one quantity per cell`,
+      );
     return err('UNIT_UNKNOWN', `"${unitPart.trim()}" in "${text}" is not a known unit`);
   }
   const n = toDecimal(numberPart, ctx);
@@ -453,19 +582,28 @@ function readQuantity(cell: Cell, ctx: TransformContext): { value: string; unit:
   return { value: n.value, unit };
 }
 
-/** `quantity` (netContents): the number of a cell such as `0,5 kg`, read as `decimal` reads it, with its unit's UN/ECE code (`KGM`) as `unit`. */
+/**
+ * `quantity` (netContents): the number of a cell such as `0,5 kg`, read as `decimal` reads it, with its unit's UN/ECE
+ * code (`KGM`) as `unit`.
+ */
 export const toQuantity: Transform = (cell, ctx) => {
   const q = readQuantity(cell, ctx);
   return 'issue' in q ? q : { value: q.value, unit: q.unit.code };
 };
 
-/** `quantity` of a weight (drainedNetWeight, variableWeight): the number, with the uuid of its weight unit as `unit`; a unit of another family is an issue. */
+/**
+ * `quantity` of a weight (drainedNetWeight, variableWeight): the number, with the uuid of its weight unit as `unit`; a
+ * unit of another family is an issue.
+ */
 export const toWeightQuantity: Transform = (cell, ctx) => {
   const q = readQuantity(cell, ctx);
   if ('issue' in q) return q;
   const id = weightUnitId(q.unit.code);
   if (id) return { value: q.value, unit: id };
-  return err('UNIT_WRONG_FAMILY', `"${cellText(cell)}" is a quantity of ${q.unit.family}; this field takes a weight (g, kg, mg, cg, dg, mcg, ton)`);
+  return err(
+    'UNIT_WRONG_FAMILY',
+    `"${cellText(cell)}" is a quantity of ${q.unit.family}; this field takes a weight (g, kg, mg, cg, dg, mcg, ton)`,
+  );
 };
 
 /** `gtin`: the GTIN normalised to 14 digits (warning when leading zeros were restored). */
@@ -473,23 +611,38 @@ export const toGtin: Transform = (cell) => {
   if (typeof cell === 'string' && isValidGtin(cell)) return { value: toGtin14(cell) };
   const r = parseGtin(cell);
   if (!r.ok) return err(r.code, r.message);
-  return r.warning ? { value: r.gtin14, warning: { ...r.warning, severity: severityOf(r.warning.code) } } : { value: r.gtin14 };
+  return r.warning
+    ? { value: r.gtin14, warning: { ...r.warning, severity: severityOf(r.warning.code) } }
+    : { value: r.gtin14 };
 };
 
-/** A code made of digits that must keep them all (retailer ids, category codes): leading zeros kept, Excel's scientific notation refused. */
+/**
+ * A code made of digits that must keep them all (retailer ids, category codes): leading zeros kept, Excel's scientific
+ * notation refused.
+ */
 export function toIdentifier(cell: Cell): TransformResult {
   if (typeof cell === 'number') {
-    if (!Number.isSafeInteger(cell) || cell < 0) return err('IDENTIFIER_NOT_EXACT', `${String(cell)} is not a whole number: an identifier must keep all its digits (format the column as Text)`);
+    if (!Number.isSafeInteger(cell) || cell < 0)
+      return err(
+        'IDENTIFIER_NOT_EXACT',
+        `${String(cell)} is not a whole number: an identifier must keep all its digits (format the column as Text)`,
+      );
     return { value: cell.toFixed(0) };
   }
   const text = cellText(cell).trim();
   if (SCIENTIFIC.test(text.replace(/\s/g, ''))) {
-    return err('IDENTIFIER_SCIENTIFIC_NOTATION', `"${text}" is in scientific notation: its digits are lost. Format the column as Text in the spreadsheet and export again`);
+    return err(
+      'IDENTIFIER_SCIENTIFIC_NOTATION',
+      `"${text}" is in scientific notation: its digits are lost. Format the column as Text in the spreadsheet and export again`,
+    );
   }
   return { value: text };
 }
 
-/** Every column type's transform. `number` is read as `decimal`; the field's API type decides string or number in the draft. */
+/**
+ * Every column type's transform. `number` is read as `decimal`; the field's API type decides string or number in the
+ * draft.
+ */
 export const TRANSFORMS: Readonly<Record<ColumnType, Transform>> = {
   string: toStringValue,
   decimal: toDecimal,
@@ -506,8 +659,21 @@ export const TRANSFORMS: Readonly<Record<ColumnType, Transform>> = {
   identifier: toIdentifier,
 };
 
-/** The column types whose cells repeat (units, dates, flags, countries, amounts): their results are worth keeping per column. */
-const CACHED_TYPES: ReadonlySet<ColumnType> = new Set(['decimal', 'number', 'integer', 'date', 'boolean', 'country', 'unit', 'weightUnit', 'quantity']);
+/**
+ * The column types whose cells repeat (units, dates, flags, countries, amounts): their results are worth keeping per
+ * column.
+ */
+const CACHED_TYPES: ReadonlySet<ColumnType> = new Set([
+  'decimal',
+  'number',
+  'integer',
+  'date',
+  'boolean',
+  'country',
+  'unit',
+  'weightUnit',
+  'quantity',
+]);
 
 // Per column: at most this many distinct cells kept, each at most this long (a column of distinct values stops adding).
 const CACHE_SIZE = 2048;
@@ -517,7 +683,11 @@ const CACHE_KEY_LENGTH = 64;
  * One column's transform with its context bound; for the types of CACHED_TYPES, the results of text cells are kept
  * (results are frozen: every row that meets the cell shares one, and the caller adds row and column to its issues).
  */
-export function columnTransform(type: ColumnType, transform: Transform, ctx: TransformContext): (cell: Cell) => TransformResult {
+export function columnTransform(
+  type: ColumnType,
+  transform: Transform,
+  ctx: TransformContext,
+): (cell: Cell) => TransformResult {
   if (!CACHED_TYPES.has(type)) return (cell) => transform(cell, ctx);
   const cache = new Map<string, TransformResult>();
   // Once the cache is full, lookups that keep missing (a column of distinct weights, say) cost a string hash each for

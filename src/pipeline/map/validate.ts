@@ -12,7 +12,11 @@ import type { Draft, Issue } from '../types.ts';
 
 // ownerCompanyId is not in drafts: the planner sets it from the mapping or --owner. Validation stands in a uuid.
 const OWNER_PLACEHOLDER = '00000000-0000-4000-8000-000000000000';
-const CREATES: ReadonlySet<BodyOperation> = new Set(['tradeItem.create', 'manufacturedItem.createWithTradeItem', 'manufacturedItem.createUnderTradeItem']);
+const CREATES: ReadonlySet<BodyOperation> = new Set([
+  'tradeItem.create',
+  'manufacturedItem.createWithTradeItem',
+  'manufacturedItem.createUnderTradeItem',
+]);
 
 let manufacturedSchema: z.ZodObject | undefined;
 
@@ -26,7 +30,8 @@ function manufacturedItemSchema(): z.ZodObject {
   const routeB = bodySchema('manufacturedItem.createWithTradeItem').shape;
   const shape: Record<string, z.ZodType> = { ...routeB };
   for (const op of MANUFACTURED_EXTRA_OPS) {
-    for (const [name, s] of Object.entries(bodySchema(op).shape)) if (!(name in shape)) shape[name] = (s as z.ZodType).optional();
+    for (const [name, s] of Object.entries(bodySchema(op).shape))
+      if (!(name in shape)) shape[name] = (s as z.ZodType).optional();
   }
   manufacturedSchema = z.compile(z.strictObject(shape));
   return manufacturedSchema;
@@ -48,11 +53,15 @@ function manufacturedItemChecks(): FieldCheck[] {
 
 const fastChecks = new Map<BodyOperation, (fields: Record<string, unknown>) => boolean>();
 
-/** True exactly when the operation's schema accepts the draft's fields (with the run's ownerCompanyId where validateDraft stands one in). */
+/**
+ * True exactly when the operation's schema accepts the draft's fields (with the run's ownerCompanyId where
+ * validateDraft stands one in).
+ */
 function fastCheck(operation: BodyOperation): (fields: Record<string, unknown>) => boolean {
   let check = fastChecks.get(operation);
   if (!check) {
-    const fields = operation === 'manufacturedItem.createWithTradeItem' ? manufacturedItemChecks() : bodyFieldChecks(operation);
+    const fields =
+      operation === 'manufacturedItem.createWithTradeItem' ? manufacturedItemChecks() : bodyFieldChecks(operation);
     check = objectCheck(fields, new Set(suppliesOwner(operation) ? ['ownerCompanyId'] : []));
     fastChecks.set(operation, check);
   }
@@ -60,7 +69,8 @@ function fastCheck(operation: BodyOperation): (fields: Record<string, unknown>) 
 }
 
 /** validateDraft stands a uuid in for a missing ownerCompanyId on these operations (the run supplies the real one). */
-const suppliesOwner = (operation: BodyOperation): boolean => CREATES.has(operation) && operation !== 'manufacturedItem.createUnderTradeItem';
+const suppliesOwner = (operation: BodyOperation): boolean =>
+  CREATES.has(operation) && operation !== 'manufacturedItem.createUnderTradeItem';
 
 /** The operation a draft of this target is checked against by default (its create). */
 export function createOperationOf(target: Draft['target']): BodyOperation {
@@ -76,7 +86,8 @@ function formatPath(path: readonly PropertyKey[]): string {
 function originOf(draft: Draft, path: string): { column: string; value: string | null } | undefined {
   const origins = draft.origins ?? {};
   if (origins[path]) return origins[path];
-  // The issue is on a part of what one column fed (countriesOfOrigin[2]) or on an object several columns fed (netContents[0]).
+  // The issue is on a part of what one column fed (countriesOfOrigin[2]) or on an object several columns fed
+  // (netContents[0]).
   for (const [p, o] of Object.entries(origins)) if (path.startsWith(`${p}[`) || path.startsWith(`${p}.`)) return o;
   for (const [p, o] of Object.entries(origins)) if (p.startsWith(`${path}[`) || p.startsWith(`${path}.`)) return o;
   return undefined;
@@ -110,10 +121,15 @@ export function validateDraft(draft: Draft, operation: BodyOperation = createOpe
   return fastCheck(operation)(draft.fields) ? [] : schemaIssues(draft, operation);
 }
 
-/** validateDraft's issues as zod finds them, without the fast check first (the reference the fast check is tested against). */
+/**
+ * validateDraft's issues as zod finds them, without the fast check first (the reference the fast check is tested
+ * against).
+ */
 export function schemaIssues(draft: Draft, operation: BodyOperation = createOperationOf(draft.target)): Issue[] {
-  const schema = operation === 'manufacturedItem.createWithTradeItem' ? manufacturedItemSchema() : bodySchema(operation);
-  // A fresh object literal: the drafts built key by key end up with shapes zod's compiled parser reads several times slower (dictionary-like shapes).
+  const schema =
+    operation === 'manufacturedItem.createWithTradeItem' ? manufacturedItemSchema() : bodySchema(operation);
+  // A fresh object literal: the drafts built key by key end up with shapes zod's compiled parser reads several times
+  // slower (dictionary-like shapes).
   const body: Record<string, unknown> = Object.fromEntries(Object.entries(draft.fields));
   if (suppliesOwner(operation) && body.ownerCompanyId === undefined) {
     body.ownerCompanyId = OWNER_PLACEHOLDER;
@@ -126,7 +142,12 @@ export function schemaIssues(draft: Draft, operation: BodyOperation = createOper
     const paths = zi.code === 'unrecognized_keys' ? zi.keys.map((k) => [...zi.path, k]) : [zi.path];
     for (const p of paths) {
       const field = formatPath(p);
-      if (pending.some((f) => f === field || f.startsWith(`${field}[`) || f.startsWith(`${field}.`) || field.startsWith(`${f}[`))) continue;
+      if (
+        pending.some(
+          (f) => f === field || f.startsWith(`${field}[`) || f.startsWith(`${field}.`) || field.startsWith(`${f}[`),
+        )
+      )
+        continue;
       const value = valueAt(body, p);
       let code: Extract<IssueCode, `FIELD_${string}`>;
       let message: string;
@@ -150,20 +171,30 @@ export function schemaIssues(draft: Draft, operation: BodyOperation = createOper
         message = `${field}: ${zi.message}`;
       }
       const origin = originOf(draft, field);
-      issues.push(issue(code, {
-        row: draft.row,
-        column: origin?.column ?? null,
-        field,
-        value: origin?.value ?? valueText(value),
-        message,
-      }));
+      issues.push(
+        issue(code, {
+          row: draft.row,
+          column: origin?.column ?? null,
+          field,
+          value: origin?.value ?? valueText(value),
+          message,
+        }),
+      );
     }
   }
   return issues;
 }
 
-/** The DUPLICATE_KEY issue of `row`, one of the `rows` (sheet order) that share `key`, naming the others (the rows are found by run/sheet-keys.ts). */
-export function duplicateKeyIssue(row: number, key: string, rows: readonly number[], options: { column?: string | null; field?: string | null } = {}): Issue {
+/**
+ * The DUPLICATE_KEY issue of `row`, one of the `rows` (sheet order) that share `key`, naming the others (the rows are
+ * found by run/sheet-keys.ts).
+ */
+export function duplicateKeyIssue(
+  row: number,
+  key: string,
+  rows: readonly number[],
+  options: { column?: string | null; field?: string | null } = {},
+): Issue {
   const others = rows.filter((r) => r !== row);
   const shown = others.slice(0, 10).join(', ') + (others.length > 10 ? ` and ${others.length - 10} more` : '');
   return issue('DUPLICATE_KEY', {

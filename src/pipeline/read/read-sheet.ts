@@ -53,14 +53,18 @@ function accessProblem(err: NodeJS.ErrnoException): string {
  * PS_ERR_FILE_UNREADABLE naming the file and why; callers that hash or read the file run it first (openSheet does).
  */
 export async function checkSheetFile(file: string): Promise<Stats> {
-  const fail = (why: string, cause?: unknown) => new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: ${why}`, cause === undefined ? undefined : { cause });
+  const fail = (why: string, cause?: unknown) =>
+    new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${file}: ${why}`, cause === undefined ? undefined : { cause });
   let st: Stats;
   try {
     st = await stat(file);
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'ENOENT') {
-      const link = await lstat(file).then((l) => (l.isSymbolicLink() ? readlink(file) : null), () => null);
+      const link = await lstat(file).then(
+        (l) => (l.isSymbolicLink() ? readlink(file) : null),
+        () => null,
+      );
       if (link !== null) throw fail(`is a symbolic link to ${link}, which does not exist`, err);
     }
     throw fail(accessProblem(e), err);
@@ -73,21 +77,32 @@ export async function checkSheetFile(file: string): Promise<Stats> {
 }
 
 /**
- * Opens a sheet for streaming: the file type is sniffed from its bytes (not its name), caps are checked, headers are read,
- * rows come lazily. File-level problems throw a ProductSyncError naming the file and why.
+ * Opens a sheet for streaming: the file type is sniffed from its bytes (not its name), caps are checked, headers are
+ * read, rows come lazily. File-level problems throw a ProductSyncError naming the file and why.
  */
 export async function openSheet(file: string, options: OpenSheetOptions = {}): Promise<Sheet> {
   const limits: ReadLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const headerRow = options.headerRow ?? 1;
   const st = await checkSheetFile(file);
-  if (st.size > limits.fileBytes) throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: ${Math.round(st.size / 1024 ** 2)} MB, more than the limit of ${Math.round(limits.fileBytes / 1024 ** 2)} MB`);
+  if (st.size > limits.fileBytes)
+    throw new ProductSyncError(
+      'PS_ERR_FILE_TOO_LARGE',
+      `${file}: ${Math.round(st.size / 1024 ** 2)} MB, more than the limit of ${Math.round(limits.fileBytes / 1024 ** 2)} MB`,
+    );
   const { kind, head } = await sniffFile(file);
   if (kind === 'xlsx-zip') {
     const { readXlsx } = await import('../../formats/read-xlsx.ts');
     return readXlsx(file, { ...(options.sheet ? { sheet: options.sheet } : {}), headerRow, limits });
   }
   if (/\.xlsx?$/i.test(file)) {
-    throw new ProductSyncError('PS_ERR_FILE_TYPE', `${file}: named like a workbook but holds text; if it is a CSV, rename it .csv`);
+    throw new ProductSyncError(
+      'PS_ERR_FILE_TYPE',
+      `${file}: named like a workbook but holds text; if it is a CSV, rename it .csv`,
+    );
   }
-  return readCsv(file, head, { headerRow, limits, ...(options.decimalSeparator ? { decimalSeparator: options.decimalSeparator } : {}) });
+  return readCsv(file, head, {
+    headerRow,
+    limits,
+    ...(options.decimalSeparator ? { decimalSeparator: options.decimalSeparator } : {}),
+  });
 }

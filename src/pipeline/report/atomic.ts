@@ -6,7 +6,10 @@ export function tempPathFor(finalPath: string): string {
   return join(dirname(finalPath), `.${basename(finalPath)}.tmp`);
 }
 
-/** Moves a finished temp file onto its final name in one rename: readers see the old file, or none, or the whole new one. */
+/**
+ * Moves a finished temp file onto its final name in one rename: readers see the old file, or none, or the whole new
+ * one.
+ */
 export async function commitTemp(finalPath: string): Promise<void> {
   await rename(tempPathFor(finalPath), finalPath);
 }
@@ -16,7 +19,10 @@ export async function discardTemp(finalPath: string): Promise<void> {
   await rm(tempPathFor(finalPath), { force: true });
 }
 
-/** Runs `write` (of the temp file); on failure (a full disk…) the temp file is removed, freeing what it held, and the error thrown. */
+/**
+ * Runs `write` (of the temp file); on failure (a full disk…) the temp file is removed, freeing what it held, and the
+ * error thrown.
+ */
 async function orDiscard(finalPath: string, write: () => Promise<void>): Promise<void> {
   try {
     await write();
@@ -35,11 +41,14 @@ export async function writeFileAtomic(finalPath: string, data: string | Uint8Arr
   await commitTemp(finalPath);
 }
 
-// Strings past ~128 KB live in V8's large-object space until a full GC: a run writing a chunk file of several hundred KB
-// as one string would grow the heap by that much each time. Lines are written in batches below that size instead.
+// Strings past ~128 KB live in V8's large-object space until a full GC: a run writing a chunk file of several hundred
+// KB as one string would grow the heap by that much each time. Lines are written in batches below that size instead.
 const BATCH = 32 * 1024;
 
-/** Writes one JSON line per value to `finalPath` through its temp file, in small batches (see above); fails as writeFileAtomic. */
+/**
+ * Writes one JSON line per value to `finalPath` through its temp file, in small batches (see above); fails as
+ * writeFileAtomic.
+ */
 export async function writeJsonLinesAtomic(finalPath: string, values: Iterable<unknown>): Promise<void> {
   await orDiscard(finalPath, async () => {
     const fh = await open(tempPathFor(finalPath), 'w');

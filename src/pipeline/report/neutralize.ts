@@ -1,13 +1,16 @@
-/** Formula-injection neutralisation (OWASP "CSV injection") for text written to CSV and XLSX reports, and its undoing on re-import. */
+/**
+ * Formula-injection neutralisation (OWASP "CSV injection") for text written to CSV and XLSX reports, and its undoing on
+ * re-import.
+ */
 import type { Sheet, SheetRow } from '../types.ts';
 
 const DANGEROUS_START = /^[=+\-@\t\r]/;
-// Only a plain negative decimal is let through: a spreadsheet shows it unchanged. `+1` is quoted like any `+` text, since a
-// spreadsheet would drop its sign (phone numbers such as +33123456789 would lose it too).
+// Only a plain negative decimal is let through: a spreadsheet shows it unchanged. `+1` is quoted like any `+` text,
+// since a spreadsheet would drop its sign (phone numbers such as +33123456789 would lose it too).
 const PLAIN_NEGATIVE_NUMBER = /^-(\d+([.,]\d+)?|[.,]\d+)$/;
 
 // The first characters of text neutralize may quote (`= + - @`, tab, CR, and `'` of text that looks quoted already).
-const RISKY_FIRST: ReadonlySet<number> = new Set([...'=+-@\t\r\''].map((c) => c.charCodeAt(0)));
+const RISKY_FIRST: ReadonlySet<number> = new Set([..."=+-@\t\r'"].map((c) => c.charCodeAt(0)));
 
 /** Text a spreadsheet would evaluate: starts with `= + - @`, tab or CR, and is not a plain negative number. */
 function dangerous(text: string): boolean {
@@ -23,8 +26,8 @@ function looksQuoted(text: string): boolean {
 }
 
 /**
- * Text safe to open in a spreadsheet: NUL removed; a value starting with `= + - @`, tab or CR gets a leading `'` so it is
- * shown, never evaluated — except a plain negative number such as `-12.5` or `-3,75`, which stays readable as it is.
+ * Text safe to open in a spreadsheet: NUL removed; a value starting with `= + - @`, tab or CR gets a leading `'` so it
+ * is shown, never evaluated — except a plain negative number such as `-12.5` or `-3,75`, which stays readable as it is.
  * A value that already reads as neutralised (`'=1+2`) gets one more `'`, so that {@link unneutralize} gives back
  * exactly the original value.
  */
@@ -45,7 +48,10 @@ export function unneutralize(cell: string): string {
   return looksQuoted(cell) ? cell.slice(1) : cell;
 }
 
-/** The column of `rejected.csv` / `rejected.xlsx` that holds the row's number in the imported sheet (a mapping never reads it). */
+/**
+ * The column of `rejected.csv` / `rejected.xlsx` that holds the row's number in the imported sheet (a mapping never
+ * reads it).
+ */
 export const REJECTED_ROW_COLUMN = 'product-sync:row';
 /** The last column of `rejected.*`: the row's issues. */
 export const REJECTED_ISSUES_COLUMN = 'issues';
@@ -58,7 +64,9 @@ const sameHeader = (a: string | undefined, b: string): boolean => (a ?? '').trim
  */
 export function isRejectedHeader(headers: readonly string[]): boolean {
   const n = headers.length;
-  return n >= 2 && sameHeader(headers[n - 2], REJECTED_ROW_COLUMN) && sameHeader(headers[n - 1], REJECTED_ISSUES_COLUMN);
+  return (
+    n >= 2 && sameHeader(headers[n - 2], REJECTED_ROW_COLUMN) && sameHeader(headers[n - 1], REJECTED_ISSUES_COLUMN)
+  );
 }
 
 /**

@@ -5,14 +5,25 @@ import type { Cell, Issue } from '../types.ts';
 import type { ReportWriterOptions, RunSummary } from './report.ts';
 
 /**
- * One call of the writer: lines of rows.* packed into one string (each line's fields from report.ts rowFields, every field followed
- * by a NUL, which neutralised text never holds: one string crosses the thread boundary as one copy, where objects are
- * cloned field by field), or a line of rejected.* (row, source cells, issues).
+ * One call of the writer: lines of rows.* packed into one string (each line's fields from report.ts rowFields, every
+ * field followed by a NUL, which neutralised text never holds: one string crosses the thread boundary as one copy,
+ * where objects are cloned field by field), or a line of rejected.* (row, source cells, issues).
  */
 export type ReportOp = { rows: string } | { rejected: [number, readonly Cell[] | readonly unknown[], Issue[]] };
 
-/** To the report thread: the report to write (first, unanswered), batches of lines (acknowledged once written), then finish, or abort. */
-export type ToReportThread = { open: { dir: string; options: ReportWriterOptions } } | { ops: ReportOp[] } | { finish: RunSummary } | { abort: true };
+/**
+ * To the report thread: the report to write (first, unanswered), batches of lines (acknowledged once written), then
+ * finish, or abort.
+ */
+export type ToReportThread =
+  | { open: { dir: string; options: ReportWriterOptions } }
+  | { ops: ReportOp[] }
+  | { finish: RunSummary }
+  | { abort: true };
 
-/** From the report thread: a batch written, the report finished (its files, summary.json's notes), aborted, or the first failure. */
-export type FromReportThread = { ack: true } | { done: { files: string[]; notes?: string[] } } | { aborted: true } | { error: ThreadErrorMessage };
+/**
+ * From the report thread: a batch written, the report finished (its files, summary.json's notes), aborted, or the first
+ * failure.
+ */
+export type FromReportThread =
+  { ack: true } | { done: { files: string[]; notes?: string[] } } | { aborted: true } | { error: ThreadErrorMessage };

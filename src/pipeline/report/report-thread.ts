@@ -8,7 +8,14 @@
  * window is wide (tens of thousands of lines) so the run's thread goes on while the report thread starts (loading its
  * modules) or is slowed by a burst, instead of waiting for each batch.
  */
-import { putRowFields, ROW_FIELDS, type ReportWriter, type ReportWriterOptions, type RowOutcome, type RunSummary } from './report.ts';
+import {
+  putRowFields,
+  ROW_FIELDS,
+  type ReportWriter,
+  type ReportWriterOptions,
+  type RowOutcome,
+  type RunSummary,
+} from './report.ts';
 import { errorFrom, type FromReportThread, type ReportOp, type ToReportThread } from './report-thread-messages.ts';
 import { startReportThread } from './report-thread-start.ts';
 
@@ -29,7 +36,8 @@ interface Waiter {
 export function openReportThread(dir: string, options: ReportWriterOptions): ReportWriter {
   if (options.reconcile) throw new Error('openReportThread: reconcile reports are written in the run thread');
   const worker = startReportThread();
-  // Replies come in the order of the messages that ask for one (every message does but `open`, answered only by a failure).
+  // Replies come in the order of the messages that ask for one (every message does but `open`, answered only by a
+  // failure).
   const waiting: Waiter[] = [];
   let error: Error | null = null;
   let ops: ReportOp[] = [];
@@ -72,7 +80,8 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
     lines = 0;
     if (ops.length === 0) return;
     let chars = 0;
-    for (const op of ops) chars += 'rows' in op ? op.rows.length : op.rejected[1].reduce((n: number, c) => n + String(c ?? '').length, 0);
+    for (const op of ops)
+      chars += 'rows' in op ? op.rows.length : op.rejected[1].reduce((n: number, c) => n + String(c ?? '').length, 0);
     const acked = send({ ops });
     ops = [];
     // A failure is reported by the next call (the thread's error is kept), not as an unhandled rejection here.
@@ -119,7 +128,8 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
       if (!error) await send({ abort: true });
       else {
         worker.postMessage({ abort: true } satisfies ToReportThread);
-        // Its answer, not the failure repeated for a batch sent before (terminated then, the thread would leave its temp files).
+        // Its answer, not the failure repeated for a batch sent before (terminated then, the thread would leave its
+        // temp files).
         await new Promise<void>((resolve) => {
           const answered = (m: FromReportThread) => {
             if ('aborted' in m) done();

@@ -11,7 +11,8 @@ import { errorMessage, type FromReportThread, type ToReportThread } from './repo
 const port = parentPort!;
 
 let failure: FromReportThread | null = null;
-// The report's directory, once named: a refusal of the file system goes back worded as the writer words it (fs-errors.ts).
+// The report's directory, once named: a refusal of the file system goes back worded as the writer words it
+// (fs-errors.ts).
 let dir = '';
 const fail = (err: unknown) => {
   failure ??= { error: errorMessage(dir ? fileWriteError(err, 'cannot write the report to', dir) : err) };
@@ -39,7 +40,9 @@ async function handle(w: ReportWriter, m: ToReportThread): Promise<void> {
     port.postMessage({ ack: true } satisfies FromReportThread);
   } else if ('finish' in m) {
     const { files } = await w.finish(m.finish);
-    port.postMessage({ done: { files, ...(m.finish.notes ? { notes: m.finish.notes } : {}) } } satisfies FromReportThread);
+    port.postMessage({
+      done: { files, ...(m.finish.notes ? { notes: m.finish.notes } : {}) },
+    } satisfies FromReportThread);
   } else {
     await w.abort();
     port.postMessage({ aborted: true } satisfies FromReportThread);

@@ -8,12 +8,30 @@ import { makeDir } from '../../make-dir.ts';
 import { redactPart } from '../../redact.ts';
 import { commitTemp, discardTemp, tempPathFor, writeFileAtomic } from './atomic.ts';
 import { ascii, ByteBatch, plainAscii, STREAM_BUFFER_BYTES } from '../../formats/byte-batch.ts';
-import { csvField, csvQuote, isRejectedHeader, neutralize, REJECTED_ISSUES_COLUMN, REJECTED_ROW_COLUMN } from './neutralize.ts';
+import {
+  csvField,
+  csvQuote,
+  isRejectedHeader,
+  neutralize,
+  REJECTED_ISSUES_COLUMN,
+  REJECTED_ROW_COLUMN,
+} from './neutralize.ts';
 import { XlsxWriter, type XlsxWriterOptions } from '../../formats/xlsx-writer.ts';
 import type { Cell, Issue } from '../types.ts';
 
 /** The outcomes of an input row (or of an archive without a row) — DESIGN §5.5. */
-export const OUTCOMES = ['created', 'updated', 'unchanged', 'archived', 'unarchived', 'invalid', 'failed', 'skipped', 'not_attempted', 'valid'] as const;
+export const OUTCOMES = [
+  'created',
+  'updated',
+  'unchanged',
+  'archived',
+  'unarchived',
+  'invalid',
+  'failed',
+  'skipped',
+  'not_attempted',
+  'valid',
+] as const;
 /** The outcome of one input row (or of one archive without a row). */
 export type Outcome = (typeof OUTCOMES)[number];
 
@@ -37,7 +55,19 @@ export interface RunSummary {
   dryRun: boolean;
   startedAt: string;
   finishedAt: string;
-  counts: { rows: number; created: number; updated: number; unchanged: number; archived: number; unarchived: number; invalid: number; failed: number; skipped: number; notAttempted: number; valid: number };
+  counts: {
+    rows: number;
+    created: number;
+    updated: number;
+    unchanged: number;
+    archived: number;
+    unarchived: number;
+    invalid: number;
+    failed: number;
+    skipped: number;
+    notAttempted: number;
+    valid: number;
+  };
   /** Reconcile runs: how the sheet compares with the API. */
   reconcile?: { inSync: number; differs: number; missingInApi: number; missingInSheet: number };
   requests: { reference: number; product: number };
@@ -61,11 +91,14 @@ export interface ReconcileEntry {
 /** A streaming report writer: rows go to disk as they are added, final files appear at finish (summary.json last). */
 export interface ReportWriter {
   /**
-   * Adds a line of rows.*. Returns a promise only when the caller must wait for it (a file's buffer is full): most lines
-   * cost no promise and no turn of the microtask queue. Rejects after finish or abort.
+   * Adds a line of rows.*. Returns a promise only when the caller must wait for it (a file's buffer is full): most
+   * lines cost no promise and no turn of the microtask queue. Rejects after finish or abort.
    */
   addRow(o: RowOutcome): Promise<void> | undefined;
-  /** {@link addRow} of a line already made into its fields by {@link rowFields} (the report thread's way); the writer keeps no reference to `safe`. */
+  /**
+   * {@link addRow} of a line already made into its fields by {@link rowFields} (the report thread's way); the writer
+   * keeps no reference to `safe`.
+   */
   addRowFields(safe: readonly string[]): Promise<void> | undefined;
   addRejected(row: number, cells: readonly Cell[] | readonly unknown[], issues: Issue[]): Promise<void>;
   addReconcile(entry: ReconcileEntry): Promise<void>;
@@ -78,12 +111,17 @@ const ROW_COLUMNS = ['row', 'key', 'outcome', 'tradeItemId', 'manufacturedItemId
 const PLAIN_ROW_COLUMNS = [0, 2];
 /** rows.xlsx: the row column as number cells (row numbers are digits or empty, rowFields). */
 const ROW_NUMBER_COLUMNS = [0];
-/** rows.xlsx: the outcome column as references to a shared strings table of the outcomes (fewer bytes a line than the words inline). */
+/**
+ * rows.xlsx: the outcome column as references to a shared strings table of the outcomes (fewer bytes a line than the
+ * words inline).
+ */
 const ROW_SHARED_STRINGS = { columns: [2], values: OUTCOMES };
 /** Fields of a line of rows.* ({@link rowFields}). */
 export const ROW_FIELDS = ROW_COLUMNS.length;
 
-/** A line of rows.csv / rows.xlsx as its text fields, neutralised ({@link neutralize}: never a NUL) once for both files. */
+/**
+ * A line of rows.csv / rows.xlsx as its text fields, neutralised ({@link neutralize}: never a NUL) once for both files.
+ */
 export function rowFields(o: RowOutcome): string[] {
   const out: string[] = [];
   putRowFields(out, 0, o);
@@ -121,7 +159,9 @@ export function formatIssues(issues: readonly Issue[]): string {
 
 const SEVERITY_TEXT: Record<Issue['severity'], string> = { error: 'ERROR', warning: 'WARNING' };
 
-/** A cell as report text; numbers with `decimal` as decimal separator (so the mapping reads them again as they were). */
+/**
+ * A cell as report text; numbers with `decimal` as decimal separator (so the mapping reads them again as they were).
+ */
 function cellText(c: unknown, decimal: ',' | '.' = '.'): string {
   if (c === null || c === undefined) return '';
   if (c instanceof Date) return c.toISOString().slice(0, 10);
@@ -145,16 +185,26 @@ class CsvFile {
   // The first error of the file (a full disk): the next add or close throws it, instead of an unhandled 'error' event.
   #error: Error | null = null;
   /** `plain`: columns whose text never needs quoting (numbers, fixed words). */
-  constructor(readonly final: string, header: readonly string[], preamble: readonly (readonly string[])[] = [], plain: readonly number[] = []) {
+  constructor(
+    readonly final: string,
+    header: readonly string[],
+    preamble: readonly (readonly string[])[] = [],
+    plain: readonly number[] = [],
+  ) {
     for (const c of plain) this.#plain[c] = true;
     this.#stream = createWriteStream(tempPathFor(final), { highWaterMark: STREAM_BUFFER_BYTES });
     this.#stream.on('error', (err) => (this.#error ??= err));
     // Rows above the header: one line each (line breaks inside a cell become spaces, so line n is record n); an empty
     // row is written `""`, a line no reader skips, so the header stays on its row.
-    const above = preamble.map((r) => (r.some((v) => v !== '') ? r.map((v) => csvField(v.replace(/\r\n?|\n/g, ' '))).join(',') : '""'));
+    const above = preamble.map((r) =>
+      r.some((v) => v !== '') ? r.map((v) => csvField(v.replace(/\r\n?|\n/g, ' '))).join(',') : '""',
+    );
     this.#stream.write(`\uFEFF${[...above, header.map(csvField).join(',')].join('\r\n')}\r\n`);
   }
-  /** Adds a line of text already neutralised ({@link neutralize}); returns a promise only when the file must drain first. */
+  /**
+   * Adds a line of text already neutralised ({@link neutralize}); returns a promise only when the file must drain
+   * first.
+   */
   add(safe: readonly string[]): Promise<void> | undefined {
     if (this.#error) throw this.#error;
     const b = this.#batch;
@@ -190,15 +240,28 @@ class CsvFile {
 class XlsxFile {
   readonly #writer: XlsxWriter;
   readonly #neutralize: boolean;
-  /** `neutralize: false` writes values as they are (rejected.xlsx: text cells are never evaluated, and re-import reads them back unchanged). */
-  constructor(readonly final: string, sheetName: string, header: readonly string[], o: XlsxWriterOptions & { neutralize?: boolean } = {}) {
+  /**
+   * `neutralize: false` writes values as they are (rejected.xlsx: text cells are never evaluated, and re-import reads
+   * them back unchanged).
+   */
+  constructor(
+    readonly final: string,
+    sheetName: string,
+    header: readonly string[],
+    o: XlsxWriterOptions & { neutralize?: boolean } = {},
+  ) {
     const { neutralize: _, ...options } = o;
     this.#writer = new XlsxWriter(tempPathFor(final), sheetName, header, options);
     this.#neutralize = o.neutralize ?? true;
   }
-  /** Adds a line (neutralised unless the file was opened with `neutralize: false`); a promise only when the writer must be waited for. */
+  /**
+   * Adds a line (neutralised unless the file was opened with `neutralize: false`); a promise only when the writer must
+   * be waited for.
+   */
   add(values: readonly string[]): Promise<void> | undefined {
-    return this.#writer.add(this.#neutralize ? values.map(neutralize) : values.map((v) => (v.includes('\0') ? v.replace(/\0/g, '') : v)));
+    return this.#writer.add(
+      this.#neutralize ? values.map(neutralize) : values.map((v) => (v.includes('\0') ? v.replace(/\0/g, '') : v)),
+    );
   }
   /** Adds a line of text already neutralised (rows.csv and rows.xlsx share one neutralisation). */
   addNeutralized(safe: readonly string[]): Promise<void> | undefined {
@@ -219,8 +282,19 @@ class XlsxFile {
   }
 }
 
-/** Every file a report can hold; at finish the ones this run did not write are removed, so the directory holds exactly this run's report. */
-const REPORT_FILES = ['rows.csv', 'rows.xlsx', 'rejected.csv', 'rejected.xlsx', 'reconcile.csv', 'reconcile.json', 'summary.json'];
+/**
+ * Every file a report can hold; at finish the ones this run did not write are removed, so the directory holds exactly
+ * this run's report.
+ */
+const REPORT_FILES = [
+  'rows.csv',
+  'rows.xlsx',
+  'rejected.csv',
+  'rejected.xlsx',
+  'reconcile.csv',
+  'reconcile.json',
+  'summary.json',
+];
 
 /** Options of {@link createReportWriter}. */
 export interface ReportWriterOptions {
@@ -231,7 +305,10 @@ export interface ReportWriterOptions {
    * re-imports with the same mapping. Default none (header on row 1).
    */
   preamble?: readonly (readonly unknown[])[];
-  /** Decimal separator numbers of the sheet (XLSX number cells) are written with in rejected.* (the mapping's); default `.`. */
+  /**
+   * Decimal separator numbers of the sheet (XLSX number cells) are written with in rejected.* (the mapping's); default
+   * `.`.
+   */
   decimalSeparator?: ',' | '.';
   reconcile?: boolean;
   /** Lowers the data rows an XLSX holds (default: Excel's limit, 1 048 575) — for tests. */
@@ -239,8 +316,8 @@ export interface ReportWriterOptions {
 }
 
 /**
- * Opens the report writer of a run directory. Files are written under temp names in that directory and renamed at finish,
- * `summary.json` last; rejected.* exist only when a row was rejected, reconcile.* only for reconcile runs.
+ * Opens the report writer of a run directory. Files are written under temp names in that directory and renamed at
+ * finish, `summary.json` last; rejected.* exist only when a row was rejected, reconcile.* only for reconcile runs.
  *
  * rejected.* re-import with the mapping of the run (docs/reports.md): the rows above the header (`preamble`), the
  * header, the rejected rows' cells as read, then `product-sync:row` (the row's number in the imported sheet; kept from
@@ -253,7 +330,12 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
   await writingTo('cannot write the report to', dir, () => makeDir(dir));
   const at = (name: string) => join(dir, name);
   const rowsCsv = new CsvFile(at('rows.csv'), ROW_COLUMNS, [], PLAIN_ROW_COLUMNS);
-  const rowsXlsx = new XlsxFile(at('rows.xlsx'), 'rows', ROW_COLUMNS, { plainColumns: PLAIN_ROW_COLUMNS, numberColumns: ROW_NUMBER_COLUMNS, sharedStrings: ROW_SHARED_STRINGS, ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }) });
+  const rowsXlsx = new XlsxFile(at('rows.xlsx'), 'rows', ROW_COLUMNS, {
+    plainColumns: PLAIN_ROW_COLUMNS,
+    numberColumns: ROW_NUMBER_COLUMNS,
+    sharedStrings: ROW_SHARED_STRINGS,
+    ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }),
+  });
   // A rejected file re-imported: its own row and issues columns are replaced, not repeated.
   const again = isRejectedHeader(opts.sourceHeaders);
   const ownHeaders = again ? opts.sourceHeaders.slice(0, -2) : opts.sourceHeaders;
@@ -269,13 +351,22 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
   reconcileJson?.on('error', (err) => (reconcileError ??= err));
   reconcileJson?.write('[');
   let done = false;
-  const files = (): (CsvFile | XlsxFile)[] => [rowsCsv, rowsXlsx, ...(rejectedCsv ? [rejectedCsv] : []), ...(rejectedXlsx ? [rejectedXlsx] : []), ...(reconcileCsv ? [reconcileCsv] : [])];
+  const files = (): (CsvFile | XlsxFile)[] => [
+    rowsCsv,
+    rowsXlsx,
+    ...(rejectedCsv ? [rejectedCsv] : []),
+    ...(rejectedXlsx ? [rejectedXlsx] : []),
+    ...(reconcileCsv ? [reconcileCsv] : []),
+  ];
   const open = (what: string) => {
     if (done) throw new ProductSyncError('PS_ERR_REPORT', `report writer of ${dir}: ${what} after finish or abort`);
   };
 
   const addRowFields = (safe: readonly string[]): Promise<void> | undefined => {
-    if (done) return Promise.reject(new ProductSyncError('PS_ERR_REPORT', `report writer of ${dir}: addRow after finish or abort`));
+    if (done)
+      return Promise.reject(
+        new ProductSyncError('PS_ERR_REPORT', `report writer of ${dir}: addRow after finish or abort`),
+      );
     // Both files take the line at once; a promise only when one of them must drain before the next.
     let csv: Promise<void> | undefined;
     let xlsx: Promise<void> | undefined;
@@ -285,9 +376,15 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
     } catch (err) {
       return Promise.reject(failed(err));
     }
-    return csv || xlsx ? Promise.all([csv, xlsx]).then(() => undefined, (err: unknown) => Promise.reject(failed(err))) : undefined;
+    return csv || xlsx
+      ? Promise.all([csv, xlsx]).then(
+          () => undefined,
+          (err: unknown) => Promise.reject(failed(err)),
+        )
+      : undefined;
   };
-  // The files' writers stopped and their temp files removed: after abort, or a finish that failed (a full disk keeps no half report).
+  // The files' writers stopped and their temp files removed: after abort, or a finish that failed (a full disk keeps no
+  // half report).
   const discard = async (): Promise<void> => {
     for (const f of files()) await f.abort().catch(() => undefined);
     if (reconcileJson && !reconcileJson.closed) {
@@ -301,22 +398,37 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
   return {
     addRow: (o) => addRowFields(rowFields(o)),
     addRowFields,
-    addRejected: (row, cells, issues) => writingTo('cannot write the report to', dir, async () => {
-      open('addRejected');
-      rejectedCsv ??= new CsvFile(at('rejected.csv'), rejectedHeader, preamble);
-      rejectedXlsx ??= new XlsxFile(at('rejected.xlsx'), 'rejected', rejectedHeader, { ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }), preamble, neutralize: false });
-      const sourceRow = again ? cellText(cells[ownHeaders.length]) : '';
-      const values = [...ownHeaders.map((_, i) => cellText(cells[i], decimal)), sourceRow || String(row), formatIssues(issues)];
-      await rejectedCsv.add(values.map(neutralize));
-      await rejectedXlsx.add(values);
-    }),
-    addReconcile: (e) => writingTo('cannot write the report to', dir, async () => {
-      open('addReconcile');
-      if (!reconcileCsv || !reconcileJson) throw new ProductSyncError('PS_ERR_REPORT', `report writer of ${dir}: addReconcile on a writer opened without reconcile`);
-      await reconcileCsv.add([e.key, e.status, e.field, e.sheetValue, e.apiValue].map(neutralize));
-      if (reconcileError) throw reconcileError;
-      if (!reconcileJson.write(`${reconcileCount++ === 0 ? '\n' : ',\n'}${JSON.stringify(e)}`)) await once(reconcileJson, 'drain');
-    }),
+    addRejected: (row, cells, issues) =>
+      writingTo('cannot write the report to', dir, async () => {
+        open('addRejected');
+        rejectedCsv ??= new CsvFile(at('rejected.csv'), rejectedHeader, preamble);
+        rejectedXlsx ??= new XlsxFile(at('rejected.xlsx'), 'rejected', rejectedHeader, {
+          ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }),
+          preamble,
+          neutralize: false,
+        });
+        const sourceRow = again ? cellText(cells[ownHeaders.length]) : '';
+        const values = [
+          ...ownHeaders.map((_, i) => cellText(cells[i], decimal)),
+          sourceRow || String(row),
+          formatIssues(issues),
+        ];
+        await rejectedCsv.add(values.map(neutralize));
+        await rejectedXlsx.add(values);
+      }),
+    addReconcile: (e) =>
+      writingTo('cannot write the report to', dir, async () => {
+        open('addReconcile');
+        if (!reconcileCsv || !reconcileJson)
+          throw new ProductSyncError(
+            'PS_ERR_REPORT',
+            `report writer of ${dir}: addReconcile on a writer opened without reconcile`,
+          );
+        await reconcileCsv.add([e.key, e.status, e.field, e.sheetValue, e.apiValue].map(neutralize));
+        if (reconcileError) throw reconcileError;
+        if (!reconcileJson.write(`${reconcileCount++ === 0 ? '\n' : ',\n'}${JSON.stringify(e)}`))
+          await once(reconcileJson, 'drain');
+      }),
     async finish(summary) {
       open('finish');
       done = true;

@@ -1,4 +1,7 @@
-/** The labels of a reference list in a language chain (`product-sync lists`, `mapping init`'s check of a column's labels). */
+/**
+ * The labels of a reference list in a language chain (`product-sync lists`, `mapping init`'s check of a column's
+ * labels).
+ */
 import type { ListName } from '../../api/fields.ts';
 import type { ListItem } from '../../api/types.ts';
 import { codeKey, labelKey } from './reference-resolver.ts';
@@ -32,7 +35,10 @@ export function referenceLabels(source: ListSource, options: { companyId?: strin
     const key = `${list}\u0000${language.toLowerCase()}`;
     let p = loaded.get(key);
     if (!p) {
-      p = source.getList(list, { languageCode: language, ...(options.companyId ? { companyId: options.companyId } : {}) });
+      p = source.getList(list, {
+        languageCode: language,
+        ...(options.companyId ? { companyId: options.companyId } : {}),
+      });
       p.catch(() => loaded.delete(key));
       loaded.set(key, p);
     }

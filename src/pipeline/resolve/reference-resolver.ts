@@ -14,8 +14,16 @@ export type ResolveIssueCode = Extract<IssueCode, `REF_${string}` | `HS_CODE_${s
 /** What the resolver reads from the reference API (the ReferenceClient satisfies it). */
 export interface ReferenceSource {
   getList(listName: ListName, options?: { languageCode?: string; companyId?: string }): Promise<ListItem[]>;
-  getListItem(listName: ListName, itemId: string, options?: { languageCode?: string; companyId?: string }): Promise<ReferenceRecord>;
-  lookup(kind: LookupKind, id: string, options?: { languageCode?: string; includeParents?: boolean }): Promise<ReferenceRecord>;
+  getListItem(
+    listName: ListName,
+    itemId: string,
+    options?: { languageCode?: string; companyId?: string },
+  ): Promise<ReferenceRecord>;
+  lookup(
+    kind: LookupKind,
+    id: string,
+    options?: { languageCode?: string; includeParents?: boolean },
+  ): Promise<ReferenceRecord>;
 }
 
 /** What the resolver needs of the brand endpoints (the ProductClient satisfies it). */
@@ -73,7 +81,10 @@ export interface ResolverOptions {
   ownerCompanyId: string;
   /** Languages tried in order, e.g. `languageChain('fr-FR')` = fr-FR, fr, en-US. */
   languageChain?: readonly string[];
-  /** Without `languageChain`: the sheet's language and its fallbacks (en-US is added last; none given: its primary subtag). */
+  /**
+   * Without `languageChain`: the sheet's language and its fallbacks (en-US is added last; none given: its primary
+   * subtag).
+   */
   language?: string;
   fallbackLanguages?: readonly string[];
   /** Never create brands: a missing one answers `{brandId: null, wouldCreate: true}`. */
@@ -124,7 +135,9 @@ export function languageChain(language: string, defaultLanguage = 'en-US', fallb
   return out;
 }
 
-/** A harmonized code as digits (`04.06` → `0406`, `0406 90` → `040690`, `406` → `0406`), or null when it cannot be one. */
+/**
+ * A harmonized code as digits (`04.06` → `0406`, `0406 90` → `040690`, `406` → `0406`), or null when it cannot be one.
+ */
 export function normalizeHarmonizedCode(raw: string): string | null {
   const code = raw.trim().replace(/[.\s\u00a0-]/g, '');
   if (!/^\d{1,10}$/.test(code)) return null;
@@ -149,11 +162,11 @@ function push<T>(m: Map<string, T[]>, k: string, v: T): void {
 }
 
 /**
- * Builds the resolver of a run. Whole lists are read once per (list, language) through the cache and indexed by label and
- * by code; ids, lookup ids and harmonized codes are checked one by one through the cache (in the languages of the chain,
- * since the API answers 404 for a record without a translation); the owner's brands are read once, and a missing brand is
- * created once however many rows (or workers sharing Redis) name it. An archived brand is linked as it is and reported
- * (BRAND_ARCHIVED): unarchiving would be a write on the owner's catalogue the sheet did not ask for.
+ * Builds the resolver of a run. Whole lists are read once per (list, language) through the cache and indexed by label
+ * and by code; ids, lookup ids and harmonized codes are checked one by one through the cache (in the languages of the
+ * chain, since the API answers 404 for a record without a translation); the owner's brands are read once, and a missing
+ * brand is created once however many rows (or workers sharing Redis) name it. An archived brand is linked as it is and
+ * reported (BRAND_ARCHIVED): unarchiving would be a write on the owner's catalogue the sheet did not ask for.
  */
 export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
   const chain = o.languageChain?.length
@@ -171,11 +184,13 @@ export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
   /** Runs one resolution, counting it and whether it made a request of its own. */
   const counted = async <R>(work: (req: <T>(load: () => Promise<T>) => () => Promise<T>) => Promise<R>): Promise<R> => {
     let requested = false;
-    const req = <T>(load: () => Promise<T>) => () => {
-      requested = true;
-      stats.requests++;
-      return load();
-    };
+    const req =
+      <T>(load: () => Promise<T>) =>
+      () => {
+        requested = true;
+        stats.requests++;
+        return load();
+      };
     try {
       return await work(req);
     } finally {
@@ -216,10 +231,21 @@ export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
   };
 
   /** The record in the first language of `idLanguages` that has it; null when every one answers 404. */
-  const firstTranslated = async <T>(keyOf: (lang: string) => string, fetch: (lang: string) => Promise<T>, req: Req, languages = idLanguages): Promise<{ r: T; lang: string } | null> => {
+  const firstTranslated = async <T>(
+    keyOf: (lang: string) => string,
+    fetch: (lang: string) => Promise<T>,
+    req: Req,
+    languages = idLanguages,
+  ): Promise<{ r: T; lang: string } | null> => {
     for (const lang of languages) {
       try {
-        return { r: await o.cache.get(keyOf(lang.toLowerCase()), req(() => fetch(lang))), lang };
+        return {
+          r: await o.cache.get(
+            keyOf(lang.toLowerCase()),
+            req(() => fetch(lang)),
+          ),
+          lang,
+        };
       } catch (err) {
         if (!(err instanceof ReferenceNotFound)) throw err;
       }
@@ -228,11 +254,13 @@ export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
   };
 
   /** A 400 of the API on an id it refuses to look up is the cell's problem, not the run's. */
-  const refused = (err: unknown): string | null => (err instanceof HttpError && err.status === 400 ? err.apiMessage : null);
+  const refused = (err: unknown): string | null =>
+    err instanceof HttpError && err.status === 400 ? err.apiMessage : null;
 
   const verifyListItemId = (list: ListName, id: string, req: Req): Promise<ResolvedLabel | ResolveIssue> => {
     const wanted = id.trim().toLowerCase();
-    if (!UUID.test(wanted)) return Promise.resolve({ issue: 'REF_ID_UNKNOWN', message: `"${id}" is not an id (uuid) of the list ${list}` });
+    if (!UUID.test(wanted))
+      return Promise.resolve({ issue: 'REF_ID_UNKNOWN', message: `"${id}" is not an id (uuid) of the list ${list}` });
     for (const lang of chain) {
       const hit = loadedIndexes.get(`${list}:${lang.toLowerCase()}`)?.byId.get(wanted);
       if (hit) return Promise.resolve({ id: hit.id, code: hit.code, name: hit.name, language: lang, fallback: false });
@@ -241,10 +269,15 @@ export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
       try {
         const found = await firstTranslated(
           (lang) => `list-item:${list}:${lang}:${company ?? '-'}:${wanted}`,
-          (lang) => o.reference.getListItem(list, wanted, { languageCode: lang, ...(company ? { companyId: company } : {}) }),
+          (lang) =>
+            o.reference.getListItem(list, wanted, { languageCode: lang, ...(company ? { companyId: company } : {}) }),
           req,
         );
-        if (!found) return { issue: 'REF_ID_UNKNOWN', message: `${id} is not an item of the list ${list} (asked in ${idLanguages.join(', ')})` };
+        if (!found)
+          return {
+            issue: 'REF_ID_UNKNOWN',
+            message: `${id} is not an item of the list ${list} (asked in ${idLanguages.join(', ')})`,
+          };
         const { r, lang } = found;
         return { id: r.id ?? wanted, code: r.code, name: r.name, language: r.languageCode ?? lang, fallback: false };
       } catch (err) {
@@ -257,9 +290,14 @@ export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
 
   const verifyHarmonizedCode = async (raw: string, req: Req): Promise<{ code: string } | ResolveIssue> => {
     const code = normalizeHarmonizedCode(raw);
-    if (code === null) return { issue: 'HS_CODE_FORMAT', message: `"${raw}" is not a harmonized code (2 to 10 digits, in pairs)` };
+    if (code === null)
+      return { issue: 'HS_CODE_FORMAT', message: `"${raw}" is not a harmonized code (2 to 10 digits, in pairs)` };
     try {
-      const found = await firstTranslated((lang) => `hs:${lang}:${code}`, (lang) => o.reference.lookup('harmonized-codes', code, { languageCode: lang }), req);
+      const found = await firstTranslated(
+        (lang) => `hs:${lang}:${code}`,
+        (lang) => o.reference.lookup('harmonized-codes', code, { languageCode: lang }),
+        req,
+      );
       return found ? { code } : { issue: 'HS_CODE_UNKNOWN', message: `harmonized code ${code} does not exist` };
     } catch (err) {
       const why = refused(err);
@@ -307,9 +345,15 @@ export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
         for (const [i, lang] of chain.entries()) {
           const idx = await index(list, lang, req);
           const hits = new Map<string, ListItem>();
-          for (const h of [...(idx.byName.get(nameKey) ?? []), ...(idx.byCode.get(cKey) ?? [])]) hits.set(h.id.toLowerCase(), h);
+          for (const h of [...(idx.byName.get(nameKey) ?? []), ...(idx.byCode.get(cKey) ?? [])])
+            hits.set(h.id.toLowerCase(), h);
           if (hits.size > 1) {
-            const candidates = [...hits.values()].map((h) => ({ id: h.id, code: h.code, name: h.name, language: lang }));
+            const candidates = [...hits.values()].map((h) => ({
+              id: h.id,
+              code: h.code,
+              name: h.name,
+              language: lang,
+            }));
             return {
               issue: 'REF_AMBIGUOUS',
               message: `"${label}" matches ${hits.size} items of ${list} in ${lang}: ${candidates.map((c) => `${c.code} (${c.name})`).join(', ')}; write the code instead`,
@@ -321,11 +365,20 @@ export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
           if (i === 0) return { id: hit.id, code: hit.code, name: hit.name, language: lang, fallback: false };
           const inPrimary = (await index(list, primary, req)).byId.get(hit.id.toLowerCase());
           const warning = inPrimary
-            ? { code: 'REF_FALLBACK_LANGUAGE' as const, message: `"${label}" is the ${lang} label of ${list} item ${hit.code}; its ${primary} name is "${inPrimary.name}"` }
-            : { code: 'REF_NO_TRANSLATION' as const, message: `${list} item ${hit.code} has no ${primary} translation; resolved through ${lang}` };
+            ? {
+                code: 'REF_FALLBACK_LANGUAGE' as const,
+                message: `"${label}" is the ${lang} label of ${list} item ${hit.code}; its ${primary} name is "${inPrimary.name}"`,
+              }
+            : {
+                code: 'REF_NO_TRANSLATION' as const,
+                message: `${list} item ${hit.code} has no ${primary} translation; resolved through ${lang}`,
+              };
           return { id: hit.id, code: hit.code, name: hit.name, language: lang, fallback: true, warning };
         }
-        return { issue: 'REF_UNKNOWN', message: `"${label}" is not an item of ${list} (looked for labels and codes in ${chain.join(', ')})` };
+        return {
+          issue: 'REF_UNKNOWN',
+          message: `"${label}" is not an item of ${list} (looked for labels and codes in ${chain.join(', ')})`,
+        };
       }),
 
     verifyListItemId: (list, id) => counted((req) => verifyListItemId(list, id, req)),
@@ -338,7 +391,8 @@ export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
           return 'issue' in r ? r : { id: r.code, code: r.code };
         }
         const wanted = id.trim().toLowerCase();
-        if (!UUID.test(wanted)) return { issue: 'REF_ID_UNKNOWN', message: `"${id}" is not an id (uuid) of a ${kind} record` };
+        if (!UUID.test(wanted))
+          return { issue: 'REF_ID_UNKNOWN', message: `"${id}" is not an id (uuid) of a ${kind} record` };
         try {
           const found = await firstTranslated(
             (lang) => `lookup:${kind}:${lang}:${wanted}`,
@@ -372,21 +426,30 @@ export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
               candidates: b.map((x) => ({ id: x.brandId, code: x.brandId, name: x.name, language: '' })),
             };
           }
-          return b.archived ? { brandId: b.brandId, created: false, archived: true } : { brandId: b.brandId, created: false };
+          return b.archived
+            ? { brandId: b.brandId, created: false, archived: true }
+            : { brandId: b.brandId, created: false };
         }
-        if (!create) return { issue: 'BRAND_UNKNOWN', message: `no brand "${name}" for owner ${o.ownerCompanyId} (set lookup: { brand: { create: true } } to create it)` };
+        if (!create)
+          return {
+            issue: 'BRAND_UNKNOWN',
+            message: `no brand "${name}" for owner ${o.ownerCompanyId} (set lookup: { brand: { create: true } } to create it)`,
+          };
         if (o.dryRun) return { brandId: null, created: false, wouldCreate: true };
         // Through the cache: concurrent rows, and workers sharing Redis, create the brand once and all get its id.
         let created = false;
-        const { brandId, archived } = await o.cache.get<{ brandId: string; archived: boolean }>(`brand:${o.ownerCompanyId.toLowerCase()}:${k}`, req(async () => {
-          // A fresh list: another worker (or an earlier attempt whose answer was lost) may have created it meanwhile.
-          const fresh = (await o.brands.listBrands(o.ownerCompanyId)).filter((b) => labelKey(b.name) === k);
-          const existing = fresh.find((b) => !b.archived) ?? fresh[0];
-          if (existing) return { brandId: existing.brandId, archived: existing.archived };
-          const out = await o.brands.createBrand({ companyId: o.ownerCompanyId, name: name.trim() });
-          created = true;
-          return { brandId: out.brandId, archived: false };
-        }));
+        const { brandId, archived } = await o.cache.get<{ brandId: string; archived: boolean }>(
+          `brand:${o.ownerCompanyId.toLowerCase()}:${k}`,
+          req(async () => {
+            // A fresh list: another worker (or an earlier attempt whose answer was lost) may have created it meanwhile.
+            const fresh = (await o.brands.listBrands(o.ownerCompanyId)).filter((b) => labelKey(b.name) === k);
+            const existing = fresh.find((b) => !b.archived) ?? fresh[0];
+            if (existing) return { brandId: existing.brandId, archived: existing.archived };
+            const out = await o.brands.createBrand({ companyId: o.ownerCompanyId, name: name.trim() });
+            created = true;
+            return { brandId: out.brandId, archived: false };
+          }),
+        );
         if (!map.has(k)) map.set(k, [{ brandId, name: name.trim(), companyId: o.ownerCompanyId, archived }]);
         return archived ? { brandId, created, archived } : { brandId, created };
       }),

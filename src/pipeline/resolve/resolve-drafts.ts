@@ -1,13 +1,15 @@
 /**
- * Label resolution of a chunk of drafts: each distinct (lookup, label) is resolved once per run (a bounded memo over the
- * reference cache), and the ids are put at the field path the lookup carries; failures become issues on the cell.
+ * Label resolution of a chunk of drafts: each distinct (lookup, label) is resolved once per run (a bounded memo over
+ * the reference cache), and the ids are put at the field path the lookup carries; failures become issues on the cell.
  */
 import { ISSUE_CODES, severityOf, type IssueCode } from '../../issue-codes.ts';
 import { setAt } from '../field-path.ts';
 import type { Draft, DraftLookup, Issue } from '../types.ts';
 import type { ReferenceResolver } from './reference-resolver.ts';
 
-type Resolved = { id: string | null; warning?: { code: string; message: string }; createdBrand?: boolean } | { issue: string; message: string; severity?: Issue['severity'] };
+type Resolved =
+  | { id: string | null; warning?: { code: string; message: string }; createdBrand?: boolean }
+  | { issue: string; message: string; severity?: Issue['severity'] };
 
 /** Resolves the lookups of drafts, a chunk at a time, remembering each (lookup, label) answer for the run. */
 export class DraftResolver {
@@ -55,7 +57,11 @@ export class DraftResolver {
     for (const l of inOrder(d.lookups!)) {
       if (isBrand(l) && hasError(d)) continue;
       const known = this.#known.get(l.field)!;
-      this.#apply(d, l, l.values.map((value) => known.get(value)!));
+      this.#apply(
+        d,
+        l,
+        l.values.map((value) => known.get(value)!),
+      );
     }
     return true;
   }
@@ -81,7 +87,8 @@ export class DraftResolver {
         continue;
       }
       // A brand this run created is reported as created on the row that created it, found on the others.
-      if (r.warning && !(r.warning.code === 'BRAND_CREATED' && this.createdBrands.has(value))) d.issues.push(lookupIssue(d, l, value, r.warning.code, r.warning.message));
+      if (r.warning && !(r.warning.code === 'BRAND_CREATED' && this.createdBrands.has(value)))
+        d.issues.push(lookupIssue(d, l, value, r.warning.code, r.warning.message));
       if (r.createdBrand) this.createdBrands.add(value);
       if (r.id !== null) ids.push(r.id);
     }
@@ -99,12 +106,15 @@ export class DraftResolver {
       p = resolveOne(this.#resolver, l, value);
       this.#memo.set(key, p);
       // A failed request is not remembered: the next row asks again.
-      p.then((r) => {
-        if (this.#memo.get(key) !== p) return;
-        let known = this.#known.get(l.field);
-        if (!known) this.#known.set(l.field, (known = new Map()));
-        known.set(value, r);
-      }, () => this.#memo.delete(key));
+      p.then(
+        (r) => {
+          if (this.#memo.get(key) !== p) return;
+          let known = this.#known.get(l.field);
+          if (!known) this.#known.set(l.field, (known = new Map()));
+          known.set(value, r);
+        },
+        () => this.#memo.delete(key),
+      );
     }
     return p;
   }
@@ -114,13 +124,22 @@ export class DraftResolver {
 const memoKey = (l: DraftLookup, value: string): string => `${l.field}\u0000${value}`;
 const hasError = (d: Draft): boolean => d.issues.some((i) => i.severity === 'error');
 /** A draft's lookups with brands last. */
-const inOrder = (lookups: readonly DraftLookup[]): readonly DraftLookup[] => (lookups.length < 2 ? lookups : [...lookups].sort((a, b) => Number(isBrand(a)) - Number(isBrand(b))));
+const inOrder = (lookups: readonly DraftLookup[]): readonly DraftLookup[] =>
+  lookups.length < 2 ? lookups : [...lookups].sort((a, b) => Number(isBrand(a)) - Number(isBrand(b)));
 
 const isBrand = (l: DraftLookup): boolean => typeof l.lookup === 'object' && 'brand' in l.lookup;
 
 /** An issue on the lookup's cell; its severity is the code's (the one table, issue-codes.ts). */
 function lookupIssue(d: Draft, l: DraftLookup, value: string, code: string, message: string): Issue {
-  return { row: d.row, column: l.column, field: l.field, value, code, severity: code in ISSUE_CODES ? severityOf(code as IssueCode) : 'error', message };
+  return {
+    row: d.row,
+    column: l.column,
+    field: l.field,
+    value,
+    code,
+    severity: code in ISSUE_CODES ? severityOf(code as IssueCode) : 'error',
+    message,
+  };
 }
 
 async function resolveOne(resolver: ReferenceResolver, l: DraftLookup, value: string): Promise<Resolved> {
@@ -132,9 +151,24 @@ async function resolveOne(resolver: ReferenceResolver, l: DraftLookup, value: st
   if ('brand' in spec) {
     const r = await resolver.resolveBrand(value, { create: spec.brand.create ?? false });
     if ('issue' in r) return r;
-    if (r.brandId === null) return { id: null, warning: { code: 'BRAND_WOULD_CREATE', message: `brand "${value}" does not exist and would be created` } };
-    if (r.archived) return { id: r.brandId, warning: { code: 'BRAND_ARCHIVED', message: `brand "${value}" is archived; the item is linked to it all the same` } };
-    return { id: r.brandId, createdBrand: r.created, ...(r.created ? { warning: { code: 'BRAND_CREATED', message: `brand "${value}" was created` } } : {}) };
+    if (r.brandId === null)
+      return {
+        id: null,
+        warning: { code: 'BRAND_WOULD_CREATE', message: `brand "${value}" does not exist and would be created` },
+      };
+    if (r.archived)
+      return {
+        id: r.brandId,
+        warning: {
+          code: 'BRAND_ARCHIVED',
+          message: `brand "${value}" is archived; the item is linked to it all the same`,
+        },
+      };
+    return {
+      id: r.brandId,
+      createdBrand: r.created,
+      ...(r.created ? { warning: { code: 'BRAND_CREATED', message: `brand "${value}" was created` } } : {}),
+    };
   }
   if ('list' in spec) {
     const r = await resolver.resolveListLabel(spec.list, value);

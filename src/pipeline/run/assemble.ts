@@ -14,15 +14,39 @@ export type Counts = RunSummary['counts'];
  * start-up (a few tens of milliseconds) costs more than the lines it takes off the run's thread (a few µs each).
  */
 export const REPORT_THREAD_ROWS = 50_000;
-/** {@link REPORT_THREAD_ROWS} for a run that does not know its rows before its report opens (validate): sheets of 4 MB or more. */
+/**
+ * {@link REPORT_THREAD_ROWS} for a run that does not know its rows before its report opens (validate): sheets of 4 MB
+ * or more.
+ */
 export { REPORT_THREAD_BYTES } from '../report/report-thread-start.ts';
 
 const COUNT_KEY: Record<Outcome, keyof Counts> = {
-  created: 'created', updated: 'updated', unchanged: 'unchanged', archived: 'archived', unarchived: 'unarchived', invalid: 'invalid', failed: 'failed', skipped: 'skipped', not_attempted: 'notAttempted', valid: 'valid',
+  created: 'created',
+  updated: 'updated',
+  unchanged: 'unchanged',
+  archived: 'archived',
+  unarchived: 'unarchived',
+  invalid: 'invalid',
+  failed: 'failed',
+  skipped: 'skipped',
+  not_attempted: 'notAttempted',
+  valid: 'valid',
 };
 
 export function emptyCounts(rows: number): Counts {
-  return { rows, created: 0, updated: 0, unchanged: 0, archived: 0, unarchived: 0, invalid: 0, failed: 0, skipped: 0, notAttempted: 0, valid: 0 };
+  return {
+    rows,
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    archived: 0,
+    unarchived: 0,
+    invalid: 0,
+    failed: 0,
+    skipped: 0,
+    notAttempted: 0,
+    valid: 0,
+  };
 }
 
 /** Feeds a run's report writer from chunk results, in order. */
@@ -30,7 +54,10 @@ export class ReportAssembler {
   readonly counts: Counts;
   readonly #workDir: string;
   readonly #writer: ReportWriter;
-  /** Chunks ready for the report and not written yet: their outcomes when the driver has them in hand, else null (read from disk). */
+  /**
+   * Chunks ready for the report and not written yet: their outcomes when the driver has them in hand, else null (read
+   * from disk).
+   */
   readonly #ready = new Map<number, readonly ResultRow[] | null>();
   #next = 0;
   #tail: Promise<void> = Promise.resolve();
@@ -46,10 +73,20 @@ export class ReportAssembler {
    * separator, so they re-import with the same mapping. `thread`: the files are written by a worker thread
    * (report-thread.ts) — worth its start-up for large sheets only ({@link REPORT_THREAD_ROWS}).
    */
-  static async open(workDir: string, state: Pick<RunState, 'headers' | 'rows' | 'preamble' | 'decimalSeparator'>, options: { thread?: boolean } = {}): Promise<ReportAssembler> {
-    const writerOptions = { sourceHeaders: state.headers, ...(state.preamble ? { preamble: state.preamble } : {}), ...(state.decimalSeparator ? { decimalSeparator: state.decimalSeparator } : {}) };
+  static async open(
+    workDir: string,
+    state: Pick<RunState, 'headers' | 'rows' | 'preamble' | 'decimalSeparator'>,
+    options: { thread?: boolean } = {},
+  ): Promise<ReportAssembler> {
+    const writerOptions = {
+      sourceHeaders: state.headers,
+      ...(state.preamble ? { preamble: state.preamble } : {}),
+      ...(state.decimalSeparator ? { decimalSeparator: state.decimalSeparator } : {}),
+    };
     // Loaded only for the sheets that use it: node:worker_threads is no part of a small run's start-up.
-    const writer = options.thread ? (await import('../report/report-thread.ts')).openReportThread(workDir, writerOptions) : await createReportWriter(workDir, writerOptions);
+    const writer = options.thread
+      ? (await import('../report/report-thread.ts')).openReportThread(workDir, writerOptions)
+      : await createReportWriter(workDir, writerOptions);
     return new ReportAssembler(workDir, writer, state.rows);
   }
 
@@ -91,11 +128,16 @@ export class ReportAssembler {
     const wait = this.#writer.addRow(r);
     if (r.row === null || !isRejected(r.outcome)) return wait;
     const row = r.row;
-    return wait ? wait.then(() => this.#writer.addRejected(row, r.source ?? [], r.issues)) : this.#writer.addRejected(row, r.source ?? [], r.issues);
+    return wait
+      ? wait.then(() => this.#writer.addRejected(row, r.source ?? [], r.issues))
+      : this.#writer.addRejected(row, r.source ?? [], r.issues);
   }
 
   /** Adds the archive chunks' results and writes the report files, summary.json last. */
-  async finish(archiveChunks: number, summary: (counts: Counts) => RunSummary): Promise<{ files: string[]; summary: RunSummary }> {
+  async finish(
+    archiveChunks: number,
+    summary: (counts: Counts) => RunSummary,
+  ): Promise<{ files: string[]; summary: RunSummary }> {
     await this.#tail;
     for (let i = 0; i < archiveChunks; i++) await this.#copy('archives', i);
     const s = summary(this.counts);

@@ -2,10 +2,10 @@
  * A run's chunks on disk, in its run directory: what a chunk needs to be pushed by any process, its journal, and its
  * results once pushed. Nothing of a run is held in memory beyond the chunks in hand.
  *
- *   <run>/chunks/rows-<n>.json               rows of chunk n: settled outcomes (invalid, unchanged, dry-run…) and plans to push
- *   <run>/chunks/rows-<n>.journal.jsonl      the chunk's journal (replayed when the chunk is pushed again)
- *   <run>/chunks/rows-<n>.results.jsonl      one outcome per row of the chunk, in row order (the report is built from these)
- *   <run>/chunks/archives-<n>.*              the same for a chunk of `full`-mode archives
+ *   <run>/chunks/rows-<n>.json           rows of chunk n: settled outcomes (invalid, unchanged, dry-run…) and plans
+ *   <run>/chunks/rows-<n>.journal.jsonl  the chunk's journal (replayed when the chunk is pushed again)
+ *   <run>/chunks/rows-<n>.results.jsonl  one outcome per row of the chunk, in row order (the report reads these)
+ *   <run>/chunks/archives-<n>.*          the same for a chunk of `full`-mode archives
  */
 import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,7 +37,11 @@ export interface RowChunk {
 }
 
 /** The files of one chunk. */
-export function chunkPaths(workDir: string, kind: ChunkKind, index: number): { input: string; journal: string; results: string } {
+export function chunkPaths(
+  workDir: string,
+  kind: ChunkKind,
+  index: number,
+): { input: string; journal: string; results: string } {
   const base = join(workDir, 'chunks', `${kind}-${index}`);
   return { input: `${base}.json`, journal: `${base}.journal.jsonl`, results: `${base}.results.jsonl` };
 }
@@ -46,9 +50,16 @@ export function chunkPaths(workDir: string, kind: ChunkKind, index: number): { i
 type ChunkLine = { s: ResultRow } | { p: SourcedPlan } | { a: ArchiveEntry };
 
 /** Writes a chunk's input atomically (a process killed while writing leaves no half chunk), one JSON line per row. */
-export async function writeChunk(workDir: string, kind: ChunkKind, index: number, data: RowChunk | ArchiveEntry[]): Promise<void> {
+export async function writeChunk(
+  workDir: string,
+  kind: ChunkKind,
+  index: number,
+  data: RowChunk | ArchiveEntry[],
+): Promise<void> {
   const file = chunkPaths(workDir, kind, index).input;
-  const lines: Iterable<ChunkLine> = Array.isArray(data) ? data.map((a) => ({ a })) : [...data.settled.map((s) => ({ s })), ...data.plans.map((p) => ({ p }))];
+  const lines: Iterable<ChunkLine> = Array.isArray(data)
+    ? data.map((a) => ({ a }))
+    : [...data.settled.map((s) => ({ s })), ...data.plans.map((p) => ({ p }))];
   await writingTo('cannot write the chunk file', file, async () => {
     await makeDir(join(workDir, 'chunks'));
     await writeJsonLinesAtomic(file, lines);
@@ -76,12 +87,16 @@ export async function readChunk(workDir: string, kind: ChunkKind, index: number)
     }
     return kind === 'archives' ? entries : chunk;
   } catch (err) {
-    throw new ProductSyncError('PS_ERR_JOURNAL', `chunk ${kind}-${index} of ${workDir} is missing or unreadable`, { cause: err });
+    throw new ProductSyncError('PS_ERR_JOURNAL', `chunk ${kind}-${index} of ${workDir} is missing or unreadable`, {
+      cause: err,
+    });
   }
 }
 
-export const chunkExists = (workDir: string, kind: ChunkKind, index: number): boolean => existsSync(chunkPaths(workDir, kind, index).input);
-export const resultsExist = (workDir: string, kind: ChunkKind, index: number): boolean => existsSync(chunkPaths(workDir, kind, index).results);
+export const chunkExists = (workDir: string, kind: ChunkKind, index: number): boolean =>
+  existsSync(chunkPaths(workDir, kind, index).input);
+export const resultsExist = (workDir: string, kind: ChunkKind, index: number): boolean =>
+  existsSync(chunkPaths(workDir, kind, index).results);
 
 /** A chunk's outcomes in report order: rows sorted by row number, archives in their order. */
 export function inReportOrder(kind: ChunkKind, rows: ResultRow[]): ResultRow[] {
@@ -95,7 +110,12 @@ export function inReportOrder(kind: ChunkKind, rows: ResultRow[]): ResultRow[] {
  * Writes a chunk's outcomes (in report order), atomically: their presence means the chunk is done. Returns them in that
  * order, for a driver that hands them to the report without reading the file back.
  */
-export async function writeResults(workDir: string, kind: ChunkKind, index: number, rows: ResultRow[]): Promise<ResultRow[]> {
+export async function writeResults(
+  workDir: string,
+  kind: ChunkKind,
+  index: number,
+  rows: ResultRow[],
+): Promise<ResultRow[]> {
   const sorted = inReportOrder(kind, rows);
   const file = chunkPaths(workDir, kind, index).results;
   await writingTo('cannot write the results of the chunk', file, () => writeJsonLinesAtomic(file, sorted));
@@ -105,21 +125,46 @@ export async function writeResults(workDir: string, kind: ChunkKind, index: numb
 /** Streams a chunk's outcomes back, line by line. */
 export async function* readResults(workDir: string, kind: ChunkKind, index: number): AsyncIterable<ResultRow> {
   const { createInterface } = await lineReader();
-  const lines = createInterface({ input: createReadStream(chunkPaths(workDir, kind, index).results, 'utf8'), crlfDelay: Infinity });
+  const lines = createInterface({
+    input: createReadStream(chunkPaths(workDir, kind, index).results, 'utf8'),
+    crlfDelay: Infinity,
+  });
   for await (const line of lines) if (line !== '') yield JSON.parse(line) as ResultRow;
 }
 
 /** True for outcomes whose row goes to rejected.* (its source cells are kept). */
-export const isRejected = (outcome: ExecutedRow['outcome']): boolean => outcome === 'invalid' || outcome === 'failed' || outcome === 'not_attempted';
+export const isRejected = (outcome: ExecutedRow['outcome']): boolean =>
+  outcome === 'invalid' || outcome === 'failed' || outcome === 'not_attempted';
 
 function failedIssue(row: number | null, reason: string): Issue {
   return issue('API_FAILED', { row, message: `chunk failed after its retries: ${reason}` });
 }
 
-/** Results of archive chunk `index` without pushing it: every entry gets `outcome` (planned in a dry run, not attempted, failed). */
-export async function settleArchiveChunk(workDir: string, index: number, outcome: 'archived' | 'not_attempted' | 'failed', issues: Issue[]): Promise<void> {
+/**
+ * Results of archive chunk `index` without pushing it: every entry gets `outcome` (planned in a dry run, not attempted,
+ * failed).
+ */
+export async function settleArchiveChunk(
+  workDir: string,
+  index: number,
+  outcome: 'archived' | 'not_attempted' | 'failed',
+  issues: Issue[],
+): Promise<void> {
   const entries = await readChunk(workDir, 'archives', index);
-  await writeResults(workDir, 'archives', index, entries.map((a) => ({ row: null, key: a.key, outcome, tradeItemId: a.tradeItemId, manufacturedItemId: null, changedFields: outcome === 'archived' ? ['archived'] : [], issues })));
+  await writeResults(
+    workDir,
+    'archives',
+    index,
+    entries.map((a) => ({
+      row: null,
+      key: a.key,
+      outcome,
+      tradeItemId: a.tradeItemId,
+      manufacturedItemId: null,
+      changedFields: outcome === 'archived' ? ['archived'] : [],
+      issues,
+    })),
+  );
 }
 
 /**
@@ -127,9 +172,18 @@ export async function settleArchiveChunk(workDir: string, index: number, outcome
  * pushed (`not_attempted`: the run lost its lease): what the chunk's journal confirmed keeps its outcome, the settled
  * rows theirs, the rest gets `outcome`. Does nothing when the chunk has results already.
  */
-export async function recoverChunk(workDir: string, kind: ChunkKind, index: number, reason: string, outcome: 'failed' | 'not_attempted' = 'failed'): Promise<void> {
+export async function recoverChunk(
+  workDir: string,
+  kind: ChunkKind,
+  index: number,
+  reason: string,
+  outcome: 'failed' | 'not_attempted' = 'failed',
+): Promise<void> {
   if (resultsExist(workDir, kind, index)) return;
-  const why = (row: number | null) => (outcome === 'failed' ? failedIssue(row, reason) : issue('NOT_ATTEMPTED', { row, message: `not attempted: ${reason}` }));
+  const why = (row: number | null) =>
+    outcome === 'failed'
+      ? failedIssue(row, reason)
+      : issue('NOT_ATTEMPTED', { row, message: `not attempted: ${reason}` });
   if (kind === 'archives') return settleArchiveChunk(workDir, index, outcome, [why(null)]);
   const chunk = await readChunk(workDir, 'rows', index);
   const journal = await openJournal(chunkPaths(workDir, kind, index).journal);
@@ -138,7 +192,17 @@ export async function recoverChunk(workDir: string, kind: ChunkKind, index: numb
     for (const p of chunk.plans) {
       const done = journal.state(`row:${p.row}`);
       if (done?.state === 'confirmed') rows.push(done.result as ExecutedRow);
-      else rows.push({ row: p.row, key: p.key, outcome, tradeItemId: p.tradeItemId, manufacturedItemId: p.manufacturedItemId, changedFields: [], issues: [...p.issues, why(p.row)], source: p.source });
+      else
+        rows.push({
+          row: p.row,
+          key: p.key,
+          outcome,
+          tradeItemId: p.tradeItemId,
+          manufacturedItemId: p.manufacturedItemId,
+          changedFields: [],
+          issues: [...p.issues, why(p.row)],
+          source: p.source,
+        });
     }
     await writeResults(workDir, kind, index, rows);
   } finally {

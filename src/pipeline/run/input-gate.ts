@@ -1,6 +1,7 @@
 /**
- * The input gate: what an inline `import` refuses before it sends anything, checked before a sheet is queued (`enqueue`,
- * a console upload, a feed tick), so a file the worker would refuse is refused where a person still sees the answer.
+ * The input gate: what an inline `import` refuses before it sends anything, checked before a sheet is queued
+ * (`enqueue`, a console upload, a feed tick), so a file the worker would refuse is refused where a person still sees
+ * the answer.
  *
  * It runs the checks of the run's own path, with the same functions and so the same messages: the mapping loads and is
  * valid (loadMapping), the sheet is a readable regular file within the size cap, of a supported type (sniffed from its
@@ -30,8 +31,14 @@ export interface CheckedInput {
  * The mapping is loaded first, as the run does: a bad mapping is the error reported even when the file is bad too.
  * `mappingsDir`: where a mapping given by name is looked for (default ./mappings, as the CLI).
  */
-export async function checkInput(req: Pick<ImportRequest, 'file' | 'mapping' | 'sheet'>, options: { mappingsDir?: string } = {}): Promise<CheckedInput> {
-  const mapping = await loadMapping(req.mapping, options.mappingsDir === undefined ? {} : { mappingsDir: options.mappingsDir });
+export async function checkInput(
+  req: Pick<ImportRequest, 'file' | 'mapping' | 'sheet'>,
+  options: { mappingsDir?: string } = {},
+): Promise<CheckedInput> {
+  const mapping = await loadMapping(
+    req.mapping,
+    options.mappingsDir === undefined ? {} : { mappingsDir: options.mappingsDir },
+  );
   // The zip guard's full scan ends before the header is read.
   const sheet = await openMappedSheet(req, mapping);
   const rows = sheet.rows[Symbol.asyncIterator]();
@@ -41,5 +48,10 @@ export async function checkInput(req: Pick<ImportRequest, 'file' | 'mapping' | '
   } finally {
     await rows.return?.();
   }
-  return { mapping, format: sheet.format, ...(sheet.sheetName === undefined ? {} : { sheetName: sheet.sheetName }), headers: sheet.headers };
+  return {
+    mapping,
+    format: sheet.format,
+    ...(sheet.sheetName === undefined ? {} : { sheetName: sheet.sheetName }),
+    headers: sheet.headers,
+  };
 }

@@ -43,8 +43,10 @@ export function fileLeaseStore(stateDir: string, name: string, owner: string, ap
     try {
       return JSON.parse(readFileSync(file, 'utf8')) as LeaseFile;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { owner, api, seq: 0, last: null, grant: null, holder: null, expiresAt: 0 };
-      // Written by rename only, so never half written: unreadable means damaged by hand; a new lease starts after its counter.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+        return { owner, api, seq: 0, last: null, grant: null, holder: null, expiresAt: 0 };
+      // Written by rename only, so never half written: unreadable means damaged by hand; a new lease starts after its
+      // counter.
       return { owner, api, seq: Date.now(), last: null, grant: null, holder: null, expiresAt: 0 };
     }
   };
@@ -63,7 +65,8 @@ export function fileLeaseStore(stateDir: string, name: string, owner: string, ap
   const locked = async <T>(change: (state: LeaseFile) => T): Promise<T> => {
     try {
       // (Node's recursive mkdir never returns under /proc or /sys.)
-      if (isVirtualPath(dir)) throw Object.assign(new Error('virtual file system'), { code: 'EROFS', syscall: 'mkdir' });
+      if (isVirtualPath(dir))
+        throw Object.assign(new Error('virtual file system'), { code: 'EROFS', syscall: 'mkdir' });
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (err) {
       throw stateDirError(stateDir, err);
@@ -77,7 +80,11 @@ export function fileLeaseStore(stateDir: string, name: string, owner: string, ap
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw stateDirError(stateDir, err);
         breakIfStale(mutex);
-        if (Date.now() > deadline) throw new ProductSyncError('PS_ERR_RUN_LOCKED', `the lease file ${file} stays locked by ${readText(mutex) ?? 'another process'}: remove ${mutex} if no product-sync runs on this machine`);
+        if (Date.now() > deadline)
+          throw new ProductSyncError(
+            'PS_ERR_RUN_LOCKED',
+            `the lease file ${file} stays locked by ${readText(mutex) ?? 'another process'}: remove ${mutex} if no product-sync runs on this machine`,
+          );
         await sleep(5 + Math.random() * 20);
       }
     }
@@ -133,7 +140,9 @@ function stateDirError(stateDir: string, err: unknown): unknown {
   return fileWriteError(err, 'cannot keep the owner lease in STATE_DIR', stateDir);
 }
 
-/** Creates `file` holding `text` whole or not at all (EEXIST when it exists): written under a temp name, then linked. */
+/**
+ * Creates `file` holding `text` whole or not at all (EEXIST when it exists): written under a temp name, then linked.
+ */
 function createWhole(file: string, text: string): void {
   const temp = `${file}.${process.pid}.${randomUUID()}.tmp`;
   try {

@@ -31,7 +31,8 @@ redis.call('hset', KEYS[1], 'id', ARGV[3], 'token', token, 'holder', ARGV[1])
 redis.call('pexpire', KEYS[1], ARGV[2])
 return {1, token, ARGV[3]}`;
 
-// KEYS: lease, grants. ARGV: grant id, ttl ms, holder json. Reply: 1 renewed, 2 revived (expired, nobody granted since), else the holder json or false.
+// KEYS: lease, grants. ARGV: grant id, ttl ms, holder json. Reply: 1 renewed, 2 revived (expired, nobody granted
+// since), else the holder json or false.
 const RENEW = `
 local id = redis.call('hget', KEYS[1], 'id')
 if id == ARGV[1] then
@@ -73,7 +74,11 @@ export function redisLeaseStore(redis: Redis, prefix: string, name: string): Lea
       let replace = '';
       let reuse = '';
       for (let attempt = 0; ; attempt++) {
-        const reply = (await run(ACQUIRE, json, Math.ceil(ttlMs), id, replace, reuse)) as [number, number | string, string?];
+        const reply = (await run(ACQUIRE, json, Math.ceil(ttlMs), id, replace, reuse)) as [
+          number,
+          number | string,
+          string?,
+        ];
         if (reply[0] !== 0) return { grant: { id: String(reply[2]), token: Number(reply[1]) } satisfies Grant };
         const current = parseHolder(reply[1]);
         const v = attempt === 0 ? verdict(current) : 'busy';

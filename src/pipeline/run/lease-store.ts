@@ -1,4 +1,7 @@
-/** Where the owner lease of a run lives: Redis when the process has one (REDIS_URL), else the state directory's lease file. */
+/**
+ * Where the owner lease of a run lives: Redis when the process has one (REDIS_URL), else the state directory's lease
+ * file.
+ */
 import type { Redis } from 'ioredis';
 import { leaseName, type LeaseStore } from './lease.ts';
 import { fileLeaseStore } from './lease-file.ts';
@@ -16,5 +19,7 @@ export interface LeasePlace {
 /** The store of the lease of (owner, api). */
 export function leaseStoreFor(place: LeasePlace, owner: string, api: string): LeaseStore {
   const name = leaseName(owner, api);
-  return place.redis ? redisLeaseStore(place.redis, place.prefix, name) : fileLeaseStore(place.stateDir, name, owner, api);
+  return place.redis
+    ? redisLeaseStore(place.redis, place.prefix, name)
+    : fileLeaseStore(place.stateDir, name, owner, api);
 }

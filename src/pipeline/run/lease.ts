@@ -49,7 +49,11 @@ export interface LeaseStore {
   /** Where this store keeps the lease (for messages). */
   readonly where: string;
   /** Grants the lease, or answers who holds it; `verdict` decides about a current holder. */
-  acquire(holder: LeaseHolder, ttlMs: number, verdict: (current: LeaseHolder) => BusyVerdict): Promise<{ grant: Grant } | { busy: LeaseHolder }>;
+  acquire(
+    holder: LeaseHolder,
+    ttlMs: number,
+    verdict: (current: LeaseHolder) => BusyVerdict,
+  ): Promise<{ grant: Grant } | { busy: LeaseHolder }>;
   /** Extends `grant` by `ttlMs` if it is still the current one (or the last one, expired meanwhile). */
   renew(grant: Grant, holder: LeaseHolder, ttlMs: number): Promise<RenewResult>;
   /** Frees the lease if `grant` is still the current one. */
@@ -76,7 +80,14 @@ export function describeHolder(h: LeaseHolder): string {
 
 /** A holder of this process. */
 export function holderOf(runId: string, kind: LeaseHolder['kind'], jobId?: string): LeaseHolder {
-  return { runId, kind, host: hostname(), pid: process.pid, since: new Date().toISOString(), ...(jobId ? { jobId } : {}) };
+  return {
+    runId,
+    kind,
+    host: hostname(),
+    pid: process.pid,
+    since: new Date().toISOString(),
+    ...(jobId ? { jobId } : {}),
+  };
 }
 
 /** True when a holder names an inline run of this host whose process no longer exists (killed): its lease is free. */
@@ -96,7 +107,10 @@ export class LeaseBusyError extends ProductSyncError {
     readonly holder: LeaseHolder,
     owner: string,
   ) {
-    super('PS_ERR_RUN_LOCKED', `another run is importing for owner ${owner} on this API: ${describeHolder(holder)}. Wait for it, or give --wait-lock <seconds>`);
+    super(
+      'PS_ERR_RUN_LOCKED',
+      `another run is importing for owner ${owner} on this API: ${describeHolder(holder)}. Wait for it, or give --wait-lock <seconds>`,
+    );
   }
 }
 
@@ -118,7 +132,13 @@ export class Lease implements Fence {
   readonly #onLost = new Set<(err: LeaseLostError) => void>();
 
   /** `sentAt`: when the request that granted or last renewed it was sent (both clocks). */
-  constructor(store: LeaseStore, grant: Grant, holder: LeaseHolder, ttlMs: number, sentAt = { mono: performance.now(), wall: Date.now() }) {
+  constructor(
+    store: LeaseStore,
+    grant: Grant,
+    holder: LeaseHolder,
+    ttlMs: number,
+    sentAt = { mono: performance.now(), wall: Date.now() },
+  ) {
     this.#store = store;
     this.grant = grant;
     this.holder = holder;
@@ -149,7 +169,9 @@ export class Lease implements Fence {
   check(): void {
     if (this.#lost) throw this.#lost;
     if (this.remainingMs() < marginOf(this.ttlMs)) {
-      throw new LeaseLostError(`the lease of ${this.holder.runId} was not renewed within its ${this.ttlMs / 1000} s (the process was paused, or ${this.#store.where} did not answer)`);
+      throw new LeaseLostError(
+        `the lease of ${this.holder.runId} was not renewed within its ${this.ttlMs / 1000} s (the process was paused, or ${this.#store.where} did not answer)`,
+      );
     }
   }
 
@@ -166,7 +188,9 @@ export class Lease implements Fence {
     this.check();
   }
 
-  /** Renews now (one renewal at a time); marks the lease lost if the store names another grant. Store errors are thrown. */
+  /**
+   * Renews now (one renewal at a time); marks the lease lost if the store names another grant. Store errors are thrown.
+   */
   renew(): Promise<void> {
     return (this.#renewing ??= (async () => {
       try {
@@ -174,7 +198,9 @@ export class Lease implements Fence {
         const sentAt = { mono: performance.now(), wall: Date.now() };
         const r = await this.#store.renew(this.grant, this.holder, this.ttlMs);
         if (!r.ok) {
-          throw this.markLost(`another run took the lease over${r.holder ? ` (${describeHolder(r.holder)})` : ''} while this one was paused or could not renew it: this run stopped sending`);
+          throw this.markLost(
+            `another run took the lease over${r.holder ? ` (${describeHolder(r.holder)})` : ''} while this one was paused or could not renew it: this run stopped sending`,
+          );
         }
         this.#monoUntil = sentAt.mono + this.ttlMs;
         this.#wallUntil = sentAt.wall + this.ttlMs;
@@ -195,7 +221,11 @@ export class Lease implements Fence {
           () => tick(every),
           (err: unknown) => {
             if (this.#lost) return;
-            if (!this.#warned) logger.warn({ runId: this.holder.runId, err: (err as Error).message }, `cannot renew the run's lease in ${this.#store.where}: trying again`);
+            if (!this.#warned)
+              logger.warn(
+                { runId: this.holder.runId, err: (err as Error).message },
+                `cannot renew the run's lease in ${this.#store.where}: trying again`,
+              );
             this.#warned = true;
             tick(Math.max(100, Math.floor(this.ttlMs / 10)));
           },
@@ -224,7 +254,10 @@ export class Lease implements Fence {
     if (this.#lost) return this.#lost;
     this.#lost = new LeaseLostError(reason);
     this.stop();
-    logger.warn({ runId: this.holder.runId, fencingToken: this.token, reason }, 'the run lost its lease: it stops sending');
+    logger.warn(
+      { runId: this.holder.runId, fencingToken: this.token, reason },
+      'the run lost its lease: it stops sending',
+    );
     for (const l of this.#onLost) l(this.#lost);
     this.#onLost.clear();
     return this.#lost;
@@ -235,7 +268,14 @@ export class Lease implements Fence {
     this.stop();
     if (this.#lost) return;
     this.#lost = new LeaseLostError('released');
-    await this.#store.release(this.grant).catch((err: unknown) => logger.warn({ err: (err as Error).message }, `cannot release the run's lease in ${this.#store.where}: it expires by itself`));
+    await this.#store
+      .release(this.grant)
+      .catch((err: unknown) =>
+        logger.warn(
+          { err: (err as Error).message },
+          `cannot release the run's lease in ${this.#store.where}: it expires by itself`,
+        ),
+      );
   }
 }
 
@@ -257,7 +297,8 @@ export interface AcquireOptions {
 export async function acquireLease(o: AcquireOptions): Promise<Lease> {
   const deadline = Date.now() + (o.waitMs ?? 0);
   const verdict = (current: LeaseHolder): BusyVerdict => {
-    if (o.reuseSameRun && current.kind === 'queued' && o.holder.kind === 'queued' && current.runId === o.holder.runId) return 'reuse';
+    if (o.reuseSameRun && current.kind === 'queued' && o.holder.kind === 'queued' && current.runId === o.holder.runId)
+      return 'reuse';
     return holderGone(current) ? 'replace' : 'busy';
   };
   let told = false;

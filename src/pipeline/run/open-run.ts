@@ -1,10 +1,11 @@
 /**
  * Opening a run and its two passes over the sheet.
  *
- * First pass: only the key column of every row (SheetKeys), so duplicates are known on every row involved before anything
- * is sent and `full` mode knows which items the sheet names; then the API state source (search or catalogue index) and,
- * in `full` mode, the archives and their guard. Second pass: rows in chunks through map → validate → resolve → plan,
- * each chunk written to the run directory as it is produced (chunks.ts) so pushing starts while the pass goes on.
+ * First pass: only the key column of every row (SheetKeys), so duplicates are known on every row involved before
+ * anything is sent and `full` mode knows which items the sheet names; then the API state source (search or catalogue
+ * index) and, in `full` mode, the archives and their guard. Second pass: rows in chunks through map → validate →
+ * resolve → plan, each chunk written to the run directory as it is produced (chunks.ts) so pushing starts while the
+ * pass goes on.
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
@@ -20,12 +21,28 @@ import type { RunStop } from '../sync/execute.ts';
 import { archiveGuard, planRow, type ArchiveEntry, type Mode, type RowAction } from '../sync/plan.ts';
 import type { CircuitBreaker } from '../sync/throttle.ts';
 import type { Draft, Issue, Sheet } from '../types.ts';
-import { chunkExists, resultsExist, settleArchiveChunk, writeChunk, writeResults, type ResultRow, type RowChunk } from './chunks.ts';
+import {
+  chunkExists,
+  resultsExist,
+  settleArchiveChunk,
+  writeChunk,
+  writeResults,
+  type ResultRow,
+  type RowChunk,
+} from './chunks.ts';
 import { outcomesWithoutRequests } from './push.ts';
 import type { Fence } from '../../api/fence.ts';
 import { acquireLease, holderOf, type Lease } from './lease.ts';
 import { leaseStoreFor } from './lease-store.ts';
-import { abortOf, previousRunState, runIdFor, sha256File, writeRunState, type ImportRequest, type RunState } from './run-state.ts';
+import {
+  abortOf,
+  previousRunState,
+  runIdFor,
+  sha256File,
+  writeRunState,
+  type ImportRequest,
+  type RunState,
+} from './run-state.ts';
 import { draftReader, draftResolverFor, openMappedSheet, readSheetKeys } from './sheet-pass.ts';
 import { SheetKeys } from './sheet-keys.ts';
 import type { RunContext } from './run-context.ts';
@@ -42,7 +59,9 @@ export interface OpenedRun {
   keys: SheetKeys;
   api: ApiStateSource | null;
   resolver: DraftResolver;
-  /** Shared by the run's executors in this process; a reason set here turns every row still to send into not_attempted. */
+  /**
+   * Shared by the run's executors in this process; a reason set here turns every row still to send into not_attempted.
+   */
   share: { stop: RunStop; breaker: CircuitBreaker };
   /** Held from before the first pass until the report (imports only). */
   lease?: Lease;
@@ -56,35 +75,60 @@ export interface OpenedRun {
   sheet?: Sheet;
 }
 
-const OUTCOME: Record<RowAction, ResultRow['outcome']> = { create: 'created', update: 'updated', unarchive: 'unarchived', unchanged: 'unchanged', skipped: 'skipped' };
+const OUTCOME: Record<RowAction, ResultRow['outcome']> = {
+  create: 'created',
+  update: 'updated',
+  unarchive: 'unarchived',
+  unchanged: 'unchanged',
+  skipped: 'skipped',
+};
 
-const notAttempted = (row: number | null, why: string): Issue => issue('NOT_ATTEMPTED', { row, message: `not attempted: ${why}` });
+const notAttempted = (row: number | null, why: string): Issue =>
+  issue('NOT_ATTEMPTED', { row, message: `not attempted: ${why}` });
 const hasError = (d: Draft) => d.issues.some((i) => i.severity === 'error');
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The owner company of a run (--owner, the mapping's, OWNER_COMPANY_ID), checked to be a uuid before anything is read or sent. */
+/**
+ * The owner company of a run (--owner, the mapping's, OWNER_COMPANY_ID), checked to be a uuid before anything is read
+ * or sent.
+ */
 export function runOwner(req: ImportRequest, mapping: Mapping, ctx: RunContext): string {
   const owner = req.owner ?? mapping.ownerCompanyId ?? ctx.config.OWNER_COMPANY_ID;
-  if (!owner) throw new ProductSyncError('PS_ERR_CLI_USAGE', 'no owner company: give --owner, set ownerCompanyId in the mapping, or OWNER_COMPANY_ID');
-  if (!UUID.test(owner)) throw new ProductSyncError('PS_ERR_CLI_USAGE', `owner company "${owner}" is not a uuid (from ${req.owner ? '--owner' : mapping.ownerCompanyId ? 'the mapping' : 'OWNER_COMPANY_ID'})`);
+  if (!owner)
+    throw new ProductSyncError(
+      'PS_ERR_CLI_USAGE',
+      'no owner company: give --owner, set ownerCompanyId in the mapping, or OWNER_COMPANY_ID',
+    );
+  if (!UUID.test(owner))
+    throw new ProductSyncError(
+      'PS_ERR_CLI_USAGE',
+      `owner company "${owner}" is not a uuid (from ${req.owner ? '--owner' : mapping.ownerCompanyId ? 'the mapping' : 'OWNER_COMPANY_ID'})`,
+    );
   return owner.toLowerCase();
 }
 
 /**
  * Fields only internal service credentials may send (createdBy): a mapping that feeds one is refused before anything is
- * sent unless API_CREDENTIAL_INTERNAL says the credential is internal (a token does not tell the client; the API answers
- * 400 to every such row otherwise).
+ * sent unless API_CREDENTIAL_INTERNAL says the credential is internal (a token does not tell the client; the API
+ * answers 400 to every such row otherwise).
  */
 function refuseInternalOnlyFields(mapping: Mapping, ctx: RunContext): void {
   if (ctx.config.API_CREDENTIAL_INTERNAL) return;
-  const fed = [...mapping.columns.map((c) => c.field.top), ...mapping.defaults.map((d) => d.field.top)].filter((f) => INTERNAL_ONLY.has(f));
+  const fed = [...mapping.columns.map((c) => c.field.top), ...mapping.defaults.map((d) => d.field.top)].filter((f) =>
+    INTERNAL_ONLY.has(f),
+  );
   if (fed.length > 0) {
-    throw new ProductSyncError('PS_ERR_MAPPING_INVALID', `${mapping.file}: the mapping feeds ${[...new Set(fed)].join(', ')}, which only internal service credentials may send; set API_CREDENTIAL_INTERNAL=true if this credential is one, or remove the column`);
+    throw new ProductSyncError(
+      'PS_ERR_MAPPING_INVALID',
+      `${mapping.file}: the mapping feeds ${[...new Set(fed)].join(', ')}, which only internal service credentials may send; set API_CREDENTIAL_INTERNAL=true if this credential is one, or remove the column`,
+    );
   }
 }
 
-const INTERNAL_ONLY: ReadonlySet<string> = new Set([...TRADE_ITEM_FIELDS, ...MANUFACTURED_ITEM_FIELDS].filter((f) => f.internalOnly).map((f) => f.name));
+const INTERNAL_ONLY: ReadonlySet<string> = new Set(
+  [...TRADE_ITEM_FIELDS, ...MANUFACTURED_ITEM_FIELDS].filter((f) => f.internalOnly).map((f) => f.name),
+);
 
 /** The error a run stops on, as a ProductSyncError (its message goes to summary.json `aborted`). */
 export function abortError(err: unknown): ProductSyncError {
@@ -92,8 +136,15 @@ export function abortError(err: unknown): ProductSyncError {
   return new ProductSyncError('PS_ERR_RUN_ABORTED', (err as Error)?.message ?? String(err), { cause: err });
 }
 
-/** Resolves the mapping, owner and run id, reads the key column (first pass), opens the API state and plans archives. */
-export async function openRun(req: ImportRequest, ctx: RunContext, kind: 'import' | 'validate', share: OpenedRun['share']): Promise<OpenedRun> {
+/**
+ * Resolves the mapping, owner and run id, reads the key column (first pass), opens the API state and plans archives.
+ */
+export async function openRun(
+  req: ImportRequest,
+  ctx: RunContext,
+  kind: 'import' | 'validate',
+  share: OpenedRun['share'],
+): Promise<OpenedRun> {
   const mode = req.mode ?? 'upsert';
   // The sheet is hashed while the mapping loads; a mapping that fails is still the error reported.
   const hashing = checkSheetFile(req.file).then(() => sha256File(req.file));
@@ -109,19 +160,32 @@ export async function openRun(req: ImportRequest, ctx: RunContext, kind: 'import
   // Two runs never plan and push for one owner on one API at once (nor share a run directory).
   const lease = kind === 'import' ? await takeLease(ctx, owner, runId, share) : undefined;
   try {
-    return await openLeased(req, ctx, kind, share, { mapping, owner, reportDir, sha, runId, workDir, dryRun, mode, lease });
+    return await openLeased(req, ctx, kind, share, {
+      mapping,
+      owner,
+      reportDir,
+      sha,
+      runId,
+      workDir,
+      dryRun,
+      mode,
+      lease,
+    });
   } catch (err) {
     await lease?.release();
     throw err;
   }
 }
 
-/** This run's lease grants, the earlier attempts' first; `broken` once another run may have held the lease between two. */
+/**
+ * This run's lease grants, the earlier attempts' first; `broken` once another run may have held the lease between two.
+ */
 function grantsOf(previous: RunState | undefined, lease: Lease): NonNullable<RunState['leaseTokens']> {
   const before = previous?.leaseTokens;
   if (!before) return { where: lease.where, tokens: [lease.token], ...(previous ? { broken: true } : {}) };
   const last = before.tokens[before.tokens.length - 1];
-  const broken = Boolean(before.broken) || before.where !== lease.where || last === undefined || lease.token !== last + 1;
+  const broken =
+    Boolean(before.broken) || before.where !== lease.where || last === undefined || lease.token !== last + 1;
   return { where: lease.where, tokens: [...before.tokens, lease.token].slice(-20), ...(broken ? { broken } : {}) };
 }
 
@@ -134,7 +198,11 @@ export function leaseApi(ctx: Pick<RunContext, 'apiId' | 'config'>): string {
 async function takeLease(ctx: RunContext, owner: string, runId: string, share: OpenedRun['share']): Promise<Lease> {
   const queued = ctx.lease?.queued;
   const lease = await acquireLease({
-    store: leaseStoreFor({ redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR }, owner, leaseApi(ctx)),
+    store: leaseStoreFor(
+      { redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR },
+      owner,
+      leaseApi(ctx),
+    ),
     owner,
     holder: holderOf(runId, queued ? 'queued' : 'inline', queued?.jobId),
     ttlMs: ctx.config.LEASE_TTL_SECONDS * 1000,
@@ -154,8 +222,21 @@ async function takeLease(ctx: RunContext, owner: string, runId: string, share: O
 }
 
 async function openLeased(
-  req: ImportRequest, ctx: RunContext, kind: 'import' | 'validate', share: OpenedRun['share'],
-  o: { mapping: Mapping; owner: string; reportDir: string; sha: string; runId: string; workDir: string; dryRun: boolean; mode: Mode; lease: Lease | undefined },
+  req: ImportRequest,
+  ctx: RunContext,
+  kind: 'import' | 'validate',
+  share: OpenedRun['share'],
+  o: {
+    mapping: Mapping;
+    owner: string;
+    reportDir: string;
+    sha: string;
+    runId: string;
+    workDir: string;
+    dryRun: boolean;
+    mode: Mode;
+    lease: Lease | undefined;
+  },
 ): Promise<OpenedRun> {
   const { mapping, owner, sha, runId, workDir, dryRun, mode, lease } = o;
   await mkdir(workDir, { recursive: true });
@@ -171,18 +252,40 @@ async function openLeased(
   const keys = keysFromRows ? new SheetKeys() : await readSheetKeys(sheet, mapping, ctx);
 
   const state: RunState = {
-    runId, kind, request: { ...req, mode, dryRun }, mappingName: mapping.name, ownerCompanyId: owner, sha256: sha, rows: keys.rows,
-    startedAt: previous?.startedAt ?? new Date().toISOString(), headers: sheet.headers, ...(sheet.preamble?.length ? { preamble: sheet.preamble } : {}), decimalSeparator: mapping.decimalSeparator, chunkSize, rowChunks: Math.ceil(keys.rows / chunkSize),
-    archiveChunks: 0, referenceRequests: 0, productRequests: 0,
-    ...(lease && ctx.lease?.queued ? { lease: { api: leaseApi(ctx), grant: lease.grant, holder: lease.holder, ttlMs: lease.ttlMs } } : {}),
+    runId,
+    kind,
+    request: { ...req, mode, dryRun },
+    mappingName: mapping.name,
+    ownerCompanyId: owner,
+    sha256: sha,
+    rows: keys.rows,
+    startedAt: previous?.startedAt ?? new Date().toISOString(),
+    headers: sheet.headers,
+    ...(sheet.preamble?.length ? { preamble: sheet.preamble } : {}),
+    decimalSeparator: mapping.decimalSeparator,
+    chunkSize,
+    rowChunks: Math.ceil(keys.rows / chunkSize),
+    archiveChunks: 0,
+    referenceRequests: 0,
+    productRequests: 0,
+    ...(lease && ctx.lease?.queued
+      ? { lease: { api: leaseApi(ctx), grant: lease.grant, holder: lease.holder, ttlMs: lease.ttlMs } }
+      : {}),
     ...(lease && !ctx.lease?.queued ? { leaseTokens: grantsOf(previous, lease) } : {}),
   };
   let api: ApiStateSource | null = null;
   if (kind === 'import') {
     try {
       api = await openApiState({
-        product: ctx.clients.product, owner, target: mapping.target, key: mapping.key, dir: workDir, sheetKeys: keys.distinct,
-        needIndex: mode === 'full', concurrency: Math.min(16, ctx.config.API_CONCURRENCY), ...(ctx.signal ? { signal: ctx.signal } : {}),
+        product: ctx.clients.product,
+        owner,
+        target: mapping.target,
+        key: mapping.key,
+        dir: workDir,
+        sheetKeys: keys.distinct,
+        needIndex: mode === 'full',
+        concurrency: Math.min(16, ctx.config.API_CONCURRENCY),
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
       });
       state.apiState = { strategy: api.strategy, catalogItems: api.catalog.total, pages: api.catalog.pages };
     } catch (err) {
@@ -204,7 +307,17 @@ async function openLeased(
   }
 
   const resolver = draftResolverFor(ctx, req, mapping, owner, dryRun);
-  return { state, workDir, mapping, keys, api, resolver, share, ...(lease ? { lease } : {}), ...(keysFromRows ? { keysFromRows, sheet } : {}) };
+  return {
+    state,
+    workDir,
+    mapping,
+    keys,
+    api,
+    resolver,
+    share,
+    ...(lease ? { lease } : {}),
+    ...(keysFromRows ? { keysFromRows, sheet } : {}),
+  };
 }
 
 /**
@@ -212,7 +325,15 @@ async function openLeased(
  * A tripped guard stops the run before anything is sent; a dry run reports the archives as planned. A resumed run keeps
  * the archive chunks its first attempt planned (the catalogue has changed since, by this very run).
  */
-async function planArchives(state: RunState, previous: RunState | undefined, api: ApiStateSource, keys: SheetKeys, req: ImportRequest, workDir: string, share: OpenedRun['share']): Promise<void> {
+async function planArchives(
+  state: RunState,
+  previous: RunState | undefined,
+  api: ApiStateSource,
+  keys: SheetKeys,
+  req: ImportRequest,
+  workDir: string,
+  share: OpenedRun['share'],
+): Promise<void> {
   if (previous?.archiveChunks !== undefined && previous.rowChunks === state.rowChunks && previous.apiState) {
     state.archiveChunks = previous.archiveChunks;
     if (previous.aborted) state.aborted = previous.aborted;
@@ -254,7 +375,8 @@ export interface ProducedChunk {
   index: number;
   /**
    * 'pushed': results exist; 'prepared': the chunk file exists (push it); 'new': `chunk` was just prepared and written;
-   * 'settled' (with `settle`, and always for validate, which sends nothing): the chunk needs no request, `results` are its outcomes in report order (`chunk` what they came from).
+   * 'settled' (with `settle`, and always for validate, which sends nothing): the chunk needs no request, `results` are
+   * its outcomes in report order (`chunk` what they came from).
    */
   status: 'pushed' | 'prepared' | 'new' | 'settled';
   chunk?: RowChunk;
@@ -265,17 +387,24 @@ export interface ProducedChunk {
 /** Options of {@link produceChunks}. */
 export interface ProduceOptions {
   /**
-   * A chunk that needs no request (validate, a dry run, rows all invalid or unchanged) gets its outcomes at once instead
-   * of a chunk file to push: written as its results (an import: a rerun skips it), not written at all by validate
-   * (nothing to resume). The inline driver sets it; queue chunk jobs need their chunk files.
+   * A chunk that needs no request (validate, a dry run, rows all invalid or unchanged) gets its outcomes at once
+   * instead of a chunk file to push: written as its results (an import: a rerun skips it), not written at all by
+   * validate (nothing to resume). The inline driver sets it; queue chunk jobs need their chunk files.
    */
   settle?: boolean;
   /** Checked before each chunk file is written (a queued run's import job lock). */
   guard?: Fence;
 }
 
-/** The second pass: streams the sheet in chunks of `chunkSize` rows, each mapped, validated, resolved, planned and written. */
-export async function* produceChunks(run: OpenedRun, ctx: RunContext, options: ProduceOptions = {}): AsyncGenerator<ProducedChunk> {
+/**
+ * The second pass: streams the sheet in chunks of `chunkSize` rows, each mapped, validated, resolved, planned and
+ * written.
+ */
+export async function* produceChunks(
+  run: OpenedRun,
+  ctx: RunContext,
+  options: ProduceOptions = {},
+): AsyncGenerator<ProducedChunk> {
   const { mapping, state } = run;
   const sheet = run.sheet ?? (await openMappedSheet(state.request, mapping));
   delete run.sheet;
@@ -290,7 +419,10 @@ export async function* produceChunks(run: OpenedRun, ctx: RunContext, options: P
   let drafts: Draft[] = [];
   let inChunk = 0;
   const emit = async (): Promise<ProducedChunk> => {
-    const out: ProducedChunk = status === 'new' ? { ...(await prepareChunk(run, index, drafts, Boolean(options.settle), options.guard)), rowsRead } : { index, status, rowsRead };
+    const out: ProducedChunk =
+      status === 'new'
+        ? { ...(await prepareChunk(run, index, drafts, Boolean(options.settle), options.guard)), rowsRead }
+        : { index, status, rowsRead };
     drafts = [];
     inChunk = 0;
     index++;
@@ -305,7 +437,14 @@ export async function* produceChunks(run: OpenedRun, ctx: RunContext, options: P
       const row = batch[b]!;
       rowsRead++;
       if (status === 'new') drafts.push(draftOf(row));
-      if (rowsRead % 1000 === 0) ctx.onProgress?.({ stage: 'read', rowsRead, operationsSent: 0, errors: 0, ...(learn ? {} : { rowsTotal: state.rows }) });
+      if (rowsRead % 1000 === 0)
+        ctx.onProgress?.({
+          stage: 'read',
+          rowsRead,
+          operationsSent: 0,
+          errors: 0,
+          ...(learn ? {} : { rowsTotal: state.rows }),
+        });
       // Rows come from a buffer without a turn of the event loop: let the chunks being pushed meanwhile take their
       // answers and send their next requests now and then, rather than wait for the whole chunk to be read. Validate
       // pushes nothing (its report's writes get their turns when the reader waits for the file).
@@ -320,7 +459,11 @@ export async function* produceChunks(run: OpenedRun, ctx: RunContext, options: P
     state.rowChunks = index;
     return;
   }
-  if (rowsRead !== state.rows) throw new ProductSyncError('PS_ERR_FILE_UNREADABLE', `${state.request.file}: the second read gave ${rowsRead} rows, the first ${state.rows}: was the file changed during the run?`);
+  if (rowsRead !== state.rows)
+    throw new ProductSyncError(
+      'PS_ERR_FILE_UNREADABLE',
+      `${state.request.file}: the second read gave ${rowsRead} rows, the first ${state.rows}: was the file changed during the run?`,
+    );
 }
 
 function chunkStatus(run: OpenedRun, index: number): ProducedChunk['status'] {
@@ -330,8 +473,17 @@ function chunkStatus(run: OpenedRun, index: number): ProducedChunk['status'] {
   return chunkExists(run.workDir, 'rows', index) ? 'prepared' : 'new';
 }
 
-/** Resolves, looks up and plans one chunk's drafts; writes the chunk file, or with `settle` the outcomes of a chunk that needs no request. */
-async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[], settle: boolean, guard: Fence | undefined): Promise<Pick<ProducedChunk, 'index' | 'status' | 'chunk' | 'results'>> {
+/**
+ * Resolves, looks up and plans one chunk's drafts; writes the chunk file, or with `settle` the outcomes of a chunk that
+ * needs no request.
+ */
+async function prepareChunk(
+  run: OpenedRun,
+  index: number,
+  drafts: Draft[],
+  settle: boolean,
+  guard: Fence | undefined,
+): Promise<Pick<ProducedChunk, 'index' | 'status' | 'chunk' | 'results'>> {
   const { state, share } = run;
   const settled: ResultRow[] = [];
   const chunk: RowChunk = { index, settled, plans: [] };
@@ -353,18 +505,56 @@ async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[], sett
       const d = drafts[i]!;
       // Stopped (interrupted) before its labels were resolved: a row without an error yet is not known valid.
       if (stopped() && !hasError(d)) {
-        settled.push({ row: d.row, key: d.key, outcome: 'not_attempted', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: [...d.issues, notAttempted(d.row, share.stop.reason!.message)], source: d.source });
+        settled.push({
+          row: d.row,
+          key: d.key,
+          outcome: 'not_attempted',
+          tradeItemId: null,
+          manufacturedItemId: null,
+          changedFields: [],
+          issues: [...d.issues, notAttempted(d.row, share.stop.reason!.message)],
+          source: d.source,
+        });
         continue;
       }
-      settled.push(hasError(d)
-        ? { row: d.row, key: d.key, outcome: 'invalid', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues, source: d.source }
-        : { row: d.row, key: d.key, outcome: 'valid', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues });
+      settled.push(
+        hasError(d)
+          ? {
+              row: d.row,
+              key: d.key,
+              outcome: 'invalid',
+              tradeItemId: null,
+              manufacturedItemId: null,
+              changedFields: [],
+              issues: d.issues,
+              source: d.source,
+            }
+          : {
+              row: d.row,
+              key: d.key,
+              outcome: 'valid',
+              tradeItemId: null,
+              manufacturedItemId: null,
+              changedFields: [],
+              issues: d.issues,
+            },
+      );
     }
     return { index, status: 'settled', chunk, results: settled };
   }
   const valid: Draft[] = [];
   for (const d of drafts) {
-    if (hasError(d)) settled.push({ row: d.row, key: d.key, outcome: 'invalid', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues, source: d.source });
+    if (hasError(d))
+      settled.push({
+        row: d.row,
+        key: d.key,
+        outcome: 'invalid',
+        tradeItemId: null,
+        manufacturedItemId: null,
+        changedFields: [],
+        issues: d.issues,
+        source: d.source,
+      });
     else valid.push(d);
   }
   if (valid.length > 0) {
@@ -376,17 +566,39 @@ async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[], sett
         share.stop.reason ??= abortError(err);
       }
     }
-    const options = { target: run.mapping.target, mode: state.request.mode, ownerCompanyId: state.ownerCompanyId, key: run.mapping.key };
+    const options = {
+      target: run.mapping.target,
+      mode: state.request.mode,
+      ownerCompanyId: state.ownerCompanyId,
+      key: run.mapping.key,
+    };
     for (const d of valid) {
       if (!apiState) {
-        settled.push({ row: d.row, key: d.key, outcome: 'not_attempted', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: [...d.issues, notAttempted(d.row, share.stop.reason?.message ?? 'run stopped')], source: d.source });
+        settled.push({
+          row: d.row,
+          key: d.key,
+          outcome: 'not_attempted',
+          tradeItemId: null,
+          manufacturedItemId: null,
+          changedFields: [],
+          issues: [...d.issues, notAttempted(d.row, share.stop.reason?.message ?? 'run stopped')],
+          source: d.source,
+        });
         continue;
       }
       const p = planRow(d, apiState, options);
       const issues = [...d.issues, ...p.issues];
       if (state.request.dryRun) {
         const outcome = OUTCOME[p.action];
-        settled.push({ row: p.row, key: p.key, outcome, tradeItemId: p.tradeItemId, manufacturedItemId: p.manufacturedItemId, changedFields: outcome === 'unchanged' || outcome === 'skipped' ? [] : p.changedFields, issues });
+        settled.push({
+          row: p.row,
+          key: p.key,
+          outcome,
+          tradeItemId: p.tradeItemId,
+          manufacturedItemId: p.manufacturedItemId,
+          changedFields: outcome === 'unchanged' || outcome === 'skipped' ? [] : p.changedFields,
+          issues,
+        });
       } else {
         chunk.plans.push({ ...p, issues, source: d.source });
       }
@@ -395,7 +607,8 @@ async function prepareChunk(run: OpenedRun, index: number, drafts: Draft[], sett
   const outcomes = settle ? outcomesWithoutRequests(run.workDir, chunk) : null;
   // A queued run's prepare that lost its job to another worker writes no chunk file over the one that worker writes.
   guard?.check();
-  if (outcomes) return { index, status: 'settled', chunk, results: await writeResults(run.workDir, 'rows', index, outcomes) };
+  if (outcomes)
+    return { index, status: 'settled', chunk, results: await writeResults(run.workDir, 'rows', index, outcomes) };
   await writeChunk(run.workDir, 'rows', index, chunk);
   return { index, status: 'new', chunk };
 }

@@ -1,7 +1,8 @@
 /**
- * The preview of a mapping over a sheet (`validate --preview`, the console mapper): the first N rows as a run would send
- * them — each mapped field with its column, the cell, the mapped value and, for lookups, the resolved id and label — with
- * the row's issues and outcome. It reads the sheet only up to row N + 1 and sends no write (brands are never created).
+ * The preview of a mapping over a sheet (`validate --preview`, the console mapper): the first N rows as a run would
+ * send them — each mapped field with its column, the cell, the mapped value and, for lookups, the resolved id and label
+ * — with the row's issues and outcome. It reads the sheet only up to row N + 1 and sends no write (brands are never
+ * created).
  */
 import { ProductSyncError } from '../../errors.ts';
 import { loadMapping, type Mapping } from '../map/mapping.ts';
@@ -121,19 +122,27 @@ async function resolveForDisplay(refs: ReferenceResolver, l: DraftLookup, value:
   const spec = l.lookup;
   if (spec === 'harmonized-code') {
     const r = await refs.verifyHarmonizedCode(value);
-    return 'issue' in r ? { value, id: null, label: null, problem: r.issue } : { value, id: r.code, label: null, code: r.code };
+    return 'issue' in r
+      ? { value, id: null, label: null, problem: r.issue }
+      : { value, id: r.code, label: null, code: r.code };
   }
   if ('brand' in spec) {
     const r = await refs.resolveBrand(value, { create: spec.brand.create ?? false });
     if ('issue' in r) return { value, id: null, label: null, problem: r.issue };
-    return r.brandId === null ? { value, id: null, label: value, problem: 'BRAND_WOULD_CREATE' } : { value, id: r.brandId, label: value };
+    return r.brandId === null
+      ? { value, id: null, label: value, problem: 'BRAND_WOULD_CREATE' }
+      : { value, id: r.brandId, label: value };
   }
   if ('list' in spec) {
     const r = await refs.resolveListLabel(spec.list, value);
-    return 'issue' in r ? { value, id: null, label: null, problem: r.issue } : { value, id: r.id, label: r.name, code: r.code };
+    return 'issue' in r
+      ? { value, id: null, label: null, problem: r.issue }
+      : { value, id: r.id, label: r.name, code: r.code };
   }
   const r = await refs.verifyLookupId(spec.kind, value);
-  return 'issue' in r ? { value, id: null, label: null, problem: r.issue } : { value, id: r.id, label: r.name ?? null, ...(r.code ? { code: r.code } : {}) };
+  return 'issue' in r
+    ? { value, id: null, label: null, problem: r.issue }
+    : { value, id: r.id, label: r.name ?? null, ...(r.code ? { code: r.code } : {}) };
 }
 
 /** The fields of a draft as the preview shows them (before resolution: `fields` holds no lookup id yet). */
@@ -151,7 +160,13 @@ function previewFields(d: Draft, mapping: Mapping, lookups: readonly DraftLookup
     // A quantity column ("500 g") feeds two fields: its number and its unit.
     const unit = (col.field as { unit?: { path: string; segments: readonly Segment[] } }).unit;
     out.push({ field: unit ? pathOf(col.field.segments) : path, column, sheetValue, mapped: structuredClone(mapped) });
-    if (unit) out.push({ field: unit.path, column, sheetValue, mapped: structuredClone(valueAt(d.fields, unit.segments) ?? null) });
+    if (unit)
+      out.push({
+        field: unit.path,
+        column,
+        sheetValue,
+        mapped: structuredClone(valueAt(d.fields, unit.segments) ?? null),
+      });
   }
   for (const def of mapping.defaults) {
     const fed = out.find((f) => f.field === def.field.path);
@@ -167,14 +182,19 @@ function previewFields(d: Draft, mapping: Mapping, lookups: readonly DraftLookup
 
 /**
  * The first `rows` rows of a sheet through a mapping: mapped, validated, duplicate keys looked for among them, labels
- * resolved (read-only). Throws what a run throws for a bad mapping, owner or file (PS_ERR_*), and PS_ERR_CLI_USAGE for a
- * row count out of range.
+ * resolved (read-only). Throws what a run throws for a bad mapping, owner or file (PS_ERR_*), and PS_ERR_CLI_USAGE for
+ * a row count out of range.
  */
 export async function previewSheet(req: PreviewRequest, ctx: RunContext): Promise<Preview> {
   const n = req.rows ?? PREVIEW_ROWS;
-  if (!Number.isInteger(n) || n < 1 || n > PREVIEW_MAX_ROWS) throw new ProductSyncError('PS_ERR_CLI_USAGE', `a preview shows 1 to ${PREVIEW_MAX_ROWS} rows, not ${n}`);
+  if (!Number.isInteger(n) || n < 1 || n > PREVIEW_MAX_ROWS)
+    throw new ProductSyncError('PS_ERR_CLI_USAGE', `a preview shows 1 to ${PREVIEW_MAX_ROWS} rows, not ${n}`);
   const mapping = typeof req.mapping === 'string' ? await loadMapping(req.mapping) : req.mapping;
-  const owner = runOwner({ file: req.file, mapping: mapping.file, ...(req.owner ? { owner: req.owner } : {}) }, mapping, ctx);
+  const owner = runOwner(
+    { file: req.file, mapping: mapping.file, ...(req.owner ? { owner: req.owner } : {}) },
+    mapping,
+    ctx,
+  );
   const sheet = await openMappedSheet({ file: req.file, ...(req.sheet ? { sheet: req.sheet } : {}) }, mapping);
 
   // Only N rows, and one more to know whether the sheet goes on: leaving the loop closes the reader.
@@ -200,19 +220,28 @@ export async function previewSheet(req: PreviewRequest, ctx: RunContext): Promis
   // The run's own resolution: the same issues and ids as `validate` (a row already invalid is not resolved).
   await new DraftResolver(refs).resolveChunk(drafts);
   // And the labels of the ids, for every row (the reference lists are read once per run either way).
-  await Promise.all(fields.map(async (fs, i) => {
-    for (const l of lookups[i]!) {
-      const f = fs.find((x) => x.field === l.field);
-      if (f) f.resolved = await Promise.all(l.values.map((v) => resolveForDisplay(refs, l, v)));
-    }
-  }));
+  await Promise.all(
+    fields.map(async (fs, i) => {
+      for (const l of lookups[i]!) {
+        const f = fs.find((x) => x.field === l.field);
+        if (f) f.resolved = await Promise.all(l.values.map((v) => resolveForDisplay(refs, l, v)));
+      }
+    }),
+  );
 
   const rows: PreviewRow[] = drafts.map((d, i) => ({
     row: d.row,
     key: d.key,
     outcome: d.issues.some((x) => x.severity === 'error') ? 'invalid' : 'valid',
     fields: fields[i]!,
-    issues: d.issues.map((x) => ({ code: x.code, severity: x.severity, message: x.message, column: x.column, field: x.field, value: x.value })),
+    issues: d.issues.map((x) => ({
+      code: x.code,
+      severity: x.severity,
+      message: x.message,
+      column: x.column,
+      field: x.field,
+      value: x.value,
+    })),
   }));
   const invalid = rows.filter((r) => r.outcome === 'invalid').length;
   const notes = [

@@ -17,13 +17,20 @@ export interface PushContext {
   signal?: AbortSignal;
   /** Shared by every chunk of a run in this process: an abort stops them all, failures count run-wide. */
   shared?: { stop: RunStop; breaker: CircuitBreaker };
-  /** Queue mode: an aborted chunk throws instead of writing its results, so a retry pushes it again (a predicate: for which aborts). */
+  /**
+   * Queue mode: an aborted chunk throws instead of writing its results, so a retry pushes it again (a predicate: for
+   * which aborts).
+   */
   throwOnAbort?: boolean | ((abort: Error) => Promise<boolean>);
-  /** Checked right before the chunk's results are written (a queue job's lock: a worker that lost its job writes none). */
+  /**
+   * Checked right before the chunk's results are written (a queue job's lock: a worker that lost its job writes none).
+   */
   guard?: Fence;
   /** Each row as it finishes (progress). */
   onResult?: (r: ExecutedRow) => void;
-  /** False when another run may have written since an earlier attempt of this run (ExecuteOptions.earlierCreatesOurs). */
+  /**
+   * False when another run may have written since an earlier attempt of this run (ExecuteOptions.earlierCreatesOurs).
+   */
   earlierCreatesOurs?: boolean;
 }
 
@@ -34,25 +41,45 @@ export interface PushedChunk {
   writes: number;
   /** Set when the run must stop (credential rejected, circuit open). */
   abort?: Error;
-  /** The chunk's outcomes in report order, as written to its results file (the inline driver reports them without reading the file back). */
+  /**
+   * The chunk's outcomes in report order, as written to its results file (the inline driver reports them without
+   * reading the file back).
+   */
   results?: ResultRow[];
 }
 
-// The creates an executor starts in one turn of the event loop share one journal write (each still on disk before it is sent).
+// The creates an executor starts in one turn of the event loop share one journal write (each still on disk before it is
+// sent).
 const JOURNAL_OPTIONS = { batchDurable: true };
 
-const OUTCOME: Record<RowAction, ExecutedRow['outcome']> = { create: 'created', update: 'updated', unarchive: 'unarchived', unchanged: 'unchanged', skipped: 'skipped' };
+const OUTCOME: Record<RowAction, ExecutedRow['outcome']> = {
+  create: 'created',
+  update: 'updated',
+  unarchive: 'unarchived',
+  unchanged: 'unchanged',
+  skipped: 'skipped',
+};
 
-const throwsOn = async (ctx: PushContext, abort: Error): Promise<boolean> => (typeof ctx.throwOnAbort === 'function' ? ctx.throwOnAbort(abort) : Boolean(ctx.throwOnAbort));
+const throwsOn = async (ctx: PushContext, abort: Error): Promise<boolean> =>
+  typeof ctx.throwOnAbort === 'function' ? ctx.throwOnAbort(abort) : Boolean(ctx.throwOnAbort);
 
 /** A fresh run-wide share for the executors of one run in this process. */
 export function runShare(): { stop: RunStop; breaker: CircuitBreaker } {
   return { stop: { reason: null }, breaker: new CircuitBreaker(8) };
 }
 
-function executor(ctx: PushContext, owner: string, journal: Awaited<ReturnType<typeof openJournal>>, onResult: (r: ExecutedRow) => void): Executor {
+function executor(
+  ctx: PushContext,
+  owner: string,
+  journal: Awaited<ReturnType<typeof openJournal>>,
+  onResult: (r: ExecutedRow) => void,
+): Executor {
   return new Executor({
-    api: ctx.clients.product, ownerCompanyId: owner, journal, signal: ctx.signal, onResult,
+    api: ctx.clients.product,
+    ownerCompanyId: owner,
+    journal,
+    signal: ctx.signal,
+    onResult,
     throttle: ctx.throttle ?? new Throttle(ctx.config.API_CONCURRENCY, ctx.config.API_MAX_RPS),
     ...(ctx.shared ? { stop: ctx.shared.stop, breaker: ctx.shared.breaker } : {}),
     ...(ctx.earlierCreatesOurs === false ? { earlierCreatesOurs: false } : {}),
@@ -64,14 +91,30 @@ function executor(ctx: PushContext, owner: string, journal: Awaited<ReturnType<t
  * a dry run) — and was never pushed (no journal of an earlier attempt); null when it must be pushed.
  */
 export function outcomesWithoutRequests(workDir: string, chunk: RowChunk): ResultRow[] | null {
-  if (!chunk.plans.every((p) => p.steps.length === 0) || existsSync(chunkPaths(workDir, 'rows', chunk.index).journal)) return null;
+  if (!chunk.plans.every((p) => p.steps.length === 0) || existsSync(chunkPaths(workDir, 'rows', chunk.index).journal))
+    return null;
   const results: ResultRow[] = [...chunk.settled];
-  for (const p of chunk.plans) results.push({ row: p.row, key: p.key, outcome: OUTCOME[p.action], tradeItemId: p.tradeItemId, manufacturedItemId: p.manufacturedItemId, changedFields: [], issues: p.issues });
+  for (const p of chunk.plans)
+    results.push({
+      row: p.row,
+      key: p.key,
+      outcome: OUTCOME[p.action],
+      tradeItemId: p.tradeItemId,
+      manufacturedItemId: p.manufacturedItemId,
+      changedFields: [],
+      issues: p.issues,
+    });
   return results;
 }
 
 /** Pushes row chunk `index` (read from disk unless given) and writes its results; idempotent through its journal. */
-export async function pushRowChunk(workDir: string, owner: string, index: number, ctx: PushContext, given?: RowChunk): Promise<PushedChunk> {
+export async function pushRowChunk(
+  workDir: string,
+  owner: string,
+  index: number,
+  ctx: PushContext,
+  given?: RowChunk,
+): Promise<PushedChunk> {
   const chunk = given ?? (await readChunk(workDir, 'rows', index));
   const paths = chunkPaths(workDir, 'rows', index);
   let results: ResultRow[] = [...chunk.settled];
@@ -96,7 +139,18 @@ export async function pushRowChunk(workDir: string, owner: string, index: number
         // A journal that cannot be written: the rows not finished are failed, the run stops.
         abort = err as Error;
         const done = new Set(results.map((r) => r.row));
-        for (const p of chunk.plans) if (!done.has(p.row)) results.push({ row: p.row, key: p.key, outcome: 'failed', tradeItemId: p.tradeItemId, manufacturedItemId: p.manufacturedItemId, changedFields: [], issues: [...p.issues, apiIssue(p.row, err)], source: p.source });
+        for (const p of chunk.plans)
+          if (!done.has(p.row))
+            results.push({
+              row: p.row,
+              key: p.key,
+              outcome: 'failed',
+              tradeItemId: p.tradeItemId,
+              manufacturedItemId: p.manufacturedItemId,
+              changedFields: [],
+              issues: [...p.issues, apiIssue(p.row, err)],
+              source: p.source,
+            });
       }
       writes = ex.writesSent;
       abort ??= ex.abortReason ?? undefined;
@@ -107,11 +161,22 @@ export async function pushRowChunk(workDir: string, owner: string, index: number
   if (abort && (await throwsOn(ctx, abort))) throw abort;
   ctx.guard?.check();
   const sorted = await writeResults(workDir, 'rows', index, results);
-  return { rows: results.length, failed: results.filter((r) => r.outcome === 'failed').length, writes, ...(abort ? { abort } : {}), results: sorted };
+  return {
+    rows: results.length,
+    failed: results.filter((r) => r.outcome === 'failed').length,
+    writes,
+    ...(abort ? { abort } : {}),
+    results: sorted,
+  };
 }
 
 /** Archives chunk `index` of a `full` run and writes its results (archiving is idempotent). */
-export async function pushArchiveChunk(workDir: string, owner: string, index: number, ctx: PushContext): Promise<PushedChunk> {
+export async function pushArchiveChunk(
+  workDir: string,
+  owner: string,
+  index: number,
+  ctx: PushContext,
+): Promise<PushedChunk> {
   const entries = await readChunk(workDir, 'archives', index);
   const journal = await openJournal(chunkPaths(workDir, 'archives', index).journal, JOURNAL_OPTIONS);
   const results: ResultRow[] = [];
@@ -124,7 +189,12 @@ export async function pushArchiveChunk(workDir: string, owner: string, index: nu
     if (ex.abortReason && (await throwsOn(ctx, ex.abortReason))) throw ex.abortReason;
     ctx.guard?.check();
     await writeResults(workDir, 'archives', index, results);
-    return { rows: results.length, failed: results.filter((r) => r.outcome === 'failed').length, writes: ex.writesSent, ...(ex.abortReason ? { abort: ex.abortReason } : {}) };
+    return {
+      rows: results.length,
+      failed: results.filter((r) => r.outcome === 'failed').length,
+      writes: ex.writesSent,
+      ...(ex.abortReason ? { abort: ex.abortReason } : {}),
+    };
   } finally {
     await journal.close();
   }

@@ -1,6 +1,6 @@
 /**
- * Reconcile: compares the sheet with the API field by field and writes reconcile.json / .csv; sends no write. Streams like
- * a run: the key pass, the owner's catalogue index, then the sheet in chunks compared with their records.
+ * Reconcile: compares the sheet with the API field by field and writes reconcile.json / .csv; sends no write. Streams
+ * like a run: the key pass, the owner's catalogue index, then the sheet in chunks compared with their records.
  */
 import { join, resolve as resolvePath } from 'node:path';
 import { writingTo } from '../../fs-errors.ts';
@@ -36,7 +36,16 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
   const productBefore = ctx.clients.stats.product;
   const keys = await readSheetKeys(await openMappedSheet(req, mapping), mapping, ctx);
 
-  const api = await openApiState({ product: ctx.clients.product, owner, target: mapping.target, key: mapping.key, dir: workDir, sheetKeys: keys.distinct, needIndex: true, concurrency: Math.min(16, ctx.config.API_CONCURRENCY) });
+  const api = await openApiState({
+    product: ctx.clients.product,
+    owner,
+    target: mapping.target,
+    key: mapping.key,
+    dir: workDir,
+    sheetKeys: keys.distinct,
+    needIndex: true,
+    concurrency: Math.min(16, ctx.config.API_CONCURRENCY),
+  });
   const resolver = draftResolverFor(ctx, req, mapping, owner, true);
   const sheet = await openMappedSheet(req, mapping);
   const draftOf = draftReader(sheet, mapping, keys);
@@ -49,8 +58,19 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
       // Interrupted: the rest of the sheet is reported, not compared.
       for (const d of drafts) {
         counts.notAttempted++;
-        const issues = [...d.issues, issue('NOT_ATTEMPTED', { row: d.row, message: `not attempted: ${interruption(ctx.signal).message}` })];
-        await writer.addRow({ row: d.row, key: d.key, outcome: 'not_attempted', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues });
+        const issues = [
+          ...d.issues,
+          issue('NOT_ATTEMPTED', { row: d.row, message: `not attempted: ${interruption(ctx.signal).message}` }),
+        ];
+        await writer.addRow({
+          row: d.row,
+          key: d.key,
+          outcome: 'not_attempted',
+          tradeItemId: null,
+          manufacturedItemId: null,
+          changedFields: [],
+          issues,
+        });
         await writer.addRejected(d.row, d.source, issues);
       }
       return;
@@ -61,7 +81,15 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
     for (const d of drafts) {
       if (d.issues.some((i) => i.severity === 'error')) {
         counts.invalid++;
-        await writer.addRow({ row: d.row, key: d.key, outcome: 'invalid', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues });
+        await writer.addRow({
+          row: d.row,
+          key: d.key,
+          outcome: 'invalid',
+          tradeItemId: null,
+          manufacturedItemId: null,
+          changedFields: [],
+          issues: d.issues,
+        });
         await writer.addRejected(d.row, d.source, d.issues);
         continue;
       }
@@ -70,14 +98,28 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
         await writer.addReconcile({ key: d.key!, status: 'missing_in_api', field: '', sheetValue: '', apiValue: '' });
         rec.missingInApi++;
         counts.skipped++;
-        await writer.addRow({ row: d.row, key: d.key, outcome: 'skipped', tradeItemId: null, manufacturedItemId: null, changedFields: [], issues: d.issues });
+        await writer.addRow({
+          row: d.row,
+          key: d.key,
+          outcome: 'skipped',
+          tradeItemId: null,
+          manufacturedItemId: null,
+          changedFields: [],
+          issues: d.issues,
+        });
         continue;
       }
       const differing: string[] = [];
       for (const [field, value] of Object.entries(d.fields)) {
         if (!sameCanonical(value, record[field])) {
           differing.push(field);
-          await writer.addReconcile({ key: d.key!, status: 'differs', field, sheetValue: show(value), apiValue: show(record[field]) });
+          await writer.addReconcile({
+            key: d.key!,
+            status: 'differs',
+            field,
+            sheetValue: show(value),
+            apiValue: show(record[field]),
+          });
         }
       }
       if (differing.length === 0) {
@@ -88,7 +130,15 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
         counts.skipped++;
         rec.differs++;
       }
-      await writer.addRow({ row: d.row, key: d.key, outcome: differing.length === 0 ? 'unchanged' : 'skipped', tradeItemId: record.tradeItemId, manufacturedItemId: null, changedFields: differing, issues: d.issues });
+      await writer.addRow({
+        row: d.row,
+        key: d.key,
+        outcome: differing.length === 0 ? 'unchanged' : 'skipped',
+        tradeItemId: record.tradeItemId,
+        manufacturedItemId: null,
+        changedFields: differing,
+        issues: d.issues,
+      });
     }
   };
 
@@ -103,7 +153,13 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
     }
     if (drafts.length > 0) await compare(drafts);
     for await (const item of ctx.signal?.aborted ? [] : api.missingFrom((k) => keys.has(k))) {
-      await writer.addReconcile({ key: item.key ?? '', status: 'missing_in_sheet', field: '', sheetValue: '', apiValue: item.tradeItemId });
+      await writer.addReconcile({
+        key: item.key ?? '',
+        status: 'missing_in_sheet',
+        field: '',
+        sheetValue: '',
+        apiValue: item.tradeItemId,
+      });
       rec.missingInSheet++;
     }
   } catch (err) {
@@ -115,12 +171,26 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
   // Like `diff`: 1 when the sheet and the API differ (or rows are invalid), unless the caller only wants the report.
   const differences = rec.differs + rec.missingInApi + rec.missingInSheet;
   const stopped = ctx.signal?.aborted ? abortOf(interruption(ctx.signal)) : undefined;
-  const exitCode = stopped ? stopped.exitCode : counts.invalid > 0 || (differences > 0 && req.failOnDiff !== false) ? 1 : 0;
+  const exitCode = stopped
+    ? stopped.exitCode
+    : counts.invalid > 0 || (differences > 0 && req.failOnDiff !== false)
+      ? 1
+      : 0;
   const summary: RunSummary = {
     reconcile: rec,
-    runId, source: { file: req.file, sha256: sha, rows: keys.rows }, mapping: mapping.name, mode: req.mode ?? 'upsert', dryRun: true,
-    startedAt, finishedAt: new Date().toISOString(), counts,
-    requests: { reference: ctx.clients.stats.reference - refBefore, product: ctx.clients.stats.product - productBefore }, exitCode,
+    runId,
+    source: { file: req.file, sha256: sha, rows: keys.rows },
+    mapping: mapping.name,
+    mode: req.mode ?? 'upsert',
+    dryRun: true,
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    counts,
+    requests: {
+      reference: ctx.clients.stats.reference - refBefore,
+      product: ctx.clients.stats.product - productBefore,
+    },
+    exitCode,
     ...(stopped ? { aborted: stopped.message, ...(stopped.code ? { abortCode: stopped.code } : {}) } : {}),
   };
   const { files } = await writer.finish(summary);

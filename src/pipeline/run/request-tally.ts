@@ -44,7 +44,10 @@ export class RequestTally {
   /** The run's requests: this process's and its earlier attempts'. */
   total(): Counts {
     this.#flush();
-    return { product: this.#earlier.product + this.#now.product, reference: this.#earlier.reference + this.#now.reference };
+    return {
+      product: this.#earlier.product + this.#now.product,
+      reference: this.#earlier.reference + this.#now.reference,
+    };
   }
 
   readonly #flush = (): void => {

@@ -1,4 +1,7 @@
-/** A run's identity and its small persistent state (`<run>/run.json`): enough for any process to push a chunk or finish the report. */
+/**
+ * A run's identity and its small persistent state (`<run>/run.json`): enough for any process to push a chunk or finish
+ * the report.
+ */
 import { createHash, webcrypto } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
@@ -37,7 +40,9 @@ export interface RunAbort {
 
 /** The error a run stops on when its signal is aborted (its reason, when it is one of ours). */
 export function interruption(signal: AbortSignal): ProductSyncError {
-  return signal.reason instanceof ProductSyncError ? signal.reason : new ProductSyncError('PS_ERR_RUN_INTERRUPTED', 'interrupted');
+  return signal.reason instanceof ProductSyncError
+    ? signal.reason
+    : new ProductSyncError('PS_ERR_RUN_INTERRUPTED', 'interrupted');
 }
 
 /** The abort of a run stopped by `err`. */
@@ -75,7 +80,10 @@ export interface RunState {
    * held the lease between them, so what an earlier attempt's creates left in the API is this run's.
    */
   leaseTokens?: { where: string; tokens: number[]; broken?: boolean };
-  /** Queue mode: the (owner, API) lease this run holds until its report (its chunk jobs check and renew it, workers keep it between jobs, finishing releases it). */
+  /**
+   * Queue mode: the (owner, API) lease this run holds until its report (its chunk jobs check and renew it, workers keep
+   * it between jobs, finishing releases it).
+   */
   lease?: { api: string; grant: Grant; holder: LeaseHolder; ttlMs: number };
 }
 
@@ -84,7 +92,8 @@ export interface RunState {
  * `aborted` in run.json itself); read when the report is assembled.
  */
 export async function writeAbortMark(workDir: string, abort: RunAbort): Promise<void> {
-  if (!existsSync(join(workDir, 'aborted.json'))) await writeFileAtomic(join(workDir, 'aborted.json'), JSON.stringify(abort));
+  if (!existsSync(join(workDir, 'aborted.json')))
+    await writeFileAtomic(join(workDir, 'aborted.json'), JSON.stringify(abort));
 }
 
 /** The abort a chunk job recorded, if any. */
@@ -104,16 +113,29 @@ export async function sha256File(file: string): Promise<string> {
   // A small file is read whole and hashed by WebCrypto, both in the thread pool: the calling thread goes on meanwhile
   // (openRun loads the mapping); a larger one is hashed as it streams (its run is long enough not to notice).
   const { size } = await stat(file);
-  if (size <= WHOLE_HASH_BYTES) return Buffer.from(await webcrypto.subtle.digest('SHA-256', await readFile(file))).toString('hex');
+  if (size <= WHOLE_HASH_BYTES)
+    return Buffer.from(await webcrypto.subtle.digest('SHA-256', await readFile(file))).toString('hex');
   const h = createHash('sha256');
   // 1 MiB reads rather than the default 64 KiB: fewer round trips through the thread pool (one a read).
   for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 })) h.update(chunk as Buffer);
   return h.digest('hex');
 }
 
-/** Deterministic run id: the same sheet, mapping, owner and mode give the same id (a rerun resumes); `-rN` after a finished one. */
-export async function runIdFor(reportDir: string, sha: string, mapping: Mapping, owner: string, req: ImportRequest, kind: string): Promise<string> {
-  const h = createHash('sha256').update(JSON.stringify([mapping.name, mapping.hash ?? '', owner, req.mode ?? 'upsert', Boolean(req.dryRun), kind])).digest('hex');
+/**
+ * Deterministic run id: the same sheet, mapping, owner and mode give the same id (a rerun resumes); `-rN` after a
+ * finished one.
+ */
+export async function runIdFor(
+  reportDir: string,
+  sha: string,
+  mapping: Mapping,
+  owner: string,
+  req: ImportRequest,
+  kind: string,
+): Promise<string> {
+  const h = createHash('sha256')
+    .update(JSON.stringify([mapping.name, mapping.hash ?? '', owner, req.mode ?? 'upsert', Boolean(req.dryRun), kind]))
+    .digest('hex');
   const base = `${sha.slice(0, 12)}-${h.slice(0, 8)}`;
   const taken = new Set(existsSync(reportDir) ? await readdir(reportDir) : []);
   for (let n = 1; ; n++) {
@@ -125,7 +147,9 @@ export async function runIdFor(reportDir: string, sha: string, mapping: Mapping,
 /** Writes run.json atomically; a refusal of the file system is PS_ERR_FILE_WRITE naming the file. */
 export async function writeRunState(workDir: string, state: RunState): Promise<void> {
   const file = join(workDir, 'run.json');
-  await writingTo('cannot write the run state', file, () => writeFileAtomic(file, `${JSON.stringify(state, null, 2)}\n`));
+  await writingTo('cannot write the run state', file, () =>
+    writeFileAtomic(file, `${JSON.stringify(state, null, 2)}\n`),
+  );
 }
 
 export async function readRunState(workDir: string): Promise<RunState> {

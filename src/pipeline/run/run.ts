@@ -18,7 +18,17 @@ import { recoverChunk, resultsExist, settleArchiveChunk, type ChunkKind, type Re
 import { abortError, openRun, produceChunks } from './open-run.ts';
 import type { RunContext } from './run-context.ts';
 import { pushArchiveChunk, pushRowChunk, runShare, type PushContext, type PushedChunk } from './push.ts';
-import { abortOf, interruption, readAbortMark, readRunState, writeAbortMark, writeRunState, type ImportRequest, type RunAbort, type RunState } from './run-state.ts';
+import {
+  abortOf,
+  interruption,
+  readAbortMark,
+  readRunState,
+  writeAbortMark,
+  writeRunState,
+  type ImportRequest,
+  type RunAbort,
+  type RunState,
+} from './run-state.ts';
 
 export type { ImportRequest, RunAbort } from './run-state.ts';
 export type { RunContext, RunProgress } from './run-context.ts';
@@ -43,7 +53,12 @@ const CHUNKS_IN_FLIGHT = 2;
 // this many the second pass waits, so their outcomes held in memory stay bounded.
 const REPORT_BACKLOG = 4;
 
-function summaryOf(state: RunState, counts: Counts, requests: { reference: number; product: number }, aborted: RunAbort | undefined): RunSummary {
+function summaryOf(
+  state: RunState,
+  counts: Counts,
+  requests: { reference: number; product: number },
+  aborted: RunAbort | undefined,
+): RunSummary {
   const exitCode = aborted ? aborted.exitCode : counts.invalid + counts.failed + counts.notAttempted > 0 ? 1 : 0;
   return {
     runId: state.runId,
@@ -60,7 +75,6 @@ function summaryOf(state: RunState, counts: Counts, requests: { reference: numbe
   };
 }
 
-
 /** Inline driver: both passes, pushing chunks as the second pass produces them, the report assembled as they finish. */
 function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | 'validate'): Promise<RunResult> {
   // The run's requests are counted in its scope (those of other runs of this process are not).
@@ -68,7 +82,12 @@ function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | 'valida
   return withRunScope({ count: tally.count }, () => driveInline(req, ctx, kind, tally));
 }
 
-async function driveInline(req: ImportRequest, ctx: RunContext, kind: 'import' | 'validate', tally: RequestTally): Promise<RunResult> {
+async function driveInline(
+  req: ImportRequest,
+  ctx: RunContext,
+  kind: 'import' | 'validate',
+  tally: RequestTally,
+): Promise<RunResult> {
   const t0 = performance.now();
   const log = ctx.logger ?? rootLogger;
   const share = runShare();
@@ -80,7 +99,18 @@ async function driveInline(req: ImportRequest, ctx: RunContext, kind: 'import' |
   const { state, workDir } = run;
   // An import may be resumed: its requests are kept with it (validate resumes nothing).
   if (kind === 'import') await tally.persistIn(workDir);
-  log.info({ runId: state.runId, file: req.file, mapping: run.mapping.name, mode: state.request.mode, dryRun: state.request.dryRun, rows: state.rows, apiState: state.apiState }, 'run opened');
+  log.info(
+    {
+      runId: state.runId,
+      file: req.file,
+      mapping: run.mapping.name,
+      mode: state.request.mode,
+      dryRun: state.request.dryRun,
+      rows: state.rows,
+      apiState: state.apiState,
+    },
+    'run opened',
+  );
   // Large sheets get their report written by a worker thread, on the other core. Validate does not know its rows yet
   // (it counts them as it reads, see openRun): the file's size decides there.
   const thread = run.keysFromRows ? sheetWantsReportThread(state.request.file) : state.rows >= REPORT_THREAD_ROWS;
@@ -90,9 +120,14 @@ async function driveInline(req: ImportRequest, ctx: RunContext, kind: 'import' |
   let errors = 0;
   let writes = 0;
   let firstWriteMs: number | undefined;
-  const progress = (stage: 'read' | 'push') => ctx.onProgress?.({ stage, rowsRead, operationsSent: done, writes, errors, rowsTotal: state.rows });
+  const progress = (stage: 'read' | 'push') =>
+    ctx.onProgress?.({ stage, rowsRead, operationsSent: done, writes, errors, rowsTotal: state.rows });
   const pushCtx: PushContext = {
-    config: ctx.config, clients: ctx.clients, shared: share, ...(ctx.throttle ? { throttle: ctx.throttle } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}),
+    config: ctx.config,
+    clients: ctx.clients,
+    shared: share,
+    ...(ctx.throttle ? { throttle: ctx.throttle } : {}),
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
     ...(state.leaseTokens?.broken ? { earlierCreatesOurs: false } : {}),
     onResult: (r: ExecutedRow) => {
       done++;
@@ -122,27 +157,35 @@ async function driveInline(req: ImportRequest, ctx: RunContext, kind: 'import' |
       if (failure) throw failure.err;
     };
     const report = (index: number, rows?: ResultRow[]) => track(reporting, assembler.ready(index, rows));
-    const reading: RunContext = { ...ctx, onProgress: (p) => {
-      rowsRead = p.rowsRead;
-      progress('read');
-    } };
+    const reading: RunContext = {
+      ...ctx,
+      onProgress: (p) => {
+        rowsRead = p.rowsRead;
+        progress('read');
+      },
+    };
     for await (const c of produceChunks(run, reading, { settle: true })) {
       rowsRead = c.rowsRead;
       progress('read');
       // `c` was prepared while the chunks ahead of it were pushing: it starts as soon as a slot frees.
-      while (pushing.size >= CHUNKS_IN_FLIGHT || reporting.size >= REPORT_BACKLOG) await waitOn(Promise.race([...pushing, ...reporting]));
+      while (pushing.size >= CHUNKS_IN_FLIGHT || reporting.size >= REPORT_BACKLOG)
+        await waitOn(Promise.race([...pushing, ...reporting]));
       if (failure) throw failure.err;
       if (c.status === 'pushed') {
         report(c.index);
       } else if (c.status === 'settled') {
-        // As pushRowChunk counts them: rows that had a plan (nothing to send) are operations done, settled rows are not.
+        // As pushRowChunk counts them: rows that had a plan (nothing to send) are operations done, settled rows are
+        // not.
         done += c.results!.length - c.chunk!.settled.length;
         report(c.index, c.results);
       } else {
-        track(pushing, pushRowChunk(workDir, state.ownerCompanyId, c.index, pushCtx, c.chunk).then((p) => {
-          counted(p);
-          report(c.index, p.results);
-        }));
+        track(
+          pushing,
+          pushRowChunk(workDir, state.ownerCompanyId, c.index, pushCtx, c.chunk).then((p) => {
+            counted(p);
+            report(c.index, p.results);
+          }),
+        );
       }
     }
     await waitOn(Promise.all(pushing));
@@ -168,8 +211,24 @@ async function driveInline(req: ImportRequest, ctx: RunContext, kind: 'import' |
     await run.lease?.release();
   }
   const { files, summary } = finished;
-  log.info({ runId: state.runId, ms: Math.round(performance.now() - t0), firstWriteMs: firstWriteMs === undefined ? null : Math.round(firstWriteMs), writes }, 'run finished');
-  return { runId: state.runId, exitCode: summary.exitCode as RunResult['exitCode'], summary, reportDir: workDir, files, writes, kind };
+  log.info(
+    {
+      runId: state.runId,
+      ms: Math.round(performance.now() - t0),
+      firstWriteMs: firstWriteMs === undefined ? null : Math.round(firstWriteMs),
+      writes,
+    },
+    'run finished',
+  );
+  return {
+    runId: state.runId,
+    exitCode: summary.exitCode as RunResult['exitCode'],
+    summary,
+    reportDir: workDir,
+    files,
+    writes,
+    kind,
+  };
 
   /** Both passes' pushes and the archives. */
   async function sendAll(): Promise<void> {
@@ -179,7 +238,10 @@ async function driveInline(req: ImportRequest, ctx: RunContext, kind: 'import' |
       // first pass would, so the report so far is dropped and the sheet read again with the duplicates known.
       run.keysFromRows = false;
       if (run.keys.duplicated > 0 && !share.stop.reason) {
-        log.info({ runId: state.runId, duplicatedKeys: run.keys.duplicated }, 'keys on several rows: reading the sheet again to mark them');
+        log.info(
+          { runId: state.runId, duplicatedKeys: run.keys.duplicated },
+          'keys on several rows: reading the sheet again to mark them',
+        );
         await assembler.abort();
         assembler = await ReportAssembler.open(workDir, state, { thread });
         rowsRead = done = errors = 0;
@@ -190,13 +252,18 @@ async function driveInline(req: ImportRequest, ctx: RunContext, kind: 'import' |
     }
     for (let i = 0; i < state.archiveChunks; i++) {
       if (resultsExist(workDir, 'archives', i)) continue;
-      if (share.stop.reason) await settleArchiveChunk(workDir, i, 'not_attempted', [issue('NOT_ATTEMPTED', { row: null, message: `not attempted: ${share.stop.reason.message}` })]);
+      if (share.stop.reason)
+        await settleArchiveChunk(workDir, i, 'not_attempted', [
+          issue('NOT_ATTEMPTED', { row: null, message: `not attempted: ${share.stop.reason.message}` }),
+        ]);
       else counted(await pushArchiveChunk(workDir, state.ownerCompanyId, i, pushCtx));
     }
   }
 }
 
-/** The inline import: read, validate, resolve, plan and push in chunks, then the report — one process, no Redis needed. */
+/**
+ * The inline import: read, validate, resolve, plan and push in chunks, then the report — one process, no Redis needed.
+ */
 export function runImport(req: ImportRequest, ctx: RunContext): Promise<RunResult> {
   return runInline(req, ctx, 'import');
 }
@@ -240,24 +307,37 @@ export async function startQueuedRun(
       }
     });
   } finally {
-    // Not released: a retried import job takes it again, its chunks check it, the workers keep it (queue/lease-keeper.ts).
+    // Not released: a retried import job takes it again, its chunks check it, the workers keep it
+    // (queue/lease-keeper.ts).
     run.lease?.stop();
     await run.api?.close();
   }
   guard?.check();
   for (let i = 0; i < state.archiveChunks; i++) {
     if (resultsExist(workDir, 'archives', i)) continue;
-    if (share.stop.reason) await settleArchiveChunk(workDir, i, 'not_attempted', [issue('NOT_ATTEMPTED', { row: null, message: `not attempted: ${share.stop.reason.message}` })]);
+    if (share.stop.reason)
+      await settleArchiveChunk(workDir, i, 'not_attempted', [
+        issue('NOT_ATTEMPTED', { row: null, message: `not attempted: ${share.stop.reason.message}` }),
+      ]);
     else await onChunk({ runId: state.runId, workDir, kind: 'archives', index: i });
   }
   if (share.stop.reason) state.aborted ??= abortOf(share.stop.reason);
   state.referenceRequests = ctx.clients.stats.reference - refBefore;
   state.productRequests = ctx.clients.stats.product - productBefore;
   await writeRunState(workDir, state);
-  return { runId: state.runId, rows: state.rows, workDir, rowChunks: state.rowChunks, archiveChunks: state.archiveChunks, ...(state.aborted ? { aborted: state.aborted } : {}) };
+  return {
+    runId: state.runId,
+    rows: state.rows,
+    workDir,
+    rowChunks: state.rowChunks,
+    archiveChunks: state.archiveChunks,
+    ...(state.aborted ? { aborted: state.aborted } : {}),
+  };
 }
 
-/** What a chunk job is fenced by besides the run's lease: its own lock (a worker that lost its job sends nothing more). */
+/**
+ * What a chunk job is fenced by besides the run's lease: its own lock (a worker that lost its job sends nothing more).
+ */
 export interface ChunkGuard extends Fence {
   readonly lost: Error | null;
 }
@@ -268,20 +348,35 @@ export interface ChunkGuard extends Fence {
  * chunk's unsent rows as not attempted; a worker that lost its job throws and writes nothing; other aborts throw so the
  * job is retried.
  */
-export async function pushChunk(c: { workDir: string; kind: ChunkKind; index: number }, ctx: RunContext, jobLock: ChunkGuard): Promise<PushedChunk> {
+export async function pushChunk(
+  c: { workDir: string; kind: ChunkKind; index: number },
+  ctx: RunContext,
+  jobLock: ChunkGuard,
+): Promise<PushedChunk> {
   if (resultsExist(c.workDir, c.kind, c.index)) return { rows: 0, failed: 0, writes: 0 };
   const state = await readRunState(c.workDir);
   let abort = await readAbortMark(c.workDir);
   let lease: Lease | undefined;
   if (!abort && state.lease) {
-    const store = leaseStoreFor({ redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR }, state.ownerCompanyId, state.lease.api);
+    const store = leaseStoreFor(
+      { redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR },
+      state.ownerCompanyId,
+      state.lease.api,
+    );
     // Held as of nothing: the renewal below tells whether the run still holds it.
-    lease = new Lease(store, state.lease.grant, state.lease.holder, state.lease.ttlMs, { mono: -Infinity, wall: -Infinity });
+    lease = new Lease(store, state.lease.grant, state.lease.holder, state.lease.ttlMs, {
+      mono: -Infinity,
+      wall: -Infinity,
+    });
     try {
       await lease.renew();
       lease.keepAlive();
     } catch (err) {
-      if (!(err instanceof LeaseLostError)) throw new ProductSyncError('PS_ERR_QUEUE', `cannot check the run's lease: ${(err as Error).message}`, { cause: err, retryable: true });
+      if (!(err instanceof LeaseLostError))
+        throw new ProductSyncError('PS_ERR_QUEUE', `cannot check the run's lease: ${(err as Error).message}`, {
+          cause: err,
+          retryable: true,
+        });
       abort = abortOf(err);
     }
   }
@@ -298,20 +393,40 @@ export async function pushChunk(c: { workDir: string; kind: ChunkKind; index: nu
   if (ctx.signal?.aborted) stopped();
   else ctx.signal?.addEventListener('abort', stopped, { once: true });
   const pushCtx: PushContext = {
-    config: ctx.config, clients: ctx.clients, guard: jobLock, shared: share, ...(ctx.throttle ? { throttle: ctx.throttle } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}),
+    config: ctx.config,
+    clients: ctx.clients,
+    guard: jobLock,
+    shared: share,
+    ...(ctx.throttle ? { throttle: ctx.throttle } : {}),
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
     // The chunk's results are written (what was not sent: not attempted) only when the run's lease is lost for good
     // while this worker still holds the job; any other stop throws: the job is retried, or is another worker's now.
-    throwOnAbort: async (err) => !(err instanceof LeaseLostError && lease && (await jobLock.ready().then(() => true, () => false)) && (await leaseLostForGood(lease))),
+    throwOnAbort: async (err) =>
+      !(
+        err instanceof LeaseLostError &&
+        lease &&
+        (await jobLock.ready().then(
+          () => true,
+          () => false,
+        )) &&
+        (await leaseLostForGood(lease))
+      ),
   };
   try {
     const pushed = await withFence(allFences(lease ? [jobLock, lease] : [jobLock]), () =>
-      c.kind === 'rows' ? pushRowChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx) : pushArchiveChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx),
+      c.kind === 'rows'
+        ? pushRowChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx)
+        : pushArchiveChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx),
     );
     if (pushed.abort instanceof LeaseLostError) await writeAbortMark(c.workDir, abortOf(pushed.abort));
     return pushed;
   } catch (err) {
     // Time ran out on the lease or the job lock without a verdict (Redis away): a retry of the chunk knows more.
-    if (err instanceof LeaseLostError && !jobLock.lost && !lease?.lost) throw new ProductSyncError('PS_ERR_QUEUE', `${err.message}; the chunk will be tried again`, { cause: err, retryable: true });
+    if (err instanceof LeaseLostError && !jobLock.lost && !lease?.lost)
+      throw new ProductSyncError('PS_ERR_QUEUE', `${err.message}; the chunk will be tried again`, {
+        cause: err,
+        retryable: true,
+      });
     throw err;
   } finally {
     ctx.signal?.removeEventListener('abort', stopped);
@@ -325,19 +440,33 @@ async function leaseLostForGood(lease: Lease): Promise<boolean> {
   return lease.lost !== null;
 }
 
-
 /** Queue driver, parent side at the end: the report from every chunk's results, in row order. */
 export async function finishRun(workDir: string, ctx: RunContext & { pushRequests?: number }): Promise<RunResult> {
   const state = await readRunState(workDir);
   state.aborted ??= await readAbortMark(workDir);
-  ctx.onProgress?.({ stage: 'report', rowsRead: state.rows, operationsSent: state.rows, errors: 0, rowsTotal: state.rows });
+  ctx.onProgress?.({
+    stage: 'report',
+    rowsRead: state.rows,
+    operationsSent: state.rows,
+    errors: 0,
+    rowsTotal: state.rows,
+  });
   const assembler = await ReportAssembler.open(workDir, state);
   for (let i = 0; i < state.rowChunks; i++) {
     if (!resultsExist(workDir, 'rows', i)) await recoverChunk(workDir, 'rows', i, 'the chunk never finished');
     await assembler.ready(i);
   }
-  for (let i = 0; i < state.archiveChunks; i++) if (!resultsExist(workDir, 'archives', i)) await recoverChunk(workDir, 'archives', i, 'the chunk never finished');
+  for (let i = 0; i < state.archiveChunks; i++)
+    if (!resultsExist(workDir, 'archives', i)) await recoverChunk(workDir, 'archives', i, 'the chunk never finished');
   const requests = { reference: state.referenceRequests, product: state.productRequests + (ctx.pushRequests ?? 0) };
-  const { files, summary } = await assembler.finish(state.archiveChunks, (counts) => summaryOf(state, counts, requests, state.aborted));
-  return { runId: state.runId, exitCode: summary.exitCode as RunResult['exitCode'], summary, reportDir: workDir, files };
+  const { files, summary } = await assembler.finish(state.archiveChunks, (counts) =>
+    summaryOf(state, counts, requests, state.aborted),
+  );
+  return {
+    runId: state.runId,
+    exitCode: summary.exitCode as RunResult['exitCode'],
+    summary,
+    reportDir: workDir,
+    files,
+  };
 }

@@ -12,7 +12,6 @@ import { toGtin14 } from '../gtin.ts';
 import { duplicateKeyIssue } from '../map/validate.ts';
 import type { Issue } from '../types.ts';
 
-
 /** Keys of a sheet: membership, distinct count, and the rows of every duplicated key. */
 /** Keys a block holds: 4 MiB of float64 keys (and 2 MiB of row numbers). */
 export const BLOCK = (4 * 1024 * 1024) / 8;
@@ -34,7 +33,8 @@ export class SheetKeys {
 
   /** `block`: keys per block (tests use small blocks to cross block boundaries). */
   constructor(block = BLOCK) {
-    if (!Number.isInteger(block) || block < 1) throw new Error(`SheetKeys: block must be a positive integer, got ${block}`);
+    if (!Number.isInteger(block) || block < 1)
+      throw new Error(`SheetKeys: block must be a positive integer, got ${block}`);
     this.#block = block;
   }
 
@@ -161,7 +161,11 @@ export class SheetKeys {
   }
 
   /** The DUPLICATE_KEY issue of a row whose key is on other rows too, or undefined. */
-  duplicateIssue(row: number, key: string | null, options: { column?: string | null; field?: string | null }): Issue | undefined {
+  duplicateIssue(
+    row: number,
+    key: string | null,
+    options: { column?: string | null; field?: string | null },
+  ): Issue | undefined {
     if (key === null) return undefined;
     const rows = this.#dups.get(key);
     return rows ? duplicateKeyIssue(row, key, rows, options) : undefined;

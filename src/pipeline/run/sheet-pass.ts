@@ -1,6 +1,6 @@
 /**
- * The two reads of a sheet that every run makes (imports, validate, reconcile): the key column first, then each row as a
- * draft (mapped, validated, its duplicate key marked); and the label resolver a run uses between them.
+ * The two reads of a sheet that every run makes (imports, validate, reconcile): the key column first, then each row as
+ * a draft (mapped, validated, its duplicate key marked); and the label resolver a run uses between them.
  */
 import { createReferenceCache, RUN_CACHE_SETTINGS, type ReferenceCache } from '../../api/reference-cache.ts';
 import { matchSheetHeaders } from '../map/headers.ts';
@@ -17,21 +17,30 @@ import type { RunContext } from './run-context.ts';
 import type { ImportRequest } from './run-state.ts';
 import { SheetKeys } from './sheet-keys.ts';
 
-/** Opens the sheet of a request as its mapping reads it (worksheet, header row); a rejected file of ours is restored. */
+/**
+ * Opens the sheet of a request as its mapping reads it (worksheet, header row); a rejected file of ours is restored.
+ */
 export async function openMappedSheet(req: Pick<ImportRequest, 'file' | 'sheet'>, mapping: Mapping): Promise<Sheet> {
   const sheetName = req.sheet ?? mapping.sheet;
-  return restoreRejectedSheet(await openSheet(req.file, { ...(sheetName ? { sheet: sheetName } : {}), headerRow: mapping.headerRow }));
+  return restoreRejectedSheet(
+    await openSheet(req.file, { ...(sheetName ? { sheet: sheetName } : {}), headerRow: mapping.headerRow }),
+  );
 }
 
 /** The first pass: every row's key (the key column only), duplicates found when it ends. */
-export async function readSheetKeys(sheet: Sheet, mapping: Mapping, ctx: Pick<RunContext, 'signal' | 'onProgress'>): Promise<SheetKeys> {
+export async function readSheetKeys(
+  sheet: Sheet,
+  mapping: Mapping,
+  ctx: Pick<RunContext, 'signal' | 'onProgress'>,
+): Promise<SheetKeys> {
   const keyOf = rowKeyReader(sheet.headers, mapping, matchSheetHeaders(sheet, mapping));
   const keys = new SheetKeys();
   // Read whole even when the run is interrupted: every row gets its outcome (not attempted) in the report.
   for await (const batch of rowBatches(sheet.rows)) {
     for (const row of batch) {
       keys.add(row.row, keyOf(row));
-      if (keys.rows % 5000 === 0) ctx.onProgress?.({ stage: 'keys', rowsRead: keys.rows, operationsSent: 0, errors: 0 });
+      if (keys.rows % 5000 === 0)
+        ctx.onProgress?.({ stage: 'keys', rowsRead: keys.rows, operationsSent: 0, errors: 0 });
     }
   }
   return keys.finish();
@@ -39,8 +48,8 @@ export async function readSheetKeys(sheet: Sheet, mapping: Mapping, ctx: Pick<Ru
 
 /**
  * The second pass's row → draft: mapped, validated, and marked when its key is on other rows too. `learn`: the keys are
- * not known yet (validate reads the sheet once, see openRun): each draft's key is added to `keys` instead, and no row is
- * marked — the run reads the sheet again if a key turns out to be on several rows.
+ * not known yet (validate reads the sheet once, see openRun): each draft's key is added to `keys` instead, and no row
+ * is marked — the run reads the sheet again if a key turns out to be on several rows.
  */
 export function draftReader(sheet: Sheet, mapping: Mapping, keys: SheetKeys, learn = false): (row: SheetRow) => Draft {
   const columnIndex = matchSheetHeaders(sheet, mapping);
@@ -61,15 +70,34 @@ export function draftReader(sheet: Sheet, mapping: Mapping, keys: SheetKeys, lea
 }
 
 /** The label resolver of a run, over the process's reference cache (or one of its own). */
-export function draftResolverFor(ctx: RunContext, req: Pick<ImportRequest, 'language'>, mapping: Mapping, owner: string, dryRun: boolean): DraftResolver {
+export function draftResolverFor(
+  ctx: RunContext,
+  req: Pick<ImportRequest, 'language'>,
+  mapping: Mapping,
+  owner: string,
+  dryRun: boolean,
+): DraftResolver {
   return new DraftResolver(referenceResolverFor(ctx, req, mapping, owner, dryRun));
 }
 
 /** The reference resolver under a run's DraftResolver (the preview also asks it for the labels of the ids). */
-export function referenceResolverFor(ctx: RunContext, req: Pick<ImportRequest, 'language'>, mapping: Mapping, owner: string, dryRun: boolean): ReferenceResolver {
-  const cache: ReferenceCache = ctx.referenceCache ?? createReferenceCache({ redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, ...RUN_CACHE_SETTINGS });
+export function referenceResolverFor(
+  ctx: RunContext,
+  req: Pick<ImportRequest, 'language'>,
+  mapping: Mapping,
+  owner: string,
+  dryRun: boolean,
+): ReferenceResolver {
+  const cache: ReferenceCache =
+    ctx.referenceCache ??
+    createReferenceCache({ redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, ...RUN_CACHE_SETTINGS });
   return createReferenceResolver({
-    reference: ctx.clients.reference, brands: ctx.clients.product, cache, ownerCompanyId: owner,
-    language: req.language ?? mapping.language, fallbackLanguages: req.language ? [] : mapping.fallbackLanguages, dryRun,
+    reference: ctx.clients.reference,
+    brands: ctx.clients.product,
+    cache,
+    ownerCompanyId: owner,
+    language: req.language ?? mapping.language,
+    fallbackLanguages: req.language ? [] : mapping.fallbackLanguages,
+    dryRun,
   });
 }

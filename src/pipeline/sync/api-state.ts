@@ -8,15 +8,17 @@
  *   - index costs   I = PAGE_WEIGHT × (remaining trade-item pages + remaining manufactured-item pages),
  *     a 500-item page weighing PAGE_WEIGHT (= 4) one-GTIN searches. Over loopback a page costs several searches (its
  *     records are serialized, sent and parsed; docs/performance.md has the figures); against a remote API the round
- *     trip weighs on both alike and brings the ratio down, hence 4. Re-measure against the real API and adjust PAGE_WEIGHT.
+ *     trip weighs on both alike and brings the ratio down, hence 4. Re-measure against the real API and adjust
+ *     PAGE_WEIGHT.
  *   - index when needIndex (full mode / reconcile), when the key is tradeItemId (the trade-item search has no
  *     TradeItemId filter), or when I ≤ S (a catalogue that fits in the first page is therefore always indexed: I = 0);
  *     search otherwise.
  *
  * index: every page is appended as JSON lines to <dir>/catalog/trade-items.jsonl (and manufactured-items.jsonl); memory
- * keeps only sorted typed arrays (key as a number, byte offset, length, archived flag: 16 bytes per item, SpillIndex), and a
- * chunk's records are read back with positional reads. GTIN-14 keys are exact numbers; tradeItemIds and manufactured
- * items (by trade item id) are indexed by a 52-bit hash, every candidate being checked against the record read back.
+ * keeps only sorted typed arrays (key as a number, byte offset, length, archived flag: 16 bytes per item, SpillIndex),
+ * and a chunk's records are read back with positional reads. GTIN-14 keys are exact numbers; tradeItemIds and
+ * manufactured items (by trade item id) are indexed by a 52-bit hash, every candidate being checked against the record
+ * read back.
  */
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -35,8 +37,13 @@ export const PAGE_SIZE = 500;
 
 /** The searches the source needs (a ProductClient, or the executor's ProductWriter). */
 export interface StateProduct {
-  searchTradeItems(query: { OwnerCompanyId: string } & Record<string, string | number>): Promise<{ tradeItems: TradeItemRecord[] | null; skipAndTakeQueryStats: SkipAndTakeQueryStats | null }>;
-  searchManufacturedItems(query: { OwnerCompanyId: string } & Record<string, string | number>): Promise<{ manufacturedItems: ManufacturedItemRecord[] | null; skipAndTakeQueryStats: SkipAndTakeQueryStats | null }>;
+  searchTradeItems(
+    query: { OwnerCompanyId: string } & Record<string, string | number>,
+  ): Promise<{ tradeItems: TradeItemRecord[] | null; skipAndTakeQueryStats: SkipAndTakeQueryStats | null }>;
+  searchManufacturedItems(query: { OwnerCompanyId: string } & Record<string, string | number>): Promise<{
+    manufacturedItems: ManufacturedItemRecord[] | null;
+    skipAndTakeQueryStats: SkipAndTakeQueryStats | null;
+  }>;
 }
 
 export interface ApiStateSource {
@@ -47,9 +54,15 @@ export interface ApiStateSource {
    * null for 'search'), and the trade-item pages at the page size the server gives.
    */
   readonly catalog: { total: number; active: number | null; pages: number };
-  /** Records of these keys (GTIN-14 strings, or tradeItemIds when key is 'tradeItemId'), plus, for target manufacturedItem, the manufactured items of the trade items found. */
+  /**
+   * Records of these keys (GTIN-14 strings, or tradeItemIds when key is 'tradeItemId'), plus, for target
+   * manufacturedItem, the manufactured items of the trade items found.
+   */
   forKeys(keys: readonly string[]): Promise<ApiState>;
-  /** Index strategy only: the owner's ACTIVE trade items whose key is not in the sheet (`inSheet(key)` false), streamed in key order. */
+  /**
+   * Index strategy only: the owner's ACTIVE trade items whose key is not in the sheet (`inSheet(key)` false), streamed
+   * in key order.
+   */
   missingFrom(inSheet: (key: string) => boolean): AsyncIterable<ArchiveEntry & { record: TradeItemRecord }>;
   /** Closes the spill files and removes them (unless keepFiles). */
   close(): Promise<void>;
@@ -99,7 +112,12 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
 }
 
 /** Runs `work` over `items` with at most `limit` in flight. */
-async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>, signal?: AbortSignal): Promise<void> {
+async function pool<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+  signal?: AbortSignal,
+): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(Math.max(1, limit), items.length) }, async () => {
@@ -112,7 +130,11 @@ async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Pr
 }
 
 /** Every record of a narrow search (one GTIN, one trade item): normally one page; pages on should a server cap Take. */
-async function searchAll<T>(search: Search<T>, query: { OwnerCompanyId: string } & Record<string, string | number>, signal?: AbortSignal): Promise<T[]> {
+async function searchAll<T>(
+  search: Search<T>,
+  query: { OwnerCompanyId: string } & Record<string, string | number>,
+  signal?: AbortSignal,
+): Promise<T[]> {
   const first = await search({ ...query, Take: PAGE_SIZE });
   const out = [...first.items];
   while (first.items.length > 0 && out.length < first.total) {
@@ -128,10 +150,10 @@ async function searchAll<T>(search: Search<T>, query: { OwnerCompanyId: string }
 const LONG = 0xffff;
 
 /**
- * Sorted compact index over a JSONL spill file: per record a numeric key (8 bytes), byte offset (5 bytes: up to 1 TiB of
- * spill), byte length (2 bytes; the rare longer record in a side map), archived flag (1 byte) and, while building, its
- * position in the API's order (4 bytes; to keep the first of duplicates, as a flat scan would): 16 bytes an item once
- * sealed. The arrays are sized once from the catalogue's total (the first page tells it) and grow only should the
+ * Sorted compact index over a JSONL spill file: per record a numeric key (8 bytes), byte offset (5 bytes: up to 1 TiB
+ * of spill), byte length (2 bytes; the rare longer record in a side map), archived flag (1 byte) and, while building,
+ * its position in the API's order (4 bytes; to keep the first of duplicates, as a flat scan would): 16 bytes an item
+ * once sealed. The arrays are sized once from the catalogue's total (the first page tells it) and grow only should the
  * catalogue grow while it is paged (one array copied at a time); they are sorted in place, so the peak stays near the
  * arrays themselves (a rerun against a large catalogue holds little else).
  */
@@ -148,7 +170,10 @@ export class SpillIndex {
   private end = 0;
   private fh: FileHandle | null = null;
 
-  constructor(readonly file: string, capacity: number) {
+  constructor(
+    readonly file: string,
+    capacity: number,
+  ) {
     const c = Math.max(16, capacity);
     this.keys = new Float64Array(c);
     this.offLo = new Uint32Array(c);
@@ -178,7 +203,11 @@ export class SpillIndex {
   }
 
   /** Appends a page of records (positional write at a reserved range: pages may arrive in any order). */
-  async add<T extends { archived?: unknown }>(records: readonly T[], firstSeq: number, keyOf: (r: T) => number | null): Promise<void> {
+  async add<T extends { archived?: unknown }>(
+    records: readonly T[],
+    firstSeq: number,
+    keyOf: (r: T) => number | null,
+  ): Promise<void> {
     const bufs: Buffer[] = [];
     let size = 0;
     const base = this.end;
@@ -207,9 +236,14 @@ export class SpillIndex {
     this.end += size;
     const all = Buffer.concat(bufs, size);
     // A write may take part of the bytes (the disk filled meanwhile): the rest goes on, or fails with the reason.
-    for (let done = 0; done < size; ) {
+    for (let done = 0; done < size;) {
       const { bytesWritten } = await this.fh!.write(all, done, size - done, base + done);
-      if (bytesWritten === 0) throw Object.assign(new Error(`ENOSPC: nothing written, write '${this.file}'`), { code: 'ENOSPC', syscall: 'write', path: this.file });
+      if (bytesWritten === 0)
+        throw Object.assign(new Error(`ENOSPC: nothing written, write '${this.file}'`), {
+          code: 'ENOSPC',
+          syscall: 'write',
+          path: this.file,
+        });
       done += bytesWritten;
     }
   }
@@ -224,12 +258,24 @@ export class SpillIndex {
     const seqs = this.seqs!;
     const less = (i: number, j: number) => keys[i]! < keys[j]! || (keys[i] === keys[j] && seqs[i]! < seqs[j]!);
     const swap = (i: number, j: number) => {
-      let t = keys[i]!; keys[i] = keys[j]!; keys[j] = t;
-      t = seqs[i]!; seqs[i] = seqs[j]!; seqs[j] = t;
-      t = this.offLo[i]!; this.offLo[i] = this.offLo[j]!; this.offLo[j] = t;
-      t = this.offHi[i]!; this.offHi[i] = this.offHi[j]!; this.offHi[j] = t;
-      t = this.lens[i]!; this.lens[i] = this.lens[j]!; this.lens[j] = t;
-      t = this.arch[i]!; this.arch[i] = this.arch[j]!; this.arch[j] = t;
+      let t = keys[i]!;
+      keys[i] = keys[j]!;
+      keys[j] = t;
+      t = seqs[i]!;
+      seqs[i] = seqs[j]!;
+      seqs[j] = t;
+      t = this.offLo[i]!;
+      this.offLo[i] = this.offLo[j]!;
+      this.offLo[j] = t;
+      t = this.offHi[i]!;
+      this.offHi[i] = this.offHi[j]!;
+      this.offHi[j] = t;
+      t = this.lens[i]!;
+      this.lens[i] = this.lens[j]!;
+      this.lens[j] = t;
+      t = this.arch[i]!;
+      this.arch[i] = this.arch[j]!;
+      this.arch[j] = t;
     };
     // Ranges left to sort; the larger half is pushed and the smaller one sorted next, so the stack stays O(log n).
     const stack: number[] = [0, this.n - 1];
@@ -258,7 +304,8 @@ export class SpillIndex {
     this.seqs = null;
     // Trimmed to n only when the first page's total overstated the catalogue by much (items archived meanwhile…).
     if (this.keys.length - this.n > 1024 && this.keys.length > this.n * 1.1) {
-      const trim = <A extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(a: A): A => a.slice(0, this.n) as A;
+      const trim = <A extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(a: A): A =>
+        a.slice(0, this.n) as A;
       this.keys = trim(this.keys);
       this.offLo = trim(this.offLo);
       this.offHi = trim(this.offHi);
@@ -280,7 +327,15 @@ export class SpillIndex {
 
   /** Bytes held by the index arrays. */
   get bytes(): number {
-    return this.keys.byteLength + this.offLo.byteLength + this.offHi.byteLength + this.lens.byteLength + this.arch.byteLength + (this.seqs?.byteLength ?? 0) + this.long.size * 16;
+    return (
+      this.keys.byteLength +
+      this.offLo.byteLength +
+      this.offHi.byteLength +
+      this.lens.byteLength +
+      this.arch.byteLength +
+      (this.seqs?.byteLength ?? 0) +
+      this.long.size * 16
+    );
   }
 
   /** First position whose key is ≥ k (sealed index). */
@@ -328,7 +383,8 @@ export class SpillIndex {
       }
       const buf = Buffer.allocUnsafe(end - start);
       const { bytesRead } = await this.fh!.read(buf, 0, buf.length, start);
-      if (bytesRead !== buf.length) throw new Error(`${this.file}: short read at ${start} (${bytesRead} of ${buf.length} bytes)`);
+      if (bytesRead !== buf.length)
+        throw new Error(`${this.file}: short read at ${start} (${bytesRead} of ${buf.length} bytes)`);
       for (let k = i; k < j; k++) {
         const [off, len, at] = order[k]!;
         out[at] = JSON.parse(buf.toString('utf8', off - start, off - start + len)) as T;
@@ -350,9 +406,15 @@ export async function openApiState(opts: OpenApiStateOptions): Promise<ApiStateS
   const concurrency = opts.concurrency ?? 8;
   const manufactured = target === 'manufacturedItem';
   const tradeSearch: Search<TradeItemRecord> = (q) =>
-    product.searchTradeItems(q).then((p) => ({ items: p.tradeItems ?? [], total: p.skipAndTakeQueryStats?.totalCount ?? (p.tradeItems ?? []).length }));
+    product.searchTradeItems(q).then((p) => ({
+      items: p.tradeItems ?? [],
+      total: p.skipAndTakeQueryStats?.totalCount ?? (p.tradeItems ?? []).length,
+    }));
   const manuSearch: Search<ManufacturedItemRecord> = (q) =>
-    product.searchManufacturedItems(q).then((p) => ({ items: p.manufacturedItems ?? [], total: p.skipAndTakeQueryStats?.totalCount ?? (p.manufacturedItems ?? []).length }));
+    product.searchManufacturedItems(q).then((p) => ({
+      items: p.manufacturedItems ?? [],
+      total: p.skipAndTakeQueryStats?.totalCount ?? (p.manufacturedItems ?? []).length,
+    }));
 
   throwIfAborted(signal);
   const [firstTrade, firstManu] = await Promise.all([
@@ -366,16 +428,32 @@ export async function openApiState(opts: OpenApiStateOptions): Promise<ApiStateS
   const manuPages = firstManu ? pagesOf(firstManu) : 0;
   const searchCost = opts.sheetKeys * (manufactured ? 2 : 1);
   const indexCost = PAGE_WEIGHT * (tradePages - 1 + (firstManu ? manuPages - 1 : 0));
-  const strategy: StateStrategy = opts.needIndex || key === 'tradeItemId' || indexCost <= searchCost ? 'index' : 'search';
+  const strategy: StateStrategy =
+    opts.needIndex || key === 'tradeItemId' || indexCost <= searchCost ? 'index' : 'search';
 
-  if (strategy === 'search') return searchSource({ product: { tradeSearch, manuSearch }, owner, manufactured, concurrency, signal, catalog: { total: firstTrade.total, active: null, pages: tradePages } });
+  if (strategy === 'search')
+    return searchSource({
+      product: { tradeSearch, manuSearch },
+      owner,
+      manufactured,
+      concurrency,
+      signal,
+      catalog: { total: firstTrade.total, active: null, pages: tradePages },
+    });
 
   const dir = join(opts.dir, 'catalog');
   await writingTo('cannot write the catalogue index to', dir, () => makeDir(dir));
   const trade = new SpillIndex(join(dir, 'trade-items.jsonl'), firstTrade.total + 64);
   const manu = firstManu ? new SpillIndex(join(dir, 'manufactured-items.jsonl'), firstManu.total + 64) : null;
-  const tradeKeyNum = key === 'gtin' ? (t: TradeItemRecord) => { const g = gtinKey(t.gtin); return g === null ? null : Number(g); } : (t: TradeItemRecord) => (typeof t.tradeItemId === 'string' ? hash52(t.tradeItemId.toLowerCase()) : null);
-  const manuKeyNum = (m: ManufacturedItemRecord) => (typeof m.tradeItemId === 'string' ? hash52(m.tradeItemId.toLowerCase()) : null);
+  const tradeKeyNum =
+    key === 'gtin'
+      ? (t: TradeItemRecord) => {
+          const g = gtinKey(t.gtin);
+          return g === null ? null : Number(g);
+        }
+      : (t: TradeItemRecord) => (typeof t.tradeItemId === 'string' ? hash52(t.tradeItemId.toLowerCase()) : null);
+  const manuKeyNum = (m: ManufacturedItemRecord) =>
+    typeof m.tradeItemId === 'string' ? hash52(m.tradeItemId.toLowerCase()) : null;
   try {
     await trade.open();
     await manu?.open();
@@ -389,10 +467,25 @@ export async function openApiState(opts: OpenApiStateOptions): Promise<ApiStateS
     };
     push(firstTrade, false);
     if (firstManu) push(firstManu, true);
-    await pool(tasks, concurrency, async (t) => {
-      if (t.manu) await manu!.add((await manuSearch({ OwnerCompanyId: owner, Skip: t.skip, Take: t.take })).items, t.skip, manuKeyNum);
-      else await trade.add((await tradeSearch({ OwnerCompanyId: owner, Skip: t.skip, Take: t.take })).items, t.skip, tradeKeyNum);
-    }, signal);
+    await pool(
+      tasks,
+      concurrency,
+      async (t) => {
+        if (t.manu)
+          await manu!.add(
+            (await manuSearch({ OwnerCompanyId: owner, Skip: t.skip, Take: t.take })).items,
+            t.skip,
+            manuKeyNum,
+          );
+        else
+          await trade.add(
+            (await tradeSearch({ OwnerCompanyId: owner, Skip: t.skip, Take: t.take })).items,
+            t.skip,
+            tradeKeyNum,
+          );
+      },
+      signal,
+    );
     trade.seal();
     manu?.seal();
   } catch (err) {
@@ -401,7 +494,15 @@ export async function openApiState(opts: OpenApiStateOptions): Promise<ApiStateS
     if (!opts.keepFiles) await rm(dir, { recursive: true, force: true });
     throw fileWriteError(err, 'cannot write the catalogue index to', dir);
   }
-  return indexSource({ trade, manu, key, dir, keepFiles: Boolean(opts.keepFiles), total: firstTrade.total, pages: tradePages });
+  return indexSource({
+    trade,
+    manu,
+    key,
+    dir,
+    keepFiles: Boolean(opts.keepFiles),
+    total: firstTrade.total,
+    pages: tradePages,
+  });
 }
 
 function searchSource(o: {
@@ -420,20 +521,38 @@ function searchSource(o: {
       const manufacturedItems = new Map<string, ManufacturedItemRecord>();
       const wanted = [...new Set(keys)];
       const found = new Map<string, TradeItemRecord[]>();
-      await pool(wanted, o.concurrency, async (k) => {
-        // The GTIN filter is exact: records are matched on their GTIN-14 form.
-        const recs = await searchAll(o.product.tradeSearch, { OwnerCompanyId: o.owner, GTIN: k }, o.signal);
-        found.set(k, recs.filter((t) => gtinKey(t.gtin) === k));
-      }, o.signal);
+      await pool(
+        wanted,
+        o.concurrency,
+        async (k) => {
+          // The GTIN filter is exact: records are matched on their GTIN-14 form.
+          const recs = await searchAll(o.product.tradeSearch, { OwnerCompanyId: o.owner, GTIN: k }, o.signal);
+          found.set(
+            k,
+            recs.filter((t) => gtinKey(t.gtin) === k),
+          );
+        },
+        o.signal,
+      );
       // Keys in the order asked, each key's records in API order: the same choice among duplicates as the index.
       for (const k of wanted) for (const t of found.get(k) ?? []) prefer(tradeItems, k, t);
       if (o.manufactured) {
         const kept = [...tradeItems.values()];
         const byTrade = new Map<string, ManufacturedItemRecord[]>();
-        await pool(kept, o.concurrency, async (t) => {
-          byTrade.set(t.tradeItemId, await searchAll(o.product.manuSearch, { OwnerCompanyId: o.owner, TradeItemId: t.tradeItemId }, o.signal));
-        }, o.signal);
-        for (const t of kept) for (const m of byTrade.get(t.tradeItemId) ?? []) prefer(manufacturedItems, manufacturedKey(m.tradeItemId, m.supplierCompanyId), m);
+        await pool(
+          kept,
+          o.concurrency,
+          async (t) => {
+            byTrade.set(
+              t.tradeItemId,
+              await searchAll(o.product.manuSearch, { OwnerCompanyId: o.owner, TradeItemId: t.tradeItemId }, o.signal),
+            );
+          },
+          o.signal,
+        );
+        for (const t of kept)
+          for (const m of byTrade.get(t.tradeItemId) ?? [])
+            prefer(manufacturedItems, manufacturedKey(m.tradeItemId, m.supplierCompanyId), m);
       }
       return { tradeItems, manufacturedItems, complete: false };
     },
@@ -445,11 +564,21 @@ function searchSource(o: {
   };
 }
 
-async function indexSource(o: { trade: SpillIndex; manu: SpillIndex | null; key: 'gtin' | 'tradeItemId'; dir: string; keepFiles: boolean; total: number; pages: number }): Promise<ApiStateSource> {
+async function indexSource(o: {
+  trade: SpillIndex;
+  manu: SpillIndex | null;
+  key: 'gtin' | 'tradeItemId';
+  dir: string;
+  keepFiles: boolean;
+  total: number;
+  pages: number;
+}): Promise<ApiStateSource> {
   const { trade, manu } = o;
   const gtin = o.key === 'gtin';
-  const keyOfRecord = (t: TradeItemRecord): string | null => (gtin ? gtinKey(t.gtin) : typeof t.tradeItemId === 'string' ? t.tradeItemId.toLowerCase() : null);
-  const numOf = (k: string): number | null => (gtin ? (/^\d{14}$/.test(k) ? Number(k) : null) : hash52(k.toLowerCase()));
+  const keyOfRecord = (t: TradeItemRecord): string | null =>
+    gtin ? gtinKey(t.gtin) : typeof t.tradeItemId === 'string' ? t.tradeItemId.toLowerCase() : null;
+  const numOf = (k: string): number | null =>
+    gtin ? (/^\d{14}$/.test(k) ? Number(k) : null) : hash52(k.toLowerCase());
 
   /** The kept record of each distinct key in a run of equal numeric keys (only the active ones when activeOnly). */
   async function resolveRun(from: number, to: number, activeOnly: boolean): Promise<Map<string, TradeItemRecord>> {
@@ -463,10 +592,11 @@ async function indexSource(o: { trade: SpillIndex; manu: SpillIndex | null; key:
     return out;
   }
 
-  // Active keys, exactly: a run of one numeric key is one key (GTIN); a hash run longer than one is resolved by reading it.
+  // Active keys, exactly: a run of one numeric key is one key (GTIN); a hash run longer than one is resolved by reading
+  // it.
   let active = 0;
   const hashRuns: [number, number][] = [];
-  for (let i = 0; i < trade.n; ) {
+  for (let i = 0; i < trade.n;) {
     let j = i + 1;
     let anyActive = !trade.archivedAt(i);
     for (; j < trade.n && trade.keyAt(j) === trade.keyAt(i); j++) if (!trade.archivedAt(j)) anyActive = true;
@@ -509,7 +639,8 @@ async function indexSource(o: { trade: SpillIndex; manu: SpillIndex | null; key:
         }
         mpos.sort((a, b) => a - b);
         for (const m of await manu.read<ManufacturedItemRecord>(mpos)) {
-          if (ids.has(m.tradeItemId.toLowerCase())) prefer(manufacturedItems, manufacturedKey(m.tradeItemId, m.supplierCompanyId), m);
+          if (ids.has(m.tradeItemId.toLowerCase()))
+            prefer(manufacturedItems, manufacturedKey(m.tradeItemId, m.supplierCompanyId), m);
         }
       }
       return { tradeItems, manufacturedItems, complete: true };
@@ -522,7 +653,7 @@ async function indexSource(o: { trade: SpillIndex; manu: SpillIndex | null; key:
         batch = [];
         for (const t of recs) yield { tradeItemId: t.tradeItemId, key: gtinKey(t.gtin)!, record: t };
       };
-      for (let i = 0; i < trade.n; ) {
+      for (let i = 0; i < trade.n;) {
         let j = i + 1;
         while (j < trade.n && trade.keyAt(j) === trade.keyAt(i)) j++;
         if (gtin) {
@@ -537,7 +668,8 @@ async function indexSource(o: { trade: SpillIndex; manu: SpillIndex | null; key:
           let anyActive = false;
           for (let p = i; p < j; p++) if (!trade.archivedAt(p)) anyActive = true;
           if (anyActive) {
-            for (const [k, t] of await resolveRun(i, j, true)) if (!inSheet(k)) yield { tradeItemId: t.tradeItemId, key: k, record: t };
+            for (const [k, t] of await resolveRun(i, j, true))
+              if (!inSheet(k)) yield { tradeItemId: t.tradeItemId, key: k, record: t };
           }
         }
         i = j;

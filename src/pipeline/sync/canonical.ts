@@ -22,7 +22,6 @@ export function isEmptyValue(value: unknown): boolean {
   return normalize(value) === null;
 }
 
-
 const COMPOUND = Symbol('compound');
 
 /** A scalar as canonical() would see it (empties and non-finite numbers as null), or COMPOUND for anything else. */

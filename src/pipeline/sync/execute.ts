@@ -13,15 +13,22 @@ const CREATE_ATTEMPTS = 8;
 
 /** The product API writes and searches the executor needs (the typed client satisfies it). */
 export interface ProductWriter {
-  searchTradeItems(query: Record<string, string | number>): Promise<{ tradeItems: TradeItemRecord[] | null; skipAndTakeQueryStats: SkipAndTakeQueryStats | null }>;
-  searchManufacturedItems(query: Record<string, string | number>): Promise<{ manufacturedItems: ManufacturedItemRecord[] | null; skipAndTakeQueryStats: SkipAndTakeQueryStats | null }>;
+  searchTradeItems(
+    query: Record<string, string | number>,
+  ): Promise<{ tradeItems: TradeItemRecord[] | null; skipAndTakeQueryStats: SkipAndTakeQueryStats | null }>;
+  searchManufacturedItems(query: Record<string, string | number>): Promise<{
+    manufacturedItems: ManufacturedItemRecord[] | null;
+    skipAndTakeQueryStats: SkipAndTakeQueryStats | null;
+  }>;
   createTradeItem(body: Record<string, unknown>): Promise<{ tradeItemId: string }>;
   patchTradeItem(id: string, body: Record<string, unknown>): Promise<unknown>;
   putTradeItem(id: string, body: Record<string, unknown>): Promise<unknown>;
   unarchiveTradeItem(id: string): Promise<unknown>;
   archiveTradeItems(ids: string[]): Promise<unknown>;
   createManufacturedItem(tradeItemId: string, body: Record<string, unknown>): Promise<{ manufacturedItemId: string }>;
-  createManufacturedItemWithTradeItem(body: Record<string, unknown>): Promise<{ tradeItemId: string; manufacturedItemId: string }>;
+  createManufacturedItemWithTradeItem(
+    body: Record<string, unknown>,
+  ): Promise<{ tradeItemId: string; manufacturedItemId: string }>;
   patchManufacturedItem(id: string, body: Record<string, unknown>): Promise<unknown>;
   putManufacturedItem(id: string, body: Record<string, unknown>): Promise<unknown>;
 }
@@ -29,14 +36,29 @@ export interface ProductWriter {
 /** What the journal must offer the executor (see journal.ts). */
 export interface StepJournal {
   state(opId: string): { state: string; result?: unknown } | undefined;
-  record(opId: string, state: 'planned' | 'sent' | 'confirmed' | 'failed', data?: unknown, durable?: boolean): void | Promise<void>;
+  record(
+    opId: string,
+    state: 'planned' | 'sent' | 'confirmed' | 'failed',
+    data?: unknown,
+    durable?: boolean,
+  ): void | Promise<void>;
 }
 
 /** The outcome of one planned row or archive after execution. */
 export interface ExecutedRow {
   row: number | null;
   key: string | null;
-  outcome: 'created' | 'updated' | 'unchanged' | 'archived' | 'unarchived' | 'invalid' | 'failed' | 'skipped' | 'not_attempted' | 'valid';
+  outcome:
+    | 'created'
+    | 'updated'
+    | 'unchanged'
+    | 'archived'
+    | 'unarchived'
+    | 'invalid'
+    | 'failed'
+    | 'skipped'
+    | 'not_attempted'
+    | 'valid';
   tradeItemId: string | null;
   manufacturedItemId: string | null;
   changedFields: string[];
@@ -81,7 +103,8 @@ const OUTCOME: Record<RowPlan['action'], ExecutedRow['outcome']> = {
 
 /** True when a failed write may nevertheless have been applied (timeout or reset after sending, or a 5xx). */
 export function outcomeUnknown(err: unknown): boolean {
-  if (err && typeof err === 'object' && 'outcomeUnknown' in err) return Boolean((err as { outcomeUnknown: unknown }).outcomeUnknown);
+  if (err && typeof err === 'object' && 'outcomeUnknown' in err)
+    return Boolean((err as { outcomeUnknown: unknown }).outcomeUnknown);
   if (err instanceof HttpError) return err.status === null ? err.code !== 'PS_ERR_HTTP_CONNECTION' : err.status >= 500;
   return false;
 }
@@ -92,7 +115,10 @@ interface RowIds {
   manufacturedItemId: string | null;
 }
 
-/** Runs row plans and archives with bounded, adaptive concurrency, journalled and idempotent; never re-sends a create blindly. */
+/**
+ * Runs row plans and archives with bounded, adaptive concurrency, journalled and idempotent; never re-sends a create
+ * blindly.
+ */
 export class Executor {
   readonly #o: ExecuteOptions;
   readonly #breaker: CircuitBreaker;
@@ -119,7 +145,10 @@ export class Executor {
     return this.#aborted;
   }
 
-  /** Executes every row plan; rows not attempted after an abort come back `not_attempted`. Yields results as they finish. */
+  /**
+   * Executes every row plan; rows not attempted after an abort come back `not_attempted`. Yields results as they
+   * finish.
+   */
   async run(plans: AsyncIterable<RowPlan> | Iterable<RowPlan>): Promise<void> {
     const inFlight = new Set<Promise<void>>();
     for await (const plan of plans) {
@@ -145,7 +174,16 @@ export class Executor {
       const chunk = entries.slice(i, i + batch);
       const opId = `archive:${chunk[0]!.tradeItemId}:${chunk.length}`;
       const emit = (outcome: ExecutedRow['outcome'], issues: Issue[] = []) => {
-        for (const e of chunk) this.#emit({ row: null, key: e.key, outcome, tradeItemId: e.tradeItemId, manufacturedItemId: null, changedFields: outcome === 'archived' ? ['archived'] : [], issues });
+        for (const e of chunk)
+          this.#emit({
+            row: null,
+            key: e.key,
+            outcome,
+            tradeItemId: e.tradeItemId,
+            manufacturedItemId: null,
+            changedFields: outcome === 'archived' ? ['archived'] : [],
+            issues,
+          });
       };
       if (this.#stopped()) {
         emit('not_attempted', [runIssue('NOT_ATTEMPTED', `not attempted: ${this.#aborted?.message ?? 'run stopped'}`)]);
@@ -167,7 +205,8 @@ export class Executor {
         this.#o.throttle.release(false);
         this.#noteFailure(err);
         // Refused by the run's fence: not sent.
-        if (err instanceof LeaseLostError) emit('not_attempted', [runIssue('NOT_ATTEMPTED', `not attempted: ${err.message}`)]);
+        if (err instanceof LeaseLostError)
+          emit('not_attempted', [runIssue('NOT_ATTEMPTED', `not attempted: ${err.message}`)]);
         else emit('failed', [apiIssue(null, err)]);
       }
     }
@@ -203,7 +242,15 @@ export class Executor {
 
   #notAttempted(plan: RowPlan): ExecutedRow {
     const ids = createdIds(plan, { tradeItemId: plan.tradeItemId, manufacturedItemId: plan.manufacturedItemId });
-    return this.#result(plan, 'not_attempted', [...plan.issues, runIssue('NOT_ATTEMPTED', `not attempted: ${this.#aborted?.message ?? 'run stopped'}`, plan.row)], ids);
+    return this.#result(
+      plan,
+      'not_attempted',
+      [
+        ...plan.issues,
+        runIssue('NOT_ATTEMPTED', `not attempted: ${this.#aborted?.message ?? 'run stopped'}`, plan.row),
+      ],
+      ids,
+    );
   }
 
   #noteFailure(err: unknown): void {
@@ -216,13 +263,19 @@ export class Executor {
       return;
     }
     if (isRetryable(err) && this.#breaker.failure()) {
-      this.#aborted ??= new ProductSyncError('PS_ERR_CIRCUIT_OPEN', `API unavailable: ${this.#breaker.threshold} consecutive failures after retries (last: ${(err as Error).message})`);
+      this.#aborted ??= new ProductSyncError(
+        'PS_ERR_CIRCUIT_OPEN',
+        `API unavailable: ${this.#breaker.threshold} consecutive failures after retries (last: ${(err as Error).message})`,
+      );
     }
   }
 
   async #runRow(plan: RowPlan): Promise<void> {
     // The ids a create of this row makes are known once it succeeded (the plan's are only asked for).
-    const ids: RowIds = createdIds(plan, { tradeItemId: plan.tradeItemId, manufacturedItemId: plan.manufacturedItemId });
+    const ids: RowIds = createdIds(plan, {
+      tradeItemId: plan.tradeItemId,
+      manufacturedItemId: plan.manufacturedItemId,
+    });
     // Set once a request of this row has gone out (or a step was confirmed by an earlier attempt).
     const sent = { any: false };
     let ok = true;
@@ -243,14 +296,23 @@ export class Executor {
       this.#noteFailure(err);
       // The fence refused the row's first request: nothing of it was sent.
       if (err instanceof LeaseLostError && !sent.any) this.#emit(this.#notAttempted(plan));
-      else if (err instanceof FoundNotOurs) this.#emit(this.#result(plan, 'failed', [...plan.issues, runIssue('API_CONFLICT', err.message, plan.row)], { ...ids, ...err.found }));
+      else if (err instanceof FoundNotOurs)
+        this.#emit(
+          this.#result(plan, 'failed', [...plan.issues, runIssue('API_CONFLICT', err.message, plan.row)], {
+            ...ids,
+            ...err.found,
+          }),
+        );
       else this.#emit(this.#result(plan, 'failed', [...plan.issues, apiIssue(plan.row, err)], ids));
     } finally {
       this.#o.throttle.release(ok);
     }
   }
 
-  /** Sends step `i` of a row unless the journal says it was confirmed; a create with an unknown outcome is looked up before any resend. */
+  /**
+   * Sends step `i` of a row unless the journal says it was confirmed; a create with an unknown outcome is looked up
+   * before any resend.
+   */
   async #step(plan: RowPlan, i: number, ids: RowIds, sent: { any: boolean }): Promise<void> {
     const step = plan.steps[i]!;
     const opId = `${plan.key}:${i}:${step.kind}`;
@@ -262,7 +324,10 @@ export class Executor {
       return;
     }
     if (prior?.state === 'sent') sent.any = true;
-    const isCreate = step.kind === 'tradeItem.create' || step.kind === 'manufacturedItem.createWithTradeItem' || step.kind === 'manufacturedItem.createUnderTradeItem';
+    const isCreate =
+      step.kind === 'tradeItem.create' ||
+      step.kind === 'manufacturedItem.createWithTradeItem' ||
+      step.kind === 'manufacturedItem.createUnderTradeItem';
     if (isCreate && prior?.state === 'sent') {
       // A previous attempt (killed process) sent this create and never heard back: look before sending again.
       const found = await this.#findCreatedPatiently(plan, step, ids);
@@ -324,7 +389,10 @@ export class Executor {
         await api.unarchiveTradeItem(ids.tradeItemId ?? step.id);
         return {};
       case 'manufacturedItem.createUnderTradeItem':
-        return { manufacturedItemId: (await api.createManufacturedItem(ids.tradeItemId ?? step.tradeItemId, step.body)).manufacturedItemId };
+        return {
+          manufacturedItemId: (await api.createManufacturedItem(ids.tradeItemId ?? step.tradeItemId, step.body))
+            .manufacturedItemId,
+        };
       case 'manufacturedItem.createWithTradeItem': {
         const r = await api.createManufacturedItemWithTradeItem(step.body);
         return { tradeItemId: r.tradeItemId, manufacturedItemId: r.manufacturedItemId };
@@ -347,7 +415,8 @@ export class Executor {
       const gtin = 'body' in step && typeof step.body.gtin === 'string' ? step.body.gtin : plan.key;
       if (!gtin || !/^\d{8,14}$/.test(gtin)) return false;
       const page = await api.searchTradeItems({ OwnerCompanyId: owner, GTIN: gtin, Take: 500 });
-      const record = (page.tradeItems ?? []).find((t) => t.tradeItemId === id) as (TradeItemRecord & Record<string, unknown>) | undefined;
+      const record = (page.tradeItems ?? []).find((t) => t.tradeItemId === id) as
+        (TradeItemRecord & Record<string, unknown>) | undefined;
       if (!record) return false;
       if (step.kind === 'tradeItem.unarchive') return record.archived === false;
       return Object.entries(step.body).every(([field, value]) => sameCanonical(value, record[field]));
@@ -356,13 +425,19 @@ export class Executor {
       const tradeItemId = ids.tradeItemId ?? plan.tradeItemId;
       if (!tradeItemId) return false;
       const page = await api.searchManufacturedItems({ OwnerCompanyId: owner, TradeItemId: tradeItemId, Take: 500 });
-      const record = (page.manufacturedItems ?? []).find((m) => m.manufacturedItemId === (ids.manufacturedItemId ?? step.id)) as (ManufacturedItemRecord & Record<string, unknown>) | undefined;
-      return record !== undefined && Object.entries(step.body).every(([field, value]) => sameCanonical(value, record[field]));
+      const record = (page.manufacturedItems ?? []).find(
+        (m) => m.manufacturedItemId === (ids.manufacturedItemId ?? step.id),
+      ) as (ManufacturedItemRecord & Record<string, unknown>) | undefined;
+      return (
+        record !== undefined && Object.entries(step.body).every(([field, value]) => sameCanonical(value, record[field]))
+      );
     }
     return false;
   }
 
-  /** #findCreated, tried again (after a pause) when the search itself keeps failing: never resend a create unverified. */
+  /**
+   * #findCreated, tried again (after a pause) when the search itself keeps failing: never resend a create unverified.
+   */
   async #findCreatedPatiently(plan: RowPlan, step: Step, ids: RowIds): Promise<Partial<RowIds> | null> {
     for (let i = 1; ; i++) {
       try {
@@ -374,24 +449,32 @@ export class Executor {
     }
   }
 
-  /** Looks up what a create may have made: the owner's trade item with this GTIN (and its manufactured item for the supplier). */
+  /**
+   * Looks up what a create may have made: the owner's trade item with this GTIN (and its manufactured item for the
+   * supplier).
+   */
   async #findCreated(plan: RowPlan, step: Step, ids: RowIds): Promise<Partial<RowIds> | null> {
     const api = this.#o.api;
     const owner = this.#o.ownerCompanyId;
     if (step.kind === 'manufacturedItem.createUnderTradeItem' || step.kind === 'manufacturedItem.createWithTradeItem') {
       const supplier = String(step.body.supplierCompanyId);
       const query: Record<string, string> = { OwnerCompanyId: owner, SupplierCompanyId: supplier, Take: '500' };
-      if (step.kind === 'manufacturedItem.createUnderTradeItem') query.TradeItemId = ids.tradeItemId ?? step.tradeItemId;
+      if (step.kind === 'manufacturedItem.createUnderTradeItem')
+        query.TradeItemId = ids.tradeItemId ?? step.tradeItemId;
       else query.GTIN = String(step.body.gtin ?? plan.key);
       const page = await api.searchManufacturedItems(query);
-      const hit = (page.manufacturedItems ?? []).find((m) => m.supplierCompanyId.toLowerCase() === supplier.toLowerCase());
+      const hit = (page.manufacturedItems ?? []).find(
+        (m) => m.supplierCompanyId.toLowerCase() === supplier.toLowerCase(),
+      );
       return hit ? { tradeItemId: hit.tradeItemId, manufacturedItemId: hit.manufacturedItemId } : null;
     }
     const gtin = String(step.kind === 'tradeItem.create' ? (step.body.gtin ?? plan.key) : plan.key);
     const page = await api.searchTradeItems({ OwnerCompanyId: owner, GTIN: gtin, Take: 500 });
     const want = gtinKey(gtin);
     const hits = (page.tradeItems ?? []).filter((t) => gtinKey(t.gtin) === want);
-    const preferred = hits.find((t) => t.tradeItemId === (step.kind === 'tradeItem.create' ? step.body.tradeItemId : undefined)) ?? hits[0];
+    const preferred =
+      hits.find((t) => t.tradeItemId === (step.kind === 'tradeItem.create' ? step.body.tradeItemId : undefined)) ??
+      hits[0];
     return preferred ? { tradeItemId: preferred.tradeItemId } : null;
   }
 }
@@ -407,11 +490,14 @@ export function apiIssue(row: number | null, err: unknown): Issue {
     const code = err.status === 400 ? 'API_REJECTED' : err.status === 409 ? 'API_CONFLICT' : 'API_FAILED';
     return runIssue(code, `${err.method} ${err.url} → ${err.status ?? err.code}: ${err.apiMessage}`, row);
   }
-  if (err instanceof ProductSyncError && err.code === 'PS_ERR_HTTP_REQUEST_INVALID') return runIssue('REQUEST_INVALID', err.message, row);
+  if (err instanceof ProductSyncError && err.code === 'PS_ERR_HTTP_REQUEST_INVALID')
+    return runIssue('REQUEST_INVALID', err.message, row);
   return runIssue('API_FAILED', (err as Error)?.message ?? String(err), row);
 }
 
-/** `ids` without what the row's creates make: unknown until a create has succeeded (an asked-for id may never exist). */
+/**
+ * `ids` without what the row's creates make: unknown until a create has succeeded (an asked-for id may never exist).
+ */
 function createdIds(plan: RowPlan, ids: RowIds): RowIds {
   for (const step of plan.steps) {
     if (step.kind === 'tradeItem.create') ids.tradeItemId = null;
@@ -424,16 +510,21 @@ function createdIds(plan: RowPlan, ids: RowIds): RowIds {
 /** True when the item found for a create carries the id that create asked for. */
 function carriesAskedId(step: Step, found: Partial<RowIds>): boolean {
   if (step.kind === 'tradeItem.create') return found.tradeItemId === step.body.tradeItemId;
-  if (step.kind === 'manufacturedItem.createWithTradeItem' || step.kind === 'manufacturedItem.createUnderTradeItem') return found.manufacturedItemId === step.body.manufacturedItemId;
+  if (step.kind === 'manufacturedItem.createWithTradeItem' || step.kind === 'manufacturedItem.createUnderTradeItem')
+    return found.manufacturedItemId === step.body.manufacturedItemId;
   return false;
 }
 
-/** An item found for a create an earlier attempt sent, that another run may have made (it is not claimed as created). */
+/**
+ * An item found for a create an earlier attempt sent, that another run may have made (it is not claimed as created).
+ */
 class FoundNotOurs extends Error {
   constructor(
     plan: RowPlan,
     readonly found: Partial<RowIds>,
   ) {
-    super(`an item with the key ${plan.key} exists, made by an earlier attempt of this run or by another run since (the API does not keep the id this run asked for, so it cannot tell): nothing was sent for this row; run the import again to bring it up to date`);
+    super(
+      `an item with the key ${plan.key} exists, made by an earlier attempt of this run or by another run since (the API does not keep the id this run asked for, so it cannot tell): nothing was sent for this row; run the import again to bring it up to date`,
+    );
   }
 }

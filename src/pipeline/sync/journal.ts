@@ -5,7 +5,10 @@ import { fileWriteError } from '../../fs-errors.ts';
 /** States an operation goes through (DESIGN §7). */
 export type JournalState = 'planned' | 'sent' | 'confirmed' | 'failed';
 
-/** The latest known state of one operation; `result` is what the caller recorded with it (an id, an outcome, an error message). */
+/**
+ * The latest known state of one operation; `result` is what the caller recorded with it (an id, an outcome, an error
+ * message).
+ */
 export interface JournalEntry {
   state: JournalState;
   result?: unknown;
@@ -16,9 +19,10 @@ export interface Journal {
   /** The latest state recorded for `opId` (this run or a replayed one), or undefined when never recorded. */
   state(opId: string): JournalEntry | undefined;
   /**
-   * Records a state. `durable` writes it (and everything buffered before it) with a synchronous `write` before returning
-   * — or, on a journal opened with `batchDurable`, before the promise returned resolves: use it for a `sent` that must
-   * be on disk before its request leaves. Other records are buffered for at most ~100 ms (or 64 KB), in order.
+   * Records a state. `durable` writes it (and everything buffered before it) with a synchronous `write` before
+   * returning — or, on a journal opened with `batchDurable`, before the promise returned resolves: use it for a `sent`
+   * that must be on disk before its request leaves. Other records are buffered for at most ~100 ms (or 64 KB), in
+   * order.
    */
   record(opId: string, state: JournalState, data?: unknown, durable?: boolean): void | Promise<void>;
   /** The latest state of every operation, in first-recorded order. */
@@ -41,14 +45,18 @@ interface JournalLine {
 function parseLine(line: string): JournalLine | undefined {
   try {
     const rec = JSON.parse(line) as Partial<JournalLine> | null;
-    if (rec && typeof rec === 'object' && typeof rec.op === 'string' && typeof rec.s === 'string' && STATES.has(rec.s)) return rec as JournalLine;
+    if (rec && typeof rec === 'object' && typeof rec.op === 'string' && typeof rec.s === 'string' && STATES.has(rec.s))
+      return rec as JournalLine;
   } catch {
     // A torn line (the process was killed mid-write): what it said did not happen as far as we know.
   }
   return undefined;
 }
 
-/** Replays the file into `latest` chunk by chunk (a million-op journal is never one string); returns whether the last line is torn. */
+/**
+ * Replays the file into `latest` chunk by chunk (a million-op journal is never one string); returns whether the last
+ * line is torn.
+ */
 function replay(fd: number, latest: Map<string, JournalEntry>): boolean {
   const buf = Buffer.allocUnsafe(CHUNK);
   let carry: Buffer = Buffer.alloc(0);
@@ -73,10 +81,15 @@ function replay(fd: number, latest: Map<string, JournalEntry>): boolean {
   return true;
 }
 
-/** A failure to open or write the journal: PS_ERR_FILE_WRITE when the file system refused (fs-errors.ts), else PS_ERR_JOURNAL. */
+/**
+ * A failure to open or write the journal: PS_ERR_FILE_WRITE when the file system refused (fs-errors.ts), else
+ * PS_ERR_JOURNAL.
+ */
 function journalError(err: unknown, action: string, path: string): ProductSyncError {
   const e = fileWriteError(err, action, path);
-  return e instanceof ProductSyncError ? e : new ProductSyncError('PS_ERR_JOURNAL', `${action} ${path}: ${(err as Error).message}`, { cause: err });
+  return e instanceof ProductSyncError
+    ? e
+    : new ProductSyncError('PS_ERR_JOURNAL', `${action} ${path}: ${(err as Error).message}`, { cause: err });
 }
 
 /** Options of {@link openJournal}. */
@@ -110,7 +123,8 @@ export async function openJournal(path: string, options: JournalOptions = {}): P
   // Bytes a failed write left unwritten (a full disk takes part of a write): written first by the next flush, so a line
   // begun on disk is completed, never followed by another record.
   let carry: Buffer | null = null;
-  // One pending timer at most: a flush leaves it running (it finds nothing to write), rather than clear and set one per record.
+  // One pending timer at most: a flush leaves it running (it finds nothing to write), rather than clear and set one per
+  // record.
   let timer: NodeJS.Timeout | undefined;
   // batchDurable: the durable records of this turn of the event loop, waiting for its end.
   let waiting: { resolve: () => void; reject: (err: unknown) => void }[] = [];
@@ -153,14 +167,16 @@ export async function openJournal(path: string, options: JournalOptions = {}): P
         });
       }
       if (durable || buffer.length > 65_536) flush();
-      else timer ??= setTimeout(() => {
-        timer = undefined;
-        try {
-          flush();
-        } catch {
-          // The buffer is kept: the next durable record or close() writes it again and reports a failure to its caller.
-        }
-      }, 100);
+      else
+        timer ??= setTimeout(() => {
+          timer = undefined;
+          try {
+            flush();
+          } catch {
+            // The buffer is kept: the next durable record or close() writes it again and reports a failure to its
+            // caller.
+          }
+        }, 100);
     },
     entries: () => latest.entries(),
     async close() {

@@ -93,7 +93,12 @@ function pick(fields: Record<string, unknown>, allowed: ReadonlySet<string>): Re
 }
 
 /** Fields of `wanted` (with `clear` ones as null) whose value differs from `current`. */
-function diff(wanted: Record<string, unknown>, clear: readonly string[], current: Record<string, unknown>, allowed: ReadonlySet<string>): Record<string, unknown> {
+function diff(
+  wanted: Record<string, unknown>,
+  clear: readonly string[],
+  current: Record<string, unknown>,
+  allowed: ReadonlySet<string>,
+): Record<string, unknown> {
   const changes: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(wanted)) {
     if (allowed.has(k) && !sameCanonical(v, current[k])) changes[k] = v;
@@ -104,20 +109,32 @@ function diff(wanted: Record<string, unknown>, clear: readonly string[], current
   return changes;
 }
 
-function splitTradeAndManufactured(fields: Record<string, unknown>): { trade: Record<string, unknown>; manu: Record<string, unknown> } {
+function splitTradeAndManufactured(fields: Record<string, unknown>): {
+  trade: Record<string, unknown>;
+  manu: Record<string, unknown>;
+} {
   const trade: Record<string, unknown> = {};
   const manu: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(fields)) (MANU_NAMES.has(k) ? manu : trade)[k] = v;
   return { trade, manu };
 }
 
-/** The update steps that bring an existing trade item to the draft: PATCH, or PUT of the full record when harmonizedCode changes. */
-function tradeUpdateSteps(id: string, wanted: Record<string, unknown>, clear: readonly string[], record: Record<string, unknown>): { steps: Step[]; changed: string[] } {
+/**
+ * The update steps that bring an existing trade item to the draft: PATCH, or PUT of the full record when harmonizedCode
+ * changes.
+ */
+function tradeUpdateSteps(
+  id: string,
+  wanted: Record<string, unknown>,
+  clear: readonly string[],
+  record: Record<string, unknown>,
+): { steps: Step[]; changed: string[] } {
   const changes = diff(wanted, clear, record, TRADE_PUT);
   const changed = Object.keys(changes);
   if (changed.length === 0) return { steps: [], changed };
   if ('harmonizedCode' in changes) {
-    // PATCH does not take harmonizedCode: PUT replaces every updatable field, so send the whole record with the changes.
+    // PATCH does not take harmonizedCode: PUT replaces every updatable field, so send the whole record with the
+    // changes.
     const body = { ...pick(record, TRADE_PUT), ...changes };
     for (const [k, v] of Object.entries(body)) if (v === undefined) delete body[k];
     return { steps: [{ kind: 'tradeItem.put', id, body }], changed };
@@ -129,10 +146,14 @@ function createOnlyWarnings(draft: Draft, record: Record<string, unknown>, field
   const issues: Issue[] = [];
   for (const f of fields) {
     if (f in draft.fields && !sameCanonical(draft.fields[f], record[f]) && !isEmptyValue(record[f])) {
-      issues.push(issue('FIELD_CREATE_ONLY', {
-        row: draft.row, field: f, value: String(draft.fields[f]),
-        message: `${f} can only be set when the item is created; the API keeps ${JSON.stringify(record[f])}`,
-      }));
+      issues.push(
+        issue('FIELD_CREATE_ONLY', {
+          row: draft.row,
+          field: f,
+          value: String(draft.fields[f]),
+          message: `${f} can only be set when the item is created; the API keeps ${JSON.stringify(record[f])}`,
+        }),
+      );
     }
   }
   return issues;
@@ -143,45 +164,84 @@ export function planRow(draft: Draft, state: ApiState, options: PlanOptions): Ro
   const key = draft.key!;
   const owner = options.ownerCompanyId;
   const existing = state.tradeItems.get(key);
-  const base: RowPlan = { row: draft.row, key, action: 'unchanged', steps: [], tradeItemId: existing?.tradeItemId ?? null, manufacturedItemId: null, changedFields: [], issues: [] };
-  const { trade, manu } = options.target === 'manufacturedItem' ? splitTradeAndManufactured(draft.fields) : { trade: draft.fields, manu: {} };
+  const base: RowPlan = {
+    row: draft.row,
+    key,
+    action: 'unchanged',
+    steps: [],
+    tradeItemId: existing?.tradeItemId ?? null,
+    manufacturedItemId: null,
+    changedFields: [],
+    issues: [],
+  };
+  const { trade, manu } =
+    options.target === 'manufacturedItem' ? splitTradeAndManufactured(draft.fields) : { trade: draft.fields, manu: {} };
   const gtin = typeof draft.fields.gtin === 'string' ? draft.fields.gtin : key;
 
   if (!existing) {
-    if (options.mode === 'update-only') return { ...base, action: 'skipped', issues: [skipIssue(draft, 'not in the API and the mode is update-only')] };
+    if (options.mode === 'update-only')
+      return { ...base, action: 'skipped', issues: [skipIssue(draft, 'not in the API and the mode is update-only')] };
     if (options.key === 'tradeItemId') {
-      return { ...base, action: 'skipped', issues: [skipIssue(draft, 'no trade item has this tradeItemId; creates need a GTIN key')] };
+      return {
+        ...base,
+        action: 'skipped',
+        issues: [skipIssue(draft, 'no trade item has this tradeItemId; creates need a GTIN key')],
+      };
     }
     const tradeItemId = tradeItemIdFor(owner, gtin);
     if (options.target === 'tradeItem') {
       const body = { ...pick(trade, TRADE_CREATE), ownerCompanyId: owner, tradeItemId };
-      return { ...base, action: 'create', tradeItemId, steps: [{ kind: 'tradeItem.create', body }], changedFields: Object.keys(pick(trade, TRADE_CREATE)) };
+      return {
+        ...base,
+        action: 'create',
+        tradeItemId,
+        steps: [{ kind: 'tradeItem.create', body }],
+        changedFields: Object.keys(pick(trade, TRADE_CREATE)),
+      };
     }
     const supplier = String(manu.supplierCompanyId);
     const manufacturedItemId = manufacturedItemIdFor(owner, gtin, supplier);
-    // Route B creates both, but takes only its own field list; the rest follows as a PUT (trade) and a PATCH (manufactured).
+    // Route B creates both, but takes only its own field list; the rest follows as a PUT (trade) and a PATCH
+    // (manufactured).
     const bodyB = { ...pick({ ...trade, ...manu }, MANU_B), ownerCompanyId: owner, tradeItemId };
     const steps: Step[] = [{ kind: 'manufacturedItem.createWithTradeItem', body: bodyB }];
-    const tradeRest = Object.fromEntries(Object.entries(trade).filter(([k]) => !ROUTE_B_TRADE.has(k) && TRADE_PUT.has(k)));
+    const tradeRest = Object.fromEntries(
+      Object.entries(trade).filter(([k]) => !ROUTE_B_TRADE.has(k) && TRADE_PUT.has(k)),
+    );
     if (Object.keys(tradeRest).length > 0) {
-      const putOrPatch = 'harmonizedCode' in tradeRest
-        ? ({ kind: 'tradeItem.put', id: tradeItemId, body: pick({ ...trade, ...tradeRest }, TRADE_PUT) } as const)
-        : ({ kind: 'tradeItem.patch', id: tradeItemId, body: pick(tradeRest, TRADE_PATCH) } as const);
+      const putOrPatch =
+        'harmonizedCode' in tradeRest
+          ? ({ kind: 'tradeItem.put', id: tradeItemId, body: pick({ ...trade, ...tradeRest }, TRADE_PUT) } as const)
+          : ({ kind: 'tradeItem.patch', id: tradeItemId, body: pick(tradeRest, TRADE_PATCH) } as const);
       steps.push(putOrPatch);
     }
     const manuRest = Object.fromEntries(Object.entries(manu).filter(([k]) => !MANU_B.has(k) && MANU_PATCH.has(k)));
-    if (Object.keys(manuRest).length > 0) steps.push({ kind: 'manufacturedItem.patch', id: manufacturedItemId, body: manuRest });
-    return { ...base, action: 'create', tradeItemId, manufacturedItemId, steps, changedFields: Object.keys(draft.fields) };
+    if (Object.keys(manuRest).length > 0)
+      steps.push({ kind: 'manufacturedItem.patch', id: manufacturedItemId, body: manuRest });
+    return {
+      ...base,
+      action: 'create',
+      tradeItemId,
+      manufacturedItemId,
+      steps,
+      changedFields: Object.keys(draft.fields),
+    };
   }
 
-  if (options.mode === 'create-only') return { ...base, action: 'skipped', issues: [skipIssue(draft, 'already in the API and the mode is create-only')] };
+  if (options.mode === 'create-only')
+    return { ...base, action: 'skipped', issues: [skipIssue(draft, 'already in the API and the mode is create-only')] };
   const steps: Step[] = [];
   let action: RowAction = 'unchanged';
   if (existing.archived) {
     steps.push({ kind: 'tradeItem.unarchive', id: existing.tradeItemId });
     action = 'unarchive';
   }
-  const tradeUpdate = tradeUpdateSteps(existing.tradeItemId, trade, draft.clear.filter((f) => !MANU_NAMES.has(f)), existing);
+  const tradeUpdate = tradeUpdateSteps(
+    existing.tradeItemId,
+    trade,
+    draft.clear.filter((f) => !MANU_NAMES.has(f)),
+    existing,
+  );
   steps.push(...tradeUpdate.steps);
   const changed = [...tradeUpdate.changed];
   const issues = createOnlyWarnings(draft, existing, ['multipack', 'productLanguage']);
@@ -192,11 +252,20 @@ export function planRow(draft: Draft, state: ApiState, options: PlanOptions): Ro
     const current = state.manufacturedItems.get(manufacturedKey(existing.tradeItemId, supplier));
     if (!current) {
       manufacturedItemId = manufacturedItemIdFor(owner, gtin, supplier);
-      steps.push({ kind: 'manufacturedItem.createUnderTradeItem', tradeItemId: existing.tradeItemId, body: { ...pick(manu, MANU_A), manufacturedItemId } });
+      steps.push({
+        kind: 'manufacturedItem.createUnderTradeItem',
+        tradeItemId: existing.tradeItemId,
+        body: { ...pick(manu, MANU_A), manufacturedItemId },
+      });
       changed.push(...Object.keys(pick(manu, MANU_A)));
     } else {
       manufacturedItemId = current.manufacturedItemId;
-      const changes = diff(manu, draft.clear.filter((f) => MANU_NAMES.has(f)), current, MANU_PUT);
+      const changes = diff(
+        manu,
+        draft.clear.filter((f) => MANU_NAMES.has(f)),
+        current,
+        MANU_PUT,
+      );
       if (Object.keys(changes).length > 0) {
         steps.push({ kind: 'manufacturedItem.patch', id: current.manufacturedItemId, body: pick(changes, MANU_PATCH) });
         changed.push(...Object.keys(changes));

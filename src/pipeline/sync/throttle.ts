@@ -1,4 +1,7 @@
-/** Adaptive concurrency gate: at most `limit` operations in flight; halves on 429 and waits out Retry-After; grows back on success. */
+/**
+ * Adaptive concurrency gate: at most `limit` operations in flight; halves on 429 and waits out Retry-After; grows back
+ * on success.
+ */
 export class Throttle {
   #limit: number;
   readonly #max: number;

@@ -16,7 +16,11 @@ interface AllergenRow {
 /** Annex II, in its order. */
 export const ANNEX_II: readonly AllergenRow[] = [
   {
-    code: 'AW', point: 1, en: 'Cereals containing gluten', fr: 'Céréales contenant du gluten', de: 'Glutenhaltiges Getreide',
+    code: 'AW',
+    point: 1,
+    en: 'Cereals containing gluten',
+    fr: 'Céréales contenant du gluten',
+    de: 'Glutenhaltiges Getreide',
     subs: [
       { code: 'UW', en: 'Wheat', fr: 'Blé', de: 'Weizen' },
       { code: 'NR', en: 'Rye', fr: 'Seigle', de: 'Roggen' },
@@ -33,7 +37,11 @@ export const ANNEX_II: readonly AllergenRow[] = [
   { code: 'AY', point: 6, en: 'Soybeans', fr: 'Soja', de: 'Sojabohnen' },
   { code: 'AM', point: 7, en: 'Milk', fr: 'Lait', de: 'Milch' },
   {
-    code: 'AN', point: 8, en: 'Nuts', fr: 'Fruits à coque', de: 'Schalenfrüchte',
+    code: 'AN',
+    point: 8,
+    en: 'Nuts',
+    fr: 'Fruits à coque',
+    de: 'Schalenfrüchte',
     subs: [
       { code: 'SA', en: 'Almonds', fr: 'Amandes', de: 'Mandeln' },
       { code: 'SH', en: 'Hazelnuts', fr: 'Noisettes', de: 'Haselnüsse' },
@@ -42,13 +50,24 @@ export const ANNEX_II: readonly AllergenRow[] = [
       { code: 'SP', en: 'Pecan nuts', fr: 'Noix de pécan', de: 'Pekannüsse' },
       { code: 'SR', en: 'Brazil nuts', fr: 'Noix du Brésil', de: 'Paranüsse' },
       { code: 'ST', en: 'Pistachio nuts', fr: 'Pistaches', de: 'Pistazien' },
-      { code: 'SM', en: 'Macadamia or Queensland nuts', fr: 'Noix de Macadamia ou du Queensland', de: 'Macadamia- oder Queenslandnüsse' },
+      {
+        code: 'SM',
+        en: 'Macadamia or Queensland nuts',
+        fr: 'Noix de Macadamia ou du Queensland',
+        de: 'Macadamia- oder Queenslandnüsse',
+      },
     ],
   },
   { code: 'BC', point: 9, en: 'Celery', fr: 'Céleri', de: 'Sellerie' },
   { code: 'BM', point: 10, en: 'Mustard', fr: 'Moutarde', de: 'Senf' },
   { code: 'AS', point: 11, en: 'Sesame seeds', fr: 'Graines de sésame', de: 'Sesamsamen' },
-  { code: 'AU', point: 12, en: 'Sulphur dioxide and sulphites', fr: 'Anhydride sulfureux et sulfites', de: 'Schwefeldioxid und Sulphite' },
+  {
+    code: 'AU',
+    point: 12,
+    en: 'Sulphur dioxide and sulphites',
+    fr: 'Anhydride sulfureux et sulfites',
+    de: 'Schwefeldioxid und Sulphite',
+  },
   { code: 'NL', point: 13, en: 'Lupin', fr: 'Lupin', de: 'Lupinen' },
   { code: 'UM', point: 14, en: 'Molluscs', fr: 'Mollusques', de: 'Weichtiere' },
 ];
@@ -60,7 +79,13 @@ export function buildAllergens(): SeedRecord[] {
     const id = seedId('allergens', a.code);
     out.push({ id, code: a.code, names: names(a.en, a.fr, a.de), parentId: null, extra: { annexII: a.point } });
     for (const s of a.subs ?? []) {
-      out.push({ id: seedId('allergens', s.code), code: s.code, names: names(s.en, s.fr, s.de), parentId: id, extra: { annexII: a.point } });
+      out.push({
+        id: seedId('allergens', s.code),
+        code: s.code,
+        names: names(s.en, s.fr, s.de),
+        parentId: id,
+        extra: { annexII: a.point },
+      });
     }
   }
   return out;

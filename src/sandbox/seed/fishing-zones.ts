@@ -49,7 +49,11 @@ export const FAO_AREAS: readonly (readonly [string, string, string])[] = [
   ['27.5', 'Iceland and Faroes Grounds', 'Islande et Féroé'],
   ['27.5.a', 'Iceland Grounds', 'Islande'],
   ['27.5.b', 'Faroes Grounds', 'Féroé'],
-  ['27.6', 'Rockall, Northwest Coast of Scotland and North Ireland', "Rockall, côte nord-ouest de l'Écosse et Irlande du Nord"],
+  [
+    '27.6',
+    'Rockall, Northwest Coast of Scotland and North Ireland',
+    "Rockall, côte nord-ouest de l'Écosse et Irlande du Nord",
+  ],
   ['27.6.a', 'Northwest Coast of Scotland and North Ireland', "Côte nord-ouest de l'Écosse et Irlande du Nord"],
   ['27.6.b', 'Rockall', 'Rockall'],
   [

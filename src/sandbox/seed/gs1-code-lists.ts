@@ -37,10 +37,14 @@ function parseAll(): Map<string, Map<string, Gs1Code>> {
   return lists;
 }
 
-/** The codes of one GS1 code list (e.g. 'PackagingMaterialTypeCode'), sorted by code; throws if the package lacks it. */
+/**
+ * The codes of one GS1 code list (e.g. 'PackagingMaterialTypeCode'), sorted by code; throws if the package lacks it.
+ */
 export function gs1CodeList(listName: string): Gs1Code[] {
   cache ??= parseAll();
   const codes = cache.get(listName);
   if (!codes || codes.size === 0) throw new Error(`@vocabulary/gs1 has no code list ${listName}`);
-  return [...codes.values()].filter((c) => c.label !== '').sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+  return [...codes.values()]
+    .filter((c) => c.label !== '')
+    .sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
 }

@@ -72,7 +72,11 @@ export const NUTRIENTS: readonly NutrientRow[] = [
 
 /** The nutrient-families lookup. */
 export function buildNutrientFamilies(): SeedRecord[] {
-  return NUTRIENT_FAMILIES.map(([code, en, fr]) => ({ id: seedId('nutrient-families', code), code, names: names(en, fr) }));
+  return NUTRIENT_FAMILIES.map(([code, en, fr]) => ({
+    id: seedId('nutrient-families', code),
+    code,
+    names: names(en, fr),
+  }));
 }
 
 /** The nutrients lookup: extra {unit, familyId, familyCode, order, reference?}. */

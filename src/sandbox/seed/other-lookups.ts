@@ -5,8 +5,36 @@ import { names, seedId, type SeedRecord } from './seed-id.ts';
 
 /** Markets: the EU member states plus GB, CH and NO, as retail markets; names from i18n-iso-countries. */
 export const MARKET_COUNTRIES = [
-  'AT', 'BE', 'BG', 'HR', 'CY', 'CZ', 'DK', 'EE', 'FI', 'FR', 'DE', 'GR', 'HU', 'IE', 'IT', 'LV', 'LT', 'LU', 'MT',
-  'NL', 'PL', 'PT', 'RO', 'SK', 'SI', 'ES', 'SE', 'GB', 'CH', 'NO',
+  'AT',
+  'BE',
+  'BG',
+  'HR',
+  'CY',
+  'CZ',
+  'DK',
+  'EE',
+  'FI',
+  'FR',
+  'DE',
+  'GR',
+  'HU',
+  'IE',
+  'IT',
+  'LV',
+  'LT',
+  'LU',
+  'MT',
+  'NL',
+  'PL',
+  'PT',
+  'RO',
+  'SK',
+  'SI',
+  'ES',
+  'SE',
+  'GB',
+  'CH',
+  'NO',
 ] as const;
 
 /** The markets lookup: code = ISO 3166-1 alpha-2, extra {countryCode, countryId, eu}. */
@@ -24,15 +52,35 @@ export function buildMarkets(): SeedRecord[] {
 const FOOD_GROUPS: readonly (readonly [string, string, string?])[] = [
   ['GRAINS', 'Grains and grain-based products', 'Céréales et produits à base de céréales'],
   ['VEGETABLES', 'Vegetables and vegetable products', 'Légumes et produits à base de légumes'],
-  ['STARCHY_ROOTS', 'Starchy roots or tubers and products thereof, sugar plants', 'Racines et tubercules amylacés et leurs produits, plantes sucrières'],
-  ['LEGUMES_NUTS_OILSEEDS', 'Legumes, nuts, oilseeds and spices', 'Légumineuses, fruits à coque, graines oléagineuses et épices'],
+  [
+    'STARCHY_ROOTS',
+    'Starchy roots or tubers and products thereof, sugar plants',
+    'Racines et tubercules amylacés et leurs produits, plantes sucrières',
+  ],
+  [
+    'LEGUMES_NUTS_OILSEEDS',
+    'Legumes, nuts, oilseeds and spices',
+    'Légumineuses, fruits à coque, graines oléagineuses et épices',
+  ],
   ['FRUIT', 'Fruit and fruit products', 'Fruits et produits à base de fruits'],
   ['MEAT', 'Meat and meat products', 'Viandes et produits à base de viande'],
-  ['FISH_SEAFOOD', 'Fish, seafood, amphibians, reptiles and invertebrates', 'Poissons, fruits de mer, amphibiens, reptiles et invertébrés'],
+  [
+    'FISH_SEAFOOD',
+    'Fish, seafood, amphibians, reptiles and invertebrates',
+    'Poissons, fruits de mer, amphibiens, reptiles et invertébrés',
+  ],
   ['MILK_DAIRY', 'Milk and dairy products', 'Lait et produits laitiers'],
   ['EGGS', 'Eggs and egg products', 'Œufs et ovoproduits'],
-  ['SUGAR_CONFECTIONERY', 'Sugar and similar, confectionery and water-based sweet desserts', 'Sucres et similaires, confiseries et desserts sucrés à base d’eau'],
-  ['FATS_OILS', 'Animal and vegetable fats and oils and primary derivatives thereof', 'Graisses et huiles animales et végétales et leurs dérivés primaires'],
+  [
+    'SUGAR_CONFECTIONERY',
+    'Sugar and similar, confectionery and water-based sweet desserts',
+    'Sucres et similaires, confiseries et desserts sucrés à base d’eau',
+  ],
+  [
+    'FATS_OILS',
+    'Animal and vegetable fats and oils and primary derivatives thereof',
+    'Graisses et huiles animales et végétales et leurs dérivés primaires',
+  ],
   ['COFFEE_COCOA_TEA', 'Coffee, cocoa, tea and infusions', 'Café, cacao, thé et infusions'],
   ['ALCOHOLIC_BEVERAGES', 'Alcoholic beverages', 'Boissons alcoolisées'],
   ['SEASONINGS_SAUCES', 'Seasoning, sauces and condiments'],
@@ -121,7 +169,9 @@ export function buildSubstanceFunctions(): SeedRecord[] {
   }));
 }
 
-/** Food additives of the Union list, Regulation (EC) No 1333/2008 Annex II: [E number, English, French, function codes]. */
+/**
+ * Food additives of the Union list, Regulation (EC) No 1333/2008 Annex II: [E number, English, French, function codes].
+ */
 export const ADDITIVES: readonly (readonly [string, string, string, readonly string[]])[] = [
   ['E100', 'Curcumin', 'Curcumine', ['COLOURS']],
   ['E120', 'Cochineal, Carminic acid, Carmines', 'Cochenille, acide carminique, carmins', ['COLOURS']],
@@ -151,6 +201,10 @@ export function buildSubstances(): SeedRecord[] {
     id: seedId('substances', code),
     code,
     names: names(en, fr),
-    extra: { eNumber: code, functionCodes: [...functions], functionIds: functions.map((f) => seedId('substance-functions', f)) },
+    extra: {
+      eNumber: code,
+      functionCodes: [...functions],
+      functionIds: functions.map((f) => seedId('substance-functions', f)),
+    },
   }));
 }

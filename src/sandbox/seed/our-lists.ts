@@ -35,7 +35,11 @@ export const OUR_LISTS: Readonly<Partial<Record<ListName, readonly Row[]>>> = {
   ],
   'guaranteed-shelf-life': [
     ['DAYS_AT_DELIVERY', 'Days remaining at delivery', 'Jours restants à la livraison'],
-    ['SHARE_OF_TOTAL', 'Share of the total shelf life remaining at delivery', 'Part de la durée de vie totale restant à la livraison'],
+    [
+      'SHARE_OF_TOTAL',
+      'Share of the total shelf life remaining at delivery',
+      'Part de la durée de vie totale restant à la livraison',
+    ],
     ['NOT_GUARANTEED', 'Not guaranteed', 'Non garantie'],
   ],
   'origin-type': [

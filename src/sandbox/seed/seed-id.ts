@@ -1,6 +1,9 @@
 import { uuidv5 } from '../../api/uuid.ts';
 
-/** One reference record as seeded: names by language code ('en-US', 'fr-FR', 'de-DE'); a missing key means no translation. */
+/**
+ * One reference record as seeded: names by language code ('en-US', 'fr-FR', 'de-DE'); a missing key means no
+ * translation.
+ */
 export interface SeedRecord {
   id: string;
   code: string;
