@@ -12,16 +12,21 @@ declare module 'vitest' {
   }
 }
 
-/** A free TCP port on loopback. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
+/**
+ * A free TCP port on loopback, below the kernel's ephemeral range (32768 and up on Linux): the tests stop and restart
+ * servers on their port, and a port of that range can meanwhile be taken by any outgoing connection — even a client
+ * reconnecting to that very port, which then connects to itself and never reaches the restarted server.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 20000 + Math.floor(Math.random() * 12000);
+    const free = await new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
 }
 
 /**

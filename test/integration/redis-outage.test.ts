@@ -336,5 +336,5 @@ describe('Redis restarted without persistence', () => {
       await workers.close();
       await redis.stop();
     }
-  }, 60_000);
+  }, 90_000);
 });
