@@ -14,9 +14,8 @@
 //
 // --runs N      runs of each figure (default 3; cold start 3 × N): the best time and the highest peak RSS are kept
 //               (timings on a shared machine are noisy, peak RSS is not).
-// --baseline D  runs the same commands with D/bin (another checkout, built: `npm ci` there) too, taken in turns with
-// this
-//               one, and prints before (D) / after (this checkout) / change.
+// --baseline D  runs the same commands with D/bin (another checkout, built: `npm ci` there) too, taken in turns
+//               with this one, and prints before (D) / after (this checkout) / change.
 // --write       rewrites the dated table of docs/performance.md (figure, command, machine, before, after, change).
 //
 // The API is the sandbox, in another process (bench/seeded-sandbox.ts: the owner's brands, and for the reruns the

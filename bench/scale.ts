@@ -3,10 +3,9 @@
 // CLI in its own process (`node bin/product-sync.mjs validate|import <csv> --mapping <yaml>`, the compiled dist/, built
 // first by scripts/build.mjs): `validate`, `import`, and the no-change rerun `import` of the same sheet. The child is
 // watched from here: its progress lines on stderr (src/commands/progress.ts, one a second) give rows read / total /
-// writes, its
-// /proc/<pid>/status (VmRSS, VmHWM) is sampled every 200 ms, and the run's summary.json gives the counts and exit code.
-// Prints RSS at 25/50/75/100 % of the second pass, the peak, rows/s and when the first write was seen, then PASS/FAIL
-// lines for the targets of the streaming engine (src/pipeline/run/run.ts):
+// writes, its /proc/<pid>/status (VmRSS, VmHWM) is sampled every 200 ms, and the run's summary.json gives the counts
+// and exit code. Prints RSS at 25/50/75/100 % of the second pass, the peak, rows/s and when the first write was seen,
+// then PASS/FAIL lines for the targets of the streaming engine (src/pipeline/run/run.ts):
 //   peak RSS ≤ 300 MB (validate, import); RSS flat (100 % within 15 % of 25 %); rerun sends 0 writes; first write
 //   before 5 % of the second pass.
 // Exit code 1 when a target or a count check fails. `--keep` keeps the temp dir. `--queue` adds the same import in
