@@ -1,12 +1,13 @@
 // Builds dist/ from src/ (npm run build; `npm ci` runs it as `prepare`): esbuild bundles the CLI and the report
 // thread's entry as ES modules, the code they share split into chunks, with source maps pointing at src/; the console's
 // pages are copied beside them. Packages are loaded from node_modules at run time, except the few every command needs
-// at start (zod, yaml, commander, lru-cache), which are bundled in: loading their many small modules one by one is most
-// of a short command's start on Node 20. What a command loads at start is parsed and compiled on every run (Node 20 has
-// no compile cache), and with source maps on Node also scans each file it loads line by line: the bundle is minified
-// (whitespace and syntax; names are kept, for stack traces and error names), zod is imported as `import * as z` so that
-// only what src uses is bundled (eslint.config.js), and yaml is taken from its ES module build, whose unused parts the
-// bundler drops (its CommonJS build, the one Node would pick, is kept whole). Type checking is `npm run typecheck`.
+// at start (zod, yaml, commander, lru-cache, and papaparse for every CSV), which are bundled in (minified below):
+// loading their many small modules one by one, or a large file as written, is most of a short command's start on Node
+// 20. What a command loads at start is parsed and compiled on every run (Node 20 has no compile cache), and with source
+// maps on Node also scans each file it loads line by line: the bundle is minified (whitespace and syntax; names are
+// kept, for stack traces and error names), zod is imported as `import * as z` so that only what src uses is bundled
+// (eslint.config.js), and yaml is taken from its ES module build, whose unused parts the bundler drops (its CommonJS
+// build, the one Node would pick, is kept whole). Type checking is `npm run typecheck`.
 import { cpSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -17,7 +18,7 @@ const dist = `${root}dist`;
 // its LOG_STREAM / LOG_TOKENS debugging and a warning (a mapping key that is itself a collection) printed with
 // console.warn instead of process.emitWarning.
 const YAML_ESM = `${root}node_modules/yaml/browser/dist/index.js`;
-const BUNDLED = new Set(['zod', 'yaml', 'commander', 'lru-cache']);
+const BUNDLED = new Set(['zod', 'yaml', 'commander', 'lru-cache', 'papaparse']);
 // Every other package stays an import of node_modules — but for its JSON files (data, bundled as they are).
 const packages = {
   name: 'packages',
