@@ -55,8 +55,10 @@ describe('the write fence', () => {
       });
     const first = send('/first');
     const second = send('/second');
-    // Both passed ready() at dispatch; the second waits in the pool for the one connection.
-    await new Promise((r) => setTimeout(r, 100));
+    // Both passed ready() at dispatch; the second waits in the pool for the one connection. The lease is lost once the
+    // server has the first (however long connecting took), while the second still waits.
+    for (let i = 0; i < 500 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(seen).toEqual(['POST /first']);
     expect(fence.readies).toBe(2);
     fence.lose();
     await expect(first).resolves.toMatchObject({ status: 200 });

@@ -23,7 +23,11 @@ afterAll(async () => {
 function cli(
   args: string[],
   env: Record<string, string>,
-): { child: ChildProcess; exit: Promise<{ code: number | null; stdout: string; stderr: string }> } {
+): {
+  child: ChildProcess;
+  stderr: () => string;
+  exit: Promise<{ code: number | null; stdout: string; stderr: string }>;
+} {
   const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -32,7 +36,12 @@ function cli(
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += String(d)));
   child.stderr!.on('data', (d) => (stderr += String(d)));
-  return { child, exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr }))) };
+  // 'close': the process has exited and its pipes are drained (its last lines included).
+  return {
+    child,
+    stderr: () => stderr,
+    exit: new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr }))),
+  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -116,7 +125,8 @@ describe('signals during an inline run', () => {
 
   it('a second signal exits at once; the same command resumes the run from its journal without a duplicate', async () => {
     sandbox.handle.reset();
-    sandbox.handle.setFaults({ latencyMs: [20, 30], seed: 12 });
+    // Requests take long enough that the run is still settling them when the second signal comes.
+    sandbox.handle.setFaults({ latencyMs: [300, 400], seed: 12 });
     const dir = mkdtempSync(join(tmpdir(), 'ps-sig2-'));
     const rows = 300;
     const sheet = writeProductSheet(dir, rows, { owner });
@@ -124,7 +134,8 @@ describe('signals during an inline run', () => {
       const run = cli(['import', sheet.file, '--mapping', sheet.mapping], env(dir));
       await until(() => items().length >= 20);
       run.child.kill('SIGINT');
-      await sleep(5);
+      // The second signal once the first was taken: two signals close together may reach the process as one.
+      await until(() => /SIGINT: stopping/.test(run.stderr()));
       run.child.kill('SIGINT');
       const r = await run.exit;
       expect(r.code).toBe(130);
