@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import ExcelJS from 'exceljs';
 import Papa from 'papaparse';
 import { describe, expect, it } from 'vitest';
@@ -130,7 +131,9 @@ describe('XlsxWriter', () => {
     expect(excelJsRows(ws, HEADER.length)).toEqual([HEADER, ...ROWS.map(([, read]) => read.map(excelJsShows))]);
     ws.eachRow((r) => r.eachCell((c) => expect(c.type).toBe(ExcelJS.ValueType.String)));
     expect(ws.views).toMatchObject([{ state: 'frozen', ySplit: 1, topLeftCell: 'A2' }]);
-    expect(HEADER.map((_, i) => ws.getColumn(i + 1).width)).toEqual([13, 13, 12, 12, 60]);
+    // Widths from the header alone (widthsFromRows 0): its characters + 2, clamped to [8, 60].
+    expect(HEADER.map((_, i) => ws.getColumn(i + 1).width)).toEqual([13, 13, 10, 8, 60]);
+    expect(ws.autoFilter).toBeUndefined();
 
     const { headers, rows } = await readOurs(file);
     expect(headers).toEqual(HEADER);
@@ -303,6 +306,108 @@ describe('XlsxWriter', () => {
     await expect(a.line(['y'])).rejects.toThrow();
   });
 
+  it('opens ready: frozen header, autofilter over the rows, widths from the first rows, a wrapped column', async () => {
+    const file = tempFile();
+    const header = ['row', 'key', 'x', 'issues'];
+    const w = new XlsxWriter(file, 'rows', header, {
+      numberColumns: [0],
+      freezeHeader: true,
+      autoFilter: true,
+      widthsFromRows: 3,
+      wrapColumns: [3],
+    });
+    const issues = 'ERROR GTIN_CHECK_DIGIT [Code-barres] "123": the check digit is wrong; '.repeat(3);
+    const rows = [
+      ['2', 'a-key-of-20-chars-xx', '', issues],
+      ['3', 'k', 'line one\nand two', ''],
+      ['4', 'k'.repeat(100), 'y', 'short'],
+      // Past the first 3 rows: no bearing on the widths.
+      ['5', 'k'.repeat(300), 'z'.repeat(50), ''],
+    ];
+    const reused: string[] = [];
+    for (const r of rows) {
+      // The writer holds the first rows back: it must copy them, as a caller may reuse its list.
+      reused.splice(0, reused.length, ...r);
+      await w.line(reused);
+    }
+    await w.close();
+    expect([w.rowsWritten, w.rowsDropped]).toEqual([4, 0]);
+    unzipTest(file);
+    // workbook.xml is stored, its range and CRC patched at close; the entry order is as before.
+    const book = localHeaders(file).find((e) => e.name === 'xl/workbook.xml')!;
+    expect([book.method, book.compressed]).toEqual([0, book.uncompressed]);
+    expect(localHeaders(file).map((e) => e.name)).toEqual([
+      '[Content_Types].xml',
+      '_rels/.rels',
+      'xl/workbook.xml',
+      'xl/_rels/workbook.xml.rels',
+      'xl/styles.xml',
+      'xl/worksheets/sheet1.xml',
+    ]);
+
+    const ws = await readExcelJs(file);
+    expect(ws.views).toMatchObject([{ state: 'frozen', ySplit: 1, topLeftCell: 'A2' }]);
+    expect(ws.autoFilter).toBe('A1:D5');
+    // key: the 100-character value of row 4 clamped to 60; x: its longest line ("line one") + 2, up from 8.
+    expect(header.map((_, i) => ws.getColumn(i + 1).width)).toEqual([8, 60, 10, 80]);
+    expect(ws.getCell('D2').alignment).toMatchObject({ wrapText: true, vertical: 'top' });
+    expect(ws.getCell('D4').alignment).toMatchObject({ wrapText: true });
+    expect(ws.getCell('B2').alignment).toBeUndefined();
+    expect(ws.getCell('A2').value).toBe(2);
+    expect(excelJsRows(ws, 4).slice(1, 3)).toEqual(
+      [
+        ['2', 'a-key-of-20-chars-xx', '', issues],
+        ['3', 'k', 'line one\nand two', ''],
+      ].map((r) => [Number(r[0]), ...r.slice(1)]),
+    );
+
+    const ours = await readOurs(file);
+    expect(ours.headers).toEqual(header);
+    expect(ours.rows.map((r) => r.cells.map((c) => (c === null ? '' : String(c))))).toEqual(rows);
+
+    const part = (name: string) => spawnSync('unzip', ['-p', file, name], { encoding: 'utf8' }).stdout;
+    const sheet = part('xl/worksheets/sheet1.xml');
+    if (sheet) {
+      // CT_Worksheet's order, which Excel enforces.
+      const at = ['<sheetViews>', '<sheetFormatPr', '<cols>', '<sheetData>', '</sheetData>', '<autoFilter '].map((t) =>
+        sheet.indexOf(t),
+      );
+      expect(at.every((p) => p >= 0)).toBe(true);
+      expect([...at].sort((x, y) => x - y)).toEqual(at);
+      expect(sheet).toMatch(/<\/sheetData><autoFilter ref="A1:D5"\/><\/worksheet>$/);
+      const bookXml = part('xl/workbook.xml');
+      expect(crc32(Buffer.from(bookXml)) >>> 0).toBe(book.crc);
+      expect(bookXml).toContain(
+        `<definedNames><definedName name="_xlnm._FilterDatabase" localSheetId="0" hidden="1">'rows'!$A$1:$D$5</definedName>`,
+      );
+      expect(bookXml.trimEnd()).toMatch(/<\/definedNames><\/workbook>$/);
+      expect(part('xl/styles.xml')).toContain('<alignment vertical="top" wrapText="1"/>');
+    }
+  });
+
+  it('decides the widths at close when fewer rows came; freezes nothing when told not to', async () => {
+    const file = tempFile();
+    const w = new XlsxWriter(file, "it's", ['a', 'b'], { freezeHeader: false, autoFilter: true, widthsFromRows: 100 });
+    await w.line(['a value of 24 characters', '']);
+    await w.close();
+    const ws = await readExcelJs(file);
+    expect(ws.views.some((v) => v.state === 'frozen')).toBe(false);
+    expect(ws.autoFilter).toBe('A1:B2');
+    expect([ws.getColumn(1).width, ws.getColumn(2).width]).toEqual([26, 8]);
+    expect((await readOurs(file)).rows.map((r) => r.cells)).toEqual([['a value of 24 characters', null]]);
+    const book = spawnSync('unzip', ['-p', file, 'xl/workbook.xml'], { encoding: 'utf8' }).stdout;
+    if (book) expect(book).toContain(`>'it''s'!$A$1:$B$2</definedName>`);
+
+    // No data row: the filter covers the header alone.
+    const empty = tempFile();
+    const e = new XlsxWriter(empty, 'rows', ['a'], { autoFilter: true, widthsFromRows: 10, preamble: [['title']] });
+    await e.close();
+    unzipTest(empty);
+    const ews = await readExcelJs(empty);
+    expect(ews.autoFilter).toBe('A2:A2');
+    expect(ews.views).toMatchObject([{ state: 'frozen', ySplit: 2, topLeftCell: 'A3' }]);
+  });
+
   it('escapes text for XML', () => {
     expect(xmlText(`<a href="x">&'</a>`)).toBe(`&lt;a href=&quot;x&quot;&gt;&amp;'&lt;/a&gt;`);
     expect(xmlText('a\u0000b\u001Fc\td\ne\rf')).toBe('abc\td\ne\rf');
@@ -359,6 +464,50 @@ describe('report XLSX past the row limit', () => {
     expect(csv).toHaveLength(1201);
     expect((await readOurs(join(dir, 'rows.xlsx'))).rows.map((r) => r.cells[1])).toEqual(['k0', 'k1', 'k2']);
     expect((await readOurs(join(dir, 'rejected.xlsx'))).rows.map((r) => r.cells[0])).toEqual(['00', '01', '02']);
+  });
+
+  it('writes rows.xlsx and rejected.xlsx ready to work in: header frozen, filtered, fitted, issues wrapped', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-xlsx-report-'));
+    const w = await createReportWriter(dir, {
+      sourceHeaders: ['GTIN', 'Désignation'],
+      preamble: [['Catalogue fournisseur']],
+    });
+    const issue = {
+      row: 3,
+      column: 'GTIN',
+      field: 'gtin',
+      value: '123',
+      code: 'GTIN_CHECK_DIGIT',
+      severity: 'error' as const,
+      message: 'the check digit is wrong',
+    };
+    await w.addRow({ row: 3, key: '00012345678905', outcome: 'invalid', issues: [issue] });
+    await w.addRow({ row: 4, key: 'k', outcome: 'created', tradeItemId: 'ti-1', issues: [] });
+    await w.addRejected(3, ['123', 'Crème brûlée au caramel'], [issue]);
+    await w.finish(summary());
+
+    const rowsWs = await readExcelJs(join(dir, 'rows.xlsx'));
+    expect(rowsWs.views).toMatchObject([{ state: 'frozen', ySplit: 1, topLeftCell: 'A2' }]);
+    expect(rowsWs.autoFilter).toBe('A1:G3');
+    // row, key (14 digits), outcome, tradeItemId, manufacturedItemId (its header), changedFields, issues (wrapped).
+    expect([1, 2, 3, 4, 5, 6, 7].map((c) => rowsWs.getColumn(c).width)).toEqual([8, 16, 9, 13, 20, 15, 80]);
+    expect(rowsWs.getCell('G2').alignment).toMatchObject({ wrapText: true, vertical: 'top' });
+    expect(rowsWs.getCell('G2').value).toBe('ERROR GTIN_CHECK_DIGIT [GTIN] "123": the check digit is wrong');
+
+    const rejected = join(dir, 'rejected.xlsx');
+    unzipTest(rejected);
+    const rejWs = await readExcelJs(rejected);
+    // The preamble row is frozen with the header; the filter starts at the header.
+    expect(rejWs.views).toMatchObject([{ state: 'frozen', ySplit: 2, topLeftCell: 'A3' }]);
+    expect(rejWs.autoFilter).toBe('A2:D3');
+    expect([1, 2, 3, 4].map((c) => rejWs.getColumn(c).width)).toEqual([8, 25, 18, 80]);
+    expect(rejWs.getCell('D3').alignment).toMatchObject({ wrapText: true, vertical: 'top' });
+    expect(rejWs.getCell('A3').value).toBe('123');
+    const back = await openSheet(rejected, { headerRow: 2 });
+    expect(back.headers).toEqual(['GTIN', 'Désignation', 'product-sync:row', 'issues']);
+    const cells: unknown[] = [];
+    for await (const r of back.rows) cells.push(r.cells);
+    expect(cells).toEqual([['123', 'Crème brûlée au caramel', '3', rowsWs.getCell('G2').value]]);
   });
 
   it('adds no notes when nothing was dropped', async () => {

@@ -1,6 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+import { open, rm, type FileHandle } from 'node:fs/promises';
 import { crc32, createDeflateRaw, deflateRawSync, type DeflateRaw, type ZlibOptions } from 'node:zlib';
 import { ascii, ByteBatch, plainAscii, STREAM_BUFFER_BYTES } from './byte-batch.ts';
 
@@ -36,7 +36,24 @@ export interface XlsxWriterOptions {
    * fewer bytes to build, encode and deflate than as inline strings.
    */
   sharedStrings?: { columns: readonly number[]; values: readonly string[] };
+  /** Freezes the header row (and the preamble above it) so it stays in view while scrolling (default true). */
+  freezeHeader?: boolean;
+  /** An autofilter over the header and the data rows, as Excel's Filter button sets it (default false). */
+  autoFilter?: boolean;
+  /**
+   * Column widths fitted to the header and the first this many data rows (default 0: the header alone). Widths come
+   * before the rows in the worksheet part, so those rows are held back until the last of them (or close) arrives.
+   */
+  widthsFromRows?: number;
+  /** Columns (0-based) of long text: a fixed wide column whose data cells wrap their text, aligned to the top. */
+  wrapColumns?: readonly number[];
 }
+
+/** Width bounds of a fitted column, in characters: a narrow column still shows its filter button, a wide one fits. */
+export const XLSX_MIN_WIDTH = 8;
+export const XLSX_MAX_WIDTH = 60;
+/** Width of a wrapped column (wrapColumns), in characters. */
+export const XLSX_WRAP_WIDTH = 80;
 
 // Characters XML 1.0 cannot hold: C0 controls but tab/LF/CR, lone surrogates, U+FFFE/U+FFFF.
 // eslint-disable-next-line no-control-regex
@@ -81,9 +98,22 @@ const VALUE_END = ascii('</v></c>');
 const INLINE = ascii('" t="inlineStr"><is><t>');
 const INLINE_PRESERVED = ascii('" t="inlineStr"><is><t xml:space="preserve">');
 const INLINE_END = ascii('</t></is></c>');
+// The cell style of wrapped columns: cellXfs entry 1 of styles.xml.
+const WRAP_STYLE = ascii('" s="1');
 
 /** True when a cell's text starts or ends with white space (a line break too): Excel keeps it only if told so. */
 const preserved = (t: string): boolean => t.charCodeAt(0) <= 32 || t.charCodeAt(t.length - 1) <= 32;
+
+/**
+ * Characters a value takes in a column: its longest line (a cell's line breaks show once it wraps), up to the widest a
+ * column is fitted to.
+ */
+function textWidth(v: string): number {
+  if (!v.includes('\n')) return Math.min(v.length, XLSX_MAX_WIDTH);
+  let w = 0;
+  for (const line of v.split('\n')) w = Math.max(w, line.length);
+  return Math.min(w, XLSX_MAX_WIDTH);
+}
 
 /** Column letters of a 1-based column number (1 → A, 28 → AB). */
 function columnLetters(n: number): string {
@@ -105,11 +135,36 @@ const XML_HEAD = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n';
 const NS_MAIN = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
 const NS_REL = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
 const SHEET_PART = 'xl/worksheets/sheet1.xml';
-const SHEET_TAIL = '</sheetData></worksheet>';
-const SHEET_TAIL_BYTES = Buffer.byteLength(SHEET_TAIL);
+const SHEET_DATA_END = '</sheetData>';
+const SHEET_END = '</worksheet>';
+const WORKBOOK_PART = 'xl/workbook.xml';
+// The workbook's defined names end here; what follows is padded to the length the largest range would take.
+const DEFINED_NAMES_END = '</definedNames>';
+
+/** A sheet title as a formula names it: quoted, its quotes doubled. */
+const quotedTitle = (title: string): string => `'${title.replace(/'/g, "''")}'`;
+
+/**
+ * workbook.xml; `filter`: the range of the sheet's autofilter, which Excel also keeps as the hidden defined name
+ * `_xlnm._FilterDatabase` (and `padTo`: the bytes the part is padded to with white space between elements, so the
+ * range of the last row can replace a placeholder in place).
+ */
+function workbookXml(title: string, filter?: string, padTo = 0): string {
+  const names =
+    filter === undefined
+      ? ''
+      : `<definedNames><definedName name="_xlnm._FilterDatabase" localSheetId="0" hidden="1">${xmlText(`${quotedTitle(title)}!${filter}`, false)}</definedName>`;
+  const head = `${XML_HEAD}<workbook xmlns="${NS_MAIN}" xmlns:r="${NS_REL}"><bookViews><workbookView/></bookViews><sheets><sheet name="${xmlText(title)}" sheetId="1" r:id="rId1"/></sheets>${names}`;
+  const tail = `${filter === undefined ? '' : DEFINED_NAMES_END}</workbook>`;
+  return head + ' '.repeat(Math.max(0, padTo - Buffer.byteLength(head + tail))) + tail;
+}
+
+/** An absolute range of a sheet, `$A$1:$G$100`, from 1-based corners. */
+const absoluteRange = (row1: number, col2: number, row2: number): string =>
+  `$A$${row1}:$${columnLetters(col2)}$${row2}`;
 
 /** The parts before the worksheet; `shared`: the shared strings table, when the writer has one. */
-const smallParts = (sheetName: string, shared: readonly string[]): [string, string][] => [
+const smallParts = (shared: readonly string[]): [string, string][] => [
   [
     '[Content_Types].xml',
     `${XML_HEAD}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>${shared.length > 0 ? '<Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/>' : ''}<Override PartName="/${SHEET_PART}" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>`,
@@ -119,16 +174,12 @@ const smallParts = (sheetName: string, shared: readonly string[]): [string, stri
     `${XML_HEAD}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${NS_REL}/officeDocument" Target="xl/workbook.xml"/></Relationships>`,
   ],
   [
-    'xl/workbook.xml',
-    `${XML_HEAD}<workbook xmlns="${NS_MAIN}" xmlns:r="${NS_REL}"><bookViews><workbookView/></bookViews><sheets><sheet name="${xmlText(sheetTitle(sheetName))}" sheetId="1" r:id="rId1"/></sheets></workbook>`,
-  ],
-  [
     'xl/_rels/workbook.xml.rels',
     `${XML_HEAD}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${NS_REL}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="${NS_REL}/styles" Target="styles.xml"/>${shared.length > 0 ? `<Relationship Id="rId3" Type="${NS_REL}/sharedStrings" Target="sharedStrings.xml"/>` : ''}</Relationships>`,
   ],
   [
     'xl/styles.xml',
-    `${XML_HEAD}<styleSheet xmlns="${NS_MAIN}"><fonts count="1"><font><sz val="11"/><name val="Calibri"/><family val="2"/></font></fonts><fills count="2"><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="gray125"/></fill></fills><borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders><cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs><cellXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/></cellXfs><cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>`,
+    `${XML_HEAD}<styleSheet xmlns="${NS_MAIN}"><fonts count="1"><font><sz val="11"/><name val="Calibri"/><family val="2"/></font></fonts><fills count="2"><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="gray125"/></fill></fills><borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders><cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs><cellXfs count="2"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0" applyAlignment="1"><alignment vertical="top" wrapText="1"/></xf></cellXfs><cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>`,
   ],
   ...(shared.length > 0
     ? [
@@ -213,14 +264,17 @@ function centralDirectory(
 
 /**
  * A streaming XLSX writer of one worksheet of text cells (inline strings, so identifiers keep their leading zeros):
- * a frozen header row, column widths from the header, rows written as they come. Memory stays flat whatever the
- * row count: rows are deflated (node:zlib, on the libuv threadpool) and written to the file with backpressure.
+ * a frozen header row, column widths from the header (or its first rows, widthsFromRows), optionally an autofilter and
+ * wrapped columns, rows written as they come. Memory stays flat whatever the row count: rows are deflated (node:zlib,
+ * on the libuv threadpool) and written to the file with backpressure; only the first widthsFromRows rows are held.
  *
  * The zip is written in one pass, then the worksheet's local header is patched with its CRC and sizes (all other
- * entries are small and written whole). No data descriptors (general-purpose flag bit 3): streaming zip readers
- * such as unzipper, which exceljs's WorkbookReader uses, find the end of such an entry by searching the compressed
- * bytes for the descriptor's signature, which deflate output can hold by chance. No Zip64: the worksheet part is
- * kept under `maxSheetBytes` (4 GB), rows past it or past `maxRows` are dropped and counted in `rowsDropped`.
+ * entries are small and written whole; with an autofilter, workbook.xml is stored, not deflated, and its range and CRC
+ * are patched in place too: Excel names the range in the workbook part, which comes before the worksheet). No data
+ * descriptors (general-purpose flag bit 3): streaming zip readers such as unzipper, which exceljs's WorkbookReader
+ * uses, find the end of such an entry by searching the compressed bytes for the descriptor's signature, which deflate
+ * output can hold by chance. No Zip64: the worksheet part is kept under `maxSheetBytes` (4 GB), rows past it or past
+ * `maxRows` are dropped and counted in `rowsDropped`.
  */
 export class XlsxWriter {
   readonly #path: string;
@@ -237,6 +291,21 @@ export class XlsxWriter {
   readonly #number: boolean[] = [];
   // Per column, the shared strings its values are looked up in (undefined: inline strings only).
   readonly #shared: (ReadonlyMap<string, number> | undefined)[] = [];
+  readonly #wrap: boolean[] = [];
+  readonly #header: readonly string[];
+  readonly #preamble: readonly (readonly string[])[];
+  readonly #title: string;
+  readonly #freeze: boolean;
+  // The workbook part when it names the autofilter's range: stored, so close() can write the range in place.
+  readonly #workbook: ZipEntry | null = null;
+  #workbookBytes = 0;
+  // Per column, the characters its widest value so far takes (the header and the first widthsFromRows rows).
+  readonly #widths: number[];
+  readonly #widthRows: number;
+  // The first widthsFromRows rows, held back (copies) until the widths are decided; null once the sheet has begun.
+  #pending: string[][] | null = null;
+  // Bytes the sheet's end (autoFilter included) takes at most: the size limit keeps room for it.
+  readonly #tailBytes: number;
   readonly #waiters = new Set<(err: Error) => void>();
   #offset = 0;
   // Rows are collected as bytes (BATCH_BYTES) before they go to the deflate stream: one zlib call per row would cost a
@@ -253,7 +322,18 @@ export class XlsxWriter {
   constructor(path: string, sheetName: string, header: readonly string[], opts: XlsxWriterOptions = {}) {
     this.#path = path;
     const preamble = opts.preamble ?? [];
+    this.#header = header;
+    this.#preamble = preamble;
+    this.#title = sheetTitle(sheetName);
+    this.#freeze = opts.freezeHeader ?? true;
+    this.#widthRows = Math.max(0, opts.widthsFromRows ?? 0);
+    this.#widths = header.map((h) => textWidth(h));
+    for (const c of opts.wrapColumns ?? []) this.#wrap[c] = true;
     this.#maxRows = opts.maxRows ?? XLSX_MAX_DATA_ROWS - preamble.length;
+    const filter = opts.autoFilter === true && header.length > 0;
+    // The sheet's last row at most: the autofilter's range, not known before close, takes no more room than this one's.
+    const maxLastRow = preamble.length + 1 + Math.max(this.#maxRows, XLSX_MAX_DATA_ROWS);
+    this.#tailBytes = Buffer.byteLength(this.#sheetTail(filter ? maxLastRow : null));
     this.#maxSheetBytes = Math.min(opts.maxSheetBytes ?? XLSX_MAX_SHEET_BYTES, XLSX_MAX_SHEET_BYTES);
     this.#out = createWriteStream(path, { highWaterMark: STREAM_BUFFER_BYTES });
     // Stream options go through to the Transform underneath (ZlibOptions does not list them).
@@ -270,8 +350,25 @@ export class XlsxWriter {
     });
     this.#out.on('drain', () => this.#deflate.resume());
 
-    for (const [name, xml] of smallParts(sheetName, opts.sharedStrings?.values ?? [])) {
+    const parts = smallParts(opts.sharedStrings?.values ?? []);
+    // workbook.xml after the package's relationships, where it always was; its range is the largest until close().
+    const maxFilter = absoluteRange(preamble.length + 1, header.length, maxLastRow);
+    parts.splice(2, 0, [WORKBOOK_PART, workbookXml(this.#title, filter ? maxFilter : undefined)]);
+    for (const [name, xml] of parts) {
       const data = Buffer.from(xml);
+      if (name === WORKBOOK_PART && filter) {
+        this.#workbookBytes = data.length;
+        this.#workbook = {
+          name: Buffer.from(name),
+          method: 0,
+          crc: crc32(data),
+          compressed: data.length,
+          uncompressed: data.length,
+          offset: this.#offset,
+        };
+        this.#put(this.#workbook, data);
+        continue;
+      }
       const packed = deflateRawSync(data);
       this.#put(
         {
@@ -296,27 +393,53 @@ export class XlsxWriter {
     };
     this.#put(this.#sheet);
 
-    const cols = header
-      .map(
-        (h, i) =>
-          `<col min="${i + 1}" max="${i + 1}" width="${Math.min(60, Math.max(12, h.length + 2))}" customWidth="1"/>`,
-      )
-      .join('');
-    this.#batch.text(
-      `${XML_HEAD}<worksheet xmlns="${NS_MAIN}" xmlns:r="${NS_REL}">` +
-        `<sheetViews><sheetView workbookViewId="0"><pane ySplit="${preamble.length + 1}" topLeftCell="A${preamble.length + 2}" activePane="bottomLeft" state="frozen"/><selection pane="bottomLeft" activeCell="A${preamble.length + 2}" sqref="A${preamble.length + 2}"/></sheetView></sheetViews>` +
-        '<sheetFormatPr defaultRowHeight="15"/>' +
-        (cols ? `<cols>${cols}</cols>` : '') +
-        '<sheetData>',
-    );
-    for (const r of preamble) this.#row(r);
-    this.#row(header);
     for (const c of opts.plainColumns ?? []) this.#plain[c] = true;
     for (const c of opts.numberColumns ?? []) this.#number[c] = true;
     if (opts.sharedStrings) {
       const index = new Map(opts.sharedStrings.values.map((v, i) => [v, i]));
       for (const c of opts.sharedStrings.columns) this.#shared[c] = index;
     }
+    if (this.#widthRows > 0) this.#pending = [];
+    else this.#begin();
+  }
+
+  /**
+   * Starts the worksheet part once the column widths are decided: sheet view, columns, the rows above the header, the
+   * header, then the rows held back for the widths. The elements keep CT_Worksheet's order (sheetViews, sheetFormatPr,
+   * cols, sheetData; autoFilter after sheetData), which Excel requires.
+   */
+  #begin(): void {
+    const pending = this.#pending ?? [];
+    this.#pending = null;
+    const top = this.#preamble.length + 2;
+    const cols = this.#widths
+      .map((w, i) => {
+        const wrap = this.#wrap[i] === true;
+        const width = wrap ? XLSX_WRAP_WIDTH : Math.min(XLSX_MAX_WIDTH, Math.max(XLSX_MIN_WIDTH, w + 2));
+        return `<col min="${i + 1}" max="${i + 1}" width="${width}"${wrap ? ' style="1"' : ''} customWidth="1"/>`;
+      })
+      .join('');
+    const view = this.#freeze
+      ? `<sheetView workbookViewId="0"><pane ySplit="${top - 1}" topLeftCell="A${top}" activePane="bottomLeft" state="frozen"/><selection pane="bottomLeft" activeCell="A${top}" sqref="A${top}"/></sheetView>`
+      : '<sheetView workbookViewId="0"/>';
+    this.#batch.text(
+      `${XML_HEAD}<worksheet xmlns="${NS_MAIN}" xmlns:r="${NS_REL}">` +
+        `<sheetViews>${view}</sheetViews>` +
+        '<sheetFormatPr defaultRowHeight="15"/>' +
+        (cols ? `<cols>${cols}</cols>` : '') +
+        '<sheetData>',
+    );
+    for (const r of this.#preamble) this.#row(r);
+    this.#row(this.#header);
+    for (const values of pending) this.#append(values);
+  }
+
+  /** The end of the worksheet part; `lastRow`: the autofilter's last row (null: no autofilter). */
+  #sheetTail(lastRow: number | null): string {
+    if (lastRow === null) return SHEET_DATA_END + SHEET_END;
+    const first = this.#preamble.length + 1;
+    const ref = `A${first}:${columnLetters(this.#header.length)}${Math.max(first, lastRow)}`;
+    return `${SHEET_DATA_END}<autoFilter ref="${ref}"/>${SHEET_END}`;
   }
 
   /** Data rows written to the sheet so far. */
@@ -343,20 +466,34 @@ export class XlsxWriter {
    */
   add(values: readonly string[]): Promise<void> | undefined {
     this.#check('line');
+    if (this.#pending) {
+      // A copy: the caller may reuse its list for the next row.
+      this.#pending.push(values.slice());
+      for (let i = 0; i < values.length && i < this.#widths.length; i++) {
+        const v = values[i];
+        if (v && v.length > this.#widths[i]!) this.#widths[i] = Math.max(this.#widths[i]!, textWidth(v));
+      }
+      if (this.#pending.length < this.#widthRows) return undefined;
+      this.#begin();
+    } else this.#append(values);
+    return this.#batch.full ? this.#flush() : undefined;
+  }
+
+  /** Appends a data row to the batch, or counts it dropped when the sheet is full. */
+  #append(values: readonly string[]): void {
     if (this.#full || this.#rowsWritten >= this.#maxRows) {
       this.#rowsDropped++;
-      return undefined;
+      return;
     }
     const start = this.#batch.length;
-    this.#row(values, this.#plain, this.#shared, this.#number);
+    this.#row(values, this.#plain, this.#shared, this.#number, this.#wrap);
     if (this.#over(this.#batch.length)) {
       this.#batch.truncate(start);
       this.#full = true;
       this.#rowsDropped++;
-      return undefined;
+      return;
     }
     this.#rowsWritten++;
-    return this.#batch.full ? this.#flush() : undefined;
   }
 
   /** Ends the sheet and the zip; the file is complete once this resolves. Rejects with the first error of the file. */
@@ -369,7 +506,9 @@ export class XlsxWriter {
     }
     this.#state = 'closing';
     try {
-      this.#batch.text(SHEET_TAIL);
+      if (this.#pending) this.#begin();
+      const lastRow = this.#rowNumber - 1;
+      this.#batch.text(this.#sheetTail(this.#workbook ? lastRow : null));
       await this.#flush();
       const ended = this.#until(this.#deflate, 'end');
       this.#deflate.end();
@@ -377,6 +516,10 @@ export class XlsxWriter {
       this.#sheet.uncompressed = this.#sheetBytes;
       if (this.#sheet.compressed > 0xffffffff || this.#offset > 0xffffffff)
         throw new Error(`${this.#path}: the workbook outgrew 4 GiB`);
+      if (this.#workbook) {
+        // The directory is written now: it takes the CRC of the workbook part as close() rewrites it.
+        this.#workbook.crc = crc32(this.#workbookData(lastRow));
+      }
       this.#write(centralDirectory(this.#entries, this.#when, this.#offset));
       const closed = this.#until(this.#out, 'close');
       this.#out.end();
@@ -388,6 +531,7 @@ export class XlsxWriter {
         sizes.writeUInt32LE(this.#sheet.compressed, 4);
         sizes.writeUInt32LE(this.#sheet.uncompressed, 8);
         await fh.write(sizes, 0, 12, this.#sheet.offset + 14);
+        if (this.#workbook) await this.#patchWorkbook(fh, lastRow);
       } finally {
         await fh.close();
       }
@@ -397,6 +541,24 @@ export class XlsxWriter {
       await this.abort();
       throw this.#error ?? err;
     }
+  }
+
+  /** workbook.xml naming the autofilter down to `lastRow`, as many bytes as the placeholder written first. */
+  #workbookData(lastRow: number): Buffer {
+    const range = absoluteRange(this.#preamble.length + 1, this.#header.length, lastRow);
+    const data = Buffer.from(workbookXml(this.#title, range, this.#workbookBytes));
+    if (data.length !== this.#workbookBytes) throw new Error(`${this.#path}: workbook part outgrew its placeholder`);
+    return data;
+  }
+
+  /** Writes the autofilter's range in place of the placeholder of workbook.xml, and its CRC in the local header. */
+  async #patchWorkbook(fh: FileHandle, lastRow: number): Promise<void> {
+    const e = this.#workbook!;
+    const data = this.#workbookData(lastRow);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32LE(e.crc >>> 0, 0);
+    await fh.write(crc, 0, 4, e.offset + 14);
+    await fh.write(data, 0, data.length, e.offset + 30 + e.name.length);
   }
 
   /** Stops writing and removes the partial file. */
@@ -424,6 +586,7 @@ export class XlsxWriter {
     plain: readonly boolean[] = [],
     shared: readonly (ReadonlyMap<string, number> | undefined)[] = [],
     numbers: readonly boolean[] = [],
+    wrap: readonly boolean[] = [],
   ): void {
     const b = this.#batch;
     b.bytes(ROW_OPEN);
@@ -437,6 +600,7 @@ export class XlsxWriter {
       const cell = b.length;
       b.bytes((this.#cellOpen[i] ??= ascii(`<c r="${columnLetters(i + 1)}`)));
       b.repeat(at, digits);
+      if (wrap[i] === true) b.bytes(WRAP_STYLE);
       if (numbers[i] === true) {
         b.bytes(NUMBER_VALUE);
         b.text(v);
@@ -471,7 +635,7 @@ export class XlsxWriter {
 
   /** True when `bytes` more than the sheet holds now would leave no room for its end under maxSheetBytes. */
   #over(bytes: number): boolean {
-    return this.#sheetBytes + bytes + SHEET_TAIL_BYTES > this.#maxSheetBytes;
+    return this.#sheetBytes + bytes + this.#tailBytes > this.#maxSheetBytes;
   }
 
   /** Sends the collected rows to the deflate stream, waiting for it to drain when it is full. */

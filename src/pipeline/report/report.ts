@@ -116,6 +116,13 @@ const ROW_NUMBER_COLUMNS = [0];
  * words inline).
  */
 const ROW_SHARED_STRINGS = { columns: [2], values: OUTCOMES };
+/**
+ * How the report workbooks open: the header frozen, an autofilter over the table, widths fitted to the header and the
+ * first rows, the issues column wide and wrapped (issues run long, and a wrapped cell shows them all).
+ */
+const READY_XLSX = { freezeHeader: true, autoFilter: true, widthsFromRows: 100 } as const;
+/** rows.xlsx: the issues column (wrapped). */
+const ROW_ISSUES_COLUMN = ROW_COLUMNS.indexOf('issues');
 /** Fields of a line of rows.* ({@link rowFields}). */
 export const ROW_FIELDS = ROW_COLUMNS.length;
 
@@ -334,6 +341,8 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
     plainColumns: PLAIN_ROW_COLUMNS,
     numberColumns: ROW_NUMBER_COLUMNS,
     sharedStrings: ROW_SHARED_STRINGS,
+    ...READY_XLSX,
+    wrapColumns: [ROW_ISSUES_COLUMN],
     ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }),
   });
   // A rejected file re-imported: its own row and issues columns are replaced, not repeated.
@@ -405,6 +414,8 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
         rejectedXlsx ??= new XlsxFile(at('rejected.xlsx'), 'rejected', rejectedHeader, {
           ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }),
           preamble,
+          ...READY_XLSX,
+          wrapColumns: [rejectedHeader.length - 1],
           neutralize: false,
         });
         const sourceRow = again ? cellText(cells[ownHeaders.length]) : '';
