@@ -18,7 +18,7 @@ export interface ImportFlags extends RunFlags {
   allowArchive?: boolean;
   maxArchiveRatio?: number;
   waitLock?: number;
-  /** reconcile: exit 1 on differences (commander's --no-fail-on-diff sets it false). */
+  /** reconcile: exit 1 on differences (commander's --no-fail-on-diff sets it false); invalid rows alone are 4. */
   failOnDiff?: boolean;
 }
 
