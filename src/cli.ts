@@ -91,7 +91,10 @@ function program(done: (code: number) => void): Command {
 
   runOptions(p.command('reconcile').argument('<file>', 'CSV, TSV or XLSX sheet'))
     .description('compare a sheet with the API field by field; writes a reconciliation report, sends no write')
-    .option('--no-fail-on-diff', 'exit 0 even when the sheet and the API differ (default: exit 1 on any difference)')
+    .option(
+      '--no-fail-on-diff',
+      'exit 0 even when the sheet and the API differ (default: exit 1 on any difference; 4 when invalid rows are the only problem)',
+    )
     .action(async (file: string, opts) =>
       done(await (await import('./commands/import.ts')).reconcileCommand(file, opts)),
     );

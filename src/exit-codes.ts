@@ -1,12 +1,17 @@
 import { ProductSyncError, RunInterrupted, type ErrorCode } from './errors.ts';
 import { FileWriteError } from './fs-errors.ts';
 
-/** Exit codes of DESIGN §5.1. */
+/**
+ * Exit codes of DESIGN §5.1, and reconcile's own 4: a script that runs reconcile as a drift check tells "the API
+ * differs from the sheet" (1) from "no difference, but rows of the sheet could not be compared" (4).
+ */
 export const EXIT = {
   ok: 0,
   rowsFailed: 1,
   invalidInvocation: 2,
   aborted: 3,
+  /** reconcile: no difference counted (none, or --no-fail-on-diff), but some rows are invalid. */
+  reconcileInvalidOnly: 4,
 } as const;
 
 const CODE_EXIT: Partial<Record<ErrorCode, number>> = {

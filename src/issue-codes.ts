@@ -144,7 +144,10 @@ export const ISSUE_CODES = {
   HS_CODE_FORMAT: ['error', 'a harmonized code is 2 to 10 digits (dots and spaces allowed)'],
   BRAND_UNKNOWN: ['error', 'no brand of the owner has this name, and the mapping does not create brands'],
   BRAND_CREATED: ['warning', 'the brand did not exist and was created'],
-  BRAND_WOULD_CREATE: ['warning', 'the brand does not exist and would be created (dry run)'],
+  BRAND_WOULD_CREATE: [
+    'warning',
+    'the brand does not exist and would be created (dry run, or a row rejected for another issue)',
+  ],
   BRAND_ARCHIVED: ['warning', 'the brand of this name is archived'],
   // plan (sync/plan.ts)
   ROW_SKIPPED: [

@@ -2,6 +2,7 @@ import { writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as Pino from 'pino';
 import type { DestinationStream, Logger } from 'pino';
+import { stderrLiveLine, type LiveLine } from './terminal.ts';
 
 // pino is loaded when a logger is built (see {@link logger}: a command that logs nothing never loads it).
 const loadPino = (): typeof Pino => createRequire(import.meta.url)('pino') as typeof Pino;
@@ -63,19 +64,31 @@ export function prettyLine(json: string, color = false): string {
 
 /**
  * A pino destination writing readable lines to `fd` synchronously (so they never interleave with a table being
- * printed).
+ * printed), or above the progress line of `live` (its stream's progress line is cleared and redrawn around them).
  */
-export function prettyDestination(fd = 2, color = false): DestinationStream {
+export function prettyDestination(fd = 2, color = false, live?: LiveLine): DestinationStream {
   return {
     write(line: string) {
-      writeSync(fd, `${prettyLine(line, color)}\n`);
+      const text = `${prettyLine(line, color)}\n`;
+      if (live) live.above(text);
+      else writeSync(fd, text);
     },
   };
 }
 
-/** Builds a logger of the given format on `fd` (the process has one, {@link logger}; tests build their own). */
-export function createLogger(options: { format: LogFormat; level?: string; fd?: number; color?: boolean }): Logger {
+/**
+ * Builds a logger of the given format on `fd` (the process has one, {@link logger}; tests build their own). On stderr
+ * its lines go through the process's live line: on a TTY they are written above the progress line, never into it.
+ */
+export function createLogger(options: {
+  format: LogFormat;
+  level?: string;
+  fd?: number;
+  color?: boolean;
+  live?: LiveLine;
+}): Logger {
   const fd = options.fd ?? 2;
+  const live = options.live ?? (fd === 2 ? stderrLiveLine() : undefined);
   const { pino } = loadPino();
   return pino(
     {
@@ -94,7 +107,12 @@ export function createLogger(options: { format: LogFormat; level?: string; fd?: 
         censor: '[redacted]',
       },
     },
-    options.format === 'pretty' ? prettyDestination(fd, options.color ?? false) : pino.destination({ fd, sync: true }),
+    options.format === 'pretty'
+      ? prettyDestination(fd, options.color ?? false, live)
+      : // JSON on a terminal meets the progress line too; elsewhere pino's own destination (no progress line there).
+        live?.tty
+        ? { write: (line: string) => live.above(line) }
+        : pino.destination({ fd, sync: true }),
   );
 }
 

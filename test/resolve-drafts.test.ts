@@ -10,13 +10,13 @@ function brandResolver(down: Set<string> = new Set()) {
   const resolver = {
     languages: ['fr'],
     stats: {},
-    resolveBrand: async (name: string, { create }: { create: boolean }) => {
-      asked.push(name);
+    resolveBrand: async (name: string, { create, lookOnly }: { create: boolean; lookOnly?: boolean }) => {
+      asked.push(lookOnly ? `${name} (look only)` : name);
       await new Promise((r) => setTimeout(r, 1));
       if (down.delete(name)) throw new Error(`503 for ${name}`);
       const id = brands.get(name);
       if (id) return { brandId: id, created: false, archived: false };
-      if (!create) return { brandId: null, created: false, archived: false };
+      if (!create || lookOnly) return { brandId: null, created: false, wouldCreate: true };
       brands.set(name, `b-${brands.size + 1}`);
       return { brandId: brands.get(name)!, created: true, archived: false };
     },
@@ -66,7 +66,7 @@ describe('DraftResolver', () => {
     expect(all.every((d) => d.lookups === undefined)).toBe(true);
   });
 
-  it('never creates a brand for a row already rejected, and asks again after a failed request', async () => {
+  it('only looks up the brand of a row already rejected (no create), reports it, and asks again after a failed request', async () => {
     const { resolver, asked } = brandResolver(new Set(['Delta']));
     const r = new DraftResolver(resolver);
     const bad: Issue = {
@@ -80,12 +80,23 @@ describe('DraftResolver', () => {
     };
     const rejected = draft(2, 'Alpha', [bad]);
     await r.resolveChunk([rejected]);
-    expect(asked).toEqual([]);
+    expect(asked).toEqual(['Alpha (look only)']);
     expect(rejected.fields.brandId).toBeUndefined();
-    await expect(r.resolveChunk([draft(3, 'Delta')])).rejects.toThrow(/503 for Delta/);
-    const again = draft(4, 'Delta');
+    expect(rejected.issues.map((i) => i.code)).toEqual(['GTIN_CHECK_DIGIT', 'BRAND_WOULD_CREATE']);
+    // The look-up's "would be created" is no answer for a valid row: it asks, and creates.
+    const valid = draft(3, 'Alpha');
+    await r.resolveChunk([valid]);
+    expect(valid.fields.brandId).toBe('b-1');
+    expect(valid.issues.map((i) => i.code)).toEqual(['BRAND_CREATED']);
+    // A later rejected row takes the run's answer: the brand exists now.
+    const later = draft(4, 'Alpha', [{ ...bad, row: 4 }]);
+    await r.resolveChunk([later]);
+    expect(later.issues.map((i) => i.code)).toEqual(['GTIN_CHECK_DIGIT']);
+    asked.length = 0;
+    await expect(r.resolveChunk([draft(5, 'Delta')])).rejects.toThrow(/503 for Delta/);
+    const again = draft(6, 'Delta');
     await r.resolveChunk([again]);
     expect(asked).toEqual(['Delta', 'Delta']);
-    expect(again.fields.brandId).toBe('b-1');
+    expect(again.fields.brandId).toBe('b-2');
   });
 });

@@ -5,6 +5,7 @@ import { runImport, runValidate, type ImportRequest, type RunResult } from '../p
 import type { Mode } from '../pipeline/sync/plan.ts';
 import { RunInterrupted } from '../errors.ts';
 import { commandContext, type CommandContext, type RunFlags } from '../runtime.ts';
+import { stderrLiveLine } from '../terminal.ts';
 import { progressReporter } from './progress.ts';
 import { formatSummary } from './summary.ts';
 
@@ -18,7 +19,7 @@ export interface ImportFlags extends RunFlags {
   allowArchive?: boolean;
   maxArchiveRatio?: number;
   waitLock?: number;
-  /** reconcile: exit 1 on differences (commander's --no-fail-on-diff sets it false). */
+  /** reconcile: exit 1 on differences (commander's --no-fail-on-diff sets it false); invalid rows alone are 4. */
   failOnDiff?: boolean;
 }
 
@@ -81,11 +82,14 @@ function onInterrupt(cc: CommandContext): { signal: AbortSignal; dispose(): void
   const handler = (sig: 'SIGINT' | 'SIGTERM') => {
     const reason = new RunInterrupted(sig);
     if (controller.signal.aborted) {
-      process.stderr.write(`\nproduct-sync: ${sig} again: exiting now (the same command resumes the run)\n`);
+      // The progress line stays as it was, the message below it: the process ends here.
+      stderrLiveLine().end();
+      stderrLiveLine().above(`product-sync: ${sig} again: exiting now (the same command resumes the run)\n`);
       process.exit(reason.exitCode);
     }
-    process.stderr.write(
-      `\nproduct-sync: ${sig}: stopping — nothing more is sent; requests in flight settle, then the report is written (${sig} again to quit at once)\n`,
+    // Above the progress line, which goes on showing the run settle.
+    stderrLiveLine().above(
+      `product-sync: ${sig}: stopping — nothing more is sent; requests in flight settle, then the report is written (${sig} again to quit at once)\n`,
     );
     controller.abort(reason);
     cut = setTimeout(() => void cc.ctx.clients.close(), SETTLE_MS);

@@ -1,7 +1,7 @@
 // `validate --preview` (issue 11, part 2): the first rows of a sheet as they would be sent, against the sandbox over
 // HTTP.
 import { spawn } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -158,7 +158,7 @@ describe('validate --preview', () => {
     const codes = (row: number) => p.rows.find((r) => r.row === row)!.issues.map((i) => i.code);
     expect(codes(2)).toEqual(['DUPLICATE_KEY']);
     expect(codes(3)).toEqual(['GTIN_CHECK_DIGIT']);
-    expect(codes(4)).toEqual(['DECIMAL_SEPARATOR', 'DUPLICATE_KEY']);
+    expect(codes(4)).toEqual(['DECIMAL_SEPARATOR', 'DUPLICATE_KEY', 'REF_UNKNOWN']);
     expect(codes(5)).toEqual(['REF_UNKNOWN']);
     expect(p.rows.find((r) => r.row === 5)!.issues[0]).toMatchObject({
       severity: 'error',
@@ -166,12 +166,34 @@ describe('validate --preview', () => {
       field: 'tradeItemStatusId',
       value: 'Zombie',
     });
-    // A refused cell has no mapped value; an unknown label says why it has no id, on a row already invalid too.
+    // A refused cell has no mapped value; an unknown label says why it has no id, on a row already invalid too (and is
+    // among its issues: a row's issues come all at once).
     expect(field(p, 4, 'netContents[0].value')).toMatchObject({ sheetValue: '1.500', mapped: null });
     expect(field(p, 4, 'tradeItemStatusId').resolved).toEqual([
       { value: 'Zombie', id: null, label: null, problem: 'REF_UNKNOWN' },
     ]);
     expect(p.rows.every((r) => r.outcome === 'invalid')).toBe(true);
+  });
+
+  it('reports every issue of a row at once (a bad GTIN and an unknown label), sends nothing for it, creates no brand for it', async () => {
+    sandbox.handle.reset();
+    const file = sheet('all-issues.csv', [
+      `3760987652002;Roquefort;Nouvelle Marque;150;g;Zombie;0406`,
+      `${testGtin(20)};Comté;;250;g;A;0406`,
+    ]);
+    const run = await runImport({ file, mapping }, cc.ctx);
+    expect(run.summary.counts).toMatchObject({ created: 1, invalid: 1 });
+    const rows = readFileSync(join(run.reportDir, 'rows.csv'), 'utf8');
+    const bad = rows.split(/\r?\n/).find((l) => l.startsWith('2,'))!;
+    expect(bad).toMatch(/,invalid,/);
+    expect(bad).toContain('GTIN_CHECK_DIGIT');
+    expect(bad).toContain('REF_UNKNOWN');
+    // The brand of a rejected row is looked up only: said to be created once the row is valid, not created.
+    expect(bad).toContain('BRAND_WOULD_CREATE');
+    expect(sandbox.handle.store.dump().brands).toHaveLength(0);
+    const rejected = readFileSync(join(run.reportDir, 'rejected.csv'), 'utf8');
+    expect(rejected).toContain('GTIN_CHECK_DIGIT');
+    expect(rejected).toContain('REF_UNKNOWN');
   });
 
   it('shows both fields a quantity column feeds, and the column a fallback took the value from', async () => {

@@ -130,7 +130,7 @@ describe('the run contract', () => {
     for (const l of rows) expect(l).toContain('not_attempted');
   }, 60_000);
 
-  it('validate calls valid rows valid; reconcile prints in-sync / differ / missing counts and exits 1 on differences', async () => {
+  it('validate calls valid rows valid; reconcile prints in-sync / differ / missing counts, exits 1 on differences, 4 on invalid rows alone', async () => {
     sandbox.handle.reset();
     const dir = mkdtempSync(join(tmpdir(), 'ps-contract-'));
     const base = writeProductSheet(dir, 5, { owner });
@@ -159,5 +159,20 @@ describe('the run contract', () => {
     expect(
       (await cli(['reconcile', changed.file, '--mapping', changed.mapping, '--no-fail-on-diff'], apiEnv(dir))).code,
     ).toBe(0);
-  }, 90_000);
+
+    // Invalid rows are the only problem: 4, with or without --no-fail-on-diff; with differences too, 1.
+    const invalid = join(dir, 'invalid.csv');
+    writeFileSync(invalid, `${readFileSync(base.file, 'utf8')}3760987652002;Bad check digit;100;g\n`);
+    const inv = await cli(['reconcile', invalid, '--mapping', base.mapping], apiEnv(dir));
+    expect(inv.code, inv.stderr).toBe(4);
+    expect(inv.stdout).toMatch(/in sync 5, differ 0, missing in the API 0, invalid 1; items missing from the sheet 0/);
+    expect((await cli(['reconcile', invalid, '--mapping', base.mapping, '--no-fail-on-diff'], apiEnv(dir))).code).toBe(
+      4,
+    );
+    writeFileSync(changed.file, `${text.join('\n')}3760987652002;Bad check digit;100;g\n`);
+    expect((await cli(['reconcile', changed.file, '--mapping', changed.mapping], apiEnv(dir))).code).toBe(1);
+    expect(
+      (await cli(['reconcile', changed.file, '--mapping', changed.mapping, '--no-fail-on-diff'], apiEnv(dir))).code,
+    ).toBe(4);
+  }, 120_000);
 });

@@ -58,7 +58,10 @@ export interface ResolvedLabel {
   warning?: { code: 'REF_NO_TRANSLATION' | 'REF_FALLBACK_LANGUAGE'; message: string };
 }
 
-/** A resolved brand: `created` on the one call that created it; `wouldCreate` (brandId null) in a dry run. */
+/**
+ * A resolved brand: `created` on the one call that created it; `wouldCreate` (brandId null) in a dry run or a look-up
+ * only.
+ */
 export interface ResolvedBrand {
   brandId: string | null;
   created: boolean;
@@ -97,7 +100,11 @@ export interface ReferenceResolver {
   verifyListItemId(listName: ListName, id: string): Promise<ResolvedLabel | ResolveIssue>;
   verifyLookupId(kind: LookupKind, id: string): Promise<{ id: string; code?: string; name?: string } | ResolveIssue>;
   verifyHarmonizedCode(code: string): Promise<{ code: string } | ResolveIssue>;
-  resolveBrand(name: string, options: { create: boolean }): Promise<ResolvedBrand | ResolveIssue>;
+  /**
+   * `lookOnly`: never create, even with `create` (a row rejected for another cell is still told whether its brand
+   * exists or would be created, and causes no write).
+   */
+  resolveBrand(name: string, options: { create: boolean; lookOnly?: boolean }): Promise<ResolvedBrand | ResolveIssue>;
   /** The languages tried, in order. */
   readonly languages: readonly string[];
   readonly stats: ResolverStats;
@@ -411,7 +418,7 @@ export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
 
     verifyHarmonizedCode: (raw) => counted((req) => verifyHarmonizedCode(raw, req)),
 
-    resolveBrand: (name, { create }) =>
+    resolveBrand: (name, { create, lookOnly = false }) =>
       counted(async (req): Promise<ResolvedBrand | ResolveIssue> => {
         const k = labelKey(name);
         if (k === '') return { issue: 'BRAND_UNKNOWN', message: 'an empty brand name names no brand' };
@@ -435,7 +442,7 @@ export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
             issue: 'BRAND_UNKNOWN',
             message: `no brand "${name}" for owner ${o.ownerCompanyId} (set lookup: { brand: { create: true } } to create it)`,
           };
-        if (o.dryRun) return { brandId: null, created: false, wouldCreate: true };
+        if (o.dryRun || lookOnly) return { brandId: null, created: false, wouldCreate: true };
         // Through the cache: concurrent rows, and workers sharing Redis, create the brand once and all get its id.
         let created = false;
         const { brandId, archived } = await o.cache.get<{ brandId: string; archived: boolean }>(

@@ -27,51 +27,73 @@ export class DraftResolver {
   }
 
   /**
-   * Resolves every lookup of the drafts without an error (a row already rejected never creates a brand). A draft whose
-   * answers are all known already (labels repeat: a sheet of 200 000 rows names a few dozen brands) is done at once,
-   * without a promise; the others ask, `concurrency` drafts at a time.
+   * Resolves every lookup of the drafts, also of rows already rejected for another cell: a person sees all the issues
+   * of a row in one report. A rejected row only looks its brands up (never creates one: no write for a row that is not
+   * sent). A draft whose answers are all known already (labels repeat: a sheet of 200 000 rows names a few dozen
+   * brands) is done at once, without a promise; the others ask, `concurrency` drafts at a time.
    */
   async resolveChunk(drafts: readonly Draft[], concurrency = 16): Promise<void> {
-    const pending: Draft[] = [];
+    const pending: { d: Draft; from: number }[] = [];
     for (const d of drafts) {
-      if ((d.lookups?.length ?? 0) === 0 || hasError(d)) continue;
-      if (!this.#resolveKnown(d)) pending.push(d);
+      if ((d.lookups?.length ?? 0) === 0) continue;
+      const from = this.#applyKnown(d);
+      if (from >= 0) pending.push({ d, from });
     }
     let next = 0;
     await Promise.all(
       Array.from({ length: Math.min(concurrency, pending.length) }, async () => {
-        while (next < pending.length) await this.#resolveDraft(pending[next++]!);
+        while (next < pending.length) {
+          const p = pending[next++]!;
+          await this.#resolveDraft(p.d, p.from);
+        }
       }),
     );
     // Not `delete`: that turns each draft into a slow dictionary-mode object for the rest of its way.
     for (const d of drafts) if (d.lookups) d.lookups = undefined;
   }
 
-  /** The draft's lookups from known answers only; false (nothing done) when one of them has to be asked. */
-  #resolveKnown(d: Draft): boolean {
-    for (const l of d.lookups!) {
-      const known = this.#known.get(l.field);
-      if (!known) return false;
-      for (const value of l.values) if (!known.has(value)) return false;
+  /**
+   * Applies the draft's lookups (brands last) from known answers, in order, up to the first one that has to be asked:
+   * its index, or -1 when all are done. A lookup is applied whole or not at all.
+   */
+  #applyKnown(d: Draft): number {
+    const lookups = inOrder(d.lookups!);
+    for (let i = 0; i < lookups.length; i++) {
+      const l = lookups[i]!;
+      const answers: Resolved[] = [];
+      for (const value of l.values) {
+        const known = this.#knownAnswer(d, l, value);
+        if (known === undefined) {
+          d.lookups = lookups as DraftLookup[];
+          return i;
+        }
+        answers.push(known);
+      }
+      this.#apply(d, l, answers);
     }
-    for (const l of inOrder(d.lookups!)) {
-      if (isBrand(l) && hasError(d)) continue;
-      const known = this.#known.get(l.field)!;
-      this.#apply(
-        d,
-        l,
-        l.values.map((value) => known.get(value)!),
-      );
-    }
-    return true;
+    return -1;
   }
 
-  async #resolveDraft(d: Draft): Promise<void> {
-    for (const l of inOrder(d.lookups!)) {
-      // Brands last, and only for a row still valid: a row rejected for another cell never creates a brand.
-      if (isBrand(l) && hasError(d)) continue;
+  /**
+   * A known answer for this row: a rejected row's brand takes the run's answer when there is one (the brand exists or
+   * this run created it), else the answer of a look-up only, which a valid row never takes (it would not create).
+   */
+  #knownAnswer(d: Draft, l: DraftLookup, value: string): Resolved | undefined {
+    const answer = this.#known.get(l.field)?.get(value);
+    if (answer !== undefined || !isBrand(l) || !hasError(d)) return answer;
+    return this.#known.get(lookOnlyField(l))?.get(value);
+  }
+
+  /** The draft's lookups from index `from` of `d.lookups` (put in order by #applyKnown), asking what is not known. */
+  async #resolveDraft(d: Draft, from: number): Promise<void> {
+    const lookups = d.lookups!;
+    for (let i = from; i < lookups.length; i++) {
+      const l = lookups[i]!;
+      // Brands come last, so a row rejected by its other lookups is known rejected here: it only looks its brand up.
+      const lookOnly = isBrand(l) && hasError(d);
       const answers: Resolved[] = [];
-      for (const value of l.values) answers.push(this.#known.get(l.field)?.get(value) ?? (await this.#once(l, value)));
+      for (const value of l.values)
+        answers.push(this.#knownAnswer(d, l, value) ?? (await this.#once(l, value, lookOnly)));
       this.#apply(d, l, answers);
     }
   }
@@ -95,22 +117,23 @@ export class DraftResolver {
     if (ids.length > 0) setAt(d.fields, l.segments, l.array ? ids : ids[0]);
   }
 
-  #once(l: DraftLookup, value: string): Promise<Resolved> {
-    const key = memoKey(l, value);
+  #once(l: DraftLookup, value: string, lookOnly: boolean): Promise<Resolved> {
+    const field = lookOnly ? lookOnlyField(l) : l.field;
+    const key = `${field}\u0000${value}`;
     let p = this.#memo.get(key);
     if (!p) {
       if (this.#memo.size >= this.#memoMax) {
         this.#memo.clear();
         this.#known.clear();
       }
-      p = resolveOne(this.#resolver, l, value);
+      p = resolveOne(this.#resolver, l, value, lookOnly);
       this.#memo.set(key, p);
       // A failed request is not remembered: the next row asks again.
       p.then(
         (r) => {
           if (this.#memo.get(key) !== p) return;
-          let known = this.#known.get(l.field);
-          if (!known) this.#known.set(l.field, (known = new Map()));
+          let known = this.#known.get(field);
+          if (!known) this.#known.set(field, (known = new Map()));
           known.set(value, r);
         },
         () => this.#memo.delete(key),
@@ -120,8 +143,9 @@ export class DraftResolver {
   }
 }
 
-// A field is fed by one column of the mapping, so it names its lookup (no per-row serialisation of the spec).
-const memoKey = (l: DraftLookup, value: string): string => `${l.field}\u0000${value}`;
+// A field is fed by one column of the mapping, so it names its lookup (no per-row serialisation of the spec). The
+// answers of look-ups only (rejected rows' brands) are kept apart: "would be created" is no answer for a valid row.
+const lookOnlyField = (l: DraftLookup): string => `${l.field}\u0000look-only`;
 const hasError = (d: Draft): boolean => d.issues.some((i) => i.severity === 'error');
 /** A draft's lookups with brands last. */
 const inOrder = (lookups: readonly DraftLookup[]): readonly DraftLookup[] =>
@@ -142,14 +166,19 @@ function lookupIssue(d: Draft, l: DraftLookup, value: string, code: string, mess
   };
 }
 
-async function resolveOne(resolver: ReferenceResolver, l: DraftLookup, value: string): Promise<Resolved> {
+async function resolveOne(
+  resolver: ReferenceResolver,
+  l: DraftLookup,
+  value: string,
+  lookOnly: boolean,
+): Promise<Resolved> {
   const spec = l.lookup;
   if (spec === 'harmonized-code') {
     const r = await resolver.verifyHarmonizedCode(value);
     return 'issue' in r ? r : { id: r.code };
   }
   if ('brand' in spec) {
-    const r = await resolver.resolveBrand(value, { create: spec.brand.create ?? false });
+    const r = await resolver.resolveBrand(value, { create: spec.brand.create ?? false, lookOnly });
     if ('issue' in r) return r;
     if (r.brandId === null)
       return {

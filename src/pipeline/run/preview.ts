@@ -217,7 +217,8 @@ export async function previewSheet(req: PreviewRequest, ctx: RunContext): Promis
 
   const langReq = req.language ? { language: req.language } : {};
   const refs = referenceResolverFor(ctx, langReq, mapping, owner, true);
-  // The run's own resolution: the same issues and ids as `validate` (a row already invalid is not resolved).
+  // The run's own resolution: the same issues and ids as `validate` (a row already invalid is resolved too, its brands
+  // looked up only).
   await new DraftResolver(refs).resolveChunk(drafts);
   // And the labels of the ids, for every row (the reference lists are read once per run either way).
   await Promise.all(

@@ -3,6 +3,7 @@
  * like a run: the key pass, the owner's catalogue index, then the sheet in chunks compared with their records.
  */
 import { join, resolve as resolvePath } from 'node:path';
+import { EXIT } from '../../exit-codes.ts';
 import { writingTo } from '../../fs-errors.ts';
 import { makeDir } from '../../make-dir.ts';
 import { issue } from '../../issue-codes.ts';
@@ -168,14 +169,18 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
   } finally {
     await api.close();
   }
-  // Like `diff`: 1 when the sheet and the API differ (or rows are invalid), unless the caller only wants the report.
+  // Like `diff`: 1 when the sheet and the API differ, unless the caller only wants the report (--no-fail-on-diff).
+  // Invalid rows alone are 4, not 1: they are the sheet's problem, not a drift of the API, and a drift check must not
+  // take them for one (differences win when both: the report lists the invalid rows either way).
   const differences = rec.differs + rec.missingInApi + rec.missingInSheet;
   const stopped = ctx.signal?.aborted ? abortOf(interruption(ctx.signal)) : undefined;
   const exitCode = stopped
     ? stopped.exitCode
-    : counts.invalid > 0 || (differences > 0 && req.failOnDiff !== false)
-      ? 1
-      : 0;
+    : differences > 0 && req.failOnDiff !== false
+      ? EXIT.rowsFailed
+      : counts.invalid > 0
+        ? EXIT.reconcileInvalidOnly
+        : EXIT.ok;
   const summary: RunSummary = {
     reconcile: rec,
     runId,
