@@ -110,8 +110,10 @@ export async function mappingInitCommand(file: string, flags: MappingInitFlags):
     return EXIT.rowsFailed;
   }
   const mappingArg = shellWord(toStdout || resolve(out) === resolve(`mappings/${name}.yaml`) ? name : out);
+  // A draft checked against the sandbox is tried against it too: without the flag, validate needs a configured API.
+  const sandbox = flags.sandbox ? ' --sandbox' : '';
   report.write(
-    `\nNext: product-sync validate ${shellWord(file)} --mapping ${mappingArg} --preview\n      product-sync import ${shellWord(file)} --mapping ${mappingArg}\n`,
+    `\nNext: product-sync validate ${shellWord(file)} --mapping ${mappingArg} --preview${sandbox}\n      product-sync import ${shellWord(file)} --mapping ${mappingArg}${sandbox}\n`,
   );
   return EXIT.ok;
 }

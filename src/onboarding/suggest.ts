@@ -13,6 +13,7 @@ import {
   type ListName,
 } from '../api/fields.ts';
 import { findUnit, WEIGHT_UNITS } from '../api/units.ts';
+import { ProductSyncError } from '../errors.ts';
 import { openSheet } from '../pipeline/read/read-sheet.ts';
 import { labelMatcher, type ReferenceLabels } from '../pipeline/resolve/list-labels.ts';
 import { labelKey, languageChain } from '../pipeline/resolve/reference-resolver.ts';
@@ -1029,6 +1030,12 @@ export async function suggestMapping(file: string, options: SuggestOptions = {})
   const target: Target = options.target ?? 'tradeItem';
   const notes: string[] = [];
   const { columns, headerRow } = await sheetColumns(file, options, notes);
+  // A row of empty cells (`,,,`) reads as headers: a draft of it would have no column at all, which says nothing.
+  if (columns.every((c) => c.header.trim() === ''))
+    throw new ProductSyncError(
+      'PS_ERR_FILE_HEADER',
+      `${file}: the header row (row ${headerRow}${options.sheet ? ` of worksheet "${options.sheet}"` : ''}) has no header in any of its ${columns.length} cells: --header-row <n> names the row that holds them`,
+    );
   const guessed = guessLanguage(columns);
   const language = options.language ?? guessed.language;
 

@@ -76,6 +76,13 @@ describe('mapping init, then import --sandbox with the written mapping, without 
       /^6 +Statut +tradeItemStatusId +alias "Statut" \(fr\); labels found in the list trade-item-status/m,
     );
     expect(init.stdout).toMatch(/list labels checked against the embedded sandbox/);
+    // The hint runs against what the draft was checked against: the sandbox.
+    expect(init.stdout).toMatch(
+      /^Next: product-sync validate 'Catalogue Fromagerie\.csv' --mapping catalogue-fromagerie --preview --sandbox$/m,
+    );
+    expect(init.stdout).toMatch(
+      /^ {6}product-sync import 'Catalogue Fromagerie\.csv' --mapping catalogue-fromagerie --sandbox$/m,
+    );
     const text = readFileSync(join(cwd, 'mappings', 'catalogue-fromagerie.yaml'), 'utf8');
     expect(text.split('\n')[0]).toMatch(/^# yaml-language-server: \$schema=.*schemas\/mapping\.schema\.json$/);
 
@@ -165,6 +172,7 @@ describe('mapping init, then import --sandbox with the written mapping, without 
     expect(init.code, init.stderr + init.stdout).toBe(0);
     expect(init.stdout).toMatch(/manufacturedItem, language de-DE/);
     expect(init.stdout).toMatch(/note: list labels not checked: no reference API configured/);
+    expect(init.stdout).toMatch(/^Next: product-sync validate lieferant\.xlsx --mapping lieferant-de --preview$/m);
 
     const run = await cli(cwd, [
       'import',
@@ -186,4 +194,19 @@ describe('mapping init, then import --sandbox with the written mapping, without 
     expect(byName.get('Bergkäse')!.fields.netContents).toEqual([{ value: '0.5', unitOfMeasure: 'KGM' }]);
     expect(byName.get('Riesling')!.fields.harmonizedCode).toBe('2204');
   }, 120_000);
+});
+
+describe('mapping init on a sheet it cannot draft from', () => {
+  it('a header row of empty cells (",,,"): exit 2 naming the file and the row, no raw validation message', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'ps-onboard-empty-'));
+    writeFileSync(join(cwd, 'export.csv'), `,,,\n${testGtin(1, '376099')},Comté,Fromagerie,250 g\n`);
+    const init = await cli(cwd, ['mapping', 'init', 'export.csv']);
+    expect(init.code, init.stderr + init.stdout).toBe(2);
+    expect(init.stderr).toMatch(
+      /export\.csv: the header row \(row 1\) has no header in any of its 4 cells: --header-row/,
+    );
+    expect(init.stderr).toMatch(/\[PS_ERR_FILE_HEADER\]/);
+    expect(init.stderr + init.stdout).not.toMatch(/expected array/);
+    expect(readdirSync(cwd)).toEqual(['export.csv']);
+  }, 60_000);
 });
