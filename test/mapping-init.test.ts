@@ -588,6 +588,103 @@ describe('list labels from the reference API (the sandbox over HTTP)', () => {
   });
 });
 
+/** A Shopify product export's header (Products → Export, CSV for Excel). */
+const SHOPIFY_HEADER = [
+  'Handle',
+  'Title',
+  'Body (HTML)',
+  'Vendor',
+  'Product Category',
+  'Type',
+  'Tags',
+  'Published',
+  'Option1 Name',
+  'Option1 Value',
+  'Variant SKU',
+  'Variant Grams',
+  'Variant Inventory Tracker',
+  'Variant Inventory Qty',
+  'Variant Price',
+  'Variant Compare At Price',
+  'Variant Requires Shipping',
+  'Variant Taxable',
+  'Variant Barcode',
+  'Image Src',
+  'SEO Title',
+  'SEO Description',
+  'Variant Weight Unit',
+  'Status',
+];
+
+/** Rows of a Shopify export: `sku` and `barcode` per row, the rest as a shop writes it. */
+function shopifyRows(skus: readonly string[], barcodes: readonly string[]): string[][] {
+  const names = ['Oat cookies', 'Rye bread', 'Apple juice'];
+  const sizes = ['400g', '750g', '"1,5 L"'];
+  return names.map((name, i) => [
+    name.toLowerCase().replace(' ', '-'),
+    name,
+    `<p>${name}</p>`,
+    i === 2 ? 'Orchard Co' : 'Bakehouse',
+    'Food',
+    'Biscuits',
+    '"vegan,oat"',
+    'TRUE',
+    'Size',
+    sizes[i]!,
+    skus[i]!,
+    '400',
+    'shopify',
+    '12',
+    '3.50',
+    '4.00',
+    'TRUE',
+    'TRUE',
+    barcodes[i]!,
+    `https://cdn.example/${i}.jpg`,
+    `${name} | Bakehouse`,
+    `Buy ${name.toLowerCase()} baked fresh every morning`,
+    'g',
+    'active',
+  ]);
+}
+
+describe('a Shopify product export', () => {
+  it('Title is the name, Vendor the brand, Variant Barcode the GTIN key; SEO texts and shipping weights are no field', async () => {
+    const file = csv(
+      'products_export.csv',
+      [SHOPIFY_HEADER, ...shopifyRows(['OAT-400', 'RYE-750', 'APL-15'], gtins(3))],
+      ',',
+    );
+    const d = await suggestMapping(file);
+    expect(d.language).toBe('en-US');
+    expect(d.key).toBe('gtin');
+    expect(fields(d)).toMatchObject({
+      Title: 'tradeItemName',
+      Vendor: 'brandId',
+      'Variant Barcode': 'gtin',
+      'Variant SKU': 'retailerIdentifiers',
+      'SEO Title': undefined,
+      'SEO Description': undefined,
+      'Variant Taxable': undefined,
+      'Variant Grams': undefined,
+      'Variant Weight Unit': undefined,
+    });
+    expect(column(d, 'Vendor').lookup).toEqual({ brand: { create: true } });
+    expect(column(d, 'Variant Barcode').reason).toMatch(/alias "Barcode" after "Variant"/);
+    expect(column(d, 'SEO Description').reason).toMatch(/no field of the product API takes search engine texts/);
+    expect(column(d, 'Variant Grams').reason).toMatch(/shipping weights/);
+    const m = parsed(d);
+    expect(m.columns.find((c) => c.field.path === 'gtin')?.columns).toEqual(['Variant Barcode']);
+  });
+
+  it('SKUs that pass a GTIN check digit do not take the key from the barcode column', async () => {
+    const file = csv('products_export_skus.csv', [SHOPIFY_HEADER, ...shopifyRows(gtins(3, '400638'), gtins(3))], ',');
+    const d = await suggestMapping(file);
+    expect(fields(d)).toMatchObject({ 'Variant Barcode': 'gtin', 'Variant SKU': 'retailerIdentifiers' });
+    expect(d.key).toBe('gtin');
+  });
+});
+
 describe('the alias table and the field choices', () => {
   it('every field of the alias table is a field path of a manufactured item mapping; no header names two fields', () => {
     for (const a of FIELD_ALIASES)

@@ -20,6 +20,7 @@ import { labelKey, languageChain } from '../pipeline/resolve/reference-resolver.
 import {
   ALIAS_LANGUAGES,
   FIELD_ALIASES,
+  HEADER_QUALIFIERS,
   HEADERS_WITHOUT_FIELD,
   LANGUAGE_TAGS,
   type AliasLanguage,
@@ -265,6 +266,11 @@ function buildAliases(): Alias[] {
 let aliasTable: Alias[] | undefined;
 const aliases = (): Alias[] => (aliasTable ??= buildAliases());
 
+/** HEADER_QUALIFIERS folded as headers are, to the word as the table writes it. */
+let qualifierWords: Map<string, string> | undefined;
+const qualifiers = (): Map<string, string> =>
+  (qualifierWords ??= new Map(HEADER_QUALIFIERS.map((q) => [words(q).join(''), q])));
+
 /** Edit distance of two strings, stopping early above `max`. */
 function editDistance(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
@@ -300,10 +306,17 @@ const isCode = (a: Alias): boolean => /^[A-Z0-9]{3,}$/.test(a.text);
  * A header containing what no field takes (`Glucides pour 100 g`, `GLN fournisseur`, `fat_unit`) is that, whatever
  * field alias it also contains: a column it heads must not be taken for a field it merely resembles.
  */
-function headerMatches(h: HeaderWords): { how: 'alias' | 'contains' | 'fuzzy'; aliases: Alias[] } | undefined {
+function headerMatches(
+  h: HeaderWords,
+): { how: 'alias' | 'contains' | 'fuzzy'; aliases: Alias[]; qualifier?: string } | undefined {
   if (h.compact === '') return undefined;
   const exact = aliases().filter((a) => a.compact === h.compact);
   if (exact.length > 0) return { how: 'alias', aliases: exact };
+  if (h.words.length > 1 && qualifiers().has(h.words[0]!)) {
+    const rest = h.words.slice(1);
+    const m = headerMatches({ ...h, words: rest, compact: rest.join('') });
+    return m ? { ...m, qualifier: qualifiers().get(h.words[0]!)! } : undefined;
+  }
   let best: Alias[] = [];
   let bestCover = 0;
   let none: Alias[] = [];
@@ -680,9 +693,11 @@ function headerCandidates(column: SheetColumn, target: Target, language: string,
         : `"${column.header.trim()}"`;
     const how =
       m.how === 'alias'
-        ? a.languages.length > 0
-          ? `alias ${named} (${a.languages.join(', ')})`
-          : `field name ${entry.field}`
+        ? m.qualifier
+          ? `alias "${a.text}" after "${m.qualifier}" (${a.languages.join(', ') || 'field name'})`
+          : a.languages.length > 0
+            ? `alias ${named} (${a.languages.join(', ')})`
+            : `field name ${entry.field}`
         : m.how === 'contains'
           ? `header${column.group !== undefined ? ` ${named}` : ''} contains "${a.text}"`
           : `header close to "${a.text}" (a typo?)`;
