@@ -685,6 +685,53 @@ describe('a Shopify product export', () => {
   });
 });
 
+describe('what a header is not', () => {
+  it('"Sale", "On sale", "Sale price" in an English sheet are no nutrition values (Italian "Sale" is salt)', async () => {
+    const g = gtins(3);
+    const file = csv(
+      'sale.csv',
+      [
+        ['EAN', 'Product name', 'Sale', 'On sale', 'Sale price', 'Salt'],
+        [g[0]!, 'Oat cookies', 'yes', 'no', '3.50', '0.4'],
+        [g[1]!, 'Rye bread', 'no', 'yes', '2.50', '1.1'],
+        [g[2]!, 'Apple juice', 'no', 'no', '1.99', '0'],
+      ],
+      ',',
+    );
+    const d = await suggestMapping(file);
+    expect(d.language).toBe('en-US');
+    for (const h of ['Sale', 'On sale', 'Sale price']) expect(column(d, h).reason).not.toMatch(/nutrition/);
+    expect(column(d, 'Sale price').reason).toMatch(/prices/);
+    expect(column(d, 'Salt').reason).toMatch(/no field of the product API takes nutrition values/);
+  });
+
+  it('in an Italian sheet "Sale" is still the salt of the nutrition values', async () => {
+    const g = gtins(2);
+    const file = csv('sale-it.csv', [
+      ['Codice EAN', 'Nome prodotto', 'Marchio', 'Sale'],
+      [g[0]!, 'Grissini', 'Forno', '1,2'],
+      [g[1]!, 'Taralli', 'Forno', '0,9'],
+    ]);
+    const d = await suggestMapping(file);
+    expect(d.language).toBe('it-IT');
+    expect(column(d, 'Sale').reason).toMatch(/no field of the product API takes nutrition values/);
+  });
+
+  it('a typo is one letter in a long word, never in a short one or the first letter', async () => {
+    const g = gtins(2);
+    const file = csv('typos.csv', [
+      ['Strichcod', 'Produt name', 'Brnd', 'Sizes', 'Rand'],
+      [g[0]!, 'Oat cookies', 'Bakehouse', 'L', 'x'],
+      [g[1]!, 'Rye bread', 'Bakehouse', 'M', 'y'],
+    ]);
+    const d = await suggestMapping(file);
+    expect(column(d, 'Strichcod')).toMatchObject({ field: 'gtin' });
+    expect(column(d, 'Produt name')).toMatchObject({ field: 'tradeItemName' });
+    expect(column(d, 'Produt name').reason).toMatch(/header close to "Product name" \(a typo\?\)/);
+    for (const h of ['Brnd', 'Rand']) expect(column(d, h).field).toBeUndefined();
+  });
+});
+
 describe('the alias table and the field choices', () => {
   it('every field of the alias table is a field path of a manufactured item mapping; no header names two fields', () => {
     for (const a of FIELD_ALIASES)

@@ -243,7 +243,11 @@ function buildAliases(): Alias[] {
       if (language && !a.languages.includes(language)) a.languages.push(language);
       return;
     }
-    const votes = language !== undefined && !/^[A-Z0-9 -]+$/.test(text);
+    // A short word of what no field takes (`Sale`, `Fer`, `Salz`) is too often another language's word to show one.
+    const votes =
+      language !== undefined &&
+      !/^[A-Z0-9 -]+$/.test(text) &&
+      (entry !== undefined || w.join('').length > OWN_LANGUAGE_ONLY_UP_TO);
     byKey.set(key, {
       text,
       words: w,
@@ -339,18 +343,38 @@ function headerMatches(
   }
   if (none.length > 0) return { how: 'contains', aliases: none };
   if (best.length > 0) return { how: 'contains', aliases: best };
-  if (h.compact.length < 6) return undefined;
-  const max = h.compact.length >= 10 ? 2 : 1;
+  // A typo is one letter in a word of 7 or more (two from 12), never the first letter: between shorter words one letter
+  // makes another word (`sale` / `salt`, `fats` / `fat`), not a typo.
+  if (h.compact.length < FUZZY_FROM) return undefined;
+  const max = h.compact.length >= 12 ? 2 : 1;
   let fuzzy: Alias[] = [];
   let bestD = max + 1;
   for (const a of aliases()) {
-    if (a.compact.length < 6) continue;
+    if (a.compact.length < FUZZY_FROM || a.compact[0] !== h.compact[0]) continue;
     const d = editDistance(h.compact, a.compact, max);
     if (d < bestD) [fuzzy, bestD] = [[a], d];
     else if (d === bestD && d <= max) fuzzy.push(a);
   }
   return fuzzy.length > 0 ? { how: 'fuzzy', aliases: fuzzy } : undefined;
 }
+
+/** Fewest letters a header and an alias need to be matched despite a typo. */
+const FUZZY_FROM = 7;
+
+/**
+ * Most letters of an alias of a header no field takes that stands for its own language's sheets only: `Sale` (salt,
+ * it) is a sale in an English sheet, `Fer` (iron, fr) a word of other languages. Longer aliases are the same word in
+ * every sheet they show up in.
+ */
+const OWN_LANGUAGE_ONLY_UP_TO = 5;
+
+/** True when a short alias of a header without field is of other languages than the sheet's: it explains nothing. */
+const foreignShortWord = (a: Alias, language: string): boolean =>
+  !a.entry &&
+  !isCode(a) &&
+  a.compact.length <= OWN_LANGUAGE_ONLY_UP_TO &&
+  a.languages.length > 0 &&
+  !a.languages.includes(language.slice(0, 2).toLowerCase() as AliasLanguage);
 
 /** A field a column may feed, with its score and why. */
 interface Candidate {
@@ -673,7 +697,7 @@ function headerCandidates(column: SheetColumn, target: Target, language: string,
   const seen = new Set<string>();
   for (const a of m.aliases) {
     const what = a.entry?.field ?? a.what!;
-    if (seen.has(what)) continue;
+    if (seen.has(what) || foreignShortWord(a, language)) continue;
     seen.add(what);
     if (!a.entry) {
       rejected.push(`no field of the product API takes ${a.what} (a header like "${a.text}")`);
