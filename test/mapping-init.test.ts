@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClients, type ApiClients } from '../src/api/clients.ts';
 import { COLUMN_TYPES } from '../src/pipeline/map/transforms.ts';
 import { FIELD_ALIASES, HEADERS_WITHOUT_FIELD } from '../src/onboarding/header-aliases.ts';
-import { matchSheetHeaders } from '../src/pipeline/map/headers.ts';
+import { matchHeaders, matchSheetHeaders } from '../src/pipeline/map/headers.ts';
+import { mapRow } from '../src/pipeline/map/map-row.ts';
 import { parseMapping, resolveFieldPath } from '../src/pipeline/map/mapping.ts';
 import {
   fieldChoices,
@@ -318,6 +319,59 @@ describe('the values decide where headers do not, and contradict headers that ar
     expect(column(d, 'Poids net')).toMatchObject({ field: 'netContents[0]', type: 'quantity' });
     const m = parsed(d);
     expect(m.columns.find((c) => c.type === 'quantity')?.field.unit?.path).toBe('netContents[0].unitOfMeasure');
+  });
+
+  it('"400g" / "1,5 L" under a header of the quantity as text ("Quantity", "Pack size") is the net content, unit split', async () => {
+    for (const header of ['Quantity', 'Pack size']) {
+      const g = gtins(3);
+      const rows = [
+        ['EAN', 'Product name', header],
+        [g[0]!, 'Oat cookies', '400g'],
+        [g[1]!, 'Apple juice', '"1,5 L"'],
+        [g[2]!, 'Cola', '330 ml'],
+      ];
+      const d = await suggestMapping(csv(`quantity-${header}.csv`, rows, ','));
+      expect(column(d, header)).toMatchObject({ field: 'netContents[0]', type: 'quantity' });
+      expect(column(d, header).reason).toMatch(/values are quantities with their unit .*: the net content/);
+      expect(d.decimalSeparator ?? column(d, header).decimal).toBe(',');
+      const m = parsed(d);
+      const headers = rows[0]!;
+      const drafts = rows
+        .slice(1)
+        .map((cells, i) =>
+          mapRow(
+            { row: i + 2, cells: cells.map((c) => c.replace(/"/g, '')), issues: [] },
+            headers,
+            m,
+            matchHeaders(headers, m),
+          ),
+        );
+      expect(drafts.map((x) => x.fields.netContents)).toEqual([
+        [{ value: '400', unitOfMeasure: 'GRM' }],
+        [{ value: '1.5', unitOfMeasure: 'LTR' }],
+        [{ value: '330', unitOfMeasure: 'MLT' }],
+      ]);
+    }
+  });
+
+  it('quantities under "Quantity" stay its text when another column gives the net content', async () => {
+    const g = gtins(2);
+    const d = await suggestMapping(
+      csv(
+        'quantity-text.csv',
+        [
+          ['EAN', 'Product name', 'Net weight', 'Unit', 'Quantity'],
+          [g[0]!, 'Oat cookies', '400', 'g', '400g'],
+          [g[1]!, 'Rye bread', '750', 'g', '750g'],
+        ],
+        ',',
+      ),
+    );
+    expect(fields(d)).toMatchObject({
+      'Net weight': 'netContents[0].value',
+      Unit: 'netContents[0].unitOfMeasure',
+      Quantity: 'packagingNetContentDescription',
+    });
   });
 
   it('a unit in a header (“Poids égoutté (g)”) becomes the default unit of that weight', async () => {

@@ -51,6 +51,11 @@ export interface FieldAliases {
   lookup?: MappingLookup;
   /** What the samples should look like, when the type does not say it (a language code, a name). */
   expects?: ValueKind;
+  /**
+   * The object a column of quantities (`400g`, `1,5 L`) under such a header feeds instead, its number and unit split
+   * (`type: quantity`): the net content, which the API reads, rather than its text.
+   */
+  quantity?: string;
   /** Headers by language; a header written the same way in several languages is listed in each. */
   aliases: Partial<Record<AliasLanguage, readonly string[]>>;
 }
@@ -366,6 +371,7 @@ export const FIELD_ALIASES: readonly FieldAliases[] = [
   },
   {
     field: 'packagingNetContentDescription',
+    quantity: 'netContents[0]',
     aliases: {
       en: ['Quantity', 'Declared quantity', 'Net content description', 'Pack size'],
       fr: ['Quantité', 'Quantité déclarée', 'Description du contenu'],

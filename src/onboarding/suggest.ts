@@ -760,6 +760,22 @@ function headerCandidates(column: SheetColumn, target: Target, language: string,
       rejected.push(`${how} of ${entry.field}, but only ${check.contradiction}`);
       continue;
     }
+    // Quantities under a header of their text (`Quantity`, `Pack size`): the net content before the text, after a value
+    // column that names the net content (`Net weight`, fitting), which leaves these cells to the text.
+    if (
+      entry.quantity &&
+      quantityTypeExists() &&
+      column.cells.filter(isQuantity).length / column.cells.length >= VALUES_MATCH_FROM
+    ) {
+      out.push({
+        column: column.index,
+        field: entry.quantity,
+        occupies: [`${entry.quantity}.value`, `${entry.quantity}.unitOfMeasure`],
+        score: score + SCORE.fits - 1,
+        type: 'quantity',
+        reason: `${how}; values are quantities with their unit (${sampleList(column.cells, 2)}): the net content, type quantity reads the number and the unit`,
+      });
+    }
     const strict = kind === 'gtin' ? column.cells.filter(isStrictGtin).length : 0;
     out.push({
       column: column.index,
