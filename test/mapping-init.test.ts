@@ -786,6 +786,38 @@ describe('what a header is not', () => {
   });
 });
 
+describe('a sheet without a GTIN column', () => {
+  it('the draft says no GTIN column was found, which columns come close, and the line to add', async () => {
+    const file = csv(
+      'nokey.csv',
+      [
+        ['Code', 'Product name', 'Brand', 'Ref'],
+        ['12345', 'Oat cookies', 'Bakehouse', '4006381333932'],
+        ['12346', 'Rye bread', 'Bakehouse', '5000112637923'],
+        ['12347', 'Apple juice', 'Orchard Co', '4006381333949'],
+      ],
+      ',',
+    );
+    const d = await suggestMapping(file);
+    expect(d.key).toBe('gtin');
+    expect(d.missingKey).toMatch(
+      /^no GTIN column found: no header names one .* no column holds GTINs with valid check digits/,
+    );
+    expect(d.missingKey).toMatch(
+      /"Ref" \(column 4: "4006381333932", "5000112637923"\) holds numbers of a GTIN length whose check digits fail/,
+    );
+    expect(d.missingKey).toMatch(/add the line - \{ column: <header of the GTINs>, field: gtin \} under columns/);
+    expect(d.notes[0]).toBe(d.missingKey);
+    const text = mappingText(d);
+    expect(text).toMatch(/^# NOTE: no GTIN column found: /m);
+    expect(text).toMatch(/^key: gtin {3}# no GTIN column found: see the NOTE above$/m);
+    expect(text).toMatch(
+      /^ {2}# - \{ column: <header of the GTINs>, field: gtin \} {3}# NO GTIN COLUMN FOUND: add this line/m,
+    );
+    expect(() => parsed(d)).toThrow(/key gtin needs a column with field gtin/);
+  });
+});
+
 describe('the alias table and the field choices', () => {
   it('every field of the alias table is a field path of a manufactured item mapping; no header names two fields', () => {
     for (const a of FIELD_ALIASES)

@@ -107,6 +107,8 @@ export interface MappingDraft {
   source?: string;
   /** Things the user should know: labels not checked, a required field no column feeds, fields of the other target. */
   notes: string[];
+  /** Set when no column feeds the key: what was looked for and what to do (also the first of `notes`). */
+  missingKey?: string;
 }
 
 /** Options of {@link suggestMapping}. */
@@ -1149,10 +1151,8 @@ export async function suggestMapping(file: string, options: SuggestOptions = {})
   const defaults = headerUnitDefaults(suggestions, columns, fed);
 
   const key: 'gtin' | 'tradeItemId' = fed('gtin') || !fed('tradeItemId') ? 'gtin' : 'tradeItemId';
-  if (!fed(key))
-    notes.push(
-      'no column holds GTINs (by its header or its values): add a column with field: gtin before using the mapping',
-    );
+  const missingKey = fed(key) ? undefined : missingKeyText(columns, suggestions, language);
+  if (missingKey) notes.unshift(missingKey);
   if (!fed('tradeItemName')) notes.push('no column feeds tradeItemName, which creating an item requires');
   if (target === 'manufacturedItem' && !fed('supplierCompanyId'))
     notes.push(
@@ -1179,7 +1179,32 @@ export async function suggestMapping(file: string, options: SuggestOptions = {})
     ...(Object.keys(defaults).length > 0 ? { defaults } : {}),
     source: basename(file),
     notes,
+    ...(missingKey ? { missingKey } : {}),
   };
+}
+
+/**
+ * What the draft says when no column feeds the key: what was looked for, the columns of GTIN-length numbers whose
+ * check digits fail (the likeliest ones), and the line to add.
+ */
+function missingKeyText(
+  columns: readonly SheetColumn[],
+  suggestions: readonly ColumnSuggestion[],
+  language: string,
+): string {
+  const suspects = columns
+    .filter((c) => c.cells.length > 0 && !c.unusable && suggestions[c.index]!.field !== 'gtin')
+    .filter((c) => shareFitting('gtin', c.cells, language) >= VALUES_MATCH_FROM)
+    .map((c) => `"${c.header.trim()}" (column ${c.index + 1}: ${sampleList(c.cells, 2)})`);
+  return [
+    'no GTIN column found: no header names one (GTIN, EAN, Barcode, Code-barres…) and no column holds GTINs with valid check digits;',
+    suspects.length > 0
+      ? `${suspects.join(', ')} ${suspects.length === 1 ? 'holds numbers of a GTIN length whose check digits fail' : 'hold numbers of a GTIN length whose check digits fail'};`
+      : '',
+    'every row needs its GTIN (the key): add the line - { column: <header of the GTINs>, field: gtin } under columns, or a column of GTINs to the sheet, before using the mapping',
+  ]
+    .filter(Boolean)
+    .join(' ');
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -1245,12 +1270,17 @@ export function mappingText(draft: MappingDraft, options: { schemaRef?: string }
   );
   if (draft.sheet !== undefined) lines.push(`sheet: ${scalar(draft.sheet)}`);
   if (draft.headerRow !== 1) lines.push(`headerRow: ${draft.headerRow}`);
-  lines.push(`key: ${scalar(draft.key)}`);
+  lines.push(`key: ${scalar(draft.key)}${draft.missingKey ? '   # no GTIN column found: see the NOTE above' : ''}`);
   if (draft.decimalSeparator)
     lines.push(
       `decimalSeparator: ${JSON.stringify(draft.decimalSeparator)}   # the sheet's numbers use it, not the language's`,
     );
   lines.push('columns:');
+  // The line the key needs, to complete: the run refuses the mapping until a column feeds it.
+  if (draft.missingKey)
+    lines.push(
+      `  # - { column: <header of the GTINs>, field: ${draft.key} }   # NO GTIN COLUMN FOUND: add this line with the header of the column that holds them`,
+    );
   const mapped = draft.columns.filter((c) => c.field);
   for (const c of mapped) {
     const parts = [`column: ${columnText(c)}`, `field: ${scalar(c.field!)}`];

@@ -209,4 +209,23 @@ describe('mapping init on a sheet it cannot draft from', () => {
     expect(init.stderr + init.stdout).not.toMatch(/expected array/);
     expect(readdirSync(cwd)).toEqual(['export.csv']);
   }, 60_000);
+
+  it('a sheet with no GTIN column: the summary says so and what to do, the draft is written, exit 1', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'ps-onboard-nokey-'));
+    writeFileSync(
+      join(cwd, 'nokey.csv'),
+      'Code,Product name,Brand\n12345,Oat cookies,Bakehouse\n12346,Rye bread,Bakehouse\n',
+    );
+    const init = await cli(cwd, ['mapping', 'init', 'nokey.csv']);
+    expect(init.code, init.stderr + init.stdout).toBe(1);
+    expect(init.stdout).toMatch(/key gtin \(NO GTIN COLUMN FOUND\)/);
+    expect(init.stdout).toMatch(
+      /^No GTIN column found: no header names one .* add the line - \{ column: <header of the GTINs>, field: gtin \}/m,
+    );
+    expect(init.stdout).toMatch(
+      /The draft needs an edit before it can be used:\n[\s\S]*key gtin needs a column with field gtin/,
+    );
+    expect(init.stdout).not.toMatch(/^Next:/m);
+    expect(readFileSync(join(cwd, 'mappings', 'nokey.yaml'), 'utf8')).toMatch(/^# NOTE: no GTIN column found: /m);
+  }, 60_000);
 });
