@@ -10,6 +10,7 @@ import { parseMapping, resolveFieldPath } from '../src/pipeline/map/mapping.ts';
 import {
   fieldChoices,
   mappingText,
+  nearestLabels,
   suggestMapping,
   type ColumnSuggestion,
   type MappingDraft,
@@ -617,6 +618,47 @@ describe('list labels from the reference API (the sandbox over HTTP)', () => {
       /"A", "I" are no label or code of the list trade-item-status in fr-FR, fr, en-US: add values:/,
     );
     expect(mappingText(d)).toMatch(/^ {2}# CHECK: "A", "I" are no label/m);
+  });
+
+  it('list values that will not resolve are listed in the draft with the nearest labels of the list', async () => {
+    const g = gtins(6);
+    const file = csv(
+      'status-typos.csv',
+      [
+        ['EAN', 'Product name', 'Status'],
+        [g[0]!, 'Oat cookies', 'active'],
+        [g[1]!, 'Rye bread', 'active'],
+        [g[2]!, 'Apple juice', 'draft'],
+        [g[3]!, 'Cola', 'Actve'],
+        [g[4]!, 'Tea', 'Inactive'],
+        [g[5]!, 'Coffee', 'archived'],
+      ],
+      ',',
+    );
+    const d = await suggestMapping(file, { labels: referenceLabels(clients.reference) });
+    const status = column(d, 'Status');
+    expect(status).toMatchObject({ field: 'tradeItemStatusId', lookup: { list: 'trade-item-status' } });
+    expect(status.warning).toMatch(/"Actve", "archived" are no label or code of the list trade-item-status in en-US/);
+    expect(status.unresolved?.map((u) => u.value)).toEqual(['Actve', 'archived']);
+    expect(status.unresolved).toEqual([
+      { value: 'Actve', nearest: ['Active'] },
+      { value: 'archived', nearest: [] },
+    ]);
+    const text = mappingText(d);
+    expect(text).toMatch(/^ {2}# CHECK: "Actve", "archived" are no label/m);
+    expect(text).toMatch(/^ {2}# {3}values no label of the list matches \(the run would reject their rows\):$/m);
+    expect(text).toMatch(/^ {2}# {5}"Actve": nearest labels "Active"/m);
+    expect(text).toMatch(/^ {2}# {5}"archived": no label close$/m);
+    expect(text).toMatch(/^ {2}# {3}values: \{ "Actve": Active \} {3}# to check, then add to the column's line$/m);
+    parsed(d);
+  });
+
+  it('nearest labels: a label the value begins or that begins it, then by edit distance, accents and case ignored', () => {
+    const names = ['Active', 'Inactive', 'Discontinued', 'Draft', 'Arrêté'];
+    expect(nearestLabels('Discont.', names)).toEqual(['Discontinued']);
+    expect(nearestLabels('ARRETE', names)).toEqual(['Arrêté']);
+    expect(nearestLabels('inactve', names)).toEqual(['Inactive']);
+    expect(nearestLabels('zzz', names)).toEqual([]);
   });
 
   it('an API that does not answer: the check is skipped and the draft says so', async () => {

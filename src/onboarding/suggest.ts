@@ -85,6 +85,14 @@ export interface ColumnSuggestion {
   reason?: string;
   /** What to check before using the draft (labels not found in the list, a header its values contradict…). */
   warning?: string;
+  /** Values of a list-lookup column that are no label or code of its list, each with the list's nearest labels. */
+  unresolved?: UnresolvedValue[];
+}
+
+/** A sheet value a list lookup will not resolve, with the labels of the list closest to it (best first). */
+export interface UnresolvedValue {
+  value: string;
+  nearest: string[];
 }
 
 /** A draft mapping: one suggestion per sheet header, in sheet order. */
@@ -389,6 +397,7 @@ interface Candidate {
   type?: ColumnType;
   lookup?: MappingLookup;
   warning?: string;
+  unresolved?: UnresolvedValue[];
 }
 
 /** One column of the sheet as read for the draft. */
@@ -856,21 +865,66 @@ async function listsOfValues(
   lists: readonly ListName[],
   labels: ReferenceLabels,
   chain: readonly string[],
-): Promise<{ list: ListName; share: number; missing: string[] }[]> {
+): Promise<ListHit[]> {
   const values = [
     ...new Map(
       column.cells.filter((c) => typeof c === 'string').map((c) => [labelKey(cellText(c)), cellText(c)]),
     ).values(),
   ];
   if (values.length === 0) return [];
-  const out: { list: ListName; share: number; missing: string[] }[] = [];
+  const out: ListHit[] = [];
   for (const list of lists) {
-    const has = labelMatcher(await labels.list(list, chain));
+    const items = await labels.list(list, chain);
+    const has = labelMatcher(items);
     const missing = values.filter((v) => !has(v));
-    out.push({ list, share: (values.length - missing.length) / values.length, missing });
+    out.push({
+      list,
+      share: (values.length - missing.length) / values.length,
+      missing,
+      names: items.map((l) => l.name),
+    });
   }
   return out;
 }
+
+/** How a column's values fare in one list: the share found, the values not found, the list's labels. */
+interface ListHit {
+  list: ListName;
+  share: number;
+  missing: string[];
+  names: string[];
+}
+
+/** Most unresolved values a draft lists with their nearest labels (the rest are counted). */
+const UNRESOLVED_LISTED = 10;
+/** Most labels named as nearest to one value. */
+const NEAREST_LABELS = 3;
+
+/**
+ * The labels of a list nearest to a value the list lacks: labels it begins (or that begin it), then by edit distance
+ * up to a third of its length (two letters at least), case, accents, spaces and punctuation ignored.
+ */
+export function nearestLabels(value: string, names: readonly string[]): string[] {
+  // Punctuation and spaces dropped too: an abbreviation (`Discont.`) is a prefix of its label.
+  const fold = (s: string) => labelKey(s).replace(/[^\p{L}\p{N}]+/gu, '');
+  const v = fold(value);
+  const max = Math.max(2, Math.floor(v.length / 3));
+  const ranked: { name: string; rank: number }[] = [];
+  for (const name of new Set(names)) {
+    const n = fold(name);
+    const prefix = v.length >= 3 && (n.startsWith(v) || v.startsWith(n));
+    const d = prefix ? 0 : editDistance(v, n, max);
+    if (d <= max) ranked.push({ name, rank: prefix ? Math.abs(n.length - v.length) / 100 : d });
+  }
+  return ranked
+    .sort((a, b) => a.rank - b.rank || a.name.localeCompare(b.name))
+    .slice(0, NEAREST_LABELS)
+    .map((r) => r.name);
+}
+
+/** The values of a hit the list will not resolve, with their nearest labels. */
+const unresolvedOf = (hit: ListHit): UnresolvedValue[] =>
+  hit.missing.map((value) => ({ value, nearest: nearestLabels(value, hit.names) }));
 
 /** The field each list feeds, from the alias table (`trade-item-status` → tradeItemStatusId). */
 function listFields(target: Target): Map<ListName, string> {
@@ -923,6 +977,10 @@ async function withLabels<T>(check: LabelCheck, work: (labels: ReferenceLabels) 
   }
 }
 
+/** The CHECK of a list-lookup column some of whose values are no label of the list. */
+const missingLabelsText = (hit: ListHit, chain: readonly string[]): string =>
+  `${sampleList(hit.missing)} ${hit.missing.length === 1 ? 'is' : 'are'} no label or code of the list ${hit.list} in ${chain.join(', ')}: add values: { <sheet value>: <label> } (see product-sync lists ${hit.list}; the draft lists the nearest labels under the column)`;
+
 /**
  * The labels of each list-lookup candidate are looked up in its list: found, the match is better; not found, it is
  * worse (a column of the list's labels elsewhere wins) and flagged with the values to map. A column nothing else
@@ -941,12 +999,15 @@ async function checkListLabels(
       await withLabels(check, (labels) => listsOfValues(columns[cand.column]!, [list], labels, check.chain))
     )?.[0];
     if (!hit) continue;
+    if (hit.missing.length > 0) cand.unresolved = unresolvedOf(hit);
     if (hit.share >= CONTRADICTED_BELOW) {
       cand.score += SCORE.fits;
       cand.reason += `; labels found in the list ${list}`;
+      // Most values resolve: the rest would fail their rows, so they are named before the run finds them.
+      if (hit.missing.length > 0) cand.warning = missingLabelsText(hit, check.chain);
     } else {
       cand.score -= SCORE.labelsMissing;
-      cand.warning = `${sampleList(hit.missing)} ${hit.missing.length === 1 ? 'is' : 'are'} no label or code of the list ${list} in ${check.chain.join(', ')}: add values: { <sheet value>: <label> } (see product-sync lists ${list})`;
+      cand.warning = missingLabelsText(hit, check.chain);
     }
   }
   const byList = listFields(target);
@@ -965,6 +1026,9 @@ async function checkListLabels(
           score: SCORE.values + SCORE.fits,
           lookup: { list: hit.list },
           reason: `values are labels of the list ${hit.list} (${sampleList(c.cells)})`,
+          ...(hit.missing.length > 0
+            ? { warning: missingLabelsText(hit, check.chain), unresolved: unresolvedOf(hit) }
+            : {}),
         });
       } else if (!hints.has(c.index))
         hints.set(c.index, `values are labels of the list ${hit.list}, which no field of a ${target} takes`);
@@ -1033,6 +1097,7 @@ function mappedColumn(
   };
   if (cand.type) out.type = cand.type;
   if (cand.lookup) out.lookup = cand.lookup;
+  if (cand.unresolved) out.unresolved = cand.unresolved;
   const field = resolveFieldPath(target, cand.field);
   if (typeof field !== 'string' && field.array && !cand.lookup) {
     const split = listSeparatorOf(c.cells);
@@ -1252,6 +1317,26 @@ const columnText = (c: ColumnSuggestion): string => (c.column ? addressText(c.co
 const commentText = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
 /**
+ * The values a list will not resolve as comments under their column: each with its nearest labels, then a `values:`
+ * line of the nearest ones to check and add to the column.
+ */
+function unresolvedLines(unresolved: readonly UnresolvedValue[]): string[] {
+  const shown = unresolved.slice(0, UNRESOLVED_LISTED);
+  const lines = ['  #   values no label of the list matches (the run would reject their rows):'];
+  for (const u of shown)
+    lines.push(
+      `  #     ${commentText(quote(u.value))}: ${u.nearest.length > 0 ? `nearest labels ${u.nearest.map((n) => commentText(quote(n))).join(', ')}` : 'no label close'}`,
+    );
+  if (unresolved.length > shown.length) lines.push(`  #     … and ${unresolved.length - shown.length} more`);
+  const guesses = shown.filter((u) => u.nearest.length > 0);
+  if (guesses.length > 0)
+    lines.push(
+      `  #   values: { ${guesses.map((u) => `${commentText(JSON.stringify(u.value))}: ${commentText(scalar(u.nearest[0]!))}`).join(', ')} }   # to check, then add to the column's line`,
+    );
+  return lines;
+}
+
+/**
  * The mapping file text of a draft: YAML with the `# yaml-language-server: $schema=...` line, mapped columns, unmatched
  * headers as comments with their samples. parseMapping() accepts it when a column feeds the key.
  */
@@ -1291,6 +1376,7 @@ export function mappingText(draft: MappingDraft, options: { schemaRef?: string }
     if (c.decimal) parts.push(`decimal: ${JSON.stringify(c.decimal)}`);
     if (c.warning) lines.push(`  # CHECK: ${commentText(c.warning)}`);
     lines.push(`  - { ${parts.join(', ')} }${c.reason ? `   # ${commentText(c.reason)}` : ''}`);
+    if (c.unresolved && c.unresolved.length > 0) lines.push(...unresolvedLines(c.unresolved));
   }
   // Columns with neither a header nor a value (the end of a worksheet's used range) are left out.
   const unmatched = draft.columns.filter((c) => !c.field && (c.header.trim() !== '' || c.samples.length > 0));
