@@ -196,6 +196,52 @@ describe('mapping init, then import --sandbox with the written mapping, without 
   }, 120_000);
 });
 
+describe('mapping init on a Shopify product export, then import --sandbox as written', () => {
+  it('Title, Vendor, Variant Barcode as the key, "400g" / "1,5 L" as the net content: every row created', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'ps-onboard-shopify-'));
+    const g = Array.from({ length: 3 }, (_, i) => testGtin(i + 1, '400638'));
+    const header =
+      'Handle,Title,Body (HTML),Vendor,Product Category,Type,Tags,Published,Option1 Name,Option1 Value,Variant SKU,' +
+      'Variant Grams,Variant Inventory Tracker,Variant Inventory Qty,Variant Price,Variant Compare At Price,' +
+      'Variant Requires Shipping,Variant Taxable,Variant Barcode,Image Src,SEO Title,SEO Description,Variant Weight Unit,Status';
+    writeFileSync(
+      join(cwd, 'products_export.csv'),
+      [
+        header,
+        `oat-cookies,Oat cookies,<p>Crunchy</p>,Bakehouse,Food,Biscuits,"vegan,oat",TRUE,Size,400g,OAT-400,400,shopify,12,3.50,4.00,TRUE,TRUE,${g[0]},https://cdn.example/1.jpg,Oat cookies 400g,Crunchy oat cookies baked daily,g,active`,
+        `rye-bread,Rye bread,<p>Dark</p>,Bakehouse,Food,Bread,rye,TRUE,Size,750g,RYE-750,750,shopify,5,2.90,,TRUE,TRUE,${g[1]},https://cdn.example/2.jpg,Rye bread,Dark rye bread with seeds,g,active`,
+        `apple-juice,Apple juice,<p>Fresh</p>,Orchard Co,Drinks,Juice,,TRUE,Size,"1,5 L",APL-15,1500,shopify,30,1.99,,TRUE,TRUE,${g[2]},https://cdn.example/3.jpg,Apple juice,Cloudy apple juice,kg,draft`,
+      ].join('\n'),
+    );
+    const init = await cli(cwd, ['mapping', 'init', 'products_export.csv', '--sandbox']);
+    expect(init.code, init.stderr + init.stdout).toBe(0);
+    expect(init.stdout).toMatch(/key gtin; 6 of 24 columns mapped/);
+    expect(init.stdout).toMatch(
+      /^Next: product-sync validate products_export\.csv --mapping products-export --preview --sandbox$/m,
+    );
+
+    const run = await cli(cwd, [
+      'import',
+      'products_export.csv',
+      '--mapping',
+      'products-export',
+      '--sandbox',
+      '--report-dir',
+      'reports',
+    ]);
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(outcomes(cwd)).toEqual(['created', 'created', 'created']);
+    const byName = new Map(store(cwd).tradeItems.map((t) => [t.fields.tradeItemName, t.fields]));
+    expect(byName.get('Oat cookies')).toMatchObject({
+      gtin: `0${g[0]}`,
+      netContents: [{ value: '400', unitOfMeasure: 'GRM' }],
+      retailerIdentifiers: ['OAT-400'],
+    });
+    expect(byName.get('Apple juice')!.netContents).toEqual([{ value: '1.5', unitOfMeasure: 'LTR' }]);
+    expect(byName.get('Apple juice')!.brandId).toMatch(UUID);
+  }, 120_000);
+});
+
 describe('mapping init on a sheet it cannot draft from', () => {
   it('a header row of empty cells (",,,"): exit 2 naming the file and the row, no raw validation message', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'ps-onboard-empty-'));
