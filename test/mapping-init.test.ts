@@ -4,11 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClients, type ApiClients } from '../src/api/clients.ts';
 import { COLUMN_TYPES } from '../src/pipeline/map/transforms.ts';
 import { FIELD_ALIASES, HEADERS_WITHOUT_FIELD } from '../src/onboarding/header-aliases.ts';
-import { matchSheetHeaders } from '../src/pipeline/map/headers.ts';
+import { matchHeaders, matchSheetHeaders } from '../src/pipeline/map/headers.ts';
+import { mapRow } from '../src/pipeline/map/map-row.ts';
 import { parseMapping, resolveFieldPath } from '../src/pipeline/map/mapping.ts';
 import {
   fieldChoices,
   mappingText,
+  nearestLabels,
   suggestMapping,
   type ColumnSuggestion,
   type MappingDraft,
@@ -320,6 +322,59 @@ describe('the values decide where headers do not, and contradict headers that ar
     expect(m.columns.find((c) => c.type === 'quantity')?.field.unit?.path).toBe('netContents[0].unitOfMeasure');
   });
 
+  it('"400g" / "1,5 L" under a header of the quantity as text ("Quantity", "Pack size") is the net content, unit split', async () => {
+    for (const header of ['Quantity', 'Pack size']) {
+      const g = gtins(3);
+      const rows = [
+        ['EAN', 'Product name', header],
+        [g[0]!, 'Oat cookies', '400g'],
+        [g[1]!, 'Apple juice', '"1,5 L"'],
+        [g[2]!, 'Cola', '330 ml'],
+      ];
+      const d = await suggestMapping(csv(`quantity-${header}.csv`, rows, ','));
+      expect(column(d, header)).toMatchObject({ field: 'netContents[0]', type: 'quantity' });
+      expect(column(d, header).reason).toMatch(/values are quantities with their unit .*: the net content/);
+      expect(d.decimalSeparator ?? column(d, header).decimal).toBe(',');
+      const m = parsed(d);
+      const headers = rows[0]!;
+      const drafts = rows
+        .slice(1)
+        .map((cells, i) =>
+          mapRow(
+            { row: i + 2, cells: cells.map((c) => c.replace(/"/g, '')), issues: [] },
+            headers,
+            m,
+            matchHeaders(headers, m),
+          ),
+        );
+      expect(drafts.map((x) => x.fields.netContents)).toEqual([
+        [{ value: '400', unitOfMeasure: 'GRM' }],
+        [{ value: '1.5', unitOfMeasure: 'LTR' }],
+        [{ value: '330', unitOfMeasure: 'MLT' }],
+      ]);
+    }
+  });
+
+  it('quantities under "Quantity" stay its text when another column gives the net content', async () => {
+    const g = gtins(2);
+    const d = await suggestMapping(
+      csv(
+        'quantity-text.csv',
+        [
+          ['EAN', 'Product name', 'Net weight', 'Unit', 'Quantity'],
+          [g[0]!, 'Oat cookies', '400', 'g', '400g'],
+          [g[1]!, 'Rye bread', '750', 'g', '750g'],
+        ],
+        ',',
+      ),
+    );
+    expect(fields(d)).toMatchObject({
+      'Net weight': 'netContents[0].value',
+      Unit: 'netContents[0].unitOfMeasure',
+      Quantity: 'packagingNetContentDescription',
+    });
+  });
+
   it('a unit in a header (“Poids égoutté (g)”) becomes the default unit of that weight', async () => {
     const g = gtins(2);
     const file = csv('drained.csv', [
@@ -565,6 +620,47 @@ describe('list labels from the reference API (the sandbox over HTTP)', () => {
     expect(mappingText(d)).toMatch(/^ {2}# CHECK: "A", "I" are no label/m);
   });
 
+  it('list values that will not resolve are listed in the draft with the nearest labels of the list', async () => {
+    const g = gtins(6);
+    const file = csv(
+      'status-typos.csv',
+      [
+        ['EAN', 'Product name', 'Status'],
+        [g[0]!, 'Oat cookies', 'active'],
+        [g[1]!, 'Rye bread', 'active'],
+        [g[2]!, 'Apple juice', 'draft'],
+        [g[3]!, 'Cola', 'Actve'],
+        [g[4]!, 'Tea', 'Inactive'],
+        [g[5]!, 'Coffee', 'archived'],
+      ],
+      ',',
+    );
+    const d = await suggestMapping(file, { labels: referenceLabels(clients.reference) });
+    const status = column(d, 'Status');
+    expect(status).toMatchObject({ field: 'tradeItemStatusId', lookup: { list: 'trade-item-status' } });
+    expect(status.warning).toMatch(/"Actve", "archived" are no label or code of the list trade-item-status in en-US/);
+    expect(status.unresolved?.map((u) => u.value)).toEqual(['Actve', 'archived']);
+    expect(status.unresolved).toEqual([
+      { value: 'Actve', nearest: ['Active'] },
+      { value: 'archived', nearest: [] },
+    ]);
+    const text = mappingText(d);
+    expect(text).toMatch(/^ {2}# CHECK: "Actve", "archived" are no label/m);
+    expect(text).toMatch(/^ {2}# {3}values no label of the list matches \(the run would reject their rows\):$/m);
+    expect(text).toMatch(/^ {2}# {5}"Actve": nearest labels "Active"/m);
+    expect(text).toMatch(/^ {2}# {5}"archived": no label close$/m);
+    expect(text).toMatch(/^ {2}# {3}values: \{ "Actve": Active \} {3}# to check, then add to the column's line$/m);
+    parsed(d);
+  });
+
+  it('nearest labels: a label the value begins or that begins it, then by edit distance, accents and case ignored', () => {
+    const names = ['Active', 'Inactive', 'Discontinued', 'Draft', 'Arrêté'];
+    expect(nearestLabels('Discont.', names)).toEqual(['Discontinued']);
+    expect(nearestLabels('ARRETE', names)).toEqual(['Arrêté']);
+    expect(nearestLabels('inactve', names)).toEqual(['Inactive']);
+    expect(nearestLabels('zzz', names)).toEqual([]);
+  });
+
   it('an API that does not answer: the check is skipped and the draft says so', async () => {
     const dead = createApiClients({
       productApiUrl: 'http://127.0.0.1:9',
@@ -585,6 +681,182 @@ describe('list labels from the reference API (the sandbox over HTTP)', () => {
     } finally {
       await dead.close();
     }
+  });
+});
+
+/** A Shopify product export's header (Products → Export, CSV for Excel). */
+const SHOPIFY_HEADER = [
+  'Handle',
+  'Title',
+  'Body (HTML)',
+  'Vendor',
+  'Product Category',
+  'Type',
+  'Tags',
+  'Published',
+  'Option1 Name',
+  'Option1 Value',
+  'Variant SKU',
+  'Variant Grams',
+  'Variant Inventory Tracker',
+  'Variant Inventory Qty',
+  'Variant Price',
+  'Variant Compare At Price',
+  'Variant Requires Shipping',
+  'Variant Taxable',
+  'Variant Barcode',
+  'Image Src',
+  'SEO Title',
+  'SEO Description',
+  'Variant Weight Unit',
+  'Status',
+];
+
+/** Rows of a Shopify export: `sku` and `barcode` per row, the rest as a shop writes it. */
+function shopifyRows(skus: readonly string[], barcodes: readonly string[]): string[][] {
+  const names = ['Oat cookies', 'Rye bread', 'Apple juice'];
+  const sizes = ['400g', '750g', '"1,5 L"'];
+  return names.map((name, i) => [
+    name.toLowerCase().replace(' ', '-'),
+    name,
+    `<p>${name}</p>`,
+    i === 2 ? 'Orchard Co' : 'Bakehouse',
+    'Food',
+    'Biscuits',
+    '"vegan,oat"',
+    'TRUE',
+    'Size',
+    sizes[i]!,
+    skus[i]!,
+    '400',
+    'shopify',
+    '12',
+    '3.50',
+    '4.00',
+    'TRUE',
+    'TRUE',
+    barcodes[i]!,
+    `https://cdn.example/${i}.jpg`,
+    `${name} | Bakehouse`,
+    `Buy ${name.toLowerCase()} baked fresh every morning`,
+    'g',
+    'active',
+  ]);
+}
+
+describe('a Shopify product export', () => {
+  it('Title is the name, Vendor the brand, Variant Barcode the GTIN key; SEO texts and shipping weights are no field', async () => {
+    const file = csv(
+      'products_export.csv',
+      [SHOPIFY_HEADER, ...shopifyRows(['OAT-400', 'RYE-750', 'APL-15'], gtins(3))],
+      ',',
+    );
+    const d = await suggestMapping(file);
+    expect(d.language).toBe('en-US');
+    expect(d.key).toBe('gtin');
+    expect(fields(d)).toMatchObject({
+      Title: 'tradeItemName',
+      Vendor: 'brandId',
+      'Variant Barcode': 'gtin',
+      'Variant SKU': 'retailerIdentifiers',
+      'SEO Title': undefined,
+      'SEO Description': undefined,
+      'Variant Taxable': undefined,
+      'Variant Grams': undefined,
+      'Variant Weight Unit': undefined,
+    });
+    expect(column(d, 'Vendor').lookup).toEqual({ brand: { create: true } });
+    expect(column(d, 'Variant Barcode').reason).toMatch(/alias "Barcode" after "Variant"/);
+    expect(column(d, 'SEO Description').reason).toMatch(/no field of the product API takes search engine texts/);
+    expect(column(d, 'Variant Grams').reason).toMatch(/shipping weights/);
+    const m = parsed(d);
+    expect(m.columns.find((c) => c.field.path === 'gtin')?.columns).toEqual(['Variant Barcode']);
+  });
+
+  it('SKUs that pass a GTIN check digit do not take the key from the barcode column', async () => {
+    const file = csv('products_export_skus.csv', [SHOPIFY_HEADER, ...shopifyRows(gtins(3, '400638'), gtins(3))], ',');
+    const d = await suggestMapping(file);
+    expect(fields(d)).toMatchObject({ 'Variant Barcode': 'gtin', 'Variant SKU': 'retailerIdentifiers' });
+    expect(d.key).toBe('gtin');
+  });
+});
+
+describe('what a header is not', () => {
+  it('"Sale", "On sale", "Sale price" in an English sheet are no nutrition values (Italian "Sale" is salt)', async () => {
+    const g = gtins(3);
+    const file = csv(
+      'sale.csv',
+      [
+        ['EAN', 'Product name', 'Sale', 'On sale', 'Sale price', 'Salt'],
+        [g[0]!, 'Oat cookies', 'yes', 'no', '3.50', '0.4'],
+        [g[1]!, 'Rye bread', 'no', 'yes', '2.50', '1.1'],
+        [g[2]!, 'Apple juice', 'no', 'no', '1.99', '0'],
+      ],
+      ',',
+    );
+    const d = await suggestMapping(file);
+    expect(d.language).toBe('en-US');
+    for (const h of ['Sale', 'On sale', 'Sale price']) expect(column(d, h).reason).not.toMatch(/nutrition/);
+    expect(column(d, 'Sale price').reason).toMatch(/prices/);
+    expect(column(d, 'Salt').reason).toMatch(/no field of the product API takes nutrition values/);
+  });
+
+  it('in an Italian sheet "Sale" is still the salt of the nutrition values', async () => {
+    const g = gtins(2);
+    const file = csv('sale-it.csv', [
+      ['Codice EAN', 'Nome prodotto', 'Marchio', 'Sale'],
+      [g[0]!, 'Grissini', 'Forno', '1,2'],
+      [g[1]!, 'Taralli', 'Forno', '0,9'],
+    ]);
+    const d = await suggestMapping(file);
+    expect(d.language).toBe('it-IT');
+    expect(column(d, 'Sale').reason).toMatch(/no field of the product API takes nutrition values/);
+  });
+
+  it('a typo is one letter in a long word, never in a short one or the first letter', async () => {
+    const g = gtins(2);
+    const file = csv('typos.csv', [
+      ['Strichcod', 'Produt name', 'Brnd', 'Sizes', 'Rand'],
+      [g[0]!, 'Oat cookies', 'Bakehouse', 'L', 'x'],
+      [g[1]!, 'Rye bread', 'Bakehouse', 'M', 'y'],
+    ]);
+    const d = await suggestMapping(file);
+    expect(column(d, 'Strichcod')).toMatchObject({ field: 'gtin' });
+    expect(column(d, 'Produt name')).toMatchObject({ field: 'tradeItemName' });
+    expect(column(d, 'Produt name').reason).toMatch(/header close to "Product name" \(a typo\?\)/);
+    for (const h of ['Brnd', 'Rand']) expect(column(d, h).field).toBeUndefined();
+  });
+});
+
+describe('a sheet without a GTIN column', () => {
+  it('the draft says no GTIN column was found, which columns come close, and the line to add', async () => {
+    const file = csv(
+      'nokey.csv',
+      [
+        ['Code', 'Product name', 'Brand', 'Ref'],
+        ['12345', 'Oat cookies', 'Bakehouse', '4006381333932'],
+        ['12346', 'Rye bread', 'Bakehouse', '5000112637923'],
+        ['12347', 'Apple juice', 'Orchard Co', '4006381333949'],
+      ],
+      ',',
+    );
+    const d = await suggestMapping(file);
+    expect(d.key).toBe('gtin');
+    expect(d.missingKey).toMatch(
+      /^no GTIN column found: no header names one .* no column holds GTINs with valid check digits/,
+    );
+    expect(d.missingKey).toMatch(
+      /"Ref" \(column 4: "4006381333932", "5000112637923"\) holds numbers of a GTIN length whose check digits fail/,
+    );
+    expect(d.missingKey).toMatch(/add the line - \{ column: <header of the GTINs>, field: gtin \} under columns/);
+    expect(d.notes[0]).toBe(d.missingKey);
+    const text = mappingText(d);
+    expect(text).toMatch(/^# NOTE: no GTIN column found: /m);
+    expect(text).toMatch(/^key: gtin {3}# no GTIN column found: see the NOTE above$/m);
+    expect(text).toMatch(
+      /^ {2}# - \{ column: <header of the GTINs>, field: gtin \} {3}# NO GTIN COLUMN FOUND: add this line/m,
+    );
+    expect(() => parsed(d)).toThrow(/key gtin needs a column with field gtin/);
   });
 });
 

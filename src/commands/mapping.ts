@@ -42,11 +42,16 @@ export function formatDraftSummary(draft: MappingDraft, written: string): string
       [c.reason, c.warning ? `CHECK: ${c.warning}` : ''].filter(Boolean).join('; '),
     ]);
   const mapped = draft.columns.filter((c) => c.field).length;
+  const notes = draft.notes.filter((n) => n !== draft.missingKey);
   return [
-    `Draft mapping ${written}: ${draft.target}, language ${draft.language} (${draft.languageReason ?? ''}), key ${draft.key}; ${mapped} of ${draft.columns.length} columns mapped`,
+    `Draft mapping ${written}: ${draft.target}, language ${draft.language} (${draft.languageReason ?? ''}), key ${draft.key}${draft.missingKey ? ' (NO GTIN COLUMN FOUND)' : ''}; ${mapped} of ${draft.columns.length} columns mapped`,
     '',
     textTable(['col', 'header', 'field', 'why'], rows),
-    ...(draft.notes.length > 0 ? ['', ...draft.notes.map((n) => `note: ${n}`)] : []),
+    ...(notes.length > 0 ? ['', ...notes.map((n) => `note: ${n}`)] : []),
+    // Last before the problems, where it is read: without its key the draft cannot be used at all.
+    ...(draft.missingKey
+      ? ['', `No GTIN column found: ${draft.missingKey.replace(/^no GTIN column found: /, '')}`]
+      : []),
   ].join('\n');
 }
 
@@ -110,8 +115,10 @@ export async function mappingInitCommand(file: string, flags: MappingInitFlags):
     return EXIT.rowsFailed;
   }
   const mappingArg = shellWord(toStdout || resolve(out) === resolve(`mappings/${name}.yaml`) ? name : out);
+  // A draft checked against the sandbox is tried against it too: without the flag, validate needs a configured API.
+  const sandbox = flags.sandbox ? ' --sandbox' : '';
   report.write(
-    `\nNext: product-sync validate ${shellWord(file)} --mapping ${mappingArg} --preview\n      product-sync import ${shellWord(file)} --mapping ${mappingArg}\n`,
+    `\nNext: product-sync validate ${shellWord(file)} --mapping ${mappingArg} --preview${sandbox}\n      product-sync import ${shellWord(file)} --mapping ${mappingArg}${sandbox}\n`,
   );
   return EXIT.ok;
 }

@@ -51,6 +51,11 @@ export interface FieldAliases {
   lookup?: MappingLookup;
   /** What the samples should look like, when the type does not say it (a language code, a name). */
   expects?: ValueKind;
+  /**
+   * The object a column of quantities (`400g`, `1,5 L`) under such a header feeds instead, its number and unit split
+   * (`type: quantity`): the net content, which the API reads, rather than its text.
+   */
+  quantity?: string;
   /** Headers by language; a header written the same way in several languages is listed in each. */
   aliases: Partial<Record<AliasLanguage, readonly string[]>>;
 }
@@ -91,6 +96,8 @@ export const FIELD_ALIASES: readonly FieldAliases[] = [
         'Product name',
         'Product',
         'Name',
+        'Title',
+        'Product title',
         'Item name',
         'Trade item name',
         'Article name',
@@ -121,7 +128,8 @@ export const FIELD_ALIASES: readonly FieldAliases[] = [
     lookup: { brand: { create: true } },
     expects: 'words',
     aliases: {
-      en: ['Brand', 'Brands', 'Brand name', 'Trademark'],
+      // A shop's vendor (Shopify's `Vendor`) is the brand it sells under, a name: never the supplier's uuid.
+      en: ['Brand', 'Brands', 'Brand name', 'Trademark', 'Vendor'],
       fr: ['Marque', 'Marques', 'Nom de marque', 'Marque commerciale'],
       de: ['Marke', 'Markenname', 'Handelsmarke'],
       es: ['Marca', 'Nombre de marca'],
@@ -238,7 +246,7 @@ export const FIELD_ALIASES: readonly FieldAliases[] = [
   {
     field: 'supplierCompanyId',
     aliases: {
-      en: ['Supplier', 'Supplier id', 'Supplier company', 'Vendor', 'Vendor id'],
+      en: ['Supplier', 'Supplier id', 'Supplier company', 'Vendor id'],
       fr: ['Fournisseur', 'Id fournisseur', 'Identifiant fournisseur', 'Société fournisseur'],
       de: ['Lieferant', 'Lieferanten-ID', 'Lieferantennummer'],
       es: ['Proveedor', 'Id proveedor'],
@@ -363,6 +371,7 @@ export const FIELD_ALIASES: readonly FieldAliases[] = [
   },
   {
     field: 'packagingNetContentDescription',
+    quantity: 'netContents[0]',
     aliases: {
       en: ['Quantity', 'Declared quantity', 'Net content description', 'Pack size'],
       fr: ['Quantité', 'Quantité déclarée', 'Description du contenu'],
@@ -690,6 +699,19 @@ export const HEADERS_WITHOUT_FIELD: readonly {
     },
   },
   {
+    what: 'search engine texts (SEO), not the product name or description',
+    aliases: {
+      en: ['SEO', 'SEO title', 'SEO description', 'SEO keywords', 'Meta title', 'Meta description'],
+    },
+  },
+  {
+    // Shopify's `Variant Grams` and `Variant Weight Unit` weigh the parcel for shipping rates: not the net content.
+    what: 'shipping weights',
+    aliases: {
+      en: ['Variant grams', 'Variant weight', 'Variant weight unit', 'Shipping weight'],
+    },
+  },
+  {
     what: 'images',
     aliases: {
       en: ['Image', 'Image URL', 'Picture', 'Photo'],
@@ -701,3 +723,10 @@ export const HEADERS_WITHOUT_FIELD: readonly {
     },
   },
 ];
+
+/**
+ * Words that, first in a header of several words, say whose the rest is, not what it is: Shopify's `Variant SKU`,
+ * `Variant Barcode` are the SKU and barcode of a variant. Such a header is matched without them, never as the field
+ * the word alone names (`variant`).
+ */
+export const HEADER_QUALIFIERS: readonly string[] = ['Variant'];

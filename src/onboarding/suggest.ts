@@ -13,12 +13,14 @@ import {
   type ListName,
 } from '../api/fields.ts';
 import { findUnit, WEIGHT_UNITS } from '../api/units.ts';
+import { ProductSyncError } from '../errors.ts';
 import { openSheet } from '../pipeline/read/read-sheet.ts';
 import { labelMatcher, type ReferenceLabels } from '../pipeline/resolve/list-labels.ts';
 import { labelKey, languageChain } from '../pipeline/resolve/reference-resolver.ts';
 import {
   ALIAS_LANGUAGES,
   FIELD_ALIASES,
+  HEADER_QUALIFIERS,
   HEADERS_WITHOUT_FIELD,
   LANGUAGE_TAGS,
   type AliasLanguage,
@@ -83,6 +85,14 @@ export interface ColumnSuggestion {
   reason?: string;
   /** What to check before using the draft (labels not found in the list, a header its values contradict…). */
   warning?: string;
+  /** Values of a list-lookup column that are no label or code of its list, each with the list's nearest labels. */
+  unresolved?: UnresolvedValue[];
+}
+
+/** A sheet value a list lookup will not resolve, with the labels of the list closest to it (best first). */
+export interface UnresolvedValue {
+  value: string;
+  nearest: string[];
 }
 
 /** A draft mapping: one suggestion per sheet header, in sheet order. */
@@ -105,6 +115,8 @@ export interface MappingDraft {
   source?: string;
   /** Things the user should know: labels not checked, a required field no column feeds, fields of the other target. */
   notes: string[];
+  /** Set when no column feeds the key: what was looked for and what to do (also the first of `notes`). */
+  missingKey?: string;
 }
 
 /** Options of {@link suggestMapping}. */
@@ -241,7 +253,11 @@ function buildAliases(): Alias[] {
       if (language && !a.languages.includes(language)) a.languages.push(language);
       return;
     }
-    const votes = language !== undefined && !/^[A-Z0-9 -]+$/.test(text);
+    // A short word of what no field takes (`Sale`, `Fer`, `Salz`) is too often another language's word to show one.
+    const votes =
+      language !== undefined &&
+      !/^[A-Z0-9 -]+$/.test(text) &&
+      (entry !== undefined || w.join('').length > OWN_LANGUAGE_ONLY_UP_TO);
     byKey.set(key, {
       text,
       words: w,
@@ -263,6 +279,11 @@ function buildAliases(): Alias[] {
 
 let aliasTable: Alias[] | undefined;
 const aliases = (): Alias[] => (aliasTable ??= buildAliases());
+
+/** HEADER_QUALIFIERS folded as headers are, to the word as the table writes it. */
+let qualifierWords: Map<string, string> | undefined;
+const qualifiers = (): Map<string, string> =>
+  (qualifierWords ??= new Map(HEADER_QUALIFIERS.map((q) => [words(q).join(''), q])));
 
 /** Edit distance of two strings, stopping early above `max`. */
 function editDistance(a: string, b: string, max: number): number {
@@ -299,10 +320,17 @@ const isCode = (a: Alias): boolean => /^[A-Z0-9]{3,}$/.test(a.text);
  * A header containing what no field takes (`Glucides pour 100 g`, `GLN fournisseur`, `fat_unit`) is that, whatever
  * field alias it also contains: a column it heads must not be taken for a field it merely resembles.
  */
-function headerMatches(h: HeaderWords): { how: 'alias' | 'contains' | 'fuzzy'; aliases: Alias[] } | undefined {
+function headerMatches(
+  h: HeaderWords,
+): { how: 'alias' | 'contains' | 'fuzzy'; aliases: Alias[]; qualifier?: string } | undefined {
   if (h.compact === '') return undefined;
   const exact = aliases().filter((a) => a.compact === h.compact);
   if (exact.length > 0) return { how: 'alias', aliases: exact };
+  if (h.words.length > 1 && qualifiers().has(h.words[0]!)) {
+    const rest = h.words.slice(1);
+    const m = headerMatches({ ...h, words: rest, compact: rest.join('') });
+    return m ? { ...m, qualifier: qualifiers().get(h.words[0]!)! } : undefined;
+  }
   let best: Alias[] = [];
   let bestCover = 0;
   let none: Alias[] = [];
@@ -325,18 +353,38 @@ function headerMatches(h: HeaderWords): { how: 'alias' | 'contains' | 'fuzzy'; a
   }
   if (none.length > 0) return { how: 'contains', aliases: none };
   if (best.length > 0) return { how: 'contains', aliases: best };
-  if (h.compact.length < 6) return undefined;
-  const max = h.compact.length >= 10 ? 2 : 1;
+  // A typo is one letter in a word of 7 or more (two from 12), never the first letter: between shorter words one letter
+  // makes another word (`sale` / `salt`, `fats` / `fat`), not a typo.
+  if (h.compact.length < FUZZY_FROM) return undefined;
+  const max = h.compact.length >= 12 ? 2 : 1;
   let fuzzy: Alias[] = [];
   let bestD = max + 1;
   for (const a of aliases()) {
-    if (a.compact.length < 6) continue;
+    if (a.compact.length < FUZZY_FROM || a.compact[0] !== h.compact[0]) continue;
     const d = editDistance(h.compact, a.compact, max);
     if (d < bestD) [fuzzy, bestD] = [[a], d];
     else if (d === bestD && d <= max) fuzzy.push(a);
   }
   return fuzzy.length > 0 ? { how: 'fuzzy', aliases: fuzzy } : undefined;
 }
+
+/** Fewest letters a header and an alias need to be matched despite a typo. */
+const FUZZY_FROM = 7;
+
+/**
+ * Most letters of an alias of a header no field takes that stands for its own language's sheets only: `Sale` (salt,
+ * it) is a sale in an English sheet, `Fer` (iron, fr) a word of other languages. Longer aliases are the same word in
+ * every sheet they show up in.
+ */
+const OWN_LANGUAGE_ONLY_UP_TO = 5;
+
+/** True when a short alias of a header without field is of other languages than the sheet's: it explains nothing. */
+const foreignShortWord = (a: Alias, language: string): boolean =>
+  !a.entry &&
+  !isCode(a) &&
+  a.compact.length <= OWN_LANGUAGE_ONLY_UP_TO &&
+  a.languages.length > 0 &&
+  !a.languages.includes(language.slice(0, 2).toLowerCase() as AliasLanguage);
 
 /** A field a column may feed, with its score and why. */
 interface Candidate {
@@ -349,6 +397,7 @@ interface Candidate {
   type?: ColumnType;
   lookup?: MappingLookup;
   warning?: string;
+  unresolved?: UnresolvedValue[];
 }
 
 /** One column of the sheet as read for the draft. */
@@ -659,7 +708,7 @@ function headerCandidates(column: SheetColumn, target: Target, language: string,
   const seen = new Set<string>();
   for (const a of m.aliases) {
     const what = a.entry?.field ?? a.what!;
-    if (seen.has(what)) continue;
+    if (seen.has(what) || foreignShortWord(a, language)) continue;
     seen.add(what);
     if (!a.entry) {
       rejected.push(`no field of the product API takes ${a.what} (a header like "${a.text}")`);
@@ -679,9 +728,11 @@ function headerCandidates(column: SheetColumn, target: Target, language: string,
         : `"${column.header.trim()}"`;
     const how =
       m.how === 'alias'
-        ? a.languages.length > 0
-          ? `alias ${named} (${a.languages.join(', ')})`
-          : `field name ${entry.field}`
+        ? m.qualifier
+          ? `alias "${a.text}" after "${m.qualifier}" (${a.languages.join(', ') || 'field name'})`
+          : a.languages.length > 0
+            ? `alias ${named} (${a.languages.join(', ')})`
+            : `field name ${entry.field}`
         : m.how === 'contains'
           ? `header${column.group !== undefined ? ` ${named}` : ''} contains "${a.text}"`
           : `header close to "${a.text}" (a typo?)`;
@@ -719,6 +770,22 @@ function headerCandidates(column: SheetColumn, target: Target, language: string,
       }
       rejected.push(`${how} of ${entry.field}, but only ${check.contradiction}`);
       continue;
+    }
+    // Quantities under a header of their text (`Quantity`, `Pack size`): the net content before the text, after a value
+    // column that names the net content (`Net weight`, fitting), which leaves these cells to the text.
+    if (
+      entry.quantity &&
+      quantityTypeExists() &&
+      column.cells.filter(isQuantity).length / column.cells.length >= VALUES_MATCH_FROM
+    ) {
+      out.push({
+        column: column.index,
+        field: entry.quantity,
+        occupies: [`${entry.quantity}.value`, `${entry.quantity}.unitOfMeasure`],
+        score: score + SCORE.fits - 1,
+        type: 'quantity',
+        reason: `${how}; values are quantities with their unit (${sampleList(column.cells, 2)}): the net content, type quantity reads the number and the unit`,
+      });
     }
     const strict = kind === 'gtin' ? column.cells.filter(isStrictGtin).length : 0;
     out.push({
@@ -798,21 +865,66 @@ async function listsOfValues(
   lists: readonly ListName[],
   labels: ReferenceLabels,
   chain: readonly string[],
-): Promise<{ list: ListName; share: number; missing: string[] }[]> {
+): Promise<ListHit[]> {
   const values = [
     ...new Map(
       column.cells.filter((c) => typeof c === 'string').map((c) => [labelKey(cellText(c)), cellText(c)]),
     ).values(),
   ];
   if (values.length === 0) return [];
-  const out: { list: ListName; share: number; missing: string[] }[] = [];
+  const out: ListHit[] = [];
   for (const list of lists) {
-    const has = labelMatcher(await labels.list(list, chain));
+    const items = await labels.list(list, chain);
+    const has = labelMatcher(items);
     const missing = values.filter((v) => !has(v));
-    out.push({ list, share: (values.length - missing.length) / values.length, missing });
+    out.push({
+      list,
+      share: (values.length - missing.length) / values.length,
+      missing,
+      names: items.map((l) => l.name),
+    });
   }
   return out;
 }
+
+/** How a column's values fare in one list: the share found, the values not found, the list's labels. */
+interface ListHit {
+  list: ListName;
+  share: number;
+  missing: string[];
+  names: string[];
+}
+
+/** Most unresolved values a draft lists with their nearest labels (the rest are counted). */
+const UNRESOLVED_LISTED = 10;
+/** Most labels named as nearest to one value. */
+const NEAREST_LABELS = 3;
+
+/**
+ * The labels of a list nearest to a value the list lacks: labels it begins (or that begin it), then by edit distance
+ * up to a third of its length (two letters at least), case, accents, spaces and punctuation ignored.
+ */
+export function nearestLabels(value: string, names: readonly string[]): string[] {
+  // Punctuation and spaces dropped too: an abbreviation (`Discont.`) is a prefix of its label.
+  const fold = (s: string) => labelKey(s).replace(/[^\p{L}\p{N}]+/gu, '');
+  const v = fold(value);
+  const max = Math.max(2, Math.floor(v.length / 3));
+  const ranked: { name: string; rank: number }[] = [];
+  for (const name of new Set(names)) {
+    const n = fold(name);
+    const prefix = v.length >= 3 && (n.startsWith(v) || v.startsWith(n));
+    const d = prefix ? 0 : editDistance(v, n, max);
+    if (d <= max) ranked.push({ name, rank: prefix ? Math.abs(n.length - v.length) / 100 : d });
+  }
+  return ranked
+    .sort((a, b) => a.rank - b.rank || a.name.localeCompare(b.name))
+    .slice(0, NEAREST_LABELS)
+    .map((r) => r.name);
+}
+
+/** The values of a hit the list will not resolve, with their nearest labels. */
+const unresolvedOf = (hit: ListHit): UnresolvedValue[] =>
+  hit.missing.map((value) => ({ value, nearest: nearestLabels(value, hit.names) }));
 
 /** The field each list feeds, from the alias table (`trade-item-status` → tradeItemStatusId). */
 function listFields(target: Target): Map<ListName, string> {
@@ -865,6 +977,10 @@ async function withLabels<T>(check: LabelCheck, work: (labels: ReferenceLabels) 
   }
 }
 
+/** The CHECK of a list-lookup column some of whose values are no label of the list. */
+const missingLabelsText = (hit: ListHit, chain: readonly string[]): string =>
+  `${sampleList(hit.missing)} ${hit.missing.length === 1 ? 'is' : 'are'} no label or code of the list ${hit.list} in ${chain.join(', ')}: add values: { <sheet value>: <label> } (see product-sync lists ${hit.list}; the draft lists the nearest labels under the column)`;
+
 /**
  * The labels of each list-lookup candidate are looked up in its list: found, the match is better; not found, it is
  * worse (a column of the list's labels elsewhere wins) and flagged with the values to map. A column nothing else
@@ -883,12 +999,15 @@ async function checkListLabels(
       await withLabels(check, (labels) => listsOfValues(columns[cand.column]!, [list], labels, check.chain))
     )?.[0];
     if (!hit) continue;
+    if (hit.missing.length > 0) cand.unresolved = unresolvedOf(hit);
     if (hit.share >= CONTRADICTED_BELOW) {
       cand.score += SCORE.fits;
       cand.reason += `; labels found in the list ${list}`;
+      // Most values resolve: the rest would fail their rows, so they are named before the run finds them.
+      if (hit.missing.length > 0) cand.warning = missingLabelsText(hit, check.chain);
     } else {
       cand.score -= SCORE.labelsMissing;
-      cand.warning = `${sampleList(hit.missing)} ${hit.missing.length === 1 ? 'is' : 'are'} no label or code of the list ${list} in ${check.chain.join(', ')}: add values: { <sheet value>: <label> } (see product-sync lists ${list})`;
+      cand.warning = missingLabelsText(hit, check.chain);
     }
   }
   const byList = listFields(target);
@@ -907,6 +1026,9 @@ async function checkListLabels(
           score: SCORE.values + SCORE.fits,
           lookup: { list: hit.list },
           reason: `values are labels of the list ${hit.list} (${sampleList(c.cells)})`,
+          ...(hit.missing.length > 0
+            ? { warning: missingLabelsText(hit, check.chain), unresolved: unresolvedOf(hit) }
+            : {}),
         });
       } else if (!hints.has(c.index))
         hints.set(c.index, `values are labels of the list ${hit.list}, which no field of a ${target} takes`);
@@ -975,6 +1097,7 @@ function mappedColumn(
   };
   if (cand.type) out.type = cand.type;
   if (cand.lookup) out.lookup = cand.lookup;
+  if (cand.unresolved) out.unresolved = cand.unresolved;
   const field = resolveFieldPath(target, cand.field);
   if (typeof field !== 'string' && field.array && !cand.lookup) {
     const split = listSeparatorOf(c.cells);
@@ -1029,6 +1152,12 @@ export async function suggestMapping(file: string, options: SuggestOptions = {})
   const target: Target = options.target ?? 'tradeItem';
   const notes: string[] = [];
   const { columns, headerRow } = await sheetColumns(file, options, notes);
+  // A row of empty cells (`,,,`) reads as headers: a draft of it would have no column at all, which says nothing.
+  if (columns.every((c) => c.header.trim() === ''))
+    throw new ProductSyncError(
+      'PS_ERR_FILE_HEADER',
+      `${file}: the header row (row ${headerRow}${options.sheet ? ` of worksheet "${options.sheet}"` : ''}) has no header in any of its ${columns.length} cells: --header-row <n> names the row that holds them`,
+    );
   const guessed = guessLanguage(columns);
   const language = options.language ?? guessed.language;
 
@@ -1087,10 +1216,8 @@ export async function suggestMapping(file: string, options: SuggestOptions = {})
   const defaults = headerUnitDefaults(suggestions, columns, fed);
 
   const key: 'gtin' | 'tradeItemId' = fed('gtin') || !fed('tradeItemId') ? 'gtin' : 'tradeItemId';
-  if (!fed(key))
-    notes.push(
-      'no column holds GTINs (by its header or its values): add a column with field: gtin before using the mapping',
-    );
+  const missingKey = fed(key) ? undefined : missingKeyText(columns, suggestions, language);
+  if (missingKey) notes.unshift(missingKey);
   if (!fed('tradeItemName')) notes.push('no column feeds tradeItemName, which creating an item requires');
   if (target === 'manufacturedItem' && !fed('supplierCompanyId'))
     notes.push(
@@ -1117,7 +1244,32 @@ export async function suggestMapping(file: string, options: SuggestOptions = {})
     ...(Object.keys(defaults).length > 0 ? { defaults } : {}),
     source: basename(file),
     notes,
+    ...(missingKey ? { missingKey } : {}),
   };
+}
+
+/**
+ * What the draft says when no column feeds the key: what was looked for, the columns of GTIN-length numbers whose
+ * check digits fail (the likeliest ones), and the line to add.
+ */
+function missingKeyText(
+  columns: readonly SheetColumn[],
+  suggestions: readonly ColumnSuggestion[],
+  language: string,
+): string {
+  const suspects = columns
+    .filter((c) => c.cells.length > 0 && !c.unusable && suggestions[c.index]!.field !== 'gtin')
+    .filter((c) => shareFitting('gtin', c.cells, language) >= VALUES_MATCH_FROM)
+    .map((c) => `"${c.header.trim()}" (column ${c.index + 1}: ${sampleList(c.cells, 2)})`);
+  return [
+    'no GTIN column found: no header names one (GTIN, EAN, Barcode, Code-barres…) and no column holds GTINs with valid check digits;',
+    suspects.length > 0
+      ? `${suspects.join(', ')} ${suspects.length === 1 ? 'holds numbers of a GTIN length whose check digits fail' : 'hold numbers of a GTIN length whose check digits fail'};`
+      : '',
+    'every row needs its GTIN (the key): add the line - { column: <header of the GTINs>, field: gtin } under columns, or a column of GTINs to the sheet, before using the mapping',
+  ]
+    .filter(Boolean)
+    .join(' ');
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -1165,6 +1317,26 @@ const columnText = (c: ColumnSuggestion): string => (c.column ? addressText(c.co
 const commentText = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
 /**
+ * The values a list will not resolve as comments under their column: each with its nearest labels, then a `values:`
+ * line of the nearest ones to check and add to the column.
+ */
+function unresolvedLines(unresolved: readonly UnresolvedValue[]): string[] {
+  const shown = unresolved.slice(0, UNRESOLVED_LISTED);
+  const lines = ['  #   values no label of the list matches (the run would reject their rows):'];
+  for (const u of shown)
+    lines.push(
+      `  #     ${commentText(quote(u.value))}: ${u.nearest.length > 0 ? `nearest labels ${u.nearest.map((n) => commentText(quote(n))).join(', ')}` : 'no label close'}`,
+    );
+  if (unresolved.length > shown.length) lines.push(`  #     … and ${unresolved.length - shown.length} more`);
+  const guesses = shown.filter((u) => u.nearest.length > 0);
+  if (guesses.length > 0)
+    lines.push(
+      `  #   values: { ${guesses.map((u) => `${commentText(JSON.stringify(u.value))}: ${commentText(scalar(u.nearest[0]!))}`).join(', ')} }   # to check, then add to the column's line`,
+    );
+  return lines;
+}
+
+/**
  * The mapping file text of a draft: YAML with the `# yaml-language-server: $schema=...` line, mapped columns, unmatched
  * headers as comments with their samples. parseMapping() accepts it when a column feeds the key.
  */
@@ -1183,12 +1355,17 @@ export function mappingText(draft: MappingDraft, options: { schemaRef?: string }
   );
   if (draft.sheet !== undefined) lines.push(`sheet: ${scalar(draft.sheet)}`);
   if (draft.headerRow !== 1) lines.push(`headerRow: ${draft.headerRow}`);
-  lines.push(`key: ${scalar(draft.key)}`);
+  lines.push(`key: ${scalar(draft.key)}${draft.missingKey ? '   # no GTIN column found: see the NOTE above' : ''}`);
   if (draft.decimalSeparator)
     lines.push(
       `decimalSeparator: ${JSON.stringify(draft.decimalSeparator)}   # the sheet's numbers use it, not the language's`,
     );
   lines.push('columns:');
+  // The line the key needs, to complete: the run refuses the mapping until a column feeds it.
+  if (draft.missingKey)
+    lines.push(
+      `  # - { column: <header of the GTINs>, field: ${draft.key} }   # NO GTIN COLUMN FOUND: add this line with the header of the column that holds them`,
+    );
   const mapped = draft.columns.filter((c) => c.field);
   for (const c of mapped) {
     const parts = [`column: ${columnText(c)}`, `field: ${scalar(c.field!)}`];
@@ -1199,6 +1376,7 @@ export function mappingText(draft: MappingDraft, options: { schemaRef?: string }
     if (c.decimal) parts.push(`decimal: ${JSON.stringify(c.decimal)}`);
     if (c.warning) lines.push(`  # CHECK: ${commentText(c.warning)}`);
     lines.push(`  - { ${parts.join(', ')} }${c.reason ? `   # ${commentText(c.reason)}` : ''}`);
+    if (c.unresolved && c.unresolved.length > 0) lines.push(...unresolvedLines(c.unresolved));
   }
   // Columns with neither a header nor a value (the end of a worksheet's used range) are left out.
   const unmatched = draft.columns.filter((c) => !c.field && (c.header.trim() !== '' || c.samples.length > 0));

@@ -76,6 +76,13 @@ describe('mapping init, then import --sandbox with the written mapping, without 
       /^6 +Statut +tradeItemStatusId +alias "Statut" \(fr\); labels found in the list trade-item-status/m,
     );
     expect(init.stdout).toMatch(/list labels checked against the embedded sandbox/);
+    // The hint runs against what the draft was checked against: the sandbox.
+    expect(init.stdout).toMatch(
+      /^Next: product-sync validate 'Catalogue Fromagerie\.csv' --mapping catalogue-fromagerie --preview --sandbox$/m,
+    );
+    expect(init.stdout).toMatch(
+      /^ {6}product-sync import 'Catalogue Fromagerie\.csv' --mapping catalogue-fromagerie --sandbox$/m,
+    );
     const text = readFileSync(join(cwd, 'mappings', 'catalogue-fromagerie.yaml'), 'utf8');
     expect(text.split('\n')[0]).toMatch(/^# yaml-language-server: \$schema=.*schemas\/mapping\.schema\.json$/);
 
@@ -165,6 +172,7 @@ describe('mapping init, then import --sandbox with the written mapping, without 
     expect(init.code, init.stderr + init.stdout).toBe(0);
     expect(init.stdout).toMatch(/manufacturedItem, language de-DE/);
     expect(init.stdout).toMatch(/note: list labels not checked: no reference API configured/);
+    expect(init.stdout).toMatch(/^Next: product-sync validate lieferant\.xlsx --mapping lieferant-de --preview$/m);
 
     const run = await cli(cwd, [
       'import',
@@ -186,4 +194,84 @@ describe('mapping init, then import --sandbox with the written mapping, without 
     expect(byName.get('Bergkäse')!.fields.netContents).toEqual([{ value: '0.5', unitOfMeasure: 'KGM' }]);
     expect(byName.get('Riesling')!.fields.harmonizedCode).toBe('2204');
   }, 120_000);
+});
+
+describe('mapping init on a Shopify product export, then import --sandbox as written', () => {
+  it('Title, Vendor, Variant Barcode as the key, "400g" / "1,5 L" as the net content: every row created', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'ps-onboard-shopify-'));
+    const g = Array.from({ length: 3 }, (_, i) => testGtin(i + 1, '400638'));
+    const header =
+      'Handle,Title,Body (HTML),Vendor,Product Category,Type,Tags,Published,Option1 Name,Option1 Value,Variant SKU,' +
+      'Variant Grams,Variant Inventory Tracker,Variant Inventory Qty,Variant Price,Variant Compare At Price,' +
+      'Variant Requires Shipping,Variant Taxable,Variant Barcode,Image Src,SEO Title,SEO Description,Variant Weight Unit,Status';
+    writeFileSync(
+      join(cwd, 'products_export.csv'),
+      [
+        header,
+        `oat-cookies,Oat cookies,<p>Crunchy</p>,Bakehouse,Food,Biscuits,"vegan,oat",TRUE,Size,400g,OAT-400,400,shopify,12,3.50,4.00,TRUE,TRUE,${g[0]},https://cdn.example/1.jpg,Oat cookies 400g,Crunchy oat cookies baked daily,g,active`,
+        `rye-bread,Rye bread,<p>Dark</p>,Bakehouse,Food,Bread,rye,TRUE,Size,750g,RYE-750,750,shopify,5,2.90,,TRUE,TRUE,${g[1]},https://cdn.example/2.jpg,Rye bread,Dark rye bread with seeds,g,active`,
+        `apple-juice,Apple juice,<p>Fresh</p>,Orchard Co,Drinks,Juice,,TRUE,Size,"1,5 L",APL-15,1500,shopify,30,1.99,,TRUE,TRUE,${g[2]},https://cdn.example/3.jpg,Apple juice,Cloudy apple juice,kg,draft`,
+      ].join('\n'),
+    );
+    const init = await cli(cwd, ['mapping', 'init', 'products_export.csv', '--sandbox']);
+    expect(init.code, init.stderr + init.stdout).toBe(0);
+    expect(init.stdout).toMatch(/key gtin; 6 of 24 columns mapped/);
+    expect(init.stdout).toMatch(
+      /^Next: product-sync validate products_export\.csv --mapping products-export --preview --sandbox$/m,
+    );
+
+    const run = await cli(cwd, [
+      'import',
+      'products_export.csv',
+      '--mapping',
+      'products-export',
+      '--sandbox',
+      '--report-dir',
+      'reports',
+    ]);
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(outcomes(cwd)).toEqual(['created', 'created', 'created']);
+    const byName = new Map(store(cwd).tradeItems.map((t) => [t.fields.tradeItemName, t.fields]));
+    expect(byName.get('Oat cookies')).toMatchObject({
+      gtin: `0${g[0]}`,
+      netContents: [{ value: '400', unitOfMeasure: 'GRM' }],
+      retailerIdentifiers: ['OAT-400'],
+    });
+    expect(byName.get('Apple juice')!.netContents).toEqual([{ value: '1.5', unitOfMeasure: 'LTR' }]);
+    expect(byName.get('Apple juice')!.brandId).toMatch(UUID);
+  }, 120_000);
+});
+
+describe('mapping init on a sheet it cannot draft from', () => {
+  it('a header row of empty cells (",,,"): exit 2 naming the file and the row, no raw validation message', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'ps-onboard-empty-'));
+    writeFileSync(join(cwd, 'export.csv'), `,,,\n${testGtin(1, '376099')},Comté,Fromagerie,250 g\n`);
+    const init = await cli(cwd, ['mapping', 'init', 'export.csv']);
+    expect(init.code, init.stderr + init.stdout).toBe(2);
+    expect(init.stderr).toMatch(
+      /export\.csv: the header row \(row 1\) has no header in any of its 4 cells: --header-row/,
+    );
+    expect(init.stderr).toMatch(/\[PS_ERR_FILE_HEADER\]/);
+    expect(init.stderr + init.stdout).not.toMatch(/expected array/);
+    expect(readdirSync(cwd)).toEqual(['export.csv']);
+  }, 60_000);
+
+  it('a sheet with no GTIN column: the summary says so and what to do, the draft is written, exit 1', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'ps-onboard-nokey-'));
+    writeFileSync(
+      join(cwd, 'nokey.csv'),
+      'Code,Product name,Brand\n12345,Oat cookies,Bakehouse\n12346,Rye bread,Bakehouse\n',
+    );
+    const init = await cli(cwd, ['mapping', 'init', 'nokey.csv']);
+    expect(init.code, init.stderr + init.stdout).toBe(1);
+    expect(init.stdout).toMatch(/key gtin \(NO GTIN COLUMN FOUND\)/);
+    expect(init.stdout).toMatch(
+      /^No GTIN column found: no header names one .* add the line - \{ column: <header of the GTINs>, field: gtin \}/m,
+    );
+    expect(init.stdout).toMatch(
+      /The draft needs an edit before it can be used:\n[\s\S]*key gtin needs a column with field gtin/,
+    );
+    expect(init.stdout).not.toMatch(/^Next:/m);
+    expect(readFileSync(join(cwd, 'mappings', 'nokey.yaml'), 'utf8')).toMatch(/^# NOTE: no GTIN column found: /m);
+  }, 60_000);
 });
