@@ -53,7 +53,8 @@ export function issueLines(issues: readonly IssueBreakdownEntry[], rows: number)
       e.firstRows.join(' '),
       e.values
         .slice(0, 3)
-        .map((v) => `${shown(v.value)} (${v.rows})`)
+        // Approximate counts (issue-breakdown.ts) are upper bounds of the true ones.
+        .map((v) => `${shown(v.value)} (${e.approximate ? '≤' : ''}${v.rows})`)
         .join(', '),
     ]),
   );

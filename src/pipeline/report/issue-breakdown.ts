@@ -41,18 +41,18 @@ export interface IssueBreakdownEntry {
   valueError?: number;
 }
 
-interface Counter {
-  count: number;
-  /** Over-estimate inherited from the counter it replaced. */
-  error: number;
-}
-
 class Entry {
   severity: Severity;
   field: string | null;
   rows = 0;
   readonly firstRows: number[] = [];
-  readonly values = new Map<string, Counter>();
+  /**
+   * The value counters as parallel lists (a min scan over a typed array, where iterating a Map of objects allocated an
+   * entry per counter per row of a sheet whose values are all distinct), and each value's counter.
+   */
+  readonly #index = new Map<string, number>();
+  readonly #values: string[] = [];
+  readonly #counts = new Float64Array(VALUE_COUNTERS);
   evicted = false;
   constructor(
     readonly code: string,
@@ -70,31 +70,35 @@ class Entry {
     this.field ??= i.field;
     if (i.value === null) return;
     const v = i.value.length > VALUE_CHARS ? i.value.slice(0, VALUE_CHARS) : i.value;
-    const c = this.values.get(v);
-    if (c) {
-      c.count++;
+    const at = this.#index.get(v);
+    const counts = this.#counts;
+    if (at !== undefined) {
+      counts[at]!++;
       return;
     }
-    if (this.values.size < VALUE_COUNTERS) {
-      this.values.set(v, { count: 1, error: 0 });
+    const used = this.#values.length;
+    if (used < VALUE_COUNTERS) {
+      this.#index.set(v, used);
+      this.#values.push(v);
+      counts[used] = 1;
       return;
     }
-    // Space-Saving: the least counted value gives its counter to the new one, which inherits its count as error.
-    let minKey = '';
-    let min: Counter | null = null;
-    for (const [k, x] of this.values) {
-      if (min === null || x.count < min.count) {
-        min = x;
-        minKey = k;
-      }
-    }
-    this.values.delete(minKey);
-    this.values.set(v, { count: min!.count + 1, error: min!.count });
+    // Space-Saving: the least counted value gives its counter to the new one, which takes over its count (the most it
+    // can over-count by, since the smallest count only grows).
+    let min = 0;
+    for (let k = 1; k < VALUE_COUNTERS; k++) if (counts[k]! < counts[min]!) min = k;
+    this.#index.delete(this.#values[min]!);
+    this.#index.set(v, min);
+    this.#values[min] = v;
+    counts[min]!++;
     this.evicted = true;
   }
 
   result(): IssueBreakdownEntry {
-    const top = [...this.values].sort((a, b) => b[1].count - a[1].count || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const values = this.#values;
+    const counts = this.#counts;
+    const order = values.map((_, k) => k);
+    order.sort((a, b) => counts[b]! - counts[a]! || (values[a]! < values[b]! ? -1 : values[a]! > values[b]! ? 1 : 0));
     const out: IssueBreakdownEntry = {
       code: this.code,
       severity: this.severity,
@@ -102,12 +106,12 @@ class Entry {
       field: this.field,
       rows: this.rows,
       firstRows: [...this.firstRows],
-      values: top.slice(0, TOP_VALUES).map(([value, c]) => ({ value: redactPart(value), rows: c.count })),
+      values: order.slice(0, TOP_VALUES).map((k) => ({ value: redactPart(values[k]!), rows: counts[k]! })),
     };
     if (this.evicted) {
       out.approximate = true;
-      // Every counter's error is at most the smallest count, itself at most rows / VALUE_COUNTERS.
-      out.valueError = Math.min(...[...this.values.values()].map((c) => c.count));
+      // Every counter's over-count is at most the smallest count, itself at most rows / VALUE_COUNTERS.
+      out.valueError = Math.min(...counts);
     }
     return out;
   }
