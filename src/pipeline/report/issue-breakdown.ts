@@ -102,7 +102,8 @@ class Entry {
     const out: IssueBreakdownEntry = {
       code: this.code,
       severity: this.severity,
-      column: this.column,
+      // Redacted as formatIssues redacts them in rows.* (a credential could sit in any text of the sheet).
+      column: this.column === null ? null : redactPart(this.column),
       field: this.field,
       rows: this.rows,
       firstRows: [...this.firstRows],
