@@ -1,4 +1,11 @@
+import type { IssueBreakdownEntry } from '../pipeline/report/issue-breakdown.ts';
 import type { RunResult } from '../pipeline/run/run.ts';
+import { textTable } from './text-table.ts';
+
+/** Lines of the issue table at the end of a summary (issues.csv has them all). */
+const TOP_ISSUES = 10;
+/** Characters of a value shown in the table and the hint. */
+const SHOWN_VALUE_CHARS = 40;
 
 /** A person-readable summary of a finished run: counts, exit code and where the reports are. */
 export function formatSummary(result: RunResult): string {
@@ -22,6 +29,45 @@ export function formatSummary(result: RunResult): string {
   lines.push(`  requests: reference ${summary.requests.reference}, product ${summary.requests.product}`);
   const aborted = (summary as { aborted?: string }).aborted;
   if (aborted) lines.push(`  ABORTED: ${aborted}`);
+  lines.push(...issueLines(summary.issues ?? [], c.rows));
   lines.push(`  report: ${result.reportDir}`, `  exit code ${result.exitCode}`);
   return lines.join('\n');
+}
+
+const shown = (v: string) => JSON.stringify(v.length > SHOWN_VALUE_CHARS ? `${v.slice(0, SHOWN_VALUE_CHARS)}…` : v);
+
+/**
+ * The most frequent issues as a small table, and for each code × column failing more than half the rows a hint that
+ * the mapping, more than the data, is wrong (a whole column rejected usually is the wrong column).
+ */
+export function issueLines(issues: readonly IssueBreakdownEntry[], rows: number): string[] {
+  if (issues.length === 0) return [];
+  const top = issues.slice(0, TOP_ISSUES);
+  const table = textTable(
+    ['rows', 'code', 'column', 'field', 'first rows', 'values'],
+    top.map((e) => [
+      String(e.rows),
+      e.code,
+      e.column ?? '',
+      e.field ?? '',
+      e.firstRows.join(' '),
+      e.values
+        .slice(0, 3)
+        // Approximate counts (issue-breakdown.ts) are upper bounds of the true ones.
+        .map((v) => `${shown(v.value)} (${e.approximate ? '≤' : ''}${v.rows})`)
+        .join(', '),
+    ]),
+  );
+  const more = issues.length > TOP_ISSUES ? ` (top ${TOP_ISSUES} of ${issues.length}, all in issues.csv)` : '';
+  const out = [`  issues by code and column${more}:`, ...table.split('\n').map((l) => `    ${l}`)];
+  for (const e of issues) {
+    if (e.rows * 2 <= rows || e.column === null || e.severity !== 'error') continue;
+    const samples = e.values.slice(0, 2).map((v) => shown(v.value));
+    out.push(
+      `  Likely a mapping problem: ${e.rows} of ${rows} rows fail ${e.code} on column ${JSON.stringify(e.column)}` +
+        `${e.field ? ` (field ${e.field})` : ''}${samples.length > 0 ? `, e.g. ${samples.join(', ')}` : ''}` +
+        ` — check the mapping's column${e.field ? ` for ${e.field}` : ''}.`,
+    );
+  }
+  return out;
 }

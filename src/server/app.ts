@@ -43,6 +43,7 @@ const REPORT_FILES = new Set([
   'rejected.xlsx',
   'reconcile.csv',
   'reconcile.json',
+  'issues.csv',
 ]);
 const RUN_ID = /^[a-z0-9-]{8,80}$/i;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

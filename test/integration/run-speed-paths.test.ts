@@ -178,8 +178,15 @@ describe('the report of a run written by a worker thread', () => {
         for (let i = 0; i < state.rowChunks; i++) await a.ready(i);
         const { summary } = await a.finish(0, (counts) => ({ ...imported.summary, counts }));
         expect(summary.counts).toEqual(imported.summary.counts);
+        // The issue breakdown, tallied again from the chunks' results on disk, counts each row once.
+        expect(summary.issues).toEqual(imported.summary.issues);
       }
-      for (const f of ['rows.csv', 'rejected.csv']) {
+      expect(imported.summary.issues!.map((e) => [e.code, e.rows])).toEqual([
+        ['FIELD_REQUIRED', 12],
+        ['DUPLICATE_KEY', 2],
+      ]);
+      expect(v.summary.issues).toEqual(imported.summary.issues);
+      for (const f of ['rows.csv', 'rejected.csv', 'issues.csv']) {
         expect(text(join(dir, 'copy-true'), f)).toBe(text(join(dir, 'copy-false'), f));
         expect(text(join(dir, 'copy-true'), f)).toBe(text(imported.reportDir, f));
       }
@@ -224,6 +231,12 @@ describe('start-up', () => {
     expect(rows.filter((l) => l.includes(',invalid,'))).toHaveLength(60);
     expect(rows[60_000]!.startsWith('60001,')).toBe(true);
     expect(text(join(reportDir, run!), 'rejected.csv').trim().split('\r\n')).toHaveLength(61);
+    // The issue breakdown is tallied in the run's thread, whichever thread writes the files.
+    const { issues } = JSON.parse(text(join(reportDir, run!), 'summary.json'));
+    expect(issues).toMatchObject([
+      { code: 'FIELD_REQUIRED', column: 'Désignation', rows: 60, firstRows: [5, 1005, 2005, 3005, 4005] },
+    ]);
+    expect(text(join(reportDir, run!), 'issues.csv')).toContain('FIELD_REQUIRED,error,Désignation,tradeItemName,60,');
   }, 60_000);
 
   it('a validate that sends nothing never loads the HTTP client (undici) nor exceljs, nor the country names without a country column', () => {

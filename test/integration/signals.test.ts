@@ -148,6 +148,45 @@ describe('signals during an inline run', () => {
     }
   }, 60_000);
 
+  it('a run resumed after a second signal counts each row once in its issue breakdown', async () => {
+    sandbox.handle.reset();
+    sandbox.handle.setFaults({ latencyMs: [20, 30], seed: 14 });
+    const dir = mkdtempSync(join(tmpdir(), 'ps-sig-issues-'));
+    const rows = 300;
+    // Every 10th row without a name: 30 invalid rows, spread over the chunks sent before and after the kill.
+    const sheet = writeProductSheet(dir, rows, { owner, name: (i) => (i % 10 === 3 ? '' : `Biscuits ${i}`) });
+    try {
+      const run = cli(['import', sheet.file, '--mapping', sheet.mapping], { ...env(dir), CHUNK_SIZE: '50' });
+      await until(() => items().length >= 120);
+      run.child.kill('SIGINT');
+      await sleep(5);
+      run.child.kill('SIGINT');
+      expect((await run.exit).code).toBe(130);
+      // Killed before its report: the next command resumes this run (its chunks' results replayed), not a new one.
+      expect(summaries(join(dir, 'reports'))).toEqual([]);
+      const runDirs = readdirSync(join(dir, 'reports')).filter((d) => !d.startsWith('.'));
+      expect(runDirs).toHaveLength(1);
+      expect(readdirSync(join(dir, 'reports', runDirs[0]!, 'chunks')).some((f) => f.endsWith('.results.jsonl'))).toBe(
+        true,
+      );
+      const again = await cli(['import', sheet.file, '--mapping', sheet.mapping], {
+        ...env(dir),
+        CHUNK_SIZE: '50',
+      }).exit;
+      expect(again.code, again.stderr).toBe(1);
+      expectOneItemPerGtin(sandbox, owner, rows - 30);
+      const [done] = summaries(join(dir, 'reports'));
+      expect(done!.dir).toBe(join(dir, 'reports', runDirs[0]!));
+      expect(done!.s.counts).toMatchObject({ rows, invalid: 30 });
+      expect(done!.s.issues).toMatchObject([
+        { code: 'FIELD_REQUIRED', column: 'Désignation', rows: 30, firstRows: [5, 15, 25, 35, 45] },
+      ]);
+      expect(again.stdout).toMatch(/30\s+FIELD_REQUIRED\s+Désignation/);
+    } finally {
+      sandbox.handle.setFaults({});
+    }
+  }, 60_000);
+
   it('SIGINT during validate and SIGTERM during reconcile: the report is written, rows not reached are not attempted, exit 130 / 143', async () => {
     sandbox.handle.reset();
     const dir = mkdtempSync(join(tmpdir(), 'ps-sig3-'));

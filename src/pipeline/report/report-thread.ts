@@ -18,10 +18,32 @@ import {
 } from './report.ts';
 import { errorFrom, type FromReportThread, type ReportOp, type ToReportThread } from './report-thread-messages.ts';
 import { startReportThread } from './report-thread-start.ts';
+import type { Issue } from '../types.ts';
 
 // Lines per message, and characters of packed lines sent and not yet written by the thread before addRow waits.
 const BATCH = 500;
 const WINDOW_CHARS = 8 * 1024 * 1024;
+
+/**
+ * What a rejected line weighs in the window, in characters: its cells and its issues (an all-invalid sheet sends as
+ * many issues as cells: counting the cells only let about twice the window's worth cross), each cell and issue with
+ * what cloning a field or an object adds to its text.
+ */
+const CELL_OVERHEAD_CHARS = 8;
+const ISSUE_OVERHEAD_CHARS = 64;
+function rejectedChars([, cells, issues]: [number, readonly unknown[], readonly Issue[]]): number {
+  let n = 0;
+  for (const c of cells) n += CELL_OVERHEAD_CHARS + (typeof c === 'string' ? c.length : String(c ?? '').length);
+  for (const i of issues)
+    n +=
+      ISSUE_OVERHEAD_CHARS +
+      i.code.length +
+      i.message.length +
+      (i.value?.length ?? 0) +
+      (i.column?.length ?? 0) +
+      (i.field?.length ?? 0);
+  return n;
+}
 
 /** A reply being waited for: an acknowledged batch, or the answer to finish / abort. */
 interface Waiter {
@@ -80,8 +102,7 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
     lines = 0;
     if (ops.length === 0) return;
     let chars = 0;
-    for (const op of ops)
-      chars += 'rows' in op ? op.rows.length : op.rejected[1].reduce((n: number, c) => n + String(c ?? '').length, 0);
+    for (const op of ops) chars += 'rows' in op ? op.rows.length : rejectedChars(op.rejected);
     const acked = send({ ops });
     ops = [];
     // A failure is reported by the next call (the thread's error is kept), not as an unhandled rejection here.

@@ -17,6 +17,7 @@ import {
   REJECTED_ROW_COLUMN,
 } from './neutralize.ts';
 import { XlsxWriter, type XlsxWriterOptions } from '../../formats/xlsx-writer.ts';
+import { ISSUES_CSV_COLUMNS, issueCsvFields, type IssueBreakdownEntry } from './issue-breakdown.ts';
 import type { Cell, Issue } from '../types.ts';
 
 /** The outcomes of an input row (or of an archive without a row) — DESIGN §5.5. */
@@ -77,6 +78,8 @@ export interface RunSummary {
   abortCode?: string;
   /** What the reader of the report should know, e.g. that an XLSX holds only the first rows (Excel's row limit). */
   notes?: string[];
+  /** The issues by code × column, most rows first (issue-breakdown.ts); issues.csv holds the same lines. */
+  issues?: IssueBreakdownEntry[];
 }
 
 /** One line of reconcile.json / reconcile.csv. */
@@ -300,6 +303,7 @@ const REPORT_FILES = [
   'rejected.xlsx',
   'reconcile.csv',
   'reconcile.json',
+  'issues.csv',
   'summary.json',
 ];
 
@@ -459,6 +463,12 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
 
   async function finishFiles(summary: RunSummary): Promise<{ dir: string; files: string[] }> {
     const written = files();
+    // The breakdown is in hand by now (the run tallied it, issue-breakdown.ts): its file is written in one go.
+    if (summary.issues) {
+      const issuesCsv = new CsvFile(at('issues.csv'), ISSUES_CSV_COLUMNS, [], [1, 4]);
+      for (const e of summary.issues) await issuesCsv.add(issueCsvFields(e).map(neutralize));
+      written.push(issuesCsv);
+    }
     for (const f of written) await f.close();
     const finals = written.map((f) => f.final);
     if (reconcileJson) {

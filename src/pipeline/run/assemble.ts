@@ -3,6 +3,7 @@
  * 0..n-1 are; archives follow the rows. Each chunk's results are streamed from disk, or handed over by the inline
  * driver that has them in hand (a few chunks at most), never the whole run in memory.
  */
+import { IssueBreakdown } from '../report/issue-breakdown.ts';
 import { createReportWriter, type Outcome, type ReportWriter, type RunSummary } from '../report/report.ts';
 import { isRejected, readResults, type ChunkKind, type ResultRow } from './chunks.ts';
 import type { RunState } from './run-state.ts';
@@ -52,6 +53,11 @@ export function emptyCounts(rows: number): Counts {
 /** Feeds a run's report writer from chunk results, in order. */
 export class ReportAssembler {
   readonly counts: Counts;
+  /**
+   * Every line's issues, tallied here where each row's issues pass once (a resumed run replays each chunk's results
+   * once, from its file), before the lines go to a report thread as packed text.
+   */
+  readonly #issues = new IssueBreakdown();
   readonly #workDir: string;
   readonly #writer: ReportWriter;
   /**
@@ -125,6 +131,7 @@ export class ReportAssembler {
 
   #add(r: ResultRow): Promise<void> | undefined {
     this.counts[COUNT_KEY[r.outcome]]++;
+    this.#issues.add(r.row, r.issues);
     const wait = this.#writer.addRow(r);
     if (r.row === null || !isRejected(r.outcome)) return wait;
     const row = r.row;
@@ -141,6 +148,7 @@ export class ReportAssembler {
     await this.#tail;
     for (let i = 0; i < archiveChunks; i++) await this.#copy('archives', i);
     const s = summary(this.counts);
+    this.#issues.fill(s);
     const { files } = await this.#writer.finish(s);
     return { files, summary: s };
   }

@@ -9,7 +9,8 @@ import { makeDir } from '../../make-dir.ts';
 import { issue } from '../../issue-codes.ts';
 import { loadMapping } from '../map/mapping.ts';
 import { checkSheetFile } from '../read/read-sheet.ts';
-import { createReportWriter, type RunSummary } from '../report/report.ts';
+import { IssueBreakdown } from '../report/issue-breakdown.ts';
+import { createReportWriter, type RowOutcome, type RunSummary } from '../report/report.ts';
 import { emptyCounts } from './assemble.ts';
 import { runOwner } from './open-run.ts';
 import type { RunContext } from './run-context.ts';
@@ -50,7 +51,16 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
   const resolver = draftResolverFor(ctx, req, mapping, owner, true);
   const sheet = await openMappedSheet(req, mapping);
   const draftOf = draftReader(sheet, mapping, keys);
-  const writer = await createReportWriter(workDir, { sourceHeaders: sheet.headers, reconcile: true });
+  const report = await createReportWriter(workDir, { sourceHeaders: sheet.headers, reconcile: true });
+  // Each row's issues tallied as its line is written (summary.json `issues`, issues.csv), as a run's assembler does.
+  const breakdown = new IssueBreakdown();
+  const writer = {
+    ...report,
+    addRow: (o: RowOutcome) => {
+      breakdown.add(o.row, o.issues);
+      return report.addRow(o);
+    },
+  };
   const counts = emptyCounts(keys.rows);
   const rec = { inSync: 0, differs: 0, missingInApi: 0, missingInSheet: 0 };
 
@@ -198,6 +208,7 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
     exitCode,
     ...(stopped ? { aborted: stopped.message, ...(stopped.code ? { abortCode: stopped.code } : {}) } : {}),
   };
+  breakdown.fill(summary);
   const { files } = await writer.finish(summary);
   return { runId, exitCode, summary, reportDir: workDir, files, kind: 'reconcile' };
 }
