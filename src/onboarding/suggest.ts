@@ -81,6 +81,8 @@ export interface ColumnSuggestion {
   format?: string;
   /** Decimal separator of a number column whose samples use the other one than the mapping's. */
   decimal?: ',' | '.';
+  /** Value map (sheet value → value the field takes), the mapping's `values`: set by hand (the console's mapper). */
+  values?: Record<string, string>;
   /** Why: `alias "Code-barres" (fr)`, `values are GTINs (valid check digits)`; for an unmatched column, why not. */
   reason?: string;
   /** What to check before using the draft (labels not found in the list, a header its values contradict…). */
@@ -1371,6 +1373,12 @@ export function mappingText(draft: MappingDraft, options: { schemaRef?: string }
     const parts = [`column: ${columnText(c)}`, `field: ${scalar(c.field!)}`];
     if (c.type) parts.push(`type: ${scalar(c.type)}`);
     if (c.split) parts.push(`split: ${JSON.stringify(c.split)}`);
+    if (c.values && Object.keys(c.values).length > 0)
+      parts.push(
+        `values: { ${Object.entries(c.values)
+          .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+          .join(', ')} }`,
+      );
     if (c.lookup !== undefined) parts.push(`lookup: ${lookupText(c.lookup)}`);
     if (c.format) parts.push(`format: ${scalar(c.format)}`);
     if (c.decimal) parts.push(`decimal: ${JSON.stringify(c.decimal)}`);

@@ -13,8 +13,11 @@ import * as z from 'zod';
 import { buildFile } from '../build-dir.ts';
 import type { Config } from '../config.ts';
 import { HttpError, ProductSyncError } from '../errors.ts';
+import { DEFAULT_LIMITS } from '../formats/limits.ts';
+import { startInspection } from '../formats/zip-guard.ts';
 import { FIELD_ALIASES } from '../onboarding/header-aliases.ts';
-import { MappingError, parseMapping, type Mapping } from '../pipeline/map/mapping.ts';
+import { defaultType, MappingError, parseMapping, resolveFieldPath, type Mapping } from '../pipeline/map/mapping.ts';
+import { COLUMN_TYPES } from '../pipeline/map/transforms.ts';
 import { fieldChoices, mappingText, suggestMapping, type MappingDraft } from '../onboarding/suggest.ts';
 import { referenceLabels } from '../pipeline/resolve/list-labels.ts';
 import { previewSheet } from '../pipeline/run/preview.ts';
@@ -76,6 +79,15 @@ const columnSchema = z.looseObject({
   split: text(10).optional(),
   format: text(40).optional(),
   decimal: z.enum([',', '.']).optional(),
+  // Written as JSON strings (mappingText), so any text is safe; the count is bounded as the rest of the draft is.
+  values: z
+    .record(text(2000), text(2000))
+    .refine((v) => Object.keys(v).length <= 1000, 'at most 1000 values')
+    .optional(),
+  unresolved: z
+    .array(z.strictObject({ value: text(2000), nearest: z.array(text(2000)).max(20) }))
+    .max(1000)
+    .optional(),
   reason: text(2000).optional(),
   warning: text(2000).optional(),
 });
@@ -90,6 +102,7 @@ const draftSchema = z.looseObject({
   columns: z.array(columnSchema).min(1).max(5000),
   defaults: z.record(text(200), text(200)).optional(),
   notes: z.array(text(2000)).max(100).default([]),
+  missingKey: text(4000).optional(),
 });
 const previewBody = z.strictObject({
   sheet: z.string().regex(SHEET_ID, 'not a sheet id of this console'),
@@ -118,6 +131,18 @@ const FIELD_SETTINGS: Readonly<Record<string, { type?: string; lookup?: unknown 
     { ...(a.type ? { type: a.type } : {}), ...(a.lookup ? { lookup: a.lookup } : {}) },
   ]),
 );
+
+/**
+ * The type each field reads without a `type` (defaultType): the page shows it as the type select's default, and offers
+ * a date format or a decimal separator by the type in effect.
+ */
+const fieldTypes = (target: MappingDraft['target']): Record<string, string> =>
+  Object.fromEntries(
+    fieldChoices(target).flatMap((f) => {
+      const t = resolveFieldPath(target, f);
+      return typeof t === 'string' ? [] : [[f, defaultType(t)]];
+    }),
+  );
 
 const zodAnswer = (err: z.ZodError): Answer => ({
   code: 400,
@@ -206,9 +231,19 @@ export async function registerMapper(app: FastifyInstance, o: MapperOptions): Pr
       throw err;
     }
     const id = path.slice(sheetsDir.length + 1);
+    const sheets = id.endsWith('.xlsx') ? await visibleSheets(path) : undefined;
     return {
       code: 201,
-      body: { sheet: id, fileName: name, draft, choices: fieldChoices(draft.target), settings: FIELD_SETTINGS },
+      body: {
+        sheet: id,
+        fileName: name,
+        ...(sheets ? { sheets } : {}),
+        draft,
+        choices: fieldChoices(draft.target),
+        settings: FIELD_SETTINGS,
+        types: COLUMN_TYPES,
+        fieldTypes: fieldTypes(draft.target),
+      },
       keep: true,
     };
   };
@@ -286,6 +321,17 @@ export async function registerMapper(app: FastifyInstance, o: MapperOptions): Pr
     }
     return send({ code: existed ? 200 : 201, body: { name, file: `${name}.yaml`, replaced: existed, text: m.text } });
   });
+}
+
+/**
+ * The visible worksheets of a workbook, in its order: the sheets the mapper offers (a hidden one is not what a supplier
+ * sends). The workbook was read whole by suggestMapping already, so the inspection's checks pass here too.
+ */
+async function visibleSheets(file: string): Promise<string[]> {
+  const started = await startInspection(file, DEFAULT_LIMITS);
+  // scan() closes the file; its checks were passed by the read that made the draft.
+  await started.scan().catch(() => {});
+  return started.head.sheets.filter((s) => s.state === 'visible').map((s) => s.name);
 }
 
 /** A mapping name from the client's file name (`Tarif Été 2025.xlsx` → `tarif-ete-2025`), within MAPPING_NAME. */

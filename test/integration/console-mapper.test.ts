@@ -7,7 +7,8 @@ import { hasChromium, startConsoleStack, withChromium, type ConsoleStack } from 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Config } from '../../src/config.ts';
 import { loadMapping } from '../../src/pipeline/map/mapping.ts';
-import type { MappingDraft } from '../../src/onboarding/suggest.ts';
+import { mappingText, type MappingDraft } from '../../src/onboarding/suggest.ts';
+import { writeWorkbook } from '../fixtures/sheets.ts';
 import type { Preview } from '../../src/pipeline/run/preview.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { type RunningSandbox } from '../../src/sandbox/server.ts';
@@ -65,6 +66,9 @@ interface Suggested {
   draft: MappingDraft;
   choices: string[];
   settings: Record<string, { type?: string; lookup?: unknown }>;
+  sheets?: string[];
+  types: string[];
+  fieldTypes: Record<string, string>;
 }
 
 describe('console mapper over HTTP', () => {
@@ -169,6 +173,83 @@ describe('console mapper over HTTP', () => {
     expect(readFileSync(join(mappingsDir, 'fromages.yaml'), 'utf8')).not.toContain('comments[0].value');
     expect(readdirSync(mappingsDir)).toEqual(['fromages.yaml']);
     expect(((await (await fetch(`${url}/mappings`)).json()) as { mappings: string[] }).mappings).toEqual(['fromages']);
+  });
+
+  it('lists the visible worksheets of a workbook, suggests for the sheet and header row chosen, and saves types, formats and value maps as mapping init writes them', async () => {
+    const book = await writeWorkbook(dir, 'tarif.xlsx', (wb) => {
+      wb.addWorksheet('Lisez-moi').addRow(['Tarif 2025: voir la feuille Produits']);
+      wb.addWorksheet('Brouillon', { state: 'hidden' }).addRow(['nope']);
+      const ws = wb.addWorksheet('Produits');
+      ws.addRow(['Tarif fromages 2025']);
+      ws.addRow([]);
+      ws.addRow(['EAN', 'Désignation', 'Poids net', 'Statut', 'Champ 7']);
+      ws.addRow([testGtin(11, '376098'), 'Comté AOP', '1,5', 'En vente', '01.03.2025']);
+      ws.addRow([testGtin(12, '376098'), 'Roquefort', '0,25', 'Actif', '15.04.2025']);
+    });
+    // No choice yet: the first visible sheet is read, and the page is offered the visible ones (not the hidden one).
+    const first = (await (await uploadSheet(readFileSync(book), 'Tarif.xlsx')).json()) as Suggested;
+    expect(first.sheets).toEqual(['Lisez-moi', 'Produits']);
+    expect(first.types).toContain('quantity');
+    expect(first.fieldTypes).toMatchObject({ gtin: 'gtin', tradeItemName: 'string' });
+
+    const res = await uploadSheet(readFileSync(book), 'Tarif.xlsx', { sheet: 'Produits', headerRow: '3' });
+    expect(res.status).toBe(201);
+    const s = (await res.json()) as Suggested;
+    expect(s.sheets).toEqual(['Lisez-moi', 'Produits']);
+    expect(s.draft).toMatchObject({ sheet: 'Produits', headerRow: 3 });
+    const col = (header: string) => s.draft.columns.find((c) => c.header === header)!;
+    expect([col('EAN').field, col('Désignation').field]).toEqual(['gtin', 'tradeItemName']);
+    // "En vente" is no label of the status list: listed with the nearest labels.
+    expect(col('Statut').unresolved?.map((u) => u.value)).toEqual(['En vente']);
+    expect(s.draft.missingKey).toBeUndefined();
+
+    // The choices a person makes on the page: a type and a date format, a decimal separator, a value map.
+    const draft: MappingDraft = {
+      ...s.draft,
+      columns: s.draft.columns.map((c) => {
+        if (c.header === 'Champ 7')
+          return {
+            ...c,
+            field: 'seasonalAvailabilityStartDate',
+            type: 'date',
+            format: 'dd.mm.yyyy',
+            reason: 'chosen here',
+          };
+        if (c.header === 'Poids net') return { ...c, field: 'netContents[0].value', type: 'decimal', decimal: ',' };
+        if (c.header === 'Statut') return { ...c, values: { 'En vente': 'Actif', 'Quote "x": y': 'Inactif' } };
+        return c;
+      }),
+    };
+    const preview = (await (await post('/mapper/preview', { sheet: s.sheet, draft })).json()) as { preview: Preview };
+    const row1 = preview.preview.rows[0]!;
+    expect(row1.fields.find((f) => f.field === 'seasonalAvailabilityStartDate')!.mapped).toBe('2025-03-01');
+    expect(row1.fields.find((f) => f.field === 'netContents[0].value')!.mapped).toBe('1.5');
+    expect(row1.fields.find((f) => f.field === 'tradeItemStatusId')!.resolved![0]).toMatchObject({ label: 'Actif' });
+
+    const saved = await post('/mapper/mappings', { name: 'tarif', draft });
+    expect(saved.status).toBe(201);
+    // What is saved is what `mapping init` writes for the same choices: the same serializer, byte for byte.
+    const text = readFileSync(join(mappingsDir, 'tarif.yaml'), 'utf8');
+    expect(text).toBe(mappingText({ ...draft, name: 'tarif' }));
+    expect(text).toContain('sheet: Produits');
+    expect(text).toContain('headerRow: 3');
+    expect(text).toContain('values: { "En vente": "Actif", "Quote \\"x\\": y": "Inactif" }');
+    const m = await loadMapping('tarif', { mappingsDir });
+    expect(m).toMatchObject({ sheet: 'Produits', headerRow: 3 });
+    const mc = (path: string) => m.columns.find((c) => c.field.path === path)!;
+    expect(mc('seasonalAvailabilityStartDate')).toMatchObject({ type: 'date', format: 'dd.mm.yyyy' });
+    expect(mc('netContents[0].value')).toMatchObject({ type: 'decimal', decimal: ',' });
+    expect([...mc('tradeItemStatusId').values!.values()]).toEqual(['Actif', 'Inactif']);
+    // A header row that is not a row number: 400.
+    expect((await uploadSheet(readFileSync(book), 'Tarif.xlsx', { headerRow: 'x' })).status).toBe(400);
+  });
+
+  it('says when no GTIN key column was found', async () => {
+    const res = await uploadSheet(Buffer.from('Désignation;Prix\nComté;12\nBrie;9\n'), 'sans-ean.csv');
+    expect(res.status).toBe(201);
+    const s = (await res.json()) as Suggested;
+    expect(s.draft.missingKey).toMatch(/GTIN/);
+    expect(s.sheets).toBeUndefined();
   });
 
   it('keeps no refused upload', async () => {
