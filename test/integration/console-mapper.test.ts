@@ -314,6 +314,28 @@ describe('console mapper in a browser', () => {
         );
         expect(await page.locator('#preview-status').textContent()).toMatch(/^3 rows: 3 valid, 0 invalid/);
 
+        // A type change (the net weight read as an integer, decimal separator offered) and a value map on the status.
+        const settings = (header: string) => page.locator(`#columns tr[data-header="${header}"] .settings`);
+        await settings('Poids net').locator('select.type').selectOption('integer');
+        await settings('Poids net').locator('select.decimal').waitFor();
+        await settings('Statut').locator('details.values summary').click();
+        await settings('Statut').locator('button.add-pair').click();
+        await settings('Statut').locator('input.vkey').fill('Inactif');
+        await settings('Statut').locator('input.vval').fill('Actif');
+        await settings('Statut').locator('input.vval').press('Tab');
+        // The mapping file is in a closed <details>: its text is polled, not waited for as visible.
+        await expect
+          .poll(() => page.locator('#mapping-text').textContent())
+          .toContain('values: { "Inactif": "Actif" }');
+        expect(await page.locator('#mapping-text').textContent()).toMatch(
+          /field: "netContents\[0\]\.value", type: integer/,
+        );
+        await page
+          .locator('#preview section[data-row="4"] tr[data-field="tradeItemStatusId"] .mapped')
+          .getByText('Actif', { exact: true })
+          .waitFor();
+        expect(await page.locator('#missing-key').isHidden()).toBe(true);
+
         // Saved under a name, then run through the queue with it.
         await page.fill('#mapping-name', 'fromages-e2e');
         await page.click('#save');
@@ -329,8 +351,19 @@ describe('console mapper in a browser', () => {
           'lot B',
           'lot C',
         ]);
+        expect(readFileSync(join(mappingsDir, 'fromages-e2e.yaml'), 'utf8')).toContain(
+          'values: { "Inactif": "Actif" }',
+        );
         mkdirSync(OUTPUT, { recursive: true });
         await page.screenshot({ path: join(OUTPUT, 'console-mapper.png'), fullPage: true });
+
+        // A string: the test's TypeScript has no DOM types.
+        const scrollWidth = async () => Number(await page.evaluate('document.documentElement.scrollWidth'));
+        // The page fits 1280 px and, its columns stacked, 390 px: no horizontal scrolling.
+        expect(await scrollWidth()).toBeLessThanOrEqual(1280);
+        await page.setViewportSize({ width: 390, height: 844 });
+        expect(await scrollWidth()).toBeLessThanOrEqual(390);
+        await page.screenshot({ path: join(OUTPUT, 'console-mapper-390.png'), fullPage: true });
       });
     },
     60_000,

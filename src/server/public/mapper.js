@@ -13,6 +13,8 @@ const state = {
   suggested: null,
   choices: [],
   settings: {},
+  types: [],
+  fieldTypes: {},
   saved: null,
   previewSeq: 0,
 };
@@ -42,6 +44,63 @@ function reasonHtml(c) {
   return `${esc(c.reason)}${c.warning ? `<br><span class="warn">check: ${esc(c.warning)}</span>` : ''}`;
 }
 
+/** The type a column is read as: its own, else its field's default (the mapping's defaultType). */
+const typeOf = (c) => c.type || state.fieldTypes[c.field] || '';
+const NUMERIC = ['decimal', 'integer', 'number', 'quantity'];
+
+/**
+ * A mapped column's settings, the mapping's column keys: type (empty = the field's default), date format, decimal
+ * separator, and the value map (sheet value → value the field takes), with the values its list will not resolve.
+ */
+function settingsHtml(c, i) {
+  if (!c.field) return '';
+  const type = typeOf(c);
+  const types = [
+    `<option value="">${esc(state.fieldTypes[c.field] || 'default')} (the field's)</option>`,
+    ...state.types.map((t) => `<option${t === c.type ? ' selected' : ''}>${esc(t)}</option>`),
+  ].join('');
+  const parts = [
+    `<label>type <select class="type" data-index="${i}" aria-label="type of ${esc(c.header)}">${types}</select></label>`,
+  ];
+  if (type === 'date')
+    parts.push(
+      `<label>date format <input class="format" data-index="${i}" value="${esc(c.format)}" placeholder="dd/mm/yyyy" aria-label="date format of ${esc(c.header)}"></label>`,
+    );
+  if (NUMERIC.includes(type))
+    parts.push(
+      `<label>decimal <select class="decimal" data-index="${i}" aria-label="decimal separator of ${esc(c.header)}">${[
+        ['', "the sheet's"],
+        [',', ','],
+        ['.', '.'],
+      ]
+        .map(([v, t]) => `<option value="${v}"${(c.decimal || '') === v ? ' selected' : ''}>${esc(t)}</option>`)
+        .join('')}</select></label>`,
+    );
+  const pairs = Object.entries(c.values || {});
+  const pairHtml = (k, v) =>
+    `<div class="pair"><input class="vkey" data-index="${i}" value="${esc(k)}" placeholder="sheet value" aria-label="sheet value"> → <input class="vval" data-index="${i}" value="${esc(v)}" placeholder="becomes" aria-label="becomes"></div>`;
+  const unresolved = (c.unresolved || [])
+    .map(
+      (u) =>
+        `<li>${esc(u.value)}: ${u.nearest.length ? `nearest ${u.nearest.map(esc).join(', ')} <button type="button" class="use-nearest" data-index="${i}" data-value="${esc(u.value)}" data-label="${esc(u.nearest[0])}">map to ${esc(u.nearest[0])}</button>` : 'no label close'}</li>`,
+    )
+    .join('');
+  parts.push(
+    `<details class="values"${pairs.length || unresolved ? ' open' : ''}><summary>value map (${pairs.length})</summary>
+    ${unresolved ? `<div class="warn">values no label of the list matches:</div><ul class="unresolved">${unresolved}</ul>` : ''}
+    <div class="pairs">${pairs.map(([k, v]) => pairHtml(k, v)).join('')}</div>
+    <button type="button" class="add-pair" data-index="${i}">add a value</button></details>`,
+  );
+  return parts.join('');
+}
+
+function renderSettings(i) {
+  const c = state.draft.columns[i];
+  const row = $('columns').querySelectorAll('tr')[i];
+  row.querySelector('.settings').innerHTML = settingsHtml(c, i);
+  row.querySelector('.reason').innerHTML = reasonHtml(c);
+}
+
 function renderColumns() {
   const options = (selected) => {
     const choices = selected && !state.choices.includes(selected) ? [selected, ...state.choices] : state.choices;
@@ -55,12 +114,24 @@ function renderColumns() {
       (c, i) => `<tr data-header="${esc(c.header)}">
     <td>${c.position}</td><td><strong>${esc(c.header)}</strong></td><td class="samples">${c.samples.map(esc).join(' · ')}</td>
     <td><select class="field" data-index="${i}" aria-label="field of ${esc(c.header)}">${options(c.field)}</select></td>
+    <td class="settings">${settingsHtml(c, i)}</td>
     <td class="reason">${reasonHtml(c)}</td></tr>`,
     )
     .join('');
 }
 
-const SUGGESTED = ['field', 'type', 'lookup', 'split', 'format', 'decimal', 'reason', 'warning'];
+const SUGGESTED = [
+  'field',
+  'type',
+  'lookup',
+  'split',
+  'format',
+  'decimal',
+  'values',
+  'unresolved',
+  'reason',
+  'warning',
+];
 
 /**
  * A column's field changed: what the suggestion read in the column (type, lookup, split, format…) goes with its field
@@ -75,10 +146,56 @@ function setField(i, field) {
   } else if (field) {
     Object.assign(c, JSON.parse(JSON.stringify(state.settings[field] || {})), { field, reason: 'chosen here' });
   }
-  $('columns').querySelectorAll('tr')[i].querySelector('.reason').innerHTML = reasonHtml(c);
+  renderSettings(i);
+  changed();
+}
+
+/** The draft changed: the saved mapping is no longer what the page shows, and the preview follows. */
+function changed() {
   state.saved = null;
   $('run').disabled = true;
   refreshPreview();
+}
+
+/** A column's type changed: a date format or decimal separator goes with the type that takes it. */
+function setType(i, type) {
+  const c = state.draft.columns[i];
+  if (type) c.type = type;
+  else delete c.type;
+  const t = typeOf(c);
+  if (t !== 'date') delete c.format;
+  if (!NUMERIC.includes(t)) delete c.decimal;
+  renderSettings(i);
+  changed();
+}
+
+/** The value map of column i as its pair inputs say (a pair without a sheet value is left out). */
+function readValues(i) {
+  const c = state.draft.columns[i];
+  const cell = $('columns').querySelectorAll('tr')[i].querySelector('.pairs');
+  const values = {};
+  for (const p of cell.querySelectorAll('.pair')) {
+    const k = p.querySelector('.vkey').value;
+    if (k.trim() !== '') values[k] = p.querySelector('.vval').value;
+  }
+  if (Object.keys(values).length > 0) c.values = values;
+  else delete c.values;
+  $('columns').querySelectorAll('tr')[i].querySelector('.values summary').textContent =
+    `value map (${Object.keys(values).length})`;
+  changed();
+}
+
+function addPair(i, key, value) {
+  const cell = $('columns').querySelectorAll('tr')[i].querySelector('.pairs');
+  cell.insertAdjacentHTML(
+    'beforeend',
+    `<div class="pair"><input class="vkey" data-index="${i}" placeholder="sheet value" aria-label="sheet value"> → <input class="vval" data-index="${i}" placeholder="becomes" aria-label="becomes"></div>`,
+  );
+  const pair = cell.lastElementChild;
+  pair.querySelector('.vkey').value = key || '';
+  pair.querySelector('.vval').value = value || '';
+  if (key) readValues(i);
+  else pair.querySelector('.vkey').focus();
 }
 
 function resolvedText(r) {
@@ -154,11 +271,13 @@ async function refreshPreview() {
   renderPreview(out.preview);
 }
 
-$('suggest-form').addEventListener('submit', async (e) => {
-  e.preventDefault();
+/** Uploads the sheet and shows the suggested mapping; `choice` = the worksheet and header row picked on the page. */
+async function suggest(choice) {
   const body = new FormData();
   body.append('target', $('target').value);
   if ($('language').value) body.append('language', $('language').value);
+  if (choice && choice.sheet) body.append('sheet', choice.sheet);
+  if (choice && choice.headerRow) body.append('headerRow', String(choice.headerRow));
   body.append('file', $('mapper-file').files[0]);
   say('suggest-message', 'reading the sheet…');
   const res = await fetch('/mapper/sheets', { method: 'POST', body });
@@ -174,6 +293,8 @@ $('suggest-form').addEventListener('submit', async (e) => {
     suggested: JSON.parse(JSON.stringify(out.draft)),
     choices: out.choices,
     settings: out.settings || {},
+    types: out.types || [],
+    fieldTypes: out.fieldTypes || {},
     saved: null,
   });
   const matched = out.draft.columns.filter((c) => c.field).length;
@@ -182,17 +303,60 @@ $('suggest-form').addEventListener('submit', async (e) => {
     `${out.draft.columns.length} columns, ${matched} matched to a field; language ${out.draft.language}${out.draft.languageReason ? ` (${out.draft.languageReason})` : ''}`,
     'ok',
   );
-  $('notes').innerHTML = (out.draft.notes || []).map((n) => `<li>${esc(n)}</li>`).join('');
+  // The missing key is its own banner: the mapping cannot run until a column feeds it.
+  $('missing-key').hidden = !out.draft.missingKey;
+  $('missing-key').textContent = out.draft.missingKey ? `No GTIN key column found: ${out.draft.missingKey}` : '';
+  $('notes').innerHTML = (out.draft.notes || [])
+    .filter((n) => n !== out.draft.missingKey)
+    .map((n) => `<li>${esc(n)}</li>`)
+    .join('');
   $('sheet-name').textContent = out.fileName;
+  const sheets = out.sheets || [];
+  $('sheet-choice-label').hidden = sheets.length === 0;
+  const current = out.draft.sheet || sheets[0];
+  $('sheet-choice').innerHTML = sheets
+    .map((n) => `<option${n === current ? ' selected' : ''}>${esc(n)}</option>`)
+    .join('');
+  $('header-row').value = String(out.draft.headerRow || 1);
   if (!$('mapping-name').value) $('mapping-name').value = out.draft.name || '';
   $('mapper').hidden = false;
   $('run').disabled = true;
   renderColumns();
   refreshPreview();
+}
+
+$('suggest-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  suggest(null);
 });
 
+/** The worksheet or header row changed: the mapping is suggested again for them (the sheet is uploaded again). */
+$('sheet-form').addEventListener('change', () => {
+  const headerRow = Number($('header-row').value);
+  if (!(Number.isInteger(headerRow) && headerRow >= 1 && headerRow <= 1000)) return;
+  suggest({ sheet: $('sheet-choice-label').hidden ? '' : $('sheet-choice').value, headerRow });
+});
+$('sheet-form').addEventListener('submit', (e) => e.preventDefault());
+
 $('columns').addEventListener('change', (e) => {
-  if (e.target.matches('select.field')) setField(Number(e.target.dataset.index), e.target.value);
+  const t = e.target;
+  const i = Number(t.dataset.index);
+  if (t.matches('select.field')) setField(i, t.value);
+  else if (t.matches('select.type')) setType(i, t.value);
+  else if (t.matches('input.format')) {
+    if (t.value.trim()) state.draft.columns[i].format = t.value.trim();
+    else delete state.draft.columns[i].format;
+    changed();
+  } else if (t.matches('select.decimal')) {
+    if (t.value) state.draft.columns[i].decimal = t.value;
+    else delete state.draft.columns[i].decimal;
+    changed();
+  } else if (t.matches('input.vkey, input.vval')) readValues(i);
+});
+$('columns').addEventListener('click', (e) => {
+  const t = e.target;
+  if (t.matches('button.add-pair')) addPair(Number(t.dataset.index));
+  else if (t.matches('button.use-nearest')) addPair(Number(t.dataset.index), t.dataset.value, t.dataset.label);
 });
 $('preview-rows').addEventListener('change', refreshPreview);
 
