@@ -44,6 +44,22 @@ afterAll(async () => {
   await stack?.close();
 });
 
+/**
+ * A workbook whose products are on its second visible sheet, under a title: the headers on row 2; a hidden sheet
+ * between; a status the list does not know ("Actiff").
+ */
+const writeTarif = (): Promise<string> =>
+  writeWorkbook(dir, 'tarif.xlsx', (wb) => {
+    wb.addWorksheet('Lisez-moi').addRow(['Tarif 2025: voir la feuille Produits']);
+    wb.addWorksheet('Brouillon', { state: 'hidden' }).addRow(['nope']);
+    const ws = wb.addWorksheet('Produits');
+    // A title band as wide as the table: the header row is found below it (mapping init reads a row as wide as it).
+    ws.addRow(['Tarif fromages 2025', 'Fromagerie', 'Édition', 'Mars', 'Page 1']);
+    ws.addRow(['EAN', 'Désignation', 'Poids net', 'Statut', 'Champ 7']);
+    ws.addRow([testGtin(11, '376098'), 'Comté AOP', '1,5', 'Actiff', '01.03.2025']);
+    ws.addRow([testGtin(12, '376098'), 'Roquefort', '0,25', 'Actif', '15.04.2025']);
+  });
+
 const mapperFiles = () => readdirSync(join(config.UPLOAD_DIR, '.mapper'));
 
 async function uploadSheet(body: Buffer, name: string, fields: Record<string, string> = {}): Promise<Response> {
@@ -176,31 +192,22 @@ describe('console mapper over HTTP', () => {
   });
 
   it('lists the visible worksheets of a workbook, suggests for the sheet and header row chosen, and saves types, formats and value maps as mapping init writes them', async () => {
-    const book = await writeWorkbook(dir, 'tarif.xlsx', (wb) => {
-      wb.addWorksheet('Lisez-moi').addRow(['Tarif 2025: voir la feuille Produits']);
-      wb.addWorksheet('Brouillon', { state: 'hidden' }).addRow(['nope']);
-      const ws = wb.addWorksheet('Produits');
-      ws.addRow(['Tarif fromages 2025']);
-      ws.addRow([]);
-      ws.addRow(['EAN', 'Désignation', 'Poids net', 'Statut', 'Champ 7']);
-      ws.addRow([testGtin(11, '376098'), 'Comté AOP', '1,5', 'En vente', '01.03.2025']);
-      ws.addRow([testGtin(12, '376098'), 'Roquefort', '0,25', 'Actif', '15.04.2025']);
-    });
+    const book = await writeTarif();
     // No choice yet: the first visible sheet is read, and the page is offered the visible ones (not the hidden one).
     const first = (await (await uploadSheet(readFileSync(book), 'Tarif.xlsx')).json()) as Suggested;
     expect(first.sheets).toEqual(['Lisez-moi', 'Produits']);
     expect(first.types).toContain('quantity');
     expect(first.fieldTypes).toMatchObject({ gtin: 'gtin', tradeItemName: 'string' });
 
-    const res = await uploadSheet(readFileSync(book), 'Tarif.xlsx', { sheet: 'Produits', headerRow: '3' });
+    const res = await uploadSheet(readFileSync(book), 'Tarif.xlsx', { sheet: 'Produits', headerRow: '2' });
     expect(res.status).toBe(201);
     const s = (await res.json()) as Suggested;
     expect(s.sheets).toEqual(['Lisez-moi', 'Produits']);
-    expect(s.draft).toMatchObject({ sheet: 'Produits', headerRow: 3 });
+    expect(s.draft).toMatchObject({ sheet: 'Produits', headerRow: 2 });
     const col = (header: string) => s.draft.columns.find((c) => c.header === header)!;
     expect([col('EAN').field, col('Désignation').field]).toEqual(['gtin', 'tradeItemName']);
-    // "En vente" is no label of the status list: listed with the nearest labels.
-    expect(col('Statut').unresolved?.map((u) => u.value)).toEqual(['En vente']);
+    // "Actiff" is no label of the status list: listed with the nearest labels.
+    expect(col('Statut').unresolved?.map((u) => u.value)).toEqual(['Actiff']);
     expect(s.draft.missingKey).toBeUndefined();
 
     // The choices a person makes on the page: a type and a date format, a decimal separator, a value map.
@@ -216,7 +223,7 @@ describe('console mapper over HTTP', () => {
             reason: 'chosen here',
           };
         if (c.header === 'Poids net') return { ...c, field: 'netContents[0].value', type: 'decimal', decimal: ',' };
-        if (c.header === 'Statut') return { ...c, values: { 'En vente': 'Actif', 'Quote "x": y': 'Inactif' } };
+        if (c.header === 'Statut') return { ...c, values: { Actiff: 'Actif', 'Quote "x": y': 'Inactif' } };
         return c;
       }),
     };
@@ -232,10 +239,10 @@ describe('console mapper over HTTP', () => {
     const text = readFileSync(join(mappingsDir, 'tarif.yaml'), 'utf8');
     expect(text).toBe(mappingText({ ...draft, name: 'tarif' }));
     expect(text).toContain('sheet: Produits');
-    expect(text).toContain('headerRow: 3');
-    expect(text).toContain('values: { "En vente": "Actif", "Quote \\"x\\": y": "Inactif" }');
+    expect(text).toContain('headerRow: 2');
+    expect(text).toContain('values: { "Actiff": "Actif", "Quote \\"x\\": y": "Inactif" }');
     const m = await loadMapping('tarif', { mappingsDir });
-    expect(m).toMatchObject({ sheet: 'Produits', headerRow: 3 });
+    expect(m).toMatchObject({ sheet: 'Produits', headerRow: 2 });
     const mc = (path: string) => m.columns.find((c) => c.field.path === path)!;
     expect(mc('seasonalAvailabilityStartDate')).toMatchObject({ type: 'date', format: 'dd.mm.yyyy' });
     expect(mc('netContents[0].value')).toMatchObject({ type: 'decimal', decimal: ',' });
@@ -364,6 +371,53 @@ describe('console mapper in a browser', () => {
         await page.setViewportSize({ width: 390, height: 844 });
         expect(await scrollWidth()).toBeLessThanOrEqual(390);
         await page.screenshot({ path: join(OUTPUT, 'console-mapper-390.png'), fullPage: true });
+      });
+    },
+    60_000,
+  );
+
+  it.runIf(hasChromium)(
+    'picks the worksheet and header row of a workbook, shows the missing key and the unresolved values, maps one',
+    async () => {
+      const book = await writeTarif();
+      await withChromium({ viewport: { width: 1280, height: 900 } }, async (browser) => {
+        const page = browser.pages()[0] ?? (await browser.newPage());
+        await page.goto(`${url}/mapper`);
+        await page.setInputFiles('#mapper-file', book);
+        await page.click('#suggest');
+        await page.waitForSelector('#suggest-message.ok');
+        // The first visible sheet is a read-me: no GTIN column, said by the banner.
+        expect(await page.locator('#sheet-choice option').allTextContents()).toEqual(['Lisez-moi', 'Produits']);
+        await page
+          .locator('#missing-key')
+          .getByText(/No GTIN key column found/)
+          .waitFor();
+
+        // The products' sheet: its header row found (2), the key column with it.
+        await page.selectOption('#sheet-choice', 'Produits');
+        await page.locator('#columns tr[data-header="EAN"]').waitFor();
+        expect(await page.inputValue('#header-row')).toBe('2');
+        expect(await page.locator('#missing-key').isHidden()).toBe(true);
+        expect(await page.inputValue('#columns tr[data-header="EAN"] select.field')).toBe('gtin');
+
+        // "Actiff" is no status label: listed with the nearest labels; mapped to the nearest one by its button.
+        const status = page.locator('#columns tr[data-header="Statut"] .settings');
+        expect(await status.locator('ul.unresolved').textContent()).toMatch(/^Actiff: nearest /);
+        const use = status.locator('button.use-nearest');
+        const label = (await use.getAttribute('data-label'))!;
+        await use.click();
+        await expect
+          .poll(() => page.locator('#mapping-text').textContent())
+          .toContain(`values: { "Actiff": ${JSON.stringify(label)} }`);
+        expect(await page.locator('#mapping-text').textContent()).toContain('sheet: Produits');
+
+        // A header row typed by hand: the title row names no field, so no key either.
+        await page.fill('#header-row', '1');
+        await page.locator('#header-row').press('Enter');
+        await page
+          .locator('#missing-key')
+          .getByText(/No GTIN key column found/)
+          .waitFor();
       });
     },
     60_000,

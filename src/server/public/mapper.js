@@ -330,11 +330,16 @@ $('suggest-form').addEventListener('submit', (e) => {
   suggest(null);
 });
 
-/** The worksheet or header row changed: the mapping is suggested again for them (the sheet is uploaded again). */
-$('sheet-form').addEventListener('change', () => {
+/**
+ * Another worksheet: suggested anew, its header row found as `mapping init` finds it (none sent). Another header row:
+ * suggested anew with it, on the worksheet chosen.
+ */
+const chosenSheet = () => ($('sheet-choice-label').hidden ? '' : $('sheet-choice').value);
+$('sheet-choice').addEventListener('change', () => suggest({ sheet: chosenSheet() }));
+$('header-row').addEventListener('change', () => {
   const headerRow = Number($('header-row').value);
   if (!(Number.isInteger(headerRow) && headerRow >= 1 && headerRow <= 1000)) return;
-  suggest({ sheet: $('sheet-choice-label').hidden ? '' : $('sheet-choice').value, headerRow });
+  suggest({ sheet: chosenSheet(), headerRow });
 });
 $('sheet-form').addEventListener('submit', (e) => e.preventDefault());
 
