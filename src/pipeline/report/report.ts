@@ -36,6 +36,10 @@ export const OUTCOMES = [
 /** The outcome of one input row (or of one archive without a row). */
 export type Outcome = (typeof OUTCOMES)[number];
 
+/** True for outcomes whose row goes to rejected.* (its source cells are kept), given the line has a row. */
+export const isRejectedOutcome = (outcome: Outcome): boolean =>
+  outcome === 'invalid' || outcome === 'failed' || outcome === 'not_attempted';
+
 /** One line of rows.csv / rows.xlsx. */
 export interface RowOutcome {
   row: number | null;
@@ -148,7 +152,12 @@ export function putRowFields(out: string[], at: number, o: RowOutcome): void {
   out[at + 3] = neutralize(o.tradeItemId ?? '');
   out[at + 4] = neutralize(o.manufacturedItemId ?? '');
   out[at + 5] = neutralize(changed);
-  out[at + 6] = o.issues.length === 0 ? '' : neutralize(formatIssues(o.issues));
+  // A rejected row's issues are told in full in rejected.*, the file a person fixes: here they are named only (code and
+  // column), or an all-invalid sheet's reports repeat each message in four files.
+  out[at + 6] =
+    o.issues.length === 0
+      ? ''
+      : neutralize(o.row !== null && isRejectedOutcome(o.outcome) ? issueRefs(o.issues) : formatIssues(o.issues));
 }
 const RECONCILE_COLUMNS = ['key', 'status', 'field', 'sheetValue', 'apiValue'];
 
@@ -162,9 +171,26 @@ export function formatIssues(issues: readonly Issue[]): string {
   let out = '';
   for (const i of issues) {
     if (out !== '') out += '; ';
-    out += `${SEVERITY_TEXT[i.severity]} ${i.code}${i.column ? ` [${redactPart(i.column)}]` : ''}${i.value !== null && i.value !== '' ? ` "${redactPart(i.value)}"` : ''}: ${redactPart(i.message)}`;
+    out += `${issueRef(i)}${i.value !== null && i.value !== '' ? ` "${redactPart(i.value)}"` : ''}: ${redactPart(i.message)}`;
   }
   return out;
+}
+
+/**
+ * Issues named, not told: `ERROR GTIN_CHECK_DIGIT [Code-barres]; WARNING ROW_HIDDEN` (rows.* of a rejected row, whose
+ * rejected.* line gives them in full, {@link formatIssues}).
+ */
+export function issueRefs(issues: readonly Issue[]): string {
+  let out = '';
+  for (const i of issues) {
+    if (out !== '') out += '; ';
+    out += issueRef(i);
+  }
+  return out;
+}
+
+function issueRef(i: Issue): string {
+  return `${SEVERITY_TEXT[i.severity]} ${i.code}${i.column ? ` [${redactPart(i.column)}]` : ''}`;
 }
 
 const SEVERITY_TEXT: Record<Issue['severity'], string> = { error: 'ERROR', warning: 'WARNING' };
