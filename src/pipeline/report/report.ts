@@ -108,6 +108,11 @@ export interface ReportWriter {
    */
   addRowFields(safe: readonly string[]): Promise<void> | undefined;
   addRejected(row: number, cells: readonly Cell[] | readonly unknown[], issues: Issue[]): Promise<void>;
+  /**
+   * {@link addRejected} of a line already made into its fields by {@link rejectedLine} (the report thread's way); the
+   * writer keeps no reference to `values`.
+   */
+  addRejectedFields(values: readonly string[]): Promise<void>;
   addReconcile(entry: ReconcileEntry): Promise<void>;
   finish(summary: RunSummary): Promise<{ dir: string; files: string[] }>;
   abort(): Promise<void>;
@@ -353,6 +358,38 @@ export interface ReportWriterOptions {
 }
 
 /**
+ * How the lines of rejected.* are made for a report of `opts`: `width` fields a line, `put` writes a line's fields into
+ * `out` from index `at` — the source cells as text, `product-sync:row` and the issues in full ({@link formatIssues}:
+ * redacted here, once) — without NUL characters, which neither file keeps (the report thread packs lines split by
+ * NULs).
+ */
+export function rejectedLine(opts: ReportWriterOptions): {
+  width: number;
+  header: string[];
+  preamble: string[][];
+  put(out: string[], at: number, row: number, cells: readonly Cell[] | readonly unknown[], issues: Issue[]): void;
+} {
+  // A rejected file re-imported: its own row and issues columns are replaced, not repeated.
+  const again = isRejectedHeader(opts.sourceHeaders);
+  const ownHeaders = again ? opts.sourceHeaders.slice(0, -2) : opts.sourceHeaders;
+  const decimal = opts.decimalSeparator ?? '.';
+  const header = [...ownHeaders, REJECTED_ROW_COLUMN, REJECTED_ISSUES_COLUMN];
+  const own = ownHeaders.length;
+  const noNul = (v: string) => (v.includes('\0') ? v.replace(/\0/g, '') : v);
+  return {
+    width: header.length,
+    header,
+    preamble: (opts.preamble ?? []).map((r) => r.map((c) => cellText(c, decimal))),
+    put(out, at, row, cells, issues) {
+      for (let i = 0; i < own; i++) out[at + i] = noNul(cellText(cells[i], decimal));
+      const sourceRow = again ? cellText(cells[own]) : '';
+      out[at + own] = noNul(sourceRow || String(row));
+      out[at + own + 1] = noNul(formatIssues(issues));
+    },
+  };
+}
+
+/**
  * Opens the report writer of a run directory. Files are written under temp names in that directory and renamed at
  * finish, `summary.json` last; rejected.* exist only when a row was rejected, reconcile.* only for reconcile runs.
  *
@@ -375,12 +412,8 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
     wrapColumns: [ROW_ISSUES_COLUMN],
     ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }),
   });
-  // A rejected file re-imported: its own row and issues columns are replaced, not repeated.
-  const again = isRejectedHeader(opts.sourceHeaders);
-  const ownHeaders = again ? opts.sourceHeaders.slice(0, -2) : opts.sourceHeaders;
-  const decimal = opts.decimalSeparator ?? '.';
-  const preamble = (opts.preamble ?? []).map((r) => r.map((c) => cellText(c, decimal)));
-  const rejectedHeader = [...ownHeaders, REJECTED_ROW_COLUMN, REJECTED_ISSUES_COLUMN];
+  const rejected = rejectedLine(opts);
+  const { header: rejectedHeader, preamble } = rejected;
   let rejectedCsv: CsvFile | null = null;
   let rejectedXlsx: XlsxFile | null = null;
   const reconcileCsv = opts.reconcile ? new CsvFile(at('reconcile.csv'), RECONCILE_COLUMNS) : null;
@@ -422,6 +455,20 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
         )
       : undefined;
   };
+  const addRejectedFields = (values: readonly string[]): Promise<void> =>
+    writingTo('cannot write the report to', dir, async () => {
+      open('addRejected');
+      rejectedCsv ??= new CsvFile(at('rejected.csv'), rejectedHeader, preamble);
+      rejectedXlsx ??= new XlsxFile(at('rejected.xlsx'), 'rejected', rejectedHeader, {
+        ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }),
+        preamble,
+        ...READY_XLSX,
+        wrapColumns: [rejectedHeader.length - 1],
+        neutralize: false,
+      });
+      await rejectedCsv.add(values.map(neutralize));
+      await rejectedXlsx.add(values);
+    });
   // The files' writers stopped and their temp files removed: after abort, or a finish that failed (a full disk keeps no
   // half report).
   const discard = async (): Promise<void> => {
@@ -437,26 +484,12 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
   return {
     addRow: (o) => addRowFields(rowFields(o)),
     addRowFields,
-    addRejected: (row, cells, issues) =>
-      writingTo('cannot write the report to', dir, async () => {
-        open('addRejected');
-        rejectedCsv ??= new CsvFile(at('rejected.csv'), rejectedHeader, preamble);
-        rejectedXlsx ??= new XlsxFile(at('rejected.xlsx'), 'rejected', rejectedHeader, {
-          ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }),
-          preamble,
-          ...READY_XLSX,
-          wrapColumns: [rejectedHeader.length - 1],
-          neutralize: false,
-        });
-        const sourceRow = again ? cellText(cells[ownHeaders.length]) : '';
-        const values = [
-          ...ownHeaders.map((_, i) => cellText(cells[i], decimal)),
-          sourceRow || String(row),
-          formatIssues(issues),
-        ];
-        await rejectedCsv.add(values.map(neutralize));
-        await rejectedXlsx.add(values);
-      }),
+    addRejected: (row, cells, issues) => {
+      const values = new Array<string>(rejected.width);
+      rejected.put(values, 0, row, cells, issues);
+      return addRejectedFields(values);
+    },
+    addRejectedFields,
     addReconcile: (e) =>
       writingTo('cannot write the report to', dir, async () => {
         open('addReconcile');
