@@ -57,12 +57,15 @@ function* calls(n: number): Generator<{ row: RowOutcome } | { rejected: [number,
   for (let i = 0; i < n; i++) {
     const row = i + 2;
     if (i % 7 === 3) {
+      // Rejected lines cross packed, split by NULs: a NUL in a cell or an issue must not shift the fields.
       const issues = [
         issue(row),
-        issue(row, { severity: 'warning', code: 'X', message: 'Bearer abcdefghijkl leaked' }),
+        issue(row, { severity: 'warning', code: 'X', message: 'Bearer abcdefghijkl leaked', value: 'a\u0000b' }),
       ];
       yield { row: { row, key: null, outcome: 'invalid', issues } };
-      yield { rejected: [row, [`=cmd|${i}`, new Date(Date.UTC(2026, 0, 1 + (i % 28))), 12.5 + i, null], issues] };
+      yield {
+        rejected: [row, [`=cmd|${i}`, new Date(Date.UTC(2026, 0, 1 + (i % 28))), 12.5 + i, `n\u0000${i}`], issues],
+      };
     } else if (i % 11 === 5) {
       // Text a line's fields carry across the thread as is: a NUL (dropped by neutralisation), quotes, line breaks,
       // accents.

@@ -76,11 +76,14 @@ describe('report writer', () => {
     const csv = readFileSync(join(dir, 'rows.csv'), 'utf8');
     expect(csv.startsWith('\uFEFFrow,key,outcome,tradeItemId,manufacturedItemId,changedFields,issues\r\n')).toBe(true);
     expect(csv).toContain('2,00012345678905,created,t1,,gtin; tradeItemName,');
-    expect(csv).toContain('ERROR GTIN_CHECK_DIGIT [Code-barres] ""5601234567891"": check digit should be 3');
+    // rows.csv names a rejected row's issues (code and column); rejected.csv, the file to fix, tells them in full.
+    expect(csv).toContain('3,,invalid,,,,ERROR GTIN_CHECK_DIGIT [Code-barres]\r\n');
 
     const rejected = readFileSync(join(dir, 'rejected.csv'), 'utf8');
     expect(rejected.split('\r\n')[0]).toBe('\uFEFFCode-barres,Désignation,product-sync:row,issues');
-    expect(rejected).toContain(`5601234567891,'=cmd|calc,3,`);
+    expect(rejected).toContain(
+      `5601234567891,'=cmd|calc,3,"ERROR GTIN_CHECK_DIGIT [Code-barres] ""5601234567891"": check digit should be 3"`,
+    );
 
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(join(dir, 'rows.xlsx'));

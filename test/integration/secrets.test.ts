@@ -127,9 +127,10 @@ describe('credentials never reach reports or journals', () => {
         for (const secret of [TOKEN, PASSWORD, `${USER}:`])
           expect(text.includes(secret), `${secret} in ${file}`).toBe(false);
       }
-      // The API's words are still there, with the credentials taken out.
-      const rows = files[join(r.reportDir, 'rows.csv')]!;
-      expect(rows).toContain(
+      // The API's words are still there, with the credentials taken out: in rejected.csv, which tells a rejected row's
+      // issues in full (rows.csv names them).
+      const rejected = files[join(r.reportDir, 'rejected.csv')]!;
+      expect(rejected).toContain(
         `POST http://[redacted]@${echoUrl}/api/tradeItem → 400: gtin: refused for Bearer [redacted]; token [redacted] has no rights`,
       );
       const journals = Object.entries(files)

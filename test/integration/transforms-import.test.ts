@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -48,13 +48,31 @@ function write(name: string, sheet: string, mapping: string): { file: string; ma
 }
 
 /** rows.csv of a report: the line of each sheet row, by row number. */
+/**
+ * rows.csv's lines by row number; a rejected row's line is followed by its rejected.csv line, which tells its issues
+ * in full (rows.csv names them). The rejected lines come in the same order (their product-sync:row may be an earlier
+ * sheet's).
+ */
 function reportLines(reportDir: string): Map<number, string> {
-  const lines = readFileSync(join(reportDir, 'rows.csv'), 'utf8')
-    .replace(/^\uFEFF/, '')
-    .trim()
-    .split(/\r?\n/)
-    .slice(1);
-  return new Map(lines.map((l) => [Number(l.split(',')[0]), l]));
+  const read = (name: string) =>
+    existsSync(join(reportDir, name))
+      ? readFileSync(join(reportDir, name), 'utf8')
+          .replace(/^\uFEFF/, '')
+          .trim()
+          .split(/\r?\n/)
+      : [];
+  const all = read('rejected.csv');
+  const rejected = all.slice(all.findIndex((h) => h.includes('product-sync:row')) + 1);
+  let next = 0;
+  return new Map(
+    read('rows.csv')
+      .slice(1)
+      .map((l) => {
+        const [row, , outcome] = l.split(',');
+        const more = row !== '' && /^(invalid|failed|not_attempted)$/.test(outcome!) ? rejected[next++] : undefined;
+        return [Number(row), more === undefined ? l : `${l} ${more}`];
+      }),
+  );
 }
 
 const tradeItem = (gtin: string) =>

@@ -1,15 +1,14 @@
 /** What the run's thread and the report thread (report-thread.ts, report-worker.ts) send each other, as data. */
 import type { ThreadErrorMessage } from '../../errors.ts';
 export { errorFrom, errorMessage } from '../../errors.ts';
-import type { Cell, Issue } from '../types.ts';
 import type { ReportWriterOptions, RunSummary } from './report.ts';
 
 /**
- * One call of the writer: lines of rows.* packed into one string (each line's fields from report.ts rowFields, every
- * field followed by a NUL, which neutralised text never holds: one string crosses the thread boundary as one copy,
- * where objects are cloned field by field), or a line of rejected.* (row, source cells, issues).
+ * Lines of rows.* or of rejected.* packed into one string: each line's fields (report.ts rowFields, rejectedLine),
+ * every field followed by a NUL, which neither holds. One string crosses the thread boundary as one copy, where
+ * objects are cloned field by field.
  */
-export type ReportOp = { rows: string } | { rejected: [number, readonly Cell[] | readonly unknown[], Issue[]] };
+export type ReportOp = { rows: string } | { rejected: string };
 
 /**
  * To the report thread: the report to write (first, unanswered), batches of lines (acknowledged once written), then

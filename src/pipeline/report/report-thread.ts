@@ -1,6 +1,7 @@
 /**
- * A report writer running in a worker thread: the run's thread turns each row into its neutralised fields (rowFields)
- * and hands them over packed into one string per batch (one copy, where cloning row objects costs about a microsecond
+ * A report writer running in a worker thread: the run's thread turns each row into its neutralised fields (rowFields),
+ * each rejected row into its fields (rejectedLine: the issues redacted there, once) and hands them over packed into
+ * one string per batch (one copy, where cloning row objects costs about a microsecond
  * a row) instead of building every CSV line and XLSX row itself, so on two cores the report is written while the next
  * rows are read and checked. Same files, same calls as createReportWriter (report.ts).
  *
@@ -10,6 +11,7 @@
  */
 import {
   putRowFields,
+  rejectedLine,
   ROW_FIELDS,
   type ReportWriter,
   type ReportWriterOptions,
@@ -18,32 +20,14 @@ import {
 } from './report.ts';
 import { errorFrom, type FromReportThread, type ReportOp, type ToReportThread } from './report-thread-messages.ts';
 import { startReportThread } from './report-thread-start.ts';
-import type { Issue } from '../types.ts';
+import type { Cell, Issue } from '../types.ts';
 
 // Lines per message, and characters of packed lines sent and not yet written by the thread before addRow waits.
 const BATCH = 500;
 const WINDOW_CHARS = 8 * 1024 * 1024;
 
-/**
- * What a rejected line weighs in the window, in characters: its cells and its issues (an all-invalid sheet sends as
- * many issues as cells: counting the cells only let about twice the window's worth cross), each cell and issue with
- * what cloning a field or an object adds to its text.
- */
-const CELL_OVERHEAD_CHARS = 8;
-const ISSUE_OVERHEAD_CHARS = 64;
-function rejectedChars([, cells, issues]: [number, readonly unknown[], readonly Issue[]]): number {
-  let n = 0;
-  for (const c of cells) n += CELL_OVERHEAD_CHARS + (typeof c === 'string' ? c.length : String(c ?? '').length);
-  for (const i of issues)
-    n +=
-      ISSUE_OVERHEAD_CHARS +
-      i.code.length +
-      i.message.length +
-      (i.value?.length ?? 0) +
-      (i.column?.length ?? 0) +
-      (i.field?.length ?? 0);
-  return n;
-}
+/** The arguments of an addRejected call. */
+type RejectedCall = [number, readonly Cell[] | readonly unknown[], Issue[]];
 
 /** A reply being waited for: an acknowledged batch, or the answer to finish / abort. */
 interface Waiter {
@@ -70,10 +54,16 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
   const fields: string[] = new Array<string>(BATCH * ROW_FIELDS).fill('');
   let used = 0;
   let lines = 0;
+  // The lines of rejected.* the same way, made here (their issues redacted once, in this thread) and packed apart: the
+  // two files' lines need no order between them.
+  const rejected = rejectedLine(options);
+  const rejectedFields: string[] = [];
+  let rejectedUsed = 0;
   const pack = (): void => {
-    if (used === 0) return;
-    ops.push({ rows: `${(used === fields.length ? fields : fields.slice(0, used)).join('\0')}\0` });
+    if (used > 0) ops.push({ rows: `${(used === fields.length ? fields : fields.slice(0, used)).join('\0')}\0` });
+    if (rejectedUsed > 0) ops.push({ rejected: `${rejectedFields.slice(0, rejectedUsed).join('\0')}\0` });
     used = 0;
+    rejectedUsed = 0;
   };
   // Batches sent and not known to be written, oldest first, and their characters.
   const inFlight: { acked: Promise<unknown>; chars: number }[] = [];
@@ -102,7 +92,7 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
     lines = 0;
     if (ops.length === 0) return;
     let chars = 0;
-    for (const op of ops) chars += 'rows' in op ? op.rows.length : rejectedChars(op.rejected);
+    for (const op of ops) chars += 'rows' in op ? op.rows.length : op.rejected.length;
     const acked = send({ ops });
     ops = [];
     // A failure is reported by the next call (the thread's error is kept), not as an unhandled rejection here.
@@ -118,14 +108,12 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
       await oldest.acked;
     }
   };
-  const add = (op: ReportOp | RowOutcome): Promise<void> | undefined => {
+  const add = (op: RejectedCall | RowOutcome): Promise<void> | undefined => {
     if (ended) return Promise.reject(new Error(`report writer of ${dir}: a row after finish or abort`));
     if (error) return Promise.reject(error);
-    if ('rejected' in op) {
-      pack();
-      ops.push(op);
-    } else if ('rows' in op) {
-      throw new Error('openReportThread: packed rows are made here');
+    if (Array.isArray(op)) {
+      rejected.put(rejectedFields, rejectedUsed, op[0], op[1], op[2]);
+      rejectedUsed += rejected.width;
     } else {
       putRowFields(fields, used, op);
       used += ROW_FIELDS;
@@ -146,6 +134,7 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
     try {
       ops = [];
       used = 0;
+      rejectedUsed = 0;
       if (!error) await send({ abort: true });
       else {
         worker.postMessage({ abort: true } satisfies ToReportThread);
@@ -174,7 +163,8 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
   return {
     addRow: (o) => add(o),
     addRowFields: () => Promise.reject(new Error('openReportThread: addRow makes the fields')),
-    addRejected: async (row, cells, issues) => add({ rejected: [row, cells, issues] }),
+    addRejected: async (row, cells, issues) => add([row, cells, issues]),
+    addRejectedFields: () => Promise.reject(new Error('openReportThread: addRejected makes the fields')),
     addReconcile: () => Promise.reject(new Error('openReportThread: no reconcile report')),
     async finish(summary: RunSummary) {
       if (ended) throw new Error(`report writer of ${dir}: finish after finish or abort`);

@@ -5,7 +5,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { fileWriteError } from '../../fs-errors.ts';
-import { createReportWriter, ROW_FIELDS, type ReportWriter } from './report.ts';
+import { createReportWriter, rejectedLine, ROW_FIELDS, type ReportWriter } from './report.ts';
 import { errorMessage, type FromReportThread, type ToReportThread } from './report-thread-messages.ts';
 
 const port = parentPort!;
@@ -21,6 +21,9 @@ const fail = (err: unknown) => {
 // The writer, once the first message (`open`) has named the report: a thread may be started before its run knows it.
 let chain: Promise<ReportWriter | null> = Promise.resolve(null);
 const line: string[] = new Array<string>(ROW_FIELDS).fill('');
+// Fields of a line of rejected.*, once the report is named (`open`).
+let rejectedWidth = 0;
+let rejectedValues: string[] = [];
 
 async function handle(w: ReportWriter, m: ToReportThread): Promise<void> {
   if ('ops' in m) {
@@ -35,7 +38,13 @@ async function handle(w: ReportWriter, m: ToReportThread): Promise<void> {
           const wait = w.addRowFields(line);
           if (wait) await wait;
         }
-      } else await w.addRejected(op.rejected[0], op.rejected[1], op.rejected[2]);
+      } else {
+        const fields = op.rejected.split('\0');
+        for (let i = 0; i + rejectedWidth < fields.length; i += rejectedWidth) {
+          for (let k = 0; k < rejectedWidth; k++) rejectedValues[k] = fields[i + k]!;
+          await w.addRejectedFields(rejectedValues);
+        }
+      }
     }
     port.postMessage({ ack: true } satisfies FromReportThread);
   } else if ('finish' in m) {
@@ -55,6 +64,8 @@ port.on('message', (m: ToReportThread) => {
   chain = chain.then(async (w) => {
     if ('open' in m) {
       dir = m.open.dir;
+      rejectedWidth = rejectedLine(m.open.options).width;
+      rejectedValues = new Array<string>(rejectedWidth).fill('');
       return createReportWriter(m.open.dir, m.open.options).catch((err: unknown) => {
         fail(err);
         return null;

@@ -36,6 +36,10 @@ export const OUTCOMES = [
 /** The outcome of one input row (or of one archive without a row). */
 export type Outcome = (typeof OUTCOMES)[number];
 
+/** True for outcomes whose row goes to rejected.* (its source cells are kept), given the line has a row. */
+export const isRejectedOutcome = (outcome: Outcome): boolean =>
+  outcome === 'invalid' || outcome === 'failed' || outcome === 'not_attempted';
+
 /** One line of rows.csv / rows.xlsx. */
 export interface RowOutcome {
   row: number | null;
@@ -104,6 +108,11 @@ export interface ReportWriter {
    */
   addRowFields(safe: readonly string[]): Promise<void> | undefined;
   addRejected(row: number, cells: readonly Cell[] | readonly unknown[], issues: Issue[]): Promise<void>;
+  /**
+   * {@link addRejected} of a line already made into its fields by {@link rejectedLine} (the report thread's way); the
+   * writer keeps no reference to `values`.
+   */
+  addRejectedFields(values: readonly string[]): Promise<void>;
   addReconcile(entry: ReconcileEntry): Promise<void>;
   finish(summary: RunSummary): Promise<{ dir: string; files: string[] }>;
   abort(): Promise<void>;
@@ -148,7 +157,12 @@ export function putRowFields(out: string[], at: number, o: RowOutcome): void {
   out[at + 3] = neutralize(o.tradeItemId ?? '');
   out[at + 4] = neutralize(o.manufacturedItemId ?? '');
   out[at + 5] = neutralize(changed);
-  out[at + 6] = o.issues.length === 0 ? '' : neutralize(formatIssues(o.issues));
+  // A rejected row's issues are told in full in rejected.*, the file a person fixes: here they are named only (code and
+  // column), or an all-invalid sheet's reports repeat each message in four files.
+  out[at + 6] =
+    o.issues.length === 0
+      ? ''
+      : neutralize(o.row !== null && isRejectedOutcome(o.outcome) ? issueRefs(o.issues) : formatIssues(o.issues));
 }
 const RECONCILE_COLUMNS = ['key', 'status', 'field', 'sheetValue', 'apiValue'];
 
@@ -162,9 +176,26 @@ export function formatIssues(issues: readonly Issue[]): string {
   let out = '';
   for (const i of issues) {
     if (out !== '') out += '; ';
-    out += `${SEVERITY_TEXT[i.severity]} ${i.code}${i.column ? ` [${redactPart(i.column)}]` : ''}${i.value !== null && i.value !== '' ? ` "${redactPart(i.value)}"` : ''}: ${redactPart(i.message)}`;
+    out += `${issueRef(i)}${i.value !== null && i.value !== '' ? ` "${redactPart(i.value)}"` : ''}: ${redactPart(i.message)}`;
   }
   return out;
+}
+
+/**
+ * Issues named, not told: `ERROR GTIN_CHECK_DIGIT [Code-barres]; WARNING ROW_HIDDEN` (rows.* of a rejected row, whose
+ * rejected.* line gives them in full, {@link formatIssues}).
+ */
+export function issueRefs(issues: readonly Issue[]): string {
+  let out = '';
+  for (const i of issues) {
+    if (out !== '') out += '; ';
+    out += issueRef(i);
+  }
+  return out;
+}
+
+function issueRef(i: Issue): string {
+  return `${SEVERITY_TEXT[i.severity]} ${i.code}${i.column ? ` [${redactPart(i.column)}]` : ''}`;
 }
 
 const SEVERITY_TEXT: Record<Issue['severity'], string> = { error: 'ERROR', warning: 'WARNING' };
@@ -327,6 +358,38 @@ export interface ReportWriterOptions {
 }
 
 /**
+ * How the lines of rejected.* are made for a report of `opts`: `width` fields a line, `put` writes a line's fields into
+ * `out` from index `at` — the source cells as text, `product-sync:row` and the issues in full ({@link formatIssues}:
+ * redacted here, once) — without NUL characters, which neither file keeps (the report thread packs lines split by
+ * NULs).
+ */
+export function rejectedLine(opts: ReportWriterOptions): {
+  width: number;
+  header: string[];
+  preamble: string[][];
+  put(out: string[], at: number, row: number, cells: readonly Cell[] | readonly unknown[], issues: Issue[]): void;
+} {
+  // A rejected file re-imported: its own row and issues columns are replaced, not repeated.
+  const again = isRejectedHeader(opts.sourceHeaders);
+  const ownHeaders = again ? opts.sourceHeaders.slice(0, -2) : opts.sourceHeaders;
+  const decimal = opts.decimalSeparator ?? '.';
+  const header = [...ownHeaders, REJECTED_ROW_COLUMN, REJECTED_ISSUES_COLUMN];
+  const own = ownHeaders.length;
+  const noNul = (v: string) => (v.includes('\0') ? v.replace(/\0/g, '') : v);
+  return {
+    width: header.length,
+    header,
+    preamble: (opts.preamble ?? []).map((r) => r.map((c) => cellText(c, decimal))),
+    put(out, at, row, cells, issues) {
+      for (let i = 0; i < own; i++) out[at + i] = noNul(cellText(cells[i], decimal));
+      const sourceRow = again ? cellText(cells[own]) : '';
+      out[at + own] = noNul(sourceRow || String(row));
+      out[at + own + 1] = noNul(formatIssues(issues));
+    },
+  };
+}
+
+/**
  * Opens the report writer of a run directory. Files are written under temp names in that directory and renamed at
  * finish, `summary.json` last; rejected.* exist only when a row was rejected, reconcile.* only for reconcile runs.
  *
@@ -349,12 +412,8 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
     wrapColumns: [ROW_ISSUES_COLUMN],
     ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }),
   });
-  // A rejected file re-imported: its own row and issues columns are replaced, not repeated.
-  const again = isRejectedHeader(opts.sourceHeaders);
-  const ownHeaders = again ? opts.sourceHeaders.slice(0, -2) : opts.sourceHeaders;
-  const decimal = opts.decimalSeparator ?? '.';
-  const preamble = (opts.preamble ?? []).map((r) => r.map((c) => cellText(c, decimal)));
-  const rejectedHeader = [...ownHeaders, REJECTED_ROW_COLUMN, REJECTED_ISSUES_COLUMN];
+  const rejected = rejectedLine(opts);
+  const { header: rejectedHeader, preamble } = rejected;
   let rejectedCsv: CsvFile | null = null;
   let rejectedXlsx: XlsxFile | null = null;
   const reconcileCsv = opts.reconcile ? new CsvFile(at('reconcile.csv'), RECONCILE_COLUMNS) : null;
@@ -396,6 +455,20 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
         )
       : undefined;
   };
+  const addRejectedFields = (values: readonly string[]): Promise<void> =>
+    writingTo('cannot write the report to', dir, async () => {
+      open('addRejected');
+      rejectedCsv ??= new CsvFile(at('rejected.csv'), rejectedHeader, preamble);
+      rejectedXlsx ??= new XlsxFile(at('rejected.xlsx'), 'rejected', rejectedHeader, {
+        ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }),
+        preamble,
+        ...READY_XLSX,
+        wrapColumns: [rejectedHeader.length - 1],
+        neutralize: false,
+      });
+      await rejectedCsv.add(values.map(neutralize));
+      await rejectedXlsx.add(values);
+    });
   // The files' writers stopped and their temp files removed: after abort, or a finish that failed (a full disk keeps no
   // half report).
   const discard = async (): Promise<void> => {
@@ -411,26 +484,12 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
   return {
     addRow: (o) => addRowFields(rowFields(o)),
     addRowFields,
-    addRejected: (row, cells, issues) =>
-      writingTo('cannot write the report to', dir, async () => {
-        open('addRejected');
-        rejectedCsv ??= new CsvFile(at('rejected.csv'), rejectedHeader, preamble);
-        rejectedXlsx ??= new XlsxFile(at('rejected.xlsx'), 'rejected', rejectedHeader, {
-          ...(opts.xlsxMaxRows === undefined ? {} : { maxRows: opts.xlsxMaxRows }),
-          preamble,
-          ...READY_XLSX,
-          wrapColumns: [rejectedHeader.length - 1],
-          neutralize: false,
-        });
-        const sourceRow = again ? cellText(cells[ownHeaders.length]) : '';
-        const values = [
-          ...ownHeaders.map((_, i) => cellText(cells[i], decimal)),
-          sourceRow || String(row),
-          formatIssues(issues),
-        ];
-        await rejectedCsv.add(values.map(neutralize));
-        await rejectedXlsx.add(values);
-      }),
+    addRejected: (row, cells, issues) => {
+      const values = new Array<string>(rejected.width);
+      rejected.put(values, 0, row, cells, issues);
+      return addRejectedFields(values);
+    },
+    addRejectedFields,
     addReconcile: (e) =>
       writingTo('cannot write the report to', dir, async () => {
         open('addReconcile');

@@ -14,6 +14,7 @@ import { writingTo } from '../../fs-errors.ts';
 import { makeDir } from '../../make-dir.ts';
 import { issue } from '../../issue-codes.ts';
 import { writeJsonLinesAtomic } from '../report/atomic.ts';
+import { isRejectedOutcome } from '../report/report.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { openJournal } from '../sync/journal.ts';
 import type { ArchiveEntry, RowPlan } from '../sync/plan.ts';
@@ -132,9 +133,8 @@ export async function* readResults(workDir: string, kind: ChunkKind, index: numb
   for await (const line of lines) if (line !== '') yield JSON.parse(line) as ResultRow;
 }
 
-/** True for outcomes whose row goes to rejected.* (its source cells are kept). */
-export const isRejected = (outcome: ExecutedRow['outcome']): boolean =>
-  outcome === 'invalid' || outcome === 'failed' || outcome === 'not_attempted';
+/** True for outcomes whose row goes to rejected.* (its source cells kept): report.ts's rule, which rows.* relies on. */
+export const isRejected = (outcome: ExecutedRow['outcome']): boolean => isRejectedOutcome(outcome);
 
 function failedIssue(row: number | null, reason: string): Issue {
   return issue('API_FAILED', { row, message: `chunk failed after its retries: ${reason}` });
