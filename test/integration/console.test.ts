@@ -1,5 +1,4 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { basename } from 'node:path';
 import { hasChromium, startConsoleStack, withChromium, type ConsoleStack } from '../helpers/console.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Config } from '../../src/config.ts';
@@ -31,15 +30,44 @@ async function upload(
   return fetch(`${url}/uploads`, { method: 'POST', body: form });
 }
 
-async function finished(
-  id: string,
-): Promise<{ state: string; result: { runId: string; summary: { counts: Record<string, number> } } }> {
-  for (let i = 0; i < 200; i++) {
-    const s = (await (await fetch(`${url}/runs/${id}`)).json()) as {
-      state: string;
-      result: { runId: string; summary: { counts: Record<string, number> } };
-    };
-    if (s.state === 'completed' || s.state === 'failed') return s;
+/**
+ * epicerie-fine.csv with rows the import rejects (a non-decimal net content, a missing name), so that its run has an
+ * issue breakdown and a rejected.xlsx; `tag` makes a sheet of its own (another sha256: another run).
+ */
+function sheetWithIssues(tag: string): Buffer {
+  const lines = readFileSync(sample).toString('latin1').split(/\r?\n/);
+  for (const i of [1, 2, 3]) {
+    const cells = lines[i]!.split(';');
+    cells[3] = 'beaucoup';
+    lines[i] = cells.join(';');
+  }
+  const cells = lines[4]!.split(';');
+  cells[1] = '';
+  lines[4] = cells.join(';');
+  lines[5] = lines[5]!.replace(/;[^;]*;/, `;${tag};`);
+  return Buffer.from(lines.join('\r\n'), 'latin1');
+}
+
+interface ApiRun {
+  id: string;
+  fileName: string;
+  status: string;
+  queuedAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  counts: Record<string, number> | null;
+  exitCode: number | null;
+  issues: { code: string; column: string | null; rows: number }[];
+  issueLines: number;
+  files: string[];
+  reportDir: string | null;
+  rerun: string | null;
+}
+
+async function finished(id: string): Promise<ApiRun> {
+  for (let i = 0; i < 300; i++) {
+    const s = (await (await fetch(`${url}/runs/${id}`)).json()) as ApiRun;
+    if (s.status !== 'queued' && s.status !== 'running') return s;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('run did not finish');
@@ -51,12 +79,11 @@ describe('web console', () => {
     expect(res.status).toBe(202);
     const { id } = (await res.json()) as { id: string };
     const run = await finished(id);
-    expect(run.state).toBe('completed');
-    expect(run.result.summary.counts.rows).toBe(30);
-    const status = (await (await fetch(`${url}/runs/${id}`)).json()) as { fileName: string; file: string };
+    expect(run.status).toBe('done');
+    expect(run.counts!.rows).toBe(30);
     // The client's name is shown (multipart strips its path), never used to store the file.
-    expect(status.fileName).toBe('passwd.csv');
-    expect(status.file).not.toContain('passwd');
+    expect(run.fileName).toBe('passwd.csv');
+    expect(JSON.stringify(run)).not.toContain(config.UPLOAD_DIR);
     const rows = await fetch(`${url}/runs/${id}/files/rows.csv`);
     expect(rows.status).toBe(200);
     expect((await rows.text()).split('\n')[0]).toContain('row,key,outcome');
@@ -70,13 +97,86 @@ describe('web console', () => {
     expect((await upload(readFileSync(sample), 'y.csv', 'epicerie-fine', { mode: 'sometimes' })).status).toBe(400);
     expect((await upload(Buffer.alloc(2 * 1024 * 1024, 'a'), 'big.csv', 'epicerie-fine')).status).toBe(413);
     // Only the one accepted sheet is kept: refused uploads and a second copy of a queued sheet are deleted.
-    expect(readdirSync(config.UPLOAD_DIR).filter((f) => !f.startsWith('.'))).toEqual([basename(status.file)]);
+    expect(readdirSync(config.UPLOAD_DIR).filter((f) => !f.startsWith('.'))).toHaveLength(1);
     expect(((await (await fetch(`${url}/mappings`)).json()) as { mappings: string[] }).mappings).toContain(
       'epicerie-fine',
     );
     expect(await (await fetch(`${url}/health`)).json()).toMatchObject({ status: 'ok' });
     expect((await fetch(`${url}/admin/queues`)).status).toBe(200);
   });
+
+  it('lists runs newest first under one id from queued to done, shows their issues, and re-runs a sheet that ran', async () => {
+    const sheet = sheetWithIssues('api');
+    const res = await upload(sheet, 'épicerie à revoir.csv', 'epicerie-fine');
+    expect(res.status).toBe(202);
+    const { id } = (await res.json()) as { id: string };
+    const listed = (await (await fetch(`${url}/runs?limit=5`)).json()) as { runs: ApiRun[] };
+    expect(listed.runs[0]!.id).toBe(id);
+    const run = await finished(id);
+    // The id it was queued under is the id it ends with; the run directory's name is only reportDir.
+    expect(run).toMatchObject({ id, fileName: 'épicerie à revoir.csv', status: 'done', exitCode: 1 });
+    expect(run.counts!.invalid).toBe(4);
+    expect(run.reportDir).toMatch(/^[0-9a-f]{12}-[0-9a-f]{8}$/);
+    const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+    for (const t of [run.queuedAt, run.startedAt, run.finishedAt]) expect(t).toMatch(iso);
+    expect(run.queuedAt <= run.startedAt! && run.startedAt! <= run.finishedAt!).toBe(true);
+    expect(run.issues.length).toBeGreaterThan(0);
+    expect(run.issues.length).toBeLessThanOrEqual(5);
+    expect(run.issues.map((i) => i.rows)).toEqual([...run.issues.map((i) => i.rows)].sort((a, b) => b - a));
+    expect(run.issues.map((i) => i.column)).toContain('Contenance');
+    expect(run.files).toContain('rejected.xlsx');
+    expect((await fetch(`${url}/runs/${id}/files/rejected.xlsx`)).status).toBe(200);
+    expect(run.rerun).toBe(`/runs/${id}/rerun`);
+
+    // The same sheet again: nothing runs, and the answer says why and how to run it again.
+    const again = await upload(sheet, 'copie.csv', 'epicerie-fine');
+    expect(again.status).toBe(200);
+    const answer = (await again.json()) as { message: string };
+    expect(answer).toMatchObject({ id, existed: true, status: 'done', rerun: `/runs/${id}/rerun` });
+    expect(answer.message).toMatch(/already ran with this mapping/);
+
+    const rerun = await fetch(`${url}/runs/${id}/rerun`, { method: 'POST' });
+    expect(rerun.status).toBe(202);
+    const { id: id2 } = (await rerun.json()) as { id: string };
+    expect(id2).toBe(`${id}-r2`);
+    const run2 = await finished(id2);
+    expect(run2).toMatchObject({
+      id: id2,
+      fileName: 'épicerie à revoir.csv',
+      status: 'done',
+      reportDir: `${run.reportDir}-r2`,
+    });
+    // The same file and mapping, run again: the rows the first run wrote are unchanged now.
+    expect(run2.counts).toMatchObject({ rows: 30, invalid: 4, created: 0, updated: 0, unchanged: 26 });
+    expect((await fetch(`${url}/runs/${id}`)).status).toBe(200);
+
+    // Newest first, a page at a time: the cursor of a page leads to the next, the last page has none.
+    const seen: ApiRun[] = [];
+    let next: string | null = null;
+    do {
+      const page = (await (
+        await fetch(`${url}/runs?limit=1${next ? `&before=${encodeURIComponent(next)}` : ''}`)
+      ).json()) as { runs: ApiRun[]; next: string | null };
+      expect(page.runs).toHaveLength(1);
+      seen.push(...page.runs);
+      next = page.next;
+    } while (next !== null);
+    expect(seen.slice(0, 2).map((r) => r.id)).toEqual([id2, id]);
+    expect(new Set(seen.map((r) => r.id)).size).toBe(seen.length);
+    expect(seen.map((r) => r.queuedAt)).toEqual(
+      seen
+        .map((r) => r.queuedAt)
+        .sort()
+        .reverse(),
+    );
+    const all = (await (await fetch(`${url}/runs`)).json()) as { runs: ApiRun[]; next: string | null };
+    expect(all.runs.map((r) => r.id)).toEqual(seen.map((r) => r.id));
+    expect(all.next).toBeNull();
+
+    expect((await fetch(`${url}/runs/import-nope-r2/rerun`, { method: 'POST' })).status).toBe(404);
+    expect((await fetch(`${url}/runs?limit=0`)).status).toBe(400);
+    expect((await fetch(`${url}/runs?before=x`)).status).toBe(400);
+  }, 60_000);
 
   it('asks for the token when one is configured', async () => {
     const guarded = await buildConsole({ config, token: 's3cret' });
