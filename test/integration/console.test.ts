@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { hasChromium, startConsoleStack, withChromium, type ConsoleStack } from '../helpers/console.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Config } from '../../src/config.ts';
@@ -230,5 +231,56 @@ describe('web console', () => {
       });
     },
     60_000,
+  );
+
+  it.runIf(hasChromium)(
+    'shows a run with its issue breakdown, re-runs it and serves its rejected rows; fits 1280 and 390 px wide',
+    async () => {
+      const file = join(stack.dir, 'épicerie-navigateur.csv');
+      writeFileSync(file, sheetWithIssues('browser'));
+      await withChromium({ acceptDownloads: true, viewport: { width: 1280, height: 900 } }, async (browser) => {
+        const page = browser.pages()[0] ?? (await browser.newPage());
+        const noSideways = async (width: number) => {
+          await page.setViewportSize({ width, height: 900 });
+          expect(await page.evaluate('document.documentElement.scrollWidth'), `${width} px`).toBeLessThanOrEqual(width);
+        };
+        await page.goto(url);
+        await page.waitForSelector('#mapping option', { state: 'attached' });
+        await page.selectOption('#mapping', 'epicerie-fine');
+        await page.setInputFiles('#file', file);
+        await page.click('#send');
+        await page.waitForSelector('#message.ok');
+        // The upload opens its run: the breakdown appears once it is done, most rows first.
+        const detail = page.locator('#run-detail');
+        await detail.locator('.status', { hasText: 'done' }).waitFor({ timeout: 30_000 });
+        const id = await detail.locator('dd code').textContent();
+        await detail.locator('#issues').waitFor();
+        expect(await detail.locator('#issues tbody tr').count()).toBeGreaterThan(0);
+        expect(await detail.locator('#issues').textContent()).toContain('Contenance');
+        const row = page.locator(`tr[data-run="${id}"]`);
+        // The list follows on its own refresh.
+        await row.locator('.status', { hasText: 'done' }).waitFor();
+        expect(await row.textContent()).toContain('épicerie-navigateur.csv');
+        await noSideways(1280);
+        await noSideways(390);
+        // Stacked on a narrow screen: every cell labelled, the breakdown still there.
+        expect(await detail.locator('#issues').isVisible()).toBe(true);
+
+        await detail.locator('#rerun').click();
+        await page.locator('#message.ok', { hasText: 're-run' }).waitFor();
+        expect(await page.locator('#message').textContent()).toBe(`re-run queued as ${id}-r2`);
+        await page.waitForFunction(`location.hash === '#run=${id}-r2'`);
+        await detail.locator('dd code', { hasText: `${id}-r2` }).waitFor();
+        await detail.locator('.status', { hasText: 'done' }).waitFor({ timeout: 30_000 });
+        await page.locator(`tr[data-run="${id}-r2"]`).waitFor();
+        // Newest first: the re-run heads the list.
+        expect(await page.locator('#runs tr').first().getAttribute('data-run')).toBe(`${id}-r2`);
+        await noSideways(390);
+        const [download] = await Promise.all([page.waitForEvent('download'), detail.locator('#rejected-link').click()]);
+        expect(download.suggestedFilename()).toMatch(/-r2-rejected\.xlsx$/);
+        await noSideways(1280);
+      });
+    },
+    90_000,
   );
 });
