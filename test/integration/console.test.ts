@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hasChromium, startConsoleStack, withChromium, type ConsoleStack } from '../helpers/console.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Config } from '../../src/config.ts';
 import { buildConsole } from '../../src/server/app.ts';
 
@@ -178,6 +179,39 @@ describe('web console', () => {
     expect((await fetch(`${url}/runs?limit=0`)).status).toBe(400);
     expect((await fetch(`${url}/runs?before=x`)).status).toBe(400);
   }, 60_000);
+
+  it('shows a run no worker has taken as queued, under the id it keeps, and re-runs it only once it has ended', async () => {
+    // A console on a queue of its own, with no worker: its run stays queued.
+    const idle = {
+      ...config,
+      QUEUE_PREFIX: `${config.QUEUE_PREFIX}-idle`,
+      UPLOAD_DIR: join(stack.dir, 'idle-uploads'),
+    };
+    const app = await buildConsole({ config: idle });
+    try {
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+      const form = new FormData();
+      form.append('mapping', 'epicerie-fine');
+      form.append('file', new Blob([sheetWithIssues('idle')]), 'en attente.csv');
+      const res = await fetch(`${base}/uploads`, { method: 'POST', body: form });
+      expect(res.status).toBe(202);
+      const { id } = (await res.json()) as { id: string };
+      const { runs } = (await (await fetch(`${base}/runs`)).json()) as { runs: ApiRun[] };
+      expect(runs).toHaveLength(1);
+      expect(runs[0]).toMatchObject({ id, fileName: 'en attente.csv', status: 'queued', startedAt: null });
+      expect(runs[0]).toMatchObject({ finishedAt: null, counts: null, issues: [], rerun: null });
+      const rerun = await fetch(`${base}/runs/${id}/rerun`, { method: 'POST' });
+      expect(rerun.status).toBe(409);
+      expect(await rerun.json()).toMatchObject({ status: 'queued' });
+    } finally {
+      await app.close();
+      const r = new Redis(inject('redisUrl'));
+      const keys = await r.keys(`{${idle.QUEUE_PREFIX}}*`);
+      if (keys.length > 0) await r.del(...keys);
+      r.disconnect();
+    }
+  });
 
   it('asks for the token when one is configured', async () => {
     const guarded = await buildConsole({ config, token: 's3cret' });
