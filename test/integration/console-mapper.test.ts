@@ -250,11 +250,6 @@ describe('console mapper in a browser', () => {
         ]);
         mkdirSync(OUTPUT, { recursive: true });
         await page.screenshot({ path: join(OUTPUT, 'console-mapper.png'), fullPage: true });
-        // Fits a phone without sideways scrolling, as it fits 1280 px.
-        expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1280);
-        await page.setViewportSize({ width: 390, height: 900 });
-        await page.screenshot({ path: join(OUTPUT, 'console-mapper-390.png'), fullPage: true });
-        expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
       });
     },
     60_000,
