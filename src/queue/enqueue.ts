@@ -33,8 +33,16 @@ export interface ImportJobResult {
  * Adds an import job under its deterministic id: the same sheet + mapping + owner enqueued twice is one job while it
  * waits, runs or has imported. A job of that id that failed or was aborted (exit 3: nothing or not all was sent) is
  * replaced, so enqueuing the sheet again tries again.
+ *
+ * `rerun`: a new run of a sheet that already ran (the console's Re-run), under the first free `<id>-rN` (N from 2):
+ * the deterministic id alone would answer "already queued" and run nothing. Its run directory gets its own `-rN` from
+ * runIdFor, which never reuses a directory holding a summary.json.
  */
-export async function enqueueImport(queue: Queue, data: ImportJobData): Promise<{ jobId: string; existed: boolean }> {
+export async function enqueueImport(
+  queue: Queue,
+  data: ImportJobData,
+  options: { rerun?: boolean } = {},
+): Promise<{ jobId: string; existed: boolean }> {
   const request = {
     ...data.request,
     file: resolve(data.request.file),
@@ -42,7 +50,11 @@ export async function enqueueImport(queue: Queue, data: ImportJobData): Promise<
   };
   const sha256 = data.sha256 ?? (await fileSha256(request.file));
   const full: ImportJobData = { ...data, request, sha256, step: 'prepare' };
-  const jobId = await importJobId(full);
+  const base = await importJobId(full);
+  let jobId = base;
+  if (options.rerun) {
+    for (let n = 2; (await queue.getJob(jobId)) !== undefined; n++) jobId = `${base}-r${n}`;
+  }
   let previous = await queue.getJob(jobId);
   if (previous) {
     const state = await previous.getState();
@@ -65,7 +77,7 @@ export async function enqueueImport(queue: Queue, data: ImportJobData): Promise<
 /** A queue client for the CLI and the console: enqueue, status, wait; close() when done. */
 export function importQueueClient(config: Config): {
   queue: Queue;
-  enqueue(data: ImportJobData): Promise<{ jobId: string; existed: boolean }>;
+  enqueue(data: ImportJobData, options?: { rerun?: boolean }): Promise<{ jobId: string; existed: boolean }>;
   status(jobId: string): Promise<RunStatus | null>;
   wait(jobId: string, timeoutMs?: number): Promise<ImportJobResult>;
   close(): Promise<void>;
@@ -79,10 +91,10 @@ export function importQueueClient(config: Config): {
   let runIdAtEnqueue: Promise<string | null> | undefined;
   return {
     queue,
-    async enqueue(data) {
+    async enqueue(data, options) {
       runIdAtEnqueue ??= redisRunId(connection);
       await runIdAtEnqueue;
-      return enqueueImport(queue, data);
+      return enqueueImport(queue, data, options);
     },
     status: (jobId) => runStatus(queue, jobId),
     async wait(jobId, timeoutMs = 24 * 3600_000) {
@@ -139,9 +151,13 @@ export interface RunStatus {
   origin: string;
   file: string;
   fileName?: string;
+  /** A feed run's feed. */
+  feed?: string;
   mapping: string;
   progress: unknown;
   createdAt: string;
+  /** When a worker first took the job (BullMQ's processedOn), or null while it waits. */
+  processedAt: string | null;
   finishedAt: string | null;
   failedReason: string | null;
   result: ImportJobResult | null;
@@ -175,11 +191,51 @@ export async function runStatus(queue: Queue, jobId: string): Promise<RunStatus 
     origin: data.origin,
     file: data.request.file,
     ...(data.fileName ? { fileName: data.fileName } : {}),
+    ...(data.feed ? { feed: data.feed } : {}),
     mapping: data.request.mapping,
     progress,
     createdAt: new Date(job.timestamp).toISOString(),
+    processedAt: job.processedOn ? new Date(job.processedOn).toISOString() : null,
     finishedAt: job.finishedOn ? new Date(job.finishedOn).toISOString() : null,
     failedReason: job.failedReason ?? null,
     result: (job.returnvalue as ImportJobResult | null) ?? null,
   };
+}
+
+/** A page of import job ids, newest queued first, and the cursor of the next page (null on the last). */
+export interface RunPage {
+  ids: string[];
+  next: string | null;
+}
+
+/**
+ * The import jobs newest queued first (queued time, then id, both descending), `limit` of them after the cursor
+ * `before` (a `next` of an earlier page: `<queued ms>.<id>`, so a page holds even when the job it names is gone).
+ * Only ids and queued times are read for the order: the statuses are read for the page alone.
+ */
+export async function listRunIds(queue: Queue, limit: number, before?: string): Promise<RunPage> {
+  const ids = [
+    ...new Set(
+      await queue.getRanges(['active', 'waiting', 'waiting-children', 'prioritized', 'completed', 'failed', 'delayed']),
+    ),
+  ];
+  const client = await queue.getBackend().client;
+  // One connection: the commands go out back to back, as a pipeline would send them.
+  const times = await Promise.all(
+    ids.map(async (id) => Number((await client.hget(queue.toKey(id), 'timestamp')) ?? 0)),
+  );
+  const entries = ids.map((id, i) => ({ id, at: times[i]! }));
+  const newerFirst = (a: { id: string; at: number }, b: { id: string; at: number }) =>
+    b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+  entries.sort(newerFirst);
+  let from = 0;
+  if (before) {
+    const dot = before.indexOf('.');
+    const cursor = { at: Number(before.slice(0, dot)), id: before.slice(dot + 1) };
+    from = entries.findIndex((e) => newerFirst(cursor, e) < 0);
+    if (from < 0) from = entries.length;
+  }
+  const page = entries.slice(from, from + limit);
+  const last = page.at(-1);
+  return { ids: page.map((e) => e.id), next: last && from + limit < entries.length ? `${last.at}.${last.id}` : null };
 }

@@ -12,12 +12,14 @@ import type { Config } from '../config.ts';
 import { ProductSyncError } from '../errors.ts';
 import { checkInput } from '../pipeline/run/input-gate.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
-import { importQueueClient, runStatus } from '../queue/enqueue.ts';
+import { importQueueClient, listRunIds, runStatus, type RunStatus } from '../queue/enqueue.ts';
+import type { ImportJobData } from '../queue/catalog.ts';
 import { boardQueues } from '../queue/queues.ts';
 import { redisState } from '../queue/redis-state.ts';
 import { redact } from '../redact.ts';
 import { registerMapper } from './mapper.ts';
 import { redisDownAnswer, withRedisBanner } from './redis-banner.ts';
+import { apiRun } from './runs.ts';
 import { handleUpload, refusedInput } from './upload.ts';
 
 /** Settings of the console. */
@@ -158,29 +160,77 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
         step: 'prepare',
         ...(waitLock !== undefined ? { waitLockSeconds: waitLock } : {}),
       });
-      // The same sheet already queued: its job reads the copy stored the first time, this one is not needed.
-      return { code: existed ? 200 : 202, body: { id: jobId, existed, status: `/runs/${jobId}` }, keep: !existed };
+      if (!existed)
+        return { code: 202, body: { id: jobId, existed, status: 'queued', url: `/runs/${jobId}` }, keep: true };
+      // The same sheet already queued or run: its job reads the copy stored the first time, this one is not needed.
+      // Nothing runs: a sheet that already ran is run again only when asked (its rerun link).
+      const run = await client.status(jobId);
+      const status = run ? apiRun(run).status : 'queued';
+      const ran = status !== 'queued' && status !== 'running';
+      return {
+        code: 200,
+        body: {
+          id: jobId,
+          existed,
+          status,
+          url: `/runs/${jobId}`,
+          message: ran
+            ? `this sheet already ran with this mapping, owner and mode (${status}): nothing was queued; re-run it to import it again`
+            : `this sheet is already ${status} with this mapping, owner and mode: same run`,
+          rerun: ran ? `/runs/${jobId}/rerun` : null,
+        },
+      };
     }),
   );
 
-  app.get('/runs', async () => {
-    const jobs = await client.queue.getJobs(
-      ['active', 'waiting', 'waiting-children', 'completed', 'failed', 'delayed'],
-      0,
-      99,
-      false,
-    );
-    const runs = await Promise.all(jobs.map((j) => runStatus(client.queue, j.id!)));
-    return { runs: runs.filter(Boolean) };
+  app.get<{ Querystring: { limit?: string; before?: string } }>('/runs', async (req, reply) => {
+    const limit = req.query.limit === undefined ? 50 : Number(req.query.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 500)
+      return reply.code(400).send({ error: 'limit must be a whole number from 1 to 500' });
+    const before = req.query.before;
+    if (before !== undefined && !/^\d+\.[A-Za-z0-9-]+$/.test(before))
+      return reply.code(400).send({ error: 'before must be the next cursor of an earlier page' });
+    const page = await listRunIds(client.queue, limit, before);
+    const runs = await Promise.all(page.ids.map((id) => runStatus(client.queue, id)));
+    return { runs: runs.filter((r): r is RunStatus => r !== null).map(apiRun), next: page.next };
   });
 
   app.get<{ Params: { id: string } }>('/runs/:id', async (req, reply) => {
     const s = await client.status(req.params.id);
-    return s ? s : reply.code(404).send({ error: 'no such run' });
+    return s ? apiRun(s) : reply.code(404).send({ error: 'no such run' });
+  });
+
+  app.post<{ Params: { id: string } }>('/runs/:id/rerun', async (req, reply) => {
+    const job = await client.queue.getJob(req.params.id);
+    const s = job ? await client.status(req.params.id) : null;
+    if (!job || !s) return reply.code(404).send({ error: 'no such run' });
+    const status = apiRun(s).status;
+    if (status === 'queued' || status === 'running')
+      return reply.code(409).send({ error: `the run is ${status}: re-run it once it has ended`, status });
+    const data = job.data as ImportJobData;
+    if (!existsSync(data.request.file))
+      return reply.code(410).send({ error: 'the sheet of this run is no longer kept: upload it again' });
+    // The same file and mapping (and owner, mode, dry run, sheet, language) as a new run, with an id of its own.
+    const { jobId, existed } = await client.enqueue(
+      {
+        request: data.request,
+        origin: data.origin,
+        ...(data.feed ? { feed: data.feed } : {}),
+        ...(data.fileName ? { fileName: data.fileName } : {}),
+        ...(data.sha256 ? { sha256: data.sha256 } : {}),
+        ...(data.waitLockSeconds !== undefined ? { waitLockSeconds: data.waitLockSeconds } : {}),
+        step: 'prepare',
+      },
+      { rerun: true },
+    );
+    return reply
+      .code(existed ? 200 : 202)
+      .send({ id: jobId, existed, rerunOf: s.id, status: 'queued', url: `/runs/${jobId}` });
   });
 
   app.get<{ Params: { id: string; name: string } }>('/runs/:id/files/:name', async (req, reply) => {
     const s = await client.status(req.params.id);
+    // The files live in the run's directory, named by the run (not by the job id the route takes).
     const runId = s?.result?.runId;
     const { name } = req.params;
     if (!s || !runId || !RUN_ID.test(runId) || !REPORT_FILES.has(name))

@@ -383,9 +383,9 @@ $('save-form').addEventListener('submit', async (e) => {
 });
 
 function outcomeText(s) {
-  if (!s.result) return s.failedReason ? `failed: ${s.failedReason}` : `${s.state}…`;
-  const c = s.result.summary.counts;
-  return `created ${c.created} · updated ${c.updated} · unchanged ${c.unchanged} · invalid ${c.invalid} · failed ${c.failed} (exit ${s.result.exitCode})`;
+  if (!s.counts) return s.reason ? `${s.status}: ${s.reason}` : `${s.status}…`;
+  const c = s.counts;
+  return `created ${c.created} · updated ${c.updated} · unchanged ${c.unchanged} · invalid ${c.invalid} · failed ${c.failed} (exit ${s.exitCode})`;
 }
 
 $('run-form').addEventListener('submit', async (e) => {
@@ -405,14 +405,14 @@ $('run-form').addEventListener('submit', async (e) => {
   say('run-outcome', `queued as ${out.id}…`);
   for (;;) {
     const s = await (await fetch(`/runs/${encodeURIComponent(out.id)}`)).json();
-    if (s.state === 'completed' || s.state === 'failed') {
-      const links = s.result
+    if (s.status !== 'queued' && s.status !== 'running') {
+      const links = s.counts
         ? ['rows.csv', 'rows.xlsx', 'summary.json']
             .map((f) => `<a href="/runs/${encodeURIComponent(out.id)}/files/${f}">${f}</a>`)
             .join(' ')
         : '';
       $('run-outcome').innerHTML =
-        `<span class="${s.result && s.result.exitCode === 0 ? 'ok' : 'err'} outcome">${esc(outcomeText(s))}</span> ${links}`;
+        `<span class="${s.exitCode === 0 ? 'ok' : 'err'} outcome">${esc(outcomeText(s))}</span> ${links}`;
       return;
     }
     say('run-outcome', `${out.id}: ${outcomeText(s)}`);

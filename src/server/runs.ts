@@ -1,0 +1,77 @@
+/**
+ * A run as the console's API shows it. One `id` from queued to done: the import job's id. The run directory's name
+ * (run-state.ts runIdFor, `<sheet>-<hash>[-rN]`) is another id, known only once the worker has prepared the run: the
+ * runs list used to show the job id while queued and that name once done, so a run seemed to change its id. Here the
+ * directory's name is only `reportDir`, and the job id is the one every route takes.
+ */
+import { basename } from 'node:path';
+import type { IssueBreakdownEntry } from '../pipeline/report/issue-breakdown.ts';
+import type { RunSummary } from '../pipeline/report/report.ts';
+import type { RunStatus } from '../queue/enqueue.ts';
+
+/** What a run is, in the console's words. */
+export type RunState = 'queued' | 'running' | 'done' | 'failed' | 'aborted';
+
+/** How many issue lines a run shows (issues.csv and summary.json hold them all). */
+export const TOP_ISSUES = 5;
+
+/** A run of the API (`GET /runs`, `GET /runs/:id`). */
+export interface ApiRun {
+  id: string;
+  fileName: string;
+  origin: string;
+  mapping: string;
+  queuedAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  status: RunState;
+  progress: unknown;
+  counts: RunSummary['counts'] | null;
+  exitCode: number | null;
+  /** The first issue lines of summary.json's breakdown (most rows first), and how many lines it has. */
+  issues: IssueBreakdownEntry[];
+  issueLines: number;
+  /** Why it failed or was aborted, in words. */
+  reason: string | null;
+  /** The report files it wrote (`/runs/:id/files/<name>`). */
+  files: string[];
+  /** The run directory's name under REPORT_DIR (not an id the routes take). */
+  reportDir: string | null;
+  rerun: string | null;
+}
+
+function stateOf(s: RunStatus): RunState {
+  if (s.state === 'completed') {
+    const r = s.result;
+    return r && (r.exitCode === 3 || r.summary.aborted) ? 'aborted' : 'done';
+  }
+  if (s.state === 'failed') return 'failed';
+  if (s.state === 'active' || s.state === 'waiting-children') return 'running';
+  return 'queued';
+}
+
+/** The API's view of a job's status; `feed` names a feed run's file. */
+export function apiRun(s: RunStatus): ApiRun {
+  const summary = s.result?.summary;
+  const status = stateOf(s);
+  return {
+    id: s.id,
+    fileName: s.fileName ?? s.feed ?? basename(s.file),
+    origin: s.origin,
+    mapping: basename(s.mapping).replace(/\.(ya?ml|json)$/i, ''),
+    queuedAt: s.createdAt,
+    // The run's own start once it has one (a parent job is taken again after its chunks: processedOn moves).
+    startedAt: summary?.startedAt ?? s.processedAt,
+    finishedAt: summary?.finishedAt ?? s.finishedAt,
+    status,
+    progress: s.progress,
+    counts: summary?.counts ?? null,
+    exitCode: s.result?.exitCode ?? null,
+    issues: (summary?.issues ?? []).slice(0, TOP_ISSUES),
+    issueLines: summary?.issues?.length ?? 0,
+    reason: summary?.aborted ?? s.failedReason,
+    files: (s.result?.files ?? []).map((f) => basename(f)),
+    reportDir: s.result?.runId ?? null,
+    rerun: status === 'queued' || status === 'running' ? null : `/runs/${s.id}/rerun`,
+  };
+}
