@@ -109,6 +109,8 @@ export async function demoCommand(flags: { reportDir?: string }): Promise<number
       ? 'Second pass: every valid row unchanged, nothing created or updated (invalid rows stay invalid until the sheet is fixed: see rejected.xlsx).\n'
       : 'Second pass changed something: the import is not idempotent — see the reports.\n',
   );
-  process.stdout.write(`Reports are in ${reportDir}/<run-id>/ (summary.json, issues.csv, rows.csv, rows.xlsx, rejected.xlsx).\n`);
+  process.stdout.write(
+    `Reports are in ${reportDir}/<run-id>/ (summary.json, issues.csv, rows.csv, rows.xlsx, rejected.xlsx).\n`,
+  );
   return quiet ? 0 : 1;
 }
