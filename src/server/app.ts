@@ -163,21 +163,24 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
       if (!existed)
         return { code: 202, body: { id: jobId, existed, status: 'queued', url: `/runs/${jobId}` }, keep: true };
       // The same sheet already queued or run: its job reads the copy stored the first time, this one is not needed.
-      // Nothing runs: a sheet that already ran is run again only when asked (its rerun link).
-      const run = await client.status(jobId);
+      // Nothing runs: a sheet that already ran is run again only when asked (its rerun link). The answer names its
+      // latest run: re-runs are `<id>-r2`, `<id>-r3`… (enqueueImport).
+      let latest = jobId;
+      for (let n = 2; (await client.queue.getJob(`${jobId}-r${n}`)) !== undefined; n++) latest = `${jobId}-r${n}`;
+      const run = await client.status(latest);
       const status = run ? apiRun(run).status : 'queued';
       const ran = status !== 'queued' && status !== 'running';
       return {
         code: 200,
         body: {
-          id: jobId,
+          id: latest,
           existed,
           status,
-          url: `/runs/${jobId}`,
+          url: `/runs/${latest}`,
           message: ran
             ? `this sheet already ran with this mapping, owner and mode (${status}): nothing was queued; re-run it to import it again`
             : `this sheet is already ${status} with this mapping, owner and mode: same run`,
-          rerun: ran ? `/runs/${jobId}/rerun` : null,
+          rerun: ran ? `/runs/${latest}/rerun` : null,
         },
       };
     }),

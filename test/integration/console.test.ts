@@ -151,6 +151,10 @@ describe('web console', () => {
     // The same file and mapping, run again: the rows the first run wrote are unchanged now.
     expect(run2.counts).toMatchObject({ rows: 30, invalid: 4, created: 0, updated: 0, unchanged: 26 });
     expect((await fetch(`${url}/runs/${id}`)).status).toBe(200);
+    // The same sheet once more: the answer names its latest run, the re-run.
+    const third = await upload(sheet, 'copie.csv', 'epicerie-fine');
+    expect(third.status).toBe(200);
+    expect(await third.json()).toMatchObject({ id: id2, existed: true, status: 'done', rerun: `/runs/${id2}/rerun` });
 
     // Newest first, a page at a time: the cursor of a page leads to the next, the last page has none.
     const seen: ApiRun[] = [];
