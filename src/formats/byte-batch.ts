@@ -7,7 +7,7 @@
 
 /**
  * Default batch size: one stream or zlib call per 256 KiB. A zlib write is a round trip through the thread pool: fewer,
- * larger batches make fewer of them (64 KiB batches measured slower).
+ * larger batches make fewer of them (docs/performance.md).
  */
 export const BATCH_BYTES = 256 * 1024;
 /**

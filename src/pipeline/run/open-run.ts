@@ -86,6 +86,17 @@ const OUTCOME: Record<RowAction, ResultRow['outcome']> = {
 const notAttempted = (row: number | null, why: string): Issue =>
   issue('NOT_ATTEMPTED', { row, message: `not attempted: ${why}` });
 const hasError = (d: Draft) => d.issues.some((i) => i.severity === 'error');
+/** A draft with an error, settled: nothing is sent for it, its source cells go to the rejected file. */
+const invalidOutcome = (d: Draft): ResultRow => ({
+  row: d.row,
+  key: d.key,
+  outcome: 'invalid',
+  tradeItemId: null,
+  manufacturedItemId: null,
+  changedFields: [],
+  issues: d.issues,
+  source: d.source,
+});
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -519,16 +530,7 @@ async function prepareChunk(
       }
       settled.push(
         hasError(d)
-          ? {
-              row: d.row,
-              key: d.key,
-              outcome: 'invalid',
-              tradeItemId: null,
-              manufacturedItemId: null,
-              changedFields: [],
-              issues: d.issues,
-              source: d.source,
-            }
+          ? invalidOutcome(d)
           : {
               row: d.row,
               key: d.key,
@@ -544,17 +546,7 @@ async function prepareChunk(
   }
   const valid: Draft[] = [];
   for (const d of drafts) {
-    if (hasError(d))
-      settled.push({
-        row: d.row,
-        key: d.key,
-        outcome: 'invalid',
-        tradeItemId: null,
-        manufacturedItemId: null,
-        changedFields: [],
-        issues: d.issues,
-        source: d.source,
-      });
+    if (hasError(d)) settled.push(invalidOutcome(d));
     else valid.push(d);
   }
   if (valid.length > 0) {
