@@ -98,28 +98,27 @@ export function importQueueClient(config: Config): {
     },
     status: (jobId) => runStatus(queue, jobId),
     async wait(jobId, timeoutMs = 24 * 3600_000) {
-      eventsConnection ??= queueConnection(config);
-      events ??= quietOnErrors(new QueueEvents(QUEUES.import, { connection: eventsConnection, prefix }));
-      await events.waitUntilReady();
       runIdAtEnqueue ??= redisRunId(connection);
-      const job = await Job.fromId(queue, jobId);
-      if (!job) {
-        const [before, now] = await Promise.all([runIdAtEnqueue, redisRunId(connection)]);
-        throw jobLost(jobId, config.REDIS_URL, before !== null && now !== null && now !== before);
-      }
-      const state = await job.getState();
-      if (state === 'completed' || state === 'failed') {
-        // Read again: the job may have finished after the first read, whose copy lacks the result.
-        const done = await Job.fromId(queue, jobId);
-        if (state === 'completed') return done?.returnvalue as ImportJobResult;
-        throw failedRun(jobId, done?.failedReason);
-      }
-      // A Redis restarted without its data sends no event for a job it forgot: the job's existence is watched too.
+      // A Redis restarted without its data sends no event for a job it forgot: the job's existence is watched from
+      // the start, so no step of the wait (the events' connection getting ready included) waits for ever on it.
       const watch = watchJob(queue, connection, config.REDIS_URL, jobId, runIdAtEnqueue);
+      const orLost = <T>(step: Promise<T>): Promise<T> => Promise.race([step, watch.gone]);
       try {
-        return (await Promise.race([job.waitUntilFinished(events, timeoutMs), watch.gone])) as ImportJobResult;
+        eventsConnection ??= queueConnection(config);
+        events ??= quietOnErrors(new QueueEvents(QUEUES.import, { connection: eventsConnection, prefix }));
+        await orLost(events.waitUntilReady());
+        const job = await orLost(Job.fromId(queue, jobId));
+        if (!job) throw (await watch.lostNow()) ?? jobLost(jobId, config.REDIS_URL, false);
+        const state = await orLost(job.getState());
+        if (state === 'completed' || state === 'failed') {
+          // Read again: the job may have finished after the first read, whose copy lacks the result.
+          const done = await orLost(Job.fromId(queue, jobId));
+          if (state === 'completed') return done?.returnvalue as ImportJobResult;
+          throw failedRun(jobId, done?.failedReason);
+        }
+        return (await orLost(job.waitUntilFinished(events, timeoutMs))) as ImportJobResult;
       } catch (err) {
-        if (err instanceof ProductSyncError && err.code === 'PS_ERR_JOB_LOST') throw err;
+        if (err instanceof ProductSyncError) throw err;
         // BullMQ's wait fails on its own when it finds the job's key missing ("Missing key for job").
         throw (await watch.lostNow()) ?? failedRun(jobId, (err as Error).message);
       } finally {
