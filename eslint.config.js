@@ -50,6 +50,11 @@ function layoutRules() {
       "src/sandbox/ is a stand-in for the product API: it shares the API's field tables, nothing of the importer",
     ),
     forbid(
+      ['src/sources/**/*.ts'],
+      [above(1, ['pipeline', 'queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
+      "src/sources/ lists and downloads a feed's files: it knows nothing of the pipeline, the queue or the servers",
+    ),
+    forbid(
       ['src/queue/**/*.ts'],
       [above(1, ['server', 'commands', 'onboarding'])],
       'src/queue/ runs the pipeline in workers; servers and commands drive it',
