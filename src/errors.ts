@@ -32,6 +32,12 @@ export const ERROR_CODES = {
   PS_ERR_FILE_WRITE: ['a file or directory cannot be created or written', false],
   PS_ERR_QUEUE: ['queue error', false],
   PS_ERR_JOB_LOST: ['the queued job is gone from Redis', false],
+  PS_ERR_SOURCE_UNREACHABLE: ["a feed's source cannot be reached", true],
+  PS_ERR_SOURCE_HOST_KEY: ["the SFTP server's host key does not match the pinned fingerprint", false],
+  PS_ERR_SOURCE_CREDENTIALS: ["a feed source's credentials are missing or refused", false],
+  PS_ERR_SOURCE_PATH: ["a source path leaves the source's folder", false],
+  PS_ERR_SOURCE_FILE: ['a source file cannot be listed, read, moved or deleted', false],
+  PS_ERR_SOURCE_TOO_LARGE: ['a source file exceeds the size limit', false],
 } as const satisfies Record<string, readonly [string, boolean]>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
