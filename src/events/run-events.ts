@@ -114,14 +114,14 @@ export function runFailedEvent(
   err: unknown,
 ): ProductSyncEvent {
   const e = err as { code?: unknown; message?: unknown };
+  // The queue's final failure carries the code in its message (`… [PS_ERR_…]`, see src/queue/workers.ts).
+  const m = /^(.*) \[(PS_ERR_[A-Z_]+)\]$/s.exec(String(e?.message ?? err));
+  const code = typeof e?.code === 'string' && e.code.startsWith('PS_ERR_') ? e.code : (m?.[2] ?? null);
   return makeEvent('run.failed', key, {
     ...common(o),
     runId: run.runId,
     file: basename(run.file),
     mapping: run.mapping,
-    error: {
-      code: typeof e?.code === 'string' ? e.code : null,
-      message: redact(String(e?.message ?? err)).slice(0, 2000),
-    },
+    error: { code, message: redact(m?.[1] ?? String(e?.message ?? err)).slice(0, 2000) },
   });
 }

@@ -1,4 +1,11 @@
-import { DelayedError, UnrecoverableError, WaitingChildrenError, type BackoffStrategy, type Job } from 'bullmq';
+import {
+  DelayedError,
+  UnrecoverableError,
+  WaitingChildrenError,
+  type BackoffStrategy,
+  type Job,
+  type Worker,
+} from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import { LeaseLostError } from '../errors.ts';
@@ -57,4 +64,17 @@ export function recordingFailures<A extends unknown[], R>(
       throw err;
     }
   };
+}
+
+/**
+ * An import job BullMQ failed itself, found stalled too often (its workers were killed while they held it): no handler
+ * saw that failure, so run.failed is recorded when the worker that found it reports it.
+ */
+export function recordStalledFailures(worker: Worker, recorder: EventRecorder): void {
+  worker.on('failed', (job, err) => {
+    if (!job || !/stalled more than allowable limit/i.test(err?.message ?? '')) return;
+    recorder
+      .runFailed(job, err)
+      .catch((e: unknown) => logger.warn({ jobId: job.id, err: (e as Error).message }, 'cannot record run.failed'));
+  });
 }

@@ -38,7 +38,7 @@ import {
 import { queueConnection, queuePrefix, quietOnErrors, warnOnEviction } from './connection.ts';
 import { enqueueImport, feedKeys } from './enqueue.ts';
 import { eventRecorder, recordEventsOf } from './events-queue.ts';
-import { eventsHandler, eventsWorkerSettings, recordingFailures } from './events-worker.ts';
+import { eventsHandler, eventsWorkerSettings, recordingFailures, recordStalledFailures } from './events-worker.ts';
 import { noteFeedRun, upsertDeadlines } from './feed-deadlines.ts';
 import { gateFeedPick } from './feed-gate.ts';
 import { loadFeeds, pickFeedFile, type Feed } from './feeds.ts';
@@ -437,6 +437,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     ...eventsWorkerSettings(config),
   });
   const workers = [importWorker, pushWorker, feedsWorker, eventsWorker];
+  recordStalledFailures(importWorker, recorder);
   for (const w of workers) {
     w.on('failed', (job, err) => logger.warn({ queue: w.name, jobId: job?.id, err: err.message }, 'job failed'));
     // A lost connection fails every reconnection attempt of BullMQ's own connections: the process's Redis state
