@@ -1,11 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { retryDelay } from '../src/events/backoff.ts';
-import { eventBody, eventId, EVENT_TYPE_NAMES, makeEvent } from '../src/events/catalog.ts';
+import { eventBody, eventId, EVENT_TYPE_NAMES, EVENT_TYPES, makeEvent } from '../src/events/catalog.ts';
 import { loadEndpoints, wants } from '../src/events/endpoints.ts';
 import { signWebhook } from '../src/events/sign.ts';
 import { newSecret } from './helpers/webhook-receiver.ts';
@@ -73,5 +73,19 @@ describe('run events', () => {
     expect(String(err)).toMatch(/must name event types/);
     expect(() => loadConfig({ WEBHOOK_URL: 'https://one.example/h' })).toThrow(/go together/);
     expect(() => loadConfig({ WEBHOOK_URL: 'https://one.example/h', WEBHOOK_SECRET: 'plain' })).toThrow(/whsec_/);
+  });
+
+  it('documents every event type in docs/operations.md with a JSON example holding the fields the catalogue names', () => {
+    const doc = readFileSync('docs/operations.md', 'utf8');
+    for (const type of EVENT_TYPE_NAMES) {
+      const section = doc.split(`### \`${type}\``)[1]?.split('\n### ')[0];
+      expect(section, type).toBeDefined();
+      const json = /```json\n([\s\S]*?)\n```/.exec(section!)?.[1];
+      const example = JSON.parse(json!) as { type: string; timestamp: string; data: Record<string, unknown> };
+      expect(example.type).toBe(type);
+      expect(Date.parse(example.timestamp)).not.toBeNaN();
+      const required = EVENT_TYPES[type].data.filter((k) => !k.endsWith('?'));
+      for (const k of required) expect(example.data, `${type}.${k}`).toHaveProperty(k);
+    }
   });
 });

@@ -101,7 +101,12 @@ export function runEndEvent(result: EndedRun, o: RunOrigin): ProductSyncEvent {
   return makeEvent(
     'run.aborted',
     result.runId,
-    { ...base, reason: abortReason(s.abortCode), code: s.abortCode ?? null, message: s.aborted ?? null },
+    {
+      ...base,
+      reason: abortReason(s.abortCode),
+      code: s.abortCode ?? null,
+      message: s.aborted?.replace(/ \[PS_ERR_[A-Z_]+\]$/, '') ?? null,
+    },
     at,
   );
 }
