@@ -8,6 +8,7 @@ import { retryDelay } from '../src/events/backoff.ts';
 import { eventBody, eventId, EVENT_TYPE_NAMES, EVENT_TYPES, makeEvent } from '../src/events/catalog.ts';
 import { loadEndpoints, wants } from '../src/events/endpoints.ts';
 import { signWebhook } from '../src/events/sign.ts';
+import { loadFeeds } from '../src/queue/feeds.ts';
 import { newSecret } from './helpers/webhook-receiver.ts';
 
 describe('run events', () => {
@@ -87,5 +88,15 @@ describe('run events', () => {
       const required = EVENT_TYPES[type].data.filter((k) => !k.endsWith('?'));
       for (const k of required) expect(example.data, `${type}.${k}`).toHaveProperty(k);
     }
+  });
+
+  it('takes a feed deadline as a cron like the schedule, and refuses one that is not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-expect-'));
+    const feed = (expect: string) =>
+      `schedule: "0 2 * * *"\nexpect: "${expect}"\ntimezone: Europe/Paris\nsource: { dir: /tmp, pattern: "*.csv" }\nmapping: m\n`;
+    writeFileSync(join(dir, 'acme.yaml'), feed('0 7 * * *'));
+    expect((await loadFeeds(dir))[0]).toMatchObject({ expect: '0 7 * * *', timezone: 'Europe/Paris' });
+    writeFileSync(join(dir, 'acme.yaml'), feed('at seven'));
+    await expect(loadFeeds(dir)).rejects.toThrow(/acme\.yaml:2: expect: must be a cron expression/);
   });
 });

@@ -146,6 +146,15 @@ describe('run events and feed deadlines (queue)', () => {
       const types = new Set([...receiver.accepted().values()].map((r) => r.type));
       expect([...types].sort()).toEqual([...EVENT_TYPE_NAMES].sort());
       expect(receiver.received.filter((r) => !r.verified)).toEqual([]);
+      // The secret stays out of Redis: delivery jobs name their endpoint, the worker holds the secret.
+      const key = receiver.secret.slice('whsec_'.length);
+      let scanned = 0;
+      for (const k of await conn.keys('{ps-ev-all}:events:*')) {
+        if ((await conn.type(k)) !== 'hash') continue;
+        scanned++;
+        expect(JSON.stringify(await conn.hgetall(k))).not.toContain(key);
+      }
+      expect(scanned).toBeGreaterThan(0);
     } finally {
       conn.disconnect();
       await client.close();
@@ -223,7 +232,9 @@ describe('run events (inline import)', () => {
     });
     let stdout = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stdout += d.toString()));
     expect(await new Promise((r) => child.once('exit', r)), stdout).toBe(0);
+    expect(stdout).not.toContain(receiver.secret.slice('whsec_'.length));
     const runId = readdirSync(join(dir, 'inline-reports')).filter((n) => !n.startsWith('.'))[0]!;
     const summary = JSON.parse(readFileSync(join(dir, 'inline-reports', runId, 'summary.json'), 'utf8'));
     expect(summary.events).toEqual([
@@ -231,6 +242,7 @@ describe('run events (inline import)', () => {
       expect.objectContaining({ type: 'run.finished', state: 'delivered', attempts: 1 }),
     ]);
     for (const ev of summary.events) expect(receiver.accepted().get(ev.id)?.data.runId).toBe(summary.runId);
+    expect(JSON.stringify(summary)).not.toContain(receiver.secret.slice('whsec_'.length));
   }, 30_000);
 });
 
