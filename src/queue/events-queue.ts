@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { Job, UnrecoverableError, type BackoffStrategy, type Queue } from 'bullmq';
 import type { Config } from '../config.ts';
 import { logger } from '../logger.ts';
@@ -46,8 +47,8 @@ export class EventRecorder {
           jobId: job.id,
           origin: d.origin,
           feed: d.feed,
-          file: d.fileName ?? basenameOf(d.request.file),
-          mapping: basenameOf(d.request.mapping),
+          file: d.fileName ?? basename(d.request.file),
+          mapping: basename(d.request.mapping),
           mode: d.request.mode ?? 'upsert',
           dryRun: Boolean(d.request.dryRun),
         },
@@ -62,7 +63,7 @@ export class EventRecorder {
     return this.record(
       runStartedEvent(`${job.id}@${job.timestamp}`, this.origin(job), {
         file: d.request.file,
-        mapping: basenameOf(d.request.mapping),
+        mapping: basename(d.request.mapping),
         startedAt: new Date(job.processedOn ?? Date.now()).toISOString(),
       }),
     );
@@ -80,7 +81,7 @@ export class EventRecorder {
       runFailedEvent(
         `${job.id}@${job.timestamp}`,
         this.origin(job),
-        { runId: d.runId, file: d.request.file, mapping: basenameOf(d.request.mapping) },
+        { runId: d.runId, file: d.request.file, mapping: basename(d.request.mapping) },
         err,
       ),
     );
@@ -93,7 +94,7 @@ export class EventRecorder {
       makeEvent(
         'feed.no_new_file',
         `${feed}@${tick.id}`,
-        { feed, tickAt: at.toISOString(), reason, file: file === null ? null : basenameOf(file) },
+        { feed, tickAt: at.toISOString(), reason, file: file === null ? null : basename(file) },
         at,
       ),
     );
@@ -103,10 +104,6 @@ export class EventRecorder {
     const d = job.data as ImportJobData;
     return { jobId: job.id!, origin: d.origin, feed: d.feed, publicUrl: this.publicUrl };
   }
-}
-
-function basenameOf(path: string): string {
-  return path.split(/[\\/]/).pop() ?? path;
 }
 
 /** The recorder of a configuration: its endpoints (WEBHOOK_URL, WEBHOOKS_FILE) over the events queue. */

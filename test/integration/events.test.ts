@@ -244,6 +244,46 @@ describe('run events (inline import)', () => {
     for (const ev of summary.events) expect(receiver.accepted().get(ev.id)?.data.runId).toBe(summary.runId);
     expect(JSON.stringify(summary)).not.toContain(receiver.secret.slice('whsec_'.length));
   }, 30_000);
+
+  it("lists an event out of its inline retries as failed, says so on stderr, and still exits with the run's code", async () => {
+    const { file, mapping } = writeProductSheet(dir, 1, { owner, file: 'inline-dead.csv', prefix: '035334' });
+    const reports = join(dir, 'inline-dead-reports');
+    const e: NodeJS.ProcessEnv = { ...process.env, ...env('unused'), REPORT_DIR: reports, WEBHOOK_INLINE_SECONDS: '1' };
+    delete e.REDIS_URL;
+    receiver.failAll(503);
+    try {
+      const { code, output } = await cli(['import', file, '--mapping', mapping], e);
+      expect(code, output).toBe(0);
+      expect(output).toMatch(/2 webhook event\(s\) not delivered: see "events" in .*summary\.json/);
+      const runId = readdirSync(reports).filter((n) => !n.startsWith('.'))[0]!;
+      const summary = JSON.parse(readFileSync(join(reports, runId, 'summary.json'), 'utf8'));
+      for (const ev of summary.events) {
+        expect(ev).toMatchObject({ state: 'failed', error: `${receiver.url} answered 503` });
+        expect(ev.attempts).toBeGreaterThan(1);
+        // Every attempt carried the event's one id.
+        expect(receiver.received.filter((r) => r.id === ev.id).length).toBe(ev.attempts);
+      }
+    } finally {
+      receiver.failAll(null);
+    }
+  }, 30_000);
+
+  it('sends run.failed when the run ends without a report (a bad mapping: exit 2)', async () => {
+    const { file } = writeProductSheet(dir, 1, { owner, file: 'inline-bad.csv', prefix: '035335' });
+    const bad = join(dir, 'inline-bad.yaml');
+    writeFileSync(bad, 'name: inline-bad\n');
+    const e: NodeJS.ProcessEnv = { ...process.env, ...env('unused'), REPORT_DIR: join(dir, 'inline-bad-reports') };
+    delete e.REDIS_URL;
+    const before = receiver.received.length;
+    const { code, output } = await cli(['import', file, '--mapping', bad], e);
+    expect(code, output).toBe(2);
+    const got = receiver.received.slice(before).filter((r) => r.type === 'run.failed');
+    expect(got).toHaveLength(1);
+    expect(got[0]).toMatchObject({
+      verified: true,
+      data: { file: 'inline-bad.csv', error: { code: 'PS_ERR_MAPPING_INVALID' } },
+    });
+  }, 30_000);
 });
 
 async function until(check: () => Promise<boolean>, ms = 20_000): Promise<void> {
@@ -252,4 +292,13 @@ async function until(check: () => Promise<boolean>, ms = 20_000): Promise<void> 
     if (Date.now() > end) throw new Error(`not within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+async function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  return { code, output };
 }
