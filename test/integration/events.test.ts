@@ -12,6 +12,7 @@ import { startWorkers } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { buildConsole } from '../../src/server/app.ts';
+import { hasChromium, withChromium } from '../helpers/console.ts';
 import { ownRedis, type OwnRedis } from '../helpers/redis-server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { startReceiver, type Received, type Receiver } from '../helpers/webhook-receiver.ts';
@@ -204,8 +205,22 @@ describe('run events and feed deadlines (queue)', () => {
       expect(d.attempts).toBeGreaterThan(1);
       expect(receiver.received.filter((r) => r.id === d.id).every((r) => r.status === 503)).toBe(true);
       receiver.failAll(null);
-      const res = await app.inject({ method: 'POST', url: `/events/dead/${d.jobId}/redeliver` });
-      expect(res.statusCode).toBe(202);
+      if (hasChromium) {
+        // As a person does it: the page's dead events section, its redeliver button.
+        const address = await app.listen({ port: 0, host: '127.0.0.1' });
+        await withChromium({}, async (browser) => {
+          const page = browser.pages()[0] ?? (await browser.newPage());
+          await page.goto(address);
+          const button = page.locator(`button[data-redeliver="${d.jobId}"]`);
+          await button.waitFor();
+          expect(await page.locator('#dead-events-section').isVisible()).toBe(true);
+          await button.click();
+          await page.waitForSelector('#message.ok');
+        });
+      } else {
+        const res = await app.inject({ method: 'POST', url: `/events/dead/${d.jobId}/redeliver` });
+        expect(res.statusCode).toBe(202);
+      }
       await receiver.waitFor(() => receiver.accepted().has(d.id));
       expect(receiver.accepted().get(d.id)!.type).toBe('run.finished');
       // Delivered now: no longer dead, and a second redeliver is refused.
