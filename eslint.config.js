@@ -55,6 +55,11 @@ function layoutRules() {
       "src/sources/ lists and downloads a feed's files: it knows nothing of the pipeline, the queue or the servers",
     ),
     forbid(
+      ['src/events/**/*.ts'],
+      [above(1, ['queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
+      'src/events/ makes, signs and delivers events: the queue and the commands call it, never the reverse',
+    ),
+    forbid(
       ['src/queue/**/*.ts'],
       [above(1, ['server', 'commands', 'onboarding'])],
       'src/queue/ runs the pipeline in workers; servers and commands drive it',

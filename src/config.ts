@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as z from 'zod';
 import { ProductSyncError } from './errors.ts';
+import { webhookSecretProblem } from './webhook-secret.ts';
 
 const optionalString = z.string().trim().min(1).optional();
 const url = z.url({ protocol: /^https?$/ });
@@ -45,6 +46,26 @@ export const configSchema = z
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
     CHUNK_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
     WORKER_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
+    /** The console's address as its users reach it: run events link to the reports under it (docs/operations.md). */
+    PUBLIC_URL: url.optional(),
+    /** One webhook endpoint for every event (with WEBHOOK_SECRET, `whsec_<base64>`); more in WEBHOOKS_FILE. */
+    WEBHOOK_URL: url.optional(),
+    WEBHOOK_SECRET: optionalString,
+    /** A YAML or JSON file with a `webhooks:` list (url, secret or secretEnv, events): docs/operations.md. */
+    WEBHOOKS_FILE: optionalString,
+    /** How long one delivery attempt may take. */
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+    /** The first retry's delay (each next one doubles, with jitter). */
+    WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(60_000).default(5000),
+    /** How long a queued event is retried before it is kept as dead (default 24 h). */
+    WEBHOOK_RETRY_WINDOW_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 3600)
+      .default(24 * 3600),
+    /** How long an inline run (no worker) retries its events at its end. */
+    WEBHOOK_INLINE_SECONDS: z.coerce.number().min(0).max(600).default(30),
     CONSOLE_TOKEN: optionalString,
     CONSOLE_USER: optionalString,
     CONSOLE_PASSWORD: optionalString,
@@ -70,6 +91,11 @@ export const configSchema = z
         message: 'API_TOKEN_URL, API_CLIENT_ID and API_CLIENT_SECRET go together',
       });
     }
+    if (Boolean(c.WEBHOOK_URL) !== Boolean(c.WEBHOOK_SECRET)) {
+      ctx.addIssue({ code: 'custom', path: ['WEBHOOK_URL'], message: 'WEBHOOK_URL and WEBHOOK_SECRET go together' });
+    }
+    const secretProblem = c.WEBHOOK_SECRET === undefined ? null : webhookSecretProblem(c.WEBHOOK_SECRET);
+    if (secretProblem) ctx.addIssue({ code: 'custom', path: ['WEBHOOK_SECRET'], message: secretProblem });
     if (c.API_TOKEN && c.API_TOKEN_URL) {
       ctx.addIssue({
         code: 'custom',

@@ -1,3 +1,5 @@
+import { loadEndpoints } from '../events/endpoints.ts';
+import { deliverInlineRun } from '../events/inline-run.ts';
 import { commandFileWriteError } from '../fs-errors.ts';
 import { checkSheetFile } from '../pipeline/read/read-sheet.ts';
 import { runReconcile } from '../pipeline/run/reconcile.ts';
@@ -28,6 +30,15 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
   await checkSheetFile(file);
   // An import takes the owner lease: with REDIS_URL set, in Redis, which must answer.
   const cc = await commandContext(flags, process.env, { writes: run === runImport });
+  // Webhook endpoints of an import's events (docs/operations.md): a bad WEBHOOKS_FILE is exit 2, before anything is
+  // sent.
+  const endpoints =
+    run === runImport
+      ? await loadEndpoints(cc.ctx.config).catch(async (err: unknown) => {
+          await cc.close().catch(() => undefined);
+          throw err;
+        })
+      : [];
   const progress = progressReporter();
   const stop = onInterrupt(cc);
   // A file the system refused after writes were sent: exit 3, and the message says the same command resumes.
@@ -56,6 +67,9 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
   } catch (err) {
     progress.done();
     stop.dispose();
+    await deliverInlineRun(cc.ctx.config, endpoints, { failed: err, file, mapping: flags.mapping }).catch(
+      () => undefined,
+    );
     // The run's own error is the one to tell (closing may fail the same way: a full disk refuses the sandbox's store
     // too).
     await cc.close().catch(() => undefined);
@@ -63,6 +77,13 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
   }
   progress.done();
   stop.dispose();
+  // The run's events, at its end (no queue keeps them): summary.json lists how each went.
+  const records = await deliverInlineRun(cc.ctx.config, endpoints, { result });
+  const undelivered = records.filter((r) => r.state !== 'delivered');
+  if (undelivered.length > 0)
+    process.stderr.write(
+      `product-sync: ${undelivered.length} webhook event(s) not delivered: see "events" in ${result.reportDir}/summary.json\n`,
+    );
   process.stdout.write(`${formatSummary(result)}\n`);
   await cc.close().catch((err: unknown) => Promise.reject(told(err)));
   return result.exitCode;

@@ -4,11 +4,12 @@ import { readFile } from 'node:fs/promises';
 import { UnrecoverableError } from 'bullmq';
 import * as z from 'zod';
 import { ProductSyncError } from '../errors.ts';
+import { EVENT_TYPE_NAMES, type EventType } from '../events/catalog.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
 import { mappingFile } from '../pipeline/map/mapping.ts';
 
 /** The queues (DESIGN §8), all under one prefix. */
-export const QUEUES = { import: 'import', push: 'push', feeds: 'feeds' } as const;
+export const QUEUES = { import: 'import', push: 'push', feeds: 'feeds', events: 'events' } as const;
 
 /** Payload of an import (parent) job. */
 export const importJobSchema = z.object({
@@ -54,6 +55,28 @@ export function runChunksKey(prefix: string, runId: string): string {
 /** Payload of a feed tick. */
 export const feedJobSchema = z.object({ feed: z.string() });
 
+/** Payload of an event delivery: one event to one endpoint (named by its id: its secret stays out of Redis). */
+export const deliverJobSchema = z.object({
+  event: z.object({
+    id: z.string().min(1),
+    type: z.enum(EVENT_TYPE_NAMES as [EventType, ...EventType[]]),
+    timestamp: z.string(),
+    data: z.record(z.string(), z.unknown()),
+  }),
+  endpoint: z.string().min(1),
+  /** When its retry window started (ms since the epoch): the job's creation, or its last redelivery. */
+  since: z.number().optional(),
+});
+
+/** Payload of a feed's deadline check (`expect:`), one job scheduler per feed. */
+export const deadlineJobSchema = z.object({ feed: z.string(), deadline: z.literal(true) });
+
+/** Id of an event's delivery job: one per event and endpoint, so recording an event twice delivers it once. */
+export function deliverJobId(eventId: string, endpointId: string): string {
+  return `${eventId}-${endpointId}`;
+}
+
+export type DeliverJobData = z.output<typeof deliverJobSchema>;
 export type ImportJobData = z.input<typeof importJobSchema>;
 export type PushJobData = z.output<typeof pushJobSchema>;
 
@@ -76,6 +99,21 @@ export const JOB_OPTIONS = {
     removeOnFail: { age: 30 * 24 * 3600 },
   },
   feeds: { attempts: 1, removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 } },
+  // The custom backoff (events/backoff.ts) decides: retried with growing delays for WEBHOOK_RETRY_WINDOW_SECONDS,
+  // then kept as failed (a dead event, redelivered from the console). Delivered ones are kept a week: a step redone
+  // within it records its events again under the same job ids, and BullMQ adds nothing.
+  events: {
+    attempts: 100_000,
+    backoff: { type: 'webhook' },
+    removeOnComplete: { age: 7 * 24 * 3600 },
+    removeOnFail: { age: 30 * 24 * 3600 },
+  },
+  deadline: {
+    attempts: 3,
+    backoff: { type: 'fixed', delay: 1000 },
+    removeOnComplete: { count: 1000 },
+    removeOnFail: { count: 1000 },
+  },
 } as const;
 
 /** Id of a chunk job: one per run, kind and index, so a parent that redoes its prepare step adds no chunk twice. */
@@ -105,6 +143,12 @@ export const JOB_CATALOG = {
     schema: feedJobSchema,
     options: JOB_OPTIONS.feeds,
     id: 'BullMQ job scheduler per feed (scheduler id = feed id)',
+  },
+  events: {
+    names: ['deliver', 'feed-deadline'],
+    schema: z.union([deliverJobSchema, deadlineJobSchema]),
+    options: JOB_OPTIONS.events,
+    id: 'deliverJobId: event id (run id or job + type) + endpoint id; feed-deadline: job scheduler deadline-<feed id>',
   },
 } as const;
 

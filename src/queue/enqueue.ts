@@ -6,6 +6,7 @@ import { mappingFile } from '../pipeline/map/mapping.ts';
 import type { RunSummary } from '../pipeline/report/report.ts';
 import { fileSha256, importJobId, JOB_OPTIONS, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors } from './connection.ts';
+import { eventRecorder, recordEventsOf, recorderOf } from './events-queue.ts';
 import { jobLost, redisRunId, watchJob } from './job-watch.ts';
 
 /**
@@ -37,6 +38,9 @@ export interface ImportJobResult {
  * `rerun`: a new run of a sheet that already ran (the console's Re-run), under the first free `<id>-rN` (N from 2):
  * the deterministic id alone would answer "already queued" and run nothing. Its run directory gets its own `-rN` from
  * runIdFor, which never reuses a directory holding a summary.json.
+ *
+ * A job newly added records its run.queued event through the recorder attached to `queue` (recordEventsOf), before
+ * this returns.
  */
 export async function enqueueImport(
   queue: Queue,
@@ -70,7 +74,9 @@ export async function enqueueImport(
     }
   }
   const existed = previous !== undefined;
-  await queue.add('import', full, { ...JOB_OPTIONS.import, jobId });
+  const job = await queue.add('import', full, { ...JOB_OPTIONS.import, jobId });
+  // Before the caller hears it was queued (recordEventsOf attached a recorder to this queue, if any).
+  if (!existed) await (await recorderOf(queue))?.runQueued(job);
   return { jobId, existed };
 }
 
@@ -85,6 +91,8 @@ export function importQueueClient(config: Config): {
   const connection = queueConnection(config);
   const prefix = queuePrefix(config);
   const queue = quietOnErrors(new Queue(QUEUES.import, { connection, prefix }));
+  const eventsQueue = quietOnErrors(new Queue(QUEUES.events, { connection, prefix }));
+  recordEventsOf(queue, eventRecorder(config, eventsQueue));
   let events: QueueEvents | undefined;
   let eventsConnection: ReturnType<typeof queueConnection> | undefined;
   // Redis's run_id when the job was queued, to tell a Redis restarted without its data from a job deleted.
@@ -128,6 +136,7 @@ export function importQueueClient(config: Config): {
     async close() {
       await events?.close();
       eventsConnection?.disconnect();
+      await eventsQueue.close();
       await queue.close();
       connection.disconnect();
     },

@@ -46,6 +46,8 @@ const cron = z
 /** A feed definition, `jobs/<name>.yaml` (DESIGN §5.4). */
 export const feedSchema = z.strictObject({
   schedule: cron,
+  /** When a run of the feed is expected to have succeeded (its timezone applies): feed.missed otherwise. */
+  expect: cron.optional(),
   timezone: timezone.default('UTC'),
   source: z.strictObject({
     dir: z.string().min(1),
@@ -89,7 +91,7 @@ export async function loadFeeds(dir: string): Promise<Feed[]> {
     }
     const parsed = parseYamlDocument(await readFile(file, 'utf8'), feedSchema, (p) =>
       p.length === 0
-        ? 'keys are schedule, timezone, source (dir, pattern, settleSeconds), mapping, owner, mode, dryRun, archiveGuard, waitLock'
+        ? 'keys are schedule, expect, timezone, source (dir, pattern, settleSeconds), mapping, owner, mode, dryRun, archiveGuard, waitLock'
         : '',
     );
     if (!parsed.ok) {

@@ -37,6 +37,9 @@ import {
 } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors, warnOnEviction } from './connection.ts';
 import { enqueueImport, feedKeys } from './enqueue.ts';
+import { eventRecorder, recordEventsOf } from './events-queue.ts';
+import { eventsHandler, eventsWorkerSettings, recordingFailures, recordStalledFailures } from './events-worker.ts';
+import { noteFeedRun, upsertDeadlines } from './feed-deadlines.ts';
 import { gateFeedPick } from './feed-gate.ts';
 import { loadFeeds, pickFeedFile, type Feed } from './feeds.ts';
 import { jobLockFence } from './job-lock.ts';
@@ -93,6 +96,10 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const importQueue = quietOnErrors(new Queue(QUEUES.import, { connection: conn, prefix }));
   const pushQueue = quietOnErrors(new Queue(QUEUES.push, { connection: conn, prefix }));
   const feedsQueue = quietOnErrors(new Queue(QUEUES.feeds, { connection: conn, prefix }));
+  // Run and feed events (src/events/): recorded in the events queue, delivered by the events worker below.
+  const eventsQueue = quietOnErrors(new Queue(QUEUES.events, { connection: conn, prefix }));
+  const recorder = await eventRecorder(config, eventsQueue);
+  recordEventsOf(importQueue, Promise.resolve(recorder));
   // API_MAX_RPS is a budget of the whole fleet, not of each process: starts are reserved on one Redis key, which also
   // carries the pause of a 429 to every worker.
   const rateConn = redisState.watch(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 }), config.REDIS_URL);
@@ -134,6 +141,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const processImport = async (job: Job, token?: string) => {
     const data = jobPayload('import', job.data);
     if (data.step === 'prepare') {
+      await recorder.runStarted(job);
       const req: ImportRequest = { ...data.request, mode: data.request.mode as ImportRequest['mode'], reportDir };
       // Its writes (brands created while resolving) are fenced by the job's lock as well as by the run's lease.
       const lock = await jobLockFence(job, token!, lockDuration);
@@ -212,6 +220,11 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       ...ctx,
       pushRequests: values.reduce((n, v) => n + (v?.requests ?? 0), 0),
     });
+    // Recorded before the job returns and before the feed's hash is written: a worker killed in between redoes this
+    // step, and records the same events again (a no-op).
+    await recorder.runEnded(job, result);
+    if (data.origin === 'feed' && data.feed)
+      await noteFeedRun(conn, prefix, data.feed, { ...result, jobId: job.id! }, recorder);
     // The report is written: the next run of this owner may start (also a run that ended at its prepare step, with no
     // chunk to push: an archive guard that tripped, an empty sheet).
     if (runId) await keeper.finish(runId);
@@ -306,6 +319,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       keys.refused,
     );
     if ('skip' in pick) {
+      await recorder.noNewFile(id, job, pick.skip, pick.file);
       await conn.hset(keys.last, {
         tickAt: new Date().toISOString(),
         tick: pick.file ? `${pick.skip}: ${pick.file}` : pick.skip,
@@ -382,11 +396,17 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     },
     push: processPush,
     feeds: processFeed,
+    events: eventsHandler(config, recorder, feeds, conn, prefix),
   };
   // The worker does not start with a queue of the catalog it cannot handle (or a handler the catalog does not know).
   checkHandlers(handlers);
 
-  const workerConns = [queueConnection(config), queueConnection(config), queueConnection(config)] as const;
+  const workerConns = [
+    queueConnection(config),
+    queueConnection(config),
+    queueConnection(config),
+    queueConnection(config),
+  ] as const;
   const workerOpts = {
     connection: workerConns[0],
     prefix,
@@ -394,7 +414,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)),
     maxStalledCount: 3,
   };
-  const importWorker = new Worker(QUEUES.import, handlers.import, {
+  const importWorker = new Worker(QUEUES.import, recordingFailures(recorder, handlers.import), {
     ...workerOpts,
     concurrency: options.importConcurrency ?? 1,
   });
@@ -411,7 +431,13 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     connection: workerConns[2],
     concurrency: 1,
   });
-  const workers = [importWorker, pushWorker, feedsWorker];
+  const eventsWorker = new Worker(QUEUES.events, handlers.events, {
+    ...workerOpts,
+    connection: workerConns[3],
+    ...eventsWorkerSettings(config),
+  });
+  const workers = [importWorker, pushWorker, feedsWorker, eventsWorker];
+  recordStalledFailures(importWorker, recorder);
   for (const w of workers) {
     w.on('failed', (job, err) => logger.warn({ queue: w.name, jobId: job?.id, err: err.message }, 'job failed'));
     // A lost connection fails every reconnection attempt of BullMQ's own connections: the process's Redis state
@@ -435,6 +461,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       );
     }
     for (const s of before) if (!feeds.some((f) => f.id === idOf(s))) await feedsQueue.removeJobScheduler(idOf(s));
+    await upsertDeadlines(eventsQueue, conn, prefix, feeds);
     return feeds.filter((f) => !before.some((s) => idOf(s) === f.id)).length;
   };
   await upsertSchedules();
@@ -486,7 +513,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
         stopTimers();
         await Promise.all(workers.map((w) => w.close()));
         await keeper.stop();
-        await Promise.all([importQueue.close(), pushQueue.close(), feedsQueue.close()]);
+        await Promise.all([importQueue.close(), pushQueue.close(), feedsQueue.close(), eventsQueue.close()]);
         await cc.close();
         // BullMQ closes the connections it made, not the ones it was given.
         for (const c of [...workerConns, rateConn, conn]) c.disconnect();

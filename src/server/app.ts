@@ -17,6 +17,7 @@ import type { ImportJobData } from '../queue/catalog.ts';
 import { boardQueues } from '../queue/queues.ts';
 import { redisState } from '../queue/redis-state.ts';
 import { redact } from '../redact.ts';
+import { registerDeadEvents } from './dead-events.ts';
 import { registerMapper } from './mapper.ts';
 import { redisDownAnswer, withRedisBanner } from './redis-banner.ts';
 import { apiRun } from './runs.ts';
@@ -36,7 +37,7 @@ export interface ConsoleOptions {
 
 // /health answers within this (a Redis that takes longer is down for the console).
 const HEALTH_PING_MS = 2000;
-const NEEDS_REDIS = /^\/(?:runs|uploads|admin\/queues\/api)(?:[/?]|$)/;
+const NEEDS_REDIS = /^\/(?:runs|uploads|events|admin\/queues\/api)(?:[/?]|$)/;
 const REPORT_FILES = new Set([
   'summary.json',
   'rows.csv',
@@ -253,6 +254,7 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
   });
 
   await registerMapper(app, { config, uploadDir, mappingsDir, maxUpload, redisDown });
+  await registerDeadEvents(app, config);
 
   const boardAdapter = new FastifyAdapter();
   boardAdapter.setBasePath('/admin/queues');

@@ -84,6 +84,18 @@ export interface RunSummary {
   notes?: string[];
   /** The issues by code × column, most rows first (issue-breakdown.ts); issues.csv holds the same lines. */
   issues?: IssueBreakdownEntry[];
+  /**
+   * Inline runs with webhook endpoints: each event with its delivery state per endpoint (src/events/inline.ts), written
+   * once they are delivered or out of retries.
+   */
+  events?: {
+    id: string;
+    type: string;
+    endpoint: string;
+    state: 'delivered' | 'failed';
+    attempts: number;
+    error?: string;
+  }[];
 }
 
 /** One line of reconcile.json / reconcile.csv. */

@@ -1,0 +1,58 @@
+import { logger } from '../logger.ts';
+import { retryDelay } from './backoff.ts';
+import type { ProductSyncEvent } from './catalog.ts';
+import { deliverOnce } from './deliver.ts';
+import { wants, type Endpoint } from './endpoints.ts';
+
+/** How one event went to one endpoint (summary.json `events`). */
+export interface DeliveryRecord {
+  id: string;
+  type: string;
+  endpoint: string;
+  state: 'delivered' | 'failed';
+  attempts: number;
+  /** The last attempt's problem, when it failed. */
+  error?: string;
+}
+
+/** Settings of an inline delivery. */
+export interface InlineDelivery {
+  /** How long the events are retried, from the first attempt (WEBHOOK_INLINE_SECONDS). */
+  windowMs: number;
+  baseMs: number;
+  timeoutMs: number;
+}
+
+/**
+ * Delivers `events` to every endpoint that wants them, each pair on its own (at the end of an inline run: no queue to
+ * keep them), retrying with the queue's backoff for `windowMs` at most. Never throws: each pair's outcome is a record.
+ */
+export async function deliverInline(
+  events: ProductSyncEvent[],
+  endpoints: Endpoint[],
+  opts: InlineDelivery,
+): Promise<DeliveryRecord[]> {
+  const since = Date.now();
+  const pairs = events.flatMap((event) => endpoints.filter((e) => wants(e, event.type)).map((e) => ({ event, e })));
+  return Promise.all(
+    pairs.map(async ({ event, e }): Promise<DeliveryRecord> => {
+      for (let attempts = 1; ; attempts++) {
+        try {
+          await deliverOnce(e, event, opts.timeoutMs);
+          return { id: event.id, type: event.type, endpoint: e.id, state: 'delivered', attempts };
+        } catch (err) {
+          const delay = retryDelay(attempts, { baseMs: opts.baseMs, windowMs: opts.windowMs, since });
+          if (delay < 0) {
+            const error = (err as Error).message;
+            logger.warn(
+              { event: event.type, id: event.id, endpoint: e.id, attempts, err: error },
+              'event not delivered',
+            );
+            return { id: event.id, type: event.type, endpoint: e.id, state: 'failed', attempts, error };
+          }
+          await new Promise((r) => setTimeout(r, delay));
+        }
+      }
+    }),
+  );
+}
