@@ -32,6 +32,8 @@ export const ERROR_CODES = {
   PS_ERR_FILE_WRITE: ['a file or directory cannot be created or written', false],
   PS_ERR_QUEUE: ['queue error', false],
   PS_ERR_JOB_LOST: ['the queued job is gone from Redis', false],
+  PS_ERR_UNDO: ['the run cannot be undone', false],
+  PS_ERR_UNDO_BLOCKED: ['later runs changed items of the run to undo', false],
 } as const satisfies Record<string, readonly [string, boolean]>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
