@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { withFence } from '../../api/run-scope.ts';
+import { withFence, withRunScope } from '../../api/run-scope.ts';
 import type { ManufacturedItemRecord, TradeItemRecord } from '../../api/types.ts';
 import { LeaseLostError, ProductSyncError } from '../../errors.ts';
 import { EXIT } from '../../exit-codes.ts';
@@ -27,6 +27,7 @@ import { decideUndo, undoWrites, type UndoDecision, type UndoWrite } from '../sy
 import { acquireLease, holderOf, type Lease } from './lease.ts';
 import { leaseStoreFor } from './lease-store.ts';
 import { readLedger } from './ledger-file.ts';
+import { RequestTally } from './request-tally.ts';
 import { leaseApi } from './open-run.ts';
 import type { RunContext } from './run-context.ts';
 import { abortOf, interruption } from './run-state.ts';
@@ -164,7 +165,13 @@ const OUTCOME: Record<UndoDecision['verdict'], UndoOutcome> = {
 };
 
 /** Undoes a finished run (or, with dryRun, tells what it would do). */
-export async function runUndo(req: UndoRequest, ctx: UndoContext): Promise<UndoResult> {
+export function runUndo(req: UndoRequest, ctx: UndoContext): Promise<UndoResult> {
+  // Its requests are counted in its scope (those of other runs of this process, the console's, are not).
+  const tally = new RequestTally();
+  return withRunScope({ count: tally.count }, () => undo(req, ctx, tally));
+}
+
+async function undo(req: UndoRequest, ctx: UndoContext, tally: RequestTally): Promise<UndoResult> {
   const log = ctx.logger ?? rootLogger;
   const run = await findRunToUndo(req.target, req.reportDir);
   const scan = await scanLedger(run.ledger);
@@ -193,7 +200,6 @@ export async function runUndo(req: UndoRequest, ctx: UndoContext): Promise<UndoR
   if (ctx.signal?.aborted) interrupted();
   else ctx.signal?.addEventListener('abort', interrupted, { once: true });
   const lease = dryRun ? undefined : await takeLease(ctx, owner, runId, stop);
-  const productBefore = ctx.clients.stats.product;
   let writes = 0;
   const dryCounts = { items: 0, restored: 0, conflict: 0, unchanged: 0, failed: 0 };
   log.info({ runId, undoes: run.runId, items: scan.lines, dryRun }, 'undo opened');
@@ -256,7 +262,7 @@ export async function runUndo(req: UndoRequest, ctx: UndoContext): Promise<UndoR
       finishedAt: new Date().toISOString(),
       counts,
       writes,
-      requests: { product: ctx.clients.stats.product - productBefore },
+      requests: { product: tally.total().product },
       ...(newer.length > 0 ? { forcedOver: newer.map((r) => r.runId) } : {}),
       exitCode: aborted ? aborted.exitCode : counts.conflict + counts.failed > 0 ? EXIT.rowsFailed : EXIT.ok,
       ...(aborted ? { aborted: aborted.message, ...(aborted.code ? { abortCode: aborted.code } : {}) } : {}),
