@@ -4,7 +4,7 @@
  */
 import { createReadStream, existsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { writingTo } from '../../fs-errors.ts';
 import { commitTemp, discardTemp, tempPathFor } from '../report/atomic.ts';
 import type { LedgerLine } from '../sync/ledger.ts';
@@ -14,7 +14,8 @@ export const LEDGER_FILE = 'undo.jsonl';
 
 /** The ledger files to merge, in order: `parts` are paths (some may be missing: a chunk that sent nothing). */
 async function mergeFiles(target: string, parts: readonly string[]): Promise<void> {
-  await writingTo('cannot write the undo ledger', target, async () => {
+  // Part of the report: a refusal is worded as the report's own.
+  await writingTo('cannot write the report to', dirname(target), async () => {
     const fh = await open(tempPathFor(target), 'w');
     try {
       for (const part of parts) {
