@@ -99,6 +99,20 @@ function program(done: (code: number) => void): Command {
       done(await (await import('./commands/import.ts')).reconcileCommand(file, opts)),
     );
 
+  p.command('undo')
+    .argument('<run>', 'run id (looked up under the report dir) or run directory')
+    .description('take a finished run back: restore what it changed unless changed since, archive what it created')
+    .option('--dry-run', 'read the items and print the plan; send nothing')
+    .option('--force', 'undo even though later runs changed the same items')
+    .option('--report-dir <dir>', 'where run reports go (default REPORT_DIR or ./reports)')
+    .option('--sandbox', 'start the embedded sandbox in-process and point the undo at it')
+    .option(
+      '--wait-lock <seconds>',
+      'wait this long for another run of the same owner and API to finish (default: exit 2 at once)',
+      Number,
+    )
+    .action(async (run: string, opts) => done(await (await import('./commands/undo.ts')).undoCommand(run, opts)));
+
   p.command('sandbox')
     .description('serve the sandbox API (both specs, in memory)')
     .option('--port <port>', 'port', int('--port'), 4010)

@@ -38,6 +38,8 @@ export const ERROR_CODES = {
   PS_ERR_SOURCE_PATH: ["a source path leaves the source's folder", false],
   PS_ERR_SOURCE_FILE: ['a source file cannot be listed, read, moved or deleted', false],
   PS_ERR_SOURCE_TOO_LARGE: ['a source file exceeds the size limit', false],
+  PS_ERR_UNDO: ['the run cannot be undone', false],
+  PS_ERR_UNDO_BLOCKED: ['later runs changed items of the run to undo', false],
 } as const satisfies Record<string, readonly [string, boolean]>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

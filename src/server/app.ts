@@ -22,6 +22,7 @@ import { registerMapper } from './mapper.ts';
 import { redisDownAnswer, withRedisBanner } from './redis-banner.ts';
 import { apiRun } from './runs.ts';
 import { handleUpload, refusedInput } from './upload.ts';
+import { registerUndo } from './undo-routes.ts';
 
 /** Settings of the console. */
 export interface ConsoleOptions {
@@ -252,6 +253,9 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
       )
       .send(createReadStream(file));
   });
+
+  // Undo of a finished run (issue 27): its plan first, then the undo, run in this process under the owner lease.
+  registerUndo(app, { config, reportDir, status: (id) => client.status(id) });
 
   await registerMapper(app, { config, uploadDir, mappingsDir, maxUpload, redisDown });
   await registerDeadEvents(app, config);

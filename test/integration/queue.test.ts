@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
@@ -89,6 +89,9 @@ describe('queue mode', () => {
       expectOneItemPerGtin(sandbox, owner, 120);
       reportIdsMatchApi(sandbox, owner, result.reportDir, 120);
       expect(sandbox.handle.counts().byRoute['POST /api/tradeItem']).toBe(120);
+      // The undo ledger of a queued run: its chunks' parts, merged in the shared run directory (issue 27).
+      const ledger = readFileSync(join(result.reportDir, 'undo.jsonl'), 'utf8').trim().split('\n');
+      expect(ledger.map((l) => (JSON.parse(l) as { outcome: string }).outcome)).toEqual(Array(120).fill('created'));
       const push = new Queue('push', {
         connection: new Redis(redisUrl, { maxRetriesPerRequest: null }),
         prefix: `{${e.QUEUE_PREFIX}}`,

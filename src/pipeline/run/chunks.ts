@@ -5,6 +5,8 @@
  *   <run>/chunks/rows-<n>.json           rows of chunk n: settled outcomes (invalid, unchanged, dry-run…) and plans
  *   <run>/chunks/rows-<n>.journal.jsonl  the chunk's journal (replayed when the chunk is pushed again)
  *   <run>/chunks/rows-<n>.results.jsonl  one outcome per row of the chunk, in row order (the report reads these)
+ *   <run>/chunks/rows-<n>.undo.jsonl     the chunk's undo ledger (written just before its results; merged into
+ *                                         <run>/undo.jsonl when the report is assembled)
  *   <run>/chunks/archives-<n>.*          the same for a chunk of `full`-mode archives
  */
 import { createReadStream, existsSync } from 'node:fs';
@@ -16,7 +18,8 @@ import { issue } from '../../issue-codes.ts';
 import { writeJsonLinesAtomic } from '../report/atomic.ts';
 import { isRejectedOutcome } from '../report/report.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
-import { openJournal } from '../sync/journal.ts';
+import { openJournal, type Journal } from '../sync/journal.ts';
+import { rowLedgerLine, type LedgerLine } from '../sync/ledger.ts';
 import type { ArchiveEntry, RowPlan } from '../sync/plan.ts';
 import type { Cell, Issue } from '../types.ts';
 
@@ -42,9 +45,53 @@ export function chunkPaths(
   workDir: string,
   kind: ChunkKind,
   index: number,
-): { input: string; journal: string; results: string } {
+): { input: string; journal: string; results: string; ledger: string } {
   const base = join(workDir, 'chunks', `${kind}-${index}`);
-  return { input: `${base}.json`, journal: `${base}.journal.jsonl`, results: `${base}.results.jsonl` };
+  return {
+    input: `${base}.json`,
+    journal: `${base}.journal.jsonl`,
+    results: `${base}.results.jsonl`,
+    ledger: `${base}.undo.jsonl`,
+  };
+}
+
+/**
+ * The undo ledger of a chunk (sync/ledger.ts), written atomically before its results (whose presence means the chunk is
+ * done): only what the chunk's journal says was sent.
+ */
+export async function writeChunkLedger(
+  workDir: string,
+  kind: ChunkKind,
+  index: number,
+  lines: readonly LedgerLine[],
+): Promise<void> {
+  const file = chunkPaths(workDir, kind, index).ledger;
+  await writingTo('cannot write the undo ledger of the chunk', file, () => writeJsonLinesAtomic(file, lines));
+}
+
+/** True when a request of the plan's row went out, as its journal tells (a failed row may have changed part of it). */
+export function rowAttempted(journal: Pick<Journal, 'state'>, plan: RowPlan): boolean {
+  return plan.steps.some((step, i) => {
+    const s = journal.state(`${plan.key}:${i}:${step.kind}`)?.state;
+    return s === 'confirmed' || s === 'sent' || s === 'failed';
+  });
+}
+
+/** The undo ledger lines of a row chunk's results (rows that changed nothing have none). */
+export function rowChunkLedger(
+  plans: readonly RowPlan[],
+  results: readonly ExecutedRow[],
+  journal: Pick<Journal, 'state'>,
+): LedgerLine[] {
+  const byRow = new Map(plans.map((p) => [p.row, p]));
+  const lines: LedgerLine[] = [];
+  for (const r of results) {
+    const plan = r.row === null ? undefined : byRow.get(r.row);
+    if (!plan) continue;
+    const line = rowLedgerLine(plan, r, r.outcome !== 'failed' || rowAttempted(journal, plan));
+    if (line) lines.push(line);
+  }
+  return lines.sort((a, b) => (a.row ?? 0) - (b.row ?? 0));
 }
 
 /** One line of a chunk file: a settled row, a plan, or an archive entry. */
@@ -189,21 +236,29 @@ export async function recoverChunk(
   const journal = await openJournal(chunkPaths(workDir, kind, index).journal);
   try {
     const rows: ResultRow[] = [...chunk.settled];
+    // The ledger's view: what was confirmed, and the rows of which a request went out (failed: part may be there).
+    const pushed: ExecutedRow[] = [];
     for (const p of chunk.plans) {
       const done = journal.state(`row:${p.row}`);
-      if (done?.state === 'confirmed') rows.push(done.result as ExecutedRow);
-      else
-        rows.push({
-          row: p.row,
-          key: p.key,
-          outcome,
-          tradeItemId: p.tradeItemId,
-          manufacturedItemId: p.manufacturedItemId,
-          changedFields: [],
-          issues: [...p.issues, why(p.row)],
-          source: p.source,
-        });
+      if (done?.state === 'confirmed') {
+        rows.push(done.result as ExecutedRow);
+        pushed.push(done.result as ExecutedRow);
+        continue;
+      }
+      const ids = { tradeItemId: p.tradeItemId, manufacturedItemId: p.manufacturedItemId };
+      rows.push({
+        row: p.row,
+        key: p.key,
+        outcome,
+        ...ids,
+        changedFields: [],
+        issues: [...p.issues, why(p.row)],
+        source: p.source,
+      });
+      if (rowAttempted(journal, p))
+        pushed.push({ row: p.row, key: p.key, outcome: 'failed', ...ids, changedFields: [], issues: [] });
     }
+    await writeChunkLedger(workDir, kind, index, rowChunkLedger(chunk.plans, pushed, journal));
     await writeResults(workDir, kind, index, rows);
   } finally {
     await journal.close();

@@ -359,7 +359,7 @@ async function planArchives(
     batch = [];
   };
   for await (const e of api.missingFrom((k) => keys.has(k))) {
-    batch.push({ tradeItemId: e.tradeItemId, key: e.key });
+    batch.push({ tradeItemId: e.tradeItemId, key: e.key, gtin: e.record.gtin ?? null });
     total++;
     if (batch.length >= ARCHIVE_CHUNK) await flush();
   }

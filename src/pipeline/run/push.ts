@@ -7,7 +7,17 @@ import { apiIssue, Executor, type ExecutedRow, type RunStop } from '../sync/exec
 import { openJournal } from '../sync/journal.ts';
 import type { RowAction } from '../sync/plan.ts';
 import { CircuitBreaker, Throttle } from '../sync/throttle.ts';
-import { chunkPaths, isRejected, readChunk, writeResults, type ResultRow, type RowChunk } from './chunks.ts';
+import { archiveLedgerLine, type LedgerLine } from '../sync/ledger.ts';
+import {
+  chunkPaths,
+  isRejected,
+  readChunk,
+  rowChunkLedger,
+  writeChunkLedger,
+  writeResults,
+  type ResultRow,
+  type RowChunk,
+} from './chunks.ts';
 
 /** What pushing needs: the product client, the shared throttle, and what the run's executors share. */
 export interface PushContext {
@@ -121,6 +131,7 @@ export async function pushRowChunk(
   const sourceOf = new Map(chunk.plans.map((p) => [p.row, p.source]));
   let writes = 0;
   let abort: Error | undefined;
+  let ledger: LedgerLine[] = [];
   // Rows with nothing to send and no journal (no earlier attempt): their outcome is the plan's.
   const unsent = outcomesWithoutRequests(workDir, chunk);
   if (unsent) {
@@ -154,12 +165,15 @@ export async function pushRowChunk(
       }
       writes = ex.writesSent;
       abort ??= ex.abortReason ?? undefined;
+      ledger = rowChunkLedger(chunk.plans, results, journal);
     } finally {
       await journal.close();
     }
   }
   if (abort && (await throwsOn(ctx, abort))) throw abort;
   ctx.guard?.check();
+  // Before the results, whose presence says the chunk is done: a finished chunk always has its ledger.
+  if (!unsent) await writeChunkLedger(workDir, 'rows', index, ledger);
   const sorted = await writeResults(workDir, 'rows', index, results);
   return {
     rows: results.length,
@@ -188,6 +202,14 @@ export async function pushArchiveChunk(
     await ex.archive(entries);
     if (ex.abortReason && (await throwsOn(ctx, ex.abortReason))) throw ex.abortReason;
     ctx.guard?.check();
+    const byId = new Map(entries.map((e) => [e.tradeItemId, e]));
+    const archived = results.filter((r) => r.outcome === 'archived' && r.tradeItemId && byId.has(r.tradeItemId));
+    await writeChunkLedger(
+      workDir,
+      'archives',
+      index,
+      archived.map((r) => archiveLedgerLine(byId.get(r.tradeItemId!)!)),
+    );
     await writeResults(workDir, 'archives', index, results);
     return {
       rows: results.length,

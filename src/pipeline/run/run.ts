@@ -16,6 +16,7 @@ import { RequestTally } from './request-tally.ts';
 import { leaseStoreFor } from './lease-store.ts';
 import { recoverChunk, resultsExist, settleArchiveChunk, type ChunkKind, type ResultRow } from './chunks.ts';
 import { abortError, openRun, produceChunks } from './open-run.ts';
+import { mergeRunLedger } from './ledger-file.ts';
 import type { RunContext } from './run-context.ts';
 import { pushArchiveChunk, pushRowChunk, runShare, type PushContext, type PushedChunk } from './push.ts';
 import {
@@ -199,6 +200,7 @@ async function driveInline(
     ctx.onProgress?.({ stage: 'report', rowsRead, operationsSent: done, writes, errors, rowsTotal: state.rows });
     const aborted = state.aborted ?? (share.stop.reason ? abortOf(share.stop.reason) : undefined);
     const requests = tally.total();
+    if (kind === 'import' && !state.request.dryRun) await mergeRunLedger(workDir, state.rowChunks, state.archiveChunks);
     // The lease is held until the report is written (as finishRun does in queue mode): a run's report is true to the
     // API when it ends, since the next run for this owner starts after it.
     finished = await assembler.finish(state.archiveChunks, (counts) => summaryOf(state, counts, requests, aborted));
@@ -459,6 +461,7 @@ export async function finishRun(workDir: string, ctx: RunContext & { pushRequest
   for (let i = 0; i < state.archiveChunks; i++)
     if (!resultsExist(workDir, 'archives', i)) await recoverChunk(workDir, 'archives', i, 'the chunk never finished');
   const requests = { reference: state.referenceRequests, product: state.productRequests + (ctx.pushRequests ?? 0) };
+  if (!state.request.dryRun) await mergeRunLedger(workDir, state.rowChunks, state.archiveChunks);
   const { files, summary } = await assembler.finish(state.archiveChunks, (counts) =>
     summaryOf(state, counts, requests, state.aborted),
   );

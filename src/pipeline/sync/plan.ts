@@ -36,12 +36,36 @@ export interface RowPlan {
   manufacturedItemId: string | null;
   changedFields: string[];
   issues: Issue[];
+  /** What the writes replace, for the run's undo ledger (sync/ledger.ts); absent when nothing is sent. */
+  undo?: PlanUndo;
+}
+
+/** One field a plan changes: the value the API held before (null when none) and the value sent. */
+export interface FieldChange {
+  item: 'tradeItem' | 'manufacturedItem';
+  field: string;
+  before: unknown;
+  sent: unknown;
+}
+
+/** What a row's writes replace: taken from the API state the plan was made against (no extra read). */
+export interface PlanUndo {
+  /** The item's GTIN as the API holds it (or as created): how the undo finds it again. */
+  gtin: string | null;
+  supplierCompanyId: string | null;
+  /** The items the row creates. */
+  created: Array<'tradeItem' | 'manufacturedItem'>;
+  /** Set when the row unarchives the trade item. */
+  archivedBefore?: boolean;
+  fields: FieldChange[];
 }
 
 /** An archive of owner items missing from a `full` sheet. */
 export interface ArchiveEntry {
   tradeItemId: string;
   key: string | null;
+  /** The item's GTIN as the API holds it (the undo ledger's lookup key). */
+  gtin?: string | null;
 }
 
 /** What a run knows of the API before planning: the owner's items by key. */
@@ -109,6 +133,15 @@ function diff(
   return changes;
 }
 
+/** The changes of `sent` as FieldChanges, with `before` from the record the plan was made against. */
+function changesOf(
+  item: FieldChange['item'],
+  sent: Record<string, unknown>,
+  record: Record<string, unknown> | null,
+): FieldChange[] {
+  return Object.entries(sent).map(([field, v]) => ({ item, field, before: record?.[field] ?? null, sent: v ?? null }));
+}
+
 function splitTradeAndManufactured(fields: Record<string, unknown>): {
   trade: Record<string, unknown>;
   manu: Record<string, unknown>;
@@ -128,18 +161,18 @@ function tradeUpdateSteps(
   wanted: Record<string, unknown>,
   clear: readonly string[],
   record: Record<string, unknown>,
-): { steps: Step[]; changed: string[] } {
+): { steps: Step[]; changed: string[]; changes: Record<string, unknown> } {
   const changes = diff(wanted, clear, record, TRADE_PUT);
   const changed = Object.keys(changes);
-  if (changed.length === 0) return { steps: [], changed };
+  if (changed.length === 0) return { steps: [], changed, changes };
   if ('harmonizedCode' in changes) {
     // PATCH does not take harmonizedCode: PUT replaces every updatable field, so send the whole record with the
     // changes.
     const body = { ...pick(record, TRADE_PUT), ...changes };
     for (const [k, v] of Object.entries(body)) if (v === undefined) delete body[k];
-    return { steps: [{ kind: 'tradeItem.put', id, body }], changed };
+    return { steps: [{ kind: 'tradeItem.put', id, body }], changed, changes };
   }
-  return { steps: [{ kind: 'tradeItem.patch', id, body: pick(changes, TRADE_PATCH) }], changed };
+  return { steps: [{ kind: 'tradeItem.patch', id, body: pick(changes, TRADE_PATCH) }], changed, changes };
 }
 
 function createOnlyWarnings(draft: Draft, record: Record<string, unknown>, fields: readonly string[]): Issue[] {
@@ -190,13 +223,15 @@ export function planRow(draft: Draft, state: ApiState, options: PlanOptions): Ro
     }
     const tradeItemId = tradeItemIdFor(owner, gtin);
     if (options.target === 'tradeItem') {
-      const body = { ...pick(trade, TRADE_CREATE), ownerCompanyId: owner, tradeItemId };
+      const sent = pick(trade, TRADE_CREATE);
+      const body = { ...sent, ownerCompanyId: owner, tradeItemId };
       return {
         ...base,
         action: 'create',
         tradeItemId,
         steps: [{ kind: 'tradeItem.create', body }],
-        changedFields: Object.keys(pick(trade, TRADE_CREATE)),
+        changedFields: Object.keys(sent),
+        undo: { gtin, supplierCompanyId: null, created: ['tradeItem'], fields: changesOf('tradeItem', sent, null) },
       };
     }
     const supplier = String(manu.supplierCompanyId);
@@ -225,6 +260,12 @@ export function planRow(draft: Draft, state: ApiState, options: PlanOptions): Ro
       manufacturedItemId,
       steps,
       changedFields: Object.keys(draft.fields),
+      undo: {
+        gtin,
+        supplierCompanyId: supplier,
+        created: ['tradeItem', 'manufacturedItem'],
+        fields: [...changesOf('tradeItem', trade, null), ...changesOf('manufacturedItem', manu, null)],
+      },
     };
   }
 
@@ -244,6 +285,13 @@ export function planRow(draft: Draft, state: ApiState, options: PlanOptions): Ro
   );
   steps.push(...tradeUpdate.steps);
   const changed = [...tradeUpdate.changed];
+  const undo: PlanUndo = {
+    gtin: typeof existing.gtin === 'string' ? existing.gtin : gtin,
+    supplierCompanyId: null,
+    created: [],
+    ...(existing.archived ? { archivedBefore: true } : {}),
+    fields: changesOf('tradeItem', tradeUpdate.changes, existing),
+  };
   const issues = createOnlyWarnings(draft, existing, ['multipack', 'productLanguage']);
   let manufacturedItemId: string | null = null;
 
@@ -258,6 +306,9 @@ export function planRow(draft: Draft, state: ApiState, options: PlanOptions): Ro
         body: { ...pick(manu, MANU_A), manufacturedItemId },
       });
       changed.push(...Object.keys(pick(manu, MANU_A)));
+      undo.supplierCompanyId = supplier;
+      undo.created.push('manufacturedItem');
+      undo.fields.push(...changesOf('manufacturedItem', pick(manu, MANU_A), null));
     } else {
       manufacturedItemId = current.manufacturedItemId;
       const changes = diff(
@@ -269,11 +320,21 @@ export function planRow(draft: Draft, state: ApiState, options: PlanOptions): Ro
       if (Object.keys(changes).length > 0) {
         steps.push({ kind: 'manufacturedItem.patch', id: current.manufacturedItemId, body: pick(changes, MANU_PATCH) });
         changed.push(...Object.keys(changes));
+        undo.supplierCompanyId = supplier;
+        undo.fields.push(...changesOf('manufacturedItem', pick(changes, MANU_PATCH), current));
       }
     }
   }
   if (action === 'unchanged' && changed.length > 0) action = 'update';
-  return { ...base, action, steps, manufacturedItemId, changedFields: changed, issues };
+  return {
+    ...base,
+    action,
+    steps,
+    manufacturedItemId,
+    changedFields: changed,
+    issues,
+    ...(steps.length > 0 ? { undo } : {}),
+  };
 }
 
 function skipIssue(draft: Draft, why: string): Issue {

@@ -1,0 +1,125 @@
+/**
+ * The runs an undo deals with: the run to undo (by id under the report dir, or by its directory), the undo's own id,
+ * and the later runs that touched the same items (docs/undo.md).
+ */
+import { existsSync } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { ProductSyncError } from '../../errors.ts';
+import { LEDGER_FILE, readLedger } from './ledger-file.ts';
+
+/** What run.json and summary.json tell of a finished run. */
+export interface FinishedRun {
+  runId: string;
+  dir: string;
+  reportDir: string;
+  owner: string;
+  kind: string;
+  /** The run an undo undid. */
+  undoes?: string;
+  startedAt: string;
+  dryRun: boolean;
+  ledger: string;
+}
+
+async function readJson<T>(file: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+type RunJson = { runId?: string; kind?: string; ownerCompanyId?: string; undoes?: string };
+type SummaryJson = { runId?: string; startedAt?: string; dryRun?: boolean };
+
+async function finishedRun(dir: string): Promise<FinishedRun | undefined> {
+  const summary = await readJson<SummaryJson>(join(dir, 'summary.json'));
+  const run = await readJson<RunJson>(join(dir, 'run.json'));
+  if (!summary || !run?.ownerCompanyId) return undefined;
+  return {
+    runId: basename(dir),
+    dir,
+    reportDir: dirname(dir),
+    owner: run.ownerCompanyId,
+    kind: run.kind ?? 'import',
+    ...(run.undoes ? { undoes: run.undoes } : {}),
+    startedAt: summary.startedAt ?? '',
+    dryRun: Boolean(summary.dryRun),
+    ledger: join(dir, LEDGER_FILE),
+  };
+}
+
+const undoError = (message: string) => new ProductSyncError('PS_ERR_UNDO', message);
+
+/** The run `target` names: a run directory, or a run id under `reportDir`. */
+export async function findRunToUndo(target: string, reportDir: string): Promise<FinishedRun> {
+  const asDir = resolve(target);
+  const dir =
+    existsSync(join(asDir, 'run.json')) || existsSync(join(asDir, 'summary.json'))
+      ? asDir
+      : resolve(reportDir, basename(target));
+  if (basename(target) !== target && dir !== asDir) throw undoError(`no run directory at ${target}`);
+  if (!existsSync(dir)) throw undoError(`no run ${target} in ${resolve(reportDir)}`);
+  if (!existsSync(join(dir, 'summary.json')))
+    throw undoError(
+      `run ${basename(dir)} has not finished (no summary.json): run its command again to finish it, then undo it`,
+    );
+  const run = await finishedRun(dir);
+  if (!run) throw undoError(`run ${basename(dir)} has no readable run.json or summary.json`);
+  if (run.kind === 'validate' || run.kind === 'reconcile')
+    throw undoError(`run ${run.runId} is a ${run.kind}: it sent nothing`);
+  if (run.dryRun) throw undoError(`run ${run.runId} was a dry run: it sent nothing`);
+  if (!existsSync(run.ledger))
+    throw undoError(`run ${run.runId} has no undo ledger (${LEDGER_FILE}): it ran before ledgers were kept`);
+  return run;
+}
+
+/**
+ * The undo's run id: `undo-<run>`, `undo-<run>-u2`… — the first not taken by another run, or the one left unfinished
+ * by an earlier attempt of this undo (which resumes). A finished undo is not run again under its id: undoing the same
+ * run again is a new run that finds everything as before.
+ */
+export async function undoRunIdFor(reportDir: string, undone: string): Promise<string> {
+  for (let n = 1; ; n++) {
+    const id = n === 1 ? `undo-${undone}` : `undo-${undone}-u${n}`;
+    const dir = join(reportDir, id);
+    if (!existsSync(dir)) return id;
+    const run = await readJson<RunJson>(join(dir, 'run.json'));
+    if (run?.undoes === undone && !existsSync(join(dir, 'summary.json'))) return id;
+  }
+}
+
+/** A later run that changed items of the run to undo. */
+export interface NewerRun {
+  runId: string;
+  startedAt: string;
+  items: number;
+  /** A few of the items (trade item ids). */
+  sample: string[];
+}
+
+/**
+ * The finished runs of `run`'s report dir started after it, other than its own undos, whose ledgers name items of
+ * `ids` (the trade items `run` changed).
+ */
+export async function newerRunsTouching(run: FinishedRun, ids: ReadonlySet<string>): Promise<NewerRun[]> {
+  const found: NewerRun[] = [];
+  for (const name of await readdir(run.reportDir)) {
+    if (name === run.runId) continue;
+    const dir = join(run.reportDir, name);
+    if (!existsSync(join(dir, LEDGER_FILE)) || !(await stat(dir)).isDirectory()) continue;
+    const other = await finishedRun(dir);
+    if (!other || other.owner !== run.owner || other.undoes === run.runId || !(other.startedAt > run.startedAt))
+      continue;
+    let items = 0;
+    const sample: string[] = [];
+    for await (const line of readLedger(other.ledger)) {
+      if (!line.tradeItemId || !ids.has(line.tradeItemId)) continue;
+      items++;
+      if (sample.length < 3) sample.push(line.tradeItemId);
+    }
+    if (items > 0) found.push({ runId: other.runId, startedAt: other.startedAt, items, sample });
+  }
+  return found.sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+}

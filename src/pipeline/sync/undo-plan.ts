@@ -1,0 +1,159 @@
+/**
+ * What undoing one ledger line takes (pure): the item as the API holds it now against what the run sent and what it
+ * replaced. A field still holding the value sent is put back; one holding the value before is already undone; any
+ * other value is a conflict, and the item is left as it is (docs/undo.md).
+ */
+import { acceptedFields } from '../../api/schemas.ts';
+import type { ManufacturedItemRecord, TradeItemRecord } from '../../api/types.ts';
+import { sameCanonical } from './canonical.ts';
+import type { FieldChange, LedgerLine } from './ledger.ts';
+
+/** A field someone changed since the run: left as it is. */
+export interface UndoConflict {
+  item: FieldChange['item'];
+  field: string;
+  before: unknown;
+  sent: unknown;
+  now: unknown;
+}
+
+/** The undo of one ledger line. */
+export interface UndoDecision {
+  /** restore: writes to send (or none left, when an earlier attempt sent them); the others send nothing. */
+  verdict: 'restore' | 'conflict' | 'unchanged' | 'failed';
+  /** What is done, in words (rows.csv): "restore tradeItemName", "archive (created by the run)"… */
+  action: string;
+  conflicts: UndoConflict[];
+  /** Fields to put back, by item. */
+  trade: Record<string, unknown>;
+  manu: Record<string, unknown>;
+  /** The archive state to set, or null. */
+  archive: boolean | null;
+  message?: string;
+  /** The undo's own ledger line (what its writes replace), for a restore. */
+  ledger: LedgerLine | null;
+}
+
+const TRADE_PATCH = acceptedFields('tradeItem.patch');
+const TRADE_PUT = acceptedFields('tradeItem.put');
+const MANU_PATCH = acceptedFields('manufacturedItem.patch');
+const MANU_PUT = acceptedFields('manufacturedItem.put');
+
+const nothing = (verdict: UndoDecision['verdict'], action: string, message?: string): UndoDecision => ({
+  verdict,
+  action,
+  conflicts: [],
+  trade: {},
+  manu: {},
+  archive: null,
+  ledger: null,
+  ...(message ? { message } : {}),
+});
+
+/** Decides the undo of `line` against the records the API holds now (undefined: not found). */
+export function decideUndo(
+  line: LedgerLine,
+  trade: TradeItemRecord | undefined,
+  manu: ManufacturedItemRecord | undefined,
+): UndoDecision {
+  const createdTrade = line.created.includes('tradeItem');
+  if (!line.tradeItemId) return nothing('failed', 'none', 'the run did not learn the id of this item');
+  if (!trade)
+    return createdTrade
+      ? nothing('unchanged', 'none', 'the item the run created is not in the API')
+      : nothing('failed', 'none', 'the item is not in the API any more');
+  if (line.created.includes('manufacturedItem') && !createdTrade)
+    return nothing(
+      'failed',
+      'none',
+      'the run created a manufactured item under an existing trade item: the API can neither archive nor delete one',
+    );
+  const d: UndoDecision = { ...nothing('unchanged', ''), trade: {}, manu: {} };
+  const undone: FieldChange[] = [];
+  for (const f of line.fields) {
+    const rec = f.item === 'tradeItem' ? trade : manu;
+    if (!rec) return nothing('failed', 'none', `the ${f.item} is not in the API any more`);
+    const now = rec[f.field] ?? null;
+    if (sameCanonical(now, f.sent)) {
+      // A created item keeps its fields: it is archived below.
+      if (createdTrade) continue;
+      (f.item === 'tradeItem' ? d.trade : d.manu)[f.field] = f.before ?? null;
+      undone.push({ item: f.item, field: f.field, before: f.sent, sent: f.before ?? null });
+    } else if (!sameCanonical(now, f.before)) {
+      d.conflicts.push({ item: f.item, field: f.field, before: f.before ?? null, sent: f.sent, now });
+    }
+  }
+  if (createdTrade && !trade.archived) d.archive = true;
+  else if (!createdTrade && line.archived && trade.archived === line.archived.after) d.archive = line.archived.before;
+  if (d.conflicts.length > 0)
+    return {
+      ...nothing('conflict', 'none'),
+      conflicts: d.conflicts,
+      message: `changed since the run: ${d.conflicts.map((c) => c.field).join(', ')}`,
+    };
+  const words = [
+    ...Object.keys(d.trade).map((f) => `restore ${f}`),
+    ...Object.keys(d.manu).map((f) => `restore ${f}`),
+    ...(d.archive === true ? [createdTrade ? 'archive (created by the run)' : 'archive'] : []),
+    ...(d.archive === false ? ['unarchive'] : []),
+  ];
+  if (words.length === 0) return nothing('unchanged', 'none', 'already as before the run');
+  d.verdict = 'restore';
+  d.action = words.join('; ');
+  d.ledger = {
+    row: null,
+    key: line.key,
+    gtin: line.gtin,
+    tradeItemId: line.tradeItemId,
+    manufacturedItemId: line.manufacturedItemId,
+    supplierCompanyId: line.supplierCompanyId,
+    outcome: 'restored',
+    created: [],
+    archived: d.archive === null ? null : { before: !d.archive, after: d.archive },
+    fields: undone,
+  };
+  return d;
+}
+
+/** A write of an undo. */
+export type UndoWrite =
+  | { kind: 'tradeItem.patch' | 'tradeItem.put'; id: string; body: Record<string, unknown> }
+  | { kind: 'manufacturedItem.patch' | 'manufacturedItem.put'; id: string; body: Record<string, unknown> }
+  | { kind: 'tradeItem.unarchive'; id: string };
+
+function pick(record: Record<string, unknown>, allowed: ReadonlySet<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(record)) if (allowed.has(k) && v !== undefined) out[k] = v;
+  return out;
+}
+
+/**
+ * The requests that put a decision's fields back, in order: PATCH with those fields only, or PUT of the record as it is
+ * now with them (a field PATCH does not take, such as harmonizedCode); then an unarchive. Archives are sent per batch
+ * (a collection request), after these.
+ */
+export function undoWrites(
+  d: UndoDecision,
+  trade: TradeItemRecord | undefined,
+  manu: ManufacturedItemRecord | undefined,
+): UndoWrite[] {
+  const writes: UndoWrite[] = [];
+  if (trade && Object.keys(d.trade).length > 0) {
+    const put = Object.keys(d.trade).some((f) => !TRADE_PATCH.has(f));
+    writes.push(
+      put
+        ? { kind: 'tradeItem.put', id: trade.tradeItemId, body: { ...pick(trade, TRADE_PUT), ...d.trade } }
+        : { kind: 'tradeItem.patch', id: trade.tradeItemId, body: d.trade },
+    );
+  }
+  if (manu && Object.keys(d.manu).length > 0) {
+    const put = Object.keys(d.manu).some((f) => !MANU_PATCH.has(f));
+    writes.push(
+      put
+        ? { kind: 'manufacturedItem.put', id: manu.manufacturedItemId, body: { ...pick(manu, MANU_PUT), ...d.manu } }
+        : { kind: 'manufacturedItem.patch', id: manu.manufacturedItemId, body: d.manu },
+    );
+  }
+  if (trade && d.archive === false) writes.push({ kind: 'tradeItem.unarchive', id: trade.tradeItemId });
+  return writes;
+}

@@ -1,0 +1,216 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { runImport } from '../../src/pipeline/run/run.ts';
+import { runUndo, type UndoItem } from '../../src/pipeline/run/undo.ts';
+import type { LedgerLine } from '../../src/pipeline/sync/ledger.ts';
+import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
+import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+
+const owner = DEMO_COMPANY_ID;
+let sandbox: RunningSandbox;
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const g14 = (i: number) => testGtin(i).padStart(14, '0');
+
+function env(dir: string): Record<string, string> {
+  return {
+    PRODUCT_API_URL: sandbox.url,
+    REFERENCE_API_URL: sandbox.url,
+    API_TOKEN: 'sandbox-token',
+    REPORT_DIR: join(dir, 'reports'),
+    STATE_DIR: join(dir, 'state'),
+    API_CONCURRENCY: '4',
+    LOG_LEVEL: 'silent',
+    REDIS_URL: '',
+  };
+}
+
+/** The owner's items as `gtin → {name, archived}`. */
+function snapshot(): Map<string, { name: unknown; archived: boolean; id: string }> {
+  return new Map(
+    sandbox.handle.store
+      .dump()
+      .tradeItems.filter((t) => t.ownerCompanyId === owner)
+      .map((t) => [String(t.gtin), { name: t.tradeItemName, archived: t.archived, id: t.tradeItemId }]),
+  );
+}
+
+/** Someone else's edit, straight through the API. */
+async function patchName(id: string, name: string): Promise<void> {
+  const res = await fetch(`${sandbox.url}/api/tradeItems/${id}`, {
+    method: 'PATCH',
+    headers: { authorization: 'Bearer sandbox-token', 'content-type': 'application/json' },
+    body: JSON.stringify({ tradeItemName: name }),
+  });
+  expect(res.status).toBe(200);
+}
+
+/** Night 2: rows 0-27 and 30-32; 0-4 renamed; 28-29 left out (archived by mode full); 30-32 new. */
+function night2Sheet(dir: string): string {
+  const lines = ['GTIN;Désignation;Poids net;Unité'];
+  for (const i of [...Array.from({ length: 28 }, (_, i) => i), 30, 31, 32])
+    lines.push(`${testGtin(i)};${i < 5 ? `Biscuits nuit 2 ${i}` : `Biscuits au beurre ${i}`};${(i % 900) + 100};g`);
+  const file = join(dir, 'night2.csv');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+function cli(args: string[], e: Record<string, string>) {
+  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
+    env: { ...process.env, ...e },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += String(d)));
+  child.stderr.on('data', (d) => (stderr += String(d)));
+  return {
+    child,
+    exit: new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+      child.once('close', (code) => resolve({ code, stdout, stderr })),
+    ),
+  };
+}
+
+describe('undo a run', () => {
+  it('restores night 1 except what others changed since, archives what night 2 created, can be undone, and survives kill -9', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-undo-'));
+    const e = env(dir);
+    const reportDir = e.REPORT_DIR!;
+    const cc: CommandContext = await contextFromConfig(loadConfig(e), {});
+    let target = '';
+    let beforeState = new Map<string, unknown>();
+    try {
+      // Night 1: 30 items; item 27 archived since (so night 2 unarchives it).
+      const n1 = writeProductSheet(dir, 30, { owner });
+      const night1 = await runImport({ file: n1.file, mapping: n1.mapping }, cc.ctx);
+      expect(night1.summary.counts).toMatchObject({ created: 30 });
+      await cc.ctx.clients.product.archiveTradeItems([snapshot().get(g14(27))!.id]);
+      const before = snapshot();
+      beforeState = before;
+
+      // Night 2, mode full: 5 patched, 1 unarchived, 2 archived, 3 created.
+      const night2 = await runImport({ file: night2Sheet(dir), mapping: n1.mapping, mode: 'full' }, cc.ctx);
+      expect(night2.summary.counts).toMatchObject({ updated: 5, unarchived: 1, archived: 2, created: 3, failed: 0 });
+      target = night2.runId;
+      const after2 = snapshot();
+      const ledger = readFileSync(join(night2.reportDir, 'undo.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as LedgerLine);
+      expect(ledger).toHaveLength(11);
+      const renamed = ledger.find((l) => l.gtin === g14(2))!;
+      expect(renamed.fields).toEqual([
+        { item: 'tradeItem', field: 'tradeItemName', before: 'Biscuits au beurre 2', sent: 'Biscuits nuit 2 2' },
+      ]);
+      expect(ledger.find((l) => l.gtin === g14(27))!.archived).toEqual({ before: true, after: false });
+      expect(ledger.find((l) => l.gtin === g14(31))!.created).toEqual(['tradeItem']);
+
+      // Someone else edits three items night 2 changed.
+      for (const i of [0, 1, 30]) await patchName(after2.get(g14(i))!.id, `edited by hand ${i}`);
+      const edited = snapshot();
+
+      // --dry-run reads and sends nothing.
+      let w = sandbox.handle.counts().writes;
+      const plan: UndoItem[] = [];
+      const dry = await runUndo(
+        { target: night2.runId, reportDir, dryRun: true },
+        { ...cc.ctx, onItem: (i) => plan.push(i) },
+      );
+      expect(sandbox.handle.counts().writes).toBe(w);
+      expect(dry.dir).toBeNull();
+      expect(dry.summary.counts).toEqual({ items: 11, restored: 8, conflict: 3, unchanged: 0, failed: 0 });
+      expect(plan.filter((i) => i.outcome === 'conflict').map((i) => i.gtin)).toEqual([0, 1, 30].map((i) => g14(i)));
+
+      // The undo: night 1's state except the three edited items; night 2's creates archived; 6 writes, no more.
+      w = sandbox.handle.counts().writes;
+      const routes = { ...sandbox.handle.counts().byRoute };
+      const undo = await runUndo({ target: night2.runId, reportDir }, cc.ctx);
+      expect(undo.summary.counts).toEqual({ items: 11, restored: 8, conflict: 3, unchanged: 0, failed: 0 });
+      expect(undo.exitCode).toBe(1);
+      // 3 PATCHes (items 2-4), 2 unarchives (28, 29), 1 archive collection (27, 31, 32).
+      expect(sandbox.handle.counts().writes - w).toBe(6);
+      const delta = Object.entries(sandbox.handle.counts().byRoute)
+        .filter(([k, v]) => !k.startsWith('GET') && v !== (routes[k] ?? 0))
+        .map(([k, v]) => [k, v - (routes[k] ?? 0)]);
+      expect(delta).toHaveLength(3);
+      const now = snapshot();
+      for (const [gtin, item] of before) {
+        if ([0, 1].some((i) => g14(i) === gtin)) expect(now.get(gtin)).toEqual(edited.get(gtin));
+        else expect(now.get(gtin), gtin).toEqual(item);
+      }
+      for (const i of [31, 32]) expect(now.get(g14(i))!.archived).toBe(true);
+      expect(now.get(g14(30))).toEqual(edited.get(g14(30)));
+      const conflicts = readFileSync(join(undo.dir!, 'conflicts.csv'), 'utf8');
+      expect(conflicts).toContain(
+        `${g14(0)},${after2.get(g14(0))!.id},tradeItem,tradeItemName,"""Biscuits au beurre 0""","""Biscuits nuit 2 0""","""edited by hand 0"""`,
+      );
+      expect(conflicts).toContain(`${g14(30)},${after2.get(g14(30))!.id},tradeItem,tradeItemName,,`);
+      const summary = JSON.parse(readFileSync(join(undo.dir!, 'summary.json'), 'utf8'));
+      expect(summary.counts).toMatchObject({ restored: 8, conflict: 3, unchanged: 0, failed: 0 });
+
+      // Undoing it again: nothing to send.
+      w = sandbox.handle.counts().writes;
+      const again = await runUndo({ target: night2.runId, reportDir }, cc.ctx);
+      expect(sandbox.handle.counts().writes).toBe(w);
+      expect(again.summary.counts).toMatchObject({ restored: 0, conflict: 3, unchanged: 8 });
+      expect(again.runId).not.toBe(undo.runId);
+
+      // The undo of the undo gives night 2 back (the three edited items were never the undo's).
+      const redo = await runUndo({ target: undo.runId, reportDir }, cc.ctx);
+      expect(redo.summary.counts).toEqual({ items: 8, restored: 8, conflict: 0, unchanged: 0, failed: 0 });
+      expect(redo.exitCode).toBe(0);
+      const back = snapshot();
+      for (const [gtin, item] of after2) expect(back.get(gtin), gtin).toEqual(edited.get(gtin) ?? item);
+
+      // Night 2 again now has a newer run on its items (the undo of its undo): refused without --force.
+      await expect(runUndo({ target: night2.runId, reportDir }, cc.ctx)).rejects.toMatchObject({
+        code: 'PS_ERR_UNDO_BLOCKED',
+        message: expect.stringContaining(redo.runId),
+      });
+    } finally {
+      await cc.close();
+    }
+
+    // kill -9 in the middle of the CLI's undo (one write at a time, slowed down), then the same command converges.
+    sandbox.handle.setFaults({ latencyMs: 150 });
+    const slow = { ...e, API_CONCURRENCY: '1' };
+    const w0 = sandbox.handle.counts().writes;
+    const killed = cli(['undo', target, '--force'], slow);
+    while (sandbox.handle.counts().writes - w0 < 2) await sleep(20);
+    killed.child.kill('SIGKILL');
+    await killed.exit;
+    const sentBeforeKill = sandbox.handle.counts().writes - w0;
+    expect(sentBeforeKill).toBeLessThan(6);
+    sandbox.handle.setFaults({});
+    const resumed = await cli(['undo', target, '--force'], e).exit;
+    expect(resumed.code, resumed.stderr).toBe(1);
+    expect(resumed.stdout).toContain('restored 8, conflict 3');
+    const converged = snapshot();
+    for (const [gtin, item] of beforeState) {
+      if (![0, 1, 30].some((i) => g14(i) === gtin)) expect(converged.get(gtin), gtin).toEqual(item);
+    }
+    // Its ledger holds every restore, those of the killed attempt too: a dry run of its undo would restore all 8.
+    const resumedId = /undo (\S+) of run/.exec(resumed.stdout)![1]!;
+    const redoPlan = await cli(['undo', resumedId, '--dry-run'], e).exit;
+    expect(redoPlan.stdout).toContain('to restore 8');
+    // And undoing the run once more sends nothing.
+    const w1 = sandbox.handle.counts().writes;
+    const noop = await cli(['undo', target, '--force'], e).exit;
+    expect(noop.stdout).toContain('writes 0');
+    expect(sandbox.handle.counts().writes).toBe(w1);
+  });
+});

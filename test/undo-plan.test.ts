@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import type { TradeItemRecord } from '../src/api/types.ts';
+import { rowLedgerLine } from '../src/pipeline/sync/ledger.ts';
+import { planRow, type ApiState, type PlanOptions } from '../src/pipeline/sync/plan.ts';
+import { decideUndo, undoWrites } from '../src/pipeline/sync/undo-plan.ts';
+import type { Draft } from '../src/pipeline/types.ts';
+
+const owner = '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f';
+const gtin = '03017620422003';
+const opts: PlanOptions = { target: 'tradeItem', mode: 'upsert', ownerCompanyId: owner, key: 'gtin' };
+const draft = (fields: Record<string, unknown>): Draft => ({
+  row: 2,
+  key: gtin,
+  target: 'tradeItem',
+  fields: { gtin, ...fields },
+  clear: [],
+  issues: [],
+  source: [],
+});
+const record = (extra: Partial<TradeItemRecord> = {}): TradeItemRecord => ({
+  tradeItemId: 'a1a1a1a1-0000-4000-8000-000000000001',
+  ownerCompanyId: owner,
+  archived: false,
+  gtin,
+  tradeItemName: 'Pâte à tartiner',
+  harmonizedCode: '1806',
+  ...extra,
+});
+const state = (items: TradeItemRecord[]): ApiState => ({
+  tradeItems: new Map(items.map((i) => [i.gtin as string, i])),
+  manufacturedItems: new Map(),
+  complete: true,
+});
+
+/** The ledger line of a row planned against `before` and sent in full. */
+function ledgerOf(fields: Record<string, unknown>, before: TradeItemRecord | null) {
+  const plan = planRow(draft(fields), state(before ? [before] : []), opts);
+  const line = rowLedgerLine(
+    plan,
+    {
+      row: plan.row,
+      key: plan.key,
+      outcome: plan.action === 'create' ? 'created' : plan.action === 'unarchive' ? 'unarchived' : 'updated',
+      tradeItemId: plan.tradeItemId,
+      manufacturedItemId: null,
+      changedFields: plan.changedFields,
+      issues: [],
+    },
+    true,
+  );
+  return line!;
+}
+
+describe('the undo of one ledger line', () => {
+  it('puts back with PATCH the fields that still hold what the run sent, and with PUT when harmonizedCode is one', () => {
+    const before = record();
+    const line = ledgerOf({ tradeItemName: 'Pâte', harmonizedCode: '1704' }, before);
+    expect(line.fields).toEqual([
+      { item: 'tradeItem', field: 'tradeItemName', before: 'Pâte à tartiner', sent: 'Pâte' },
+      { item: 'tradeItem', field: 'harmonizedCode', before: '1806', sent: '1704' },
+    ]);
+    const now = record({ tradeItemName: 'Pâte', harmonizedCode: '1704', brandName: 'kept' });
+    const d = decideUndo(line, now, undefined);
+    expect(d.verdict).toBe('restore');
+    const [put] = undoWrites(d, now, undefined);
+    expect(put).toMatchObject({
+      kind: 'tradeItem.put',
+      body: { tradeItemName: 'Pâte à tartiner', harmonizedCode: '1806' },
+    });
+
+    const onlyName = decideUndo(
+      ledgerOf({ tradeItemName: 'Pâte' }, before),
+      record({ tradeItemName: 'Pâte' }),
+      undefined,
+    );
+    expect(undoWrites(onlyName, record({ tradeItemName: 'Pâte' }), undefined)).toEqual([
+      { kind: 'tradeItem.patch', id: before.tradeItemId, body: { tradeItemName: 'Pâte à tartiner' } },
+    ]);
+    // The undo's own ledger swaps before and sent: its undo gives the run's value back.
+    expect(onlyName.ledger!.fields).toEqual([
+      { item: 'tradeItem', field: 'tradeItemName', before: 'Pâte', sent: 'Pâte à tartiner' },
+    ]);
+  });
+
+  it('leaves an item changed since alone and reports before, sent and now; one already as before needs nothing', () => {
+    const line = ledgerOf({ tradeItemName: 'Pâte', harmonizedCode: '1704' }, record());
+    const edited = record({ tradeItemName: 'Hand edit', harmonizedCode: '1704' });
+    const d = decideUndo(line, edited, undefined);
+    expect(d.verdict).toBe('conflict');
+    expect(d.conflicts).toEqual([
+      { item: 'tradeItem', field: 'tradeItemName', before: 'Pâte à tartiner', sent: 'Pâte', now: 'Hand edit' },
+    ]);
+    expect(undoWrites(d, edited, undefined)).toEqual([]);
+    expect(decideUndo(line, record(), undefined).verdict).toBe('unchanged');
+  });
+
+  it('archives what the run created, unless changed since; re-archives what it unarchived', () => {
+    const created = ledgerOf({ tradeItemName: 'Nouveau' }, null);
+    expect(created.created).toEqual(['tradeItem']);
+    const item = record({ tradeItemId: created.tradeItemId!, tradeItemName: 'Nouveau', harmonizedCode: null });
+    expect(decideUndo(created, item, undefined)).toMatchObject({ verdict: 'restore', archive: true });
+    expect(decideUndo(created, { ...item, archived: true }, undefined).verdict).toBe('unchanged');
+    expect(decideUndo(created, { ...item, tradeItemName: 'Edited' }, undefined).verdict).toBe('conflict');
+    expect(decideUndo(created, undefined, undefined).verdict).toBe('unchanged');
+
+    const unarchived = ledgerOf({ tradeItemName: 'Pâte à tartiner' }, record({ archived: true }));
+    expect(unarchived.archived).toEqual({ before: true, after: false });
+    const d = decideUndo(unarchived, record(), undefined);
+    expect(d).toMatchObject({ verdict: 'restore', archive: true });
+    expect(d.ledger!.archived).toEqual({ before: false, after: true });
+  });
+});
