@@ -45,6 +45,11 @@ export const configSchema = z
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
     CHUNK_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
     WORKER_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
+    /**
+     * Hosts (names or addresses, comma-separated) a feed's source may reach although they resolve to a loopback,
+     * private, link-local, CGNAT or cloud-metadata address (src/sources/address-guard.ts).
+     */
+    SOURCE_ALLOW_HOSTS: optionalString,
     CONSOLE_TOKEN: optionalString,
     CONSOLE_USER: optionalString,
     CONSOLE_PASSWORD: optionalString,

@@ -121,9 +121,9 @@ describe('queue commands', () => {
 
       // A second tick finds nothing new: no second import.
       await cli(['feeds', 'run', 'nightly', '--jobs-dir', join(dir, 'jobs')]);
-      await until('tick', /already imported/);
+      await until('tick', /nothing new/);
       listed = (await cli(['feeds', 'list', '--jobs-dir', join(dir, 'jobs')])).stdout;
-      expect(listed).toMatch(/last tick \S+ newest file already imported/);
+      expect(listed).toMatch(/last tick \S+ nothing new/);
     } finally {
       r.disconnect();
     }
