@@ -18,7 +18,7 @@ const redisUrl = inject('redisUrl');
 const prefix = `ps-feed-src-${process.pid}-${Date.now().toString(36)}`;
 let sandbox: RunningSandbox;
 let https: TestHttps;
-let workers: WorkerSet[] = [];
+const workers: WorkerSet[] = [];
 let config: Config;
 let redis: Redis;
 let dir: string;
