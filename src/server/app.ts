@@ -17,6 +17,7 @@ import type { ImportJobData } from '../queue/catalog.ts';
 import { boardQueues } from '../queue/queues.ts';
 import { redisState } from '../queue/redis-state.ts';
 import { redact } from '../redact.ts';
+import { registerFeedSources } from './feed-sources.ts';
 import { registerMapper } from './mapper.ts';
 import { redisDownAnswer, withRedisBanner } from './redis-banner.ts';
 import { apiRun } from './runs.ts';
@@ -28,6 +29,8 @@ export interface ConsoleOptions {
   /** Largest upload, bytes (default 200 MB). */
   maxUploadBytes?: number;
   mappingsDir?: string;
+  /** The feed definitions (the Feed sources section); default `jobs`. */
+  jobsDir?: string;
   /** `Bearer <token>` required when set. */
   token?: string;
   /** Basic auth required when set. */
@@ -114,6 +117,9 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
       .type('text/html; charset=utf-8')
       .send(withRedisBanner(await readFile(buildFile('server/public/index.html'), 'utf8'), redisDown())),
   );
+
+  // Each feed's source, last listing and files seen / done / waiting (feed-sources.ts).
+  registerFeedSources(app, { config, jobsDir: resolve(options.jobsDir ?? 'jobs') });
 
   app.get('/mappings', async () => {
     const names = existsSync(mappingsDir)

@@ -241,3 +241,32 @@ describe('feed sources: https', () => {
     expect((await tick('remote')).tick).toBe('nothing new');
   }, 30_000);
 });
+
+describe('feed sources in the console and feeds list', () => {
+  it('shows each feed`s source (no secret), last listing and files seen / done / waiting', async () => {
+    const { buildConsole } = await import('../../src/server/app.ts');
+    const app = await buildConsole({ config, jobsDir: join(dir, 'jobs') });
+    try {
+      const res = await app.inject({ method: 'GET', url: '/feed-sources' });
+      expect(res.statusCode).toBe(200);
+      const feeds = (res.json() as { feeds: Record<string, unknown>[] }).feeds;
+      const byId = new Map(feeds.map((f) => [f.id, f]));
+      expect(byId.get('deltas')).toMatchObject({
+        kind: 'dir',
+        source: `dir:${drop('deltas')}/delta-*.csv`,
+        seen: 3,
+        done: 3,
+        waiting: 0,
+        lastListingAt: expect.stringMatching(/^\d{4}-/),
+        lastTickError: null,
+      });
+      expect(byId.get('remote')).toMatchObject({ kind: 'https', source: `${https.url}/feed.csv`, seen: 1, done: 1 });
+      expect(byId.get('down')).toMatchObject({ lastTickError: expect.stringMatching(/PS_ERR_SOURCE_UNAVAILABLE/) });
+      expect(res.body).not.toContain('token-from-env');
+      const page = await app.inject({ method: 'GET', url: '/' });
+      expect(page.body).toContain('id="feed-sources"');
+    } finally {
+      await app.close();
+    }
+  }, 30_000);
+});
