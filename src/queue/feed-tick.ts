@@ -225,7 +225,10 @@ async function take(
   let copyDir: string | null = null;
   if (local) {
     path = local;
-    sha256 = await fileSha256(local);
+    // Removed (or made unreadable) since the listing: the tick says so in one line, the next one lists again.
+    sha256 = await fileSha256(local).catch((err: NodeJS.ErrnoException) => {
+      throw new ProductSyncError('PS_ERR_SOURCE_UNAVAILABLE', `${local} cannot be read (${err.code ?? err.message})`);
+    });
   } else {
     // One folder per listed version: the run reads this copy; it is removed when the run ends.
     copyDir = join(
