@@ -118,6 +118,19 @@ async function ledgerDone(feed: string, count: number): Promise<Record<string, {
   }
   throw new Error(`feed ${feed}: ${count} files not done`);
 }
+/** Once a feed's run ended, its end queued a tick: waits until that tick recorded it found nothing more to do. */
+async function settled(feed: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const tick = await redis.hget(lastKey(feed), 'tick');
+    if (
+      /^nothing new|waits? for the next tick/.test(tick ?? '') &&
+      !(await redis.exists(`{${prefix}}:feed:${feed}:tick-lock`))
+    )
+      return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`feed ${feed}: the tick after its run did not come`);
+}
 const inFlight = async (feed: string) => (await redis.exists(`{${prefix}}:feed:${feed}:inflight`)) === 1;
 
 /** The feed's finished import jobs, in the order they were processed. */
@@ -177,6 +190,7 @@ describe('feed sources: every file once, in order', () => {
     expect((await tick('growing')).tick).toMatch(/^g-1\.csv changed since the previous listing/);
     expect((await tick('growing')).tick).toMatch(/^queued import-\S+: .*g-1\.csv$/);
     await ledgerDone('growing', 1);
+    await settled('growing');
     expect(names('growing ')).toHaveLength(3);
     writeFileSync(join(drop('growing'), 'g-2.csv.part'), sheet('growing', 1));
     const last = await tick('growing');
@@ -213,6 +227,7 @@ describe('feed sources: https', () => {
     const first = await tick('remote');
     expect(first.tick).toMatch(new RegExp(`^queued import-\\S+: ${https.url}/feed\\.csv feed\\.csv$`));
     await ledgerDone('remote', 1);
+    await settled('remote');
     expect(https.seen.at(-1)!.headers['x-feed-token']).toBe('token-from-env');
     // The copy the run read is gone once the run ended.
     expect(readdirSync(join(dir, 'uploads', 'feeds', 'remote'))).toEqual([]);
