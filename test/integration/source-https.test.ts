@@ -109,6 +109,25 @@ describe('the https source', () => {
     expect(checks.filter((h) => h === 'localhost')).toHaveLength(2);
   });
 
+  it('refuses at the connection when the name is refused there, though it passed before the request', async () => {
+    // The first check (before the request) allows localhost, the connection's own lookup does not: as if the name's
+    // answer had changed in between. The connection is refused, not made.
+    let calls = 0;
+    const allow = new Proxy(['localhost'], {
+      get: (target, key) =>
+        key === 'includes' ? (h: string) => ++calls === 1 && target.includes(h) : Reflect.get(target, key),
+    });
+    const before = server.seen.length;
+    const s = openHttpsSource(
+      { url: `${server.url}/feed.csv`, ca: server.caFile },
+      { allowHosts: allow, maxBytes: 1024 },
+    );
+    const err = (await s.list().catch((e: unknown) => e)) as Error & { code: string };
+    await s.close();
+    expect(err.code).toBe('PS_ERR_SOURCE_REFUSED');
+    expect(server.seen.length).toBe(before);
+  });
+
   it('uses Last-Modified when the server gives no ETag', async () => {
     const s = open('/dated.csv');
     const [file] = await s.list();
