@@ -66,6 +66,11 @@ export const configSchema = z
       .default(24 * 3600),
     /** How long an inline run (no worker) retries its events at its end. */
     WEBHOOK_INLINE_SECONDS: z.coerce.number().min(0).max(600).default(30),
+    /**
+     * Hosts (names or addresses, comma-separated) a feed's source may reach although they resolve to a loopback,
+     * private, link-local, CGNAT or cloud-metadata address (src/sources/address-guard.ts).
+     */
+    SOURCE_ALLOW_HOSTS: optionalString,
     CONSOLE_TOKEN: optionalString,
     CONSOLE_USER: optionalString,
     CONSOLE_PASSWORD: optionalString,

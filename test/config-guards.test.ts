@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProductSyncError } from '../src/errors.ts';
 import { parseMapping } from '../src/pipeline/map/mapping.ts';
-import { cronProblem, feedCandidates, loadFeeds, pickFeedFile, type Feed } from '../src/queue/feeds.ts';
+import { cronProblem, loadFeeds } from '../src/queue/feeds.ts';
+import { openDirSource } from '../src/sources/dir.ts';
 
 const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
 
@@ -88,7 +89,7 @@ describe('feed schedules', () => {
 });
 
 describe('feed drop folders', () => {
-  it('skips FIFOs, devices, directories and dangling symlinks: the newest regular file is picked', async () => {
+  it('skips FIFOs, devices, directories and dangling symlinks: only the regular file is listed', async () => {
     const drop = tmp('ps-drop-');
     const old = new Date(Date.now() - 3600_000);
     writeFileSync(join(drop, 'acme-1.csv'), 'GTIN\n1\n');
@@ -97,10 +98,8 @@ describe('feed drop folders', () => {
     symlinkSync('/dev/zero', join(drop, 'acme-3.csv'));
     symlinkSync(join(drop, 'gone.csv'), join(drop, 'acme-4.csv'));
     mkdirSync(join(drop, 'acme-5.csv'));
-    const feed = { id: 'acme', source: { dir: drop, pattern: 'acme-*.csv', settleSeconds: 0 } } as unknown as Feed;
-    expect((await feedCandidates(feed)).map((c) => c.file)).toEqual([join(drop, 'acme-1.csv')]);
-    const pick = await pickFeedFile(feed, async () => false);
-    expect(pick).toMatchObject({ file: join(drop, 'acme-1.csv') });
-    expect('sha256' in pick).toBe(true);
+    const source = openDirSource({ dir: drop, pattern: 'acme-*.csv' });
+    expect((await source.list()).map((f) => f.name)).toEqual(['acme-1.csv']);
+    expect(source.localPath!({ name: 'acme-1.csv', size: 8, mtimeMs: 0 })).toBe(join(drop, 'acme-1.csv'));
   });
 });

@@ -1,9 +1,8 @@
-import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fileSha256 } from '../src/queue/catalog.ts';
-import { loadFeeds, patternRegExp, pickFeedFile, type Feed } from '../src/queue/feeds.ts';
+import { loadFeeds, patternRegExp } from '../src/queue/feeds.ts';
 
 function jobsDir(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'ps-feeds-unit-'));
@@ -25,7 +24,7 @@ describe('feed definitions', () => {
       mapping: 'acme-foods',
       mode: 'full',
       dryRun: false,
-      source: { dir: '/srv/acme', pattern: 'acme-*.xlsx', settleSeconds: 30 },
+      source: { dir: '/srv/acme', pattern: 'acme-*.xlsx', order: 'name', settleSeconds: 30 },
       archiveGuard: { maxRatio: 0.1, allow: false },
     });
   });
@@ -69,70 +68,45 @@ describe('feed definitions', () => {
   });
 });
 
-describe('a feed tick', () => {
-  function feedOver(dir: string, settleSeconds = 0): Feed {
-    return {
-      id: 'acme',
-      file: 'acme.yaml',
-      schedule: '0 2 * * *',
-      timezone: 'UTC',
-      source: { dir, pattern: 'acme-*.csv', settleSeconds },
-      mapping: 'm',
-      mode: 'upsert',
-      dryRun: false,
-      archiveGuard: { maxRatio: 0.1, allow: false },
-    };
-  }
-  function drop(): { dir: string; put(name: string, text: string, ageSeconds: number): string } {
-    const dir = mkdtempSync(join(tmpdir(), 'ps-drop-'));
-    return {
-      dir,
-      put(name, text, ageSeconds) {
-        const file = join(dir, name);
-        writeFileSync(file, text);
-        const t = (Date.now() - ageSeconds * 1000) / 1000;
-        utimesSync(file, t, t);
-        return file;
+describe('feed sources in a feed file', () => {
+  const base = 'schedule: "0 2 * * *"\nmapping: m\n';
+
+  it('keeps the old dir shape (order by name by default), and reads the https, sftp and s3 shapes', async () => {
+    const feeds = await loadFeeds(
+      jobsDir({
+        'a-dir.yaml': `${base}source: { dir: drops/acme, pattern: "delta-*.csv", order: mtime }\nafterImport: { move: done/ }\n`,
+        'b-https.yaml': `${base}source:\n  https: { url: "https://supplier.example/feed.csv", headers: { Authorization: ACME_AUTH } }\n`,
+        'c-sftp.yaml': `${base}source:\n  sftp: { host: sftp.acme.example, user: acme, passwordEnv: ACME_PW, hostKeyFingerprint: "SHA256:${'A'.repeat(43)}", dir: /outgoing }\n`,
+        'd-s3.yaml': `${base}source:\n  s3: { bucket: drops, prefix: acme/ }\nafterImport: { delete: true }\n`,
+        'e-old.yaml': good,
+      }),
+    );
+    expect(feeds.map((f) => f.source)).toEqual([
+      { dir: 'drops/acme', pattern: 'delta-*.csv', order: 'mtime', settleSeconds: 30 },
+      {
+        https: { url: 'https://supplier.example/feed.csv', headers: { Authorization: 'ACME_AUTH' } },
       },
-    };
-  }
-
-  it('picks the newest matching file when it is not imported yet', async () => {
-    const d = drop();
-    d.put('acme-1.csv', 'one', 300);
-    const newest = d.put('acme-2.csv', 'two', 100);
-    d.put('other-3.csv', 'other', 10);
-    mkdirSync(join(d.dir, 'acme-dir.csv'));
-    expect(await pickFeedFile(feedOver(d.dir), async () => false)).toEqual({
-      file: newest,
-      sha256: await fileSha256(newest),
-    });
+      {
+        sftp: expect.objectContaining({ host: 'sftp.acme.example', port: 22, pattern: '*', order: 'name' }),
+      },
+      { s3: expect.objectContaining({ bucket: 'drops', prefix: 'acme/', pattern: '*' }) },
+      { dir: '/srv/acme', pattern: 'acme-*.xlsx', order: 'name', settleSeconds: 30 },
+    ]);
+    expect(feeds[0]!.afterImport).toEqual({ move: 'done/' });
+    expect(feeds[3]!.afterImport).toEqual({ delete: true });
   });
 
-  it('does nothing when the newest file is imported, even if an older one never was (it would put stale data back)', async () => {
-    const d = drop();
-    d.put('acme-1.csv', 'one', 300);
-    const newest = d.put('acme-2.csv', 'two', 100);
-    const imported = new Set([await fileSha256(newest)]);
-    const pick = await pickFeedFile(feedOver(d.dir), async (sha) => imported.has(sha));
-    expect(pick).toEqual({ file: newest, skip: 'newest file already imported' });
-  });
-
-  it('leaves a file that is still being written for the next tick', async () => {
-    const d = drop();
-    d.put('acme-1.csv', 'one', 300);
-    const arriving = d.put('acme-2.csv', 'two', 1);
-    const pick = await pickFeedFile(feedOver(d.dir, 30), async () => false);
-    expect(pick).toMatchObject({ file: arriving, skip: expect.stringMatching(/too recently/) });
-  });
-
-  it('says so when nothing matches or the folder is missing', async () => {
-    expect(await pickFeedFile(feedOver(drop().dir), async () => false)).toMatchObject({
-      file: null,
-      skip: expect.stringMatching(/no file matches/),
-    });
-    expect(await pickFeedFile(feedOver(join(tmpdir(), 'ps-no-such-drop')), async () => false)).toMatchObject({
-      file: null,
-    });
+  it('names a problem at its own key: an http URL, a literal secret as a header, an sftp source without a key', async () => {
+    const err = (await loadFeeds(
+      jobsDir({
+        'h.yaml': `${base}source:\n  https: { url: "http://supplier.example/f.csv", headers: { Authorization: "Bearer abc" } }\n`,
+        's.yaml': `${base}source:\n  sftp: { host: h, user: u, hostKeyFingerprint: "SHA256:${'A'.repeat(43)}", dir: /o }\n`,
+      }),
+    ).catch((e: Error) => e)) as Error;
+    expect(err.message).toMatch(/h\.yaml:\d+: source\.https\.url/);
+    expect(err.message).toMatch(
+      /h\.yaml:\d+: source\.https\.headers\.Authorization: must name an environment variable/,
+    );
+    expect(err.message).toMatch(/s\.yaml:\d+: source\.sftp: needs privateKeyEnv or passwordEnv/);
   });
 });

@@ -8,6 +8,7 @@ import { checkInput } from '../pipeline/run/input-gate.ts';
 import type { Mode } from '../pipeline/sync/plan.ts';
 import { importQueueClient } from '../queue/enqueue.ts';
 import { loadFeeds } from '../queue/feeds.ts';
+import { sourceLabel } from '../sources/open.ts';
 import { openFeedsQueue } from '../queue/queues.ts';
 import { requireRedis } from '../queue/redis-health.ts';
 import { stopWorkers } from '../queue/worker-stop.ts';
@@ -143,8 +144,14 @@ export async function feedsListCommand(opts: { jobsDir: string; waitRedis?: numb
         ? `${last.finishedAt} run ${last.runId} exit ${last.exitCode} (${last.file})`
         : 'never';
       const lastTick = last.tickAt ? `${last.tickAt} ${last.tick ?? ''}` : 'never';
+      const listing = last.lastListingAt
+        ? `${last.lastListingAt}: files seen ${last.seen ?? 0}, done ${last.done ?? 0}, waiting ${last.waiting ?? 0}`
+        : 'never';
+      const error = last.lastTickError
+        ? `\n  last source error ${last.lastTickErrorAt ?? ''} ${last.lastTickError}`
+        : '';
       process.stdout.write(
-        `${f.id}\n  schedule ${f.schedule} (${f.timezone})  source ${f.source.dir}/${f.source.pattern}  mapping ${f.mapping}  mode ${f.mode}\n  next ${next}\n  last run ${lastRun}\n  last tick ${lastTick}\n`,
+        `${f.id}\n  schedule ${f.schedule} (${f.timezone})  source ${sourceLabel(f.source)}  mapping ${f.mapping}  mode ${f.mode}\n  next ${next}\n  last run ${lastRun}\n  last tick ${lastTick}\n  last listing ${listing}${error}\n`,
       );
     }
     if (feeds.length === 0) process.stdout.write(`no feeds in ${opts.jobsDir}/\n`);

@@ -53,7 +53,11 @@ export function runChunksKey(prefix: string, runId: string): string {
 }
 
 /** Payload of a feed tick. */
-export const feedJobSchema = z.object({ feed: z.string() });
+export const feedJobSchema = z.object({
+  feed: z.string(),
+  /** A tick queued by the end of the feed's previous import (not by its schedule): it says nothing when idle. */
+  followUp: z.boolean().optional(),
+});
 
 /** Payload of an event delivery: one event to one endpoint (named by its id: its secret stays out of Redis). */
 export const deliverJobSchema = z.object({

@@ -87,6 +87,21 @@ export class EventRecorder {
     );
   }
 
+  /** run.failed for a feed tick whose source could not be listed or read: no run could start (keyed by the tick). */
+  sourceFailed(feed: string, tick: Job, source: string, mapping: string, error: string): Promise<void> {
+    return this.record(
+      runFailedEvent(
+        `${feed}@${tick.id}`,
+        { jobId: tick.id!, origin: 'feed', feed, publicUrl: this.publicUrl },
+        {
+          file: source,
+          mapping: basename(mapping),
+        },
+        { message: error },
+      ),
+    );
+  }
+
   /** feed.no_new_file, when a feed tick queues nothing (keyed by the tick's job). */
   noNewFile(feed: string, tick: Job, reason: string, file: string | null): Promise<void> {
     const at = new Date();

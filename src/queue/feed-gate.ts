@@ -42,7 +42,7 @@ export async function gateFeedPick(
   if (earlier !== null)
     return {
       file: pick.file,
-      skip: `newest file refused earlier, not queued until it or the mapping changes: ${earlier}`,
+      skip: `file refused earlier, not queued until it or the mapping changes: ${earlier}`,
     };
   try {
     await checkInput({ file: pick.file, mapping: feed.mapping });
@@ -56,6 +56,6 @@ export async function gateFeedPick(
       { feed: feed.id, file: pick.file, code: err.code, err: err.message },
       'feed file refused by the input gate: not queued',
     );
-    return { file: pick.file, skip: `newest file refused, not queued: ${reason}` };
+    return { file: pick.file, skip: `file refused, not queued: ${reason}` };
   }
 }

@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { basename, extname, join, resolve } from 'node:path';
+import { basename, extname, join } from 'node:path';
 import { getNextMillis } from 'bullmq';
 import * as z from 'zod';
 import { ProductSyncError } from '../errors.ts';
-import { fileSha256 } from './catalog.ts';
+import { feedSourceSchema } from '../sources/open.ts';
+import { afterImportSchema } from '../sources/source.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
 import { parseYamlDocument } from '../yaml-document.ts';
 
@@ -49,12 +50,10 @@ export const feedSchema = z.strictObject({
   /** When a run of the feed is expected to have succeeded (its timezone applies): feed.missed otherwise. */
   expect: cron.optional(),
   timezone: timezone.default('UTC'),
-  source: z.strictObject({
-    dir: z.string().min(1),
-    pattern: z.string().min(1),
-    /** A file modified less than this long ago may still be arriving: the tick leaves it for the next one. */
-    settleSeconds: z.number().int().min(0).default(30),
-  }),
+  /** Where the files come from: `{dir, pattern, order, settleSeconds}`, or `{https: …}`, `{sftp: …}`, `{s3: …}`. */
+  source: feedSourceSchema,
+  /** After a successful run, move the file into a folder of the source or delete it (sources that allow it). */
+  afterImport: afterImportSchema.optional(),
   mapping: z.string().min(1),
   owner: z.uuid().optional(),
   mode: z.enum(MODES as unknown as [string, ...string[]]).default('upsert'),
@@ -91,7 +90,7 @@ export async function loadFeeds(dir: string): Promise<Feed[]> {
     }
     const parsed = parseYamlDocument(await readFile(file, 'utf8'), feedSchema, (p) =>
       p.length === 0
-        ? 'keys are schedule, expect, timezone, source (dir, pattern, settleSeconds), mapping, owner, mode, dryRun, archiveGuard, waitLock'
+        ? 'keys are schedule, expect, timezone, source (dir, pattern, order, settleSeconds; or https, sftp, s3), afterImport, mapping, owner, mode, dryRun, archiveGuard, waitLock'
         : '',
     );
     if (!parsed.ok) {
@@ -115,49 +114,7 @@ export async function loadFeeds(dir: string): Promise<Feed[]> {
 }
 
 /** A glob of the feed's pattern (`*` and `?` only) as a regular expression over file names. */
-export function patternRegExp(pattern: string): RegExp {
-  const body = pattern
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${body}$`, 'i');
-}
+export { patternRegExp } from '../sources/pattern.ts';
 
-/** The files of a feed's drop folder that match its pattern, newest first (by modification time). */
-export async function feedCandidates(feed: Feed): Promise<{ file: string; mtimeMs: number }[]> {
-  const dir = resolve(feed.source.dir);
-  if (!existsSync(dir)) return [];
-  const re = patternRegExp(feed.source.pattern);
-  const out: { file: string; mtimeMs: number }[] = [];
-  for (const name of await readdir(dir)) {
-    if (!re.test(name)) continue;
-    const file = join(dir, name);
-    // Only regular files (or symlinks to them): a FIFO or a device would hang the hash and the read; a dangling
-    // symlink, or a file removed since readdir, is not a candidate either.
-    const st = await stat(file).catch(() => null);
-    if (st?.isFile()) out.push({ file, mtimeMs: st.mtimeMs });
-  }
-  return out.sort((a, b) => b.mtimeMs - a.mtimeMs);
-}
-
-/** What a feed tick should do: import the drop folder's newest file, or nothing (and why). */
+/** What a feed tick does with one file: queue its import (its local path and sha256), or nothing (and why). */
 export type FeedPick = { file: string; sha256: string } | { file: string | null; skip: string };
-
-/**
- * The newest matching file of the feed's drop folder when it has settled and its sha256 is not yet imported. Older
- * files are never picked: once a newer sheet exists, importing an older one would put stale data back (and, in full
- * mode, archive what the newer sheet added).
- */
-export async function pickFeedFile(
-  feed: Feed,
-  isImported: (sha256: string) => Promise<boolean>,
-  now = Date.now(),
-): Promise<FeedPick> {
-  const newest = (await feedCandidates(feed))[0];
-  if (!newest) return { file: null, skip: `no file matches ${feed.source.pattern} in ${feed.source.dir}` };
-  if (now - newest.mtimeMs < feed.source.settleSeconds * 1000)
-    return { file: newest.file, skip: 'newest file modified too recently (still arriving?)' };
-  const sha256 = await fileSha256(newest.file);
-  if (await isImported(sha256)) return { file: newest.file, skip: 'newest file already imported' };
-  return { file: newest.file, sha256 };
-}

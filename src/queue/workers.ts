@@ -12,6 +12,9 @@ import {
 } from 'bullmq';
 import { Redis } from 'ioredis';
 import { contextFromConfig, type CommandContext } from '../runtime.ts';
+import { DEFAULT_LIMITS } from '../formats/limits.ts';
+import { parseAllowHosts } from '../sources/address-guard.ts';
+import { sourceLabel } from '../sources/open.ts';
 import type { Config } from '../config.ts';
 import { isRetryable, LeaseLostError, ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
@@ -36,12 +39,12 @@ import {
   type ImportJobData,
 } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors, warnOnEviction } from './connection.ts';
-import { enqueueImport, feedKeys } from './enqueue.ts';
+import { feedKeys } from './enqueue.ts';
 import { eventRecorder, recordEventsOf } from './events-queue.ts';
 import { eventsHandler, eventsWorkerSettings, recordingFailures, recordStalledFailures } from './events-worker.ts';
 import { noteFeedRun, upsertDeadlines } from './feed-deadlines.ts';
-import { gateFeedPick } from './feed-gate.ts';
-import { loadFeeds, pickFeedFile, type Feed } from './feeds.ts';
+import { finishFeedImport, runFeedTick, type FeedTickDeps } from './feed-tick.ts';
+import { loadFeeds, type Feed } from './feeds.ts';
 import { jobLockFence } from './job-lock.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 import { answersWithin } from './redis-health.ts';
@@ -228,7 +231,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     // The report is written: the next run of this owner may start (also a run that ended at its prepare step, with no
     // chunk to push: an archive guard that tripped, an empty sheet).
     if (runId) await keeper.finish(runId);
-    await recordFeedImport(data, result);
+    await recordFeedImport(job.id!, data, result);
     await job.updateProgress({
       stage: 'done',
       rowsRead: result.summary.counts.rows,
@@ -262,7 +265,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     };
   };
 
-  const recordFeedImport = async (data: ImportJobData, result: RunResult) => {
+  const recordFeedImport = async (jobId: string, data: ImportJobData, result: RunResult) => {
     if (data.origin !== 'feed' || !data.feed || !data.sha256) return;
     const keys = feedKeys(prefix, data.feed);
     // An aborted run (API unavailable, credential rejected, archive guard) is not an import: the next tick tries again.
@@ -273,6 +276,16 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       exitCode: String(result.exitCode),
       file: data.request.file,
     });
+    // The feed's ledger: the file is done, its copy removed; the next file of the feed goes (feed-tick.ts).
+    if (
+      await finishFeedImport(
+        feeds.find((f) => f.id === data.feed),
+        jobId,
+        { runId: result.runId, exitCode: result.exitCode },
+        tickDeps,
+      )
+    )
+      await tickDeps.requeue(data.feed);
   };
 
   const processPush = async (job: Job, token?: string) => {
@@ -306,47 +319,30 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     }
   };
 
+  // A feed tick lists the feed's source and queues its oldest new file (feed-tick.ts).
+  const tickDeps: FeedTickDeps = {
+    redis: conn,
+    prefix,
+    importQueue,
+    copyRoot: resolve(config.UPLOAD_DIR, 'feeds'),
+    allowHosts: parseAllowHosts(config.SOURCE_ALLOW_HOSTS),
+    maxBytes: DEFAULT_LIMITS.fileBytes,
+    requeue: async (feed) => {
+      await feedsQueue.add('feed-tick', { feed, followUp: true }, JOB_OPTIONS.feeds);
+    },
+  };
   const processFeed = async (job: Job) => {
     const { feed: id } = jobPayload('feeds', job.data);
     const feed = feeds.find((f) => f.id === id);
     if (!feed) return { skipped: `feed ${id} is no longer defined` };
-    const keys = feedKeys(prefix, id);
-    // The input gate: a file `import` would refuse is not queued; the tick records why (gateFeedPick).
-    const pick = await gateFeedPick(
-      await pickFeedFile(feed, async (sha) => (await conn.sismember(keys.imported, sha)) === 1),
-      feed,
-      conn,
-      keys.refused,
-    );
-    if ('skip' in pick) {
-      await recorder.noNewFile(id, job, pick.skip, pick.file);
-      await conn.hset(keys.last, {
-        tickAt: new Date().toISOString(),
-        tick: pick.file ? `${pick.skip}: ${pick.file}` : pick.skip,
-      });
-      await job.updateProgress(100);
-      return { enqueued: null, skipped: pick.skip };
-    }
-    const data: ImportJobData = {
-      request: {
-        file: pick.file,
-        mapping: feed.mapping,
-        mode: feed.mode,
-        dryRun: feed.dryRun,
-        maxArchiveRatio: feed.archiveGuard.maxRatio,
-        allowArchive: feed.archiveGuard.allow,
-        ...(feed.owner ? { owner: feed.owner } : {}),
-      },
-      origin: 'feed',
-      feed: id,
-      sha256: pick.sha256,
-      step: 'prepare',
-      ...(feed.waitLock !== undefined ? { waitLockSeconds: feed.waitLock } : {}),
-    };
-    const { jobId } = await enqueueImport(importQueue, data);
-    await conn.hset(keys.last, { tickAt: new Date().toISOString(), tick: `queued ${jobId}: ${pick.file}` });
+    const result = await runFeedTick(feed, tickDeps);
+    // Events: a source that failed is a run that could not start (run.failed); a tick of the schedule (or `feeds run`)
+    // that found nothing to queue says so (feed.no_new_file), a follow-up tick after an import does not.
+    if (result.error) await recorder.sourceFailed(id, job, sourceLabel(feed.source), feed.mapping, result.error);
+    else if (result.enqueued === null && !job.data.followUp && !/^(import |another tick)/.test(result.skipped ?? ''))
+      await recorder.noNewFile(id, job, result.skipped ?? 'nothing new', result.file ?? null);
     await job.updateProgress(100);
-    return { enqueued: jobId, file: pick.file };
+    return result;
   };
 
   const handlers = {
@@ -555,7 +551,7 @@ function within(p: Promise<unknown>, ms: number): Promise<boolean> {
   ]).finally(() => clearTimeout(timer));
 }
 
-/** For `feeds list`: whether the drop folder exists (a feed pointing nowhere is worth a warning). */
+/** For `feeds list`: whether a `dir` feed's drop folder exists (a feed pointing nowhere is worth a warning). */
 export function feedSourceExists(feed: Feed): boolean {
-  return existsSync(resolve(feed.source.dir));
+  return 'dir' in feed.source ? existsSync(resolve(feed.source.dir)) : true;
 }

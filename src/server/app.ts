@@ -18,6 +18,7 @@ import { boardQueues } from '../queue/queues.ts';
 import { redisState } from '../queue/redis-state.ts';
 import { redact } from '../redact.ts';
 import { registerDeadEvents } from './dead-events.ts';
+import { registerFeedSources } from './feed-sources.ts';
 import { registerMapper } from './mapper.ts';
 import { redisDownAnswer, withRedisBanner } from './redis-banner.ts';
 import { apiRun } from './runs.ts';
@@ -30,6 +31,8 @@ export interface ConsoleOptions {
   /** Largest upload, bytes (default 200 MB). */
   maxUploadBytes?: number;
   mappingsDir?: string;
+  /** The feed definitions (the Feed sources section); default `jobs`. */
+  jobsDir?: string;
   /** `Bearer <token>` required when set. */
   token?: string;
   /** Basic auth required when set. */
@@ -116,6 +119,9 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
       .type('text/html; charset=utf-8')
       .send(withRedisBanner(await readFile(buildFile('server/public/index.html'), 'utf8'), redisDown())),
   );
+
+  // Each feed's source, last listing and files seen / done / waiting (feed-sources.ts).
+  registerFeedSources(app, { config, jobsDir: resolve(options.jobsDir ?? 'jobs') });
 
   app.get('/mappings', async () => {
     const names = existsSync(mappingsDir)

@@ -93,11 +93,11 @@ export function openS3Source(cfg: S3SourceConfig, options: S3SourceOptions = {})
         });
       }
       if (status >= 500) {
-        return new ProductSyncError('PS_ERR_SOURCE_UNREACHABLE', `${where}: ${detail}`, { cause: err });
+        return new ProductSyncError('PS_ERR_SOURCE_UNAVAILABLE', `${where}: ${detail}`, { cause: err });
       }
       return new ProductSyncError('PS_ERR_SOURCE_FILE', `${where}: ${detail}`, { cause: err });
     }
-    return new ProductSyncError('PS_ERR_SOURCE_UNREACHABLE', `${where} cannot be reached: ${what}: ${reason}`, {
+    return new ProductSyncError('PS_ERR_SOURCE_UNAVAILABLE', `${where} cannot be reached: ${what}: ${reason}`, {
       cause: err,
     });
   };

@@ -139,7 +139,7 @@ export function openSftpSource(cfg: SftpSourceConfig, env: NodeJS.ProcessEnv = p
           `SFTP server ${where} refused the login of ${cfg.user} with ${via}: ${reason}`,
         );
       }
-      throw new ProductSyncError('PS_ERR_SOURCE_UNREACHABLE', `SFTP server ${where} cannot be reached: ${reason}`, {
+      throw new ProductSyncError('PS_ERR_SOURCE_UNAVAILABLE', `SFTP server ${where} cannot be reached: ${reason}`, {
         cause: err,
       });
     }
@@ -178,7 +178,7 @@ export function openSftpSource(cfg: SftpSourceConfig, env: NodeJS.ProcessEnv = p
       forget(client);
       await client.end().catch(() => undefined);
       throw new ProductSyncError(
-        'PS_ERR_SOURCE_UNREACHABLE',
+        'PS_ERR_SOURCE_UNAVAILABLE',
         `SFTP server ${where} lost while ${what}: ${reasonOf(err)}`,
         { cause: err },
       );

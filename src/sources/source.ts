@@ -40,6 +40,11 @@ export interface Source {
   list(signal?: AbortSignal): Promise<SourceFile[]>;
   /** Downloads `file` to the local path `dest` (created or replaced), hashing while it streams. */
   fetch(file: SourceFile, dest: string, options: FetchOptions): Promise<Fetched>;
+  /**
+   * A source whose files are local already (`dir`) gives the file's path: the run reads it in place, without a copy.
+   * Absent: `fetch` downloads it.
+   */
+  localPath?(file: SourceFile): string;
   /** After a success: move it into a folder (relative to the source's folder) or delete it; absent: not offered. */
   afterImport?(file: SourceFile, action: AfterImport): Promise<void>;
   /** Closes connections (SFTP); idempotent. */

@@ -103,6 +103,8 @@ describe('queue commands', () => {
     expect(before.stdout).toMatch(/^nightly\n {2}schedule 0 2 \* \* \* \(Europe\/Paris\)/m);
     expect(before.stdout).toMatch(/next \d{4}-\d\d-\d\dT0[01]:00:00\.000Z/);
     expect(before.stdout).toContain('last run never');
+    expect(before.stdout).toContain(`source dir:${join(dir, 'drop')}/acme-*.csv`);
+    expect(before.stdout).toContain('last listing never');
 
     writeProductSheet(join(dir, 'drop'), 30, { owner: DEMO_COMPANY_ID, file: 'acme-1.csv' });
     writeProductSheet(dir, 1, { owner: DEMO_COMPANY_ID, file: 'unused.csv' });
@@ -121,9 +123,10 @@ describe('queue commands', () => {
 
       // A second tick finds nothing new: no second import.
       await cli(['feeds', 'run', 'nightly', '--jobs-dir', join(dir, 'jobs')]);
-      await until('tick', /already imported/);
+      await until('tick', /nothing new/);
       listed = (await cli(['feeds', 'list', '--jobs-dir', join(dir, 'jobs')])).stdout;
-      expect(listed).toMatch(/last tick \S+ newest file already imported/);
+      expect(listed).toMatch(/last tick \S+ nothing new/);
+      expect(listed).toMatch(/last listing \S+: files seen 1, done 1, waiting 0/);
     } finally {
       r.disconnect();
     }

@@ -169,7 +169,7 @@ describe.skipIf(missing !== null)('s3 source (s3rver)', () => {
     expect((await open({ prefix: p, endpoint, forcePathStyle: true }).list()).map((f) => f.name)).toEqual(['a.csv']);
     // Host-style asks drops.localhost: no such host.
     const err = await failure(open({ prefix: p, endpoint, forcePathStyle: false }).list());
-    expect(err.code).toBe('PS_ERR_SOURCE_UNREACHABLE');
+    expect(err.code).toBe('PS_ERR_SOURCE_UNAVAILABLE');
     expect(err.message).toContain('drops.localhost');
   });
 
@@ -200,7 +200,7 @@ describe.skipIf(missing !== null)('s3 source (s3rver)', () => {
 
     const port = await freePort();
     const down = await failure(open({ endpoint: `http://127.0.0.1:${port}` }).list());
-    expect(down.code).toBe('PS_ERR_SOURCE_UNREACHABLE');
+    expect(down.code).toBe('PS_ERR_SOURCE_UNAVAILABLE');
     expect(down.message).toContain(`127.0.0.1:${port}`);
     expect(down.retryable).toBe(true);
 

@@ -185,10 +185,10 @@ describe.skipIf(missing !== null)('sftp source (OpenSSH)', () => {
     }
   });
 
-  it('cannot reach a closed port: PS_ERR_SOURCE_UNREACHABLE naming the host, retryable', async () => {
+  it('cannot reach a closed port: PS_ERR_SOURCE_UNAVAILABLE naming the host, retryable', async () => {
     const port = await freePort();
     const err = await failure(open({ port, dir: '/x' }).list());
-    expect(err.code).toBe('PS_ERR_SOURCE_UNREACHABLE');
+    expect(err.code).toBe('PS_ERR_SOURCE_UNAVAILABLE');
     expect(err.message).toContain(`127.0.0.1:${port}`);
     expect(err.message).toMatch(/ECONNREFUSED|refused/);
     expect(err.retryable).toBe(true);

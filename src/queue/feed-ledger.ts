@@ -1,0 +1,130 @@
+/**
+ * A feed's ledger in Redis: which listed files it has handled, so each is processed exactly once however many workers
+ * tick. A file is known by (name, size, mtime or version tag); its sha256 is recorded once it is fetched (the feed's
+ * `imported` set of sha256s still says whether those bytes were imported under any name). Beside it: the previous
+ * listing (a file whose size or time changed since is still being written), the import in flight (one per feed, so
+ * the feed's files run in order), and the version last imported (an HTTPS source's conditional GET).
+ */
+import type { Redis } from 'ioredis';
+import type { SourceFile } from '../sources/source.ts';
+
+/** What the ledger says of a file: queued (its import runs), done, skipped (mode full) or refused (input gate). */
+export type LedgerState = 'queued' | 'done' | 'skipped' | 'refused';
+
+export interface LedgerEntry {
+  state: LedgerState;
+  at: string;
+  sha256?: string;
+  jobId?: string;
+  runId?: string;
+  /** Why it was skipped or refused, or a note on how it was done ("same content already imported"). */
+  note?: string;
+}
+
+/** The import in flight of a feed: its job, the file, and the local copy to remove when it ends. */
+export interface InFlight {
+  jobId: string;
+  file: SourceFile;
+  sha256: string;
+  /** The downloaded copy's folder (removed when the run ends), or null when the run reads the file in place. */
+  copyDir: string | null;
+  at: string;
+}
+
+export function ledgerKeys(prefix: string, feed: string) {
+  const base = `${prefix}:feed:${feed}`;
+  return {
+    ledger: `${base}:ledger`,
+    listing: `${base}:listing`,
+    inflight: `${base}:inflight`,
+    known: `${base}:known`,
+    tickLock: `${base}:tick-lock`,
+    tickAgain: `${base}:tick-again`,
+  };
+}
+
+/** The ledger's field of a listed file: (name, size, version tag or mtime). */
+export function fileIdentity(file: SourceFile): string {
+  return JSON.stringify([file.name, file.size, file.etag ?? file.mtimeMs]);
+}
+
+/** How a file looked in a listing (compared with the next listing's). */
+export function listingShape(file: SourceFile): string {
+  return `${file.size ?? ''}:${file.mtimeMs ?? ''}:${file.etag ?? ''}`;
+}
+
+export class FeedLedger {
+  readonly keys: ReturnType<typeof ledgerKeys>;
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+    feed: string,
+  ) {
+    this.keys = ledgerKeys(prefix, feed);
+  }
+
+  /** The entries of `files` (null for a file never handled), in their order. */
+  async entries(files: readonly SourceFile[]): Promise<(LedgerEntry | null)[]> {
+    if (files.length === 0) return [];
+    const raw = await this.redis.hmget(this.keys.ledger, ...files.map(fileIdentity));
+    return raw.map((r) => (r ? (JSON.parse(r) as LedgerEntry) : null));
+  }
+
+  async record(file: SourceFile, entry: Omit<LedgerEntry, 'at'>): Promise<void> {
+    await this.redis.hset(
+      this.keys.ledger,
+      fileIdentity(file),
+      JSON.stringify({ ...entry, at: new Date().toISOString() }),
+    );
+  }
+
+  /** The previous listing (name → shape), replaced by `files`. */
+  async swapListing(files: readonly SourceFile[]): Promise<Map<string, string>> {
+    const before = await this.redis.hgetall(this.keys.listing);
+    const multi = this.redis.multi().del(this.keys.listing);
+    if (files.length > 0)
+      multi.hset(this.keys.listing, Object.fromEntries(files.map((f) => [f.name, listingShape(f)])));
+    await multi.exec();
+    return new Map(Object.entries(before));
+  }
+
+  async inFlight(): Promise<InFlight | null> {
+    const raw = await this.redis.get(this.keys.inflight);
+    return raw ? (JSON.parse(raw) as InFlight) : null;
+  }
+
+  async setInFlight(f: InFlight): Promise<void> {
+    await this.redis.set(this.keys.inflight, JSON.stringify(f));
+  }
+
+  async clearInFlight(): Promise<void> {
+    await this.redis.del(this.keys.inflight);
+  }
+
+  /** The version last imported (sent as a conditional GET by an HTTPS source). */
+  async known(): Promise<SourceFile | null> {
+    const raw = await this.redis.get(this.keys.known);
+    return raw ? (JSON.parse(raw) as SourceFile) : null;
+  }
+
+  async setKnown(file: SourceFile): Promise<void> {
+    await this.redis.set(this.keys.known, JSON.stringify(file));
+  }
+
+  /**
+   * Takes the feed's tick lock (one tick of a feed at a time across every worker); false when another tick holds it —
+   * then that tick is asked to tick again when it ends, so nothing this one would have seen waits for the schedule.
+   */
+  async lockTick(token: string, ttlMs: number): Promise<boolean> {
+    if ((await this.redis.set(this.keys.tickLock, token, 'PX', ttlMs, 'NX')) === 'OK') return true;
+    await this.redis.set(this.keys.tickAgain, '1', 'PX', ttlMs);
+    // The holder may have ended between the two: then this tick runs after all.
+    return (await this.redis.set(this.keys.tickLock, token, 'PX', ttlMs, 'NX')) === 'OK';
+  }
+
+  /** Releases the tick lock (if still ours); true when another tick asked for one more meanwhile. */
+  async unlockTick(token: string): Promise<boolean> {
+    if ((await this.redis.get(this.keys.tickLock)) === token) await this.redis.del(this.keys.tickLock);
+    return (await this.redis.getdel(this.keys.tickAgain)) !== null;
+  }
+}

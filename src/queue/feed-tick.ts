@@ -1,0 +1,347 @@
+/**
+ * A feed tick (issue 26): lists the feed's source and runs every new file once, oldest first. One import of a feed
+ * runs at a time: a tick queues the oldest new file only, and the end of its run queues the next tick
+ * (`finishFeedImport`), so four workers taking import jobs still apply a feed's files in order. A tick lock keeps two
+ * ticks of one feed from running at once; the ledger (feed-ledger.ts) keeps each file from running twice.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { ProductSyncError } from '../errors.ts';
+import { logger } from '../logger.ts';
+import { isPartialName } from '../sources/hash-file.ts';
+import { openSource, sourceKind, sourceLabel, sourceOrderOf } from '../sources/open.ts';
+import type { Source, SourceFile } from '../sources/source.ts';
+import { fileSha256, type ImportJobData } from './catalog.ts';
+import { enqueueImport, feedKeys, type ImportJobResult } from './enqueue.ts';
+import { gateFeedPick } from './feed-gate.ts';
+import { FeedLedger, fileIdentity, listingShape, type InFlight, type LedgerEntry } from './feed-ledger.ts';
+import type { Feed } from './feeds.ts';
+
+const TICK_LOCK_MS = 10 * 60_000;
+
+export interface FeedTickDeps {
+  redis: Redis;
+  prefix: string;
+  importQueue: Queue;
+  /** Where remote files are downloaded for their run (a folder every worker can read: under UPLOAD_DIR). */
+  copyRoot: string;
+  /** SOURCE_ALLOW_HOSTS, parsed. */
+  allowHosts: readonly string[];
+  /** The size limit of a downloaded file when the feed sets none. */
+  maxBytes: number;
+  env?: NodeJS.ProcessEnv;
+  /** Queues one more tick of the feed (after a run ended, or when a tick was asked for while this one ran). */
+  requeue(feed: string): Promise<void>;
+}
+
+export interface FeedTickResult {
+  enqueued: string | null;
+  file?: string;
+  skipped?: string;
+  /** The source could not be listed or read: one line, also in the feed's `lastTickError`. */
+  error?: string;
+  seen?: number;
+  done?: number;
+  waiting?: number;
+}
+
+interface Listed {
+  file: SourceFile;
+  entry: LedgerEntry | null;
+  /** Why it waits for the next tick (still arriving), or null. */
+  waits: string | null;
+}
+
+const handled = (l: Listed) => l.entry !== null && l.entry.state !== 'queued';
+
+function ordered(files: SourceFile[], order: 'name' | 'mtime'): SourceFile[] {
+  const byName = (a: SourceFile, b: SourceFile) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return [...files].sort((a, b) =>
+    order === 'mtime' ? (a.mtimeMs ?? 0) - (b.mtimeMs ?? 0) || byName(a, b) : byName(a, b),
+  );
+}
+
+/** One tick of `feed`: see the file's comment. Never throws for a source that cannot be reached: it says so. */
+export async function runFeedTick(feed: Feed, deps: FeedTickDeps): Promise<FeedTickResult> {
+  const ledger = new FeedLedger(deps.redis, deps.prefix, feed.id);
+  const lastKey = feedKeys(deps.prefix, feed.id).last;
+  const token = randomUUID();
+  if (!(await ledger.lockTick(token, TICK_LOCK_MS))) {
+    const skipped = 'another tick of this feed is running (it ticks again when it ends)';
+    await deps.redis.hset(lastKey, { tickAt: new Date().toISOString(), tick: skipped });
+    return { enqueued: null, skipped };
+  }
+  try {
+    return await tickLocked(feed, deps, ledger, lastKey);
+  } finally {
+    if (await ledger.unlockTick(token)) await deps.requeue(feed.id).catch(() => undefined);
+  }
+}
+
+async function tickLocked(feed: Feed, deps: FeedTickDeps, ledger: FeedLedger, lastKey: string) {
+  const label = sourceLabel(feed.source);
+  const record = async (fields: Record<string, string | number>) =>
+    deps.redis.hset(lastKey, { tickAt: new Date().toISOString(), source: label, ...fields });
+
+  // The feed's import in flight: while it runs, the next file waits for it (order); once it ended, it is settled here
+  // too (its own end settles it first, unless its worker died in between).
+  const inflight = await ledger.inFlight();
+  if (inflight) {
+    const state = await deps.importQueue.getJobState(inflight.jobId);
+    if (!['completed', 'failed', 'unknown'].includes(state)) {
+      const skipped = `import ${inflight.jobId} of ${inflight.file.name} is ${state}: the next file waits for it`;
+      await record({ tick: skipped });
+      return { enqueued: null, skipped };
+    }
+    const job = state === 'completed' ? await deps.importQueue.getJob(inflight.jobId) : undefined;
+    const result = job?.returnvalue as ImportJobResult | undefined;
+    await settle(feed, ledger, inflight, result ? { runId: result.runId, exitCode: result.exitCode } : null, deps);
+  }
+
+  let source: Source | undefined;
+  try {
+    source = openSource(feed.source, {
+      allowHosts: deps.allowHosts,
+      maxBytes: deps.maxBytes,
+      known: await ledger.known(),
+      ...(deps.env ? { env: deps.env } : {}),
+    });
+    const files = await source.list();
+    return await decide(feed, deps, ledger, source, files, record);
+  } catch (err) {
+    if (!(err instanceof ProductSyncError)) throw err;
+    // An expected failure (unreachable, refused, too large): one line, no stack; the worker goes on. The run events
+    // (run.failed / feed.missed) hook in here.
+    const error = `${err.message} [${err.code}]`;
+    logger.warn({ feed: feed.id, source: label, code: err.code }, `feed ${feed.id}: ${err.message}`);
+    await record({ tick: `source failed: ${error}`, lastTickError: error, lastTickErrorAt: new Date().toISOString() });
+    return { enqueued: null, error };
+  } finally {
+    await source?.close().catch(() => undefined);
+  }
+}
+
+async function decide(
+  feed: Feed,
+  deps: FeedTickDeps,
+  ledger: FeedLedger,
+  source: Source,
+  files: SourceFile[],
+  record: (fields: Record<string, string | number>) => Promise<unknown>,
+): Promise<FeedTickResult> {
+  const listedAt = new Date();
+  const previous = await ledger.swapListing(files);
+  const entries = await ledger.entries(files);
+  const entryOf = new Map(files.map((f, i) => [f.name, entries[i] ?? null]));
+  const settleMs = 'dir' in feed.source ? feed.source.settleSeconds * 1000 : 0;
+  // A folder (local or SFTP) shows a file while it is written; an HTTPS answer or an S3 object arrives whole.
+  const growthVisible = ['dir', 'sftp'].includes(sourceKind(feed.source));
+  const listed: Listed[] = ordered(files, sourceOrderOf(feed.source)).map((file) => {
+    const entry = entryOf.get(file.name) ?? null;
+    const before = previous.get(file.name);
+    let waits: string | null = null;
+    if (isPartialName(file.name)) waits = 'has a .part/.tmp name (still arriving)';
+    else if (!growthVisible) waits = null;
+    else if (before !== undefined && before !== listingShape(file))
+      waits = 'changed since the previous listing (still being written?)';
+    // Not seen unchanged in the previous listing, and modified too recently: it may still be arriving.
+    else if (
+      before === undefined &&
+      file.mtimeMs !== null &&
+      settleMs > 0 &&
+      listedAt.getTime() - file.mtimeMs < settleMs
+    )
+      waits = 'modified too recently (still arriving?)';
+    return { file, entry, waits };
+  });
+  const notes: string[] = [];
+  const stats = () => {
+    const done = listed.filter(handled).length;
+    return { seen: listed.length, done, waiting: listed.length - done };
+  };
+  const finish = async (result: FeedTickResult, tick: string) => {
+    const s = stats();
+    await record({ tick, lastListingAt: listedAt.toISOString(), ...s });
+    await deps.redis.hdel(feedKeys(deps.prefix, feed.id).last, 'lastTickError', 'lastTickErrorAt');
+    return { ...result, ...s };
+  };
+  const withNotes = (tick: string) => (notes.length > 0 ? `${tick}; ${notes.join('; ')}` : tick);
+
+  let candidates = listed;
+  if (feed.mode === 'full') {
+    // Mode full: the newest file alone (it holds the whole catalogue); the older new ones are skipped, and said so.
+    const live = listed.filter((l) => !isPartialName(l.file.name));
+    const newest = live.at(-1);
+    if (!newest)
+      return finish({ enqueued: null, skipped: 'no file matches' }, `no file matches (${sourceLabel(feed.source)})`);
+    const older = live.slice(0, -1).filter((l) => !handled(l) && l.entry?.state !== 'queued');
+    for (const l of older) {
+      const note = `older than ${newest.file.name}: mode full imports the newest file only`;
+      await ledger.record(l.file, { state: 'skipped', note });
+      l.entry = { state: 'skipped', at: new Date().toISOString(), note };
+    }
+    if (older.length > 0) {
+      notes.push(
+        `skipped ${older.length} older file(s) (mode full imports the newest file only): ${older.map((l) => l.file.name).join(', ')}`,
+      );
+      logger.info({ feed: feed.id, skipped: older.map((l) => l.file.name) }, notes.at(-1)!);
+    }
+    candidates = [newest];
+  }
+
+  for (const c of candidates) {
+    if (handled(c)) continue;
+    if (c.waits) {
+      const skipped = `${c.file.name} ${c.waits}: it and the files after it wait for the next tick`;
+      return finish({ enqueued: null, skipped }, withNotes(skipped));
+    }
+    const outcome = await take(feed, deps, ledger, source, c);
+    if ('jobId' in outcome) {
+      const tick = `queued ${outcome.jobId}: ${outcome.display}`;
+      logger.info({ feed: feed.id, jobId: outcome.jobId, file: c.file.name }, 'feed file queued');
+      return finish({ enqueued: outcome.jobId, file: outcome.display }, withNotes(tick));
+    }
+    if ('refused' in outcome) return finish({ enqueued: null, skipped: outcome.refused }, withNotes(outcome.refused));
+    notes.push(`${c.file.name}: same content already imported`);
+  }
+  const nothing = listed.length === 0 ? `no file matches (${sourceLabel(feed.source)})` : 'nothing new';
+  return finish({ enqueued: null, skipped: nothing }, withNotes(nothing));
+}
+
+/** Fetches one file, checks it, and queues its import (or says why not). */
+async function take(
+  feed: Feed,
+  deps: FeedTickDeps,
+  ledger: FeedLedger,
+  source: Source,
+  c: Listed,
+): Promise<{ jobId: string; display: string } | { refused: string } | { same: true }> {
+  const local = source.localPath?.(c.file);
+  let path: string;
+  let sha256: string;
+  let copyDir: string | null = null;
+  if (local) {
+    path = local;
+    // Removed (or made unreadable) since the listing: the tick says so in one line, the next one lists again.
+    sha256 = await fileSha256(local).catch((err: NodeJS.ErrnoException) => {
+      throw new ProductSyncError('PS_ERR_SOURCE_UNAVAILABLE', `${local} cannot be read (${err.code ?? err.message})`);
+    });
+  } else {
+    // One folder per listed version: the run reads this copy; it is removed when the run ends.
+    copyDir = join(
+      deps.copyRoot,
+      feed.id,
+      createHash('sha256').update(fileIdentity(c.file)).digest('hex').slice(0, 16),
+    );
+    path = join(copyDir, c.file.name);
+    sha256 = (await source.fetch(c.file, path, { maxBytes: deps.maxBytes })).sha256;
+  }
+  const display = local ?? `${sourceLabel(feed.source)} ${c.file.name}`;
+  const removeCopy = async () => {
+    if (copyDir) await rm(copyDir, { recursive: true, force: true });
+  };
+  const keys = feedKeys(deps.prefix, feed.id);
+  if ((await deps.redis.sismember(keys.imported, sha256)) === 1) {
+    await ledger.record(c.file, { state: 'done', sha256, note: 'same content already imported' });
+    c.entry = { state: 'done', at: new Date().toISOString(), sha256 };
+    await removeCopy();
+    return { same: true };
+  }
+  // The input gate: a file `import` would refuse is not queued. It holds the feed's later files back (they would
+  // otherwise run before it), until it or the mapping changes.
+  const gated = await gateFeedPick({ file: path, sha256 }, feed, deps.redis, keys.refused);
+  if ('skip' in gated) {
+    await removeCopy();
+    return { refused: `${gated.skip}: ${display}` };
+  }
+  const data: ImportJobData = {
+    request: {
+      file: path,
+      mapping: feed.mapping,
+      mode: feed.mode,
+      dryRun: feed.dryRun,
+      maxArchiveRatio: feed.archiveGuard.maxRatio,
+      allowArchive: feed.archiveGuard.allow,
+      ...(feed.owner ? { owner: feed.owner } : {}),
+    },
+    origin: 'feed',
+    feed: feed.id,
+    ...(local ? {} : { fileName: c.file.name }),
+    sha256,
+    step: 'prepare',
+    ...(feed.waitLock !== undefined ? { waitLockSeconds: feed.waitLock } : {}),
+  };
+  const { jobId } = await enqueueImport(deps.importQueue, data);
+  await ledger.setInFlight({ jobId, file: c.file, sha256, copyDir, at: new Date().toISOString() });
+  await ledger.record(c.file, { state: 'queued', sha256, jobId });
+  c.entry = { state: 'queued', at: new Date().toISOString(), sha256, jobId };
+  return { jobId, display };
+}
+
+/**
+ * The end of a feed's import (called where the import job records its outcome): the ledger marks the file done
+ * (unless the run was aborted: exit 3 — the next tick tries it again), `afterImport` moves or deletes it, the local
+ * copy is removed. True when the next file may go: the caller queues the next tick.
+ */
+export async function finishFeedImport(
+  feed: Feed | undefined,
+  jobId: string,
+  result: { runId: string; exitCode: number },
+  deps: Pick<FeedTickDeps, 'redis' | 'prefix' | 'allowHosts' | 'maxBytes' | 'env'>,
+): Promise<boolean> {
+  if (!feed) return false;
+  const ledger = new FeedLedger(deps.redis, deps.prefix, feed.id);
+  const inflight = await ledger.inFlight();
+  if (!inflight || inflight.jobId !== jobId) return false;
+  await settle(feed, ledger, inflight, result, deps);
+  return result.exitCode !== 3;
+}
+
+async function settle(
+  feed: Feed,
+  ledger: FeedLedger,
+  inflight: InFlight,
+  result: { runId: string; exitCode: number } | null,
+  deps: Pick<FeedTickDeps, 'allowHosts' | 'maxBytes' | 'env'>,
+): Promise<void> {
+  if (result && result.exitCode !== 3) {
+    await ledger.record(inflight.file, {
+      state: 'done',
+      sha256: inflight.sha256,
+      jobId: inflight.jobId,
+      runId: result.runId,
+    });
+    await ledger.setKnown(inflight.file);
+    // After a success (rows that failed or were invalid are in the report; the file itself was imported).
+    if (feed.afterImport && result.exitCode <= 1) await afterImport(feed, inflight.file, deps);
+  }
+  await ledger.clearInFlight();
+  if (inflight.copyDir) await rm(inflight.copyDir, { recursive: true, force: true }).catch(() => undefined);
+}
+
+async function afterImport(
+  feed: Feed,
+  file: SourceFile,
+  deps: Pick<FeedTickDeps, 'allowHosts' | 'maxBytes' | 'env'>,
+): Promise<void> {
+  let source: Source | undefined;
+  try {
+    source = openSource(feed.source, {
+      allowHosts: deps.allowHosts,
+      maxBytes: deps.maxBytes,
+      ...(deps.env ? { env: deps.env } : {}),
+    });
+    if (!source.afterImport) {
+      logger.warn({ feed: feed.id, kind: sourceKind(feed.source) }, 'afterImport: this source kind does not offer it');
+      return;
+    }
+    await source.afterImport(file, feed.afterImport!);
+  } catch (err) {
+    logger.warn({ feed: feed.id, file: file.name, err: (err as Error).message }, 'afterImport failed: the file stays');
+  } finally {
+    await source?.close().catch(() => undefined);
+  }
+}

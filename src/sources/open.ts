@@ -1,0 +1,123 @@
+/**
+ * A feed's `source:` opened as a Source of its kind: a folder, an HTTPS URL, an SFTP folder or an S3 bucket. Every
+ * remote host (the URL's and each redirect's, the SFTP server, an S3 endpoint) goes through the address guard.
+ */
+import * as z from 'zod';
+import { checkHostAllowed } from './address-guard.ts';
+import { openDirSource } from './dir.ts';
+import { httpsLabel, openHttpsSource } from './https.ts';
+import { openS3Source } from './s3.ts';
+import { openSftpSource } from './sftp.ts';
+import {
+  dirSourceSchema,
+  httpsSourceSchema,
+  s3SourceSchema,
+  sftpSourceSchema,
+  type Source,
+  type SourceFile,
+} from './source.ts';
+
+export type FeedSource =
+  | z.output<typeof dirSourceSchema>
+  | z.output<typeof httpsSourceSchema>
+  | z.output<typeof sftpSourceSchema>
+  | z.output<typeof s3SourceSchema>;
+
+/**
+ * `source:` in a feed file: one of the four kinds, told apart by its key (`https:`, `sftp:`, `s3:`, else the `dir`
+ * shape feed files always had), then checked against that kind's shape alone, so a problem is named at its own key
+ * (a plain union would only say "invalid input").
+ */
+export const feedSourceSchema = z.unknown().transform((value, ctx): FeedSource => {
+  const has = (k: string) => typeof value === 'object' && value !== null && k in value;
+  const schema = has('https')
+    ? httpsSourceSchema
+    : has('sftp')
+      ? sftpSourceSchema
+      : has('s3')
+        ? s3SourceSchema
+        : dirSourceSchema;
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) ctx.addIssue({ ...issue } as never);
+  return z.NEVER;
+});
+export type SourceKind = 'dir' | 'https' | 'sftp' | 's3';
+
+export function sourceKind(source: FeedSource): SourceKind {
+  if ('https' in source) return 'https';
+  if ('sftp' in source) return 'sftp';
+  if ('s3' in source) return 's3';
+  return 'dir';
+}
+
+/** The source for logs, `feeds list` and the console: where, never a secret (no header value, no key, no query). */
+export function sourceLabel(source: FeedSource): string {
+  if ('https' in source) return httpsLabel(source.https.url);
+  if ('sftp' in source) {
+    const s = source.sftp;
+    return `sftp://${s.user}@${s.host}:${s.port}${s.dir.startsWith('/') ? '' : '/'}${s.dir}/${s.pattern}`;
+  }
+  if ('s3' in source) {
+    const s = source.s3;
+    const where = s.endpoint ? ` at ${new URL(s.endpoint).host}` : '';
+    return `s3://${s.bucket}/${s.prefix}${s.pattern}${where}`;
+  }
+  return `dir:${source.dir}/${source.pattern}`;
+}
+
+/** How the tick orders the listed files: by name (default) or by modification time. */
+export function sourceOrderOf(source: FeedSource): 'name' | 'mtime' {
+  if ('https' in source) return 'name';
+  if ('sftp' in source) return source.sftp.order;
+  if ('s3' in source) return source.s3.order;
+  return source.order;
+}
+
+export interface OpenSourceOptions {
+  /** SOURCE_ALLOW_HOSTS, parsed. */
+  allowHosts: readonly string[];
+  env?: NodeJS.ProcessEnv;
+  /** The size limit of a downloaded file when the feed sets none. */
+  maxBytes: number;
+  /** The version last imported (https: sent as a conditional GET). */
+  known?: SourceFile | null;
+}
+
+export function openSource(source: FeedSource, options: OpenSourceOptions): Source {
+  switch (sourceKind(source)) {
+    case 'dir':
+      return openDirSource(source as z.output<typeof dirSourceSchema>);
+    case 'https':
+      return openHttpsSource((source as z.output<typeof httpsSourceSchema>).https, options);
+    case 'sftp': {
+      const cfg = (source as z.output<typeof sftpSourceSchema>).sftp;
+      return guarded(openSftpSource(cfg, options.env), cfg.host, options.allowHosts);
+    }
+    case 's3': {
+      const cfg = (source as z.output<typeof s3SourceSchema>).s3;
+      const s3 = openS3Source(cfg);
+      return cfg.endpoint ? guarded(s3, new URL(cfg.endpoint).hostname, options.allowHosts) : s3;
+    }
+  }
+}
+
+/**
+ * `source` behind the address guard: its host is checked (resolved, refused when it is loopback, private, link-local
+ * or cloud metadata and not in SOURCE_ALLOW_HOSTS) before its first listing or download. An SFTP server is also held
+ * to its pinned host key, so a name that resolves elsewhere later still cannot serve files.
+ */
+function guarded(source: Source, host: string, allow: readonly string[]): Source {
+  let checked: Promise<string> | null = null;
+  const check = () => (checked ??= checkHostAllowed(host.replace(/^\[|\]$/g, ''), allow));
+  return {
+    label: source.label,
+    list: async (signal) => (await check(), source.list(signal)),
+    fetch: async (file, dest, opts) => (await check(), source.fetch(file, dest, opts)),
+    ...(source.afterImport
+      ? { afterImport: async (file, action) => (await check(), source.afterImport!(file, action)) }
+      : {}),
+    ...(source.localPath ? { localPath: source.localPath.bind(source) } : {}),
+    close: () => source.close(),
+  };
+}
