@@ -6,8 +6,6 @@ import * as z from 'zod';
 import { checkHostAllowed } from './address-guard.ts';
 import { openDirSource } from './dir.ts';
 import { httpsLabel, openHttpsSource } from './https.ts';
-import { openS3Source } from './s3.ts';
-import { openSftpSource } from './sftp.ts';
 import {
   dirSourceSchema,
   httpsSourceSchema,
@@ -90,34 +88,44 @@ export function openSource(source: FeedSource, options: OpenSourceOptions): Sour
       return openDirSource(source as z.output<typeof dirSourceSchema>);
     case 'https':
       return openHttpsSource((source as z.output<typeof httpsSourceSchema>).https, options);
+    // The SFTP and S3 clients are loaded when a feed uses them: they weigh on every command's start otherwise.
     case 'sftp': {
       const cfg = (source as z.output<typeof sftpSourceSchema>).sftp;
-      return guarded(openSftpSource(cfg, options.env), cfg.host, options.allowHosts);
+      const label = sourceLabel(source);
+      return remote(label, async () => (await import('./sftp.ts')).openSftpSource(cfg, options.env), cfg.host, options);
     }
     case 's3': {
       const cfg = (source as z.output<typeof s3SourceSchema>).s3;
-      const s3 = openS3Source(cfg);
-      return cfg.endpoint ? guarded(s3, new URL(cfg.endpoint).hostname, options.allowHosts) : s3;
+      const host = cfg.endpoint ? new URL(cfg.endpoint).hostname : null;
+      return remote(sourceLabel(source), async () => (await import('./s3.ts')).openS3Source(cfg), host, options);
     }
   }
 }
 
 /**
- * `source` behind the address guard: its host is checked (resolved, refused when it is loopback, private, link-local
- * or cloud metadata and not in SOURCE_ALLOW_HOSTS) before its first listing or download. An SFTP server is also held
- * to its pinned host key, so a name that resolves elsewhere later still cannot serve files.
+ * A remote source opened on first use, behind the address guard: its host (when it names one) is resolved and refused
+ * when it is loopback, private, link-local or cloud metadata and not in SOURCE_ALLOW_HOSTS, before the first listing
+ * or download. An SFTP server is also held to its pinned host key, so a name that resolves elsewhere later still
+ * cannot serve files.
  */
-function guarded(source: Source, host: string, allow: readonly string[]): Source {
-  let checked: Promise<string> | null = null;
-  const check = () => (checked ??= checkHostAllowed(host.replace(/^\[|\]$/g, ''), allow));
+function remote(label: string, load: () => Promise<Source>, host: string | null, options: OpenSourceOptions): Source {
+  let opened: Promise<Source> | null = null;
+  const open = () =>
+    (opened ??= (async () => {
+      if (host !== null) await checkHostAllowed(host.replace(/^\[|\]$/g, ''), options.allowHosts);
+      return load();
+    })());
   return {
-    label: source.label,
-    list: async (signal) => (await check(), source.list(signal)),
-    fetch: async (file, dest, opts) => (await check(), source.fetch(file, dest, opts)),
-    ...(source.afterImport
-      ? { afterImport: async (file, action) => (await check(), source.afterImport!(file, action)) }
-      : {}),
-    ...(source.localPath ? { localPath: source.localPath.bind(source) } : {}),
-    close: () => source.close(),
+    label,
+    list: async (signal) => (await open()).list(signal),
+    fetch: async (file, dest, opts) => (await open()).fetch(file, dest, opts),
+    afterImport: async (file, action) => {
+      const source = await open();
+      if (!source.afterImport) throw new Error(`${label} cannot move or delete its files`);
+      await source.afterImport(file, action);
+    },
+    close: async () => {
+      if (opened) await (await opened.catch(() => null))?.close();
+    },
   };
 }
