@@ -28,6 +28,8 @@ describe('GTIN check digit', () => {
     const r = parseGtin('4006381333932');
     expect(r).toMatchObject({ ok: false, code: 'GTIN_CHECK_DIGIT' });
     expect(!r.ok && r.message).toContain('expected 1');
+    // The value gives the GTIN: the message does not repeat it (rejected.* would carry it twice a row).
+    expect(!r.ok && r.message).toBe('wrong check digit (last digit 2, expected 1)');
   });
 
   it('accepts every generated GTIN of each length and keeps its digits', () => {

@@ -51,6 +51,10 @@ export function isQuantity(cell: Cell): boolean {
   return m !== null && findUnit(m[1]!) !== undefined;
 }
 
+/** A quantity cell without its unit (`1,5 L` → `1,5`), to find its decimal separator; other cells as is. */
+export const quantityNumber = (cell: Cell): Cell =>
+  typeof cell === 'string' ? cell.replace(/\s*[\p{L}µ]+\.?\s*$/u, '') : cell;
+
 /** The list parts of a cell, split on the first separator of `;`, `|`, `,` it holds. */
 function parts(text: string): string[] {
   const sep = LIST_SEPARATORS.find((s) => text.includes(s));

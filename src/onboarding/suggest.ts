@@ -37,6 +37,7 @@ import {
   isQuantity,
   isStrictGtin,
   listSeparatorOf,
+  quantityNumber,
   shareFitting,
 } from './sample-kinds.ts';
 import { cellText, COLUMN_TYPES, localeNumberSeparators, type ColumnType } from '../pipeline/map/transforms.ts';
@@ -688,13 +689,16 @@ function checkValues(
   };
 }
 
+/** A value field whose object has a unit, which a quantity column feeds whole: its object is the first group. */
+const QUANTITY_VALUE = /^(netContents\[\d+\]|drainedNetWeight)\.value$/;
+
 /**
  * The field of a column of quantities (`500 g`) when the field is a value whose object has a unit:
  * `netContents[0].value` → `netContents[0]`.
  */
-function quantityField(field: string): string | undefined {
+export function quantityField(field: string): string | undefined {
   if (!quantityTypeExists()) return undefined;
-  const m = /^(netContents\[\d+\]|drainedNetWeight)\.value$/.exec(field);
+  const m = QUANTITY_VALUE.exec(field);
   return m?.[1];
 }
 
@@ -1111,10 +1115,7 @@ function mappedColumn(
     if (format) out.format = format;
   }
   if (type === 'decimal' || type === 'integer' || type === 'number' || type === 'quantity') {
-    const numbers =
-      type === 'quantity'
-        ? c.cells.map((x) => (typeof x === 'string' ? x.replace(/\s*[\p{L}µ]+\.?\s*$/u, '') : x))
-        : c.cells;
+    const numbers = type === 'quantity' ? c.cells.map(quantityNumber) : c.cells;
     const decimal = decimalSeparatorOf(numbers, language);
     if (decimal) out.decimal = decimal;
   }
@@ -1135,7 +1136,7 @@ function headerUnitDefaults(
   const defaults: Record<string, string> = {};
   for (const s of suggestions) {
     const unit = columns[s.position - 1]!.words.unit;
-    const m = s.field && s.type !== 'quantity' ? /^(netContents\[\d+\]|drainedNetWeight)\.value$/.exec(s.field) : null;
+    const m = s.field && s.type !== 'quantity' ? QUANTITY_VALUE.exec(s.field) : null;
     if (!unit || !m) continue;
     const unitPath = `${m[1]}.unitOfMeasure`;
     if (fed(unitPath)) continue;

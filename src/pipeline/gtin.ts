@@ -62,7 +62,9 @@ export function toGtin14(digits: string): string {
 
 /**
  * Reads a GTIN from a cell (string digits, or a number from an XLSX cell) and returns its 14-digit form or the reason
- * it is not a GTIN.
+ * it is not a GTIN. The reason does not repeat the GTIN: its issue's value gives it (`ERROR GTIN_CHECK_DIGIT [EAN]
+ * "3500000000003": wrong check digit…`), and a sheet of a million wrong GTINs does not carry each one twice in
+ * rejected.*.
  */
 export function parseGtin(value: Cell): GtinResult {
   let text: string;
@@ -72,7 +74,7 @@ export function parseGtin(value: Cell): GtinResult {
       return {
         ok: false,
         code: 'GTIN_NOT_DIGITS',
-        message: `GTIN ${String(value)} is not a whole number of at most 14 digits`,
+        message: 'not a whole number of at most 14 digits',
       };
     }
     text = value.toFixed(0);
@@ -86,17 +88,17 @@ export function parseGtin(value: Cell): GtinResult {
     return {
       ok: false,
       code: 'GTIN_SCIENTIFIC_NOTATION',
-      message: `GTIN "${text}" is in scientific notation: its digits are lost. Format the GTIN column as Text in the spreadsheet and export again`,
+      message:
+        'in scientific notation: its digits are lost. Format the GTIN column as Text in the spreadsheet and export again',
     };
   }
-  if (!/^\d+$/.test(text))
-    return { ok: false, code: 'GTIN_NOT_DIGITS', message: `GTIN "${text}" must contain digits only` };
+  if (!/^\d+$/.test(text)) return { ok: false, code: 'GTIN_NOT_DIGITS', message: 'a GTIN holds digits only' };
   if (/^0+$/.test(text)) return { ok: false, code: 'GTIN_ALL_ZEROS', message: 'GTIN is all zeros' };
   if (text.length > 14 || text.length < MIN_RESTORABLE_LENGTH) {
     return {
       ok: false,
       code: 'GTIN_LENGTH',
-      message: `GTIN "${text}" has ${text.length} digits; a GTIN has 8, 12, 13 or 14`,
+      message: `${text.length} digits; a GTIN has 8, 12, 13 or 14`,
     };
   }
   if (!hasValidCheckDigit(text)) {
@@ -104,7 +106,7 @@ export function parseGtin(value: Cell): GtinResult {
     return {
       ok: false,
       code: 'GTIN_CHECK_DIGIT',
-      message: `GTIN "${text}" has a wrong check digit (last digit ${text.slice(-1)}, expected ${expected})`,
+      message: `wrong check digit (last digit ${text.slice(-1)}, expected ${expected})`,
     };
   }
   const gtin14 = toGtin14(text);
@@ -114,7 +116,7 @@ export function parseGtin(value: Cell): GtinResult {
     gtin14,
     warning: {
       code: 'GTIN_LEADING_ZEROS_RESTORED',
-      message: `GTIN "${text}" has ${text.length} digits: its leading zeros were restored (${gtin14}); format the GTIN column as Text to keep them`,
+      message: `${text.length} digits: its leading zeros were restored (${gtin14}); format the GTIN column as Text to keep them`,
     },
   };
 }

@@ -8,6 +8,7 @@ import { fileSha256, importJobId, JOB_OPTIONS, QUEUES, runChunksKey, type Import
 import { queueConnection, queuePrefix, quietOnErrors } from './connection.ts';
 import { eventRecorder, recordEventsOf, recorderOf } from './events-queue.ts';
 import { jobLost, redisRunId, watchJob } from './job-watch.ts';
+import { indexRun } from './run-index.ts';
 
 /**
  * Redis keys of a feed's bookkeeping: sha256 of the files it imported, the files the input gate refused (see
@@ -75,6 +76,9 @@ export async function enqueueImport(
   }
   const existed = previous !== undefined;
   const job = await queue.add('import', full, { ...JOB_OPTIONS.import, jobId });
+  // The runs list's order (a job already there keeps its id, and its queued time).
+  const kept = existed ? await queue.getJob(jobId) : job;
+  await indexRun(queue, jobId, kept?.timestamp ?? job.timestamp);
   // Before the caller hears it was queued (recordEventsOf attached a recorder to this queue, if any).
   if (!existed) await (await recorderOf(queue))?.runQueued(job);
   return { jobId, existed };
@@ -208,42 +212,4 @@ export async function runStatus(queue: Queue, jobId: string): Promise<RunStatus 
     failedReason: job.failedReason ?? null,
     result: (job.returnvalue as ImportJobResult | null) ?? null,
   };
-}
-
-/** A page of import job ids, newest queued first, and the cursor of the next page (null on the last). */
-export interface RunPage {
-  ids: string[];
-  next: string | null;
-}
-
-/**
- * The import jobs newest queued first (queued time, then id, both descending), `limit` of them after the cursor
- * `before` (a `next` of an earlier page: `<queued ms>.<id>`, so a page holds even when the job it names is gone).
- * Only ids and queued times are read for the order: the statuses are read for the page alone.
- */
-export async function listRunIds(queue: Queue, limit: number, before?: string): Promise<RunPage> {
-  const ids = [
-    ...new Set(
-      await queue.getRanges(['active', 'waiting', 'waiting-children', 'prioritized', 'completed', 'failed', 'delayed']),
-    ),
-  ];
-  const client = await queue.getBackend().client;
-  // One connection: the commands go out back to back, as a pipeline would send them.
-  const times = await Promise.all(
-    ids.map(async (id) => Number((await client.hget(queue.toKey(id), 'timestamp')) ?? 0)),
-  );
-  const entries = ids.map((id, i) => ({ id, at: times[i]! }));
-  const newerFirst = (a: { id: string; at: number }, b: { id: string; at: number }) =>
-    b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
-  entries.sort(newerFirst);
-  let from = 0;
-  if (before) {
-    const dot = before.indexOf('.');
-    const cursor = { at: Number(before.slice(0, dot)), id: before.slice(dot + 1) };
-    from = entries.findIndex((e) => newerFirst(cursor, e) < 0);
-    if (from < 0) from = entries.length;
-  }
-  const page = entries.slice(from, from + limit);
-  const last = page.at(-1);
-  return { ids: page.map((e) => e.id), next: last && from + limit < entries.length ? `${last.at}.${last.id}` : null };
 }

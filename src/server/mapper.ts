@@ -2,7 +2,8 @@
  * The console's mapper (issue 11): a sheet is uploaded and a mapping suggested for it (suggestMapping), a person
  * changes fields, the preview of the first rows follows (the same previewSheet as `validate --preview`), and the
  * mapping is saved under a name (validated by parseMapping, written to the console's mappings directory — a name, never
- * a path). Running it is the console's ordinary upload with that mapping name.
+ * a path) as `mapping init` writes the same choices (settleDraft, mappingText). Running it is the console's ordinary
+ * upload with that mapping name.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { startInspection } from '../formats/zip-guard.ts';
 import { FIELD_ALIASES } from '../onboarding/header-aliases.ts';
 import { defaultType, MappingError, parseMapping, resolveFieldPath, type Mapping } from '../pipeline/map/mapping.ts';
 import { COLUMN_TYPES } from '../pipeline/map/transforms.ts';
+import { listFields, settleDraft } from '../onboarding/mapper-choices.ts';
 import { fieldChoices, mappingText, suggestMapping, type MappingDraft } from '../onboarding/suggest.ts';
 import { referenceLabels } from '../pipeline/resolve/list-labels.ts';
 import { previewSheet } from '../pipeline/run/preview.ts';
@@ -149,14 +151,21 @@ const zodAnswer = (err: z.ZodError): Answer => ({
   body: { error: 'invalid request', problems: err.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) },
 });
 
-/** The text and parsed mapping of a draft, or the 400 answer listing the mapping's problems. */
-function mappingOf(draft: MappingDraft, name: string): { text: string; mapping: Mapping } | Answer {
+/**
+ * The text and parsed mapping of a draft, as `mapping init` writes the choices made (settleDraft: a quantity column
+ * feeds its object, a list column its separator), with that draft; or the 400 answer listing the mapping's problems.
+ */
+function mappingOf(
+  changed: MappingDraft,
+  name: string,
+): { text: string; mapping: Mapping; draft: MappingDraft } | Answer {
+  const draft = settleDraft(changed);
   const text = mappingText({ ...draft, name });
   try {
-    return { text, mapping: parseMapping(text, `${name}.yaml`) };
+    return { text, mapping: parseMapping(text, `${name}.yaml`), draft };
   } catch (err) {
     if (!(err instanceof MappingError)) throw err;
-    return { code: 400, body: { error: 'invalid mapping', problems: err.problems, text } };
+    return { code: 400, body: { error: 'invalid mapping', problems: err.problems, text, draft } };
   }
 }
 
@@ -240,6 +249,7 @@ export async function registerMapper(app: FastifyInstance, o: MapperOptions): Pr
         ...(sheets ? { sheets } : {}),
         draft,
         choices: fieldChoices(draft.target),
+        listFields: listFields(draft.target, fieldChoices(draft.target)),
         settings: FIELD_SETTINGS,
         types: COLUMN_TYPES,
         fieldTypes: fieldTypes(draft.target),
@@ -276,7 +286,10 @@ export async function registerMapper(app: FastifyInstance, o: MapperOptions): Pr
         cc.ctx,
       );
       // The page shows its sheet by the name it was given, not the stored one.
-      return send({ code: 200, body: { preview: { ...preview, file: body.data.sheet }, text: m.text } });
+      return send({
+        code: 200,
+        body: { preview: { ...preview, file: body.data.sheet }, text: m.text, draft: m.draft },
+      });
     } catch (err) {
       return send(failureAnswer(err));
     }
@@ -319,7 +332,10 @@ export async function registerMapper(app: FastifyInstance, o: MapperOptions): Pr
     } finally {
       await rm(tmp, { force: true });
     }
-    return send({ code: existed ? 200 : 201, body: { name, file: `${name}.yaml`, replaced: existed, text: m.text } });
+    return send({
+      code: existed ? 200 : 201,
+      body: { name, file: `${name}.yaml`, replaced: existed, text: m.text, draft: m.draft },
+    });
   });
 }
 

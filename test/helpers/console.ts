@@ -28,10 +28,14 @@ export interface ConsoleStack {
   close(): Promise<void>;
 }
 
-/** Starts the stack; `name` makes the temp dir and the queue prefix (`ps-<name>-<pid>`). */
+/**
+ * Starts the stack; `name` makes the temp dir and the queue prefix (`ps-<name>-<pid>`); `jobsDir`: the workers' feed
+ * files (none by default).
+ */
 export async function startConsoleStack(
   name: string,
   options: Omit<ConsoleOptions, 'config'> = {},
+  stackOptions: { jobsDir?: string } = {},
 ): Promise<ConsoleStack> {
   const prefix = `ps-${name}-${process.pid}`;
   const sandbox = await startSandbox({ port: 0 });
@@ -47,7 +51,7 @@ export async function startConsoleStack(
     UPLOAD_DIR: join(dir, 'uploads'),
     LOG_LEVEL: 'warn',
   });
-  const workers = await startWorkers(config, { jobsDir: join(dir, 'no-jobs') });
+  const workers = await startWorkers(config, { jobsDir: stackOptions.jobsDir ?? join(dir, 'no-jobs') });
   const app = await buildConsole({ maxUploadBytes: 1024 * 1024, ...options, config });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;

@@ -1,8 +1,10 @@
 // The console mapper (issue 11, part 4): upload a sheet, change the suggested fields, preview, save under a name, run
 // it.
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { hasChromium, startConsoleStack, withChromium, type ConsoleStack } from '../helpers/console.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Config } from '../../src/config.ts';
@@ -85,7 +87,28 @@ interface Suggested {
   sheets?: string[];
   types: string[];
   fieldTypes: Record<string, string>;
+  listFields: string[];
 }
+
+/** `product-sync mapping init <file> --sandbox --out -`: the draft it prints, as a user runs it. */
+async function mappingInit(file: string): Promise<string> {
+  const env: Record<string, string> = { ...process.env, LOG_LEVEL: 'error' } as Record<string, string>;
+  for (const k of ['PRODUCT_API_URL', 'REFERENCE_API_URL', 'API_TOKEN', 'REDIS_URL', 'OWNER_COMPANY_ID']) delete env[k];
+  const bin = new URL('../../bin/product-sync.mjs', import.meta.url).pathname;
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [bin, 'mapping', 'init', file, '--sandbox', '--out', '-'],
+    { cwd: dir, env },
+  );
+  return stdout;
+}
+
+/** The `columns:` lines of a mapping file that map a column, without their comment (the why differs). */
+const columnLines = (text: string): string[] =>
+  text
+    .split('\n')
+    .filter((l) => l.startsWith('  - {'))
+    .map((l) => l.replace(/ }\s+#.*$/, ' }'));
 
 describe('console mapper over HTTP', () => {
   it('suggests a field for each header, previews a draft, saves it under a name only, and refuses paths and invalid mappings', async () => {
@@ -251,6 +274,88 @@ describe('console mapper over HTTP', () => {
     expect((await uploadSheet(readFileSync(book), 'Tarif.xlsx', { headerRow: 'x' })).status).toBe(400);
   });
 
+  it('saves a column typed as a quantity, and a list column, as mapping init writes them for the same sheet', async () => {
+    // "400g" / "1,5 L": mapping init reads the net content as a quantity (its unit split off, the Unit column left),
+    // the item codes as a list split on "|".
+    const file = join(dir, 'quantities.csv');
+    writeFileSync(
+      file,
+      [
+        'EAN;Product name;Net content;Unit;Item codes',
+        `${testGtin(21, '400638')};Oat milk;1,5 L;L;A-1|B-2`,
+        `${testGtin(22, '400638')};Rice;400g;g;R-9`,
+        `${testGtin(23, '400638')};Flour;1 kg;kg;F-1|F-2`,
+      ].join('\n'),
+    );
+    const init = await mappingInit(file);
+    expect(init).toContain('{ column: Net content, field: "netContents[0]", type: quantity }');
+    expect(init).toContain('{ column: Item codes, field: retailerIdentifiers, type: identifier, split: "|" }');
+
+    const s = (await (await uploadSheet(readFileSync(file), 'quantities.csv')).json()) as Suggested;
+    expect(s.listFields).toEqual(['retailerIdentifiers']);
+    // The choices a person makes by hand: the net content picked as its value field, its unit column as the unit, the
+    // item codes' field picked from the list (no separator yet); then the net content's type set to quantity.
+    const byHand = (field: string) => ({ ...s.settings[field], field, reason: 'chosen here' });
+    const strip = ({ header, position, samples }: MappingDraft['columns'][number]) => ({ header, position, samples });
+    const picked: MappingDraft = {
+      ...s.draft,
+      columns: s.draft.columns.map((c) => {
+        if (c.header === 'Net content') return { ...strip(c), field: 'netContents[0].value', type: 'quantity' };
+        if (c.header === 'Unit') return { ...strip(c), field: 'netContents[0].unitOfMeasure', reason: 'chosen here' };
+        if (c.header === 'Item codes') return { ...strip(c), ...byHand('retailerIdentifiers') };
+        return c;
+      }),
+    };
+    const preview = await post('/mapper/preview', { sheet: s.sheet, draft: picked });
+    expect(preview.status).toBe(200);
+    const p = (await preview.json()) as { preview: Preview; draft: MappingDraft; text: string };
+    const col = (d: MappingDraft, header: string) => d.columns.find((c) => c.header === header)!;
+    // The draft as the page now shows it: the net content field with its unit split, the unit column left unmapped.
+    expect(col(p.draft, 'Net content')).toMatchObject({ field: 'netContents[0]', type: 'quantity' });
+    expect(col(p.draft, 'Unit').field).toBeUndefined();
+    expect(col(p.draft, 'Unit').reason).toMatch(/netContents\[0\]\.unitOfMeasure is given by column 3 "Net content"/);
+    expect(col(p.draft, 'Item codes').split).toBe('|');
+    const row2 = p.preview.rows.find((r) => r.row === 2)!;
+    expect(row2.fields.find((f) => f.field === 'netContents[0].value')!.mapped).toBe('1.5');
+    expect(row2.fields.find((f) => f.field === 'retailerIdentifiers')!.mapped).toEqual(['A-1', 'B-2']);
+
+    const saved = await post('/mapper/mappings', { name: 'quantities', draft: picked });
+    expect(saved.status).toBe(201);
+    const text = readFileSync(join(mappingsDir, 'quantities.yaml'), 'utf8');
+    expect(columnLines(text)).toEqual(columnLines(init));
+    const [mine, theirs] = [text, init].map((t) =>
+      t.split('\n').filter((l) => /^[a-zA-Z]/.test(l) && !/^name:/.test(l)),
+    );
+    expect(mine).toEqual(theirs);
+    const m = await loadMapping('quantities', { mappingsDir });
+    expect(m.columns.find((c) => c.columns[0] === 'Net content')!.field).toMatchObject({
+      path: 'netContents[0]',
+      unit: { path: 'netContents[0].unitOfMeasure' },
+    });
+
+    // Without the sheet-wide separator the column says its own; a quantity typed back as a number feeds the value;
+    // a separator emptied by the person stays empty.
+    const { decimalSeparator: _, ...own } = picked;
+    const alone = (await (await post('/mapper/preview', { sheet: s.sheet, draft: own })).json()) as {
+      draft: MappingDraft;
+    };
+    expect(col(alone.draft, 'Net content')).toMatchObject({ field: 'netContents[0]', decimal: ',' });
+    const back = {
+      ...p.draft,
+      columns: p.draft.columns.map((c) => {
+        if (c.header === 'Net content') return { ...c, type: 'decimal' };
+        if (c.header === 'Item codes') return { ...c, split: '' };
+        return c;
+      }),
+    };
+    const again = (await (await post('/mapper/preview', { sheet: s.sheet, draft: back })).json()) as {
+      draft: MappingDraft;
+      text: string;
+    };
+    expect(col(again.draft, 'Net content')).toMatchObject({ field: 'netContents[0].value', type: 'decimal' });
+    expect(again.text).toContain('{ column: Item codes, field: retailerIdentifiers, type: identifier }');
+  });
+
   it('says when no GTIN key column was found', async () => {
     const res = await uploadSheet(Buffer.from('Désignation;Prix\nComté;12\nBrie;9\n'), 'sans-ean.csv');
     expect(res.status).toBe(201);
@@ -410,6 +515,22 @@ describe('console mapper in a browser', () => {
           .poll(() => page.locator('#mapping-text').textContent())
           .toContain(`values: { "Actiff": ${JSON.stringify(label)} }`);
         expect(await page.locator('#mapping-text').textContent()).toContain('sheet: Produits');
+
+        // The net weight typed as a quantity: the net content with its unit split, as mapping init writes one.
+        const weight = page.locator('#columns tr[data-header="Poids net"]');
+        await weight.locator('select.type').selectOption('quantity');
+        await expect
+          .poll(() => page.locator('#mapping-text').textContent())
+          .toContain('{ column: Poids net, field: "netContents[0]", type: quantity');
+        await expect.poll(() => weight.locator('select.field').inputValue()).toBe('netContents[0]');
+        // A list field's column takes a list separator.
+        const other = page.locator('#columns tr[data-header="Champ 7"]');
+        await other.locator('select.field').selectOption('retailerIdentifiers');
+        await other.locator('input.split').fill('|');
+        await other.locator('input.split').press('Tab');
+        await expect
+          .poll(() => page.locator('#mapping-text').textContent())
+          .toMatch(/field: retailerIdentifiers, .*split: "\|"/);
 
         // A header row typed by hand: the title row names no field, so no key either.
         await page.fill('#header-row', '1');

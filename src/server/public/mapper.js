@@ -15,6 +15,7 @@ const state = {
   settings: {},
   types: [],
   fieldTypes: {},
+  listFields: [],
   saved: null,
   previewSeq: 0,
 };
@@ -49,8 +50,9 @@ const typeOf = (c) => c.type || state.fieldTypes[c.field] || '';
 const NUMERIC = ['decimal', 'integer', 'number', 'quantity'];
 
 /**
- * A mapped column's settings, the mapping's column keys: type (empty = the field's default), date format, decimal
- * separator, and the value map (sheet value → value the field takes), with the values its list will not resolve.
+ * A mapped column's settings, the mapping's column keys: type (empty = the field's default; `quantity` on a net content
+ * reads "400g" into its value and unit), date format, decimal separator, list separator of a list field, and the value
+ * map (sheet value → value the field takes), with the values its list will not resolve.
  */
 function settingsHtml(c, i) {
   if (!c.field) return '';
@@ -75,6 +77,10 @@ function settingsHtml(c, i) {
       ]
         .map(([v, t]) => `<option value="${v}"${(c.decimal || '') === v ? ' selected' : ''}>${esc(t)}</option>`)
         .join('')}</select></label>`,
+    );
+  if (state.listFields.includes(c.field))
+    parts.push(
+      `<label>list separator <input class="split" data-index="${i}" value="${esc(c.split)}" placeholder="none" size="3" maxlength="10" aria-label="list separator of ${esc(c.header)}"></label>`,
     );
   const pairs = Object.entries(c.values || {});
   const pairHtml = (k, v) =>
@@ -101,23 +107,42 @@ function renderSettings(i) {
   row.querySelector('.reason').innerHTML = reasonHtml(c);
 }
 
-function renderColumns() {
-  const options = (selected) => {
-    const choices = selected && !state.choices.includes(selected) ? [selected, ...state.choices] : state.choices;
-    return [
-      '<option value="">— not mapped —</option>',
-      ...choices.map((c) => `<option${c === selected ? ' selected' : ''}>${esc(c)}</option>`),
-    ].join('');
-  };
-  $('columns').innerHTML = state.draft.columns
-    .map(
-      (c, i) => `<tr data-header="${esc(c.header)}">
+function rowHtml(c, i) {
+  const choices = c.field && !state.choices.includes(c.field) ? [c.field, ...state.choices] : state.choices;
+  const options = [
+    '<option value="">— not mapped —</option>',
+    ...choices.map((f) => `<option${f === c.field ? ' selected' : ''}>${esc(f)}</option>`),
+  ].join('');
+  return `<tr data-header="${esc(c.header)}">
     <td>${c.position}</td><td><strong>${esc(c.header)}</strong></td><td class="samples">${c.samples.map(esc).join(' · ')}</td>
-    <td><select class="field" data-index="${i}" aria-label="field of ${esc(c.header)}">${options(c.field)}</select></td>
+    <td><select class="field" data-index="${i}" aria-label="field of ${esc(c.header)}">${options}</select></td>
     <td class="settings">${settingsHtml(c, i)}</td>
-    <td class="reason">${reasonHtml(c)}</td></tr>`,
-    )
-    .join('');
+    <td class="reason">${reasonHtml(c)}</td></tr>`;
+}
+
+function renderColumns() {
+  $('columns').innerHTML = state.draft.columns.map(rowHtml).join('');
+}
+
+/** A value as JSON with its keys sorted: two columns compare equal whatever order their keys came in. */
+const canonical = (v) =>
+  JSON.stringify(v, (_k, x) =>
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : x,
+  );
+
+/**
+ * The draft as the server writes it (a quantity column feeds its net content, a list column its separator): the
+ * columns it changed are taken, and their rows drawn again.
+ */
+function adopt(draft) {
+  if (!draft || draft.columns.length !== state.draft.columns.length) return;
+  draft.columns.forEach((c, i) => {
+    if (canonical(c) === canonical(state.draft.columns[i])) return;
+    state.draft.columns[i] = c;
+    $('columns').querySelectorAll('tr')[i].outerHTML = rowHtml(c, i);
+  });
 }
 
 const SUGGESTED = [
@@ -263,6 +288,7 @@ async function refreshPreview() {
   if (seq !== state.previewSeq) return;
   $('preview').removeAttribute('aria-busy');
   if (out.text !== undefined) $('mapping-text').textContent = out.text;
+  adopt(out.draft);
   if (!res.ok) {
     say('preview-status', problemsText(out), 'err');
     $('preview').innerHTML = '';
@@ -295,6 +321,7 @@ async function suggest(choice) {
     settings: out.settings || {},
     types: out.types || [],
     fieldTypes: out.fieldTypes || {},
+    listFields: out.listFields || [],
     saved: null,
   });
   const matched = out.draft.columns.filter((c) => c.field).length;
@@ -356,6 +383,10 @@ $('columns').addEventListener('change', (e) => {
     if (t.value) state.draft.columns[i].decimal = t.value;
     else delete state.draft.columns[i].decimal;
     changed();
+  } else if (t.matches('input.split')) {
+    // Emptied: no separator (the cell is one value), not the one the samples show.
+    state.draft.columns[i].split = t.value.trim() === '' ? '' : t.value;
+    changed();
   } else if (t.matches('input.vkey, input.vval')) readValues(i);
 });
 $('columns').addEventListener('click', (e) => {
@@ -377,6 +408,7 @@ $('save-form').addEventListener('submit', async (e) => {
     say('save-message', `not saved: ${problemsText(out)}`, 'err');
     return;
   }
+  adopt(out.draft);
   state.saved = out.name;
   say('save-message', `saved as ${out.name} (${out.replaced ? 'replaced' : 'new'}: mappings/${out.file})`, 'ok');
   $('run').disabled = false;
