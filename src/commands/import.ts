@@ -4,6 +4,7 @@ import { runReconcile } from '../pipeline/run/reconcile.ts';
 import { runImport, runValidate, type ImportRequest, type RunResult } from '../pipeline/run/run.ts';
 import type { Mode } from '../pipeline/sync/plan.ts';
 import { RunInterrupted } from '../errors.ts';
+import { loadConfig } from '../config.ts';
 import { commandContext, type CommandContext, type RunFlags } from '../runtime.ts';
 import { stderrLiveLine } from '../terminal.ts';
 import { progressReporter } from './progress.ts';
@@ -28,6 +29,18 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
   await checkSheetFile(file);
   // An import takes the owner lease: with REDIS_URL set, in Redis, which must answer.
   const cc = await commandContext(flags, process.env, { writes: run === runImport });
+  // METRICS_PORT: a long inline run serves its own /metrics while it runs (loaded only then: prom-client is no part
+  // of a run's start-up otherwise).
+  const metrics = process.env.METRICS_PORT?.trim()
+    ? await (
+        await import('../server/metrics-server.ts')
+      )
+        .serveMetrics(loadConfig(process.env), { fleet: false })
+        .catch(async (err: unknown) => {
+          await cc.close().catch(() => undefined);
+          throw err;
+        })
+    : undefined;
   const progress = progressReporter();
   const stop = onInterrupt(cc);
   // A file the system refused after writes were sent: exit 3, and the message says the same command resumes.
@@ -56,6 +69,7 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
   } catch (err) {
     progress.done();
     stop.dispose();
+    await metrics?.close();
     // The run's own error is the one to tell (closing may fail the same way: a full disk refuses the sandbox's store
     // too).
     await cc.close().catch(() => undefined);
@@ -63,6 +77,8 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
   }
   progress.done();
   stop.dispose();
+  metrics?.own.recordRun(result.summary);
+  await metrics?.close();
   process.stdout.write(`${formatSummary(result)}\n`);
   await cc.close().catch((err: unknown) => Promise.reject(told(err)));
   return result.exitCode;

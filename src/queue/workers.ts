@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import {
   DelayedError,
+  MetricsTime,
   Queue,
   UnrecoverableError,
   WaitingChildrenError,
@@ -41,6 +42,8 @@ import { gateFeedPick } from './feed-gate.ts';
 import { loadFeeds, pickFeedFile, type Feed } from './feeds.ts';
 import { jobLockFence } from './job-lock.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
+import { feedRunSucceeded } from './feed-status.ts';
+import type { ProcessMetrics } from './metrics.ts';
 import { answersWithin } from './redis-health.ts';
 import { isConnectionError, redisState } from './redis-state.ts';
 import { RequestScopes } from './request-scope.ts';
@@ -57,6 +60,8 @@ export interface WorkerOptions {
   chunkSize?: number;
   /** Job lock duration, ms (default 30 s; a killed worker's jobs are taken over after it). */
   lockDurationMs?: number;
+  /** Counts each run this worker finishes (rows, issues, duration: metrics.ts). */
+  metrics?: ProcessMetrics;
 }
 
 /** The running workers, and how to stop them. */
@@ -216,6 +221,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     // chunk to push: an archive guard that tripped, an empty sheet).
     if (runId) await keeper.finish(runId);
     await recordFeedImport(data, result);
+    options.metrics?.recordRun(result.summary, data.origin === 'feed' ? data.feed : undefined);
     await job.updateProgress({
       stage: 'done',
       rowsRead: result.summary.counts.rows,
@@ -254,11 +260,13 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     const keys = feedKeys(prefix, data.feed);
     // An aborted run (API unavailable, credential rejected, archive guard) is not an import: the next tick tries again.
     if (result.exitCode !== 3) await conn.sadd(keys.imported, data.sha256);
+    const finishedAt = new Date().toISOString();
     await conn.hset(keys.last, {
-      finishedAt: new Date().toISOString(),
+      finishedAt,
       runId: result.runId,
       exitCode: String(result.exitCode),
       file: data.request.file,
+      ...(feedRunSucceeded(result.summary) ? { lastSuccessAt: finishedAt } : {}),
     });
   };
 
@@ -393,6 +401,8 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     lockDuration,
     stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)),
     maxStalledCount: 3,
+    // BullMQ's completed / failed counts per queue (bullmq_job_completed_total… on /metrics), a data point a minute.
+    metrics: { maxDataPoints: MetricsTime.ONE_WEEK },
   };
   const importWorker = new Worker(QUEUES.import, handlers.import, {
     ...workerOpts,

@@ -17,7 +17,9 @@ import type { ImportJobData } from '../queue/catalog.ts';
 import { boardQueues } from '../queue/queues.ts';
 import { redisState } from '../queue/redis-state.ts';
 import { redact } from '../redact.ts';
+import type { ProcessMetrics } from '../queue/metrics.ts';
 import { registerMapper } from './mapper.ts';
+import { registerOpsRoutes } from './ops-routes.ts';
 import { redisDownAnswer, withRedisBanner } from './redis-banner.ts';
 import { apiRun } from './runs.ts';
 import { handleUpload, refusedInput } from './upload.ts';
@@ -32,6 +34,8 @@ export interface ConsoleOptions {
   token?: string;
   /** Basic auth required when set. */
   basic?: { user: string; password: string };
+  /** This console's own counters on /metrics (ops-routes.ts); a registry of its own when unset. */
+  metrics?: ProcessMetrics;
 }
 
 // /health answers within this (a Redis that takes longer is down for the console).
@@ -253,6 +257,7 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
   });
 
   await registerMapper(app, { config, uploadDir, mappingsDir, maxUpload, redisDown });
+  registerOpsRoutes(app, { config, ...(options.metrics ? { metrics: options.metrics } : {}) });
 
   const boardAdapter = new FastifyAdapter();
   boardAdapter.setBasePath('/admin/queues');
