@@ -3,6 +3,7 @@
 // strictly (and with promtool where installed), its counters agree with the runs' summary.json, the feed's gauges with
 // its Redis bookkeeping, the events' gauges with the `events` queue; the console lists the feed (GET /feeds and the
 // page, at 1280 and 390 px).
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -245,7 +246,7 @@ describe('/metrics after runs through the worker', () => {
               await page.goto(url);
               const row = page.locator('#feeds tr[data-feed="nightly"]');
               await row.waitFor();
-              expect(await row.locator('.overdue').textContent()).toBe('overdue');
+              expect(await row.locator('.overdue').textContent()).toBe('yes');
               expect(await row.textContent()).toContain('0 2 * * *');
               expect(await row.locator('.success time').getAttribute('datetime')).toBe(last.lastSuccessAt);
               expect(await row.locator('.next time').getAttribute('datetime')).toBe(feed.nextTick);
@@ -271,4 +272,50 @@ describe('/metrics after runs through the worker', () => {
       redis.disconnect();
     }
   }, 90_000);
+
+  it('the worker command serves /metrics on METRICS_PORT (behind CONSOLE_TOKEN when set); an open METRICS_HOST is refused', async () => {
+    const env = {
+      ...process.env,
+      PRODUCT_API_URL: sandbox.url,
+      REFERENCE_API_URL: sandbox.url,
+      API_TOKEN: 'sandbox-token',
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: prefix,
+      REPORT_DIR: join(dir, 'reports'),
+      LOG_LEVEL: 'warn',
+      METRICS_PORT: '0',
+    };
+    const jobsDir = join(dir, 'no-jobs');
+    // Another address without credentials: exit 2 before anything starts, saying how to set them.
+    const open = spawnSync(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', jobsDir], {
+      env: { ...env, METRICS_HOST: '0.0.0.0' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(open.status, open.stderr).toBe(2);
+    expect(open.stderr).toMatch(/METRICS_HOST=0\.0\.0\.0 without authentication: set CONSOLE_TOKEN/);
+
+    const child = spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', jobsDir], {
+      env: { ...env, CONSOLE_TOKEN: 'ops-token' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once('exit', r));
+    try {
+      for (let i = 0; i < 300 && !/metrics on (\S+)/.test(stdout); i++) await new Promise((r) => setTimeout(r, 50));
+      const url = /metrics on (\S+)/.exec(stdout)?.[1];
+      expect(url, stderr).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+      expect((await fetch(url!)).status).toBe(401);
+      const m = await scrape(url!, { authorization: 'Bearer ops-token' });
+      // Redis's part is the fleet's: the runs of the test above are in it; this worker finished none itself.
+      expect(sampleValue(m, 'bullmq_job_completed_total', { queue: 'import' })).toBe(2);
+      expect(m.get('product_sync_rows_total')?.samples ?? []).toEqual([]);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited, stderr).toBe(0);
+  }, 60_000);
 });

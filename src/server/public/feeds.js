@@ -15,7 +15,7 @@
       <td data-label="schedule"><code>${esc(f.schedule ?? '')}</code> ${esc(f.timezone)}</td>
       <td data-label="next tick" class="next">${when(f.nextTick, 'none')}</td>
       <td data-label="last success" class="success">${when(f.lastSuccessAt, 'never')}</td>
-      <td data-label="overdue" class="overdue ${f.overdue ? 'err' : 'ok'}">${f.overdue ? 'overdue' : 'no'}</td>
+      <td data-label="overdue" class="overdue ${f.overdue ? 'err' : 'ok'}">${f.overdue ? 'yes' : 'no'}</td>
       <td data-label="last run">${lastRun(f)}</td></tr>`;
   }
   async function refreshFeeds() {
