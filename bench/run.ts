@@ -376,6 +376,25 @@ const BENCHES: Record<string, Bench> = {
         limitPct: 10,
         derive: (k) => k['import-bare-s']! / k['import-s']!,
       },
+      // Issue 25: the same import with its metrics on (METRICS_PORT: every request observed, the run counted, the page
+      // served), taken in turns with the plain one; the overhead is best over best, in per cent.
+      {
+        id: 'import-metrics-s',
+        figure: `import, ${n(IMPORT_ROWS)} rows at ${IMPORT_LATENCY} ms latency, metrics on: wall time`,
+        command: `METRICS_PORT=0 product-sync import products.csv --mapping products.yaml (API_CONCURRENCY=${IMPORT_CONCURRENCY})`,
+        unit: 's',
+        keep: 'min',
+        limitPct: 10,
+      },
+      {
+        id: 'import-metrics-pct',
+        figure: `import, ${n(IMPORT_ROWS)} rows: metrics overhead, % of the wall time (best with / best without - 1)`,
+        command: `METRICS_PORT=0 vs unset, product-sync import products.csv --mapping products.yaml`,
+        unit: '',
+        keep: 'min',
+        limitPct: 100,
+        derive: (k) => (k['import-metrics-s']! / k['import-s']! - 1) * 100,
+      },
     ],
     async setup() {
       const dir = join(DATA, 'import');
@@ -383,22 +402,37 @@ const BENCHES: Record<string, Bench> = {
       const sheet = writeProductSheet(dir, IMPORT_ROWS, { owner: OWNER, file: `products-${IMPORT_ROWS}.csv` });
       const sb = await sandbox(0, IMPORT_LATENCY);
       const reportDir = join(DATA, 'reports-import');
+      let round = 0;
+      const importRun = async (co: Checkout, metrics: boolean) => {
+        await reset(sb.url);
+        rmSync(reportDir, { recursive: true, force: true });
+        const p = check(
+          `${co.label}: import${metrics ? ' (metrics on)' : ''}`,
+          await cli(co, ['import', sheet.file, '--mapping', sheet.mapping], {
+            ...apiEnv(sb.url, reportDir),
+            API_CONCURRENCY: String(IMPORT_CONCURRENCY),
+            ...(metrics ? { METRICS_PORT: '0' } : {}),
+          }),
+          new RegExp(`created ${IMPORT_ROWS}\\b`),
+        );
+        rmSync(reportDir, { recursive: true, force: true });
+        return p.seconds;
+      };
       return {
         async measure(co) {
           await reset(sb.url);
           const bareS = await bareLoop(sb.url, IMPORT_ROWS, OWNER, IMPORT_CONCURRENCY);
-          await reset(sb.url);
-          rmSync(reportDir, { recursive: true, force: true });
-          const p = check(
-            `${co.label}: import`,
-            await cli(co, ['import', sheet.file, '--mapping', sheet.mapping], {
-              ...apiEnv(sb.url, reportDir),
-              API_CONCURRENCY: String(IMPORT_CONCURRENCY),
-            }),
-            new RegExp(`created ${IMPORT_ROWS}\\b`),
-          );
-          rmSync(reportDir, { recursive: true, force: true });
-          return { 'import-s': p.seconds, 'import-bare-s': bareS, 'import-ratio': bareS / p.seconds };
+          // With and without metrics in turns, each first every other round: neither gets the warmer machine.
+          const metricsFirst = round++ % 2 === 1;
+          const a = await importRun(co, metricsFirst);
+          const b = await importRun(co, !metricsFirst);
+          const [plain, withMetrics] = metricsFirst ? [b, a] : [a, b];
+          return {
+            'import-s': plain,
+            'import-bare-s': bareS,
+            'import-ratio': bareS / plain,
+            'import-metrics-s': withMetrics,
+          };
         },
         close: () => sb.close(),
       };

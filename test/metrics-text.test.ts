@@ -1,6 +1,10 @@
 // /metrics as one valid page (issue 25 item 3): BullMQ's page per queue and prom-client's registry merged so that each
 // metric has one HELP and one TYPE, its samples together, and the page ends with a newline — checked by a strict
 // reader written from the format's description (test/helpers/prom-check.ts), and by promtool where it is installed.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProcessMetrics } from '../src/queue/metrics.ts';
 import { gaugeText, mergePages } from '../src/queue/prom-text.ts';
@@ -91,5 +95,20 @@ describe('the metrics page', () => {
     expect(families.get('product_sync_api_request_duration_seconds')?.type).toBe('histogram');
     const promtool = promtoolCheck(page);
     if (promtool !== null) expect(promtool).toBe('');
+  });
+});
+
+describe('docs/operations.md', () => {
+  it("its example alert rules are valid Prometheus rules and name this page's metrics", () => {
+    const doc = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
+    const rules = /## Alert rules[\s\S]*?```yaml\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(rules).toContain('product_sync_feed_overdue');
+    expect(rules).toContain('bullmq_job_failed_total');
+    const file = join(mkdtempSync(join(tmpdir(), 'ps-rules-')), 'rules.yml');
+    writeFileSync(file, rules!);
+    const r = spawnSync('promtool', ['check', 'rules', file], { encoding: 'utf8' });
+    if (r.error) return; // promtool not installed: CI installs it (.ci/run)
+    expect(r.status, `${r.stdout}${r.stderr}`).toBe(0);
+    expect(r.stdout).toMatch(/SUCCESS: 2 rules found/);
   });
 });
