@@ -6,6 +6,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.ts';
+import { fleetMetrics, metricsPage } from '../src/queue/metrics-page.ts';
 import { ProcessMetrics } from '../src/queue/metrics.ts';
 import { gaugeText, mergePages } from '../src/queue/prom-text.ts';
 import type { RunSummary } from '../src/pipeline/report/report.ts';
@@ -111,4 +113,24 @@ describe('docs/operations.md', () => {
     expect(r.status, `${r.stdout}${r.stderr}`).toBe(0);
     expect(r.stdout).toMatch(/SUCCESS: 2 rules found/);
   });
+});
+
+describe('a scrape without Redis', () => {
+  it("answers with the process's counters and product_sync_redis_up 0, in bounded time", async () => {
+    // Port 1: nothing listens there, the connection is refused.
+    const config = loadConfig({ REDIS_URL: 'redis://127.0.0.1:1', QUEUE_PREFIX: 'ps-no-redis', LOG_LEVEL: 'silent' });
+    const fleet = fleetMetrics(config);
+    const own = new ProcessMetrics();
+    own.recordRequest('reference', 'GET', 200, 0.01);
+    try {
+      const families = parsePromStrict(await metricsPage(own, fleet));
+      expect(sampleValue(families, 'product_sync_redis_up')).toBe(0);
+      expect(
+        sampleValue(families, 'product_sync_api_requests_total', { api: 'reference', method: 'GET', status: '200' }),
+      ).toBe(1);
+      expect(families.has('bullmq_job_count')).toBe(false);
+    } finally {
+      await Promise.race([fleet.close(), new Promise((r) => setTimeout(r, 1000))]);
+    }
+  }, 15_000);
 });
