@@ -5,67 +5,17 @@
  * (prom-text.ts). A Redis that does not answer in time leaves its part out (`product_sync_redis_up 0`): the scrape
  * still answers.
  */
-import { Queue } from 'bullmq';
-import type { Config } from '../config.ts';
-import { QUEUES } from './catalog.ts';
-import { queueConnection, queuePrefix, quietOnErrors } from './connection.ts';
-import { feedStatuses } from './feed-status.ts';
 import type { ProcessMetrics } from './metrics.ts';
 import { gaugeText, mergePages } from './prom-text.ts';
 import { redisState } from './redis-state.ts';
 
-/** The queue of run events (issue 25's events half); its counts are read whether or not this build has it. */
-export const EVENTS_QUEUE = 'events';
-
 /** How long the Redis part of a scrape may take before it is left out. */
 const REDIS_MS = 3000;
 
-/** What a `/metrics` page reads from Redis, on a connection of its own; close() when done. */
+/** What a `/metrics` page reads from Redis (metrics-fleet.ts); close() when done. */
 export interface FleetMetrics {
   text(): Promise<string>;
   close(): Promise<void>;
-}
-
-/** Opens the Redis side of the metrics: the catalog's queues (and `events`) on one connection. */
-export function fleetMetrics(config: Config): FleetMetrics {
-  const connection = queueConnection(config);
-  const prefix = queuePrefix(config);
-  const names = [...new Set<string>([...Object.values(QUEUES), EVENTS_QUEUE])];
-  const queues = new Map(names.map((n) => [n, quietOnErrors(new Queue(n, { connection, prefix }))]));
-  const exported = new Set<string>(Object.values(QUEUES));
-  return {
-    async text() {
-      const feeds = await feedStatuses(queues.get(QUEUES.feeds)!, connection, prefix);
-      const bull = await Promise.all([...exported].map((n) => queues.get(n)!.exportPrometheusMetrics()));
-      const events = await queues
-        .get(EVENTS_QUEUE)!
-        .getJobCounts('waiting', 'delayed', 'active', 'prioritized', 'failed');
-      const pending = events.waiting! + events.delayed! + events.active! + events.prioritized!;
-      return mergePages([
-        ...bull,
-        gaugeText(
-          'product_sync_feed_last_success_timestamp_seconds',
-          'When a run of the feed last succeeded (ended neither aborted nor with failed rows), seconds since the epoch',
-          feeds.filter((f) => f.lastSuccessAt).map((f) => [{ feed: f.id }, Date.parse(f.lastSuccessAt!) / 1000]),
-        ),
-        gaugeText(
-          'product_sync_feed_overdue',
-          'Whether the feed is overdue: no run succeeded since its previous expected time (1) or not (0)',
-          feeds.map((f) => [{ feed: f.id }, f.overdue ? 1 : 0]),
-        ),
-        gaugeText('product_sync_events_pending', 'Run events waiting to be delivered (waiting, delayed, being sent)', [
-          [{}, pending],
-        ]),
-        gaugeText('product_sync_events_dead', 'Run events whose delivery gave up (kept as dead, redeliverable)', [
-          [{}, events.failed!],
-        ]),
-      ]);
-    },
-    async close() {
-      await Promise.all([...queues.values()].map((q) => q.close()));
-      connection.disconnect();
-    },
-  };
 }
 
 /** The page: the process's metrics, and the fleet's when `fleet` is given and Redis answers in time. */

@@ -3,7 +3,7 @@
  * global default: each worker, console or test has its own): rows and issues of the runs it finished, counted from
  * their summary so they agree with summary.json; the API requests it sent; how long its runs took.
  */
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Histogram, Registry, type Metric } from 'prom-client';
 import type { ApiName } from '../api/endpoints.ts';
 import { observeRequests } from '../api/request-observer.ts';
 import type { RunSummary } from '../pipeline/report/report.ts';
@@ -20,6 +20,9 @@ export const ROW_OUTCOMES = [
   'skipped',
   'notAttempted',
 ] as const;
+
+/** Upper bounds of `product_sync_api_request_duration_seconds`'s buckets, seconds. */
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
 
 /** How a finished run ended, by its exit code, as `product_sync_run_duration_seconds{status}` says it. */
 export function runStatusLabel(exitCode: number): string {
@@ -41,18 +44,24 @@ export class ProcessMetrics {
     labelNames: ['code'] as const,
     registers: [this.registry],
   });
+  // A request is tallied in plain numbers (a Map lookup and a few additions: prom-client's own inc() and observe() cost
+  // microseconds each, hashing their labels every time); the registry reads the tallies when it is scraped.
+  readonly #requestTally = new Map<string, { api: string; method: string; status: string; n: number }>();
+  readonly #timeTally = new Map<
+    string,
+    { api: string; method: string; buckets: Float64Array; sum: number; n: number }
+  >();
   readonly #requests = new Counter({
     name: 'product_sync_api_requests_total',
     help: 'Requests sent to the product and reference APIs, by API, method and answer status (error: no answer)',
     labelNames: ['api', 'method', 'status'] as const,
     registers: [this.registry],
-  });
-  readonly #requestSeconds = new Histogram({
-    name: 'product_sync_api_request_duration_seconds',
-    help: 'Time from sending a request to the API to having its whole answer, by API and method',
-    labelNames: ['api', 'method'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
+    collect: () => {
+      for (const t of this.#requestTally.values()) {
+        if (t.n > 0) this.#requests.inc({ api: t.api, method: t.method, status: t.status }, t.n);
+        t.n = 0;
+      }
+    },
   });
   readonly #runSeconds = new Histogram({
     name: 'product_sync_run_duration_seconds',
@@ -61,11 +70,10 @@ export class ProcessMetrics {
     buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400],
     registers: [this.registry],
   });
-  // One child per label set, looked up by a string key: a request pays a Map lookup, not prom-client's label hashing.
-  readonly #requestChildren = new Map<
-    string,
-    { count: Counter.Internal; seconds: Histogram.Internal<'api' | 'method'> }
-  >();
+
+  constructor() {
+    this.registry.registerMetric(this.#requestSecondsMetric());
+  }
 
   /** Counts a finished run from its summary: rows by outcome, issue rows by code, its duration. */
   recordRun(summary: RunSummary, feed?: string): void {
@@ -84,16 +92,56 @@ export class ProcessMetrics {
   /** Counts one API request (the observer of src/api/request-observer.ts). */
   recordRequest(api: ApiName, method: string, status: number | 'error', seconds: number): void {
     const key = `${api} ${method} ${status}`;
-    let c = this.#requestChildren.get(key);
-    if (!c) {
-      c = {
-        count: this.#requests.labels(api, method, String(status)),
-        seconds: this.#requestSeconds.labels(api, method),
-      };
-      this.#requestChildren.set(key, c);
+    let r = this.#requestTally.get(key);
+    if (!r) this.#requestTally.set(key, (r = { api, method, status: String(status), n: 0 }));
+    r.n += 1;
+    const timeKey = `${api} ${method}`;
+    let t = this.#timeTally.get(timeKey);
+    if (!t)
+      this.#timeTally.set(
+        timeKey,
+        (t = { api, method, buckets: new Float64Array(REQUEST_BUCKETS.length), sum: 0, n: 0 }),
+      );
+    t.n += 1;
+    t.sum += seconds;
+    for (let i = 0; i < REQUEST_BUCKETS.length; i++) {
+      if (seconds <= REQUEST_BUCKETS[i]!) {
+        t.buckets[i]! += 1;
+        break;
+      }
     }
-    c.count.inc();
-    c.seconds.observe(seconds);
+  }
+
+  /**
+   * `product_sync_api_request_duration_seconds` as a metric of the registry: a histogram read from the tallies (each
+   * bucket counted alone above, made cumulative here).
+   */
+  #requestSecondsMetric(): Metric {
+    const name = 'product_sync_api_request_duration_seconds';
+    const help = 'Time from sending a request to the API to having its whole answer, by API and method';
+    const values = () =>
+      [...this.#timeTally.values()].flatMap((t) => {
+        const labels = { api: t.api, method: t.method };
+        let cumulative = 0;
+        return [
+          ...REQUEST_BUCKETS.map((le, i) => ({
+            labels: { ...labels, le },
+            value: (cumulative += t.buckets[i]!),
+            metricName: `${name}_bucket`,
+          })),
+          { labels: { ...labels, le: '+Inf' }, value: t.n, metricName: `${name}_bucket` },
+          { labels, value: t.sum, metricName: `${name}_sum` },
+          { labels, value: t.n, metricName: `${name}_count` },
+        ];
+      });
+    return {
+      name,
+      help,
+      type: 'histogram',
+      aggregator: 'sum',
+      get: async () => ({ name, help, type: 'histogram', aggregator: 'sum', values: values() }),
+      reset: () => this.#timeTally.clear(),
+    } as unknown as Metric;
   }
 
   /** Makes this registry the observer of every API request the process sends; returns the undo. */

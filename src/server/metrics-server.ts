@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import { ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import type { Config } from '../config.ts';
-import { fleetMetrics, metricsPage, type FleetMetrics } from '../queue/metrics-page.ts';
+import { metricsPage, type FleetMetrics } from '../queue/metrics-page.ts';
 import { ProcessMetrics } from '../queue/metrics.ts';
 import { authorizationMatches, metricsAccess, type ConsoleAccess } from './console-access.ts';
 
@@ -82,7 +82,8 @@ export async function serveMetrics(config: Config, opts: { fleet: boolean }): Pr
   if (config.METRICS_PORT === undefined) return undefined;
   const access = metricsAccess(config, config.METRICS_HOST);
   const own = new ProcessMetrics();
-  const fleet = opts.fleet ? fleetMetrics(config) : undefined;
+  // BullMQ is loaded for the fleet's part only (an inline import serves its own counters alone).
+  const fleet = opts.fleet ? (await import('../queue/metrics-fleet.ts')).fleetMetrics(config) : undefined;
   let server: MetricsServer;
   try {
     server = await startMetricsServer({ host: config.METRICS_HOST, port: config.METRICS_PORT, access, own, fleet });

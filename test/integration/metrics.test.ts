@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { RunSummary } from '../../src/pipeline/report/report.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
-import { fleetMetrics } from '../../src/queue/metrics-page.ts';
+import { fleetMetrics } from '../../src/queue/metrics-fleet.ts';
 import { ProcessMetrics, ROW_OUTCOMES } from '../../src/queue/metrics.ts';
 import { openFeedsQueue } from '../../src/queue/queues.ts';
 import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
