@@ -401,8 +401,9 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     lockDuration,
     stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)),
     maxStalledCount: 3,
-    // BullMQ's completed / failed counts per queue (bullmq_job_completed_total… on /metrics), a data point a minute.
-    metrics: { maxDataPoints: MetricsTime.ONE_WEEK },
+    // BullMQ's completed / failed counts per queue (bullmq_job_completed_total… on /metrics). It keeps a data point a
+    // minute besides, and every scrape reads them all: an hour's worth.
+    metrics: { maxDataPoints: MetricsTime.ONE_HOUR },
   };
   const importWorker = new Worker(QUEUES.import, handlers.import, {
     ...workerOpts,
