@@ -8,7 +8,7 @@ import type { ApiName } from '../api/endpoints.ts';
 import { observeRequests } from '../api/request-observer.ts';
 import type { RunSummary } from '../pipeline/report/report.ts';
 
-/** The row outcomes of summary.json `counts` that partition a run's rows (`rows` and `valid` are totals). */
+/** The row outcomes of summary.json `counts`, one per row (`rows` and `valid` are totals, not outcomes). */
 export const ROW_OUTCOMES = [
   'created',
   'updated',
