@@ -74,6 +74,8 @@ interface Checkout {
 }
 interface ProcessFigures {
   seconds: number;
+  /** CPU time of the process, user + system, every thread. */
+  cpuSeconds: number;
   peakMB: number;
   code: number | null;
   stdout: string;
@@ -114,9 +116,9 @@ async function cli(co: Checkout, cliArgs: string[], env: Record<string, string>)
   const [code] = (await once(child, 'exit')) as [number | null];
   const seconds = (performance.now() - t0) / 1000;
   children.delete(child);
-  const kib = existsSync(rssFile) ? Number(readFileSync(rssFile, 'utf8')) : NaN;
+  const [kib = NaN, cpuMicros = NaN] = existsSync(rssFile) ? readFileSync(rssFile, 'utf8').split(' ').map(Number) : [];
   rmSync(rssFile, { force: true });
-  return { seconds, peakMB: Math.round((kib * 1024) / 1e6), code, stdout, stderr };
+  return { seconds, cpuSeconds: cpuMicros / 1e6, peakMB: Math.round((kib * 1024) / 1e6), code, stdout, stderr };
 }
 
 /** A run that must end with exit 0 and print `expect` in its summary. */
@@ -376,6 +378,52 @@ const BENCHES: Record<string, Bench> = {
         limitPct: 10,
         derive: (k) => k['import-bare-s']! / k['import-s']!,
       },
+      // Issue 25: the same import with its metrics on (METRICS_PORT: every request observed, the run counted, the page
+      // served), taken in turns with the plain one; the overhead is best over best, in per cent.
+      {
+        id: 'import-metrics-s',
+        figure: `import, ${n(IMPORT_ROWS)} rows at ${IMPORT_LATENCY} ms latency, metrics on: wall time`,
+        command: `METRICS_PORT=0 product-sync import products.csv --mapping products.yaml (API_CONCURRENCY=${IMPORT_CONCURRENCY})`,
+        unit: 's',
+        keep: 'min',
+        limitPct: 10,
+      },
+      {
+        id: 'import-metrics-pct',
+        figure: `import, ${n(IMPORT_ROWS)} rows: metrics overhead, % of the wall time (best with / best without - 1)`,
+        command: `METRICS_PORT=0 vs unset, product-sync import products.csv --mapping products.yaml`,
+        unit: '',
+        keep: 'min',
+        limitPct: 100,
+        derive: (k) => (k['import-metrics-s']! / k['import-s']! - 1) * 100,
+      },
+      // CPU time moves far less than wall time when neighbours load the machine: the overhead in CPU is the steadier
+      // figure.
+      {
+        id: 'import-cpu-s',
+        figure: `import, ${n(IMPORT_ROWS)} rows: CPU time (user + system)`,
+        command: `product-sync import products.csv --mapping products.yaml (API_CONCURRENCY=${IMPORT_CONCURRENCY})`,
+        unit: 's',
+        keep: 'min',
+        limitPct: 10,
+      },
+      {
+        id: 'import-metrics-cpu-s',
+        figure: `import, ${n(IMPORT_ROWS)} rows, metrics on: CPU time (user + system)`,
+        command: `METRICS_PORT=0 product-sync import products.csv --mapping products.yaml (API_CONCURRENCY=${IMPORT_CONCURRENCY})`,
+        unit: 's',
+        keep: 'min',
+        limitPct: 10,
+      },
+      {
+        id: 'import-metrics-cpu-pct',
+        figure: `import, ${n(IMPORT_ROWS)} rows: metrics overhead, % of the CPU time (best with / best without - 1)`,
+        command: `METRICS_PORT=0 vs unset, product-sync import products.csv --mapping products.yaml`,
+        unit: '',
+        keep: 'min',
+        limitPct: 100,
+        derive: (k) => (k['import-metrics-cpu-s']! / k['import-cpu-s']! - 1) * 100,
+      },
     ],
     async setup() {
       const dir = join(DATA, 'import');
@@ -383,22 +431,41 @@ const BENCHES: Record<string, Bench> = {
       const sheet = writeProductSheet(dir, IMPORT_ROWS, { owner: OWNER, file: `products-${IMPORT_ROWS}.csv` });
       const sb = await sandbox(0, IMPORT_LATENCY);
       const reportDir = join(DATA, 'reports-import');
+      let round = 0;
+      const importRun = async (co: Checkout, metrics: boolean) => {
+        await reset(sb.url);
+        rmSync(reportDir, { recursive: true, force: true });
+        const p = check(
+          `${co.label}: import${metrics ? ' (metrics on)' : ''}`,
+          await cli(co, ['import', sheet.file, '--mapping', sheet.mapping], {
+            ...apiEnv(sb.url, reportDir),
+            API_CONCURRENCY: String(IMPORT_CONCURRENCY),
+            ...(metrics ? { METRICS_PORT: '0' } : {}),
+          }),
+          new RegExp(`created ${IMPORT_ROWS}\\b`),
+        );
+        rmSync(reportDir, { recursive: true, force: true });
+        return p;
+      };
       return {
         async measure(co) {
           await reset(sb.url);
           const bareS = await bareLoop(sb.url, IMPORT_ROWS, OWNER, IMPORT_CONCURRENCY);
-          await reset(sb.url);
-          rmSync(reportDir, { recursive: true, force: true });
-          const p = check(
-            `${co.label}: import`,
-            await cli(co, ['import', sheet.file, '--mapping', sheet.mapping], {
-              ...apiEnv(sb.url, reportDir),
-              API_CONCURRENCY: String(IMPORT_CONCURRENCY),
-            }),
-            new RegExp(`created ${IMPORT_ROWS}\\b`),
-          );
-          rmSync(reportDir, { recursive: true, force: true });
-          return { 'import-s': p.seconds, 'import-bare-s': bareS, 'import-ratio': bareS / p.seconds };
+          // With and without metrics in turns, each first every other round: neither gets the warmer machine.
+          const metricsFirst = round++ % 2 === 1;
+          const a = await importRun(co, metricsFirst);
+          const b = await importRun(co, !metricsFirst);
+          const [plain, withMetrics] = metricsFirst ? [b, a] : [a, b];
+          return {
+            'import-s': plain.seconds,
+            'import-bare-s': bareS,
+            'import-ratio': bareS / plain.seconds,
+            'import-metrics-s': withMetrics.seconds,
+            'import-cpu-s': plain.cpuSeconds,
+            'import-metrics-cpu-s': withMetrics.cpuSeconds,
+            'import-metrics-pct': (withMetrics.seconds / plain.seconds - 1) * 100,
+            'import-metrics-cpu-pct': (withMetrics.cpuSeconds / plain.cpuSeconds - 1) * 100,
+          };
         },
         close: () => sb.close(),
       };

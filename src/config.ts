@@ -71,6 +71,13 @@ export const configSchema = z
      * private, link-local, CGNAT or cloud-metadata address (src/sources/address-guard.ts).
      */
     SOURCE_ALLOW_HOSTS: optionalString,
+    /**
+     * The worker (and a long inline `import`) serves `/metrics` on this port when set (0: any free one, printed);
+     * docs/operations.md.
+     */
+    METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+    /** Where that `/metrics` listens; a non-loopback address needs the console's credentials (console-access.ts). */
+    METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
     CONSOLE_TOKEN: optionalString,
     CONSOLE_USER: optionalString,
     CONSOLE_PASSWORD: optionalString,

@@ -7,6 +7,7 @@ import { mayRetry, parseRetryAfter, retryDelayMs, type RetryOptions } from './re
 import type { Credential } from './credential.ts';
 import { fenceInterceptor, type Fence } from './fence.ts';
 import { currentRunScope } from './run-scope.ts';
+import { requestObserver } from './request-observer.ts';
 
 type Undici = typeof UndiciModule;
 let undici: Undici | undefined;
@@ -334,8 +335,10 @@ export class ApiTransport {
             authorization: `Bearer ${token}`,
           };
           if (body !== undefined) headers['content-type'] = 'application/json';
+          const observe = requestObserver();
+          const t0 = observe ? performance.now() : 0;
           try {
-            return await sendRequest(this.o.dispatcher, {
+            const res = await sendRequest(this.o.dispatcher, {
               method: ep.method,
               url,
               headers,
@@ -344,7 +347,17 @@ export class ApiTransport {
               signal: this.o.signal,
               ...(fence ? { fence } : {}),
             });
+            observe?.(ep.api, ep.method, res.status, (performance.now() - t0) / 1000);
+            return res;
           } catch (err) {
+            // A request the fence refused was not sent: not observed.
+            if (observe && !(err instanceof LeaseLostError))
+              observe(
+                ep.api,
+                ep.method,
+                err instanceof HttpError && err.status !== null ? err.status : 'error',
+                (performance.now() - t0) / 1000,
+              );
             // A write the fence refused was not sent: not counted.
             if (err instanceof LeaseLostError) {
               this.stats[ep.api] -= 1;

@@ -6,6 +6,7 @@ import { runReconcile } from '../pipeline/run/reconcile.ts';
 import { runImport, runValidate, type ImportRequest, type RunResult } from '../pipeline/run/run.ts';
 import type { Mode } from '../pipeline/sync/plan.ts';
 import { RunInterrupted } from '../errors.ts';
+import { loadConfig } from '../config.ts';
 import { commandContext, type CommandContext, type RunFlags } from '../runtime.ts';
 import { stderrLiveLine } from '../terminal.ts';
 import { progressReporter } from './progress.ts';
@@ -39,6 +40,18 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
           throw err;
         })
       : [];
+  // METRICS_PORT: a long inline run serves its own /metrics while it runs (loaded only then: prom-client is no part
+  // of a run's start-up otherwise).
+  const metrics = process.env.METRICS_PORT?.trim()
+    ? await (
+        await import('../server/metrics-server.ts')
+      )
+        .serveMetrics(loadConfig(process.env), { fleet: false })
+        .catch(async (err: unknown) => {
+          await cc.close().catch(() => undefined);
+          throw err;
+        })
+    : undefined;
   const progress = progressReporter();
   const stop = onInterrupt(cc);
   // A file the system refused after writes were sent: exit 3, and the message says the same command resumes.
@@ -70,6 +83,7 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
     await deliverInlineRun(cc.ctx.config, endpoints, { failed: err, file, mapping: flags.mapping }).catch(
       () => undefined,
     );
+    await metrics?.close();
     // The run's own error is the one to tell (closing may fail the same way: a full disk refuses the sandbox's store
     // too).
     await cc.close().catch(() => undefined);
@@ -84,6 +98,8 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
     process.stderr.write(
       `product-sync: ${undelivered.length} webhook event(s) not delivered: see "events" in ${result.reportDir}/summary.json\n`,
     );
+  metrics?.own.recordRun(result.summary);
+  await metrics?.close();
   process.stdout.write(`${formatSummary(result)}\n`);
   await cc.close().catch((err: unknown) => Promise.reject(told(err)));
   return result.exitCode;

@@ -14,6 +14,7 @@ import { requireRedis } from '../queue/redis-health.ts';
 import { stopWorkers } from '../queue/worker-stop.ts';
 import { startWorkers } from '../queue/workers.ts';
 import { consoleAccess } from '../server/console-access.ts';
+import { serveMetrics } from '../server/metrics-server.ts';
 import { redact } from '../redact.ts';
 import { formatSummary } from './summary.ts';
 
@@ -68,15 +69,24 @@ export async function workerCommand(opts: {
   const stopping = stopSignal(
     'the jobs in hand go back to the queue when their locks expire, and resume from their journals',
   );
+  // METRICS_PORT: /metrics of this worker (and of the queues, feeds and events in Redis), before the workers start.
+  const metrics = await serveMetrics(cfg, { fleet: true });
   const set = await startWorkers(cfg, {
     jobsDir: opts.jobsDir,
     importConcurrency: opts.concurrency ?? cfg.WORKER_CONCURRENCY,
     lockDurationMs: cfg.WORKER_LOCK_MS,
+    ...(metrics ? { metrics: metrics.own } : {}),
+  }).catch(async (err: unknown) => {
+    await metrics?.close();
+    throw err;
   });
   process.stdout.write(`worker started (feeds: ${set.feeds.map((f) => f.id).join(', ') || 'none'})\n`);
+  if (metrics) process.stdout.write(`metrics on ${metrics.url}\n`);
   const signal = await stopping;
   logger.info({ signal }, 'worker stopping: finishing the jobs in hand');
-  if ((await stopWorkers(set)) === 'abandoned') {
+  const stopped = await stopWorkers(set);
+  await metrics?.close();
+  if (stopped === 'abandoned') {
     process.stderr.write(
       `product-sync: ${signal} while Redis at ${redact(cfg.REDIS_URL)} does not answer: the worker stopped sending; the requests in flight settled and are journalled; its jobs go back to the queue when Redis answers (their locks expire) and resume from their journals\n`,
     );
@@ -198,8 +208,13 @@ export async function serveCommand(opts: { port: number; host: string; insecureN
   );
   if (access.warning) process.stderr.write(`product-sync: ${access.warning}\n`);
   const stopping = stopSignal('nothing is lost: the console holds no state of its own');
+  // The console's own API requests (the mapper's lookups) on its /metrics.
+  const { ProcessMetrics } = await import('../queue/metrics.ts');
+  const metrics = new ProcessMetrics();
+  const stopObserving = metrics.observeApiRequests();
   const app = await buildConsole({
     config: cfg,
+    metrics,
     ...(access.token ? { token: access.token } : {}),
     ...(access.basic ? { basic: access.basic } : {}),
   });
@@ -210,5 +225,6 @@ export async function serveCommand(opts: { port: number; host: string; insecureN
   );
   await stopping;
   await app.close();
+  stopObserving();
   return 0;
 }

@@ -5,13 +5,15 @@ import { logger } from '../logger.ts';
 import { deadlineJobSchema, JOB_OPTIONS } from './catalog.ts';
 import { feedKeys } from './enqueue.ts';
 import type { EventRecorder } from './events-queue.ts';
+import { feedRunSucceeded } from './feed-status.ts';
 import type { Feed } from './feeds.ts';
+import type { RunSummary } from '../pipeline/report/report.ts';
 
 /**
  * Feed deadlines (`expect:` in a feed file): one BullMQ job scheduler per feed that has one, in the events queue, so
  * the check fires at each expected time whether or not a file arrived. The feed's status lives in its `last` hash
- * (feedKeys): `lastSuccessAt` (a run of it finished, exit 0 or 1), `overdue` ("1"/"0"), `overdueSince` — the console
- * and the metrics read these fields — and `expectCheckedAt`, the expected time last checked.
+ * (feedKeys): `lastSuccessAt` (a run of it succeeded: feedRunSucceeded), `overdue` ("1"/"0"), `overdueSince` — the
+ * console and the metrics read these fields — and `expectCheckedAt`, the expected time last checked.
  */
 const SCHEDULER_PREFIX = 'deadline-';
 
@@ -89,18 +91,18 @@ export async function checkDeadline(
 }
 
 /**
- * A run of feed `id` ended: a success (exit 0 or 1: the run went through, some rows may be invalid) sets
- * `lastSuccessAt` and, for a feed that was overdue, records feed.recovered (before the status is written) and clears
- * it.
+ * A run of feed `id` ended: a success (`feedRunSucceeded`: not aborted, no failed row; invalid rows are the sheet's)
+ * sets `lastSuccessAt` and, for a feed that was overdue, records feed.recovered (before the status is written) and
+ * clears it.
  */
 export async function noteFeedRun(
   conn: Redis,
   prefix: string,
   id: string,
-  run: { runId: string; exitCode: number; jobId?: string },
+  run: { runId: string; jobId?: string; summary: Pick<RunSummary, 'exitCode' | 'aborted' | 'counts'> },
   recorder: EventRecorder,
 ): Promise<void> {
-  if (run.exitCode !== 0 && run.exitCode !== 1) return;
+  if (!feedRunSucceeded(run.summary)) return;
   const key = feedKeys(prefix, id).last;
   const now = new Date();
   const [overdue, overdueSince] = await conn.hmget(key, 'overdue', 'overdueSince');

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import {
   DelayedError,
+  MetricsTime,
   Queue,
   UnrecoverableError,
   WaitingChildrenError,
@@ -47,6 +48,7 @@ import { finishFeedImport, runFeedTick, type FeedTickDeps } from './feed-tick.ts
 import { loadFeeds, type Feed } from './feeds.ts';
 import { jobLockFence } from './job-lock.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
+import type { ProcessMetrics } from './metrics.ts';
 import { answersWithin } from './redis-health.ts';
 import { isConnectionError, redisState } from './redis-state.ts';
 import { RequestScopes } from './request-scope.ts';
@@ -63,6 +65,8 @@ export interface WorkerOptions {
   chunkSize?: number;
   /** Job lock duration, ms (default 30 s; a killed worker's jobs are taken over after it). */
   lockDurationMs?: number;
+  /** Counts each run this worker finishes (rows, issues, duration: metrics.ts). */
+  metrics?: ProcessMetrics;
 }
 
 /** The running workers, and how to stop them. */
@@ -232,6 +236,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     // chunk to push: an archive guard that tripped, an empty sheet).
     if (runId) await keeper.finish(runId);
     await recordFeedImport(job.id!, data, result);
+    options.metrics?.recordRun(result.summary, data.origin === 'feed' ? data.feed : undefined);
     await job.updateProgress({
       stage: 'done',
       rowsRead: result.summary.counts.rows,
@@ -270,6 +275,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     const keys = feedKeys(prefix, data.feed);
     // An aborted run (API unavailable, credential rejected, archive guard) is not an import: the next tick tries again.
     if (result.exitCode !== 3) await conn.sadd(keys.imported, data.sha256);
+    // `lastSuccessAt` is noteFeedRun's (feed-deadlines.ts), written with the run's events.
     await conn.hset(keys.last, {
       finishedAt: new Date().toISOString(),
       runId: result.runId,
@@ -409,6 +415,9 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     lockDuration,
     stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)),
     maxStalledCount: 3,
+    // BullMQ's completed / failed counts per queue (bullmq_job_completed_total… on /metrics). It keeps a data point a
+    // minute besides, and every scrape reads them all: an hour's worth.
+    metrics: { maxDataPoints: MetricsTime.ONE_HOUR },
   };
   const importWorker = new Worker(QUEUES.import, recordingFailures(recorder, handlers.import), {
     ...workerOpts,

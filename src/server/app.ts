@@ -20,7 +20,9 @@ import { redisState } from '../queue/redis-state.ts';
 import { redact } from '../redact.ts';
 import { registerDeadEvents } from './dead-events.ts';
 import { registerFeedSources } from './feed-sources.ts';
+import type { ProcessMetrics } from '../queue/metrics.ts';
 import { registerMapper } from './mapper.ts';
+import { registerOpsRoutes } from './ops-routes.ts';
 import { redisDownAnswer, withRedisBanner } from './redis-banner.ts';
 import { apiRun } from './runs.ts';
 import { handleUpload, refusedInput } from './upload.ts';
@@ -38,6 +40,8 @@ export interface ConsoleOptions {
   token?: string;
   /** Basic auth required when set. */
   basic?: { user: string; password: string };
+  /** This console's own counters on /metrics (ops-routes.ts); a registry of its own when unset. */
+  metrics?: ProcessMetrics;
 }
 
 // /health answers within this (a Redis that takes longer is down for the console).
@@ -266,6 +270,7 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
 
   await registerMapper(app, { config, uploadDir, mappingsDir, maxUpload, redisDown });
   await registerDeadEvents(app, config);
+  registerOpsRoutes(app, { config, ...(options.metrics ? { metrics: options.metrics } : {}) });
 
   const boardAdapter = new FastifyAdapter();
   boardAdapter.setBasePath('/admin/queues');

@@ -3,6 +3,7 @@
  * is closed by default: without CONSOLE_TOKEN or CONSOLE_USER + CONSOLE_PASSWORD it listens on the loopback interface
  * only, and refuses any other address unless told `--insecure-no-auth` (then says so at every start).
  */
+import { timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Config } from '../config.ts';
 import { ProductSyncError } from '../errors.ts';
@@ -60,4 +61,35 @@ export function consoleAccess(config: Config, host: string, opts: { insecureNoAu
   return {
     warning: `WARNING: the console listens on ${host} without authentication (--insecure-no-auth): anyone who reaches it can upload sheets and run imports with this process's API credential; ${HOW}`,
   };
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** True when an Authorization header carries the bearer token or the basic credentials of `access` (or it has none). */
+export function authorizationMatches(header: string | undefined, access: ConsoleAccess): boolean {
+  if (!access.token && !access.basic) return true;
+  const auth = header ?? '';
+  if (access.token !== undefined && auth.startsWith('Bearer ') && same(auth.slice(7), access.token)) return true;
+  if (access.basic && auth.startsWith('Basic ')) {
+    const [user, ...rest] = Buffer.from(auth.slice(6), 'base64').toString('utf8').split(':');
+    return same(user ?? '', access.basic.user) && same(rest.join(':'), access.basic.password);
+  }
+  return false;
+}
+
+/**
+ * Who may read the worker's `/metrics` (METRICS_PORT): the console's credentials when set; without them, only on a
+ * loopback METRICS_HOST (PS_ERR_CONFIG_INVALID, exit 2, otherwise).
+ */
+export function metricsAccess(config: Config, host: string): ConsoleAccess {
+  const access = consoleAccess(config, '127.0.0.1');
+  if (access.token || access.basic || isLoopback(host)) return access;
+  throw new ProductSyncError(
+    'PS_ERR_CONFIG_INVALID',
+    `the worker's /metrics would listen on METRICS_HOST=${host} without authentication: ${HOW} (Prometheus sends either), or leave METRICS_HOST unset (127.0.0.1)`,
+  );
 }
