@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ProductSyncError } from '../src/errors.ts';
 import { isPlainName, patternRegExp } from '../src/sources/pattern.ts';
-import { streamToFile } from '../src/sources/stream-to-file.ts';
+import { writeHashed } from '../src/sources/hash-file.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ps-stream-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -23,10 +23,10 @@ function chunks(count: number): Readable {
   });
 }
 
-describe('streamToFile', () => {
+describe('writeHashed', () => {
   it('writes the bytes and returns their sha256 and size', async () => {
     const dest = join(dir, 'ok');
-    const got = await streamToFile(chunks(5), dest, { maxBytes: 5000 }, 'five');
+    const got = await writeHashed(chunks(5), dest, { maxBytes: 5000, what: 'five' });
     const bytes = readFileSync(dest);
     expect(got).toEqual({ sha256: createHash('sha256').update(bytes).digest('hex'), size: 5000 });
     expect(bytes.length).toBe(5000);
@@ -35,7 +35,7 @@ describe('streamToFile', () => {
   it('stops as soon as more than maxBytes arrived, names the file, and removes the partial file', async () => {
     const dest = join(dir, 'big');
     const body = chunks(1_000_000); // a gigabyte, were it read to the end
-    const err = await streamToFile(body, dest, { maxBytes: 4500 }, 'the growing file').catch((e: unknown) => e);
+    const err = await writeHashed(body, dest, { maxBytes: 4500, what: 'the growing file' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProductSyncError);
     expect((err as ProductSyncError).code).toBe('PS_ERR_SOURCE_TOO_LARGE');
     expect((err as ProductSyncError).message).toContain('the growing file');
@@ -53,7 +53,7 @@ describe('streamToFile', () => {
         this.push(Buffer.alloc(1000));
       },
     });
-    const err = await streamToFile(body, dest, { maxBytes: 1e9, signal: ac.signal }, 'x').catch((e: unknown) => e);
+    const err = await writeHashed(body, dest, { maxBytes: 1e9, signal: ac.signal, what: 'x' }).catch((e: unknown) => e);
     expect((err as Error).name).toBe('AbortError');
     expect(existsSync(dest)).toBe(false);
   });

@@ -11,6 +11,14 @@ import { pipeline } from 'node:stream/promises';
 import { ProductSyncError } from '../errors.ts';
 import type { Fetched } from './source.ts';
 
+/** The error for a file over the limit; `what` names it (`sftp host:22 /outgoing/a.csv`). */
+export function tooLarge(what: string, maxBytes: number): ProductSyncError {
+  return new ProductSyncError(
+    'PS_ERR_SOURCE_TOO_LARGE',
+    `${what} is larger than the limit of ${maxBytes} bytes: download stopped`,
+  );
+}
+
 /**
  * Streams `body` into `dest` (created or replaced, its folder too); refuses with PS_ERR_SOURCE_TOO_LARGE once more
  * than `maxBytes` arrived (the partial file is removed). `what` names the file in that message.
@@ -26,13 +34,7 @@ export async function writeHashed(
   const count = new Transform({
     transform(chunk: Buffer, _enc, done) {
       size += chunk.length;
-      if (size > options.maxBytes)
-        return done(
-          new ProductSyncError(
-            'PS_ERR_SOURCE_TOO_LARGE',
-            `${options.what} is larger than its limit of ${options.maxBytes} bytes: download stopped`,
-          ),
-        );
+      if (size > options.maxBytes) return done(tooLarge(options.what, options.maxBytes));
       hash.update(chunk);
       done(null, chunk);
     },
@@ -40,6 +42,7 @@ export async function writeHashed(
   try {
     await pipeline(body, count, createWriteStream(dest), options.signal ? { signal: options.signal } : {});
   } catch (err) {
+    if ('destroy' in body && typeof body.destroy === 'function') body.destroy();
     await rm(dest, { force: true }).catch(() => undefined);
     throw err;
   }

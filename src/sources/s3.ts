@@ -19,7 +19,7 @@ import { ProductSyncError } from '../errors.ts';
 import { redact } from '../redact.ts';
 import { isPlainName, patternRegExp } from './pattern.ts';
 import type { AfterImport, Fetched, FetchOptions, S3SourceConfig, Source, SourceFile } from './source.ts';
-import { streamToFile, tooLarge } from './stream-to-file.ts';
+import { tooLarge, writeHashed } from './hash-file.ts';
 
 export interface S3SourceOptions {
   /** Keys asked for per ListObjectsV2 page (the store's default, 1000, when absent). */
@@ -172,7 +172,7 @@ export function openS3Source(cfg: S3SourceConfig, options: S3SourceOptions = {})
         throw tooLarge(what, fetchOptions.maxBytes);
       }
       try {
-        return await streamToFile(body, dest, fetchOptions, what);
+        return await writeHashed(body, dest, { ...fetchOptions, what });
       } catch (err) {
         if (err instanceof ProductSyncError || (err as Error | null)?.name === 'AbortError') throw err;
         throw mapError(`reading ${key}`, err);

@@ -11,7 +11,7 @@ import { ProductSyncError } from '../errors.ts';
 import { addSecret, redact } from '../redact.ts';
 import { isPlainName, patternRegExp } from './pattern.ts';
 import type { AfterImport, Fetched, FetchOptions, Source, SourceFile, SftpSourceConfig } from './source.ts';
-import { streamToFile, tooLarge } from './stream-to-file.ts';
+import { tooLarge, writeHashed } from './hash-file.ts';
 
 /** ssh2-sftp-client has lstat (the attributes of a symlink itself); its type definitions lack it. */
 type WithLstat = SftpClient & { lstat(path: string): Promise<SftpClient.FileStats> };
@@ -234,7 +234,7 @@ export function openSftpSource(cfg: SftpSourceConfig, env: NodeJS.ProcessEnv = p
           );
         }
         if (st.size > options.maxBytes) throw tooLarge(what, options.maxBytes);
-        return streamToFile(c.createReadStream(path), dest, options, what);
+        return writeHashed(c.createReadStream(path), dest, { ...options, what });
       });
     },
 
