@@ -1,5 +1,3 @@
-import { loadEndpoints } from '../events/endpoints.ts';
-import { deliverInlineRun } from '../events/inline-run.ts';
 import { commandFileWriteError } from '../fs-errors.ts';
 import { checkSheetFile } from '../pipeline/read/read-sheet.ts';
 import { runReconcile } from '../pipeline/run/reconcile.ts';
@@ -33,13 +31,17 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
   const cc = await commandContext(flags, process.env, { writes: run === runImport });
   // Webhook endpoints of an import's events (docs/operations.md): a bad WEBHOOKS_FILE is exit 2, before anything is
   // sent.
-  const endpoints =
-    run === runImport
-      ? await loadEndpoints(cc.ctx.config).catch(async (err: unknown) => {
-          await cc.close().catch(() => undefined);
-          throw err;
-        })
-      : [];
+  // Loaded only when endpoints are configured: the delivery's HTTP client is no part of a run's start-up otherwise.
+  const events =
+    run === runImport && (cc.ctx.config.WEBHOOK_URL || cc.ctx.config.WEBHOOKS_FILE)
+      ? await import('../events/inline-run.ts')
+      : null;
+  const endpoints = events
+    ? await events.loadEndpoints(cc.ctx.config).catch(async (err: unknown) => {
+        await cc.close().catch(() => undefined);
+        throw err;
+      })
+    : [];
   // METRICS_PORT: a long inline run serves its own /metrics while it runs (loaded only then: prom-client is no part
   // of a run's start-up otherwise).
   const metrics = process.env.METRICS_PORT?.trim()
@@ -80,9 +82,9 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
   } catch (err) {
     progress.done();
     stop.dispose();
-    await deliverInlineRun(cc.ctx.config, endpoints, { failed: err, file, mapping: flags.mapping }).catch(
-      () => undefined,
-    );
+    await events
+      ?.deliverInlineRun(cc.ctx.config, endpoints, { failed: err, file, mapping: flags.mapping })
+      .catch(() => undefined);
     await metrics?.close();
     // The run's own error is the one to tell (closing may fail the same way: a full disk refuses the sandbox's store
     // too).
@@ -92,7 +94,7 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
   progress.done();
   stop.dispose();
   // The run's events, at its end (no queue keeps them): summary.json lists how each went.
-  const records = await deliverInlineRun(cc.ctx.config, endpoints, { result });
+  const records = (await events?.deliverInlineRun(cc.ctx.config, endpoints, { result })) ?? [];
   const undelivered = records.filter((r) => r.state !== 'delivered');
   if (undelivered.length > 0)
     process.stderr.write(

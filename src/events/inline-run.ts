@@ -56,3 +56,6 @@ export async function deliverInlineRun(
   }
   return records;
 }
+
+/** The endpoints' loader, for a caller that loads this module only when endpoints are configured. */
+export { loadEndpoints } from './endpoints.ts';
