@@ -122,6 +122,18 @@ export class FeedLedger {
     return (await this.redis.set(this.keys.tickLock, token, 'PX', ttlMs, 'NX')) === 'OK';
   }
 
+  /** Extends the tick lock by `ttlMs` if it is still ours; false when it expired or another tick took it. */
+  async renewTick(token: string, ttlMs: number): Promise<boolean> {
+    const renewed = await this.redis.eval(
+      "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end",
+      1,
+      this.keys.tickLock,
+      token,
+      String(ttlMs),
+    );
+    return renewed === 1;
+  }
+
   /** Releases the tick lock (if still ours); true when another tick asked for one more meanwhile. */
   async unlockTick(token: string): Promise<boolean> {
     if ((await this.redis.get(this.keys.tickLock)) === token) await this.redis.del(this.keys.tickLock);

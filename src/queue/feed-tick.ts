@@ -12,7 +12,7 @@ import type { Redis } from 'ioredis';
 import { ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { isPartialName } from '../sources/hash-file.ts';
-import { openSource, sourceKind, sourceLabel, sourceOrderOf } from '../sources/open.ts';
+import { openSource, sourceKind, sourceLabel, sourceOrderOf, sourceSettleMs } from '../sources/open.ts';
 import type { Source, SourceFile } from '../sources/source.ts';
 import { fileSha256, type ImportJobData } from './catalog.ts';
 import { enqueueImport, feedKeys, type ImportJobResult } from './enqueue.ts';
@@ -20,7 +20,8 @@ import { gateFeedPick } from './feed-gate.ts';
 import { FeedLedger, fileIdentity, listingShape, type InFlight, type LedgerEntry } from './feed-ledger.ts';
 import type { Feed } from './feeds.ts';
 
-const TICK_LOCK_MS = 10 * 60_000;
+/** The tick lock's lifetime: renewed while the tick runs, so it only lapses when its worker died. */
+const TICK_LOCK_MS = 60_000;
 
 export interface FeedTickDeps {
   redis: Redis;
@@ -33,6 +34,8 @@ export interface FeedTickDeps {
   /** The size limit of a downloaded file when the feed sets none. */
   maxBytes: number;
   env?: NodeJS.ProcessEnv;
+  /** The tick lock's lifetime (tests shorten it); renewed at a third of it while the tick runs. */
+  tickLockMs?: number;
   /** Queues one more tick of the feed (after a run ended, or when a tick was asked for while this one ran). */
   requeue(feed: string): Promise<void>;
 }
@@ -69,19 +72,37 @@ export async function runFeedTick(feed: Feed, deps: FeedTickDeps): Promise<FeedT
   const ledger = new FeedLedger(deps.redis, deps.prefix, feed.id);
   const lastKey = feedKeys(deps.prefix, feed.id).last;
   const token = randomUUID();
-  if (!(await ledger.lockTick(token, TICK_LOCK_MS))) {
+  const lockMs = deps.tickLockMs ?? TICK_LOCK_MS;
+  if (!(await ledger.lockTick(token, lockMs))) {
     const skipped = 'another tick of this feed is running (it ticks again when it ends)';
     await deps.redis.hset(lastKey, { tickAt: new Date().toISOString(), tick: skipped });
     return { enqueued: null, skipped };
   }
+  // A tick may take longer than the lock lives (a large download): the lock is renewed while it runs, so no other
+  // tick lists and queues the same file meanwhile. A lock that could not be renewed stops the tick before it queues.
+  let held = true;
+  const keeper = setInterval(() => {
+    ledger.renewTick(token, lockMs).then(
+      (ok) => (held &&= ok),
+      () => (held = false),
+    );
+  }, lockMs / 3);
+  keeper.unref();
   try {
-    return await tickLocked(feed, deps, ledger, lastKey);
+    return await tickLocked(feed, deps, ledger, lastKey, () => held);
   } finally {
+    clearInterval(keeper);
     if (await ledger.unlockTick(token)) await deps.requeue(feed.id).catch(() => undefined);
   }
 }
 
-async function tickLocked(feed: Feed, deps: FeedTickDeps, ledger: FeedLedger, lastKey: string) {
+async function tickLocked(
+  feed: Feed,
+  deps: FeedTickDeps,
+  ledger: FeedLedger,
+  lastKey: string,
+  stillLocked: () => boolean,
+) {
   const label = sourceLabel(feed.source);
   const record = async (fields: Record<string, string | number>) =>
     deps.redis.hset(lastKey, { tickAt: new Date().toISOString(), source: label, ...fields });
@@ -110,7 +131,7 @@ async function tickLocked(feed: Feed, deps: FeedTickDeps, ledger: FeedLedger, la
       ...(deps.env ? { env: deps.env } : {}),
     });
     const files = await source.list();
-    return await decide(feed, deps, ledger, source, files, record);
+    return await decide(feed, deps, ledger, source, files, record, stillLocked);
   } catch (err) {
     if (!(err instanceof ProductSyncError)) throw err;
     // An expected failure (unreachable, refused, too large): one line, no stack; the worker goes on. The run events
@@ -131,12 +152,13 @@ async function decide(
   source: Source,
   files: SourceFile[],
   record: (fields: Record<string, string | number>) => Promise<unknown>,
+  stillLocked: () => boolean,
 ): Promise<FeedTickResult> {
   const listedAt = new Date();
   const previous = await ledger.swapListing(files);
   const entries = await ledger.entries(files);
   const entryOf = new Map(files.map((f, i) => [f.name, entries[i] ?? null]));
-  const settleMs = 'dir' in feed.source ? feed.source.settleSeconds * 1000 : 0;
+  const settleMs = sourceSettleMs(feed.source);
   // A folder (local or SFTP) shows a file while it is written; an HTTPS answer or an S3 object arrives whole.
   const growthVisible = ['dir', 'sftp'].includes(sourceKind(feed.source));
   const listed: Listed[] = ordered(files, sourceOrderOf(feed.source)).map((file) => {
@@ -198,7 +220,7 @@ async function decide(
       const skipped = `${c.file.name} ${c.waits}: it and the files after it wait for the next tick`;
       return finish({ enqueued: null, skipped }, withNotes(skipped));
     }
-    const outcome = await take(feed, deps, ledger, source, c);
+    const outcome = await take(feed, deps, ledger, source, c, stillLocked);
     if ('jobId' in outcome) {
       const tick = `queued ${outcome.jobId}: ${outcome.display}`;
       logger.info({ feed: feed.id, jobId: outcome.jobId, file: c.file.name }, 'feed file queued');
@@ -218,6 +240,7 @@ async function take(
   ledger: FeedLedger,
   source: Source,
   c: Listed,
+  stillLocked: () => boolean,
 ): Promise<{ jobId: string; display: string } | { refused: string } | { same: true }> {
   const local = source.localPath?.(c.file);
   let path: string;
@@ -237,9 +260,35 @@ async function take(
       createHash('sha256').update(fileIdentity(c.file)).digest('hex').slice(0, 16),
     );
     path = join(copyDir, c.file.name);
-    sha256 = (await source.fetch(c.file, path, { maxBytes: deps.maxBytes })).sha256;
+    const dir = copyDir;
+    sha256 = (
+      await source.fetch(c.file, path, { maxBytes: deps.maxBytes }).catch(async (err: unknown) => {
+        // Too large, lost, replaced since the listing: nothing of it stays (its folder included).
+        await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+        throw err;
+      })
+    ).sha256;
   }
   const display = local ?? `${sourceLabel(feed.source)} ${c.file.name}`;
+  try {
+    return await queue(feed, deps, ledger, c, { path, sha256, copyDir, display }, stillLocked);
+  } catch (err) {
+    // Not queued (Redis failed, the gate threw): the copy goes now, no run will remove it.
+    if (copyDir) await rm(copyDir, { recursive: true, force: true }).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The fetched file checked (same bytes imported before? the input gate) and queued; the copy removed when not. */
+async function queue(
+  feed: Feed,
+  deps: FeedTickDeps,
+  ledger: FeedLedger,
+  c: Listed,
+  got: { path: string; sha256: string; copyDir: string | null; display: string },
+  stillLocked: () => boolean,
+): Promise<{ jobId: string; display: string } | { refused: string } | { same: true }> {
+  const { path, sha256, copyDir, display } = got;
   const removeCopy = async () => {
     if (copyDir) await rm(copyDir, { recursive: true, force: true });
   };
@@ -257,6 +306,9 @@ async function take(
     await removeCopy();
     return { refused: `${gated.skip}: ${display}` };
   }
+  // The lock lapsed (Redis unreachable for a while): another tick may hold it and queue this file; this one stops,
+  // leaving the copy to it (same folder).
+  if (!stillLocked()) return { refused: `the tick lock lapsed before ${display} was queued: the next tick takes it` };
   const data: ImportJobData = {
     request: {
       file: path,
@@ -269,7 +321,7 @@ async function take(
     },
     origin: 'feed',
     feed: feed.id,
-    ...(local ? {} : { fileName: c.file.name }),
+    ...(copyDir ? { fileName: c.file.name } : {}),
     sha256,
     step: 'prepare',
     ...(feed.waitLock !== undefined ? { waitLockSeconds: feed.waitLock } : {}),

@@ -64,6 +64,16 @@ export function sourceLabel(source: FeedSource): string {
   return `dir:${source.dir}/${source.pattern}`;
 }
 
+/**
+ * How long after its last change a file first listed may still be arriving (ms): a folder's and an SFTP folder's
+ * `settleSeconds`; 0 for kinds whose files arrive whole (HTTPS, S3).
+ */
+export function sourceSettleMs(source: FeedSource): number {
+  if ('sftp' in source) return source.sftp.settleSeconds * 1000;
+  if ('https' in source || 's3' in source) return 0;
+  return source.settleSeconds * 1000;
+}
+
 /** How the tick orders the listed files: by name (default) or by modification time. */
 export function sourceOrderOf(source: FeedSource): 'name' | 'mtime' {
   if ('https' in source) return 'name';
