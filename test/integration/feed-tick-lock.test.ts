@@ -66,13 +66,13 @@ describe('feed tick lock', () => {
       copyRoot: join(dir, 'copies'),
       allowHosts: ['localhost'],
       maxBytes: 1_000_000,
-      tickLockMs: 300,
+      tickLockMs: 600,
       requeue: async (f) => void requeued.push(f),
     };
     const first = runFeedTick(feed!, deps);
     await asked;
     // Several lifetimes of the lock pass while the first tick waits for its download.
-    await new Promise((r) => setTimeout(r, 1200));
+    await new Promise((r) => setTimeout(r, 2000));
     const second = await runFeedTick(feed!, deps);
     expect(second).toEqual({
       enqueued: null,
