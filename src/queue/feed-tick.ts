@@ -58,6 +58,9 @@ interface Listed {
   waits: string | null;
 }
 
+/** The ledger's note of a file mode full skipped for a newer one. */
+const skipNote = (newest: string) => `older than ${newest}: mode full imports the newest file only`;
+
 const handled = (l: Listed) => l.entry !== null && l.entry.state !== 'queued';
 
 function ordered(files: SourceFile[], order: 'name' | 'mtime'): SourceFile[] {
@@ -180,6 +183,8 @@ async function decide(
     return { file, entry, waits };
   });
   const notes: string[] = [];
+  /** What the queued run's summary.json says beyond its rows. */
+  const runNotes: string[] = [];
   const stats = () => {
     const done = listed.filter(handled).length;
     return { seen: listed.length, done, waiting: listed.length - done };
@@ -201,7 +206,7 @@ async function decide(
       return finish({ enqueued: null, skipped: 'no file matches' }, `no file matches (${sourceLabel(feed.source)})`);
     const older = live.slice(0, -1).filter((l) => !handled(l) && l.entry?.state !== 'queued');
     for (const l of older) {
-      const note = `older than ${newest.file.name}: mode full imports the newest file only`;
+      const note = skipNote(newest.file.name);
       await ledger.record(l.file, { state: 'skipped', note });
       l.entry = { state: 'skipped', at: new Date().toISOString(), note };
     }
@@ -212,6 +217,14 @@ async function decide(
       logger.info({ feed: feed.id, skipped: older.map((l) => l.file.name) }, notes.at(-1)!);
     }
     candidates = [newest];
+    // The run of the newest file says which older ones were skipped for it (in this tick or an earlier one that found
+    // it still arriving): summary.json `notes`.
+    const skippedFor = live.filter((l) => l.entry?.state === 'skipped' && l.entry.note === skipNote(newest.file.name));
+    if (skippedFor.length > 0)
+      runNotes.push(
+        `skipped ${skippedFor.length} older file(s) of feed ${feed.id} (mode full imports the newest file only): ` +
+          skippedFor.map((l) => l.file.name).join(', '),
+      );
   }
 
   for (const c of candidates) {
@@ -220,7 +233,7 @@ async function decide(
       const skipped = `${c.file.name} ${c.waits}: it and the files after it wait for the next tick`;
       return finish({ enqueued: null, skipped }, withNotes(skipped));
     }
-    const outcome = await take(feed, deps, ledger, source, c, stillLocked);
+    const outcome = await take(feed, deps, ledger, source, c, runNotes, stillLocked);
     if ('jobId' in outcome) {
       const tick = `queued ${outcome.jobId}: ${outcome.display}`;
       logger.info({ feed: feed.id, jobId: outcome.jobId, file: c.file.name }, 'feed file queued');
@@ -240,6 +253,7 @@ async function take(
   ledger: FeedLedger,
   source: Source,
   c: Listed,
+  runNotes: string[],
   stillLocked: () => boolean,
 ): Promise<{ jobId: string; display: string } | { refused: string } | { same: true }> {
   const local = source.localPath?.(c.file);
@@ -271,7 +285,7 @@ async function take(
   }
   const display = local ?? `${sourceLabel(feed.source)} ${c.file.name}`;
   try {
-    return await queue(feed, deps, ledger, c, { path, sha256, copyDir, display }, stillLocked);
+    return await queue(feed, deps, ledger, c, { path, sha256, copyDir, display, runNotes }, stillLocked);
   } catch (err) {
     // Not queued (Redis failed, the gate threw): the copy goes now, no run will remove it.
     if (copyDir) await rm(copyDir, { recursive: true, force: true }).catch(() => undefined);
@@ -285,10 +299,10 @@ async function queue(
   deps: FeedTickDeps,
   ledger: FeedLedger,
   c: Listed,
-  got: { path: string; sha256: string; copyDir: string | null; display: string },
+  got: { path: string; sha256: string; copyDir: string | null; display: string; runNotes: string[] },
   stillLocked: () => boolean,
 ): Promise<{ jobId: string; display: string } | { refused: string } | { same: true }> {
-  const { path, sha256, copyDir, display } = got;
+  const { path, sha256, copyDir, display, runNotes } = got;
   const removeCopy = async () => {
     if (copyDir) await rm(copyDir, { recursive: true, force: true });
   };
@@ -318,6 +332,7 @@ async function queue(
       maxArchiveRatio: feed.archiveGuard.maxRatio,
       allowArchive: feed.archiveGuard.allow,
       ...(feed.owner ? { owner: feed.owner } : {}),
+      ...(runNotes.length > 0 ? { notes: runNotes } : {}),
     },
     origin: 'feed',
     feed: feed.id,
