@@ -117,7 +117,8 @@ export class FeedLedger {
    */
   async lockTick(token: string, ttlMs: number): Promise<boolean> {
     if ((await this.redis.set(this.keys.tickLock, token, 'PX', ttlMs, 'NX')) === 'OK') return true;
-    await this.redis.set(this.keys.tickAgain, '1', 'PX', ttlMs);
+    // Kept as long as the running tick may run (its lock is renewed), not only the lock's lifetime: a day.
+    await this.redis.set(this.keys.tickAgain, '1', 'EX', 24 * 3600);
     // The holder may have ended between the two: then this tick runs after all.
     return (await this.redis.set(this.keys.tickLock, token, 'PX', ttlMs, 'NX')) === 'OK';
   }

@@ -78,6 +78,8 @@ describe('feed tick lock', () => {
       enqueued: null,
       skipped: 'another tick of this feed is running (it ticks again when it ends)',
     });
+    // Its request for one more tick outlives the lock's lifetime too: the first tick may run much longer still.
+    await new Promise((r) => setTimeout(r, 1000));
     release();
     expect((await first).enqueued).toMatch(/^import-/);
     expect(await importQueue.getJobCounts('waiting')).toEqual({ waiting: 1 });
