@@ -23,6 +23,8 @@ export const importJobSchema = z.object({
     sheet: z.string().optional(),
     allowArchive: z.boolean().optional(),
     maxArchiveRatio: z.number().min(0).max(1).optional(),
+    /** summary.json `notes` of the run: what its feed tick skipped (mode full). */
+    notes: z.array(z.string()).optional(),
   }),
   origin: z.enum(['cli', 'upload', 'feed']),
   feed: z.string().optional(),

@@ -117,9 +117,22 @@ export class FeedLedger {
    */
   async lockTick(token: string, ttlMs: number): Promise<boolean> {
     if ((await this.redis.set(this.keys.tickLock, token, 'PX', ttlMs, 'NX')) === 'OK') return true;
-    await this.redis.set(this.keys.tickAgain, '1', 'PX', ttlMs);
+    // Kept as long as the running tick may run (its lock is renewed), not only the lock's lifetime: a day.
+    await this.redis.set(this.keys.tickAgain, '1', 'EX', 24 * 3600);
     // The holder may have ended between the two: then this tick runs after all.
     return (await this.redis.set(this.keys.tickLock, token, 'PX', ttlMs, 'NX')) === 'OK';
+  }
+
+  /** Extends the tick lock by `ttlMs` if it is still ours; false when it expired or another tick took it. */
+  async renewTick(token: string, ttlMs: number): Promise<boolean> {
+    const renewed = await this.redis.eval(
+      "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end",
+      1,
+      this.keys.tickLock,
+      token,
+      String(ttlMs),
+    );
+    return renewed === 1;
   }
 
   /** Releases the tick lock (if still ours); true when another tick asked for one more meanwhile. */

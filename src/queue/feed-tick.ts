@@ -12,7 +12,7 @@ import type { Redis } from 'ioredis';
 import { ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { isPartialName } from '../sources/hash-file.ts';
-import { openSource, sourceKind, sourceLabel, sourceOrderOf } from '../sources/open.ts';
+import { openSource, sourceKind, sourceLabel, sourceOrderOf, sourceSettleMs } from '../sources/open.ts';
 import type { Source, SourceFile } from '../sources/source.ts';
 import { fileSha256, type ImportJobData } from './catalog.ts';
 import { enqueueImport, feedKeys, type ImportJobResult } from './enqueue.ts';
@@ -20,7 +20,8 @@ import { gateFeedPick } from './feed-gate.ts';
 import { FeedLedger, fileIdentity, listingShape, type InFlight, type LedgerEntry } from './feed-ledger.ts';
 import type { Feed } from './feeds.ts';
 
-const TICK_LOCK_MS = 10 * 60_000;
+/** The tick lock's lifetime: renewed while the tick runs, so it only lapses when its worker died. */
+const TICK_LOCK_MS = 60_000;
 
 export interface FeedTickDeps {
   redis: Redis;
@@ -33,6 +34,8 @@ export interface FeedTickDeps {
   /** The size limit of a downloaded file when the feed sets none. */
   maxBytes: number;
   env?: NodeJS.ProcessEnv;
+  /** The tick lock's lifetime (tests shorten it); renewed at a third of it while the tick runs. */
+  tickLockMs?: number;
   /** Queues one more tick of the feed (after a run ended, or when a tick was asked for while this one ran). */
   requeue(feed: string): Promise<void>;
 }
@@ -55,6 +58,9 @@ interface Listed {
   waits: string | null;
 }
 
+/** The ledger's note of a file mode full skipped for a newer one. */
+const skipNote = (newest: string) => `older than ${newest}: mode full imports the newest file only`;
+
 const handled = (l: Listed) => l.entry !== null && l.entry.state !== 'queued';
 
 function ordered(files: SourceFile[], order: 'name' | 'mtime'): SourceFile[] {
@@ -69,19 +75,37 @@ export async function runFeedTick(feed: Feed, deps: FeedTickDeps): Promise<FeedT
   const ledger = new FeedLedger(deps.redis, deps.prefix, feed.id);
   const lastKey = feedKeys(deps.prefix, feed.id).last;
   const token = randomUUID();
-  if (!(await ledger.lockTick(token, TICK_LOCK_MS))) {
+  const lockMs = deps.tickLockMs ?? TICK_LOCK_MS;
+  if (!(await ledger.lockTick(token, lockMs))) {
     const skipped = 'another tick of this feed is running (it ticks again when it ends)';
     await deps.redis.hset(lastKey, { tickAt: new Date().toISOString(), tick: skipped });
     return { enqueued: null, skipped };
   }
+  // A tick may take longer than the lock lives (a large download): the lock is renewed while it runs, so no other
+  // tick lists and queues the same file meanwhile. A lock that could not be renewed stops the tick before it queues.
+  let held = true;
+  const keeper = setInterval(() => {
+    ledger.renewTick(token, lockMs).then(
+      (ok) => (held &&= ok),
+      () => (held = false),
+    );
+  }, lockMs / 3);
+  keeper.unref();
   try {
-    return await tickLocked(feed, deps, ledger, lastKey);
+    return await tickLocked(feed, deps, ledger, lastKey, () => held);
   } finally {
+    clearInterval(keeper);
     if (await ledger.unlockTick(token)) await deps.requeue(feed.id).catch(() => undefined);
   }
 }
 
-async function tickLocked(feed: Feed, deps: FeedTickDeps, ledger: FeedLedger, lastKey: string) {
+async function tickLocked(
+  feed: Feed,
+  deps: FeedTickDeps,
+  ledger: FeedLedger,
+  lastKey: string,
+  stillLocked: () => boolean,
+) {
   const label = sourceLabel(feed.source);
   const record = async (fields: Record<string, string | number>) =>
     deps.redis.hset(lastKey, { tickAt: new Date().toISOString(), source: label, ...fields });
@@ -110,7 +134,7 @@ async function tickLocked(feed: Feed, deps: FeedTickDeps, ledger: FeedLedger, la
       ...(deps.env ? { env: deps.env } : {}),
     });
     const files = await source.list();
-    return await decide(feed, deps, ledger, source, files, record);
+    return await decide(feed, deps, ledger, source, files, record, stillLocked);
   } catch (err) {
     if (!(err instanceof ProductSyncError)) throw err;
     // An expected failure (unreachable, refused, too large): one line, no stack; the worker goes on. The run events
@@ -131,12 +155,13 @@ async function decide(
   source: Source,
   files: SourceFile[],
   record: (fields: Record<string, string | number>) => Promise<unknown>,
+  stillLocked: () => boolean,
 ): Promise<FeedTickResult> {
   const listedAt = new Date();
   const previous = await ledger.swapListing(files);
   const entries = await ledger.entries(files);
   const entryOf = new Map(files.map((f, i) => [f.name, entries[i] ?? null]));
-  const settleMs = 'dir' in feed.source ? feed.source.settleSeconds * 1000 : 0;
+  const settleMs = sourceSettleMs(feed.source);
   // A folder (local or SFTP) shows a file while it is written; an HTTPS answer or an S3 object arrives whole.
   const growthVisible = ['dir', 'sftp'].includes(sourceKind(feed.source));
   const listed: Listed[] = ordered(files, sourceOrderOf(feed.source)).map((file) => {
@@ -158,6 +183,8 @@ async function decide(
     return { file, entry, waits };
   });
   const notes: string[] = [];
+  /** What the queued run's summary.json says beyond its rows. */
+  const runNotes: string[] = [];
   const stats = () => {
     const done = listed.filter(handled).length;
     return { seen: listed.length, done, waiting: listed.length - done };
@@ -179,7 +206,7 @@ async function decide(
       return finish({ enqueued: null, skipped: 'no file matches' }, `no file matches (${sourceLabel(feed.source)})`);
     const older = live.slice(0, -1).filter((l) => !handled(l) && l.entry?.state !== 'queued');
     for (const l of older) {
-      const note = `older than ${newest.file.name}: mode full imports the newest file only`;
+      const note = skipNote(newest.file.name);
       await ledger.record(l.file, { state: 'skipped', note });
       l.entry = { state: 'skipped', at: new Date().toISOString(), note };
     }
@@ -190,6 +217,14 @@ async function decide(
       logger.info({ feed: feed.id, skipped: older.map((l) => l.file.name) }, notes.at(-1)!);
     }
     candidates = [newest];
+    // The run of the newest file says which older ones were skipped for it (in this tick or an earlier one that found
+    // it still arriving): summary.json `notes`.
+    const skippedFor = live.filter((l) => l.entry?.state === 'skipped' && l.entry.note === skipNote(newest.file.name));
+    if (skippedFor.length > 0)
+      runNotes.push(
+        `skipped ${skippedFor.length} older file(s) of feed ${feed.id} (mode full imports the newest file only): ` +
+          skippedFor.map((l) => l.file.name).join(', '),
+      );
   }
 
   for (const c of candidates) {
@@ -198,7 +233,7 @@ async function decide(
       const skipped = `${c.file.name} ${c.waits}: it and the files after it wait for the next tick`;
       return finish({ enqueued: null, skipped }, withNotes(skipped));
     }
-    const outcome = await take(feed, deps, ledger, source, c);
+    const outcome = await take(feed, deps, ledger, source, c, runNotes, stillLocked);
     if ('jobId' in outcome) {
       const tick = `queued ${outcome.jobId}: ${outcome.display}`;
       logger.info({ feed: feed.id, jobId: outcome.jobId, file: c.file.name }, 'feed file queued');
@@ -218,6 +253,8 @@ async function take(
   ledger: FeedLedger,
   source: Source,
   c: Listed,
+  runNotes: string[],
+  stillLocked: () => boolean,
 ): Promise<{ jobId: string; display: string } | { refused: string } | { same: true }> {
   const local = source.localPath?.(c.file);
   let path: string;
@@ -237,9 +274,35 @@ async function take(
       createHash('sha256').update(fileIdentity(c.file)).digest('hex').slice(0, 16),
     );
     path = join(copyDir, c.file.name);
-    sha256 = (await source.fetch(c.file, path, { maxBytes: deps.maxBytes })).sha256;
+    const dir = copyDir;
+    sha256 = (
+      await source.fetch(c.file, path, { maxBytes: deps.maxBytes }).catch(async (err: unknown) => {
+        // Too large, lost, replaced since the listing: nothing of it stays (its folder included).
+        await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+        throw err;
+      })
+    ).sha256;
   }
   const display = local ?? `${sourceLabel(feed.source)} ${c.file.name}`;
+  try {
+    return await queue(feed, deps, ledger, c, { path, sha256, copyDir, display, runNotes }, stillLocked);
+  } catch (err) {
+    // Not queued (Redis failed, the gate threw): the copy goes now, no run will remove it.
+    if (copyDir) await rm(copyDir, { recursive: true, force: true }).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The fetched file checked (same bytes imported before? the input gate) and queued; the copy removed when not. */
+async function queue(
+  feed: Feed,
+  deps: FeedTickDeps,
+  ledger: FeedLedger,
+  c: Listed,
+  got: { path: string; sha256: string; copyDir: string | null; display: string; runNotes: string[] },
+  stillLocked: () => boolean,
+): Promise<{ jobId: string; display: string } | { refused: string } | { same: true }> {
+  const { path, sha256, copyDir, display, runNotes } = got;
   const removeCopy = async () => {
     if (copyDir) await rm(copyDir, { recursive: true, force: true });
   };
@@ -257,6 +320,9 @@ async function take(
     await removeCopy();
     return { refused: `${gated.skip}: ${display}` };
   }
+  // The lock lapsed (Redis unreachable for a while): another tick may hold it and queue this file; this one stops,
+  // leaving the copy to it (same folder).
+  if (!stillLocked()) return { refused: `the tick lock lapsed before ${display} was queued: the next tick takes it` };
   const data: ImportJobData = {
     request: {
       file: path,
@@ -266,10 +332,11 @@ async function take(
       maxArchiveRatio: feed.archiveGuard.maxRatio,
       allowArchive: feed.archiveGuard.allow,
       ...(feed.owner ? { owner: feed.owner } : {}),
+      ...(runNotes.length > 0 ? { notes: runNotes } : {}),
     },
     origin: 'feed',
     feed: feed.id,
-    ...(local ? {} : { fileName: c.file.name }),
+    ...(copyDir ? { fileName: c.file.name } : {}),
     sha256,
     step: 'prepare',
     ...(feed.waitLock !== undefined ? { waitLockSeconds: feed.waitLock } : {}),

@@ -1,6 +1,7 @@
 /**
  * Which network addresses a feed's source may reach: a host that resolves to a loopback, private, link-local, CGNAT,
- * cloud-metadata or otherwise non-public address (IPv4 and IPv6, v4-mapped and NAT64 forms included) is refused unless
+ * cloud-metadata or otherwise non-public address (IPv4 and IPv6, v4-mapped, v4-translated, NAT64 and 6to4 forms
+ * included) is refused unless
  * it is listed in SOURCE_ALLOW_HOSTS. The caller connects to the address checked here (never resolves the name again),
  * so a DNS answer that changes between the check and the connection (rebinding) cannot slip through.
  */
@@ -66,9 +67,21 @@ export function blockedReason(address: string): string | null {
     const inner = v4Blocked(embeddedV4());
     return inner ? `${inner} (IPv4 inside IPv6)` : null;
   }
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) {
+  // ::ffff:0:a.b.c.d (IPv4-translated, SIIT): judged as the IPv4 inside.
+  if (g.slice(0, 4).every((x) => x === 0) && g[4] === 0xffff && g[5] === 0) {
     const inner = v4Blocked(embeddedV4());
-    return inner ? `${inner} (NAT64)` : null;
+    return inner ? `${inner} (IPv4 inside IPv6)` : null;
+  }
+  // 64:ff9b::/96 (well-known NAT64) and 64:ff9b:1::/48 (local-use NAT64, which a network may route to its own IPv4).
+  if (g[0] === 0x64 && g[1] === 0xff9b && (g.slice(2, 6).every((x) => x === 0) || g[2] === 1)) {
+    const inner = v4Blocked(embeddedV4());
+    if (inner) return `${inner} (NAT64)`;
+    return g[2] === 1 ? 'local-use NAT64' : null;
+  }
+  // 2002:a.b.c.d::/48 (6to4): the IPv4 it carries.
+  if (g[0] === 0x2002) {
+    const inner = v4Blocked(`${g[1]! >> 8}.${g[1]! & 255}.${g[2]! >> 8}.${g[2]! & 255}`);
+    if (inner) return `${inner} (6to4)`;
   }
   if ((g[0]! & 0xfe00) === 0xfc00) return 'unique local (private; cloud metadata fd00:ec2::254)';
   if ((g[0]! & 0xffc0) === 0xfe80) return 'link-local';

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { Agent, request, type Dispatcher } from 'undici';
 import { ProductSyncError } from '../errors.ts';
+import { addSecret } from '../redact.ts';
 import { checkHostAddress } from './address-guard.ts';
 import { writeHashed } from './hash-file.ts';
 import type { Fetched, HttpsSourceConfig, Source, SourceFile } from './source.ts';
@@ -98,6 +99,8 @@ export function openHttpsSource(cfg: HttpsSourceConfig, options: HttpsSourceOpti
           'PS_ERR_CONFIG_INVALID',
           `${label}: header ${header} names the environment variable ${variable}, which is not set`,
         );
+      // Kept out of any message or log line that might quote it (redact.ts), as the SFTP credentials are.
+      addSecret(value);
       out[header] = value;
     }
     return out;

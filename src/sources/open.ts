@@ -64,6 +64,16 @@ export function sourceLabel(source: FeedSource): string {
   return `dir:${source.dir}/${source.pattern}`;
 }
 
+/**
+ * How long after its last change a file first listed may still be arriving (ms): a folder's and an SFTP folder's
+ * `settleSeconds`; 0 for kinds whose files arrive whole (HTTPS, S3).
+ */
+export function sourceSettleMs(source: FeedSource): number {
+  if ('sftp' in source) return source.sftp.settleSeconds * 1000;
+  if ('https' in source || 's3' in source) return 0;
+  return source.settleSeconds * 1000;
+}
+
 /** How the tick orders the listed files: by name (default) or by modification time. */
 export function sourceOrderOf(source: FeedSource): 'name' | 'mtime' {
   if ('https' in source) return 'name';
@@ -92,7 +102,13 @@ export function openSource(source: FeedSource, options: OpenSourceOptions): Sour
     case 'sftp': {
       const cfg = (source as z.output<typeof sftpSourceSchema>).sftp;
       const label = sourceLabel(source);
-      return remote(label, async () => (await import('./sftp.ts')).openSftpSource(cfg, options.env), cfg.host, options);
+      // The SFTP client connects to the address the guard checked, never resolving the host again.
+      return remote(
+        label,
+        async (address) => (await import('./sftp.ts')).openSftpSource(cfg, options.env, address ?? undefined),
+        cfg.host,
+        options,
+      );
     }
     case 's3': {
       const cfg = (source as z.output<typeof s3SourceSchema>).s3;
@@ -105,15 +121,19 @@ export function openSource(source: FeedSource, options: OpenSourceOptions): Sour
 /**
  * A remote source opened on first use, behind the address guard: its host (when it names one) is resolved and refused
  * when it is loopback, private, link-local or cloud metadata and not in SOURCE_ALLOW_HOSTS, before the first listing
- * or download. An SFTP server is also held to its pinned host key, so a name that resolves elsewhere later still
- * cannot serve files.
+ * or download. The SFTP client connects to the address checked (and holds the server to its pinned host key).
  */
-function remote(label: string, load: () => Promise<Source>, host: string | null, options: OpenSourceOptions): Source {
+function remote(
+  label: string,
+  load: (address: string | null) => Promise<Source>,
+  host: string | null,
+  options: OpenSourceOptions,
+): Source {
   let opened: Promise<Source> | null = null;
   const open = () =>
     (opened ??= (async () => {
-      if (host !== null) await checkHostAllowed(host.replace(/^\[|\]$/g, ''), options.allowHosts);
-      return load();
+      const address = host === null ? null : await checkHostAllowed(host.replace(/^\[|\]$/g, ''), options.allowHosts);
+      return load(address);
     })());
   return {
     label,

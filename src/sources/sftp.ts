@@ -43,7 +43,12 @@ function isFileError(err: unknown): boolean {
   return typeof code === 'number' || ['ENOENT', 'EACCES', 'ENOTDIR', 'ERR_BAD_PATH'].includes(String(code));
 }
 
-export function openSftpSource(cfg: SftpSourceConfig, env: NodeJS.ProcessEnv = process.env): Source {
+/** `connectTo`: the address the address guard checked for `cfg.host` (open.ts); absent, the host is resolved here. */
+export function openSftpSource(
+  cfg: SftpSourceConfig,
+  env: NodeJS.ProcessEnv = process.env,
+  connectTo?: string,
+): Source {
   const where = `${cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host}:${cfg.port}`;
   const root = posix.normalize(cfg.dir).replace(/(.)\/+$/, '$1');
   const label = `sftp://${cfg.user}@${where}${root.startsWith('/') ? root : `/~/${root}`}`;
@@ -98,7 +103,7 @@ export function openSftpSource(cfg: SftpSourceConfig, env: NodeJS.ProcessEnv = p
     });
     try {
       await client.connect({
-        host: cfg.host,
+        host: connectTo ?? cfg.host,
         port: cfg.port,
         username: cfg.user,
         ...auth,

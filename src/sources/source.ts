@@ -97,6 +97,8 @@ export const sftpSourceSchema = z.strictObject({
       dir: z.string().min(1),
       pattern: z.string().min(1).default('*'),
       order: sourceOrder,
+      /** As in a folder: a file first listed less than this long after its last change may still be arriving. */
+      settleSeconds: z.number().int().min(0).default(30),
     })
     .refine((s) => s.privateKeyEnv || s.passwordEnv, 'needs privateKeyEnv or passwordEnv'),
 });

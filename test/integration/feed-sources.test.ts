@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { Queue } from 'bullmq';
@@ -208,7 +208,15 @@ describe('feed sources: every file once, in order', () => {
     );
     await ledgerDone('weekly', 1);
     expect((await tick('weekly')).tick).toBe('nothing new');
-    expect((await feedRuns('weekly')).map((r) => r.file)).toEqual(['full-3.csv']);
+    const runs = await feedRuns('weekly');
+    expect(runs.map((r) => r.file)).toEqual(['full-3.csv']);
+    // The run's report says it too.
+    const summary = JSON.parse(readFileSync(join(runs[0]!.result!.reportDir, 'summary.json'), 'utf8')) as {
+      notes?: string[];
+    };
+    expect(summary.notes).toEqual([
+      'skipped 2 older file(s) of feed weekly (mode full imports the newest file only): full-1.csv, full-2.csv',
+    ]);
     expect(names('full').sort()).toEqual([0, 1, 2, 3, 4].map((i) => `full3 ${i}`));
   }, 60_000);
 

@@ -207,12 +207,24 @@ describe('the address guard', () => {
       '::ffff:7f00:1',
       '::ffff:a9fe:a9fe',
       '64:ff9b::a9fe:a9fe',
+      '64:ff9b:1::a9fe:a9fe',
+      '64:ff9b:1::8.8.8.8',
+      '::ffff:0:127.0.0.1',
+      '2002:7f00:1::1',
+      '2002:a9fe:a9fe::',
       'fd00:ec2::254',
       'fe80::1',
       '[::1]',
     ];
     for (const a of blocked) expect(blockedReason(a), a).not.toBeNull();
-    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+    for (const a of [
+      '93.184.216.34',
+      '8.8.8.8',
+      '2606:4700:4700::1111',
+      '::ffff:8.8.8.8',
+      '64:ff9b::8.8.8.8',
+      '2002:808:808::1',
+    ])
       expect(blockedReason(a), a).toBeNull();
   });
 

@@ -60,6 +60,7 @@ describe.skipIf(missing !== null)('sftp source (OpenSSH)', () => {
         dir: '/nonexistent',
         pattern: 'delta-*.csv',
         order: 'name',
+        settleSeconds: 0,
         ...over,
       },
       env,

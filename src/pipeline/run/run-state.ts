@@ -27,6 +27,8 @@ export interface ImportRequest {
   maxArchiveRatio?: number;
   /** reconcile: exit 1 when the sheet and the API differ (default true). */
   failOnDiff?: boolean;
+  /** What the report should say beyond the rows (summary.json `notes`), e.g. the files a feed's tick skipped. */
+  notes?: string[];
 }
 
 /** Why a run stopped before sending everything: its exit code and message (summary.json `aborted`). */

@@ -73,6 +73,7 @@ function summaryOf(
     requests,
     exitCode,
     ...(aborted ? { aborted: aborted.message, ...(aborted.code ? { abortCode: aborted.code } : {}) } : {}),
+    ...(state.request.notes?.length ? { notes: [...state.request.notes] } : {}),
   };
 }
 
