@@ -101,6 +101,13 @@ describe('the undo of one ledger line', () => {
     expect(decideUndo(created, item, undefined)).toMatchObject({ verdict: 'restore', archive: true });
     expect(decideUndo(created, { ...item, archived: true }, undefined).verdict).toBe('unchanged');
     expect(decideUndo(created, { ...item, tradeItemName: 'Edited' }, undefined).verdict).toBe('conflict');
+    // Someone cleared a field of it since: an edit too (the item had no "before" to be back at).
+    const withBrand = ledgerOf({ tradeItemName: 'Nouveau', productRange: 'Gamme' }, null);
+    const cleared = decideUndo(withBrand, { ...item, productRange: null }, undefined);
+    expect(cleared).toMatchObject({ verdict: 'conflict', archive: null });
+    expect(cleared.conflicts).toEqual([
+      { item: 'tradeItem', field: 'productRange', before: null, sent: 'Gamme', now: null },
+    ]);
     expect(decideUndo(created, undefined, undefined).verdict).toBe('unchanged');
 
     const unarchived = ledgerOf({ tradeItemName: 'Pâte à tartiner' }, record({ archived: true }));

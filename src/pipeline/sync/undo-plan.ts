@@ -79,7 +79,9 @@ export function decideUndo(
       if (createdTrade) continue;
       (f.item === 'tradeItem' ? d.trade : d.manu)[f.field] = f.before ?? null;
       undone.push({ item: f.item, field: f.field, before: f.sent, sent: f.before ?? null });
-    } else if (!sameCanonical(now, f.before)) {
+    } else if (createdTrade || !sameCanonical(now, f.before)) {
+      // An item the run created had no value before: anything but what the run sent (a field cleared too) is an edit
+      // made since, and the item is not archived.
       d.conflicts.push({ item: f.item, field: f.field, before: f.before ?? null, sent: f.sent, now });
     }
   }
