@@ -85,6 +85,42 @@ function cli(args: string[], e: Record<string, string>) {
 }
 
 describe('undo a run', () => {
+  it('refuses while the changes of a later run on the same items are live, and goes once that run is undone', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-undo-later-'));
+    const e = env(dir);
+    const reportDir = e.REPORT_DIR!;
+    const cc: CommandContext = await contextFromConfig(loadConfig(e), {});
+    try {
+      const n1 = writeProductSheet(dir, 4, { owner });
+      const r1 = await runImport({ file: n1.file, mapping: n1.mapping }, cc.ctx);
+      const n2 = writeProductSheet(dir, 4, { owner, name: (i) => `Renamed ${i}`, file: 'n2.csv' });
+      const r2 = await runImport({ file: n2.file, mapping: n2.mapping }, cc.ctx);
+      expect(r2.summary.counts).toMatchObject({ updated: 4 });
+      const blockedBy = async (runId: string) =>
+        expect(runUndo({ target: r1.runId, reportDir, dryRun: true }, cc.ctx)).rejects.toMatchObject({
+          code: 'PS_ERR_UNDO_BLOCKED',
+          message: expect.stringContaining(runId),
+        });
+      await blockedBy(r2.runId);
+      // Undo the newer run first: then r1 can be undone.
+      const u = await runUndo({ target: r2.runId, reportDir }, cc.ctx);
+      expect(u.summary.counts).toMatchObject({ restored: 4 });
+      expect((await runUndo({ target: r1.runId, reportDir, dryRun: true }, cc.ctx)).newer).toEqual([]);
+      // Undoing that undo gives r2's changes back: r1 is blocked again, by r2.
+      const v = await runUndo({ target: u.runId, reportDir }, cc.ctx);
+      expect(v.summary.counts).toMatchObject({ restored: 4 });
+      await blockedBy(r2.runId);
+      // And once more: r2 is taken back, r1 undone, its four creates archived.
+      await runUndo({ target: v.runId, reportDir }, cc.ctx);
+      const w = await runUndo({ target: r1.runId, reportDir }, cc.ctx);
+      expect(w.summary.counts).toEqual({ items: 4, restored: 4, conflict: 0, unchanged: 0, failed: 0 });
+      expect([...snapshot().values()].map((t) => t.archived)).toEqual([true, true, true, true]);
+    } finally {
+      await cc.close();
+    }
+  });
+
   it('restores night 1 except what others changed since, archives what night 2 created, can be undone, and survives kill -9', async () => {
     sandbox.handle.reset();
     const dir = mkdtempSync(join(tmpdir(), 'ps-undo-'));
@@ -176,11 +212,10 @@ describe('undo a run', () => {
       const back = snapshot();
       for (const [gtin, item] of after2) expect(back.get(gtin), gtin).toEqual(edited.get(gtin) ?? item);
 
-      // Night 2 again now has a newer run on its items (the undo of its undo): refused without --force.
-      await expect(runUndo({ target: night2.runId, reportDir }, cc.ctx)).rejects.toMatchObject({
-        code: 'PS_ERR_UNDO_BLOCKED',
-        message: expect.stringContaining(redo.runId),
-      });
+      // Night 2's changes are live again (the undo of its undo), and nothing else came since: it can be undone again.
+      const again2 = await runUndo({ target: night2.runId, reportDir, dryRun: true }, cc.ctx);
+      expect(again2.newer).toEqual([]);
+      expect(again2.summary.counts).toMatchObject({ restored: 8, conflict: 3 });
     } finally {
       await cc.close();
     }
