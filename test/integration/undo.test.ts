@@ -1,9 +1,12 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import { acquireLease, holderOf } from '../../src/pipeline/run/lease.ts';
+import { leaseStoreFor } from '../../src/pipeline/run/lease-store.ts';
+import { leaseApi } from '../../src/pipeline/run/open-run.ts';
 import { runImport } from '../../src/pipeline/run/run.ts';
 import { runUndo, type UndoItem } from '../../src/pipeline/run/undo.ts';
 import type { LedgerLine } from '../../src/pipeline/sync/ledger.ts';
@@ -85,6 +88,43 @@ function cli(args: string[], e: Record<string, string>) {
 }
 
 describe('undo a run', () => {
+  it('holds the owner lease: refused while another run holds it; two undos of one run at once make two runs, one sends', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-undo-lease-'));
+    const e = env(dir);
+    const reportDir = e.REPORT_DIR!;
+    const cc: CommandContext = await contextFromConfig(loadConfig(e), {});
+    try {
+      const n1 = writeProductSheet(dir, 4, { owner });
+      const r1 = await runImport({ file: n1.file, mapping: n1.mapping }, cc.ctx);
+      const store = leaseStoreFor({ redis: null, prefix: 'x', stateDir: e.STATE_DIR! }, owner, leaseApi(cc.ctx));
+      const held = await acquireLease({ store, owner, holder: holderOf('an-import', 'inline'), ttlMs: 60_000 });
+      const w = sandbox.handle.counts().writes;
+      await expect(runUndo({ target: r1.runId, reportDir }, cc.ctx)).rejects.toMatchObject({
+        code: 'PS_ERR_RUN_LOCKED',
+      });
+      await held.release();
+      expect(sandbox.handle.counts().writes).toBe(w);
+      // A refused undo leaves no run directory behind.
+      expect(readdirSync(reportDir).filter((d) => d.startsWith('undo-'))).toEqual([]);
+
+      // Two at once (the second waits for the lease): the one that waited finds everything as before.
+      const waiting = { ...cc.ctx, lease: { waitMs: 60_000 } };
+      const [a, b] = await Promise.all([
+        runUndo({ target: r1.runId, reportDir }, waiting),
+        runUndo({ target: r1.runId, reportDir }, waiting),
+      ]);
+      expect(a.runId).not.toBe(b.runId);
+      expect([a.summary.counts.restored, b.summary.counts.restored].sort()).toEqual([0, 4]);
+      expect(a.writes + b.writes).toBe(1);
+      expect(sandbox.handle.counts().writes - w).toBe(1);
+      for (const u of [a, b])
+        expect(JSON.parse(readFileSync(join(u.dir!, 'summary.json'), 'utf8')).writes).toBe(u.writes);
+    } finally {
+      await cc.close();
+    }
+  });
+
   it('refuses while the changes of a later run on the same items are live, and goes once that run is undone', async () => {
     sandbox.handle.reset();
     const dir = mkdtempSync(join(tmpdir(), 'ps-undo-later-'));

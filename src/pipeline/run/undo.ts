@@ -175,38 +175,41 @@ async function undo(req: UndoRequest, ctx: UndoContext, tally: RequestTally): Pr
   const log = ctx.logger ?? rootLogger;
   const run = await findRunToUndo(req.target, req.reportDir);
   const scan = await scanLedger(run.ledger);
-  const newer = await newerRunsTouching(run, scan.ids);
-  if (newer.length > 0 && !req.force) throw blocked(run, newer);
   const dryRun = Boolean(req.dryRun);
-  const runId = dryRun ? `undo-${run.runId}` : await undoRunIdFor(run.reportDir, run.runId);
-  const dir = join(run.reportDir, runId);
   const owner = run.owner;
-  const batches = Math.ceil(scan.lines / UNDO_BATCH);
-  let startedAt = new Date().toISOString();
-  if (!dryRun) {
-    const previous = existsSync(join(dir, 'run.json'))
-      ? (JSON.parse(await readFile(join(dir, 'run.json'), 'utf8')) as UndoRunJson)
-      : undefined;
-    startedAt = previous?.startedAt ?? startedAt;
-    const state: UndoRunJson = { runId, kind: 'undo', undoes: run.runId, ownerCompanyId: owner, startedAt, batches };
-    const file = join(dir, 'run.json');
-    await writingTo('cannot write the run state', file, async () => {
-      await mkdir(join(dir, 'chunks'), { recursive: true });
-      await writeFileAtomic(file, `${JSON.stringify(state, null, 2)}\n`);
-    });
-  }
   const stop: { reason: ProductSyncError | null } = { reason: null };
+  // The lease first: a second undo of the same run waiting for it (--wait-lock) then picks its run id once the first
+  // has finished (a new `-u2` run), instead of writing over the finished one's report; a refused undo writes nothing.
+  const lease = dryRun ? undefined : await takeLease(ctx, owner, `undo-${run.runId}`, stop);
   const interrupted = () => void (stop.reason ??= interruption(ctx.signal!));
-  if (ctx.signal?.aborted) interrupted();
-  else ctx.signal?.addEventListener('abort', interrupted, { once: true });
-  const lease = dryRun ? undefined : await takeLease(ctx, owner, runId, stop);
-  let writes = 0;
-  const dryCounts = { items: 0, restored: 0, conflict: 0, unchanged: 0, failed: 0 };
-  log.info({ runId, undoes: run.runId, items: scan.lines, dryRun }, 'undo opened');
   let source: ApiStateSource | undefined;
   // A dry run writes nothing beside the run: the API state's spill files (if any) go to a scratch directory.
   let scratch: string | undefined;
   try {
+    // Under the lease: a run that finished while this undo waited for it is seen.
+    const newer = await newerRunsTouching(run, scan.ids);
+    if (newer.length > 0 && !req.force) throw blocked(run, newer);
+    const runId = dryRun ? `undo-${run.runId}` : await undoRunIdFor(run.reportDir, run.runId);
+    const dir = join(run.reportDir, runId);
+    const batches = Math.ceil(scan.lines / UNDO_BATCH);
+    let startedAt = new Date().toISOString();
+    if (!dryRun) {
+      const previous = existsSync(join(dir, 'run.json'))
+        ? (JSON.parse(await readFile(join(dir, 'run.json'), 'utf8')) as UndoRunJson)
+        : undefined;
+      startedAt = previous?.startedAt ?? startedAt;
+      const state: UndoRunJson = { runId, kind: 'undo', undoes: run.runId, ownerCompanyId: owner, startedAt, batches };
+      const file = join(dir, 'run.json');
+      await writingTo('cannot write the run state', file, async () => {
+        await mkdir(join(dir, 'chunks'), { recursive: true });
+        await writeFileAtomic(file, `${JSON.stringify(state, null, 2)}\n`);
+      });
+    }
+    if (ctx.signal?.aborted) interrupted();
+    else ctx.signal?.addEventListener('abort', interrupted, { once: true });
+    let writes = 0;
+    const dryCounts = { items: 0, restored: 0, conflict: 0, unchanged: 0, failed: 0 };
+    log.info({ runId, undoes: run.runId, items: scan.lines, dryRun }, 'undo opened');
     const work = async () => {
       let n = -1;
       for await (const batch of ledgerBatches(run.ledger)) {
