@@ -93,6 +93,23 @@ export async function undoRunIdFor(reportDir: string, undone: string): Promise<s
   }
 }
 
+/** The last undo of run `undone` in `reportDir`, as its directory tells: finished (its summary) or not. */
+export async function lastUndoOf(
+  reportDir: string,
+  undone: string,
+): Promise<{ runId: string; summary?: Record<string, unknown> } | undefined> {
+  let last: { runId: string; summary?: Record<string, unknown> } | undefined;
+  for (let n = 1; ; n++) {
+    const id = n === 1 ? `undo-${undone}` : `undo-${undone}-u${n}`;
+    const dir = join(reportDir, id);
+    if (!existsSync(dir)) return last;
+    const run = await readJson<RunJson>(join(dir, 'run.json'));
+    if (run?.undoes !== undone) continue;
+    const summary = await readJson<Record<string, unknown>>(join(dir, 'summary.json'));
+    last = { runId: id, ...(summary ? { summary } : {}) };
+  }
+}
+
 /** A later run that changed items of the run to undo. */
 export interface NewerRun {
   runId: string;
