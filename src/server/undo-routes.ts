@@ -6,7 +6,8 @@
  * The undo runs in this process, not as a queued job: it holds the owner's lease in Redis as a queued import does (a
  * worker's run of the same owner waits for it, and it waits for none: a busy lease is refused at once), fences every
  * write by it, and journals each item before writing it — a console restarted mid-undo leaves it unfinished: `GET
- * /runs/:id/undo` then answers `unfinished` (read from its directory) and the next Undo resumes it. Queuing it would add a job kind to the workers for no gain in safety.
+ * /runs/:id/undo` then answers `unfinished` (read from its directory) and the next Undo resumes it. Queuing it would
+ * add a job kind to the workers for no gain in safety.
  */
 import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
