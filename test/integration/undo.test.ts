@@ -88,6 +88,37 @@ function cli(args: string[], e: Record<string, string>) {
 }
 
 describe('undo a run', () => {
+  it('finds an item whose GTIN the run changed (a run keyed by tradeItemId) and puts its GTIN back', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-undo-gtin-'));
+    const e = env(dir);
+    const cc: CommandContext = await contextFromConfig(loadConfig(e), {});
+    try {
+      const n1 = writeProductSheet(dir, 2, { owner });
+      await runImport({ file: n1.file, mapping: n1.mapping }, cc.ctx);
+      const id0 = snapshot().get(g14(0))!.id;
+      const mapping = join(dir, 'by-id.yaml');
+      writeFileSync(
+        mapping,
+        `name: by-id\ntarget: tradeItem\nownerCompanyId: ${owner}\nlanguage: fr-FR\nkey: tradeItemId\ncolumns:\n` +
+          '  - { column: ID, field: tradeItemId }\n  - { column: GTIN, field: gtin, type: gtin }\n' +
+          '  - { column: Nom, field: tradeItemName }\n',
+      );
+      const sheet = join(dir, 'by-id.csv');
+      writeFileSync(sheet, `ID;GTIN;Nom\n${id0};${testGtin(7)};Biscuits au beurre 0\n`);
+      const r2 = await runImport({ file: sheet, mapping }, cc.ctx);
+      expect(r2.summary.counts, JSON.stringify(r2.summary)).toMatchObject({ updated: 1, failed: 0 });
+      expect(snapshot().get(g14(7))?.id).toBe(id0);
+
+      const u = await runUndo({ target: r2.runId, reportDir: e.REPORT_DIR! }, cc.ctx);
+      expect(u.summary.counts).toEqual({ items: 1, restored: 1, conflict: 0, unchanged: 0, failed: 0 });
+      expect(snapshot().get(g14(0))?.id).toBe(id0);
+      expect(snapshot().has(g14(7))).toBe(false);
+    } finally {
+      await cc.close();
+    }
+  });
+
   it('holds the owner lease: refused while another run holds it; two undos of one run at once make two runs, one sends', async () => {
     sandbox.handle.reset();
     const dir = mkdtempSync(join(tmpdir(), 'ps-undo-lease-'));

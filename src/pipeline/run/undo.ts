@@ -113,6 +113,16 @@ function blocked(run: FinishedRun, newer: NewerRun[]): ProductSyncError {
   );
 }
 
+/**
+ * The GTINs the item of a ledger line may hold now: the ledger's, and those of a change of its gtin (a run keyed by
+ * tradeItemId can change it; the ledger's GTIN is the one before).
+ */
+function gtinsOf(line: LedgerLine): string[] {
+  const all: unknown[] = [line.gtin];
+  for (const f of line.fields) if (f.item === 'tradeItem' && f.field === 'gtin') all.push(f.sent, f.before);
+  return [...new Set(all.filter((g): g is string => typeof g === 'string' && gtinKey(g) !== null))];
+}
+
 /** The API's records of a batch's items: by GTIN through the API state source, by id where it found another item. */
 async function currentRecords(
   batch: ReadonlyArray<{ line: LedgerLine }>,
@@ -120,17 +130,23 @@ async function currentRecords(
   ctx: RunContext,
   owner: string,
 ): Promise<Array<{ trade: TradeItemRecord | undefined; manu: ManufacturedItemRecord | undefined }>> {
-  const keys = [...new Set(batch.map((b) => gtinKey(b.line.gtin)).filter((k): k is string => k !== null))];
+  const keys = [...new Set(batch.flatMap((b) => gtinsOf(b.line).map((g) => gtinKey(g)!)))];
   const state = await source.forKeys(keys);
   return Promise.all(
     batch.map(async ({ line }) => {
-      const key = gtinKey(line.gtin);
-      let trade = key ? state.tradeItems.get(key) : undefined;
-      if (line.tradeItemId && line.gtin && trade && trade.tradeItemId !== line.tradeItemId) {
+      let trade: TradeItemRecord | undefined;
+      for (const gtin of gtinsOf(line)) {
+        const found = state.tradeItems.get(gtinKey(gtin)!);
+        if (!found) continue;
+        if (!line.tradeItemId || found.tradeItemId === line.tradeItemId) {
+          trade = found;
+          break;
+        }
         // Two items with one GTIN (another tool made one): the ledger's is looked up by its id.
-        const page = await ctx.clients.product.searchTradeItems({ OwnerCompanyId: owner, GTIN: line.gtin, Take: 500 });
+        const page = await ctx.clients.product.searchTradeItems({ OwnerCompanyId: owner, GTIN: gtin, Take: 500 });
         trade = (page.tradeItems ?? []).find((t) => t.tradeItemId === line.tradeItemId);
-      } else if (trade && line.tradeItemId && trade.tradeItemId !== line.tradeItemId) trade = undefined;
+        if (trade) break;
+      }
       let manu: ManufacturedItemRecord | undefined;
       if (trade && line.manufacturedItemId && line.supplierCompanyId) {
         manu = state.manufacturedItems.get(manufacturedKey(trade.tradeItemId, line.supplierCompanyId));
@@ -189,6 +205,8 @@ async function undo(req: UndoRequest, ctx: UndoContext, tally: RequestTally): Pr
     // Under the lease: a run that finished while this undo waited for it is seen.
     const newer = await newerRunsTouching(run, scan.ids);
     if (newer.length > 0 && !req.force) throw blocked(run, newer);
+    // The ids are needed for that check only (about 77 MB at a million items): not kept for the whole undo.
+    scan.ids.clear();
     const runId = dryRun ? `undo-${run.runId}` : await undoRunIdFor(run.reportDir, run.runId);
     const dir = join(run.reportDir, runId);
     const batches = Math.ceil(scan.lines / UNDO_BATCH);
