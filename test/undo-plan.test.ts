@@ -82,6 +82,27 @@ describe('the undo of one ledger line', () => {
     ]);
   });
 
+  it("puts a field that had no value before back to none: null in the PATCH (the contract's merge clears it)", () => {
+    const sent = [{ value: '500', unitOfMeasure: 'g' }];
+    const line = ledgerOf({ productRange: 'Gamme', netContents: sent }, record());
+    expect(line.fields.map((f) => [f.field, f.before])).toEqual([
+      ['productRange', null],
+      ['netContents', null],
+    ]);
+    // The API answers keys in another order and nulls for the rest: still what the run sent.
+    const now = record({ productRange: 'Gamme', netContents: [{ unitOfMeasure: 'g', value: '500', extra: null }] });
+    const d = decideUndo(line, now, undefined);
+    expect(undoWrites(d, now, undefined)).toEqual([
+      { kind: 'tradeItem.patch', id: now.tradeItemId, body: { productRange: null, netContents: null } },
+    ]);
+    // Already cleared: nothing to send. The list changed since: left alone.
+    expect(decideUndo(line, record({ productRange: '', netContents: [] }), undefined).verdict).toBe('unchanged');
+    const reordered = [...sent, { value: '1', unitOfMeasure: 'kg' }].reverse();
+    expect(decideUndo(line, record({ productRange: 'Gamme', netContents: reordered }), undefined).verdict).toBe(
+      'conflict',
+    );
+  });
+
   it('leaves an item changed since alone and reports before, sent and now; one already as before needs nothing', () => {
     const line = ledgerOf({ tradeItemName: 'Pâte', harmonizedCode: '1704' }, record());
     const edited = record({ tradeItemName: 'Hand edit', harmonizedCode: '1704' });
