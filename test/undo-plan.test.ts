@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { TradeItemRecord } from '../src/api/types.ts';
-import { rowLedgerLine } from '../src/pipeline/sync/ledger.ts';
+import type { ManufacturedItemRecord, TradeItemRecord } from '../src/api/types.ts';
+import { rowLedgerLine, type LedgerLine } from '../src/pipeline/sync/ledger.ts';
 import { planRow, type ApiState, type PlanOptions } from '../src/pipeline/sync/plan.ts';
 import { decideUndo, undoWrites } from '../src/pipeline/sync/undo-plan.ts';
 import type { Draft } from '../src/pipeline/types.ts';
@@ -101,6 +101,37 @@ describe('the undo of one ledger line', () => {
     expect(decideUndo(line, record({ productRange: 'Gamme', netContents: reordered }), undefined).verdict).toBe(
       'conflict',
     );
+  });
+
+  it('puts back the trade item of a row that created a manufactured item under it, and says the latter stays', () => {
+    const line: LedgerLine = {
+      row: 2,
+      key: gtin,
+      gtin,
+      tradeItemId: record().tradeItemId,
+      manufacturedItemId: 'b2b2b2b2-0000-4000-8000-000000000002',
+      supplierCompanyId: 'c3c3c3c3-0000-4000-8000-000000000003',
+      outcome: 'updated',
+      created: ['manufacturedItem'],
+      archived: null,
+      fields: [
+        { item: 'tradeItem', field: 'tradeItemName', before: 'Pâte à tartiner', sent: 'Pâte' },
+        { item: 'manufacturedItem', field: 'manufacturedItemName', before: null, sent: 'Usine' },
+      ],
+    };
+    const manu = {
+      manufacturedItemId: line.manufacturedItemId!,
+      manufacturedItemName: 'Usine',
+    } as unknown as ManufacturedItemRecord;
+    const now = record({ tradeItemName: 'Pâte' });
+    const d = decideUndo(line, now, manu);
+    expect(d.verdict).toBe('restore');
+    expect(d.incomplete).toMatch(/restore tradeItemName.*can neither archive nor delete/);
+    expect(undoWrites(d, now, manu)).toEqual([
+      { kind: 'tradeItem.patch', id: now.tradeItemId, body: { tradeItemName: 'Pâte à tartiner' } },
+    ]);
+    // Once the trade item is back: nothing left to send, the line stays failed.
+    expect(decideUndo(line, record(), manu)).toMatchObject({ verdict: 'failed', trade: {}, manu: {} });
   });
 
   it('leaves an item changed since alone and reports before, sent and now; one already as before needs nothing', () => {

@@ -254,7 +254,9 @@ async function undo(req: UndoRequest, ctx: UndoContext, tally: RequestTally): Pr
           if (dryRun) {
             batch.forEach(({ n: line, line: l }, i) => {
               const d = decideUndo(l, records[i]!.trade, records[i]!.manu);
-              const item = itemOf(line, l, d, OUTCOME[d.verdict]);
+              const item = d.incomplete
+                ? itemOf(line, l, d, 'failed', d.incomplete)
+                : itemOf(line, l, d, OUTCOME[d.verdict]);
               dryCounts.items++;
               dryCounts[item.outcome]++;
               ctx.onItem?.(item);
@@ -395,7 +397,7 @@ async function undoBatch(
           await send(api, w);
         }
         if (d.archive === true) toArchive.push(i);
-        items[i] = itemOf(lineNo, line, d, 'restored');
+        items[i] = d.incomplete ? itemOf(lineNo, line, d, 'failed', d.incomplete) : itemOf(lineNo, line, d, 'restored');
       } catch (err) {
         if (err instanceof LeaseLostError) stop.reason ??= err;
         items[i] = itemOf(lineNo, line, d, 'failed', redact((err as Error).message));
