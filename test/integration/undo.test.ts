@@ -88,6 +88,35 @@ function cli(args: string[], e: Record<string, string>) {
 }
 
 describe('undo a run', () => {
+  it('--force over a later run leaves its changes as conflicts; that run can then be undone, and this one after it', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-undo-force-'));
+    const e = env(dir);
+    const reportDir = e.REPORT_DIR!;
+    const cc: CommandContext = await contextFromConfig(loadConfig(e), {});
+    try {
+      const n1 = writeProductSheet(dir, 3, { owner });
+      const r1 = await runImport({ file: n1.file, mapping: n1.mapping }, cc.ctx);
+      const n2 = writeProductSheet(dir, 3, { owner, name: (i) => `Renamed ${i}`, file: 'n2.csv' });
+      const r2 = await runImport({ file: n2.file, mapping: n2.mapping }, cc.ctx);
+      const w = sandbox.handle.counts().writes;
+      // r1 created the items, r2 renamed them: every item is a conflict, none is archived, nothing is sent.
+      const forced = await runUndo({ target: r1.runId, reportDir, force: true }, cc.ctx);
+      expect(forced.summary).toMatchObject({ forcedOver: [r2.runId], counts: { conflict: 3, restored: 0 } });
+      expect(sandbox.handle.counts().writes).toBe(w);
+      expect([...snapshot().values()].map((t) => [t.name, t.archived])).toEqual(
+        [0, 1, 2].map((i) => [`Renamed ${i}`, false]),
+      );
+      // The forced undo changed nothing, so it does not stand in r2's way; then r1 goes without --force.
+      expect((await runUndo({ target: r2.runId, reportDir }, cc.ctx)).summary.counts).toMatchObject({ restored: 3 });
+      const again = await runUndo({ target: r1.runId, reportDir }, cc.ctx);
+      expect(again.summary.counts).toEqual({ items: 3, restored: 3, conflict: 0, unchanged: 0, failed: 0 });
+      expect([...snapshot().values()].map((t) => t.archived)).toEqual([true, true, true]);
+    } finally {
+      await cc.close();
+    }
+  });
+
   it('finds an item whose GTIN the run changed (a run keyed by tradeItemId) and puts its GTIN back', async () => {
     sandbox.handle.reset();
     const dir = mkdtempSync(join(tmpdir(), 'ps-undo-gtin-'));
