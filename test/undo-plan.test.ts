@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { TradeItemRecord } from '../src/api/types.ts';
-import { rowLedgerLine } from '../src/pipeline/sync/ledger.ts';
+import type { ManufacturedItemRecord, TradeItemRecord } from '../src/api/types.ts';
+import { rowLedgerLine, type LedgerLine } from '../src/pipeline/sync/ledger.ts';
 import { planRow, type ApiState, type PlanOptions } from '../src/pipeline/sync/plan.ts';
 import { decideUndo, undoWrites } from '../src/pipeline/sync/undo-plan.ts';
 import type { Draft } from '../src/pipeline/types.ts';
@@ -82,6 +82,58 @@ describe('the undo of one ledger line', () => {
     ]);
   });
 
+  it("puts a field that had no value before back to none: null in the PATCH (the contract's merge clears it)", () => {
+    const sent = [{ value: '500', unitOfMeasure: 'g' }];
+    const line = ledgerOf({ productRange: 'Gamme', netContents: sent }, record());
+    expect(line.fields.map((f) => [f.field, f.before])).toEqual([
+      ['productRange', null],
+      ['netContents', null],
+    ]);
+    // The API answers keys in another order and nulls for the rest: still what the run sent.
+    const now = record({ productRange: 'Gamme', netContents: [{ unitOfMeasure: 'g', value: '500', extra: null }] });
+    const d = decideUndo(line, now, undefined);
+    expect(undoWrites(d, now, undefined)).toEqual([
+      { kind: 'tradeItem.patch', id: now.tradeItemId, body: { productRange: null, netContents: null } },
+    ]);
+    // Already cleared: nothing to send. The list changed since: left alone.
+    expect(decideUndo(line, record({ productRange: '', netContents: [] }), undefined).verdict).toBe('unchanged');
+    const reordered = [...sent, { value: '1', unitOfMeasure: 'kg' }].reverse();
+    expect(decideUndo(line, record({ productRange: 'Gamme', netContents: reordered }), undefined).verdict).toBe(
+      'conflict',
+    );
+  });
+
+  it('puts back the trade item of a row that created a manufactured item under it, and says the latter stays', () => {
+    const line: LedgerLine = {
+      row: 2,
+      key: gtin,
+      gtin,
+      tradeItemId: record().tradeItemId,
+      manufacturedItemId: 'b2b2b2b2-0000-4000-8000-000000000002',
+      supplierCompanyId: 'c3c3c3c3-0000-4000-8000-000000000003',
+      outcome: 'updated',
+      created: ['manufacturedItem'],
+      archived: null,
+      fields: [
+        { item: 'tradeItem', field: 'tradeItemName', before: 'Pâte à tartiner', sent: 'Pâte' },
+        { item: 'manufacturedItem', field: 'manufacturedItemName', before: null, sent: 'Usine' },
+      ],
+    };
+    const manu = {
+      manufacturedItemId: line.manufacturedItemId!,
+      manufacturedItemName: 'Usine',
+    } as unknown as ManufacturedItemRecord;
+    const now = record({ tradeItemName: 'Pâte' });
+    const d = decideUndo(line, now, manu);
+    expect(d.verdict).toBe('restore');
+    expect(d.incomplete).toMatch(/restore tradeItemName.*can neither archive nor delete/);
+    expect(undoWrites(d, now, manu)).toEqual([
+      { kind: 'tradeItem.patch', id: now.tradeItemId, body: { tradeItemName: 'Pâte à tartiner' } },
+    ]);
+    // Once the trade item is back: nothing left to send, the line stays failed.
+    expect(decideUndo(line, record(), manu)).toMatchObject({ verdict: 'failed', trade: {}, manu: {} });
+  });
+
   it('leaves an item changed since alone and reports before, sent and now; one already as before needs nothing', () => {
     const line = ledgerOf({ tradeItemName: 'Pâte', harmonizedCode: '1704' }, record());
     const edited = record({ tradeItemName: 'Hand edit', harmonizedCode: '1704' });
@@ -101,6 +153,13 @@ describe('the undo of one ledger line', () => {
     expect(decideUndo(created, item, undefined)).toMatchObject({ verdict: 'restore', archive: true });
     expect(decideUndo(created, { ...item, archived: true }, undefined).verdict).toBe('unchanged');
     expect(decideUndo(created, { ...item, tradeItemName: 'Edited' }, undefined).verdict).toBe('conflict');
+    // Someone cleared a field of it since: an edit too (the item had no "before" to be back at).
+    const withBrand = ledgerOf({ tradeItemName: 'Nouveau', productRange: 'Gamme' }, null);
+    const cleared = decideUndo(withBrand, { ...item, productRange: null }, undefined);
+    expect(cleared).toMatchObject({ verdict: 'conflict', archive: null });
+    expect(cleared.conflicts).toEqual([
+      { item: 'tradeItem', field: 'productRange', before: null, sent: 'Gamme', now: null },
+    ]);
     expect(decideUndo(created, undefined, undefined).verdict).toBe('unchanged');
 
     const unarchived = ledgerOf({ tradeItemName: 'Pâte à tartiner' }, record({ archived: true }));

@@ -5,8 +5,9 @@
  *
  * The undo runs in this process, not as a queued job: it holds the owner's lease in Redis as a queued import does (a
  * worker's run of the same owner waits for it, and it waits for none: a busy lease is refused at once), fences every
- * write by it, and journals each item before writing it — a console restarted mid-undo leaves it unfinished, and the
- * next Undo resumes it. Queuing it would add a job kind to the workers for no gain in safety.
+ * write by it, and journals each item before writing it — a console restarted mid-undo leaves it unfinished: `GET
+ * /runs/:id/undo` then answers `unfinished` (read from its directory) and the next Undo resumes it. Queuing it would
+ * add a job kind to the workers for no gain in safety.
  */
 import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import type { Config } from '../config.ts';
 import { ProductSyncError } from '../errors.ts';
 import { redact } from '../redact.ts';
 import { runUndo, type UndoItem, type UndoResult } from '../pipeline/run/undo.ts';
+import { lastUndoOf } from '../pipeline/run/undo-runs.ts';
 import type { RunStatus } from '../queue/enqueue.ts';
 import { contextFromConfig, type CommandContext } from '../runtime.ts';
 
@@ -99,7 +101,18 @@ export function registerUndo(
     const run = await runDirOf(req.params.id);
     if ('error' in run) return reply.code(run.code).send({ error: run.error });
     const state = undos.get(run.dir);
-    if (!state) return reply.code(404).send({ error: 'no undo of this run was started here' });
+    if (!state) {
+      // Not started by this process (the console restarted since, or another replica runs it): its directory tells.
+      const last = await lastUndoOf(o.reportDir, run.dir);
+      if (!last) return reply.code(404).send({ error: 'no undo of this run was started' });
+      if (!last.summary)
+        return {
+          status: 'unfinished',
+          runId: last.runId,
+          error: `undo ${last.runId} did not finish (the console restarted, or another console runs it): press Undo again to resume it`,
+        };
+      return { status: 'done', runId: last.runId, exitCode: last.summary.exitCode, summary: last.summary };
+    }
     return {
       status: state.status,
       ...(state.result
@@ -111,7 +124,8 @@ export function registerUndo(
 
   app.get<{ Params: { id: string; name: string } }>('/runs/:id/undo/files/:name', async (req, reply) => {
     const run = await runDirOf(req.params.id);
-    const undoId = 'dir' in run ? undos.get(run.dir)?.runId : undefined;
+    const undoId =
+      'dir' in run ? (undos.get(run.dir)?.runId ?? (await lastUndoOf(o.reportDir, run.dir))?.runId) : undefined;
     if (!undoId || !UNDO_FILES.has(req.params.name)) return reply.code(404).send({ error: 'no such file' });
     const file = join(o.reportDir, undoId, req.params.name);
     if (!existsSync(file)) return reply.code(404).send({ error: 'no such file' });

@@ -1,9 +1,12 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import { acquireLease, holderOf } from '../../src/pipeline/run/lease.ts';
+import { leaseStoreFor } from '../../src/pipeline/run/lease-store.ts';
+import { leaseApi } from '../../src/pipeline/run/open-run.ts';
 import { runImport } from '../../src/pipeline/run/run.ts';
 import { runUndo, type UndoItem } from '../../src/pipeline/run/undo.ts';
 import type { LedgerLine } from '../../src/pipeline/sync/ledger.ts';
@@ -85,6 +88,139 @@ function cli(args: string[], e: Record<string, string>) {
 }
 
 describe('undo a run', () => {
+  it('--force over a later run leaves its changes as conflicts; that run can then be undone, and this one after it', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-undo-force-'));
+    const e = env(dir);
+    const reportDir = e.REPORT_DIR!;
+    const cc: CommandContext = await contextFromConfig(loadConfig(e), {});
+    try {
+      const n1 = writeProductSheet(dir, 3, { owner });
+      const r1 = await runImport({ file: n1.file, mapping: n1.mapping }, cc.ctx);
+      const n2 = writeProductSheet(dir, 3, { owner, name: (i) => `Renamed ${i}`, file: 'n2.csv' });
+      const r2 = await runImport({ file: n2.file, mapping: n2.mapping }, cc.ctx);
+      const w = sandbox.handle.counts().writes;
+      // r1 created the items, r2 renamed them: every item is a conflict, none is archived, nothing is sent.
+      const forced = await runUndo({ target: r1.runId, reportDir, force: true }, cc.ctx);
+      expect(forced.summary).toMatchObject({ forcedOver: [r2.runId], counts: { conflict: 3, restored: 0 } });
+      expect(sandbox.handle.counts().writes).toBe(w);
+      expect([...snapshot().values()].map((t) => [t.name, t.archived])).toEqual(
+        [0, 1, 2].map((i) => [`Renamed ${i}`, false]),
+      );
+      // The forced undo changed nothing, so it does not stand in r2's way; then r1 goes without --force.
+      expect((await runUndo({ target: r2.runId, reportDir }, cc.ctx)).summary.counts).toMatchObject({ restored: 3 });
+      const again = await runUndo({ target: r1.runId, reportDir }, cc.ctx);
+      expect(again.summary.counts).toEqual({ items: 3, restored: 3, conflict: 0, unchanged: 0, failed: 0 });
+      expect([...snapshot().values()].map((t) => t.archived)).toEqual([true, true, true]);
+    } finally {
+      await cc.close();
+    }
+  });
+
+  it('finds an item whose GTIN the run changed (a run keyed by tradeItemId) and puts its GTIN back', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-undo-gtin-'));
+    const e = env(dir);
+    const cc: CommandContext = await contextFromConfig(loadConfig(e), {});
+    try {
+      const n1 = writeProductSheet(dir, 2, { owner });
+      await runImport({ file: n1.file, mapping: n1.mapping }, cc.ctx);
+      const id0 = snapshot().get(g14(0))!.id;
+      const mapping = join(dir, 'by-id.yaml');
+      writeFileSync(
+        mapping,
+        `name: by-id\ntarget: tradeItem\nownerCompanyId: ${owner}\nlanguage: fr-FR\nkey: tradeItemId\ncolumns:\n` +
+          '  - { column: ID, field: tradeItemId }\n  - { column: GTIN, field: gtin, type: gtin }\n' +
+          '  - { column: Nom, field: tradeItemName }\n',
+      );
+      const sheet = join(dir, 'by-id.csv');
+      writeFileSync(sheet, `ID;GTIN;Nom\n${id0};${testGtin(7)};Biscuits au beurre 0\n`);
+      const r2 = await runImport({ file: sheet, mapping }, cc.ctx);
+      expect(r2.summary.counts, JSON.stringify(r2.summary)).toMatchObject({ updated: 1, failed: 0 });
+      expect(snapshot().get(g14(7))?.id).toBe(id0);
+
+      const u = await runUndo({ target: r2.runId, reportDir: e.REPORT_DIR! }, cc.ctx);
+      expect(u.summary.counts).toEqual({ items: 1, restored: 1, conflict: 0, unchanged: 0, failed: 0 });
+      expect(snapshot().get(g14(0))?.id).toBe(id0);
+      expect(snapshot().has(g14(7))).toBe(false);
+    } finally {
+      await cc.close();
+    }
+  });
+
+  it('holds the owner lease: refused while another run holds it; two undos of one run at once make two runs, one sends', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-undo-lease-'));
+    const e = env(dir);
+    const reportDir = e.REPORT_DIR!;
+    const cc: CommandContext = await contextFromConfig(loadConfig(e), {});
+    try {
+      const n1 = writeProductSheet(dir, 4, { owner });
+      const r1 = await runImport({ file: n1.file, mapping: n1.mapping }, cc.ctx);
+      const store = leaseStoreFor({ redis: null, prefix: 'x', stateDir: e.STATE_DIR! }, owner, leaseApi(cc.ctx));
+      const held = await acquireLease({ store, owner, holder: holderOf('an-import', 'inline'), ttlMs: 60_000 });
+      const w = sandbox.handle.counts().writes;
+      await expect(runUndo({ target: r1.runId, reportDir }, cc.ctx)).rejects.toMatchObject({
+        code: 'PS_ERR_RUN_LOCKED',
+      });
+      await held.release();
+      expect(sandbox.handle.counts().writes).toBe(w);
+      // A refused undo leaves no run directory behind.
+      expect(readdirSync(reportDir).filter((d) => d.startsWith('undo-'))).toEqual([]);
+
+      // Two at once (the second waits for the lease): the one that waited finds everything as before.
+      const waiting = { ...cc.ctx, lease: { waitMs: 60_000 } };
+      const [a, b] = await Promise.all([
+        runUndo({ target: r1.runId, reportDir }, waiting),
+        runUndo({ target: r1.runId, reportDir }, waiting),
+      ]);
+      expect(a.runId).not.toBe(b.runId);
+      expect([a.summary.counts.restored, b.summary.counts.restored].sort()).toEqual([0, 4]);
+      expect(a.writes + b.writes).toBe(1);
+      expect(sandbox.handle.counts().writes - w).toBe(1);
+      for (const u of [a, b])
+        expect(JSON.parse(readFileSync(join(u.dir!, 'summary.json'), 'utf8')).writes).toBe(u.writes);
+    } finally {
+      await cc.close();
+    }
+  });
+
+  it('refuses while the changes of a later run on the same items are live, and goes once that run is undone', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-undo-later-'));
+    const e = env(dir);
+    const reportDir = e.REPORT_DIR!;
+    const cc: CommandContext = await contextFromConfig(loadConfig(e), {});
+    try {
+      const n1 = writeProductSheet(dir, 4, { owner });
+      const r1 = await runImport({ file: n1.file, mapping: n1.mapping }, cc.ctx);
+      const n2 = writeProductSheet(dir, 4, { owner, name: (i) => `Renamed ${i}`, file: 'n2.csv' });
+      const r2 = await runImport({ file: n2.file, mapping: n2.mapping }, cc.ctx);
+      expect(r2.summary.counts).toMatchObject({ updated: 4 });
+      const blockedBy = async (runId: string) =>
+        expect(runUndo({ target: r1.runId, reportDir, dryRun: true }, cc.ctx)).rejects.toMatchObject({
+          code: 'PS_ERR_UNDO_BLOCKED',
+          message: expect.stringContaining(runId),
+        });
+      await blockedBy(r2.runId);
+      // Undo the newer run first: then r1 can be undone.
+      const u = await runUndo({ target: r2.runId, reportDir }, cc.ctx);
+      expect(u.summary.counts).toMatchObject({ restored: 4 });
+      expect((await runUndo({ target: r1.runId, reportDir, dryRun: true }, cc.ctx)).newer).toEqual([]);
+      // Undoing that undo gives r2's changes back: r1 is blocked again, by r2.
+      const v = await runUndo({ target: u.runId, reportDir }, cc.ctx);
+      expect(v.summary.counts).toMatchObject({ restored: 4 });
+      await blockedBy(r2.runId);
+      // And once more: r2 is taken back, r1 undone, its four creates archived.
+      await runUndo({ target: v.runId, reportDir }, cc.ctx);
+      const w = await runUndo({ target: r1.runId, reportDir }, cc.ctx);
+      expect(w.summary.counts).toEqual({ items: 4, restored: 4, conflict: 0, unchanged: 0, failed: 0 });
+      expect([...snapshot().values()].map((t) => t.archived)).toEqual([true, true, true, true]);
+    } finally {
+      await cc.close();
+    }
+  });
+
   it('restores night 1 except what others changed since, archives what night 2 created, can be undone, and survives kill -9', async () => {
     sandbox.handle.reset();
     const dir = mkdtempSync(join(tmpdir(), 'ps-undo-'));
@@ -176,11 +312,10 @@ describe('undo a run', () => {
       const back = snapshot();
       for (const [gtin, item] of after2) expect(back.get(gtin), gtin).toEqual(edited.get(gtin) ?? item);
 
-      // Night 2 again now has a newer run on its items (the undo of its undo): refused without --force.
-      await expect(runUndo({ target: night2.runId, reportDir }, cc.ctx)).rejects.toMatchObject({
-        code: 'PS_ERR_UNDO_BLOCKED',
-        message: expect.stringContaining(redo.runId),
-      });
+      // Night 2's changes are live again (the undo of its undo), and nothing else came since: it can be undone again.
+      const again2 = await runUndo({ target: night2.runId, reportDir, dryRun: true }, cc.ctx);
+      expect(again2.newer).toEqual([]);
+      expect(again2.summary.counts).toMatchObject({ restored: 8, conflict: 3 });
     } finally {
       await cc.close();
     }

@@ -19,6 +19,8 @@ export interface FinishedRun {
   undoes?: string;
   startedAt: string;
   dryRun: boolean;
+  /** The summary says the run stopped before its end (lease lost, interrupted). */
+  aborted: boolean;
   ledger: string;
 }
 
@@ -31,7 +33,7 @@ async function readJson<T>(file: string): Promise<T | undefined> {
 }
 
 type RunJson = { runId?: string; kind?: string; ownerCompanyId?: string; undoes?: string };
-type SummaryJson = { runId?: string; startedAt?: string; dryRun?: boolean };
+type SummaryJson = { runId?: string; startedAt?: string; dryRun?: boolean; aborted?: string };
 
 async function finishedRun(dir: string): Promise<FinishedRun | undefined> {
   const summary = await readJson<SummaryJson>(join(dir, 'summary.json'));
@@ -46,6 +48,7 @@ async function finishedRun(dir: string): Promise<FinishedRun | undefined> {
     ...(run.undoes ? { undoes: run.undoes } : {}),
     startedAt: summary.startedAt ?? '',
     dryRun: Boolean(summary.dryRun),
+    aborted: Boolean(summary.aborted),
     ledger: join(dir, LEDGER_FILE),
   };
 }
@@ -90,6 +93,23 @@ export async function undoRunIdFor(reportDir: string, undone: string): Promise<s
   }
 }
 
+/** The last undo of run `undone` in `reportDir`, as its directory tells: finished (its summary) or not. */
+export async function lastUndoOf(
+  reportDir: string,
+  undone: string,
+): Promise<{ runId: string; summary?: Record<string, unknown> } | undefined> {
+  let last: { runId: string; summary?: Record<string, unknown> } | undefined;
+  for (let n = 1; ; n++) {
+    const id = n === 1 ? `undo-${undone}` : `undo-${undone}-u${n}`;
+    const dir = join(reportDir, id);
+    if (!existsSync(dir)) return last;
+    const run = await readJson<RunJson>(join(dir, 'run.json'));
+    if (run?.undoes !== undone) continue;
+    const summary = await readJson<Record<string, unknown>>(join(dir, 'summary.json'));
+    last = { runId: id, ...(summary ? { summary } : {}) };
+  }
+}
+
 /** A later run that changed items of the run to undo. */
 export interface NewerRun {
   runId: string;
@@ -100,18 +120,25 @@ export interface NewerRun {
 }
 
 /**
- * The finished runs of `run`'s report dir started after it, other than its own undos, whose ledgers name items of
- * `ids` (the trade items `run` changed).
+ * The later runs that stand between `run` and its undo: the finished runs of its report dir (same owner) started after
+ * it whose ledgers name items of `ids` (the trade items `run` changed) and whose changes are still live. Not counted:
+ * the undos of `run` itself; a run undone since by a finished (not aborted) undo that is itself still live ("undo the
+ * newer run first" then lets `run` be undone); an undo of one of those later runs (it only takes a later change back).
  */
 export async function newerRunsTouching(run: FinishedRun, ids: ReadonlySet<string>): Promise<NewerRun[]> {
-  const found: NewerRun[] = [];
+  const later: FinishedRun[] = [];
   for (const name of await readdir(run.reportDir)) {
     if (name === run.runId) continue;
     const dir = join(run.reportDir, name);
     if (!existsSync(join(dir, LEDGER_FILE)) || !(await stat(dir)).isDirectory()) continue;
     const other = await finishedRun(dir);
-    if (!other || other.owner !== run.owner || other.undoes === run.runId || !(other.startedAt > run.startedAt))
-      continue;
+    if (other && other.owner === run.owner && other.startedAt > run.startedAt) later.push(other);
+  }
+  const live = liveness(later);
+  const inLater = new Set(later.map((r) => r.runId));
+  const found: NewerRun[] = [];
+  for (const other of later) {
+    if (other.undoes === run.runId || (other.undoes && inLater.has(other.undoes)) || !live(other.runId)) continue;
     let items = 0;
     const sample: string[] = [];
     for await (const line of readLedger(other.ledger)) {
@@ -122,4 +149,24 @@ export async function newerRunsTouching(run: FinishedRun, ids: ReadonlySet<strin
     if (items > 0) found.push({ runId: other.runId, startedAt: other.startedAt, items, sample });
   }
   return found.sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+}
+
+/**
+ * Whether a run's changes are still live: not taken back by a finished, not aborted undo whose own changes are live
+ * (an undo of an undo gives the run back). Undos start after what they undo, so the chains end.
+ */
+function liveness(runs: readonly FinishedRun[]): (runId: string) => boolean {
+  const undosOf = new Map<string, FinishedRun[]>();
+  for (const r of runs)
+    if (r.kind === 'undo' && r.undoes && !r.aborted) undosOf.set(r.undoes, [...(undosOf.get(r.undoes) ?? []), r]);
+  const memo = new Map<string, boolean>();
+  const live = (runId: string): boolean => {
+    let v = memo.get(runId);
+    if (v === undefined) {
+      v = !(undosOf.get(runId) ?? []).some((u) => live(u.runId));
+      memo.set(runId, v);
+    }
+    return v;
+  };
+  return live;
 }

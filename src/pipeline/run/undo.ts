@@ -113,6 +113,16 @@ function blocked(run: FinishedRun, newer: NewerRun[]): ProductSyncError {
   );
 }
 
+/**
+ * The GTINs the item of a ledger line may hold now: the ledger's, and those of a change of its gtin (a run keyed by
+ * tradeItemId can change it; the ledger's GTIN is the one before).
+ */
+function gtinsOf(line: LedgerLine): string[] {
+  const all: unknown[] = [line.gtin];
+  for (const f of line.fields) if (f.item === 'tradeItem' && f.field === 'gtin') all.push(f.sent, f.before);
+  return [...new Set(all.filter((g): g is string => typeof g === 'string' && gtinKey(g) !== null))];
+}
+
 /** The API's records of a batch's items: by GTIN through the API state source, by id where it found another item. */
 async function currentRecords(
   batch: ReadonlyArray<{ line: LedgerLine }>,
@@ -120,17 +130,23 @@ async function currentRecords(
   ctx: RunContext,
   owner: string,
 ): Promise<Array<{ trade: TradeItemRecord | undefined; manu: ManufacturedItemRecord | undefined }>> {
-  const keys = [...new Set(batch.map((b) => gtinKey(b.line.gtin)).filter((k): k is string => k !== null))];
+  const keys = [...new Set(batch.flatMap((b) => gtinsOf(b.line).map((g) => gtinKey(g)!)))];
   const state = await source.forKeys(keys);
   return Promise.all(
     batch.map(async ({ line }) => {
-      const key = gtinKey(line.gtin);
-      let trade = key ? state.tradeItems.get(key) : undefined;
-      if (line.tradeItemId && line.gtin && trade && trade.tradeItemId !== line.tradeItemId) {
+      let trade: TradeItemRecord | undefined;
+      for (const gtin of gtinsOf(line)) {
+        const found = state.tradeItems.get(gtinKey(gtin)!);
+        if (!found) continue;
+        if (!line.tradeItemId || found.tradeItemId === line.tradeItemId) {
+          trade = found;
+          break;
+        }
         // Two items with one GTIN (another tool made one): the ledger's is looked up by its id.
-        const page = await ctx.clients.product.searchTradeItems({ OwnerCompanyId: owner, GTIN: line.gtin, Take: 500 });
+        const page = await ctx.clients.product.searchTradeItems({ OwnerCompanyId: owner, GTIN: gtin, Take: 500 });
         trade = (page.tradeItems ?? []).find((t) => t.tradeItemId === line.tradeItemId);
-      } else if (trade && line.tradeItemId && trade.tradeItemId !== line.tradeItemId) trade = undefined;
+        if (trade) break;
+      }
       let manu: ManufacturedItemRecord | undefined;
       if (trade && line.manufacturedItemId && line.supplierCompanyId) {
         manu = state.manufacturedItems.get(manufacturedKey(trade.tradeItemId, line.supplierCompanyId));
@@ -175,38 +191,43 @@ async function undo(req: UndoRequest, ctx: UndoContext, tally: RequestTally): Pr
   const log = ctx.logger ?? rootLogger;
   const run = await findRunToUndo(req.target, req.reportDir);
   const scan = await scanLedger(run.ledger);
-  const newer = await newerRunsTouching(run, scan.ids);
-  if (newer.length > 0 && !req.force) throw blocked(run, newer);
   const dryRun = Boolean(req.dryRun);
-  const runId = dryRun ? `undo-${run.runId}` : await undoRunIdFor(run.reportDir, run.runId);
-  const dir = join(run.reportDir, runId);
   const owner = run.owner;
-  const batches = Math.ceil(scan.lines / UNDO_BATCH);
-  let startedAt = new Date().toISOString();
-  if (!dryRun) {
-    const previous = existsSync(join(dir, 'run.json'))
-      ? (JSON.parse(await readFile(join(dir, 'run.json'), 'utf8')) as UndoRunJson)
-      : undefined;
-    startedAt = previous?.startedAt ?? startedAt;
-    const state: UndoRunJson = { runId, kind: 'undo', undoes: run.runId, ownerCompanyId: owner, startedAt, batches };
-    const file = join(dir, 'run.json');
-    await writingTo('cannot write the run state', file, async () => {
-      await mkdir(join(dir, 'chunks'), { recursive: true });
-      await writeFileAtomic(file, `${JSON.stringify(state, null, 2)}\n`);
-    });
-  }
   const stop: { reason: ProductSyncError | null } = { reason: null };
+  // The lease first: a second undo of the same run waiting for it (--wait-lock) then picks its run id once the first
+  // has finished (a new `-u2` run), instead of writing over the finished one's report; a refused undo writes nothing.
+  const lease = dryRun ? undefined : await takeLease(ctx, owner, `undo-${run.runId}`, stop);
   const interrupted = () => void (stop.reason ??= interruption(ctx.signal!));
-  if (ctx.signal?.aborted) interrupted();
-  else ctx.signal?.addEventListener('abort', interrupted, { once: true });
-  const lease = dryRun ? undefined : await takeLease(ctx, owner, runId, stop);
-  let writes = 0;
-  const dryCounts = { items: 0, restored: 0, conflict: 0, unchanged: 0, failed: 0 };
-  log.info({ runId, undoes: run.runId, items: scan.lines, dryRun }, 'undo opened');
   let source: ApiStateSource | undefined;
   // A dry run writes nothing beside the run: the API state's spill files (if any) go to a scratch directory.
   let scratch: string | undefined;
   try {
+    // Under the lease: a run that finished while this undo waited for it is seen.
+    const newer = await newerRunsTouching(run, scan.ids);
+    if (newer.length > 0 && !req.force) throw blocked(run, newer);
+    // The ids are needed for that check only (about 77 MB at a million items): not kept for the whole undo.
+    scan.ids.clear();
+    const runId = dryRun ? `undo-${run.runId}` : await undoRunIdFor(run.reportDir, run.runId);
+    const dir = join(run.reportDir, runId);
+    const batches = Math.ceil(scan.lines / UNDO_BATCH);
+    let startedAt = new Date().toISOString();
+    if (!dryRun) {
+      const previous = existsSync(join(dir, 'run.json'))
+        ? (JSON.parse(await readFile(join(dir, 'run.json'), 'utf8')) as UndoRunJson)
+        : undefined;
+      startedAt = previous?.startedAt ?? startedAt;
+      const state: UndoRunJson = { runId, kind: 'undo', undoes: run.runId, ownerCompanyId: owner, startedAt, batches };
+      const file = join(dir, 'run.json');
+      await writingTo('cannot write the run state', file, async () => {
+        await mkdir(join(dir, 'chunks'), { recursive: true });
+        await writeFileAtomic(file, `${JSON.stringify(state, null, 2)}\n`);
+      });
+    }
+    if (ctx.signal?.aborted) interrupted();
+    else ctx.signal?.addEventListener('abort', interrupted, { once: true });
+    let writes = 0;
+    const dryCounts = { items: 0, restored: 0, conflict: 0, unchanged: 0, failed: 0 };
+    log.info({ runId, undoes: run.runId, items: scan.lines, dryRun }, 'undo opened');
     const work = async () => {
       let n = -1;
       for await (const batch of ledgerBatches(run.ledger)) {
@@ -233,7 +254,9 @@ async function undo(req: UndoRequest, ctx: UndoContext, tally: RequestTally): Pr
           if (dryRun) {
             batch.forEach(({ n: line, line: l }, i) => {
               const d = decideUndo(l, records[i]!.trade, records[i]!.manu);
-              const item = itemOf(line, l, d, OUTCOME[d.verdict]);
+              const item = d.incomplete
+                ? itemOf(line, l, d, 'failed', d.incomplete)
+                : itemOf(line, l, d, OUTCOME[d.verdict]);
               dryCounts.items++;
               dryCounts[item.outcome]++;
               ctx.onItem?.(item);
@@ -374,7 +397,7 @@ async function undoBatch(
           await send(api, w);
         }
         if (d.archive === true) toArchive.push(i);
-        items[i] = itemOf(lineNo, line, d, 'restored');
+        items[i] = d.incomplete ? itemOf(lineNo, line, d, 'failed', d.incomplete) : itemOf(lineNo, line, d, 'restored');
       } catch (err) {
         if (err instanceof LeaseLostError) stop.reason ??= err;
         items[i] = itemOf(lineNo, line, d, 'failed', redact((err as Error).message));

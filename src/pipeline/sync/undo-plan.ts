@@ -30,6 +30,11 @@ export interface UndoDecision {
   /** The archive state to set, or null. */
   archive: boolean | null;
   message?: string;
+  /**
+   * A restore that cannot take everything back (a manufactured item the run created under an existing trade item):
+   * once its writes are sent the line is `failed`, with this message.
+   */
+  incomplete?: string;
   /** The undo's own ledger line (what its writes replace), for a restore. */
   ledger: LedgerLine | null;
 }
@@ -62,15 +67,13 @@ export function decideUndo(
     return createdTrade
       ? nothing('unchanged', 'none', 'the item the run created is not in the API')
       : nothing('failed', 'none', 'the item is not in the API any more');
-  if (line.created.includes('manufacturedItem') && !createdTrade)
-    return nothing(
-      'failed',
-      'none',
-      'the run created a manufactured item under an existing trade item: the API can neither archive nor delete one',
-    );
+  // A manufactured item created under an existing trade item cannot be taken back (no archive, no delete): its fields
+  // stay, the trade item's are still put back, and the line ends `failed` saying so.
+  const manuStays = line.created.includes('manufacturedItem') && !createdTrade;
   const d: UndoDecision = { ...nothing('unchanged', ''), trade: {}, manu: {} };
   const undone: FieldChange[] = [];
   for (const f of line.fields) {
+    if (manuStays && f.item === 'manufacturedItem') continue;
     const rec = f.item === 'tradeItem' ? trade : manu;
     if (!rec) return nothing('failed', 'none', `the ${f.item} is not in the API any more`);
     const now = rec[f.field] ?? null;
@@ -79,7 +82,9 @@ export function decideUndo(
       if (createdTrade) continue;
       (f.item === 'tradeItem' ? d.trade : d.manu)[f.field] = f.before ?? null;
       undone.push({ item: f.item, field: f.field, before: f.sent, sent: f.before ?? null });
-    } else if (!sameCanonical(now, f.before)) {
+    } else if (createdTrade || !sameCanonical(now, f.before)) {
+      // An item the run created had no value before: anything but what the run sent (a field cleared too) is an edit
+      // made since, and the item is not archived.
       d.conflicts.push({ item: f.item, field: f.field, before: f.before ?? null, sent: f.sent, now });
     }
   }
@@ -97,6 +102,12 @@ export function decideUndo(
     ...(d.archive === true ? [createdTrade ? 'archive (created by the run)' : 'archive'] : []),
     ...(d.archive === false ? ['unarchive'] : []),
   ];
+  if (manuStays) {
+    const why =
+      'the run created a manufactured item under an existing trade item: the API can neither archive nor delete one';
+    if (words.length === 0) return nothing('failed', 'none', why);
+    d.incomplete = `puts back what it can (${words.join('; ')}); ${why}`;
+  }
   if (words.length === 0) return nothing('unchanged', 'none', 'already as before the run');
   d.verdict = 'restore';
   d.action = words.join('; ');
