@@ -1,7 +1,7 @@
 // The events of a feed tick that queues no import (issue 25): a source that cannot be reached is a run that could not
-// start (run.failed), on a tick of the schedule and on the follow-up tick an import queues alike; a tick of the schedule
-// with nothing new says so (feed.no_new_file), the follow-up tick after an import does not. Real worker, real Redis,
-// a receiver that verifies signatures with `standardwebhooks`.
+// start (run.failed), on a tick of the schedule and on the follow-up tick an import queues alike; a tick of the
+// schedule with nothing new says so (feed.no_new_file), the follow-up tick after an import does not. Real worker, real
+// Redis, a receiver that verifies signatures with `standardwebhooks`.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,7 +74,7 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-/** Queues one tick of `feed` (a follow-up tick as an import queues it, or one as the schedule does) and waits for it. */
+/** Queues one tick of `feed` (a follow-up tick as an import queues it, or one as the schedule does), waits for it. */
 async function tick(feed: string, followUp: boolean): Promise<string> {
   const job = await feedsQueue.add('feed-tick', followUp ? { feed, followUp: true } : { feed });
   for (let i = 0; i < 400; i++) {
