@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { makeEvent } from '../../src/events/catalog.ts';
 import { queuePrefix } from '../../src/queue/connection.ts';
+import { ProcessMetrics } from '../../src/queue/metrics.ts';
 import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
@@ -26,6 +27,7 @@ let conn: Redis;
 let feedsQueue: Queue;
 let eventsQueue: Queue;
 let dir: string;
+const metrics = new ProcessMetrics();
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
@@ -59,7 +61,7 @@ beforeAll(async () => {
     WEBHOOK_SECRET: receiver.secret,
     WEBHOOK_RETRY_BASE_MS: '50',
   });
-  workers = await startWorkers(config, { jobsDir: jobs });
+  workers = await startWorkers(config, { jobsDir: jobs, metrics });
   conn = new Redis(redis.url, { maxRetriesPerRequest: null });
   feedsQueue = new Queue('feeds', { connection: conn, prefix: queuePrefix(config) });
   eventsQueue = new Queue('events', { connection: conn, prefix: queuePrefix(config) });
@@ -116,6 +118,9 @@ describe('events of feed ticks that queue no import', () => {
         // The feed's hash says the same (feeds list, the console).
         expect(await conn.hget(`{ps-ev-ticks}:feed:${feed}:last`, 'lastTickError')).toMatch(error);
       }
+      // Counted on /metrics too (no run started, so no run counter has it): once per tick.
+      const counted = (await metrics.registry.getSingleMetric('product_sync_feed_source_errors_total')!.get()).values;
+      expect(counted.find((v) => v.labels.feed === feed)?.value).toBe(2);
     }, 30_000);
   }
 
@@ -135,5 +140,7 @@ describe('events of feed ticks that queue no import', () => {
     const followUp = await tick('quiet', true);
     expect(await recorded(makeEvent('feed.no_new_file', `quiet@${followUp}`, {}).id)).toBe(0);
     expect(await conn.hget('{ps-ev-ticks}:feed:quiet:last', 'tick')).toMatch(/^no file matches/);
+    const counted = (await metrics.registry.getSingleMetric('product_sync_feed_source_errors_total')!.get()).values;
+    expect(counted.find((v) => v.labels.feed === 'quiet')).toBeUndefined();
   }, 30_000);
 });
