@@ -11,6 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { makeEvent } from '../../src/events/catalog.ts';
 import { queuePrefix } from '../../src/queue/connection.ts';
+import { feedKeys } from '../../src/queue/enqueue.ts';
+import { upsertDeadlines } from '../../src/queue/feed-deadlines.ts';
+import { loadFeeds } from '../../src/queue/feeds.ts';
 import { ProcessMetrics } from '../../src/queue/metrics.ts';
 import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
@@ -143,4 +146,13 @@ describe('events of feed ticks that queue no import', () => {
     const counted = (await metrics.registry.getSingleMetric('product_sync_feed_source_errors_total')!.get()).values;
     expect(counted.find((v) => v.labels.feed === 'quiet')).toBeUndefined();
   }, 30_000);
+
+  it('a feed whose `expect:` was removed while it was overdue is overdue no more once the workers load it', async () => {
+    const last = feedKeys('{ps-ev-ticks}', 'quiet').last;
+    await conn.hset(last, { overdue: '1', overdueSince: '2026-01-02T05:00:00.000Z', expectCheckedAt: 'x' });
+    // What every worker does at start with its jobs/ (quiet.yaml has no expect).
+    await upsertDeadlines(eventsQueue, conn, '{ps-ev-ticks}', await loadFeeds(join(dir, 'jobs')));
+    expect(await conn.hmget(last, 'overdue', 'overdueSince', 'expectCheckedAt')).toEqual([null, null, null]);
+    expect(await conn.hget(last, 'tick')).toMatch(/^no file matches/);
+  });
 });
