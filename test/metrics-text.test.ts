@@ -107,6 +107,7 @@ describe('docs/operations.md', () => {
     const rules = /## Alert rules[\s\S]*?```yaml\n([\s\S]*?)```/.exec(doc)?.[1];
     expect(rules).toContain('product_sync_feed_overdue');
     expect(rules).toContain('bullmq_job_failed_total');
+    expect(rules).toContain('product_sync_feed_source_errors_total');
     const file = join(mkdtempSync(join(tmpdir(), 'ps-rules-')), 'rules.yml');
     writeFileSync(file, rules!);
     const r = spawnSync('promtool', ['check', 'rules', file], { encoding: 'utf8' });

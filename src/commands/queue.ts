@@ -138,7 +138,7 @@ export async function enqueueCommand(
   }
 }
 
-/** `product-sync feeds list`: each feed's schedule, next run and last run. */
+/** `product-sync feeds list`: each feed's schedule, next run, last run, last success and whether it is overdue. */
 export async function feedsListCommand(opts: { jobsDir: string; waitRedis?: number }): Promise<number> {
   const cfg = config();
   const feeds = await loadFeeds(opts.jobsDir);
@@ -154,6 +154,10 @@ export async function feedsListCommand(opts: { jobsDir: string; waitRedis?: numb
         ? `${last.finishedAt} run ${last.runId} exit ${last.exitCode} (${last.file})`
         : 'never';
       const lastTick = last.tickAt ? `${last.tickAt} ${last.tick ?? ''}` : 'never';
+      // The fields the feed deadlines and noteFeedRun keep (feed-deadlines.ts), as the console's GET /feeds reads them.
+      const success = last.lastSuccessAt || 'never';
+      const overdue = last.overdue === '1' ? `yes since ${last.overdueSince ?? '?'}` : 'no';
+      const deadline = f.expect ? `expect ${f.expect}, overdue ${overdue}` : `overdue ${overdue} (no expect)`;
       const listing = last.lastListingAt
         ? `${last.lastListingAt}: files seen ${last.seen ?? 0}, done ${last.done ?? 0}, waiting ${last.waiting ?? 0}`
         : 'never';
@@ -161,7 +165,7 @@ export async function feedsListCommand(opts: { jobsDir: string; waitRedis?: numb
         ? `\n  last source error ${last.lastTickErrorAt ?? ''} ${last.lastTickError}`
         : '';
       process.stdout.write(
-        `${f.id}\n  schedule ${f.schedule} (${f.timezone})  source ${sourceLabel(f.source)}  mapping ${f.mapping}  mode ${f.mode}\n  next ${next}\n  last run ${lastRun}\n  last tick ${lastTick}\n  last listing ${listing}${error}\n`,
+        `${f.id}\n  schedule ${f.schedule} (${f.timezone})  source ${sourceLabel(f.source)}  mapping ${f.mapping}  mode ${f.mode}\n  next ${next}\n  last run ${lastRun}\n  last success ${success}  ${deadline}\n  last tick ${lastTick}\n  last listing ${listing}${error}\n`,
       );
     }
     if (feeds.length === 0) process.stdout.write(`no feeds in ${opts.jobsDir}/\n`);

@@ -115,7 +115,7 @@ export function runEndEvent(result: EndedRun, o: RunOrigin): ProductSyncEvent {
 export function runFailedEvent(
   key: string,
   o: RunOrigin,
-  run: { runId?: string; file: string; mapping: string },
+  run: { runId?: string; file: string; mapping: string; isSourceLabel?: boolean },
   err: unknown,
 ): ProductSyncEvent {
   const e = err as { code?: unknown; message?: unknown };
@@ -125,7 +125,8 @@ export function runFailedEvent(
   return makeEvent('run.failed', key, {
     ...common(o),
     runId: run.runId,
-    file: basename(run.file),
+    // A feed's source that could not be read: its label (`dir:…/*.csv`, the URL) names what failed, no file does.
+    file: run.isSourceLabel ? run.file : basename(run.file),
     mapping: run.mapping,
     error: { code, message: redact(m?.[1] ?? String(e?.message ?? err)).slice(0, 2000) },
   });

@@ -40,8 +40,8 @@ export interface ImportJobResult {
  * the deterministic id alone would answer "already queued" and run nothing. Its run directory gets its own `-rN` from
  * runIdFor, which never reuses a directory holding a summary.json.
  *
- * A job newly added records its run.queued event through the recorder attached to `queue` (recordEventsOf), before
- * this returns.
+ * The job (newly added, or already there) records its run.queued event through the recorder attached to `queue`
+ * (recordEventsOf), before this returns: one event id per job and queued time, however often it is enqueued.
  */
 export async function enqueueImport(
   queue: Queue,
@@ -79,8 +79,10 @@ export async function enqueueImport(
   // The runs list's order (a job already there keeps its id, and its queued time).
   const kept = existed ? await queue.getJob(jobId) : job;
   await indexRun(queue, jobId, kept?.timestamp ?? job.timestamp);
-  // Before the caller hears it was queued (recordEventsOf attached a recorder to this queue, if any).
-  if (!existed) await (await recorderOf(queue))?.runQueued(job);
+  // Before the caller hears it was queued (recordEventsOf attached a recorder to this queue, if any). A job that was
+  // already there records it too, under the same event id (its id and queued time): an enqueue that died between the
+  // add and this line left a job without its run.queued, and recording it again is a no-op while it is kept.
+  await (await recorderOf(queue))?.runQueued(kept ?? job);
   return { jobId, existed };
 }
 

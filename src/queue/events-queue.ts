@@ -93,10 +93,7 @@ export class EventRecorder {
       runFailedEvent(
         `${feed}@${tick.id}`,
         { jobId: tick.id!, origin: 'feed', feed, publicUrl: this.publicUrl },
-        {
-          file: source,
-          mapping: basename(mapping),
-        },
+        { file: source, isSourceLabel: true, mapping: basename(mapping) },
         { message: error },
       ),
     );

@@ -17,7 +17,10 @@ import type { RunSummary } from '../pipeline/report/report.ts';
  */
 const SCHEDULER_PREFIX = 'deadline-';
 
-/** Upserts a deadline scheduler per feed with `expect`, removes those of feeds without one. */
+/**
+ * Upserts a deadline scheduler per feed with `expect`, removes those of feeds without one and clears their deadline
+ * status (a feed whose `expect:` was removed while overdue).
+ */
 export async function upsertDeadlines(
   queue: Queue,
   conn: Redis,
@@ -39,6 +42,9 @@ export async function upsertDeadlines(
   }
   for (const id of before)
     if (!feeds.some((f) => f.expect && `${SCHEDULER_PREFIX}${f.id}` === id)) await queue.removeJobScheduler(id);
+  // A feed that expects nothing (any more) is not overdue: its mark would stay on the console and in the gauge.
+  for (const f of feeds)
+    if (!f.expect) await conn.hdel(feedKeys(prefix, f.id).last, 'overdue', 'overdueSince', 'expectCheckedAt');
 }
 
 /**

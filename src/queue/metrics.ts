@@ -71,8 +71,20 @@ export class ProcessMetrics {
     registers: [this.registry],
   });
 
+  readonly #sourceErrors = new Counter({
+    name: 'product_sync_feed_source_errors_total',
+    help: 'Feed ticks of this process whose source could not be listed or read (each one sent run.failed), by feed',
+    labelNames: ['feed'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     this.registry.registerMetric(this.#requestSecondsMetric());
+  }
+
+  /** Counts a feed tick whose source failed: no run could start, so no run counts it. */
+  recordSourceError(feed: string): void {
+    this.#sourceErrors.inc({ feed });
   }
 
   /** Counts a finished run from its summary: rows by outcome, issue rows by code, its duration. */

@@ -65,7 +65,7 @@ export interface WorkerOptions {
   chunkSize?: number;
   /** Job lock duration, ms (default 30 s; a killed worker's jobs are taken over after it). */
   lockDurationMs?: number;
-  /** Counts each run this worker finishes (rows, issues, duration: metrics.ts). */
+  /** Counts each run this worker finishes (rows, issues, duration) and each feed source error (metrics.ts). */
   metrics?: ProcessMetrics;
 }
 
@@ -344,8 +344,10 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     const result = await runFeedTick(feed, tickDeps);
     // Events: a source that failed is a run that could not start (run.failed); a tick of the schedule (or `feeds run`)
     // that found nothing to queue says so (feed.no_new_file), a follow-up tick after an import does not.
-    if (result.error) await recorder.sourceFailed(id, job, sourceLabel(feed.source), feed.mapping, result.error);
-    else if (result.enqueued === null && !job.data.followUp && !/^(import |another tick)/.test(result.skipped ?? ''))
+    if (result.error) {
+      await recorder.sourceFailed(id, job, sourceLabel(feed.source), feed.mapping, result.error);
+      options.metrics?.recordSourceError(id);
+    } else if (result.enqueued === null && !job.data.followUp && !/^(import |another tick)/.test(result.skipped ?? ''))
       await recorder.noNewFile(id, job, result.skipped ?? 'nothing new', result.file ?? null);
     await job.updateProgress(100);
     return result;

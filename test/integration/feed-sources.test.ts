@@ -11,6 +11,7 @@ import { openFeedsQueue } from '../../src/queue/queues.ts';
 import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { hasChromium, withChromium } from '../helpers/console.ts';
 import { startTestHttps, type TestHttps } from '../helpers/https-server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 
@@ -286,8 +287,33 @@ describe('feed sources in the console and feeds list', () => {
       expect(byId.get('remote')).toMatchObject({ kind: 'https', source: `${https.url}/feed.csv`, seen: 1, done: 1 });
       expect(byId.get('down')).toMatchObject({ lastTickError: expect.stringMatching(/PS_ERR_SOURCE_UNAVAILABLE/) });
       expect(res.body).not.toContain('token-from-env');
-      const page = await app.inject({ method: 'GET', url: '/' });
-      expect(page.body).toContain('id="feed-sources"');
+      // One feed list on the page, fed by GET /feeds (schedule, overdue) and GET /feed-sources (source, files).
+      if (hasChromium) {
+        const address = await app.listen({ port: 0, host: '127.0.0.1' });
+        await withChromium({ viewport: { width: 1280, height: 900 } }, async (browser) => {
+          const page = browser.pages()[0] ?? (await browser.newPage());
+          await page.goto(address);
+          const row = page.locator('#feeds tr[data-feed="deltas"]');
+          await row.locator('.overdue.ok').waitFor();
+          await row.locator('.source code').waitFor();
+          expect(await row.locator('.source').textContent()).toBe(`dir:${drop('deltas')}/delta-*.csv`);
+          expect(await row.locator('.files').textContent()).toMatch(/^seen 3 · done 3 · waiting 0 \(listed .+\)$/);
+          expect(await row.textContent()).toContain('0 2 * * *');
+          const down = page.locator('#feeds tr[data-feed="down"] .tick');
+          expect(await down.getAttribute('class')).toContain('err');
+          expect(await down.textContent()).toContain('PS_ERR_SOURCE_UNAVAILABLE');
+          expect(await page.locator('#feeds tr').count()).toBe(byId.size);
+          expect(await page.locator('table').filter({ hasText: 'files seen' }).count()).toBe(0);
+          for (const width of [1280, 390]) {
+            await page.setViewportSize({ width, height: 900 });
+            const scrollWidth = Number(await page.evaluate('document.documentElement.scrollWidth'));
+            expect(scrollWidth, `${width} px`).toBeLessThanOrEqual(width);
+          }
+        });
+      } else {
+        const page = await app.inject({ method: 'GET', url: '/' });
+        expect(page.body).toContain('id="feeds"');
+      }
     } finally {
       await app.close();
     }

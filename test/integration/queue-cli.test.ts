@@ -37,7 +37,7 @@ beforeAll(async () => {
   mkdirSync(join(dir, 'drop'));
   writeFileSync(
     join(jobs, 'nightly.yaml'),
-    `schedule: "0 2 * * *"\ntimezone: Europe/Paris\nsource: { dir: ${join(dir, 'drop')}, pattern: "acme-*.csv", settleSeconds: 0 }\nmapping: ${join(dir, 'products.yaml')}\n`,
+    `schedule: "0 2 * * *"\nexpect: "0 6 * * *"\ntimezone: Europe/Paris\nsource: { dir: ${join(dir, 'drop')}, pattern: "acme-*.csv", settleSeconds: 0 }\nmapping: ${join(dir, 'products.yaml')}\n`,
   );
   mkdirSync(join(dir, 'drop-guarded'));
   writeFileSync(
@@ -103,6 +103,8 @@ describe('queue commands', () => {
     expect(before.stdout).toMatch(/^nightly\n {2}schedule 0 2 \* \* \* \(Europe\/Paris\)/m);
     expect(before.stdout).toMatch(/next \d{4}-\d\d-\d\dT0[01]:00:00\.000Z/);
     expect(before.stdout).toContain('last run never');
+    expect(before.stdout).toContain('last success never  expect 0 6 * * *, overdue no\n');
+    expect(before.stdout).toContain('last success never  overdue no (no expect)\n');
     expect(before.stdout).toContain(`source dir:${join(dir, 'drop')}/acme-*.csv`);
     expect(before.stdout).toContain('last listing never');
 
@@ -119,6 +121,9 @@ describe('queue commands', () => {
       await until('exitCode', /^0$/);
       let listed = (await cli(['feeds', 'list', '--jobs-dir', join(dir, 'jobs')])).stdout;
       expect(listed).toMatch(/last run \S+ run \S+ exit 0 \(.*acme-1\.csv\)/);
+      const success = await r.hget(`{${prefix}}:feed:nightly:last`, 'lastSuccessAt');
+      expect(success).toMatch(/^\d{4}-/);
+      expect(listed).toContain(`last success ${success}  expect 0 6 * * *, overdue no\n`);
       expect(sandbox.handle.store.dump().tradeItems).toHaveLength(30);
 
       // A second tick finds nothing new: no second import.
@@ -127,6 +132,13 @@ describe('queue commands', () => {
       listed = (await cli(['feeds', 'list', '--jobs-dir', join(dir, 'jobs')])).stdout;
       expect(listed).toMatch(/last tick \S+ nothing new/);
       expect(listed).toMatch(/last listing \S+: files seen 1, done 1, waiting 0/);
+
+      // Overdue as the feed deadlines mark it (feed-deadlines.ts), read from the same hash as the console's GET /feeds.
+      await r.hset(`{${prefix}}:feed:nightly:last`, { overdue: '1', overdueSince: '2026-01-02T05:00:00.000Z' });
+      listed = (await cli(['feeds', 'list', '--jobs-dir', join(dir, 'jobs')])).stdout;
+      expect(listed).toContain(
+        `last success ${success}  expect 0 6 * * *, overdue yes since 2026-01-02T05:00:00.000Z\n`,
+      );
     } finally {
       r.disconnect();
     }

@@ -1,30 +1,58 @@
-// The console's feed list (GET /feeds): each feed's schedule and time zone, its next tick, last success and whether it
-// is overdue, refreshed every few seconds. The section stays hidden while no worker has scheduled a feed.
+// The console's feed list, one row per feed from two endpoints: GET /feeds (the schedule and time zone, next tick, last
+// success, whether it is overdue, last run) and GET /feed-sources (the source, its last listing, files seen / done /
+// waiting, the last tick or source error). Refreshed every few seconds; an endpoint that does not answer (503 while
+// Redis is away: the banner says so) keeps its last answer. The section stays hidden while neither lists a feed.
 (() => {
   const $ = (id) => document.getElementById(id);
   const esc = (s) =>
     String(s ?? '').replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
   const when = (iso, none) =>
     iso ? `<time datetime="${esc(iso)}">${esc(new Date(iso).toLocaleString())}</time>` : esc(none);
+  let scheduled = [];
+  let sources = [];
   function lastRun(f) {
     if (!f.lastRun) return 'never';
     return `exit ${esc(f.lastRun.exitCode)} · ${when(f.lastRun.finishedAt)}`;
   }
-  function row(f) {
-    return `<tr data-feed="${esc(f.id)}"><td data-label="feed"><code>${esc(f.id)}</code></td>
-      <td data-label="schedule"><code>${esc(f.schedule ?? '')}</code> ${esc(f.timezone)}</td>
-      <td data-label="next tick" class="next">${when(f.nextTick, 'none')}</td>
-      <td data-label="last success" class="success">${when(f.lastSuccessAt, 'never')}</td>
-      <td data-label="overdue" class="overdue ${f.overdue ? 'err' : 'ok'}">${f.overdue ? 'yes' : 'no'}</td>
-      <td data-label="last run">${lastRun(f)}</td></tr>`;
+  function files(s) {
+    if (!s || !s.lastListingAt) return 'never listed';
+    const n = (x) => esc(x ?? 0);
+    return `seen ${n(s.seen)} · done ${n(s.done)} · waiting ${n(s.waiting)} (listed ${when(s.lastListingAt)})`;
+  }
+  function row(id, f, s) {
+    const overdue = f
+      ? `<td data-label="overdue" class="overdue ${f.overdue ? 'err' : 'ok'}">${f.overdue ? 'yes' : 'no'}</td>`
+      : '<td data-label="overdue" class="overdue"></td>';
+    return `<tr data-feed="${esc(id)}"><td data-label="feed"><code>${esc(id)}</code></td>
+      <td data-label="schedule">${f ? `<code>${esc(f.schedule ?? '')}</code> ${esc(f.timezone)}` : 'not scheduled (no worker)'}</td>
+      <td data-label="next tick" class="next">${f ? when(f.nextTick, 'none') : ''}</td>
+      <td data-label="last success" class="success">${f ? when(f.lastSuccessAt, 'never') : ''}</td>
+      ${overdue}
+      <td data-label="last run">${f ? lastRun(f) : ''}</td>
+      <td data-label="source" class="source">${s ? `<code>${esc(s.source)}</code>` : ''}</td>
+      <td data-label="files" class="files num">${s ? files(s) : ''}</td>
+      <td data-label="last tick" class="tick${s && s.lastTickError ? ' err' : ''}">${esc(s ? (s.lastTickError ?? s.lastTick ?? '') : '')}</td></tr>`;
+  }
+  async function fetchFeeds(url) {
+    const res = await fetch(url).catch(() => null);
+    if (!res || !res.ok) return null;
+    return (await res.json()).feeds;
   }
   async function refreshFeeds() {
-    const res = await fetch('/feeds').catch(() => null);
-    // 503 while Redis is away: the banner says so; the last list stays.
-    if (!res || !res.ok) return;
-    const { feeds } = await res.json();
-    const html = feeds.map(row).join('');
-    $('feeds-section').hidden = feeds.length === 0;
+    const [a, b] = await Promise.all([fetchFeeds('/feeds'), fetchFeeds('/feed-sources')]);
+    if (a) scheduled = a;
+    if (b) sources = b;
+    const ids = [...new Set([...scheduled.map((f) => f.id), ...sources.map((s) => s.id)])].sort();
+    const html = ids
+      .map((id) =>
+        row(
+          id,
+          scheduled.find((f) => f.id === id),
+          sources.find((s) => s.id === id),
+        ),
+      )
+      .join('');
+    $('feeds-section').hidden = ids.length === 0;
     if ($('feeds').dataset.html !== html) {
       $('feeds').dataset.html = html;
       $('feeds').innerHTML = html;
