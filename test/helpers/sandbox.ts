@@ -9,8 +9,13 @@ import type { RunningSandbox } from '../../src/sandbox/server.ts';
 /** Asserts the owner has exactly `rows` trade items in the sandbox, one per GTIN (no duplicate was created). */
 export function expectOneItemPerGtin(sandbox: RunningSandbox, owner: string, rows: number): void {
   const items = sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
-  expect(items).toHaveLength(rows);
-  expect(new Set(items.map((t) => t.gtin)).size).toBe(rows);
+  // On failure, the message names the GTINs held more than once and their items (id, name), to tell what wrote them.
+  const byGtin = new Map<string, string[]>();
+  for (const t of items)
+    byGtin.set(String(t.gtin), [...(byGtin.get(String(t.gtin)) ?? []), `${t.tradeItemId} ${t.tradeItemName}`]);
+  const twice = [...byGtin].filter(([, ids]) => ids.length > 1);
+  expect(items, `held more than once: ${JSON.stringify(twice.slice(0, 5))}`).toHaveLength(rows);
+  expect(byGtin.size).toBe(rows);
 }
 
 /** Every line of the report names the item the API holds for its key. */
