@@ -51,9 +51,19 @@ export function watchJob(
     const [before, now] = await Promise.all([runIdAtStart, redisRunId(conn)]);
     return jobLost(jobId, url, before !== null && now !== null && now !== before);
   };
+  // One question is bounded: a command caught by the connection's loss may never be answered (seen: an enqueue --wait
+  // that hung after a Redis restart); an unanswered question counts as "not known yet" and is asked again.
+  const boundedLostNow = () =>
+    new Promise<ProductSyncError | null>((res) => {
+      const t = setTimeout(() => res(null), Math.max(1000, everyMs));
+      lostNow().then(
+        (v) => (clearTimeout(t), res(v)),
+        () => (clearTimeout(t), res(null)),
+      );
+    });
   const gone = new Promise<never>((_, reject) => {
     const check = async () => {
-      const lost = stopped ? null : await lostNow();
+      const lost = stopped ? null : await boundedLostNow();
       if (stopped) return;
       if (lost) reject(lost);
       else timer = setTimeout(() => void check(), everyMs);
