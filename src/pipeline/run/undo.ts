@@ -205,7 +205,7 @@ async function undo(req: UndoRequest, ctx: UndoContext, tally: RequestTally): Pr
     // Under the lease: a run that finished while this undo waited for it is seen.
     const newer = await newerRunsTouching(run, scan.ids);
     if (newer.length > 0 && !req.force) throw blocked(run, newer);
-    // The ids are needed for that check only (about 77 MB at a million items): not kept for the whole undo.
+    // The ids are needed for that check only: not kept for the whole undo (their size: docs/undo.md, Memory).
     scan.ids.clear();
     const runId = dryRun ? `undo-${run.runId}` : await undoRunIdFor(run.reportDir, run.runId);
     const dir = join(run.reportDir, runId);
