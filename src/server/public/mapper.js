@@ -626,3 +626,13 @@ $('run-form').addEventListener('submit', async (e) => {
     await new Promise((r) => setTimeout(r, 500));
   }
 });
+
+// The banner follows /health (the server shows it when it sends the page during an outage).
+setInterval(async () => {
+  /** @type {{ redis: string }} */
+  const h = await fetch('/health').then(
+    (r) => r.json(),
+    () => ({ redis: 'down' }),
+  );
+  $('redis-banner').hidden = h.redis !== 'down';
+}, 3000);
