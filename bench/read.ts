@@ -108,7 +108,7 @@ export async function benchRead(file: string, stage?: Stage, expected = 1): Prom
   });
 }
 
-/** The bare parsers, as BASELINES.md measures them: papaparse's Node stream with a step callback; exceljs streaming. */
+/** The bare parsers, the yardstick of our readers: papaparse's Node stream with a step callback; exceljs streaming. */
 async function benchBare(file: string, expected: number): Promise<ReadFigures> {
   if (file.endsWith('.csv')) {
     return timed(

@@ -223,7 +223,7 @@ function program(done: (code: number) => void): Command {
   return p;
 }
 
-/** Runs the CLI with `argv` (without node and script); resolves to the process exit code (DESIGN §5.1). */
+/** Runs the CLI with `argv` (without node and script); resolves to the process exit code (docs/commands.md). */
 export async function main(argv: string[]): Promise<number> {
   let code: number = EXIT.ok;
   try {

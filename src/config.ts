@@ -7,7 +7,7 @@ import { webhookSecretProblem } from './webhook-secret.ts';
 const optionalString = z.string().trim().min(1).optional();
 const url = z.url({ protocol: /^https?$/ });
 
-/** The one configuration schema (DESIGN §5.2), over the environment. Flags override by passing a merged object. */
+/** The one configuration schema (README, "Configuration"), over the environment. Flags: pass a merged object. */
 export const configSchema = z
   .object({
     PRODUCT_API_URL: url.optional(),

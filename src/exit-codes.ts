@@ -2,8 +2,8 @@ import { ProductSyncError, RunInterrupted, type ErrorCode } from './errors.ts';
 import { FileWriteError } from './fs-errors.ts';
 
 /**
- * Exit codes of DESIGN §5.1, and reconcile's own 4: a script that runs reconcile as a drift check tells "the API
- * differs from the sheet" (1) from "no difference, but rows of the sheet could not be compared" (4).
+ * The exit codes of docs/commands.md ("Exit codes"), reconcile's own 4 among them: a script that runs reconcile as a
+ * drift check tells "the API differs from the sheet" (1) from "no difference, but rows could not be compared" (4).
  */
 export const EXIT = {
   ok: 0,

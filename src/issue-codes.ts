@@ -17,7 +17,7 @@ export interface Issue {
   column: string | null;
   field: string | null;
   value: string | null;
-  /** A stable code (docs/issue-codes.md), e.g. `GTIN_CHECK_DIGIT`. */
+  /** A stable code (docs/mapping.md and docs/reports.md, "Issue codes"), e.g. `GTIN_CHECK_DIGIT`. */
   code: string;
   severity: Severity;
   message: string;

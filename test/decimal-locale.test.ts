@@ -232,7 +232,7 @@ describe('decimal-point locales', () => {
 });
 
 describe('mapRow with language fr-FR and a decimal column that names no separator', () => {
-  // The mapping example of the design: no decimalSeparator, no decimal on the column.
+  // A mapping like the example of docs/mapping.md: no decimalSeparator, no decimal on the column.
   const mapping = parseMapping(
     `target: manufacturedItem
 language: fr-FR

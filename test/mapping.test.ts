@@ -41,7 +41,7 @@ function problemsOf(text: string): { line: number | null; path: string; message:
 }
 
 describe('mapping files', () => {
-  it('reads the DESIGN example with defaults filled in', () => {
+  it('reads a mapping like the example of docs/mapping.md, with defaults filled in', () => {
     const m = parseMapping(GOOD, 'mappings/acme-foods.yaml');
     expect(m).toMatchObject({
       name: 'acme-foods',

@@ -14,7 +14,7 @@ const good =
   'schedule: "0 2 * * *"\ntimezone: Europe/Paris\nsource: { dir: /srv/acme, pattern: "acme-*.xlsx" }\nmapping: acme-foods\nmode: full\narchiveGuard: { maxRatio: 0.1 }\n';
 
 describe('feed definitions', () => {
-  it('loads a DESIGN §5.4 feed with its defaults, the file name as its id', async () => {
+  it('loads a feed as docs/queue.md shows it, with its defaults, the file name as its id', async () => {
     const feeds = await loadFeeds(jobsDir({ 'acme.yaml': good, 'notes.txt': 'ignored' }));
     expect(feeds).toHaveLength(1);
     expect(feeds[0]).toMatchObject({

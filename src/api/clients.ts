@@ -109,8 +109,8 @@ export function createApiClients(options: ApiClientOptions): ApiClients {
 }
 
 /**
- * The clients as the configuration (DESIGN §5.2) describes them; PS_ERR_CONFIG_INVALID when URLs or credential are
- * missing.
+ * The clients as the configuration (README, "Configuration") describes them; PS_ERR_CONFIG_INVALID when URLs or
+ * credential are missing.
  */
 export function apiClientsFromConfig(
   config: Config,

@@ -4,7 +4,7 @@ import type { BodyOperation } from './fields.ts';
 export type ApiName = 'product' | 'reference';
 
 /**
- * How a failed call may be retried (DESIGN §7):
+ * How a failed call may be retried (docs/sync.md "Retries and the circuit"):
  * - `retry`: safe to send again (reads, PATCH, PUT, archive, unarchive) — retried on 429, 5xx, connection errors,
  *   timeouts;
  * - `create`: never blindly re-sent — retried only when the request certainly did not reach the server (429, connect

@@ -20,7 +20,7 @@ export function uuidv5(name: string, namespace: string = PRODUCT_SYNC_NAMESPACE)
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
-/** Deterministic trade item id for a create (DESIGN §6.2): UUIDv5 of owner + GTIN-14. */
+/** Deterministic trade item id for a create (docs/sync.md, "Creates are never sent twice"): UUIDv5(owner, GTIN-14). */
 export function tradeItemIdFor(ownerCompanyId: string, gtin: string): string {
   return uuidv5(`trade-item:${ownerCompanyId.toLowerCase()}:${gtin}`);
 }

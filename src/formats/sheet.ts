@@ -1,4 +1,4 @@
-/** What a reader yields (DESIGN §3): a sheet's headers and its rows, read lazily; the pipeline's first data. */
+/** What a reader yields: a sheet's headers and rows, read lazily; the pipeline's first data (docs/architecture.md). */
 import type { Issue } from '../issue-codes.ts';
 
 /** A cell value as a reader yields it: CSV cells are strings (null when empty); XLSX keeps numbers, booleans, dates. */

@@ -1,4 +1,4 @@
-/** Data that flows between pipeline stages (DESIGN §3). */
+/** Data that flows between pipeline stages (docs/architecture.md "The path of a row"). */
 import type { ListName, LookupKind } from '../api/fields.ts';
 
 // A sheet is what a reader yields (src/formats/sheet.ts), an issue is the shared table's (src/issue-codes.ts):
@@ -34,7 +34,7 @@ export interface Draft {
   origins?: Record<string, { column: string; value: string | null }>;
 }
 
-/** How a mapping column's labels are resolved (mapping `lookup`, DESIGN §5.3). */
+/** How a mapping column's labels are resolved (mapping `lookup`, docs/mapping.md "Lookups"). */
 export type LookupSpec =
   { list: ListName } | 'harmonized-code' | { brand: { create?: boolean } } | { kind: LookupKind };
 

@@ -8,7 +8,7 @@ import { EVENT_TYPE_NAMES, type EventType } from '../events/catalog.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
 import { mappingFile } from '../pipeline/map/mapping.ts';
 
-/** The queues (DESIGN §8), all under one prefix. */
+/** The queues (docs/queue.md "Topology"), all under one prefix. */
 export const QUEUES = { import: 'import', push: 'push', feeds: 'feeds', events: 'events' } as const;
 
 /** Payload of an import (parent) job. */

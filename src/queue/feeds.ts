@@ -44,7 +44,7 @@ const cron = z
       ctx.addIssue({ code: 'custom', message: `is not a valid cron expression (${problem}), e.g. "0 2 * * *"` });
   });
 
-/** A feed definition, `jobs/<name>.yaml` (DESIGN §5.4). */
+/** A feed definition, `jobs/<name>.yaml` (docs/queue.md "Feeds"). */
 export const feedSchema = z.strictObject({
   schedule: cron,
   /** When a run of the feed is expected to have succeeded (its timezone applies): feed.missed otherwise. */

@@ -113,7 +113,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const sharedRate = new SharedRate(rateConn, `${prefix}:api-rate`, config.API_MAX_RPS);
   const cc: CommandContext = await contextFromConfig(config, {
     redis: 'required',
-    // A 429 pauses every worker, not only this process (DESIGN §8): no worker takes a new chunk until Retry-After has
+    // A 429 pauses every worker, not only this process (docs/queue.md): no worker takes a chunk until Retry-After has
     // passed (BullMQ rate limit), and no request of a chunk already in hand starts before then either (shared rate).
     onRateLimited: (ms) => {
       void pushQueue.rateLimit(ms ?? 1000).catch(() => undefined);

@@ -293,7 +293,7 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
   app.patch('/api/manufacturedItems/:id', updateManufactured('patch'));
   app.put('/api/manufacturedItems/:id', updateManufactured('put'));
 
-  // ---- brands (DESIGN §6.7) ----
+  // ---- brands (docs/api-contract.md §8) ----
   const brandCreate = z.strictObject({
     companyId: z.string().regex(UUID_RE, 'must be a uuid'),
     name: z.string().trim().min(1, 'must not be empty'),

@@ -44,8 +44,8 @@ function normalizeHsCode(code: string): string {
 }
 
 /**
- * A record as the API answers it (DESIGN §6.6): extra attributes, then id, code, name, languageCode, parentId
- * (always, null at a root, on hierarchical kinds and wherever the seed gives one).
+ * A record as the API answers it (docs/api-contract.md §9): extra attributes, then id, code, name, languageCode,
+ * parentId (always, null at a root, on hierarchical kinds and wherever the seed gives one).
  */
 function toRecord(r: SeedRecord, t: { languageCode: string; name: string }, hierarchical: boolean): ReferenceRecord {
   const out: ReferenceRecord = {

@@ -124,6 +124,10 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
       .type('text/html; charset=utf-8')
       .send(withRedisBanner(await readFile(buildFile('server/public/index.html'), 'utf8'), redisDown())),
   );
+  // The page's script (runs, uploads, undo, dead events), type-checked with the other browser code.
+  app.get('/console.js', async (_req, reply) =>
+    reply.type('text/javascript; charset=utf-8').send(await readFile(buildFile('server/public/console.js'), 'utf8')),
+  );
 
   // Each feed's source, last listing and files seen / done / waiting (feed-sources.ts).
   registerFeedSources(app, { config, jobsDir: resolve(options.jobsDir ?? 'jobs') });

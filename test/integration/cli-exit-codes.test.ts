@@ -1,5 +1,6 @@
 // Bad input ends the CLI with exit 2 and one line naming a PS_ERR_* code — never exit 3 "unexpected failure", never a
-// stack trace, never a hang (issue 9; DESIGN §5.1). Nothing here needs an API or Redis: every case fails before.
+// stack trace, never a hang (issue 9; docs/commands.md, "Exit codes"). Nothing here needs an API or Redis: every case
+// fails before.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

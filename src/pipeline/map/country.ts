@@ -1,4 +1,4 @@
-/** Country names and codes of a sheet → ISO 3166-1 alpha-2 (DESIGN §6.4), in any language of i18n-iso-countries. */
+/** A sheet's country names and codes → ISO 3166-1 alpha-2 (docs/mapping.md), in any language of i18n-iso-countries. */
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';

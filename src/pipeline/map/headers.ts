@@ -1,4 +1,4 @@
-/** Header matching (DESIGN §5.3): which sheet column each mapping column reads. */
+/** Header matching (docs/mapping.md "Header matching"): which sheet column each mapping column reads. */
 import { ProductSyncError } from '../../errors.ts';
 import { columnLetters } from '../../formats/column-letters.ts';
 import type { HeaderRef, MappingColumn } from './mapping.ts';

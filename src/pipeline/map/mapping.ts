@@ -1,4 +1,4 @@
-/** Mapping files (DESIGN §5.3): which sheet column feeds which API field, with transforms and lookups. */
+/** Mapping files (docs/mapping.md): which sheet column feeds which API field, with transforms and lookups. */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';

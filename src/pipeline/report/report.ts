@@ -20,7 +20,7 @@ import { XlsxWriter, type XlsxWriterOptions } from '../../formats/xlsx-writer.ts
 import { ISSUES_CSV_COLUMNS, issueCsvFields, type IssueBreakdownEntry } from './issue-breakdown.ts';
 import type { Cell, Issue } from '../types.ts';
 
-/** The outcomes of an input row (or of an archive without a row) — DESIGN §5.5. */
+/** The outcomes of an input row (or of an archive without a row): docs/reports.md "Outcomes". */
 export const OUTCOMES = [
   'created',
   'updated',
@@ -51,7 +51,7 @@ export interface RowOutcome {
   issues: Issue[];
 }
 
-/** summary.json, exactly DESIGN §5.5 (plus `aborted`, the reason, when the run was aborted). */
+/** summary.json, as docs/reports.md lists it (with `aborted`, the reason, when the run was aborted). */
 export interface RunSummary {
   runId: string;
   source: { file: string; sha256: string; rows: number };

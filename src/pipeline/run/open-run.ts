@@ -332,7 +332,7 @@ async function openLeased(
 }
 
 /**
- * `full` mode: the owner's active items the sheet does not name, in archive chunks, and the archive guard (DESIGN §7).
+ * `full` mode: the owner's active items missing from the sheet, in archive chunks, the archive guard (docs/sync.md).
  * A tripped guard stops the run before anything is sent; a dry run reports the archives as planned. A resumed run keeps
  * the archive chunks its first attempt planned (the catalogue has changed since, by this very run).
  */

@@ -34,10 +34,10 @@ import {
 export type { ImportRequest, RunAbort } from './run-state.ts';
 export type { RunContext, RunProgress } from './run-context.ts';
 
-/** The end of a run: its id, exit code (DESIGN §5.1), summary and report files. */
+/** The end of a run: its id, exit code (docs/commands.md "Exit codes"), summary and report files. */
 export interface RunResult {
   runId: string;
-  /** DESIGN §5.1's 0-3, or 130 / 143 for a run interrupted by SIGINT / SIGTERM. */
+  /** 0-3 (docs/commands.md "Exit codes"), or 130 / 143 for a run interrupted by SIGINT / SIGTERM. */
   exitCode: number;
   summary: RunSummary;
   reportDir: string;

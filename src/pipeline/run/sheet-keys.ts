@@ -1,6 +1,6 @@
 /**
  * The first pass of a run: every row's match key, read before anything is sent, so that a key on several rows marks
- * every one of them (DESIGN §7) and `full` mode knows which of the owner's items the sheet names.
+ * every one of them (docs/sync.md) and `full` mode knows which of the owner's items the sheet names.
  *
  * Memory: GTIN-14 keys are 14 digits, exact as float64 numbers, so they are kept in typed arrays (12 bytes a row while
  * reading: the key and its row; 8 bytes a distinct key after); other keys (tradeItemIds) go to a Map. While reading,

@@ -2,7 +2,7 @@ import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { ProductSyncError } from '../../errors.ts';
 import { fileWriteError } from '../../fs-errors.ts';
 
-/** States an operation goes through (DESIGN §7). */
+/** States an operation goes through (docs/reports.md "Journal and resume"). */
 export type JournalState = 'planned' | 'sent' | 'confirmed' | 'failed';
 
 /**

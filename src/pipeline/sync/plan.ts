@@ -6,7 +6,7 @@ import { isEmptyValue, sameCanonical } from './canonical.ts';
 import { issue } from '../../issue-codes.ts';
 import type { Draft, Issue, Target } from '../types.ts';
 
-/** How a run treats rows and the items missing from the sheet (DESIGN §7). */
+/** How a run treats rows and the items missing from the sheet (docs/sync.md "Modes"). */
 export type Mode = 'upsert' | 'full' | 'create-only' | 'update-only';
 
 /** The modes, as data. */
@@ -86,7 +86,7 @@ export interface PlanOptions {
   key: 'gtin' | 'tradeItemId';
 }
 
-/** The archive guard's verdict (DESIGN §7). */
+/** The archive guard's verdict (docs/sync.md "The archive guard"). */
 export interface GuardVerdict {
   active: number;
   toArchive: number;

@@ -1,11 +1,122 @@
+// @ts-check
 // The console's mapper: upload a sheet, change the suggested fields, watch the preview, save the mapping, run it.
-// Plain browser JavaScript, no build step (docs: README "Console").
-const $ = (id) => document.getElementById(id);
+// Plain browser JavaScript, no build step (docs/queue.md, "The mapper page"); type-checked from the JSDoc types below
+// by `npm run typecheck` (tsconfig.browser.json) and linted by eslint.
+
+/**
+ * A column of the draft mapping, as the server sends it (`ColumnSuggestion` in src/onboarding/suggest.ts).
+ * @typedef {{
+ *   header: string,
+ *   position: number,
+ *   samples: string[],
+ *   field?: string,
+ *   type?: string,
+ *   lookup?: unknown,
+ *   split?: string,
+ *   format?: string,
+ *   decimal?: string,
+ *   values?: Record<string, string>,
+ *   unresolved?: { value: string, nearest: string[] }[],
+ *   reason?: string,
+ *   warning?: string,
+ * }} Column
+ */
+/**
+ * The draft mapping (`MappingDraft` in src/onboarding/suggest.ts); the page sends it back as it edits it.
+ * @typedef {{
+ *   name: string,
+ *   target: string,
+ *   language: string,
+ *   languageReason?: string,
+ *   sheet?: string,
+ *   headerRow: number,
+ *   columns: Column[],
+ *   notes: string[],
+ *   missingKey?: string,
+ * }} Draft
+ */
+/**
+ * A preview (`Preview` in src/pipeline/run/preview.ts; docs/reports.md, "Preview"), the fields this page shows.
+ * @typedef {{ value: string, id: string | null, label: string | null, code?: string, problem?: string }} Resolved
+ * @typedef {{ code: string, severity: string, message: string, column: string | null }} PreviewIssue
+ * @typedef {{
+ *   field: string,
+ *   column: string | null,
+ *   sheetValue: string | null,
+ *   mapped: unknown,
+ *   resolved?: Resolved[],
+ * }} PreviewField
+ * @typedef {{
+ *   row: number,
+ *   key: string | null,
+ *   outcome: string,
+ *   fields: PreviewField[],
+ *   issues: PreviewIssue[],
+ * }} PreviewRow
+ * @typedef {{
+ *   counts: { rows: number, valid: number, invalid: number },
+ *   more: boolean,
+ *   notes: string[],
+ *   rows: PreviewRow[],
+ * }} Preview
+ */
+/**
+ * A refusal of the server: its message and, for a mapping, every problem (`line` when the YAML has one).
+ * @typedef {{ error?: string, problems?: { line?: number | null, path?: string, message: string }[] }} Refusal
+ */
+/**
+ * A run as `GET /runs/:id` shows it (`ApiRun` in src/server/runs.ts), the fields this page shows.
+ * @typedef {{
+ *   status: string,
+ *   reason: string | null,
+ *   exitCode: number | null,
+ *   counts: { created: number, updated: number, unchanged: number, invalid: number, failed: number } | null,
+ * }} RunStatus
+ */
+
+/**
+ * The element of the page with this id (the page has every id this script names).
+ * @param {string} id
+ */
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+/** @param {string} id */
+const $input = (id) => /** @type {HTMLInputElement} */ ($(id));
+/** @param {string} id */
+const $select = (id) => /** @type {HTMLSelectElement} */ ($(id));
+/** @param {string} id */
+const $button = (id) => /** @type {HTMLButtonElement} */ ($(id));
+/** The sheet chosen in the upload form (its input is `required`: the form is not sent without one). */
+const chosenFile = () => /** @type {File} */ (/** @type {FileList} */ ($input('mapper-file').files)[0]);
+/**
+ * The element under `root` that `selector` names (the page's own markup always has it).
+ * @param {ParentNode} root
+ * @param {string} selector
+ */
+const one = (root, selector) => /** @type {HTMLElement} */ (root.querySelector(selector));
+/** @param {unknown} s */
 const esc = (s) =>
-  String(s ?? '').replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+  String(s ?? '').replace(
+    /[&<>"]/g,
+    (c) => /** @type {Record<string, string>} */ ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] ?? c,
+  );
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The uploaded sheet, the draft being edited, the draft as suggested, the field choices, the saved mapping's name. */
+/**
+ * The uploaded sheet, the draft being edited, the draft as suggested, the field choices, the saved mapping's name.
+ * @type {{
+ *   sheet: string | null,
+ *   fileName: string,
+ *   draft: Draft | null,
+ *   suggested: Draft | null,
+ *   choices: string[],
+ *   settings: Record<string, Partial<Column>>,
+ *   types: string[],
+ *   fieldTypes: Record<string, string>,
+ *   listFields: string[],
+ *   saved: string | null,
+ *   previewSeq: number,
+ * }}
+ */
 const state = {
   sheet: null,
   fileName: '',
@@ -20,11 +131,26 @@ const state = {
   previewSeq: 0,
 };
 
+/** The draft being edited (every control that edits it is in the section shown once a sheet was suggested). */
+function draft() {
+  if (!state.draft) throw new Error('no sheet suggested yet');
+  return state.draft;
+}
+
+/** The row of draft column `i` in the columns table. @param {number} i */
+const columnRow = (i) => /** @type {HTMLTableRowElement} */ ($('columns').querySelectorAll('tr')[i]);
+
+/**
+ * @param {string} id
+ * @param {string} text
+ * @param {string} [cls]
+ */
 function say(id, text, cls) {
   $(id).textContent = text;
   $(id).className = cls || '';
 }
 
+/** @param {Refusal} out */
 function problemsText(out) {
   const list = (out.problems || []).map(
     (p) => `${p.line ? `line ${p.line}: ` : ''}${p.path ? `${p.path}: ` : ''}${p.message}`,
@@ -32,6 +158,11 @@ function problemsText(out) {
   return [out.error, ...list].filter(Boolean).join(' — ');
 }
 
+/**
+ * @param {string} url
+ * @param {unknown} body
+ * @returns {Promise<{ res: Response, out: any }>} the answer's JSON as it comes (each caller says what it expects)
+ */
 async function postJson(url, body) {
   const res = await fetch(url, {
     method: 'POST',
@@ -41,18 +172,21 @@ async function postJson(url, body) {
   return { res, out: await res.json().catch(() => ({ error: `HTTP ${res.status}` })) };
 }
 
+/** @param {Column} c */
 function reasonHtml(c) {
   return `${esc(c.reason)}${c.warning ? `<br><span class="warn">check: ${esc(c.warning)}</span>` : ''}`;
 }
 
 /** The type a column is read as: its own, else its field's default (the mapping's defaultType). */
-const typeOf = (c) => c.type || state.fieldTypes[c.field] || '';
+const typeOf = (/** @type {Column} */ c) => c.type || (c.field && state.fieldTypes[c.field]) || '';
 const NUMERIC = ['decimal', 'integer', 'number', 'quantity'];
 
 /**
  * A mapped column's settings, the mapping's column keys: type (empty = the field's default; `quantity` on a net content
  * reads "400g" into its value and unit), date format, decimal separator, list separator of a list field, and the value
  * map (sheet value → value the field takes), with the values its list will not resolve.
+ * @param {Column} c
+ * @param {number} i
  */
 function settingsHtml(c, i) {
   if (!c.field) return '';
@@ -83,7 +217,7 @@ function settingsHtml(c, i) {
       `<label>list separator <input class="split" data-index="${i}" value="${esc(c.split)}" placeholder="none" size="3" maxlength="10" aria-label="list separator of ${esc(c.header)}"></label>`,
     );
   const pairs = Object.entries(c.values || {});
-  const pairHtml = (k, v) =>
+  const pairHtml = (/** @type {string} */ k, /** @type {string} */ v) =>
     `<div class="pair"><input class="vkey" data-index="${i}" value="${esc(k)}" placeholder="sheet value" aria-label="sheet value"> → <input class="vval" data-index="${i}" value="${esc(v)}" placeholder="becomes" aria-label="becomes"></div>`;
   const unresolved = (c.unresolved || [])
     .map(
@@ -100,13 +234,21 @@ function settingsHtml(c, i) {
   return parts.join('');
 }
 
+/** @param {number} i */
 function renderSettings(i) {
-  const c = state.draft.columns[i];
-  const row = $('columns').querySelectorAll('tr')[i];
-  row.querySelector('.settings').innerHTML = settingsHtml(c, i);
-  row.querySelector('.reason').innerHTML = reasonHtml(c);
+  const c = column(i);
+  const row = columnRow(i);
+  one(row, '.settings').innerHTML = settingsHtml(c, i);
+  one(row, '.reason').innerHTML = reasonHtml(c);
 }
 
+/** Draft column `i`. @param {number} i */
+const column = (i) => /** @type {Column} */ (draft().columns[i]);
+
+/**
+ * @param {Column} c
+ * @param {number} i
+ */
 function rowHtml(c, i) {
   const choices = c.field && !state.choices.includes(c.field) ? [c.field, ...state.choices] : state.choices;
   const options = [
@@ -121,11 +263,11 @@ function rowHtml(c, i) {
 }
 
 function renderColumns() {
-  $('columns').innerHTML = state.draft.columns.map(rowHtml).join('');
+  $('columns').innerHTML = draft().columns.map(rowHtml).join('');
 }
 
 /** A value as JSON with its keys sorted: two columns compare equal whatever order their keys came in. */
-const canonical = (v) =>
+const canonical = (/** @type {unknown} */ v) =>
   JSON.stringify(v, (_k, x) =>
     x && typeof x === 'object' && !Array.isArray(x)
       ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
@@ -135,16 +277,18 @@ const canonical = (v) =>
 /**
  * The draft as the server writes it (a quantity column feeds its net content, a list column its separator): the
  * columns it changed are taken, and their rows drawn again.
+ * @param {Draft | undefined} adopted
  */
-function adopt(draft) {
-  if (!draft || draft.columns.length !== state.draft.columns.length) return;
-  draft.columns.forEach((c, i) => {
-    if (canonical(c) === canonical(state.draft.columns[i])) return;
-    state.draft.columns[i] = c;
-    $('columns').querySelectorAll('tr')[i].outerHTML = rowHtml(c, i);
+function adopt(adopted) {
+  if (!adopted || adopted.columns.length !== draft().columns.length) return;
+  adopted.columns.forEach((c, i) => {
+    if (canonical(c) === canonical(draft().columns[i])) return;
+    draft().columns[i] = c;
+    columnRow(i).outerHTML = rowHtml(c, i);
   });
 }
 
+/** @type {readonly (keyof Column)[]} */
 const SUGGESTED = [
   'field',
   'type',
@@ -161,13 +305,16 @@ const SUGGESTED = [
 /**
  * A column's field changed: what the suggestion read in the column (type, lookup, split, format…) goes with its field
  * only; a field picked here gets the type and lookup the field usually takes (tradeItemStatusId: a list lookup).
+ * @param {number} i
+ * @param {string} field
  */
 function setField(i, field) {
-  const c = state.draft.columns[i];
-  const s = state.suggested.columns[i];
+  const c = column(i);
+  const s = /** @type {Column} */ (/** @type {Draft} */ (state.suggested).columns[i]);
   for (const k of SUGGESTED) delete c[k];
   if (field && field === s.field) {
-    for (const k of SUGGESTED) if (s[k] !== undefined) c[k] = JSON.parse(JSON.stringify(s[k]));
+    for (const k of SUGGESTED)
+      if (s[k] !== undefined) /** @type {Record<string, unknown>} */ (c)[k] = JSON.parse(JSON.stringify(s[k]));
   } else if (field) {
     Object.assign(c, JSON.parse(JSON.stringify(state.settings[field] || {})), { field, reason: 'chosen here' });
   }
@@ -178,13 +325,17 @@ function setField(i, field) {
 /** The draft changed: the saved mapping is no longer what the page shows, and the preview follows. */
 function changed() {
   state.saved = null;
-  $('run').disabled = true;
+  $button('run').disabled = true;
   refreshPreview();
 }
 
-/** A column's type changed: a date format or decimal separator goes with the type that takes it. */
+/**
+ * A column's type changed: a date format or decimal separator goes with the type that takes it.
+ * @param {number} i
+ * @param {string} type
+ */
 function setType(i, type) {
-  const c = state.draft.columns[i];
+  const c = column(i);
   if (type) c.type = type;
   else delete c.type;
   const t = typeOf(c);
@@ -194,35 +345,45 @@ function setType(i, type) {
   changed();
 }
 
-/** The value map of column i as its pair inputs say (a pair without a sheet value is left out). */
+/**
+ * The value map of column i as its pair inputs say (a pair without a sheet value is left out).
+ * @param {number} i
+ */
 function readValues(i) {
-  const c = state.draft.columns[i];
-  const cell = $('columns').querySelectorAll('tr')[i].querySelector('.pairs');
+  const c = column(i);
+  const cell = one(columnRow(i), '.pairs');
+  /** @type {Record<string, string>} */
   const values = {};
   for (const p of cell.querySelectorAll('.pair')) {
-    const k = p.querySelector('.vkey').value;
-    if (k.trim() !== '') values[k] = p.querySelector('.vval').value;
+    const k = /** @type {HTMLInputElement} */ (one(p, '.vkey')).value;
+    if (k.trim() !== '') values[k] = /** @type {HTMLInputElement} */ (one(p, '.vval')).value;
   }
   if (Object.keys(values).length > 0) c.values = values;
   else delete c.values;
-  $('columns').querySelectorAll('tr')[i].querySelector('.values summary').textContent =
-    `value map (${Object.keys(values).length})`;
+  one(columnRow(i), '.values summary').textContent = `value map (${Object.keys(values).length})`;
   changed();
 }
 
+/**
+ * @param {number} i
+ * @param {string} [key]
+ * @param {string} [value]
+ */
 function addPair(i, key, value) {
-  const cell = $('columns').querySelectorAll('tr')[i].querySelector('.pairs');
+  const cell = one(columnRow(i), '.pairs');
   cell.insertAdjacentHTML(
     'beforeend',
     `<div class="pair"><input class="vkey" data-index="${i}" placeholder="sheet value" aria-label="sheet value"> → <input class="vval" data-index="${i}" placeholder="becomes" aria-label="becomes"></div>`,
   );
-  const pair = cell.lastElementChild;
-  pair.querySelector('.vkey').value = key || '';
-  pair.querySelector('.vval').value = value || '';
+  const pair = /** @type {Element} */ (cell.lastElementChild);
+  const vkey = /** @type {HTMLInputElement} */ (one(pair, '.vkey'));
+  vkey.value = key || '';
+  /** @type {HTMLInputElement} */ (one(pair, '.vval')).value = value || '';
   if (key) readValues(i);
-  else pair.querySelector('.vkey').focus();
+  else vkey.focus();
 }
 
+/** @param {Resolved} r */
 function resolvedText(r) {
   if (r.problem === 'BRAND_WOULD_CREATE') return 'new brand';
   if (r.id === null) return `✗ ${r.problem || 'unresolved'}`;
@@ -231,6 +392,7 @@ function resolvedText(r) {
   return `${r.label} [${id}]`;
 }
 
+/** @type {(v: unknown) => string} */
 const show = (v) =>
   v === null || v === undefined
     ? ''
@@ -240,10 +402,11 @@ const show = (v) =>
         ? JSON.stringify(v)
         : String(v);
 
+/** @param {Preview} p */
 function renderPreview(p) {
   say(
     'preview-status',
-    `${p.counts.rows} rows: ${p.counts.valid} valid, ${p.counts.invalid} invalid${p.more ? ' (the sheet has more rows)' : ''}. ${p.notes.map((n) => n[0].toUpperCase() + n.slice(1)).join('. ')}.`,
+    `${p.counts.rows} rows: ${p.counts.valid} valid, ${p.counts.invalid} invalid${p.more ? ' (the sheet has more rows)' : ''}. ${p.notes.map((n) => n.charAt(0).toUpperCase() + n.slice(1)).join('. ')}.`,
     p.counts.invalid ? 'err' : 'ok',
   );
   $('preview').innerHTML = p.rows
@@ -282,7 +445,7 @@ async function refreshPreview() {
   const { res, out } = await postJson('/mapper/preview', {
     sheet: state.sheet,
     draft: state.draft,
-    rows: Number($('preview-rows').value),
+    rows: Number($select('preview-rows').value),
   });
   // An older answer arriving after a newer request is dropped.
   if (seq !== state.previewSeq) return;
@@ -297,16 +460,24 @@ async function refreshPreview() {
   renderPreview(out.preview);
 }
 
-/** Uploads the sheet and shows the suggested mapping; `choice` = the worksheet and header row picked on the page. */
+/**
+ * Uploads the sheet and shows the suggested mapping; `choice` = the worksheet and header row picked on the page.
+ * @param {{ sheet: string, headerRow?: number } | null} choice
+ */
 async function suggest(choice) {
   const body = new FormData();
-  body.append('target', $('target').value);
-  if ($('language').value) body.append('language', $('language').value);
+  body.append('target', $select('target').value);
+  if ($input('language').value) body.append('language', $input('language').value);
   if (choice && choice.sheet) body.append('sheet', choice.sheet);
   if (choice && choice.headerRow) body.append('headerRow', String(choice.headerRow));
-  body.append('file', $('mapper-file').files[0]);
+  body.append('file', chosenFile());
   say('suggest-message', 'reading the sheet…');
   const res = await fetch('/mapper/sheets', { method: 'POST', body });
+  /**
+   * @type {{ error?: string, sheet: string, fileName: string, sheets?: string[], draft: Draft, choices: string[],
+   *   settings?: Record<string, Partial<Column>>, types?: string[], fieldTypes?: Record<string, string>,
+   *   listFields?: string[] }}
+   */
   const out = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
   if (!res.ok) {
     say('suggest-message', `refused: ${out.error}`, 'err');
@@ -344,10 +515,10 @@ async function suggest(choice) {
   $('sheet-choice').innerHTML = sheets
     .map((n) => `<option${n === current ? ' selected' : ''}>${esc(n)}</option>`)
     .join('');
-  $('header-row').value = String(out.draft.headerRow || 1);
-  if (!$('mapping-name').value) $('mapping-name').value = out.draft.name || '';
+  $input('header-row').value = String(out.draft.headerRow || 1);
+  if (!$input('mapping-name').value) $input('mapping-name').value = out.draft.name || '';
   $('mapper').hidden = false;
-  $('run').disabled = true;
+  $button('run').disabled = true;
   renderColumns();
   refreshPreview();
 }
@@ -361,36 +532,37 @@ $('suggest-form').addEventListener('submit', (e) => {
  * Another worksheet: suggested anew, its header row found as `mapping init` finds it (none sent). Another header row:
  * suggested anew with it, on the worksheet chosen.
  */
-const chosenSheet = () => ($('sheet-choice-label').hidden ? '' : $('sheet-choice').value);
+const chosenSheet = () => ($('sheet-choice-label').hidden ? '' : $select('sheet-choice').value);
 $('sheet-choice').addEventListener('change', () => suggest({ sheet: chosenSheet() }));
 $('header-row').addEventListener('change', () => {
-  const headerRow = Number($('header-row').value);
+  const headerRow = Number($input('header-row').value);
   if (!(Number.isInteger(headerRow) && headerRow >= 1 && headerRow <= 1000)) return;
   suggest({ sheet: chosenSheet(), headerRow });
 });
 $('sheet-form').addEventListener('submit', (e) => e.preventDefault());
 
 $('columns').addEventListener('change', (e) => {
-  const t = e.target;
+  // The table's inputs and selects (their `value`).
+  const t = /** @type {HTMLInputElement} */ (e.target);
   const i = Number(t.dataset.index);
   if (t.matches('select.field')) setField(i, t.value);
   else if (t.matches('select.type')) setType(i, t.value);
   else if (t.matches('input.format')) {
-    if (t.value.trim()) state.draft.columns[i].format = t.value.trim();
-    else delete state.draft.columns[i].format;
+    if (t.value.trim()) column(i).format = t.value.trim();
+    else delete column(i).format;
     changed();
   } else if (t.matches('select.decimal')) {
-    if (t.value) state.draft.columns[i].decimal = t.value;
-    else delete state.draft.columns[i].decimal;
+    if (t.value) column(i).decimal = t.value;
+    else delete column(i).decimal;
     changed();
   } else if (t.matches('input.split')) {
     // Emptied: no separator (the cell is one value), not the one the samples show.
-    state.draft.columns[i].split = t.value.trim() === '' ? '' : t.value;
+    column(i).split = t.value.trim() === '' ? '' : t.value;
     changed();
   } else if (t.matches('input.vkey, input.vval')) readValues(i);
 });
 $('columns').addEventListener('click', (e) => {
-  const t = e.target;
+  const t = /** @type {HTMLElement} */ (e.target);
   if (t.matches('button.add-pair')) addPair(Number(t.dataset.index));
   else if (t.matches('button.use-nearest')) addPair(Number(t.dataset.index), t.dataset.value, t.dataset.label);
 });
@@ -398,11 +570,11 @@ $('preview-rows').addEventListener('change', refreshPreview);
 
 $('save-form').addEventListener('submit', async (e) => {
   e.preventDefault();
-  const name = $('mapping-name').value.trim();
+  const name = $input('mapping-name').value.trim();
   const { res, out } = await postJson('/mapper/mappings', {
     name,
     draft: { ...state.draft, name },
-    overwrite: $('overwrite').checked,
+    overwrite: $input('overwrite').checked,
   });
   if (!res.ok) {
     say('save-message', `not saved: ${problemsText(out)}`, 'err');
@@ -411,9 +583,10 @@ $('save-form').addEventListener('submit', async (e) => {
   adopt(out.draft);
   state.saved = out.name;
   say('save-message', `saved as ${out.name} (${out.replaced ? 'replaced' : 'new'}: mappings/${out.file})`, 'ok');
-  $('run').disabled = false;
+  $button('run').disabled = false;
 });
 
+/** @param {RunStatus} s */
 function outcomeText(s) {
   if (!s.counts) return s.reason ? `${s.status}: ${s.reason}` : `${s.status}…`;
   const c = s.counts;
@@ -425,10 +598,11 @@ $('run-form').addEventListener('submit', async (e) => {
   if (!state.saved) return;
   const body = new FormData();
   body.append('mapping', state.saved);
-  body.append('mode', $('mode').value);
-  body.append('dryRun', $('dry-run').checked ? 'true' : 'false');
-  body.append('file', $('mapper-file').files[0]);
+  body.append('mode', $select('mode').value);
+  body.append('dryRun', $input('dry-run').checked ? 'true' : 'false');
+  body.append('file', chosenFile());
   const res = await fetch('/uploads', { method: 'POST', body });
+  /** @type {{ id: string, error?: string }} */
   const out = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
   if (!res.ok) {
     say('run-outcome', `refused: ${out.error}`, 'err');
@@ -436,6 +610,7 @@ $('run-form').addEventListener('submit', async (e) => {
   }
   say('run-outcome', `queued as ${out.id}…`);
   for (;;) {
+    /** @type {RunStatus} */
     const s = await (await fetch(`/runs/${encodeURIComponent(out.id)}`)).json();
     if (s.status !== 'queued' && s.status !== 'running') {
       const links = s.counts
@@ -451,3 +626,13 @@ $('run-form').addEventListener('submit', async (e) => {
     await new Promise((r) => setTimeout(r, 500));
   }
 });
+
+// The banner follows /health (the server shows it when it sends the page during an outage).
+setInterval(async () => {
+  /** @type {{ redis: string }} */
+  const h = await fetch('/health').then(
+    (r) => r.json(),
+    () => ({ redis: 'down' }),
+  );
+  $('redis-banner').hidden = h.redis !== 'down';
+}, 3000);
