@@ -171,6 +171,7 @@ export function openHttpsSource(cfg: HttpsSourceConfig, options: HttpsSourceOpti
         size: fetched.size,
         mtimeMs: Number.isNaN(lm) ? null : lm,
         etag: versionTag(res.headers, fetched.sha256),
+        sha256: fetched.sha256,
       };
       return { dir, file, fetched };
     } catch (err) {
