@@ -84,7 +84,8 @@ interface Listed {
 const CLOSE_MS = 2000;
 
 /** What taking a file came to: queued, refused by the input gate, or the same bytes imported before. */
-type Outcome = { jobId: string; display: string } | { refused: string } | { same: true };
+type Outcome =
+  { jobId: string; display: string } | { refused: string } | { same: true } | { held: string; sha256: string };
 
 /** Whether a handled file's bytes may differ from those its entry names: another sha256, or its change marker moved. */
 function mayDiffer(file: SourceFile, entry: LedgerEntry): boolean {
@@ -376,7 +377,7 @@ async function take(
   runNotes: string[],
   stillLocked: () => boolean,
   signal: AbortSignal,
-): Promise<Outcome | { wait: string } | { held: string; sha256: string }> {
+): Promise<Outcome | { wait: string }> {
   const local = source.localPath?.(c.file);
   const downloadMs = feed.deadlines.downloadSeconds * 1000;
   let path: string;
@@ -419,12 +420,6 @@ async function take(
     ).sha256;
   }
   const display = local ?? `${sourceLabel(feed.source)} ${c.file.name}`;
-  // A file cut while it was written (no final line end, a short last row) is held: not imported, checked again later.
-  const cut = await cutLastRow(path).catch(() => null);
-  if (cut) {
-    if (copyDir) await rm(copyDir, { recursive: true, force: true }).catch(() => undefined);
-    return { held: cut, sha256 };
-  }
   try {
     signal.throwIfAborted();
     return await queue(feed, deps, ledger, c, { path, sha256, copyDir, display, runNotes }, stillLocked);
@@ -461,6 +456,13 @@ async function queue(
   if ('skip' in gated) {
     await removeCopy();
     return { refused: `${gated.skip}: ${display}` };
+  }
+  // A text sheet the gate takes but cut while it was written (no final line end, a short last row) is held: not
+  // imported, checked again at the next ticks.
+  const cut = await cutLastRow(path).catch(() => null);
+  if (cut) {
+    await removeCopy();
+    return { held: cut, sha256 };
   }
   // The lock lapsed (Redis unreachable for a while): another tick may hold it and queue this file; this one stops,
   // leaving the copy to it (same folder).

@@ -333,7 +333,7 @@ describe('SIGTERM whatever a source is doing', () => {
       });
       expect(code, out()).toBe(0);
       // docs/queue.md: a tick in hand is cut at once; the worker exits within 10 s.
-      expect(Date.now() - signalled).toBeLessThan(10_000);
+      expect(Date.now() - signalled, 'ms from SIGTERM to exit').toBeLessThan(10_000);
       expect(await conn.hget('{ps-hostile-sigterm}:feed:trickle:last', 'tick')).toMatch(
         /^the worker stopped during the tick/,
       );
