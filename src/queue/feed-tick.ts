@@ -393,7 +393,7 @@ async function take(
       throw new ProductSyncError('PS_ERR_SOURCE_UNAVAILABLE', `${local} cannot be read (${err.code ?? err.message})`);
     });
     // Written to while it was read: the bytes hashed may not be the file's; it waits to settle again.
-    const again = (await source.list(signal)).find((f) => f.name === c.file.name);
+    const again = (await abortable(signal, source.list(signal))).find((f) => f.name === c.file.name);
     if (!again || listingShape(again) !== listingShape(c.file)) return { wait: 'changed while it was read' };
   } else {
     // One folder per listed version: the run reads this copy; it is removed when the run ends.
