@@ -11,6 +11,7 @@ export const ERROR_CODES = {
   PS_ERR_SOURCE_UNAVAILABLE: ["a feed's source cannot be reached", true],
   PS_ERR_SOURCE_REFUSED: ["a feed's source address is refused", false],
   PS_ERR_SOURCE_TOO_LARGE: ["a feed's file exceeds its size limit", false],
+  PS_ERR_SOURCE_TIMEOUT: ["a feed's source took longer than its deadline", true],
   PS_ERR_FILE_TYPE: ['file type not supported', false],
   PS_ERR_FILE_TOO_LARGE: ['file exceeds a size limit', false],
   PS_ERR_FILE_HEADER: ['sheet header problem', false],

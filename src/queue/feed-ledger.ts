@@ -1,9 +1,12 @@
 /**
  * A feed's ledger in Redis: which listed files it has handled, so each is processed exactly once however many workers
- * tick. A file is known by (name, size, mtime or version tag); its sha256 is recorded once it is fetched (the feed's
- * `imported` set of sha256s still says whether those bytes were imported under any name). Beside it: the previous
- * listing (a file whose size or time changed since is still being written), the import in flight (one per feed, so
- * the feed's files run in order), and the version last imported (an HTTPS source's conditional GET).
+ * tick. A file is known by (name, size, mtime or version tag) and by its content: the entry holds the sha256 of the
+ * bytes handled, and a file listed under a known (name, size, time) whose content may have changed since (a folder's
+ * file whose inode or change time moved: `cp -p`, `touch -r`; an HTTPS download with other bytes) is hashed again —
+ * other bytes are a new file. The feed's `imported` set of sha256s says whether bytes were imported under any name.
+ * Beside it: the previous listing (each file's shape and since when it is so: a file settles `settleSeconds` after
+ * its last change), the import in flight (one per feed, so the feed's files run in order), the files held back for a
+ * cut last row, and the version last imported (an HTTPS source's conditional GET).
  */
 import type { Redis } from 'ioredis';
 import type { SourceFile } from '../sources/source.ts';
@@ -15,6 +18,8 @@ export interface LedgerEntry {
   state: LedgerState;
   at: string;
   sha256?: string;
+  /** The file's change marker when it was handled (SourceFile.change): another one means its bytes may differ. */
+  change?: string;
   jobId?: string;
   runId?: string;
   /** Why it was skipped or refused, or a note on how it was done ("same content already imported"). */
@@ -40,6 +45,7 @@ export function ledgerKeys(prefix: string, feed: string) {
     known: `${base}:known`,
     tickLock: `${base}:tick-lock`,
     tickAgain: `${base}:tick-again`,
+    held: `${base}:held`,
   };
 }
 
@@ -50,7 +56,13 @@ export function fileIdentity(file: SourceFile): string {
 
 /** How a file looked in a listing (compared with the next listing's). */
 export function listingShape(file: SourceFile): string {
-  return `${file.size ?? ''}:${file.mtimeMs ?? ''}:${file.etag ?? ''}`;
+  return `${file.size ?? ''}:${file.mtimeMs ?? ''}:${file.etag ?? ''}:${file.change ?? ''}`;
+}
+
+/** A file of the previous listing: its shape, and when a listing first saw it so after seeing it otherwise (ms). */
+export interface ListedBefore {
+  shape: string;
+  changedAt?: number;
 }
 
 export class FeedLedger {
@@ -74,18 +86,33 @@ export class FeedLedger {
     await this.redis.hset(
       this.keys.ledger,
       fileIdentity(file),
-      JSON.stringify({ ...entry, at: new Date().toISOString() }),
+      JSON.stringify({ ...(file.change ? { change: file.change } : {}), ...entry, at: new Date().toISOString() }),
     );
   }
 
-  /** The previous listing (name → shape), replaced by `files`. */
-  async swapListing(files: readonly SourceFile[]): Promise<Map<string, string>> {
+  /** The previous listing (name → its shape and since when), read before this tick's replaces it. */
+  async previousListing(): Promise<Map<string, ListedBefore>> {
     const before = await this.redis.hgetall(this.keys.listing);
+    // A listing kept by an older version holds the bare shape.
+    const parse = (raw: string): ListedBefore =>
+      raw.startsWith('{') ? (JSON.parse(raw) as ListedBefore) : { shape: raw };
+    return new Map(Object.entries(before).map(([name, raw]) => [name, parse(raw)]));
+  }
+
+  /** This tick's listing, replacing the previous one. */
+  async saveListing(files: ReadonlyMap<string, ListedBefore>): Promise<void> {
     const multi = this.redis.multi().del(this.keys.listing);
-    if (files.length > 0)
-      multi.hset(this.keys.listing, Object.fromEntries(files.map((f) => [f.name, listingShape(f)])));
+    if (files.size > 0)
+      multi.hset(this.keys.listing, Object.fromEntries([...files].map(([name, l]) => [name, JSON.stringify(l)])));
     await multi.exec();
-    return new Map(Object.entries(before));
+  }
+
+  /** Notes a file held back (cut last row) under its sha256; true the first time (then it is logged and told). */
+  async hold(sha256: string, why: string): Promise<boolean> {
+    const first = (await this.redis.hsetnx(this.keys.held, sha256, why)) === 1;
+    // Kept a week: a held file that never changes is told again after that.
+    await this.redis.expire(this.keys.held, 7 * 24 * 3600);
+    return first;
   }
 
   async inFlight(): Promise<InFlight | null> {

@@ -2,7 +2,9 @@
  * A feed tick (issue 26): lists the feed's source and runs every new file once, oldest first. One import of a feed
  * runs at a time: a tick queues the oldest new file only, and the end of its run queues the next tick
  * (`finishFeedImport`), so four workers taking import jobs still apply a feed's files in order. A tick lock keeps two
- * ticks of one feed from running at once; the ledger (feed-ledger.ts) keeps each file from running twice.
+ * ticks of one feed from running at once; the ledger (feed-ledger.ts) keeps each file from running twice. A file is
+ * taken once it settled (unchanged for the feed's settle time since its last change) and its last row is whole; each
+ * listing, download and the whole tick have a deadline (the feed's `deadlines:`), and the worker stopping cuts them.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
@@ -11,13 +13,22 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
+import { abortable, deadlineSignal, pastDeadline, withDeadline } from '../sources/deadline.ts';
 import { isPartialName } from '../sources/hash-file.ts';
 import { openSource, sourceKind, sourceLabel, sourceOrderOf, sourceSettleMs } from '../sources/open.ts';
 import type { Source, SourceFile } from '../sources/source.ts';
 import { fileSha256, type ImportJobData } from './catalog.ts';
 import { enqueueImport, feedKeys, type ImportJobResult } from './enqueue.ts';
 import { gateFeedPick } from './feed-gate.ts';
-import { FeedLedger, fileIdentity, listingShape, type InFlight, type LedgerEntry } from './feed-ledger.ts';
+import { cutLastRow } from './feed-cut-row.ts';
+import {
+  FeedLedger,
+  fileIdentity,
+  listingShape,
+  type InFlight,
+  type LedgerEntry,
+  type ListedBefore,
+} from './feed-ledger.ts';
 import type { Feed } from './feeds.ts';
 
 /** The tick lock's lifetime: renewed while the tick runs, so it only lapses when its worker died. */
@@ -36,8 +47,15 @@ export interface FeedTickDeps {
   env?: NodeJS.ProcessEnv;
   /** The tick lock's lifetime (tests shorten it); renewed at a third of it while the tick runs. */
   tickLockMs?: number;
-  /** Queues one more tick of the feed (after a run ended, or when a tick was asked for while this one ran). */
-  requeue(feed: string): Promise<void>;
+  /**
+   * Queues one more tick of the feed (after a run ended, or when a tick was asked for while this one ran); with
+   * `later`, in `delayMs` (a file settles then), once per `key`.
+   */
+  requeue(feed: string, later?: { delayMs: number; key: string }): Promise<void>;
+  /** Fires when the worker stops: the tick in hand stops listing or downloading at once, and queues nothing. */
+  signal?: AbortSignal;
+  /** The clock files settle by (ms since the epoch); tests inject one. */
+  now?: () => number;
 }
 
 export interface FeedTickResult {
@@ -46,6 +64,8 @@ export interface FeedTickResult {
   skipped?: string;
   /** The source could not be listed or read: one line, also in the feed's `lastTickError`. */
   error?: string;
+  /** The worker stopped during the tick: nothing was queued, the next tick lists again. */
+  stopped?: boolean;
   seen?: number;
   done?: number;
   waiting?: number;
@@ -56,6 +76,21 @@ interface Listed {
   entry: LedgerEntry | null;
   /** Why it waits for the next tick (still arriving), or null. */
   waits: string | null;
+  /** When it will have settled (ms), if it waits for that. */
+  settlesAt?: number;
+}
+
+/** How long a source's `close` may take after a tick (a connection stuck in a dead server is dropped). */
+const CLOSE_MS = 2000;
+
+/** What taking a file came to: queued, refused by the input gate, or the same bytes imported before. */
+type Outcome =
+  { jobId: string; display: string } | { refused: string } | { same: true } | { held: string; sha256: string };
+
+/** Whether a handled file's bytes may differ from those its entry names: another sha256, or its change marker moved. */
+function mayDiffer(file: SourceFile, entry: LedgerEntry): boolean {
+  if (file.sha256 !== undefined) return file.sha256 !== entry.sha256;
+  return file.change !== undefined && file.change !== entry.change;
 }
 
 /** The ledger's note of a file mode full skipped for a newer one. */
@@ -91,9 +126,17 @@ export async function runFeedTick(feed: Feed, deps: FeedTickDeps): Promise<FeedT
     );
   }, lockMs / 3);
   keeper.unref();
+  // The whole tick's deadline; the worker stopping fires it too.
+  const tickMs = feed.deadlines.tickSeconds * 1000;
+  const tickDeadline = deadlineSignal(
+    tickMs,
+    () => pastDeadline(`the tick of feed ${feed.id}`, tickMs, 'deadlines.tickSeconds'),
+    deps.signal,
+  );
   try {
-    return await tickLocked(feed, deps, ledger, lastKey, () => held);
+    return await tickLocked(feed, deps, ledger, lastKey, () => held, tickDeadline.signal);
   } finally {
+    tickDeadline.clear();
     clearInterval(keeper);
     if (await ledger.unlockTick(token)) await deps.requeue(feed.id).catch(() => undefined);
   }
@@ -105,7 +148,8 @@ async function tickLocked(
   ledger: FeedLedger,
   lastKey: string,
   stillLocked: () => boolean,
-) {
+  signal: AbortSignal,
+): Promise<FeedTickResult> {
   const label = sourceLabel(feed.source);
   const record = async (fields: Record<string, string | number>) =>
     deps.redis.hset(lastKey, { tickAt: new Date().toISOString(), source: label, ...fields });
@@ -133,9 +177,22 @@ async function tickLocked(
       known: await ledger.known(),
       ...(deps.env ? { env: deps.env } : {}),
     });
-    const files = await source.list();
-    return await decide(feed, deps, ledger, source, files, record, stillLocked);
+    const opened = source;
+    // An HTTPS listing downloads the file: it has the download's deadline.
+    const [listMs, setting] =
+      sourceKind(feed.source) === 'https'
+        ? [feed.deadlines.downloadSeconds * 1000, 'deadlines.downloadSeconds']
+        : [feed.deadlines.listSeconds * 1000, 'deadlines.listSeconds'];
+    const files = await withDeadline(`listing ${label}`, listMs, setting, signal, (s) => opened.list(s));
+    return await decide(feed, deps, ledger, source, files, record, stillLocked, signal);
   } catch (err) {
+    if (deps.signal?.aborted) {
+      // The worker stops: nothing was queued (the copy of a download, if any, is gone); the next tick lists again.
+      const skipped = 'the worker stopped during the tick: nothing queued, the next tick lists again';
+      logger.info({ feed: feed.id, source: label }, `feed ${feed.id}: ${skipped}`);
+      await record({ tick: skipped }).catch(() => undefined);
+      return { enqueued: null, skipped, stopped: true };
+    }
     if (!(err instanceof ProductSyncError)) throw err;
     // An expected failure (unreachable, refused, too large): one line, no stack; the worker goes on. The run events
     // (run.failed / feed.missed) hook in here.
@@ -144,7 +201,7 @@ async function tickLocked(
     await record({ tick: `source failed: ${error}`, lastTickError: error, lastTickErrorAt: new Date().toISOString() });
     return { enqueued: null, error };
   } finally {
-    await source?.close().catch(() => undefined);
+    if (source) await abortable(AbortSignal.timeout(CLOSE_MS), source.close()).catch(() => undefined);
   }
 }
 
@@ -156,32 +213,71 @@ async function decide(
   files: SourceFile[],
   record: (fields: Record<string, string | number>) => Promise<unknown>,
   stillLocked: () => boolean,
+  signal: AbortSignal,
 ): Promise<FeedTickResult> {
   const listedAt = new Date();
-  const previous = await ledger.swapListing(files);
+  const now = deps.now?.() ?? listedAt.getTime();
+  const previous = await ledger.previousListing();
   const entries = await ledger.entries(files);
   const entryOf = new Map(files.map((f, i) => [f.name, entries[i] ?? null]));
   const settleMs = sourceSettleMs(feed.source);
   // A folder (local or SFTP) shows a file while it is written; an HTTPS answer or an S3 object arrives whole.
   const growthVisible = ['dir', 'sftp'].includes(sourceKind(feed.source));
+  const listing = new Map<string, ListedBefore>();
   const listed: Listed[] = ordered(files, sourceOrderOf(feed.source)).map((file) => {
     const entry = entryOf.get(file.name) ?? null;
+    const shape = listingShape(file);
     const before = previous.get(file.name);
+    const changed = before !== undefined && before.shape !== shape;
+    // When a listing first saw it as it is now, having seen it otherwise before: a change its mtime may not show.
+    const changedAt = changed ? now : before?.changedAt;
+    listing.set(file.name, changedAt === undefined ? { shape } : { shape, changedAt });
+    // Its last change: its modification time, or later when a listing saw it change since.
+    const lastChange = Math.max(file.mtimeMs ?? -Infinity, changedAt ?? -Infinity);
     let waits: string | null = null;
+    let settlesAt: number | undefined;
     if (isPartialName(file.name)) waits = 'has a .part/.tmp name (still arriving)';
     else if (!growthVisible) waits = null;
-    else if (before !== undefined && before !== listingShape(file))
+    else if (changed) {
       waits = 'changed since the previous listing (still being written?)';
-    // Not seen unchanged in the previous listing, and modified too recently: it may still be arriving.
-    else if (
-      before === undefined &&
-      file.mtimeMs !== null &&
-      settleMs > 0 &&
-      listedAt.getTime() - file.mtimeMs < settleMs
-    )
-      waits = 'modified too recently (still arriving?)';
-    return { file, entry, waits };
+      settlesAt = now + settleMs;
+    } else if (Number.isFinite(lastChange) && now - lastChange < settleMs) {
+      // Unchanged for less than the settle time since its last change (however many listings saw it so).
+      settlesAt = lastChange + settleMs;
+      waits = `modified too recently (still arriving?): it settles at ${new Date(settlesAt).toISOString()}`;
+    }
+    return { file, entry, waits, ...(settlesAt !== undefined ? { settlesAt } : {}) };
   });
+  await ledger.saveListing(listing);
+  // A file handled before but whose bytes may have changed since under the same name, size and time: compared by its
+  // sha256 once it settled; other bytes are a new file.
+  for (const l of listed) {
+    if (!l.entry?.sha256 || l.entry.state === 'queued' || !mayDiffer(l.file, l.entry)) continue;
+    if (l.waits) {
+      l.entry = null;
+      continue;
+    }
+    const local = source.localPath?.(l.file);
+    const sha256 =
+      l.file.sha256 ??
+      (local
+        ? await withDeadline(
+            `reading ${local}`,
+            feed.deadlines.downloadSeconds * 1000,
+            'deadlines.downloadSeconds',
+            signal,
+            () => fileSha256(local),
+          ).catch(() => null)
+        : null);
+    if (sha256 === null || sha256 === l.entry.sha256) {
+      // The same bytes (or none to compare): still handled; its marker is kept so it is not read again.
+      const { at: _at, ...kept } = l.entry;
+      await ledger.record(l.file, kept);
+    } else {
+      logger.info({ feed: feed.id, file: l.file.name }, 'feed file replaced in place with other bytes: a new file');
+      l.entry = null;
+    }
+  }
   const notes: string[] = [];
   /** What the queued run's summary.json says beyond its rows. */
   const runNotes: string[] = [];
@@ -230,10 +326,35 @@ async function decide(
   for (const c of candidates) {
     if (handled(c)) continue;
     if (c.waits) {
+      // A tick comes back when it settles (the schedule may be a day away).
+      if (c.settlesAt !== undefined)
+        await deps.requeue(feed.id, {
+          delayMs: Math.max(250, c.settlesAt - now + 250),
+          key: `settle:${c.file.name}:${c.settlesAt}`,
+        });
       const skipped = `${c.file.name} ${c.waits}: it and the files after it wait for the next tick`;
       return finish({ enqueued: null, skipped }, withNotes(skipped));
     }
-    const outcome = await take(feed, deps, ledger, source, c, runNotes, stillLocked);
+    signal.throwIfAborted();
+    const outcome = await take(feed, deps, ledger, source, c, runNotes, stillLocked, signal);
+    if ('wait' in outcome) {
+      const skipped = `${c.file.name} ${outcome.wait}: it and the files after it wait for the next tick`;
+      await deps.requeue(feed.id, {
+        delayMs: Math.max(1000, settleMs),
+        key: `changed:${c.file.name}:${now}`,
+      });
+      return finish({ enqueued: null, skipped }, withNotes(skipped));
+    }
+    if ('held' in outcome) {
+      const skipped = `${c.file.name} held, not imported: ${outcome.held}; it and the files after it wait until it is complete`;
+      // Told once per content (log line); the tick's line, the console and feed.no_new_file say it at every tick.
+      if (await ledger.hold(outcome.sha256, outcome.held)) {
+        logger.warn({ feed: feed.id, file: c.file.name, sha256: outcome.sha256 }, `feed ${feed.id}: ${skipped}`);
+        // Checked again once more after the settle time (a writer that stalled and goes on), then by the schedule.
+        await deps.requeue(feed.id, { delayMs: Math.max(1000, settleMs), key: `held:${outcome.sha256}` });
+      }
+      return finish({ enqueued: null, skipped }, withNotes(skipped));
+    }
     if ('jobId' in outcome) {
       const tick = `queued ${outcome.jobId}: ${outcome.display}`;
       logger.info({ feed: feed.id, jobId: outcome.jobId, file: c.file.name }, 'feed file queued');
@@ -255,17 +376,25 @@ async function take(
   c: Listed,
   runNotes: string[],
   stillLocked: () => boolean,
-): Promise<{ jobId: string; display: string } | { refused: string } | { same: true }> {
+  signal: AbortSignal,
+): Promise<Outcome | { wait: string }> {
   const local = source.localPath?.(c.file);
+  const downloadMs = feed.deadlines.downloadSeconds * 1000;
   let path: string;
   let sha256: string;
   let copyDir: string | null = null;
   if (local) {
     path = local;
     // Removed (or made unreadable) since the listing: the tick says so in one line, the next one lists again.
-    sha256 = await fileSha256(local).catch((err: NodeJS.ErrnoException) => {
+    sha256 = await withDeadline(`reading ${local}`, downloadMs, 'deadlines.downloadSeconds', signal, () =>
+      fileSha256(local),
+    ).catch((err: NodeJS.ErrnoException) => {
+      if (err instanceof ProductSyncError) throw err;
       throw new ProductSyncError('PS_ERR_SOURCE_UNAVAILABLE', `${local} cannot be read (${err.code ?? err.message})`);
     });
+    // Written to while it was read: the bytes hashed may not be the file's; it waits to settle again.
+    const again = (await abortable(signal, source.list(signal))).find((f) => f.name === c.file.name);
+    if (!again || listingShape(again) !== listingShape(c.file)) return { wait: 'changed while it was read' };
   } else {
     // One folder per listed version: the run reads this copy; it is removed when the run ends.
     copyDir = join(
@@ -275,9 +404,16 @@ async function take(
     );
     path = join(copyDir, c.file.name);
     const dir = copyDir;
+    const dest = path;
     sha256 = (
-      await source.fetch(c.file, path, { maxBytes: deps.maxBytes }).catch(async (err: unknown) => {
-        // Too large, lost, replaced since the listing: nothing of it stays (its folder included).
+      await withDeadline(
+        `downloading ${c.file.name} from ${sourceLabel(feed.source)}`,
+        downloadMs,
+        'deadlines.downloadSeconds',
+        signal,
+        (s) => source.fetch(c.file, dest, { maxBytes: deps.maxBytes, signal: s }),
+      ).catch(async (err: unknown) => {
+        // Too large, lost, replaced since the listing, past its deadline: nothing of it stays (its folder included).
         await rm(dir, { recursive: true, force: true }).catch(() => undefined);
         throw err;
       })
@@ -285,6 +421,7 @@ async function take(
   }
   const display = local ?? `${sourceLabel(feed.source)} ${c.file.name}`;
   try {
+    signal.throwIfAborted();
     return await queue(feed, deps, ledger, c, { path, sha256, copyDir, display, runNotes }, stillLocked);
   } catch (err) {
     // Not queued (Redis failed, the gate threw): the copy goes now, no run will remove it.
@@ -301,7 +438,7 @@ async function queue(
   c: Listed,
   got: { path: string; sha256: string; copyDir: string | null; display: string; runNotes: string[] },
   stillLocked: () => boolean,
-): Promise<{ jobId: string; display: string } | { refused: string } | { same: true }> {
+): Promise<Outcome> {
   const { path, sha256, copyDir, display, runNotes } = got;
   const removeCopy = async () => {
     if (copyDir) await rm(copyDir, { recursive: true, force: true });
@@ -319,6 +456,13 @@ async function queue(
   if ('skip' in gated) {
     await removeCopy();
     return { refused: `${gated.skip}: ${display}` };
+  }
+  // A text sheet the gate takes but cut while it was written (no final line end, a short last row) is held: not
+  // imported, checked again at the next ticks.
+  const cut = await cutLastRow(path).catch(() => null);
+  if (cut) {
+    await removeCopy();
+    return { held: cut, sha256 };
   }
   // The lock lapsed (Redis unreachable for a while): another tick may hold it and queue this file; this one stops,
   // leaving the copy to it (same folder).
@@ -341,8 +485,19 @@ async function queue(
     step: 'prepare',
     ...(feed.waitLock !== undefined ? { waitLockSeconds: feed.waitLock } : {}),
   };
-  const { jobId } = await enqueueImport(deps.importQueue, data);
-  await ledger.setInFlight({ jobId, file: c.file, sha256, copyDir, at: new Date().toISOString() });
+  const { jobId, existed } = await enqueueImport(deps.importQueue, data);
+  // The same bytes already queued by another feed (same mapping and owner: one job): that job reads its own feed's
+  // copy, and this one is removed now rather than when this feed's next tick settles the import.
+  let keptCopy = copyDir;
+  if (existed && copyDir) {
+    const job = await deps.importQueue.getJob(jobId);
+    const reads = (job?.data as ImportJobData | undefined)?.request.file;
+    if (reads !== undefined && reads !== path) {
+      await removeCopy().catch(() => undefined);
+      keptCopy = null;
+    }
+  }
+  await ledger.setInFlight({ jobId, file: c.file, sha256, copyDir: keptCopy, at: new Date().toISOString() });
   await ledger.record(c.file, { state: 'queued', sha256, jobId });
   c.entry = { state: 'queued', at: new Date().toISOString(), sha256, jobId };
   return { jobId, display };
@@ -405,10 +560,14 @@ async function afterImport(
       logger.warn({ feed: feed.id, kind: sourceKind(feed.source) }, 'afterImport: this source kind does not offer it');
       return;
     }
-    await source.afterImport(file, feed.afterImport!);
+    const opened = source;
+    const ms = feed.deadlines.listSeconds * 1000;
+    await withDeadline(`afterImport of ${file.name}`, ms, 'deadlines.listSeconds', undefined, () =>
+      opened.afterImport!(file, feed.afterImport!),
+    );
   } catch (err) {
     logger.warn({ feed: feed.id, file: file.name, err: (err as Error).message }, 'afterImport failed: the file stays');
   } finally {
-    await source?.close().catch(() => undefined);
+    if (source) await abortable(AbortSignal.timeout(CLOSE_MS), source.close()).catch(() => undefined);
   }
 }

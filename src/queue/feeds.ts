@@ -44,6 +44,9 @@ const cron = z
       ctx.addIssue({ code: 'custom', message: `is not a valid cron expression (${problem}), e.g. "0 2 * * *"` });
   });
 
+/** The deadlines of a feed file that sets none (`deadlines:`; docs/queue.md). */
+export const DEFAULT_DEADLINES = { listSeconds: 120, downloadSeconds: 1800, tickSeconds: 3600 } as const;
+
 /** A feed definition, `jobs/<name>.yaml` (docs/queue.md "Feeds"). */
 export const feedSchema = z.strictObject({
   schedule: cron,
@@ -63,6 +66,18 @@ export const feedSchema = z.strictObject({
     .default({ maxRatio: 0.1, allow: false }),
   /** How long a tick's run may wait for another run of the same owner (seconds); unset: as long as it takes. */
   waitLock: z.number().min(0).optional(),
+  /**
+   * Overall deadlines of the tick's source operations (seconds), however the source trickles: a listing, one file's
+   * download (an HTTPS listing downloads, so it has this one), the whole tick. Past one, the tick fails
+   * (PS_ERR_SOURCE_TIMEOUT) and the next tries again.
+   */
+  deadlines: z
+    .strictObject({
+      listSeconds: z.number().positive().default(DEFAULT_DEADLINES.listSeconds),
+      downloadSeconds: z.number().positive().default(DEFAULT_DEADLINES.downloadSeconds),
+      tickSeconds: z.number().positive().default(DEFAULT_DEADLINES.tickSeconds),
+    })
+    .default(DEFAULT_DEADLINES),
 });
 
 /** A validated feed; `id` is the file name without extension. */
@@ -90,7 +105,7 @@ export async function loadFeeds(dir: string): Promise<Feed[]> {
     }
     const parsed = parseYamlDocument(await readFile(file, 'utf8'), feedSchema, (p) =>
       p.length === 0
-        ? 'keys are schedule, expect, timezone, source (dir, pattern, order, settleSeconds; or https, sftp, s3), afterImport, mapping, owner, mode, dryRun, archiveGuard, waitLock'
+        ? 'keys are schedule, expect, timezone, source (dir, pattern, order, settleSeconds; or https, sftp, s3), afterImport, mapping, owner, mode, dryRun, archiveGuard, waitLock, deadlines (listSeconds, downloadSeconds, tickSeconds)'
         : '',
     );
     if (!parsed.ok) {

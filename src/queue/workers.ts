@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -326,6 +327,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   };
 
   // A feed tick lists the feed's source and queues its oldest new file (feed-tick.ts).
+  const stopTicks = new AbortController();
   const tickDeps: FeedTickDeps = {
     redis: conn,
     prefix,
@@ -333,15 +335,28 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     copyRoot: resolve(config.UPLOAD_DIR, 'feeds'),
     allowHosts: parseAllowHosts(config.SOURCE_ALLOW_HOSTS),
     maxBytes: DEFAULT_LIMITS.fileBytes,
-    requeue: async (feed) => {
-      await feedsQueue.add('feed-tick', { feed, followUp: true }, JOB_OPTIONS.feeds);
+    requeue: async (feed, later) => {
+      await feedsQueue.add(
+        'feed-tick',
+        { feed, followUp: true },
+        later
+          ? {
+              ...JOB_OPTIONS.feeds,
+              delay: later.delayMs,
+              jobId: `later-${feed}-${createHash('sha256').update(later.key).digest('hex').slice(0, 16)}`,
+            }
+          : JOB_OPTIONS.feeds,
+      );
     },
+    // The worker stopping cuts the ticks in hand (their listings and downloads): a close waits for nothing slow.
+    signal: stopTicks.signal,
   };
   const processFeed = async (job: Job) => {
     const { feed: id } = jobPayload('feeds', job.data);
     const feed = feeds.find((f) => f.id === id);
     if (!feed) return { skipped: `feed ${id} is no longer defined` };
     const result = await runFeedTick(feed, tickDeps);
+    if (result.stopped) return result;
     // Events: a source that failed is a run that could not start (run.failed); a tick of the schedule (or `feeds run`)
     // that found nothing to queue says so (feed.no_new_file), a follow-up tick after an import does not.
     if (result.error) {
@@ -436,7 +451,8 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const feedsWorker = new Worker(QUEUES.feeds, handlers.feeds, {
     ...workerOpts,
     connection: workerConns[2],
-    concurrency: 1,
+    // A tick per feed at once: a slow source holds its own feed's tick (until its deadline), never another feed's.
+    concurrency: Math.max(1, feeds.length),
   });
   const eventsWorker = new Worker(QUEUES.events, handlers.events, {
     ...workerOpts,
@@ -518,6 +534,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     close() {
       closing ??= (async () => {
         stopTimers();
+        stopTicks.abort(new ProductSyncError('PS_ERR_RUN_INTERRUPTED', 'the worker stopped'));
         await Promise.all(workers.map((w) => w.close()));
         await keeper.stop();
         await Promise.all([importQueue.close(), pushQueue.close(), feedsQueue.close(), eventsQueue.close()]);
@@ -530,6 +547,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     abandon(settleMs = 4000) {
       abandoning ??= (async () => {
         stopTimers();
+        stopTicks.abort(new ProductSyncError('PS_ERR_RUN_INTERRUPTED', 'the worker stopped'));
         stopSending.abort(new ProductSyncError('PS_ERR_RUN_INTERRUPTED', 'the worker stopped'));
         const settled = Promise.all([...sending]);
         // Requests still in flight then are cut: the journal says they were sent, a resume looks their rows up.

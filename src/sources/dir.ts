@@ -21,7 +21,7 @@ export function openDirSource(cfg: Pick<DirSourceConfig, 'dir' | 'pattern'>): So
   const re = patternRegExp(cfg.pattern);
   return {
     label: `dir:${cfg.dir}/${cfg.pattern}`,
-    async list() {
+    async list(signal) {
       // A missing folder lists nothing (the supplier has not dropped anything yet), as it always did.
       if (!existsSync(root)) return [];
       const out: SourceFile[] = [];
@@ -35,11 +35,14 @@ export function openDirSource(cfg: Pick<DirSourceConfig, 'dir' | 'pattern'>): So
         );
       }
       for (const name of names) {
+        signal?.throwIfAborted();
         if (!re.test(name)) continue;
         // Only regular files (or symlinks to them): a FIFO or a device would hang the copy; a dangling symlink, or a
         // file removed since readdir, is not listed either.
         const st = await stat(join(root, name)).catch(() => null);
-        if (st?.isFile()) out.push({ name, size: st.size, mtimeMs: Math.trunc(st.mtimeMs) });
+        // The inode and change time move with any write or rename into place, even when size and mtime are put back.
+        if (st?.isFile())
+          out.push({ name, size: st.size, mtimeMs: Math.trunc(st.mtimeMs), change: `${st.ino}:${st.ctimeMs}` });
       }
       return out;
     },

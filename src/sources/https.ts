@@ -171,6 +171,7 @@ export function openHttpsSource(cfg: HttpsSourceConfig, options: HttpsSourceOpti
         size: fetched.size,
         mtimeMs: Number.isNaN(lm) ? null : lm,
         etag: versionTag(res.headers, fetched.sha256),
+        sha256: fetched.sha256,
       };
       return { dir, file, fetched };
     } catch (err) {
@@ -229,7 +230,8 @@ export function openHttpsSource(cfg: HttpsSourceConfig, options: HttpsSourceOpti
     },
     async close() {
       await dropSpool();
-      await agent?.close().catch(() => undefined);
+      // Destroyed, not closed: a close waits for a request a deadline cut on a server that never ends its answer.
+      await agent?.destroy().catch(() => undefined);
       agent = undefined;
     },
   };

@@ -171,11 +171,19 @@ export function openSftpSource(
   };
 
   /** Runs `op` on the connection, mapping its failure: a path's status → SOURCE_FILE, anything else → UNREACHABLE. */
-  const run = async <T>(what: string, op: (c: SftpClient) => Promise<T>): Promise<T> => {
+  const run = async <T>(what: string, op: (c: SftpClient) => Promise<T>, signal?: AbortSignal): Promise<T> => {
     const client = await session();
+    // The library takes no signal: a deadline or the worker stopping ends the connection, which ends the call.
+    const cut = () => {
+      forget(client);
+      void client.end().catch(() => undefined);
+    };
+    signal?.addEventListener('abort', cut, { once: true });
     try {
+      signal?.throwIfAborted();
       return await op(client);
     } catch (err) {
+      if (signal?.aborted) throw signal.reason as Error;
       if (err instanceof ProductSyncError || (err as Error | null)?.name === 'AbortError') throw err;
       if (isFileError(err)) {
         throw new ProductSyncError('PS_ERR_SOURCE_FILE', `${folder}: ${what}: ${reasonOf(err)}`, { cause: err });
@@ -187,6 +195,8 @@ export function openSftpSource(
         `SFTP server ${where} lost while ${what}: ${reasonOf(err)}`,
         { cause: err },
       );
+    } finally {
+      signal?.removeEventListener('abort', cut);
     }
   };
 
@@ -220,7 +230,7 @@ export function openSftpSource(
 
     async list(signal?: AbortSignal): Promise<SourceFile[]> {
       signal?.throwIfAborted();
-      const entries = await run('listing', (c) => c.list(root));
+      const entries = await run('listing', (c) => c.list(root), signal);
       return entries
         .filter((e) => e.type === '-' && isPlainName(e.name) && re.test(e.name))
         .map((e) => ({ name: e.name, size: e.size, mtimeMs: e.modifyTime }));
@@ -230,17 +240,21 @@ export function openSftpSource(
       const path = inside(file.name);
       options.signal?.throwIfAborted();
       const what = `${file.name} in ${folder}`;
-      return run(`reading ${file.name}`, async (c) => {
-        const st = await (c as WithLstat).lstat(path);
-        if (!st.isFile) {
-          throw new ProductSyncError(
-            'PS_ERR_SOURCE_PATH',
-            `${folder}: ${file.name} is ${st.isSymbolicLink ? 'a symlink' : 'not a regular file'}: not read`,
-          );
-        }
-        if (st.size > options.maxBytes) throw tooLarge(what, options.maxBytes);
-        return writeHashed(c.createReadStream(path), dest, { ...options, what });
-      });
+      return run(
+        `reading ${file.name}`,
+        async (c) => {
+          const st = await (c as WithLstat).lstat(path);
+          if (!st.isFile) {
+            throw new ProductSyncError(
+              'PS_ERR_SOURCE_PATH',
+              `${folder}: ${file.name} is ${st.isSymbolicLink ? 'a symlink' : 'not a regular file'}: not read`,
+            );
+          }
+          if (st.size > options.maxBytes) throw tooLarge(what, options.maxBytes);
+          return writeHashed(c.createReadStream(path), dest, { ...options, what });
+        },
+        options.signal,
+      );
     },
 
     async afterImport(file: SourceFile, action: AfterImport): Promise<void> {

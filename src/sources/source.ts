@@ -15,6 +15,13 @@ export interface SourceFile {
   mtimeMs: number | null;
   /** The server's version tag when it gives one (HTTP ETag or Last-Modified, S3 ETag). */
   etag?: string;
+  /**
+   * What moves whenever the file's bytes may have changed, though its size and time did not (`cp -p`, `touch -r`): a
+   * local file's inode and change time. Absent where the listing cannot tell (SFTP, S3's ETag already does).
+   */
+  change?: string;
+  /** The sha256 of its bytes when the listing already has them (an HTTPS download). */
+  sha256?: string;
 }
 
 /** What `fetch` wrote. */
@@ -38,7 +45,10 @@ export interface Source {
   readonly label: string;
   /** The files matching the pattern, in no particular order (the tick orders them). */
   list(signal?: AbortSignal): Promise<SourceFile[]>;
-  /** Downloads `file` to the local path `dest` (created or replaced), hashing while it streams. */
+  /**
+   * Downloads `file` to the local path `dest` (created or replaced), hashing while it streams. `list` and `fetch` stop
+   * when their signal fires (the tick's deadlines, the worker stopping).
+   */
   fetch(file: SourceFile, dest: string, options: FetchOptions): Promise<Fetched>;
   /**
    * A source whose files are local already (`dir`) gives the file's path: the run reads it in place, without a copy.

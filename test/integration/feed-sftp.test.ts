@@ -89,7 +89,7 @@ describe.skipIf(missing !== null)('feeds over SFTP, through worker processes', (
       'pattern: "delta-*.csv", settleSeconds: 0',
       'afterImport: { move: done/ }',
     );
-    sftpFeed('growing', sshd.hostFingerprint, 'pattern: "g-*", settleSeconds: 3600');
+    sftpFeed('growing', sshd.hostFingerprint, 'pattern: "g-*", settleSeconds: 5');
     sftpFeed('impostor', sshd.otherFingerprint, 'pattern: "*.csv"');
     writeFileSync(
       join(jobs, 'remote.yaml'),
@@ -246,8 +246,13 @@ describe.skipIf(missing !== null)('feeds over SFTP, through worker processes', (
     appendFileSync(g1, `${testGtin(2)};growing 2;100;g\n`);
     expect((await tick('growing')).tick).toMatch(/^g-1\.csv changed since the previous listing/);
     expect(await feedRuns('growing')).toEqual([]);
-    expect((await tick('growing')).tick).toMatch(/^queued import-\S+: sftp:\/\/.*g-1\.csv$/);
+    // Unchanged since the previous listing, but changed less than settleSeconds ago: it still waits (issue 34); the
+    // tick that comes back once it settled takes it.
+    expect((await tick('growing')).tick).toMatch(
+      /^g-1\.csv modified too recently \(still arriving\?\): it settles at /,
+    );
     await settled('growing', 1);
+    expect((await feedRuns('growing')).map((r) => r.file)).toEqual(['g-1.csv']);
     expect(names('growing ')).toEqual(['growing 0', 'growing 1', 'growing 2']);
   }, 60_000);
 
