@@ -20,7 +20,7 @@ export interface ReadLimits {
   mergedRanges: number;
   /**
    * Entries of a workbook's zip: more are refused from the zip's end record, before any entry is read (each one is
-   * inflated and checked; docs/commands.md, "Input limits", says why this number).
+   * inflated and checked; docs/queue.md, "The input gate", says why this number).
    */
   zipEntries: number;
 }
