@@ -138,7 +138,7 @@ export async function entryStream(
       e.method === 0 || e.compressed === 0
         ? raw
         : raw.pipe(
-            // A small entry gets a small output buffer: 1 MB for each made thousands of small parts slow (docs/performance.md).
+            // A small entry gets a small output buffer: 1 MB for each made many small parts slow (docs/performance.md).
             createInflateRaw({ chunkSize: Math.min(1 << 20, Math.max(16 * 1024, e.uncompressed + 1024)) }),
           ),
   };
