@@ -4,10 +4,10 @@
 // pass. Also `serve --host <name>.localhost`, an unresolvable --host, and a JSON body with a `__proto__` key.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startConsoleStack, type ConsoleStack } from '../helpers/console.ts';
+import { hasChromium, startConsoleStack, withChromium, type ConsoleStack } from '../helpers/console.ts';
 
 const sample = new URL('../../samples/epicerie-fine.csv', import.meta.url).pathname;
 const USER = 'steward';
@@ -318,6 +318,55 @@ describe('serve without credentials (the loopback default)', () => {
     expect(good.status).toBe(400);
     expect(good.body).not.toContain('JSON');
   });
+});
+
+describe.skipIf(!hasChromium)('serve and a real browser (Chromium)', () => {
+  it("refuses an upload posted by another site's page, and takes one from the console's own page", async () => {
+    const p = serve([]);
+    const port = (await listening(p))!;
+    const csv = (tag: string) => {
+      const lines = readFileSync(sample).toString('latin1').split(/\r?\n/);
+      const cells = lines[1]!.split(';');
+      cells[1] = tag;
+      lines[1] = cells.join(';');
+      return lines.join('\r\n');
+    };
+    // Another site's page (another port of this machine: another origin, the same site): it posts a sheet to the
+    // console as a form would, without reading the answer (no-cors), as any page may.
+    const evil = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<p>hello</p>'));
+    await new Promise<void>((r) => evil.listen(0, '127.0.0.1', r));
+    const evilPort = (evil.address() as { port: number }).port;
+    const post = (url: string, text: string, name: string, mode: 'no-cors' | 'same-origin') =>
+      `(async () => { const f = new FormData(); f.append('mapping', 'epicerie-fine');
+        f.append('file', new Blob([${JSON.stringify(text)}]), ${JSON.stringify(name)});
+        const r = await fetch(${JSON.stringify(url)}, { method: 'POST', body: f, mode: ${JSON.stringify(mode)} });
+        return r.type === 'opaque' ? 'opaque' : r.status; })()`;
+    const runs = async () =>
+      (JSON.parse((await raw(port, 'GET', '/runs')).body) as { runs: { fileName: string }[] }).runs.map(
+        (r) => r.fileName,
+      );
+    try {
+      await withChromium({}, async (browser) => {
+        const page = await browser.newPage();
+        await page.goto(`http://127.0.0.1:${evilPort}/`);
+        const sent = await page.evaluate(
+          post(`http://127.0.0.1:${port}/uploads`, csv('From another site'), 'drive-by.csv', 'no-cors'),
+        );
+        expect(sent).toBe('opaque');
+        // The console's own page, the same browser: accepted.
+        await page.goto(`http://127.0.0.1:${port}/`);
+        const status = await page.evaluate(
+          post('/uploads', csv('From the console page'), 'own-page.csv', 'same-origin'),
+        );
+        expect(status).toBe(202);
+      });
+    } finally {
+      evil.close();
+    }
+    const names = await runs();
+    expect(names).toContain('own-page.csv');
+    expect(names).not.toContain('drive-by.csv');
+  }, 90_000);
 });
 
 describe('serve --host', () => {
