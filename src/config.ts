@@ -78,6 +78,18 @@ export const configSchema = z
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     /** Where that `/metrics` listens; a non-loopback address needs the console's credentials (console-access.ts). */
     METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
+    /**
+     * More names (comma-separated; `.example.com` for a domain and every name under it) the console answers for besides
+     * IP addresses, localhost, its --host and PUBLIC_URL's host: the Host check (src/server/same-origin.ts).
+     */
+    CONSOLE_HOSTS: z
+      .string()
+      .trim()
+      .regex(
+        /^\.?[a-zA-Z0-9_-]+(\.[a-zA-Z0-9_-]+)*\.?(\s*,\s*\.?[a-zA-Z0-9_-]+(\.[a-zA-Z0-9_-]+)*\.?)*$/,
+        'must be host names separated by commas (no scheme, port or path); .example.com for a domain and the names under it',
+      )
+      .optional(),
     CONSOLE_TOKEN: optionalString,
     CONSOLE_USER: optionalString,
     CONSOLE_PASSWORD: optionalString,

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.ts';
+import { ProductSyncError } from '../errors.ts';
 import { writingTo } from '../fs-errors.ts';
 import { makeDir } from '../make-dir.ts';
 import { ensureReportDir } from '../runtime.ts';
@@ -197,6 +198,32 @@ export async function feedsRunCommand(name: string, opts: { jobsDir: string; wai
 }
 
 /**
+ * Where `serve --host` listens: a `*.localhost` name on the loopback interface, as browsers resolve it (RFC 6761):
+ * on `localhost` itself, which fastify listens on for each of its addresses; the system's resolver may not know it.
+ */
+function listenHost(host: string): string {
+  return /^[^:]+\.localhost\.?$/i.test(host.trim()) ? 'localhost' : host;
+}
+
+/** A failure to listen as a configuration error (exit 2) naming the host or port, when it is one. */
+function listenError(err: unknown, host: string, port: number): unknown {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  const why =
+    code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME'
+      ? `the name ${host} does not resolve to an address of this machine (${code}): give --host an address of one of its interfaces (127.0.0.1, ::1, 0.0.0.0) or a name that resolves to one`
+      : code === 'EADDRNOTAVAIL'
+        ? `${host} is not an address of this machine (EADDRNOTAVAIL): give --host an address of one of its interfaces (127.0.0.1, ::1, 0.0.0.0)`
+        : code === 'EADDRINUSE'
+          ? `port ${port} on ${host} is already in use (EADDRINUSE): stop what listens there or give another --port`
+          : code === 'EACCES'
+            ? `not allowed to listen on port ${port} (EACCES): ports below 1024 need privileges; give another --port`
+            : null;
+  return why
+    ? new ProductSyncError('PS_ERR_CONFIG_INVALID', `cannot start the console on --host ${host}: ${why}`)
+    : err;
+}
+
+/**
  * `product-sync serve`: the web console until SIGTERM. Closed by default (console-access.ts); it starts whether Redis
  * answers or not (`/health` and the pages say so).
  */
@@ -219,10 +246,17 @@ export async function serveCommand(opts: { port: number; host: string; insecureN
   const app = await buildConsole({
     config: cfg,
     metrics,
+    host: opts.host,
     ...(access.token ? { token: access.token } : {}),
     ...(access.basic ? { basic: access.basic } : {}),
   });
-  await app.listen({ port: opts.port, host: opts.host });
+  try {
+    await app.listen({ port: opts.port, host: listenHost(opts.host) });
+  } catch (err) {
+    await app.close();
+    stopObserving();
+    throw listenError(err, opts.host, opts.port);
+  }
   const { port } = app.server.address() as { port: number };
   process.stdout.write(
     `console on http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}/ (queues at /admin/queues)\n`,

@@ -18,6 +18,11 @@ export interface ReadLimits {
   recordChars: number;
   /** Merged ranges of a worksheet that the reader keeps track of (beyond, the workbook is refused). */
   mergedRanges: number;
+  /**
+   * Entries of a workbook's zip: more are refused from the zip's end record, before any entry is read (each one is
+   * inflated and checked; docs/queue.md, "The input gate", says why this number).
+   */
+  zipEntries: number;
 }
 
 /** Defaults: generous for real catalogues, far below what would exhaust the machine. */
@@ -31,4 +36,5 @@ export const DEFAULT_LIMITS: Readonly<ReadLimits> = Object.freeze({
   cellChars: 32_767,
   recordChars: 1024 * 1024,
   mergedRanges: 100_000,
+  zipEntries: 10_000,
 });

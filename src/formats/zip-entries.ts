@@ -23,8 +23,11 @@ export const damaged = (file: string, why: string): ProductSyncError =>
     `${file}: the workbook is damaged or truncated (${why}); ask for the file again, or open it in Excel and save it again as .xlsx`,
   );
 
-/** The entries of a zip from its central directory (read from the end of the file, before anything is inflated). */
-export async function centralDirectory(file: string, fh: FileHandle): Promise<ZipEntry[]> {
+/**
+ * The entries of a zip from its central directory (read from the end of the file, before anything is inflated); more
+ * than `maxEntries` are refused from the end record, before the directory is read.
+ */
+export async function centralDirectory(file: string, fh: FileHandle, maxEntries = Infinity): Promise<ZipEntry[]> {
   const { size } = await fh.stat();
   const tailLen = Math.min(size, 65_557);
   const tail = Buffer.alloc(tailLen);
@@ -46,6 +49,11 @@ export async function centralDirectory(file: string, fh: FileHandle): Promise<Zi
     cdSize = Number(rec.readBigUInt64LE(40));
     cdOffset = Number(rec.readBigUInt64LE(48));
   }
+  if (count > maxEntries)
+    throw new ProductSyncError(
+      'PS_ERR_FILE_TOO_LARGE',
+      `${file}: the zip holds ${count} entries, more than the ${maxEntries} any real workbook has: refused before reading them (a workbook saved by Excel has a few parts per worksheet and one per picture)`,
+    );
   if (cdOffset + cdSize > size || cdSize > 64 * 1024 * 1024) throw damaged(file, 'zip directory out of the file');
   const cd = Buffer.alloc(cdSize);
   await fh.read(cd, 0, cdSize, cdOffset);
@@ -126,7 +134,13 @@ export async function entryStream(
   const raw = Readable.from(readRange(fh, start, e.compressed));
   return {
     raw,
-    source: e.method === 0 || e.compressed === 0 ? raw : raw.pipe(createInflateRaw({ chunkSize: 1 << 20 })),
+    source:
+      e.method === 0 || e.compressed === 0
+        ? raw
+        : raw.pipe(
+            // A small entry gets a small output buffer: 1 MB for each made many small parts slow (docs/performance.md).
+            createInflateRaw({ chunkSize: Math.min(1 << 20, Math.max(16 * 1024, e.uncompressed + 1024)) }),
+          ),
   };
 }
 

@@ -321,7 +321,7 @@ export async function startInspection(
   let byName: Map<string, ZipEntry>;
   const budget = { left: limits.unzippedBytes };
   try {
-    entries = await centralDirectory(file, fh);
+    entries = await centralDirectory(file, fh, limits.zipEntries);
     byName = new Map(entries.map((e) => [e.name, e]));
     if (!byName.has('xl/workbook.xml')) {
       if (entries.some((e) => e.name.startsWith('xl/'))) throw damaged(file, 'xl/workbook.xml is missing');

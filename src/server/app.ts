@@ -25,12 +25,16 @@ import { registerMapper } from './mapper.ts';
 import { registerOpsRoutes } from './ops-routes.ts';
 import { redisDownAnswer, withRedisBanner } from './redis-banner.ts';
 import { apiRun } from './runs.ts';
+import { registerJsonBody } from './json-body.ts';
+import { registerSameOrigin } from './same-origin.ts';
 import { handleUpload, refusedInput } from './upload.ts';
 import { registerUndo } from './undo-routes.ts';
 
 /** Settings of the console. */
 export interface ConsoleOptions {
   config: Config;
+  /** The address the console listens on (`--host`): a name it answers for (same-origin.ts). */
+  host?: string;
   /** Largest upload, bytes (default 200 MB). */
   maxUploadBytes?: number;
   mappingsDir?: string;
@@ -84,6 +88,15 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
     // Closing a queue waits for Redis: without it, the connections are dropped instead.
     await Promise.race([Promise.all([board.close(), client.close()]), new Promise((r) => setTimeout(r, 1000).unref())]);
   });
+
+  // First of all: a request for another host (DNS rebinding) or a change from another site is refused before the
+  // credentials are asked for (same-origin.ts).
+  registerSameOrigin(app, {
+    ...(options.host ? { bindHost: options.host } : {}),
+    ...(config.PUBLIC_URL ? { publicUrl: config.PUBLIC_URL } : {}),
+    ...(config.CONSOLE_HOSTS ? { consoleHosts: config.CONSOLE_HOSTS } : {}),
+  });
+  registerJsonBody(app);
 
   if (options.token || options.basic) {
     app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
