@@ -1,6 +1,7 @@
 /**
- * Whether a feed's text file (CSV, TSV) looks cut while it was written: its last line has no line end, or its last row
- * is shorter than both the header and the row before it (a row cut mid-way). Such a file is held by the tick (not
+ * Whether a feed's text file (CSV, TSV) looks cut while it was written: its last line has no line end and fewer fields
+ * than the header, or its last row is shorter than both the header and the row before it (a row cut mid-way). CSV does
+ * not need a final line end (RFC 4180): a last line with all its fields is whole, and the settle time guards the rest. Such a file is held by the tick (not
  * imported, checked again later) rather than imported with its last row half there. A workbook (zip) is not looked
  * at here: a cut one has no central directory, and the input gate refuses it.
  */
@@ -24,7 +25,7 @@ export async function cutLastRow(file: string): Promise<string | null> {
     const tail = Buffer.alloc(Math.min(WINDOW, size));
     await fh.read(tail, 0, tail.length, size - tail.length);
     const last = tail[tail.length - 1];
-    if (last !== 0x0a && last !== 0x0d) return 'its last line has no line end (cut while it was written?)';
+    const noLineEnd = last !== 0x0a && last !== 0x0d;
     const headerLine =
       head
         .toString('utf8')
@@ -34,12 +35,15 @@ export async function cutLastRow(file: string): Promise<string | null> {
       .toString('utf8')
       .split(/\r\n|\n|\r/)
       .filter((l) => l.trim() !== '');
-    // Quotes may hold line ends: a row is then no line, and counting fields proves nothing.
-    if (lines.length < 3 || headerLine.includes('"') || lines.slice(-2).some((l) => l.includes('"'))) return null;
     const d = detectDelimiter(headerLine);
     const fields = (l: string) => l.split(d).length;
-    const [before, row] = [fields(lines.at(-2)!), fields(lines.at(-1)!)];
     const header = fields(headerLine);
+    // Quotes may hold line ends: a row is then no line, and counting fields proves nothing.
+    const quoted = headerLine.includes('"') || lines.slice(-2).some((l) => l.includes('"'));
+    if (noLineEnd && (quoted || lines.length < 2 || fields(lines.at(-1)!) < header))
+      return 'its last line has no line end and not all its fields (cut while it was written?)';
+    if (lines.length < 3 || quoted) return null;
+    const [before, row] = [fields(lines.at(-2)!), fields(lines.at(-1)!)];
     return row < header && row < before
       ? `its last row has ${row} field(s), the header ${header} and the row before it ${before} (cut while it was written?)`
       : null;
