@@ -208,6 +208,24 @@ export function scopeIssue(draft: Draft, scope: ResolvedScope): Issue | undefine
   return undefined;
 }
 
+/**
+ * Why an undo must leave an item alone: the item as the API holds it now is outside the undone run's scope (another
+ * supplier's since: its brand, supplier or GTIN changed); undefined when it is inside. The supplier of a manufactured
+ * item is the one the ledger line names, or the record's; a trade item with neither is not held back.
+ */
+export function outsideForUndo(
+  scope: ResolvedScope | undefined,
+  trade: { tradeItemId: string; brandId?: unknown; gtin?: unknown } | undefined,
+  supplier: string | null | undefined,
+): string | undefined {
+  if (!scope || scope.spec === 'owner' || !trade) return undefined;
+  const id = trade.tradeItemId.toLowerCase();
+  const suppliers =
+    supplier == null || scope.suppliers?.has(supplier.toLowerCase()) ? new Set([id]) : new Set<string>();
+  if (recordInScope(trade, scope, suppliers)) return undefined;
+  return `left alone: the item is outside the run's scope now (${describeScope(scope.spec)})`;
+}
+
 /** What summary.json, run.finished and the console say of a run's scope. */
 export interface ScopeSummary {
   /** The scope as written (`owner`, or its keys). */

@@ -13,6 +13,7 @@ import { ProductSyncError } from '../../src/errors.ts';
 import { exitCodeFor } from '../../src/exit-codes.ts';
 import { runReconcile } from '../../src/pipeline/run/reconcile.ts';
 import { runImport, runValidate } from '../../src/pipeline/run/run.ts';
+import { runUndo } from '../../src/pipeline/run/undo.ts';
 import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
@@ -240,6 +241,34 @@ describe('scopes: two suppliers feed one owner', () => {
     expect([...archived()].sort()).toEqual([p1[14], p2[0]].sort());
     expect(f2.summary.scope).toMatchObject({ items: 15, active: 15 });
     expect((await runReconcile(second(p2.slice(1)), cc.ctx)).summary.reconcile).toMatchObject({ missingInSheet: 0 });
+  });
+
+  it('an undo never touches an item that left the run’s scope since', async () => {
+    sandbox.handle.reset();
+    const gtins = range(3, '376500');
+    const r1 = await runImport(
+      sheet(
+        gtins.map((gtin) => ({ gtin, brand: 'Epsilon' })),
+        '{ brands: [Epsilon] }',
+      ),
+      cc.ctx,
+    );
+    expect(r1.summary.scope).toMatchObject({ spec: { brands: ['Epsilon'] } });
+    await runImport(sheet([{ gtin: testGtin(1, '376600'), brand: 'Zeta' }], '{ brands: [Zeta] }'), cc.ctx);
+    const { tradeItems, brands } = sandbox.handle.store.dump();
+    const zeta = brands.find((b) => b.name === 'Zeta')!.brandId;
+    const moved = tradeItems.find((t) => t.gtin === gtins[0])!;
+    // Another supplier's tool moves the first item to its brand.
+    const res = await fetch(`${sandbox.url}/api/tradeItems/${moved.tradeItemId}`, {
+      method: 'PATCH',
+      headers: { authorization: 'Bearer sandbox-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ brandId: zeta }),
+    });
+    expect(res.status).toBe(200);
+    const u = await runUndo({ target: r1.runId, reportDir: join(dir, 'reports'), force: true }, cc.ctx);
+    expect(u.summary.counts).toMatchObject({ restored: 2, conflict: 1 });
+    expect(active().has(gtins[0]!)).toBe(true);
+    expect(archived()).toEqual(new Set([gtins[1], gtins[2]]));
   });
 
   it('full mode and reconcile without a scope exit 2 before any request, --allow-archive or not', async () => {

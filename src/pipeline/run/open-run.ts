@@ -318,6 +318,8 @@ async function openLeased(
     // Validate refuses rows outside the scope too (a brand list read, nothing sent).
     scope = await runScope(req, mapping, owner, ctx);
   }
+  if (scope && !state.scope)
+    state.scope = { spec: scope.spec, text: describeScope(scope.spec), items: null, active: null };
   try {
     if (mode === 'full' && api) await planArchives(state, previous, api, keys, req, workDir, share, mapping, ctx);
     // The archive plan was the last to ask which keys the sheet has: the rest of the run only asks for duplicates.
