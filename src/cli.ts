@@ -61,7 +61,15 @@ function program(done: (code: number) => void): Command {
     .addOption(new Option('--mode <mode>', 'sync mode').choices(MODES).default('upsert'))
     .option('--dry-run', 'plan and report without writing')
     .option('--allow-archive', 'let a full run archive more than the archive guard allows')
-    .option('--max-archive-ratio <ratio>', 'archive guard: largest share of active items a full run may archive', ratio)
+    .option(
+      '--max-archive-ratio <ratio>',
+      "archive guard: largest share of the scope's active items a full run may archive",
+      ratio,
+    )
+    .option(
+      '--archive-despite-invalid-keys',
+      'full mode: archive even the items that rows with unreadable keys could stand for (logged; default: withheld)',
+    )
     .option(
       '--wait-lock <seconds>',
       'wait this long for another run of the same owner and API to finish (default: exit 2 at once)',

@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   PS_ERR_AUTH_TOKEN: ['could not obtain an access token', false],
   PS_ERR_CIRCUIT_OPEN: ['too many consecutive API failures: circuit open', true],
   PS_ERR_ARCHIVE_GUARD: ['archive guard tripped', false],
+  PS_ERR_SCOPE_MISSING: ['full mode and reconcile need a scope', false],
   PS_ERR_RUN_ABORTED: ['run aborted', false],
   PS_ERR_RUN_LOCKED: ['another run holds the lease of this owner and API', false],
   PS_ERR_LEASE_LOST: ['the run lost the lease of its owner and API: it stopped sending', false],

@@ -27,6 +27,7 @@ const CODE_EXIT: Partial<Record<ErrorCode, number>> = {
   PS_ERR_REDIS_UNREACHABLE: EXIT.invalidInvocation,
   PS_ERR_UNDO: EXIT.invalidInvocation,
   PS_ERR_UNDO_BLOCKED: EXIT.invalidInvocation,
+  PS_ERR_SCOPE_MISSING: EXIT.invalidInvocation,
   // The environment said no before anything was sent; once writes were sent it is 3 (below): the run is to be resumed.
   PS_ERR_FILE_WRITE: EXIT.invalidInvocation,
 };

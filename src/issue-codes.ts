@@ -149,6 +149,11 @@ export const ISSUE_CODES = {
     'the brand does not exist and would be created (dry run, or a row rejected for another issue)',
   ],
   BRAND_ARCHIVED: ['warning', 'the brand of this name is archived'],
+  // scope (pipeline/scope.ts)
+  SCOPE_OUTSIDE: [
+    'error',
+    "the row is outside the mapping's scope (another brand, another supplier, a GTIN outside the prefixes); nothing of it is written",
+  ],
   // plan (sync/plan.ts)
   ROW_SKIPPED: [
     'warning',

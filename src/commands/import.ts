@@ -19,6 +19,7 @@ export interface ImportFlags extends RunFlags {
   sheet?: string;
   allowArchive?: boolean;
   maxArchiveRatio?: number;
+  archiveDespiteInvalidKeys?: boolean;
   waitLock?: number;
   /** reconcile: exit 1 on differences (commander's --no-fail-on-diff sets it false); invalid rows alone are 4. */
   failOnDiff?: boolean;
@@ -70,6 +71,7 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
       ...(flags.language ? { language: flags.language } : {}),
       ...(flags.sheet ? { sheet: flags.sheet } : {}),
       ...(flags.allowArchive ? { allowArchive: true } : {}),
+      ...(flags.archiveDespiteInvalidKeys ? { archiveDespiteInvalidKeys: true } : {}),
       ...(flags.failOnDiff === false ? { failOnDiff: false } : {}),
       ...(flags.maxArchiveRatio !== undefined ? { maxArchiveRatio: flags.maxArchiveRatio } : {}),
     };

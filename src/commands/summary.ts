@@ -26,6 +26,19 @@ export function formatSummary(result: RunResult): string {
           `run ${summary.runId}${summary.dryRun ? ' (dry run: nothing was written)' : ''} — ${summary.source.file}, mapping ${summary.mapping}, mode ${summary.mode}`,
           `  rows ${c.rows}: created ${c.created}, updated ${c.updated}, unchanged ${c.unchanged}, unarchived ${c.unarchived}, archived ${c.archived}, invalid ${c.invalid}, failed ${c.failed}, skipped ${c.skipped}, not attempted ${c.notAttempted}`,
         ];
+  if (summary.scope)
+    lines.push(
+      `  scope: ${summary.scope.text}${summary.scope.items !== null ? ` (${summary.scope.items} items, ${summary.scope.active ?? '?'} active)` : ''}`,
+    );
+  if (summary.withheld) {
+    lines.push(`  WITHHELD: ${summary.withheld.message}`);
+    for (const w of summary.withheld.rows.slice(0, 5))
+      lines.push(
+        `    row ${w.row} ${w.value === null ? '(empty key)' : JSON.stringify(w.value)}: ${w.items} item(s)${w.withheld.length > 0 ? ` — ${w.withheld.map((i) => i.gtin ?? i.tradeItemId).join(', ')}` : ''}`,
+      );
+    if (summary.withheld.rows.length > 5)
+      lines.push(`    … ${summary.withheld.rows.length - 5} more row(s) in summary.json "withheld"`);
+  }
   lines.push(`  requests: reference ${summary.requests.reference}, product ${summary.requests.product}`);
   const aborted = (summary as { aborted?: string }).aborted;
   if (aborted) lines.push(`  ABORTED: ${aborted}`);

@@ -30,6 +30,8 @@ export const EVENT_TYPES = {
       'startedAt',
       'finishedAt',
       'counts',
+      'scope?',
+      'withheld?',
       'issues',
       'reportDir',
       'links?',

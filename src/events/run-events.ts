@@ -83,6 +83,9 @@ export function runEndEvent(result: EndedRun, o: RunOrigin): ProductSyncEvent {
     startedAt: s.startedAt,
     finishedAt: s.finishedAt,
     counts: s.counts,
+    // The part of the owner's catalogue the run kept to (full runs, reconcile), and what it withheld from archiving.
+    ...(s.scope ? { scope: s.scope } : {}),
+    ...(s.withheld ? { withheld: { count: s.withheld.count, all: s.withheld.all, message: s.withheld.message } } : {}),
     reportDir: result.reportDir,
     links: links(o),
   };

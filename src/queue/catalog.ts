@@ -6,6 +6,7 @@ import * as z from 'zod';
 import { ProductSyncError } from '../errors.ts';
 import { EVENT_TYPE_NAMES, type EventType } from '../events/catalog.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
+import { scopeSchema } from '../pipeline/scope.ts';
 import { mappingFile } from '../pipeline/map/mapping.ts';
 
 /** The queues (docs/queue.md "Topology"), all under one prefix. */
@@ -23,6 +24,9 @@ export const importJobSchema = z.object({
     sheet: z.string().optional(),
     allowArchive: z.boolean().optional(),
     maxArchiveRatio: z.number().min(0).max(1).optional(),
+    /** The feed's scope, when it overrides the mapping's. */
+    scope: scopeSchema.optional(),
+    archiveDespiteInvalidKeys: z.boolean().optional(),
     /** summary.json `notes` of the run: what its feed tick skipped (mode full). */
     notes: z.array(z.string()).optional(),
   }),
@@ -209,6 +213,8 @@ export async function importJobId(data: ImportJobData): Promise<string> {
         Boolean(r.dryRun),
         r.sheet ?? '',
         r.language ?? '',
+        // A feed's own scope is another job (absent: job ids of feeds without one stay as they were).
+        ...(r.scope !== undefined ? [r.scope] : []),
       ]),
     )
     .digest('hex');

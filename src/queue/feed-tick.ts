@@ -475,6 +475,7 @@ async function queue(
       dryRun: feed.dryRun,
       maxArchiveRatio: feed.archiveGuard.maxRatio,
       allowArchive: feed.archiveGuard.allow,
+      ...(feed.scope !== undefined ? { scope: feed.scope } : {}),
       ...(feed.owner ? { owner: feed.owner } : {}),
       ...(runNotes.length > 0 ? { notes: runNotes } : {}),
     },

@@ -7,6 +7,7 @@ import { ProductSyncError } from '../errors.ts';
 import { feedSourceSchema } from '../sources/open.ts';
 import { afterImportSchema } from '../sources/source.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
+import { scopeSchema } from '../pipeline/scope.ts';
 import { parseYamlDocument } from '../yaml-document.ts';
 
 const timezone = z.string().refine((tz) => {
@@ -60,6 +61,8 @@ export const feedSchema = z.strictObject({
   mapping: z.string().min(1),
   owner: z.uuid().optional(),
   mode: z.enum(MODES as unknown as [string, ...string[]]).default('upsert'),
+  /** The part of the owner's catalogue this feed's sheets cover; overrides the mapping's (docs/scopes.md). */
+  scope: scopeSchema.optional(),
   dryRun: z.boolean().default(false),
   archiveGuard: z
     .strictObject({ maxRatio: z.number().min(0).max(1).default(0.1), allow: z.boolean().default(false) })
@@ -105,7 +108,7 @@ export async function loadFeeds(dir: string): Promise<Feed[]> {
     }
     const parsed = parseYamlDocument(await readFile(file, 'utf8'), feedSchema, (p) =>
       p.length === 0
-        ? 'keys are schedule, expect, timezone, source (dir, pattern, order, settleSeconds; or https, sftp, s3), afterImport, mapping, owner, mode, dryRun, archiveGuard, waitLock, deadlines (listSeconds, downloadSeconds, tickSeconds)'
+        ? 'keys are schedule, expect, timezone, source (dir, pattern, order, settleSeconds; or https, sftp, s3), afterImport, mapping, owner, mode, scope, dryRun, archiveGuard, waitLock, deadlines (listSeconds, downloadSeconds, tickSeconds)'
         : '',
     );
     if (!parsed.ok) {

@@ -12,7 +12,7 @@ import type { Config } from '../config.ts';
 import { ProductSyncError } from '../errors.ts';
 import { checkInput } from '../pipeline/run/input-gate.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
-import { importQueueClient, runStatus, type RunStatus } from '../queue/enqueue.ts';
+import { importQueueClient, runStatus } from '../queue/enqueue.ts';
 import { listRunIds } from '../queue/run-index.ts';
 import type { ImportJobData } from '../queue/catalog.ts';
 import { boardQueues } from '../queue/queues.ts';
@@ -24,11 +24,14 @@ import type { ProcessMetrics } from '../queue/metrics.ts';
 import { registerMapper } from './mapper.ts';
 import { registerOpsRoutes } from './ops-routes.ts';
 import { redisDownAnswer, withRedisBanner } from './redis-banner.ts';
-import { apiRun } from './runs.ts';
+import { apiRun, runMatches, type ApiRun, type RunFilter } from './runs.ts';
 import { registerJsonBody } from './json-body.ts';
 import { registerSameOrigin } from './same-origin.ts';
 import { handleUpload, refusedInput } from './upload.ts';
 import { registerUndo } from './undo-routes.ts';
+
+/** Pages of the run index a filtered runs list reads at most per request. */
+const RUN_FILTER_PAGES = 20;
 
 /** Settings of the console. */
 export interface ConsoleOptions {
@@ -216,16 +219,34 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
     }),
   );
 
-  app.get<{ Querystring: { limit?: string; before?: string } }>('/runs', async (req, reply) => {
+  app.get<{
+    Querystring: { limit?: string; before?: string; feed?: string; mapping?: string; file?: string };
+  }>('/runs', async (req, reply) => {
     const limit = req.query.limit === undefined ? 50 : Number(req.query.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 500)
       return reply.code(400).send({ error: 'limit must be a whole number from 1 to 500' });
-    const before = req.query.before;
+    let before = req.query.before;
     if (before !== undefined && !/^\d+\.[A-Za-z0-9-]+$/.test(before))
       return reply.code(400).send({ error: 'before must be the next cursor of an earlier page' });
-    const page = await listRunIds(client.queue, limit, before);
-    const runs = await Promise.all(page.ids.map((id) => runStatus(client.queue, id)));
-    return { runs: runs.filter((r): r is RunStatus => r !== null).map(apiRun), next: page.next };
+    const { feed, mapping, file } = req.query;
+    const filter: RunFilter = {
+      ...(feed ? { feed } : {}),
+      ...(mapping ? { mapping } : {}),
+      ...(file ? { file } : {}),
+    };
+    const filtered = Object.keys(filter).length > 0;
+    // Filtered: pages are read until `limit` runs match or RUN_FILTER_PAGES pages were read (`next` goes on after).
+    const runs: ApiRun[] = [];
+    let next: string | null = null;
+    for (let pages = 0; pages < (filtered ? RUN_FILTER_PAGES : 1); pages++) {
+      const page = await listRunIds(client.queue, limit - runs.length, before);
+      const statuses = await Promise.all(page.ids.map((id) => runStatus(client.queue, id)));
+      for (const s of statuses) if (s !== null && runMatches(apiRun(s), filter)) runs.push(apiRun(s));
+      next = page.next;
+      if (next === null || runs.length >= limit) break;
+      before = next;
+    }
+    return { runs, next };
   });
 
   app.get<{ Params: { id: string } }>('/runs/:id', async (req, reply) => {

@@ -18,9 +18,15 @@ export const TOP_ISSUES = 5;
 /** A run of the API (`GET /runs`, `GET /runs/:id`). */
 export interface ApiRun {
   id: string;
+  /** The file the run imported (an upload's original name; a feed run's file, never the feed's name). */
   fileName: string;
   origin: string;
+  /** A feed run's feed (null otherwise). */
+  feed: string | null;
   mapping: string;
+  /** The scope the run kept to (full runs, reconcile) and what it withheld from archiving. */
+  scope: RunSummary['scope'] | null;
+  withheld: RunSummary['withheld'] | null;
   queuedAt: string;
   startedAt: string | null;
   finishedAt: string | null;
@@ -50,15 +56,36 @@ function stateOf(s: RunStatus): RunState {
   return 'queued';
 }
 
-/** The API's view of a job's status; `feed` names a feed run's file. */
+/** A mapping as the console names it: its file name without folder and extension. */
+export const mappingName = (m: string): string => basename(m).replace(/\.(ya?ml|json)$/i, '');
+
+/** The runs list's filters (`GET /runs?feed=&mapping=&file=`): each given one must match (file: part of the name). */
+export interface RunFilter {
+  feed?: string;
+  mapping?: string;
+  file?: string;
+}
+
+/** Does a run pass the filter? Feed and mapping exactly, the file name by a part of it (case ignored). */
+export function runMatches(r: ApiRun, f: RunFilter): boolean {
+  if (f.feed !== undefined && r.feed !== f.feed) return false;
+  if (f.mapping !== undefined && r.mapping !== mappingName(f.mapping)) return false;
+  if (f.file !== undefined && !r.fileName.toLowerCase().includes(f.file.toLowerCase())) return false;
+  return true;
+}
+
+/** The API's view of a job's status. */
 export function apiRun(s: RunStatus): ApiRun {
   const summary = s.result?.summary;
   const status = stateOf(s);
   return {
     id: s.id,
-    fileName: s.fileName ?? s.feed ?? basename(s.file),
+    fileName: s.fileName ?? basename(s.file),
     origin: s.origin,
-    mapping: basename(s.mapping).replace(/\.(ya?ml|json)$/i, ''),
+    feed: s.feed ?? null,
+    mapping: mappingName(s.mapping),
+    scope: summary?.scope ?? null,
+    withheld: summary?.withheld ?? null,
     queuedAt: s.createdAt,
     // The run's own start once it has one (a parent job is taken again after its chunks: processedOn moves).
     startedAt: summary?.startedAt ?? s.processedAt,

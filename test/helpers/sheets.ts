@@ -34,6 +34,7 @@ columns:
   - { column: Désignation, field: tradeItemName }
   - { column: Poids net, field: "netContents[0].value", type: decimal }
   - { column: Unité, field: "netContents[0].unitOfMeasure", type: unit }
+scope: owner   # the whole catalogue: full-mode tests archive what the sheet drops
 `,
   );
   return { file, mapping };

@@ -16,6 +16,7 @@ let drop: string;
 interface ApiRun {
   id: string;
   fileName: string;
+  feed: string | null;
   origin: string;
   mapping: string;
   status: string;
@@ -62,7 +63,7 @@ describe('re-running a feed run from the console', () => {
     } finally {
       await feeds.close();
     }
-    // The tick queues the run: it appears in the list under the feed's name.
+    // The tick queues the run: it appears in the list with the feed's file, under the feed.
     let id: string | undefined;
     for (let i = 0; i < 300 && !id; i++) {
       const { runs } = (await (await fetch(`${url}/runs`)).json()) as { runs: ApiRun[] };
@@ -71,7 +72,13 @@ describe('re-running a feed run from the console', () => {
     }
     expect(id).toBeDefined();
     const first = await finished(id!);
-    expect(first).toMatchObject({ fileName: 'nightly', origin: 'feed', mapping: 'products', status: 'done' });
+    expect(first).toMatchObject({
+      fileName: 'acme-1.csv',
+      feed: 'nightly',
+      origin: 'feed',
+      mapping: 'products',
+      status: 'done',
+    });
     expect(first.counts).toMatchObject({ rows: 12, created: 12 });
     expect(first.rerun).toBe(`/runs/${id}/rerun`);
 
@@ -82,7 +89,8 @@ describe('re-running a feed run from the console', () => {
     // The same file and mapping: the items the first run created are unchanged now.
     expect(again).toMatchObject({
       id: `${id}-r2`,
-      fileName: 'nightly',
+      fileName: 'acme-1.csv',
+      feed: 'nightly',
       origin: 'feed',
       mapping: 'products',
       status: 'done',
@@ -91,5 +99,12 @@ describe('re-running a feed run from the console', () => {
     expect(again.counts).toMatchObject({ rows: 12, created: 0, unchanged: 12 });
     const { runs } = (await (await fetch(`${url}/runs`)).json()) as { runs: ApiRun[] };
     expect(runs.map((r) => r.id)).toEqual([`${id}-r2`, id]);
+    // The list filters by feed, mapping and file name.
+    const list = async (q: string) =>
+      ((await (await fetch(`${url}/runs?${q}`)).json()) as { runs: ApiRun[] }).runs.map((r) => r.id);
+    expect(await list('feed=nightly')).toEqual([`${id}-r2`, id]);
+    expect(await list('feed=weekly')).toEqual([]);
+    expect(await list('mapping=products&file=ACME-1')).toEqual([`${id}-r2`, id]);
+    expect(await list('file=other.csv')).toEqual([]);
   }, 60_000);
 });

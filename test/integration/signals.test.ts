@@ -200,7 +200,7 @@ describe('signals during an inline run', () => {
     const mapping = join(dir, 'status.yaml');
     writeFileSync(
       mapping,
-      `name: status\ntarget: tradeItem\nownerCompanyId: ${owner}\nlanguage: fr-FR\nkey: gtin\ncolumns:\n  - { column: GTIN, field: gtin, type: gtin }\n  - { column: Name, field: tradeItemName }\n  - { column: Status, field: tradeItemStatusId, lookup: { list: trade-item-status } }\n`,
+      `name: status\ntarget: tradeItem\nownerCompanyId: ${owner}\nlanguage: fr-FR\nkey: gtin\ncolumns:\n  - { column: GTIN, field: gtin, type: gtin }\n  - { column: Name, field: tradeItemName }\n  - { column: Status, field: tradeItemStatusId, lookup: { list: trade-item-status } }\nscope: owner\n`,
     );
     sandbox.handle.setFaults({ latencyMs: 1500, seed: 13 });
     try {

@@ -560,22 +560,36 @@ export function rowKeyReader(
   headers: readonly string[],
   mapping: Mapping,
   columnIndex: readonly number[],
+  /** Told of each row whose key cannot be read: the key cell as text (null when empty). */
+  unreadable?: (row: number, text: string | null) => void,
 ): (row: SheetRow) => string | null {
   const keyField = mapping.key === 'gtin' ? 'gtin' : 'tradeItemId';
   const i = mapping.columns.findIndex(
     (c) => c.field.path === keyField && c.lookup === undefined && c.split === undefined,
   );
   const p = planOf(mapping).columns[i];
-  if (!p || (columnIndex[i] ?? -1) < 0) return (row) => mapRow(row, headers, mapping, columnIndex).key;
+  if (!p || (columnIndex[i] ?? -1) < 0)
+    return (row) => {
+      const d = mapRow(row, headers, mapping, columnIndex);
+      if (d.key === null) unreadable?.(row.row, d.origins?.[keyField]?.value ?? null);
+      return d.key;
+    };
   const { read, mapValue } = p;
   const idxs = p.slots.map((s) => columnIndex[s] ?? -1);
   return (row) => {
     let cell: Cell = row.cells[idxs[0]!] ?? null;
     for (let k = 1; k < idxs.length && isEmptyCell(cell); k++)
       cell = idxs[k]! >= 0 ? (row.cells[idxs[k]!] ?? null) : null;
-    if (isEmptyCell(cell)) return null;
+    if (isEmptyCell(cell)) {
+      unreadable?.(row.row, null);
+      return null;
+    }
     const r = read(mapValue ? mapValue(cell) : cell);
-    return 'issue' in r || r.value === '' ? null : r.value;
+    if ('issue' in r || r.value === '') {
+      unreadable?.(row.row, textOf(cell));
+      return null;
+    }
+    return r.value;
   };
 }
 

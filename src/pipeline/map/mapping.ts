@@ -17,6 +17,7 @@ import { ProductSyncError } from '../../errors.ts';
 import { formatPath, parseYamlDocument } from '../../yaml-document.ts';
 import { columnLetters, letterPosition } from '../../formats/column-letters.ts';
 import { COLUMN_TYPES, localeNumberSeparators, valueMapKey, type ColumnType } from './transforms.ts';
+import { scopeSchema, type ScopeSpec } from '../scope.ts';
 import type { LookupSpec, Target } from '../types.ts';
 
 /** A field path resolved against the target's field rules: where to put a value and what the API wants there. */
@@ -112,6 +113,8 @@ export interface Mapping {
   dateFormat?: string;
   columns: readonly MappingColumn[];
   defaults: readonly MappingDefault[];
+  /** Which part of the owner's catalogue the sheets cover (src/pipeline/scope.ts); a feed may override it. */
+  scope?: ScopeSpec;
 }
 
 /** One problem of a mapping file, with the line that has it. */
@@ -282,6 +285,8 @@ export const mappingSchema = z.strictObject({
   dateFormat: z.string().min(1).optional(),
   columns: z.array(columnSchema).min(1, 'a mapping needs at least one column'),
   defaults: z.record(z.string(), z.union([scalar, z.array(scalar)])).optional(),
+  /** The part of the owner's catalogue the sheets cover: brands, suppliers, gtinPrefixes or owner (docs/scopes.md). */
+  scope: scopeSchema.optional(),
 });
 
 type RawMapping = z.infer<typeof mappingSchema>;
@@ -592,6 +597,7 @@ function build(
     ...(raw.dateFormat !== undefined ? { dateFormat: raw.dateFormat } : {}),
     columns,
     defaults,
+    ...(raw.scope !== undefined ? { scope: raw.scope } : {}),
   };
 }
 
@@ -698,7 +704,7 @@ function toHeaderRef(raw: z.infer<typeof columnSchema>['column']): HeaderRef {
 export function parseMapping(text: string, file: string): Mapping {
   const parsed = parseYamlDocument(text, mappingSchema, (path) =>
     path.length === 0
-      ? 'top-level keys are $schema, name, target, ownerCompanyId, language, fallbackLanguages, sheet, headerRow, key, empty, decimalSeparator, dateFormat, columns, defaults'
+      ? 'top-level keys are $schema, name, target, ownerCompanyId, language, fallbackLanguages, sheet, headerRow, key, empty, decimalSeparator, dateFormat, columns, defaults, scope'
       : path[0] === 'columns' && path.length === 2
         ? 'column keys are column, fallback, field, type, split, values, lookup, empty, format, decimal, required, onInvalid'
         : path[0] === 'columns' && (path[2] === 'column' || path[2] === 'fallback')

@@ -6,6 +6,8 @@ import { ProductSyncError } from '../../errors.ts';
 import { fileWriteError, writingTo } from '../../fs-errors.ts';
 import { makeDir } from '../../make-dir.ts';
 import { redactPart } from '../../redact.ts';
+import type { ScopeSummary } from '../scope.ts';
+import type { WithheldSummary } from '../withheld.ts';
 import { commitTemp, discardTemp, tempPathFor, writeFileAtomic } from './atomic.ts';
 import { ascii, ByteBatch, plainAscii, STREAM_BUFFER_BYTES } from '../../formats/byte-batch.ts';
 import {
@@ -73,6 +75,10 @@ export interface RunSummary {
     notAttempted: number;
     valid: number;
   };
+  /** The scope the run kept to (docs/scopes.md): as written, in words, the items it held and the active ones. */
+  scope?: ScopeSummary;
+  /** Full mode: archives withheld because rows had keys that could not be read (docs/scopes.md). */
+  withheld?: WithheldSummary;
   /** Reconcile runs: how the sheet compares with the API. */
   reconcile?: { inSync: number; differs: number; missingInApi: number; missingInSheet: number };
   requests: { reference: number; product: number };

@@ -20,6 +20,9 @@ import { openApiState, type ApiStateSource } from '../sync/api-state.ts';
 import type { RunStop } from '../sync/execute.ts';
 import { archiveGuard, planRow, type ArchiveEntry, type Mode, type RowAction } from '../sync/plan.ts';
 import type { CircuitBreaker } from '../sync/throttle.ts';
+import { describeScope, scopeIssue, scopeMissingError, type ResolvedScope } from '../scope.ts';
+import { Withholder } from '../withheld.ts';
+import { runScope } from './scope-of-run.ts';
 import type { Draft, Issue, Sheet } from '../types.ts';
 import {
   chunkExists,
@@ -73,6 +76,8 @@ export interface OpenedRun {
   keysFromRows?: boolean;
   /** The sheet as opened by openRun (headers read, no row yet), taken by the next produceChunks. */
   sheet?: Sheet;
+  /** The run's scope (the feed's, else the mapping's): rows outside it are refused (SCOPE_OUTSIDE). */
+  scope?: ResolvedScope;
 }
 
 const OUTCOME: Record<RowAction, ResultRow['outcome']> = {
@@ -162,6 +167,10 @@ export async function openRun(
   hashing.catch(() => undefined);
   const mapping = await loadMapping(req.mapping);
   const owner = runOwner(req, mapping, ctx);
+  // Full mode archives what the sheet does not name: of which part of the catalogue must be said, before anything is
+  // read from the API or sent (docs/scopes.md).
+  if (kind === 'import' && mode === 'full' && (req.scope ?? mapping.scope) === undefined)
+    throw scopeMissingError('full mode', mapping.file);
   if (kind === 'import') refuseInternalOnlyFields(mapping, ctx);
   const reportDir = resolvePath(req.reportDir ?? ctx.config.REPORT_DIR);
   const sha = await hashing;
@@ -285,8 +294,10 @@ async function openLeased(
     ...(lease && !ctx.lease?.queued ? { leaseTokens: grantsOf(previous, lease) } : {}),
   };
   let api: ApiStateSource | null = null;
+  let scope: ResolvedScope | undefined;
   if (kind === 'import') {
     try {
+      scope = await runScope(req, mapping, owner, ctx);
       api = await openApiState({
         product: ctx.clients.product,
         owner,
@@ -295,6 +306,7 @@ async function openLeased(
         dir: workDir,
         sheetKeys: keys.distinct,
         needIndex: mode === 'full',
+        ...(scope ? { scope } : {}),
         concurrency: Math.min(16, ctx.config.API_CONCURRENCY),
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       });
@@ -302,9 +314,14 @@ async function openLeased(
     } catch (err) {
       share.stop.reason ??= abortError(err);
     }
+  } else {
+    // Validate refuses rows outside the scope too (a brand list read, nothing sent).
+    scope = await runScope(req, mapping, owner, ctx);
   }
+  if (scope && !state.scope)
+    state.scope = { spec: scope.spec, text: describeScope(scope.spec), items: null, active: null };
   try {
-    if (mode === 'full' && api) await planArchives(state, previous, api, keys, req, workDir, share);
+    if (mode === 'full' && api) await planArchives(state, previous, api, keys, req, workDir, share, mapping, ctx);
     // The archive plan was the last to ask which keys the sheet has: the rest of the run only asks for duplicates.
     if (!keysFromRows) keys.dropMembership();
     state.referenceRequests = ctx.clients.stats.reference - refBefore;
@@ -328,6 +345,7 @@ async function openLeased(
     share,
     ...(lease ? { lease } : {}),
     ...(keysFromRows ? { keysFromRows, sheet } : {}),
+    ...(scope ? { scope } : {}),
   };
 }
 
@@ -344,9 +362,13 @@ async function planArchives(
   req: ImportRequest,
   workDir: string,
   share: OpenedRun['share'],
+  mapping: Mapping,
+  ctx: RunContext,
 ): Promise<void> {
   if (previous?.archiveChunks !== undefined && previous.rowChunks === state.rowChunks && previous.apiState) {
     state.archiveChunks = previous.archiveChunks;
+    if (previous.scope) state.scope = previous.scope;
+    if (previous.withheld) state.withheld = previous.withheld;
     if (previous.aborted) state.aborted = previous.aborted;
     if (state.aborted) share.stop.reason ??= new ProductSyncError('PS_ERR_ARCHIVE_GUARD', state.aborted.message);
     return;
@@ -358,12 +380,32 @@ async function planArchives(
     await writeChunk(workDir, 'archives', state.archiveChunks++, batch);
     batch = [];
   };
+  // Rows whose key could not be read are in the sheet all the same: the items they could stand for are withheld.
+  const lifted = Boolean(req.archiveDespiteInvalidKeys);
+  const withholder = new Withholder(keys.unreadable, keys.unreadableRows, mapping.key, lifted);
+  if (lifted && !withholder.none)
+    ctx.logger?.warn(
+      { runId: state.runId, rows: keys.unreadableRows },
+      `--archive-despite-invalid-keys: ${keys.unreadableRows} row(s) with unreadable keys do not withhold archives`,
+    );
   for await (const e of api.missingFrom((k) => keys.has(k))) {
-    batch.push({ tradeItemId: e.tradeItemId, key: e.key, gtin: e.record.gtin ?? null });
+    const gtin = e.record.gtin ?? null;
+    if (withholder.withhold({ tradeItemId: e.tradeItemId, key: e.key, gtin })) continue;
+    batch.push({ tradeItemId: e.tradeItemId, key: e.key, gtin });
     total++;
     if (batch.length >= ARCHIVE_CHUNK) await flush();
   }
   await flush();
+  const withheld = withholder.summary();
+  if (withheld) state.withheld = withheld;
+  const spec = req.scope ?? mapping.scope;
+  if (spec !== undefined)
+    state.scope = {
+      spec,
+      text: describeScope(spec),
+      items: api.catalog.scope?.items ?? api.catalog.total,
+      active: api.catalog.active,
+    };
   const verdict = archiveGuard(api.catalog.active ?? 0, total, req.maxArchiveRatio ?? 0.1, Boolean(req.allowArchive));
   const settle = async (outcome: 'archived' | 'not_attempted', issues: Issue[]) => {
     for (let i = 0; i < state.archiveChunks; i++) await settleArchiveChunk(workDir, i, outcome, issues);
@@ -371,7 +413,7 @@ async function planArchives(
   if (verdict.tripped) {
     const err = new ProductSyncError(
       'PS_ERR_ARCHIVE_GUARD',
-      `archive guard tripped: the plan archives ${verdict.toArchive} of ${verdict.active} active items (${(verdict.ratio * 100).toFixed(1)} % > ${(verdict.maxRatio * 100).toFixed(1)} %); nothing was sent. Check the sheet is complete, or allow it with --allow-archive / --max-archive-ratio [PS_ERR_ARCHIVE_GUARD]`,
+      `archive guard tripped: the plan archives ${verdict.toArchive} of ${verdict.active} active items of the scope (${state.scope?.text ?? 'the owner'}) (${(verdict.ratio * 100).toFixed(1)} % > ${(verdict.maxRatio * 100).toFixed(1)} %); nothing was sent. Check the sheet is complete, or allow it with --allow-archive / --max-archive-ratio [PS_ERR_ARCHIVE_GUARD]`,
     );
     share.stop.reason ??= err;
     state.aborted = abortOf(err);
@@ -499,6 +541,13 @@ async function prepareChunk(
   const settled: ResultRow[] = [];
   const chunk: RowChunk = { index, settled, plans: [] };
   const stopped = () => share.stop.reason !== null;
+  // Rows outside the scope are refused before their labels are resolved: nothing of them is written (a brand create).
+  if (run.scope)
+    for (const d of drafts) {
+      if (hasError(d)) continue;
+      const outside = scopeIssue(d, run.scope);
+      if (outside) d.issues.push(outside);
+    }
   if (!stopped()) {
     try {
       await run.resolver.resolveChunk(drafts);

@@ -17,7 +17,9 @@ import type { RunContext } from './run-context.ts';
 import type { RunResult } from './run.ts';
 import { abortOf, interruption, runIdFor, sha256File, type ImportRequest } from './run-state.ts';
 import { draftReader, draftResolverFor, openMappedSheet, readSheetKeys } from './sheet-pass.ts';
+import { describeScope, scopeIssue, scopeMissingError } from '../scope.ts';
 import { openApiState } from '../sync/api-state.ts';
+import { runScope } from './scope-of-run.ts';
 import { sameCanonical } from '../sync/canonical.ts';
 import type { Draft } from '../types.ts';
 
@@ -27,6 +29,8 @@ const show = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 
 export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise<RunResult> {
   const mapping = await loadMapping(req.mapping);
   const owner = runOwner(req, mapping, ctx);
+  // "Missing from the sheet" means the scope's items: without one, nothing is read (docs/scopes.md).
+  if ((req.scope ?? mapping.scope) === undefined) throw scopeMissingError('reconcile', mapping.file);
   const reportDir = resolvePath(req.reportDir ?? ctx.config.REPORT_DIR);
   await checkSheetFile(req.file);
   const sha = await sha256File(req.file);
@@ -37,6 +41,7 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
   const refBefore = ctx.clients.stats.reference;
   const productBefore = ctx.clients.stats.product;
   const keys = await readSheetKeys(await openMappedSheet(req, mapping), mapping, ctx);
+  const scope = (await runScope(req, mapping, owner, ctx))!;
 
   const api = await openApiState({
     product: ctx.clients.product,
@@ -46,6 +51,7 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
     dir: workDir,
     sheetKeys: keys.distinct,
     needIndex: true,
+    scope,
     concurrency: Math.min(16, ctx.config.API_CONCURRENCY),
   });
   const resolver = draftResolverFor(ctx, req, mapping, owner, true);
@@ -85,6 +91,10 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
         await writer.addRejected(d.row, d.source, issues);
       }
       return;
+    }
+    for (const d of drafts) {
+      const outside = d.issues.some((i) => i.severity === 'error') ? undefined : scopeIssue(d, scope);
+      if (outside) d.issues.push(outside);
     }
     await resolver.resolveChunk(drafts);
     const valid = drafts.filter((d) => !d.issues.some((i) => i.severity === 'error'));
@@ -191,8 +201,15 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
       : counts.invalid > 0
         ? EXIT.reconcileInvalidOnly
         : EXIT.ok;
+  const spec = scope.spec;
   const summary: RunSummary = {
     reconcile: rec,
+    scope: {
+      spec,
+      text: describeScope(spec),
+      items: api.catalog.scope?.items ?? api.catalog.total,
+      active: api.catalog.active,
+    },
     runId,
     source: { file: req.file, sha256: sha, rows: keys.rows },
     mapping: mapping.name,

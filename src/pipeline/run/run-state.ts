@@ -10,7 +10,9 @@ import { ProductSyncError, RunInterrupted } from '../../errors.ts';
 import { writingTo } from '../../fs-errors.ts';
 import type { Mapping } from '../map/mapping.ts';
 import { writeFileAtomic } from '../report/atomic.ts';
+import type { ScopeSpec, ScopeSummary } from '../scope.ts';
 import type { Mode } from '../sync/plan.ts';
+import type { WithheldSummary } from '../withheld.ts';
 import type { Grant, LeaseHolder } from './lease.ts';
 
 /** What to run: a sheet, its mapping and the sync settings (CLI flags, queue job data). */
@@ -25,6 +27,10 @@ export interface ImportRequest {
   sheet?: string;
   allowArchive?: boolean;
   maxArchiveRatio?: number;
+  /** The scope of the run when the feed overrides the mapping's (src/pipeline/scope.ts). */
+  scope?: ScopeSpec;
+  /** Full mode: archive even the items rows with unreadable keys could stand for (logged). */
+  archiveDespiteInvalidKeys?: boolean;
   /** reconcile: exit 1 when the sheet and the API differ (default true). */
   failOnDiff?: boolean;
   /** What the report should say beyond the rows (summary.json `notes`), e.g. the files a feed's tick skipped. */
@@ -71,6 +77,10 @@ export interface RunState {
   /** Row chunks and archive chunks (row chunks known when the second pass ends). */
   rowChunks: number;
   archiveChunks: number;
+  /** The run's scope and the items it held (summary.json `scope`). */
+  scope?: ScopeSummary;
+  /** Full mode: archives withheld for rows whose key could not be read (summary.json `withheld`). */
+  withheld?: WithheldSummary;
   /** How chunks learn the API's current records (sync/api-state.ts). */
   apiState?: { strategy: string; catalogItems: number; pages: number };
   /** Requests sent while preparing (both passes, lookups, API state). */
@@ -136,7 +146,18 @@ export async function runIdFor(
   kind: string,
 ): Promise<string> {
   const h = createHash('sha256')
-    .update(JSON.stringify([mapping.name, mapping.hash ?? '', owner, req.mode ?? 'upsert', Boolean(req.dryRun), kind]))
+    .update(
+      JSON.stringify([
+        mapping.name,
+        mapping.hash ?? '',
+        owner,
+        req.mode ?? 'upsert',
+        Boolean(req.dryRun),
+        kind,
+        // A feed's own scope makes another run of the same sheet (absent: run ids stay as they were before scopes).
+        ...(req.scope !== undefined ? [req.scope] : []),
+      ]),
+    )
     .digest('hex');
   const base = `${sha.slice(0, 12)}-${h.slice(0, 8)}`;
   const taken = new Set(existsSync(reportDir) ? await readdir(reportDir) : []);

@@ -72,6 +72,8 @@ function summaryOf(
     counts,
     requests,
     exitCode,
+    ...(state.scope ? { scope: state.scope } : {}),
+    ...(state.withheld ? { withheld: state.withheld } : {}),
     ...(aborted ? { aborted: aborted.message, ...(aborted.code ? { abortCode: aborted.code } : {}) } : {}),
     ...(state.request.notes?.length ? { notes: [...state.request.notes] } : {}),
   };

@@ -10,6 +10,7 @@
  */
 import { toGtin14 } from '../gtin.ts';
 import { duplicateKeyIssue } from '../map/validate.ts';
+import { MAX_ROWS, type UnreadableKey } from '../withheld.ts';
 import type { Issue } from '../types.ts';
 
 /** Keys of a sheet: membership, distinct count, and the rows of every duplicated key. */
@@ -30,6 +31,15 @@ export class SheetKeys {
   #dups = new Map<string, number[]>();
   /** Rows read by the first pass (with or without a key). */
   rows = 0;
+  /** Rows whose key cell could not be read (the first MAX_ROWS + 1 kept; `unreadableRows` counts them all). */
+  readonly unreadable: UnreadableKey[] = [];
+  unreadableRows = 0;
+
+  /** Records a row whose key cell could not be read (text: the cell as text, null when empty). */
+  addUnreadable(row: number, text: string | null): void {
+    this.unreadableRows++;
+    if (this.unreadable.length <= MAX_ROWS) this.unreadable.push({ row, text });
+  }
 
   /** `block`: keys per block (tests use small blocks to cross block boundaries). */
   constructor(block = BLOCK) {

@@ -33,8 +33,10 @@ export async function readSheetKeys(
   mapping: Mapping,
   ctx: Pick<RunContext, 'signal' | 'onProgress'>,
 ): Promise<SheetKeys> {
-  const keyOf = rowKeyReader(sheet.headers, mapping, matchSheetHeaders(sheet, mapping));
   const keys = new SheetKeys();
+  const keyOf = rowKeyReader(sheet.headers, mapping, matchSheetHeaders(sheet, mapping), (row, text) =>
+    keys.addUnreadable(row, text),
+  );
   // Read whole even when the run is interrupted: every row gets its outcome (not attempted) in the report.
   for await (const batch of rowBatches(sheet.rows)) {
     for (const row of batch) {

@@ -2,6 +2,7 @@
  * The runs an undo deals with: the run to undo (by id under the report dir, or by its directory), the undo's own id,
  * and the later runs that touched the same items (docs/undo.md).
  */
+import type { ScopeSpec } from '../scope.ts';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -22,6 +23,8 @@ export interface FinishedRun {
   /** The summary says the run stopped before its end (lease lost, interrupted). */
   aborted: boolean;
   ledger: string;
+  /** The scope the run kept to (run.json), which its undo keeps to as well. */
+  scope?: ScopeSpec;
 }
 
 async function readJson<T>(file: string): Promise<T | undefined> {
@@ -32,7 +35,7 @@ async function readJson<T>(file: string): Promise<T | undefined> {
   }
 }
 
-type RunJson = { runId?: string; kind?: string; ownerCompanyId?: string; undoes?: string };
+type RunJson = { runId?: string; kind?: string; ownerCompanyId?: string; undoes?: string; scope?: { spec: ScopeSpec } };
 type SummaryJson = { runId?: string; startedAt?: string; dryRun?: boolean; aborted?: string };
 
 async function finishedRun(dir: string): Promise<FinishedRun | undefined> {
@@ -50,6 +53,7 @@ async function finishedRun(dir: string): Promise<FinishedRun | undefined> {
     dryRun: Boolean(summary.dryRun),
     aborted: Boolean(summary.aborted),
     ledger: join(dir, LEDGER_FILE),
+    ...(run.scope ? { scope: run.scope.spec } : {}),
   };
 }
 

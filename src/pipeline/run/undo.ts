@@ -6,6 +6,8 @@
  * write), journals each item before writing it (a killed undo resumes and converges), and writes its own report and
  * ledger (it can be undone).
  */
+import { outsideForUndo, resolveScope, type ResolvedScope, type ScopeSpec } from '../scope.ts';
+import { labelKey } from '../resolve/reference-resolver.ts';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -227,6 +229,8 @@ async function undo(req: UndoRequest, ctx: UndoContext, tally: RequestTally): Pr
     else ctx.signal?.addEventListener('abort', interrupted, { once: true });
     let writes = 0;
     const dryCounts = { items: 0, restored: 0, conflict: 0, unchanged: 0, failed: 0 };
+    // The run's scope: an item outside it now (another supplier's since) is left alone, as a conflict.
+    const scope = run.scope ? await scopeOf(run.scope, owner, ctx) : undefined;
     log.info({ runId, undoes: run.runId, items: scan.lines, dryRun }, 'undo opened');
     const work = async () => {
       let n = -1;
@@ -253,7 +257,7 @@ async function undo(req: UndoRequest, ctx: UndoContext, tally: RequestTally): Pr
           const records = await currentRecords(batch, source, ctx, owner);
           if (dryRun) {
             batch.forEach(({ n: line, line: l }, i) => {
-              const d = decideUndo(l, records[i]!.trade, records[i]!.manu);
+              const d = decideWithin(scope, l, records[i]!.trade, records[i]!.manu);
               const item = d.incomplete
                 ? itemOf(line, l, d, 'failed', d.incomplete)
                 : itemOf(line, l, d, OUTCOME[d.verdict]);
@@ -263,7 +267,7 @@ async function undo(req: UndoRequest, ctx: UndoContext, tally: RequestTally): Pr
             });
             continue;
           }
-          writes += await undoBatch(dir, n, batch, records, ctx, owner, stop);
+          writes += await undoBatch(dir, n, batch, records, ctx, owner, stop, scope);
         } catch (err) {
           // The journal or a file of the report refused: the undo stops (the same command resumes it).
           if (dryRun || (err instanceof ProductSyncError && /^PS_ERR_(FILE_WRITE|JOURNAL)$/.test(err.code))) throw err;
@@ -343,6 +347,34 @@ async function writeBatch(dir: string, n: number, items: UndoItem[], ledger: Led
 }
 
 /** One batch: decide, journal, write, record; returns the write requests sent. */
+/** decideUndo, unless the item is outside the run's scope now: then a conflict, and nothing is sent for it. */
+function decideWithin(
+  scope: ResolvedScope | undefined,
+  line: LedgerLine,
+  trade: TradeItemRecord | undefined,
+  manu: ManufacturedItemRecord | undefined,
+): UndoDecision {
+  const outside = outsideForUndo(scope, trade, line.supplierCompanyId ?? manu?.supplierCompanyId);
+  if (outside === undefined) return decideUndo(line, trade, manu);
+  return {
+    verdict: 'conflict',
+    action: outside,
+    conflicts: [],
+    trade: {},
+    manu: {},
+    archive: null,
+    ledger: null,
+    message: outside,
+  };
+}
+
+/** A run's scope, resolved against the owner's brands when it names any (one brand list). */
+async function scopeOf(spec: ScopeSpec, owner: string, ctx: UndoContext): Promise<ResolvedScope | undefined> {
+  if (spec === 'owner') return undefined;
+  const brands = spec.brands ? await ctx.clients.product.listBrands(owner) : [];
+  return resolveScope(spec, brands, labelKey);
+}
+
 async function undoBatch(
   dir: string,
   n: number,
@@ -351,6 +383,7 @@ async function undoBatch(
   ctx: UndoContext,
   owner: string,
   stop: { reason: ProductSyncError | null },
+  scope: ResolvedScope | undefined,
 ): Promise<number> {
   const journal = await openJournal(batchPaths(dir, n).journal, { batchDurable: true });
   const api = ctx.clients.product;
@@ -370,7 +403,7 @@ async function undoBatch(
         return;
       }
       const { trade, manu } = records[i]!;
-      const d = decideUndo(line, trade, manu);
+      const d = decideWithin(scope, line, trade, manu);
       // An earlier attempt of this undo planned (and may have sent) writes for this item: what it found then is what
       // the ledger keeps, and fields already put back are its doing.
       const planned = prior?.state === 'planned' ? (prior.result as { ledger: LedgerLine }).ledger : undefined;

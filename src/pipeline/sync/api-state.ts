@@ -14,6 +14,14 @@
  *     TradeItemId filter), or when I ≤ S (a catalogue that fits in the first page is therefore always indexed: I = 0);
  *     search otherwise.
  *
+ * Scope (src/pipeline/scope.ts, docs/scopes.md), for full mode and reconcile (needIndex): a scope naming brands (and a
+ * gtin key) is read as its slice, the trade-item pages of each brand (BrandId filter; the manufactured items likewise),
+ * and a sheet key the slice does not hold is searched by GTIN over the whole owner (an item of another brand is seen,
+ * never created twice); any other scope reads the owner's pages. A scope naming suppliers first reads their
+ * manufactured items (SupplierCompanyId filter) to know which trade items are theirs. Every record is then tested
+ * against the scope on our side (gtinPrefixes have no API filter: the GTIN search is exact); catalog.scope counts the
+ * scope's items and missingFrom yields only the scope's.
+ *
  * index: every page is appended as JSON lines to <dir>/catalog/trade-items.jsonl (and manufactured-items.jsonl); memory
  * keeps only sorted typed arrays (key as a number, byte offset, length, archived flag: 16 bytes per item, SpillIndex),
  * and a chunk's records are read back with positional reads. GTIN-14 keys are exact numbers; tradeItemIds and
@@ -26,6 +34,7 @@ import type { ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } f
 import { fileWriteError, writingTo } from '../../fs-errors.ts';
 import { makeDir } from '../../make-dir.ts';
 import { gtinKey } from '../gtin.ts';
+import { recordInScope, type ResolvedScope } from '../scope.ts';
 import { manufacturedKey, type ApiState, type ArchiveEntry } from './plan.ts';
 
 export type StateStrategy = 'search' | 'index';
@@ -53,7 +62,13 @@ export interface ApiStateSource {
    * (exact for 'index': distinct keys whose kept record is not archived — what the plan and the archive guard see;
    * null for 'search'), and the trade-item pages at the page size the server gives.
    */
-  readonly catalog: { total: number; active: number | null; pages: number };
+  readonly catalog: {
+    total: number;
+    active: number | null;
+    pages: number;
+    /** Index strategy with a scope: the scope's items (archived included) and its active ones. */
+    scope?: { items: number; active: number };
+  };
   /**
    * Records of these keys (GTIN-14 strings, or tradeItemIds when key is 'tradeItemId'), plus, for target
    * manufacturedItem, the manufactured items of the trade items found.
@@ -61,7 +76,7 @@ export interface ApiStateSource {
   forKeys(keys: readonly string[]): Promise<ApiState>;
   /**
    * Index strategy only: the owner's ACTIVE trade items whose key is not in the sheet (`inSheet(key)` false), streamed
-   * in key order.
+   * in key order; only the scope's when opened with one.
    */
   missingFrom(inSheet: (key: string) => boolean): AsyncIterable<ArchiveEntry & { record: TradeItemRecord }>;
   /** Closes the spill files and removes them (unless keepFiles). */
@@ -84,6 +99,8 @@ export interface OpenApiStateOptions {
   signal?: AbortSignal;
   /** Keep <dir>/catalog/*.jsonl after close (debugging). */
   keepFiles?: boolean;
+  /** With needIndex: the part of the catalogue the sheet covers (missingFrom and catalog.scope keep to it). */
+  scope?: ResolvedScope;
 }
 
 type Page<T> = { items: T[]; total: number };
@@ -207,6 +224,7 @@ export class SpillIndex {
     records: readonly T[],
     firstSeq: number,
     keyOf: (r: T) => number | null,
+    inScope?: (r: T) => boolean,
   ): Promise<void> {
     const bufs: Buffer[] = [];
     let size = 0;
@@ -226,7 +244,8 @@ export class SpillIndex {
         this.lens[this.n] = LONG;
         this.long.set(off, buf.length);
       } else this.lens[this.n] = buf.length;
-      this.arch[this.n] = r.archived ? 1 : 0;
+      // Bit 0: archived; bit 1: outside the run's scope.
+      this.arch[this.n] = (r.archived ? 1 : 0) | (inScope && !inScope(r) ? 2 : 0);
       this.seqs![this.n] = firstSeq + i;
       this.n++;
       bufs.push(buf);
@@ -363,7 +382,12 @@ export class SpillIndex {
   }
 
   archivedAt(i: number): boolean {
-    return this.arch[i] === 1;
+    return (this.arch[i]! & 1) === 1;
+  }
+
+  /** True when the record at i is outside the scope the index was built for. */
+  outOfScopeAt(i: number): boolean {
+    return (this.arch[i]! & 2) === 2;
   }
 
   /** Records at these positions, in the order given; nearby ranges are read together. */
@@ -401,6 +425,7 @@ export class SpillIndex {
 }
 
 /** Opens the API state of an owner for a sheet: chooses search or index by cost (rule at the top of this file). */
+/** Opens the API state of an owner for a sheet: chooses search or index by cost (rule at the top of this file). */
 export async function openApiState(opts: OpenApiStateOptions): Promise<ApiStateSource> {
   const { product, owner, target, key, signal } = opts;
   const concurrency = opts.concurrency ?? 8;
@@ -415,36 +440,66 @@ export async function openApiState(opts: OpenApiStateOptions): Promise<ApiStateS
       items: p.manufacturedItems ?? [],
       total: p.skipAndTakeQueryStats?.totalCount ?? (p.manufacturedItems ?? []).length,
     }));
+  const searchKeys = keySearcher({ tradeSearch, manuSearch, owner, manufactured, concurrency, signal });
+
+  // The scope (needIndex only): the slice read through the BrandId filter when it names brands and the key is a GTIN;
+  // the suppliers' trade items through the SupplierCompanyId filter; everything else on our side (rule at the top).
+  const scope = opts.needIndex && opts.scope && opts.scope.spec !== 'owner' ? opts.scope : null;
+  const slice = scope?.brandIds && key === 'gtin' ? [...scope.brandIds] : null;
+  let supplierItems: Set<string> | null = null;
+  if (scope?.suppliers) {
+    supplierItems = new Set();
+    for (const s of scope.suppliers) {
+      throwIfAborted(signal);
+      for (const m of await pageAll(manuSearch, { OwnerCompanyId: owner, SupplierCompanyId: s }, concurrency, signal))
+        if (typeof m.tradeItemId === 'string') supplierItems.add(m.tradeItemId.toLowerCase());
+    }
+  }
+  const inScope = scope ? (t: TradeItemRecord) => recordInScope(t, scope, supplierItems) : undefined;
+  const queries: Record<string, string>[] = slice ? slice.map((b) => ({ BrandId: b })) : [{}];
 
   throwIfAborted(signal);
-  const [firstTrade, firstManu] = await Promise.all([
-    tradeSearch({ OwnerCompanyId: owner, Skip: 0, Take: PAGE_SIZE }),
-    manufactured ? manuSearch({ OwnerCompanyId: owner, Skip: 0, Take: PAGE_SIZE }) : Promise.resolve(null),
-  ]);
+  const firsts = await Promise.all(
+    queries.map((q) =>
+      Promise.all([
+        tradeSearch({ OwnerCompanyId: owner, ...q, Skip: 0, Take: PAGE_SIZE }),
+        manufactured ? manuSearch({ OwnerCompanyId: owner, ...q, Skip: 0, Take: PAGE_SIZE }) : Promise.resolve(null),
+      ]),
+    ),
+  );
   // A server that caps Take below what was asked answers smaller pages: step by what it gave.
   const stepOf = (p: Page<unknown>) => (p.items.length > 0 && p.items.length < PAGE_SIZE ? p.items.length : PAGE_SIZE);
   const pagesOf = (p: Page<unknown>) => Math.max(1, Math.ceil(p.total / stepOf(p)));
-  const tradePages = pagesOf(firstTrade);
-  const manuPages = firstManu ? pagesOf(firstManu) : 0;
+  let tradePages = 0;
+  let extraPages = 0;
+  let total = 0;
+  for (const [t, m] of firsts) {
+    tradePages += pagesOf(t);
+    extraPages += pagesOf(t) - 1 + (m ? pagesOf(m) - 1 : 0);
+    total += t.total;
+  }
   const searchCost = opts.sheetKeys * (manufactured ? 2 : 1);
-  const indexCost = PAGE_WEIGHT * (tradePages - 1 + (firstManu ? manuPages - 1 : 0));
+  const indexCost = PAGE_WEIGHT * extraPages;
   const strategy: StateStrategy =
     opts.needIndex || key === 'tradeItemId' || indexCost <= searchCost ? 'index' : 'search';
 
   if (strategy === 'search')
-    return searchSource({
-      product: { tradeSearch, manuSearch },
-      owner,
-      manufactured,
-      concurrency,
-      signal,
-      catalog: { total: firstTrade.total, active: null, pages: tradePages },
-    });
+    return {
+      strategy: 'search',
+      catalog: { total, active: null, pages: tradePages },
+      forKeys: searchKeys,
+      // eslint-disable-next-line require-yield
+      async *missingFrom() {
+        throw new Error('missingFrom needs the index strategy (open with needIndex: true)');
+      },
+      async close() {},
+    };
 
   const dir = join(opts.dir, 'catalog');
   await writingTo('cannot write the catalogue index to', dir, () => makeDir(dir));
-  const trade = new SpillIndex(join(dir, 'trade-items.jsonl'), firstTrade.total + 64);
-  const manu = firstManu ? new SpillIndex(join(dir, 'manufactured-items.jsonl'), firstManu.total + 64) : null;
+  const manuTotal = firsts.reduce((n, [, m]) => n + (m?.total ?? 0), 0);
+  const trade = new SpillIndex(join(dir, 'trade-items.jsonl'), total + 64);
+  const manu = manufactured ? new SpillIndex(join(dir, 'manufactured-items.jsonl'), manuTotal + 64) : null;
   const tradeKeyNum =
     key === 'gtin'
       ? (t: TradeItemRecord) => {
@@ -457,32 +512,32 @@ export async function openApiState(opts: OpenApiStateOptions): Promise<ApiStateS
   try {
     await trade.open();
     await manu?.open();
-    await trade.add(firstTrade.items, 0, tradeKeyNum);
-    if (manu && firstManu) await manu.add(firstManu.items, 0, manuKeyNum);
-    type Task = { skip: number; take: number; manu: boolean };
+    type Task = { q: Record<string, string>; skip: number; take: number; manu: boolean; base: number };
     const tasks: Task[] = [];
-    const push = (first: Page<unknown>, isManu: boolean) => {
-      const step = stepOf(first);
-      for (let skip = step; skip < first.total; skip += step) tasks.push({ skip, take: step, manu: isManu });
-    };
-    push(firstTrade, false);
-    if (firstManu) push(firstManu, true);
+    // Each query's records are numbered after the previous queries' (API order within a query).
+    let tradeBase = 0;
+    let manuBase = 0;
+    for (let i = 0; i < queries.length; i++) {
+      const q = queries[i]!;
+      const [ft, fm] = firsts[i]!;
+      await trade.add(ft.items, tradeBase, tradeKeyNum, inScope);
+      if (manu && fm) await manu.add(fm.items, manuBase, manuKeyNum);
+      const push = (first: Page<unknown>, isManu: boolean, base: number) => {
+        const step = stepOf(first);
+        for (let skip = step; skip < first.total; skip += step) tasks.push({ q, skip, take: step, manu: isManu, base });
+      };
+      push(ft, false, tradeBase);
+      if (fm) push(fm, true, manuBase);
+      tradeBase += ft.total + PAGE_SIZE;
+      manuBase += (fm?.total ?? 0) + PAGE_SIZE;
+    }
     await pool(
       tasks,
       concurrency,
       async (t) => {
-        if (t.manu)
-          await manu!.add(
-            (await manuSearch({ OwnerCompanyId: owner, Skip: t.skip, Take: t.take })).items,
-            t.skip,
-            manuKeyNum,
-          );
-        else
-          await trade.add(
-            (await tradeSearch({ OwnerCompanyId: owner, Skip: t.skip, Take: t.take })).items,
-            t.skip,
-            tradeKeyNum,
-          );
+        const query = { OwnerCompanyId: owner, ...t.q, Skip: t.skip, Take: t.take };
+        if (t.manu) await manu!.add((await manuSearch(query)).items, t.base + t.skip, manuKeyNum);
+        else await trade.add((await tradeSearch(query)).items, t.base + t.skip, tradeKeyNum, inScope);
       },
       signal,
     );
@@ -500,67 +555,83 @@ export async function openApiState(opts: OpenApiStateOptions): Promise<ApiStateS
     key,
     dir,
     keepFiles: Boolean(opts.keepFiles),
-    total: firstTrade.total,
+    total,
     pages: tradePages,
+    scoped: scope !== null,
+    // A slice does not hold the owner's other items: a key it lacks is searched over the owner.
+    ...(slice ? { outside: searchKeys } : {}),
   });
 }
 
-function searchSource(o: {
-  product: { tradeSearch: Search<TradeItemRecord>; manuSearch: Search<ManufacturedItemRecord> };
+/** Every record of a filtered search, its pages fetched `concurrency` at a time after the first. */
+async function pageAll<T>(
+  search: Search<T>,
+  query: { OwnerCompanyId: string } & Record<string, string>,
+  concurrency: number,
+  signal?: AbortSignal,
+): Promise<T[]> {
+  const first = await search({ ...query, Skip: 0, Take: PAGE_SIZE });
+  const step = first.items.length > 0 && first.items.length < PAGE_SIZE ? first.items.length : PAGE_SIZE;
+  const skips: number[] = [];
+  for (let skip = step; skip < first.total; skip += step) skips.push(skip);
+  const pages = new Map<number, T[]>();
+  await pool(
+    skips,
+    concurrency,
+    async (skip) => void pages.set(skip, (await search({ ...query, Skip: skip, Take: step })).items),
+    signal,
+  );
+  return [...first.items, ...skips.flatMap((s) => pages.get(s) ?? [])];
+}
+
+/** forKeys by search: one exact GTIN search per key (and, for manufactured items, one per trade item found). */
+function keySearcher(o: {
+  tradeSearch: Search<TradeItemRecord>;
+  manuSearch: Search<ManufacturedItemRecord>;
   owner: string;
   manufactured: boolean;
   concurrency: number;
-  signal?: AbortSignal;
-  catalog: { total: number; active: null; pages: number };
-}): ApiStateSource {
-  return {
-    strategy: 'search',
-    catalog: o.catalog,
-    async forKeys(keys) {
-      const tradeItems = new Map<string, TradeItemRecord>();
-      const manufacturedItems = new Map<string, ManufacturedItemRecord>();
-      const wanted = [...new Set(keys)];
-      const found = new Map<string, TradeItemRecord[]>();
+  signal?: AbortSignal | undefined;
+}): (keys: readonly string[]) => Promise<ApiState> {
+  return async (keys) => {
+    const tradeItems = new Map<string, TradeItemRecord>();
+    const manufacturedItems = new Map<string, ManufacturedItemRecord>();
+    const wanted = [...new Set(keys)];
+    const found = new Map<string, TradeItemRecord[]>();
+    await pool(
+      wanted,
+      o.concurrency,
+      async (k) => {
+        // The GTIN filter is exact: records are matched on their GTIN-14 form.
+        const recs = await searchAll(o.tradeSearch, { OwnerCompanyId: o.owner, GTIN: k }, o.signal);
+        found.set(
+          k,
+          recs.filter((t) => gtinKey(t.gtin) === k),
+        );
+      },
+      o.signal,
+    );
+    // Keys in the order asked, each key's records in API order: the same choice among duplicates as the index.
+    for (const k of wanted) for (const t of found.get(k) ?? []) prefer(tradeItems, k, t);
+    if (o.manufactured) {
+      const kept = [...tradeItems.values()];
+      const byTrade = new Map<string, ManufacturedItemRecord[]>();
       await pool(
-        wanted,
+        kept,
         o.concurrency,
-        async (k) => {
-          // The GTIN filter is exact: records are matched on their GTIN-14 form.
-          const recs = await searchAll(o.product.tradeSearch, { OwnerCompanyId: o.owner, GTIN: k }, o.signal);
-          found.set(
-            k,
-            recs.filter((t) => gtinKey(t.gtin) === k),
+        async (t) => {
+          byTrade.set(
+            t.tradeItemId,
+            await searchAll(o.manuSearch, { OwnerCompanyId: o.owner, TradeItemId: t.tradeItemId }, o.signal),
           );
         },
         o.signal,
       );
-      // Keys in the order asked, each key's records in API order: the same choice among duplicates as the index.
-      for (const k of wanted) for (const t of found.get(k) ?? []) prefer(tradeItems, k, t);
-      if (o.manufactured) {
-        const kept = [...tradeItems.values()];
-        const byTrade = new Map<string, ManufacturedItemRecord[]>();
-        await pool(
-          kept,
-          o.concurrency,
-          async (t) => {
-            byTrade.set(
-              t.tradeItemId,
-              await searchAll(o.product.manuSearch, { OwnerCompanyId: o.owner, TradeItemId: t.tradeItemId }, o.signal),
-            );
-          },
-          o.signal,
-        );
-        for (const t of kept)
-          for (const m of byTrade.get(t.tradeItemId) ?? [])
-            prefer(manufacturedItems, manufacturedKey(m.tradeItemId, m.supplierCompanyId), m);
-      }
-      return { tradeItems, manufacturedItems, complete: false };
-    },
-    // eslint-disable-next-line require-yield
-    async *missingFrom() {
-      throw new Error('missingFrom needs the index strategy (open with needIndex: true)');
-    },
-    async close() {},
+      for (const t of kept)
+        for (const m of byTrade.get(t.tradeItemId) ?? [])
+          prefer(manufacturedItems, manufacturedKey(m.tradeItemId, m.supplierCompanyId), m);
+    }
+    return { tradeItems, manufacturedItems, complete: false };
   };
 }
 
@@ -572,6 +643,10 @@ async function indexSource(o: {
   keepFiles: boolean;
   total: number;
   pages: number;
+  /** Opened with a scope: records outside it are flagged (SpillIndex.outOfScopeAt). */
+  scoped: boolean;
+  /** The index holds a slice only: keys it lacks are searched with this. */
+  outside?: (keys: readonly string[]) => Promise<ApiState>;
 }): Promise<ApiStateSource> {
   const { trade, manu } = o;
   const gtin = o.key === 'gtin';
@@ -591,24 +666,51 @@ async function indexSource(o: {
     }
     return out;
   }
+  /** The position of the record a key keeps (its first active one, else its first), in a GTIN run [i, j). */
+  const keptAt = (i: number, j: number): number => {
+    for (let p = i; p < j; p++) if (!trade.archivedAt(p)) return p;
+    return i;
+  };
 
   // Active keys, exactly: a run of one numeric key is one key (GTIN); a hash run longer than one is resolved by reading
-  // it.
+  // it. With a scope, the same for the scope's keys (its kept record in the scope).
   let active = 0;
+  const inScope = { items: 0, active: 0 };
   const hashRuns: [number, number][] = [];
   for (let i = 0; i < trade.n;) {
     let j = i + 1;
     let anyActive = !trade.archivedAt(i);
     for (; j < trade.n && trade.keyAt(j) === trade.keyAt(i); j++) if (!trade.archivedAt(j)) anyActive = true;
     if (!gtin && j - i > 1) hashRuns.push([i, j]);
-    else if (anyActive) active++;
+    else {
+      if (anyActive) active++;
+      const k = keptAt(i, j);
+      if (!trade.outOfScopeAt(k)) {
+        inScope.items++;
+        if (anyActive) inScope.active++;
+      }
+    }
     i = j;
   }
-  for (const [i, j] of hashRuns) for (const t of (await resolveRun(i, j, false)).values()) if (!t.archived) active++;
+  for (const [i, j] of hashRuns) {
+    const kept = await resolveRun(i, j, false);
+    for (const t of kept.values()) if (!t.archived) active++;
+    // Hash runs are rare (a collision of 52-bit hashes): their scope is read from the records themselves.
+    for (let p = i; p < j; p++)
+      if (!trade.outOfScopeAt(p)) {
+        inScope.items++;
+        if (!trade.archivedAt(p)) inScope.active++;
+      }
+  }
 
   return {
     strategy: 'index',
-    catalog: { total: o.total, active, pages: o.pages },
+    catalog: {
+      total: o.total,
+      active: o.scoped ? inScope.active : active,
+      pages: o.pages,
+      ...(o.scoped ? { scope: inScope } : {}),
+    },
     async forKeys(keys) {
       const tradeItems = new Map<string, TradeItemRecord>();
       const manufacturedItems = new Map<string, ManufacturedItemRecord>();
@@ -643,6 +745,14 @@ async function indexSource(o: {
             prefer(manufacturedItems, manufacturedKey(m.tradeItemId, m.supplierCompanyId), m);
         }
       }
+      if (o.outside) {
+        const lacking = [...new Set(keys)].filter((k) => !tradeItems.has(k));
+        if (lacking.length > 0) {
+          const more = await o.outside(lacking);
+          for (const [k, t] of more.tradeItems) tradeItems.set(k, t);
+          for (const [k, m] of more.manufacturedItems) manufacturedItems.set(k, m);
+        }
+      }
       return { tradeItems, manufacturedItems, complete: true };
     },
     async *missingFrom(inSheet) {
@@ -657,19 +767,27 @@ async function indexSource(o: {
         let j = i + 1;
         while (j < trade.n && trade.keyAt(j) === trade.keyAt(i)) j++;
         if (gtin) {
-          // The kept record of a GTIN is its first active one (API order) when any is active.
+          // The kept record of a GTIN is its first active one (API order) when any is active; outside the scope, it
+          // is another's to archive.
           let first = -1;
           for (let p = i; p < j && first < 0; p++) if (!trade.archivedAt(p)) first = p;
-          if (first >= 0 && !inSheet(String(trade.keyAt(i)).padStart(14, '0'))) {
+          if (first >= 0 && !trade.outOfScopeAt(first) && !inSheet(String(trade.keyAt(i)).padStart(14, '0'))) {
             batch.push(first);
             if (batch.length >= BATCH) yield* flush();
           }
         } else {
           let anyActive = false;
-          for (let p = i; p < j; p++) if (!trade.archivedAt(p)) anyActive = true;
+          for (let p = i; p < j; p++) if (!trade.archivedAt(p) && !trade.outOfScopeAt(p)) anyActive = true;
           if (anyActive) {
-            for (const [k, t] of await resolveRun(i, j, true))
-              if (!inSheet(k)) yield { tradeItemId: t.tradeItemId, key: k, record: t };
+            const runAll = await resolveRun(i, j, true);
+            for (let p = i; p < j; p++) {
+              if (!trade.outOfScopeAt(p)) continue;
+              // Positions outside the scope: drop their keys from the run (read back to know them).
+              const [t] = await trade.read<TradeItemRecord>([p]);
+              const k = t ? keyOfRecord(t) : null;
+              if (k !== null && runAll.get(k)?.tradeItemId === t!.tradeItemId) runAll.delete(k);
+            }
+            for (const [k, t] of runAll) if (!inSheet(k)) yield { tradeItemId: t.tradeItemId, key: k, record: t };
           }
         }
         i = j;

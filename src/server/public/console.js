@@ -9,7 +9,10 @@
  * @typedef {{
  *   id: string,
  *   fileName: string,
+ *   feed?: string | null,
  *   mapping: string,
+ *   scope?: { text: string, items: number | null, active: number | null } | null,
+ *   withheld?: Withheld | null,
  *   queuedAt: string,
  *   startedAt: string | null,
  *   finishedAt: string | null,
@@ -24,6 +27,15 @@
  *   reportDir: string | null,
  *   rerun: string | null,
  * }} Run
+ */
+/**
+ * What a full run withheld from archiving (docs/scopes.md): rows whose key could not be read, and the items each
+ * stands for.
+ * @typedef {{
+ *   message: string,
+ *   rows: { row: number, value: string | null, reason: string, items: number,
+ *     withheld: { gtin?: string | null, tradeItemId?: string }[] }[],
+ * }} Withheld
  */
 /**
  * A run's progress as its job reports it (docs/queue.md, "Topology": Progress).
@@ -129,6 +141,7 @@
   /** @param {Run} r */
   function row(r) {
     return `<tr data-run="${esc(r.id)}"><td data-label="file"><a href="#run=${encodeURIComponent(r.id)}" class="open">${esc(r.fileName)}</a></td>
+    <td data-label="feed · mapping" class="source">${esc(r.feed ? `${r.feed} · ${r.mapping}` : r.mapping)}</td>
     <td data-label="status" class="status">${esc(r.status)}</td><td data-label="queued">${when(r.queuedAt)}</td>
     <td data-label="started">${when(r.startedAt)}</td><td data-label="finished">${when(r.finishedAt)}</td>
     <td data-label="progress" class="progress">${esc(progressText(r.progress))}</td><td data-label="outcome" class="outcome">${outcome(r)}</td>
@@ -172,10 +185,36 @@
         ? '<button type="button" id="undo">Undo…</button>'
         : '';
     return `<h2>Run: ${esc(r.fileName)}</h2>
-    <dl><dt>id</dt><dd><code>${esc(r.id)}</code></dd><dt>mapping</dt><dd>${esc(r.mapping)}</dd><dt>status</dt><dd class="status">${esc(r.status)}</dd>
+    <dl><dt>id</dt><dd><code>${esc(r.id)}</code></dd><dt>file</dt><dd>${esc(r.fileName)}</dd>${r.feed ? `<dt>feed</dt><dd>${esc(r.feed)}</dd>` : ''}
+    <dt>mapping</dt><dd>${esc(r.mapping)}</dd>${scopeText(r)}<dt>status</dt><dd class="status">${esc(r.status)}</dd>
     <dt>queued</dt><dd>${when(r.queuedAt)}</dd><dt>started</dt><dd>${when(r.startedAt)}</dd><dt>finished</dt><dd>${when(r.finishedAt)}</dd>
     <dt>outcome</dt><dd class="outcome">${outcome(r) || esc(progressText(r.progress))}</dd></dl>
-    ${issueTable(r)}<p>${rejected} ${rerun} ${undo}</p>`;
+    ${withheldBox(r)}${issueTable(r)}<p>${rejected} ${rerun} ${undo}</p>`;
+  }
+  /**
+   * The scope the run kept to (docs/scopes.md): its words and the items it held.
+   * @param {Run} r
+   */
+  function scopeText(r) {
+    if (!r.scope) return '';
+    const items = r.scope.items === null ? '' : ` (${r.scope.items} items, ${r.scope.active ?? '?'} active)`;
+    return `<dt>scope</dt><dd class="scope">${esc(r.scope.text)}${esc(items)}</dd>`;
+  }
+  /**
+   * What a full run withheld from archiving because rows had keys it could not read.
+   * @param {Run} r
+   */
+  function withheldBox(r) {
+    const w = r.withheld;
+    if (!w) return '';
+    const rows = w.rows
+      .slice(0, 20)
+      .map(
+        (x) =>
+          `<li>row ${x.row} ${x.value === null ? '(empty key)' : `<code>${esc(x.value)}</code>`}: ${esc(x.reason)}; ${x.items} item(s)${x.withheld.length ? ` — ${esc(x.withheld.map((i) => i.gtin ?? i.tradeItemId).join(', '))}` : ''}</li>`,
+      )
+      .join('');
+    return `<section id="withheld" class="err"><h3>Archives withheld</h3><p>${esc(w.message)}</p><ul>${rows}</ul></section>`;
   }
   /** @param {string} id */
   async function showRun(id) {
@@ -284,7 +323,12 @@
     refresh();
   }
   async function refresh() {
-    const res = await fetch(`/runs?limit=${PAGE * pages}`);
+    const params = new URLSearchParams({ limit: String(PAGE * pages) });
+    for (const k of ['feed', 'mapping', 'file']) {
+      const v = /** @type {HTMLInputElement} */ ($(`filter-${k}`)).value.trim();
+      if (v) params.set(k, v);
+    }
+    const res = await fetch(`/runs?${params}`);
     // 503 while Redis is away: the banner says so; the last list stays.
     if (!res.ok) return;
     /** @type {{ runs: Run[], next: string | null }} */
@@ -307,6 +351,12 @@
     pages++;
     refresh();
   });
+  // The runs list filtered by feed, mapping and file name (GET /runs?feed=&mapping=&file=) as one types.
+  $('run-filter').addEventListener('input', () => {
+    pages = 1;
+    refresh();
+  });
+  $('run-filter').addEventListener('submit', (e) => e.preventDefault());
   $('upload').addEventListener('submit', async (e) => {
     e.preventDefault();
     const body = new FormData();
