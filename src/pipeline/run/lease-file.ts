@@ -34,7 +34,7 @@ const MUTEX_STALE_MS = 30_000;
 const MUTEX_WAIT_MS = 10_000;
 
 /** The lease file of (owner, api) under `stateDir`; `name` is its hash (leaseName). */
-export function fileLeaseStore(stateDir: string, name: string, owner: string, api: string): LeaseStore {
+export function fileLeaseStore(stateDir: string, name: string, owner: string, api: string): FileLeaseStore {
   const dir = join(stateDir, 'leases');
   const file = join(dir, `${name}.json`);
   const mutex = `${file}.mutex`;
@@ -101,6 +101,24 @@ export function fileLeaseStore(stateDir: string, name: string, owner: string, ap
 
   return {
     where: `the lease file ${file}`,
+    mirror(grant: Grant, holder: LeaseHolder, ttlMs: number, verdict: (current: LeaseHolder) => BusyVerdict) {
+      return locked((s): { ok: true } | { busy: LeaseHolder } => {
+        const now = Date.now();
+        if (s.grant && s.holder && s.expiresAt > now && s.grant.id !== grant.id && verdict(s.holder) === 'busy')
+          return { busy: s.holder };
+        const mine = s.grant?.id === grant.id ? s.grant : { id: grant.id, token: s.seq + 1 };
+        write({
+          owner,
+          api,
+          seq: Math.max(s.seq, mine.token),
+          last: grant.id,
+          grant: mine,
+          holder,
+          expiresAt: now + ttlMs,
+        });
+        return { ok: true };
+      });
+    },
     acquire(holder: LeaseHolder, ttlMs: number, verdict: (current: LeaseHolder) => BusyVerdict) {
       return locked((s) => {
         const now = Date.now();
@@ -133,6 +151,20 @@ export function fileLeaseStore(stateDir: string, name: string, owner: string, ap
       });
     },
   };
+}
+
+/** The lease file, which can also mirror a grant of another store (lease-store.ts). */
+export interface FileLeaseStore extends LeaseStore {
+  /**
+   * Holds the file for `grant` (a grant of the Redis lease, by its id) unless another grant holds it unexpired and
+   * `verdict` says busy: granted, extended or taken over, as one step under the mutex.
+   */
+  mirror(
+    grant: Grant,
+    holder: LeaseHolder,
+    ttlMs: number,
+    verdict: (current: LeaseHolder) => BusyVerdict,
+  ): Promise<{ ok: true } | { busy: LeaseHolder }>;
 }
 
 /** The state directory refused (PS_ERR_FILE_WRITE, naming STATE_DIR and why). */
