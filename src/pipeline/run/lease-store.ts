@@ -72,5 +72,6 @@ function withMachineFile(redis: LeaseStore, file: FileLeaseStore): LeaseStore {
       await redis.release(grant);
       await file.release(grant);
     },
+    ...(redis.watch ? { watch: redis.watch.bind(redis) } : {}),
   };
 }
