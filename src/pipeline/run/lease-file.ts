@@ -28,6 +28,8 @@ interface LeaseFile {
   holder: LeaseHolder | null;
   /** Wall-clock ms after which the grant is expired. */
   expiresAt: number;
+  /** Wall-clock ms when the last grant took the file. */
+  grantedAt?: number;
 }
 
 const MUTEX_STALE_MS = 30_000;
@@ -101,13 +103,17 @@ export function fileLeaseStore(stateDir: string, name: string, owner: string, ap
 
   return {
     where: `the lease file ${file}`,
-    mirror(grant: Grant, holder: LeaseHolder, ttlMs: number, verdict: (current: LeaseHolder) => BusyVerdict) {
-      return locked((s): { ok: true } | { busy: LeaseHolder } => {
+    mirror(grant, holder, ttlMs, verdict, since) {
+      return locked((s): MirrorResult => {
         const now = Date.now();
+        // Another grant took this machine's file after ours was made: that run wrote meanwhile, ours is outdated.
+        if (since !== undefined && s.last && s.last !== grant.id && (s.grantedAt ?? 0) > since)
+          return { taken: s.holder ?? undefined };
         if (s.grant && s.holder && s.expiresAt > now && s.grant.id !== grant.id && verdict(s.holder) === 'busy')
           return { busy: s.holder };
         const mine = s.grant?.id === grant.id ? s.grant : { id: grant.id, token: s.seq + 1 };
         write({
+          grantedAt: s.last === grant.id ? (s.grantedAt ?? now) : now,
           owner,
           api,
           seq: Math.max(s.seq, mine.token),
@@ -131,7 +137,7 @@ export function fileLeaseStore(stateDir: string, name: string, owner: string, ap
           }
         }
         const grant: Grant = { id: randomUUID(), token: s.seq + 1 };
-        write({ owner, api, seq: grant.token, last: grant.id, grant, holder, expiresAt: now + ttlMs });
+        write({ owner, api, seq: grant.token, last: grant.id, grant, holder, expiresAt: now + ttlMs, grantedAt: now });
         return { grant };
       });
     },
@@ -164,8 +170,15 @@ export interface FileLeaseStore extends LeaseStore {
     holder: LeaseHolder,
     ttlMs: number,
     verdict: (current: LeaseHolder) => BusyVerdict,
-  ): Promise<{ ok: true } | { busy: LeaseHolder }>;
+    since?: number,
+  ): Promise<MirrorResult>;
 }
+
+/**
+ * What mirroring answers: held; busy (another grant holds it unexpired); or taken — with `since` (the wall-clock ms the
+ * grant was made), another grant took the file after it: another run of this machine wrote since.
+ */
+export type MirrorResult = { ok: true } | { busy: LeaseHolder } | { taken: LeaseHolder | undefined };
 
 /** The state directory refused (PS_ERR_FILE_WRITE, naming STATE_DIR and why). */
 function stateDirError(stateDir: string, err: unknown): unknown {

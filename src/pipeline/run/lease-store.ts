@@ -49,17 +49,21 @@ function withMachineFile(redis: LeaseStore, file: FileLeaseStore): LeaseStore {
       const got = await redis.acquire(holder, ttlMs, (h) => (decided = verdict(h)));
       if (!('grant' in got)) return got;
       const held = await file.mirror(got.grant, holder, ttlMs, verdict);
-      if ('busy' in held) {
+      if (!('ok' in held)) {
         // A grant of this very run reused (its import job restarted) stays its own; a new one is given back.
         if (decided !== 'reuse') await redis.release(got.grant);
-        return held;
+        return { busy: 'busy' in held ? held.busy : (held.taken ?? holder) };
       }
       return got;
     },
     async renew(grant, holder, ttlMs): Promise<RenewResult> {
       const r = await redis.renew(grant, holder, ttlMs);
       if (!r.ok) return r;
-      const held = await file.mirror(grant, holder, ttlMs, gone);
+      const since = Date.parse(holder.since);
+      const held = await file.mirror(grant, holder, ttlMs, gone, Number.isNaN(since) ? undefined : since);
+      // Another run of this machine held its lease file after this grant was made (an inline run without REDIS_URL
+      // while this lease's holders were away): it may have written these items since, so the lease is lost.
+      if ('taken' in held) return { ok: false, ...(held.taken ? { holder: held.taken } : {}) };
       if ('busy' in held)
         throw new ProductSyncError(
           'PS_ERR_RUN_LOCKED',
