@@ -157,9 +157,11 @@ describe('executor against the sandbox with faults', () => {
           record: (id: string, state: string, result?: unknown) => void states.set(id, { state, result }),
         };
       };
+      // Taken as possibly its own, the item found is compared with what the create sent: it holds another name, so
+      // that field is updated and the row reported updated (never `created` for an item holding other values).
       for (const [ours, outcome] of [
         [false, 'failed'],
-        [true, 'created'],
+        [true, 'updated'],
       ] as const) {
         const results: ExecutedRow[] = [];
         await new Executor({
@@ -201,5 +203,46 @@ describe('executor against the sandbox with faults', () => {
     expect(results).toHaveLength(20);
     expect(results.filter((r) => r.outcome === 'not_attempted').length).toBeGreaterThan(10);
     expect(sandbox.handle.store.dump().tradeItems).toHaveLength(0);
+  });
+});
+
+describe('a create refused as a duplicate (409)', () => {
+  it('is claimed as this run’s only when the item holds what was sent; otherwise the fields that differ are updated and the row reported updated', async () => {
+    sandbox.handle.reset();
+    // Planned against an empty API; meanwhile another writer created two of the items (with the ids this run asks for,
+    // an API that honours them answers the creates 409): one as this sheet has it, one with another name.
+    const drafts = [draft(1), draft(2), draft(3)];
+    const plans = drafts.map((d) =>
+      planRow(d, empty(), { target: 'tradeItem', mode: 'upsert', ownerCompanyId: owner, key: 'gtin' }),
+    );
+    const bodyOf = (i: number) => (plans[i]!.steps[0] as { body: Record<string, unknown> }).body;
+    await clients.product.createTradeItem(bodyOf(0));
+    await clients.product.createTradeItem({
+      ...bodyOf(1),
+      tradeItemName: 'Written by another run',
+    });
+    const results: ExecutedRow[] = [];
+    const ex = new Executor({
+      api: clients.product,
+      ownerCompanyId: owner,
+      throttle,
+      onResult: (r) => results.push(r),
+    });
+    await ex.run(plans);
+    const byRow = new Map(results.map((r) => [r.row, r]));
+    expect(byRow.get(3)).toMatchObject({ outcome: 'created', tradeItemId: plans[0]!.tradeItemId });
+    expect(byRow.get(4)).toMatchObject({
+      outcome: 'updated',
+      tradeItemId: plans[1]!.tradeItemId,
+      changedFields: ['tradeItemName'],
+    });
+    expect(byRow.get(5)).toMatchObject({ outcome: 'created' });
+    const names = new Map(sandbox.handle.store.dump().tradeItems.map((t) => [t.tradeItemId, t.tradeItemName]));
+    expect(names.get(plans[1]!.tradeItemId!)).toBe('Produit 2');
+    // The undo ledger of the updated row puts the other writer's name back; it does not archive that writer's item.
+    expect(plans[1]!.undo).toMatchObject({
+      created: [],
+      fields: [{ item: 'tradeItem', field: 'tradeItemName', before: 'Written by another run', sent: 'Produit 2' }],
+    });
   });
 });

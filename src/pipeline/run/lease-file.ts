@@ -28,13 +28,15 @@ interface LeaseFile {
   holder: LeaseHolder | null;
   /** Wall-clock ms after which the grant is expired. */
   expiresAt: number;
+  /** Wall-clock ms when the last grant took the file. */
+  grantedAt?: number;
 }
 
 const MUTEX_STALE_MS = 30_000;
 const MUTEX_WAIT_MS = 10_000;
 
 /** The lease file of (owner, api) under `stateDir`; `name` is its hash (leaseName). */
-export function fileLeaseStore(stateDir: string, name: string, owner: string, api: string): LeaseStore {
+export function fileLeaseStore(stateDir: string, name: string, owner: string, api: string): FileLeaseStore {
   const dir = join(stateDir, 'leases');
   const file = join(dir, `${name}.json`);
   const mutex = `${file}.mutex`;
@@ -101,6 +103,28 @@ export function fileLeaseStore(stateDir: string, name: string, owner: string, ap
 
   return {
     where: `the lease file ${file}`,
+    mirror(grant, holder, ttlMs, verdict, since) {
+      return locked((s): MirrorResult => {
+        const now = Date.now();
+        // Another grant took this machine's file after ours was made: that run wrote meanwhile, ours is outdated.
+        if (since !== undefined && s.last && s.last !== grant.id && (s.grantedAt ?? 0) > since)
+          return { taken: s.holder ?? undefined };
+        if (s.grant && s.holder && s.expiresAt > now && s.grant.id !== grant.id && verdict(s.holder) === 'busy')
+          return { busy: s.holder };
+        const mine = s.grant?.id === grant.id ? s.grant : { id: grant.id, token: s.seq + 1 };
+        write({
+          grantedAt: s.last === grant.id ? (s.grantedAt ?? now) : now,
+          owner,
+          api,
+          seq: Math.max(s.seq, mine.token),
+          last: grant.id,
+          grant: mine,
+          holder,
+          expiresAt: now + ttlMs,
+        });
+        return { ok: true };
+      });
+    },
     acquire(holder: LeaseHolder, ttlMs: number, verdict: (current: LeaseHolder) => BusyVerdict) {
       return locked((s) => {
         const now = Date.now();
@@ -113,7 +137,7 @@ export function fileLeaseStore(stateDir: string, name: string, owner: string, ap
           }
         }
         const grant: Grant = { id: randomUUID(), token: s.seq + 1 };
-        write({ owner, api, seq: grant.token, last: grant.id, grant, holder, expiresAt: now + ttlMs });
+        write({ owner, api, seq: grant.token, last: grant.id, grant, holder, expiresAt: now + ttlMs, grantedAt: now });
         return { grant };
       });
     },
@@ -134,6 +158,27 @@ export function fileLeaseStore(stateDir: string, name: string, owner: string, ap
     },
   };
 }
+
+/** The lease file, which can also mirror a grant of another store (lease-store.ts). */
+export interface FileLeaseStore extends LeaseStore {
+  /**
+   * Holds the file for `grant` (a grant of the Redis lease, by its id) unless another grant holds it unexpired and
+   * `verdict` says busy: granted, extended or taken over, as one step under the mutex.
+   */
+  mirror(
+    grant: Grant,
+    holder: LeaseHolder,
+    ttlMs: number,
+    verdict: (current: LeaseHolder) => BusyVerdict,
+    since?: number,
+  ): Promise<MirrorResult>;
+}
+
+/**
+ * What mirroring answers: held; busy (another grant holds it unexpired); or taken — with `since` (the wall-clock ms the
+ * grant was made), another grant took the file after it: another run of this machine wrote since.
+ */
+export type MirrorResult = { ok: true } | { busy: LeaseHolder } | { taken: LeaseHolder | undefined };
 
 /** The state directory refused (PS_ERR_FILE_WRITE, naming STATE_DIR and why). */
 function stateDirError(stateDir: string, err: unknown): unknown {

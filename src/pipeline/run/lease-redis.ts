@@ -96,5 +96,9 @@ export function redisLeaseStore(redis: Redis, prefix: string, name: string): Lea
     async release(grant: Grant) {
       await run(RELEASE, grant.id);
     },
+    watch(onDrop: () => void) {
+      redis.on('close', onDrop);
+      return () => void redis.off('close', onDrop);
+    },
   };
 }

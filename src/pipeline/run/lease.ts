@@ -58,6 +58,11 @@ export interface LeaseStore {
   renew(grant: Grant, holder: LeaseHolder, ttlMs: number): Promise<RenewResult>;
   /** Frees the lease if `grant` is still the current one. */
   release(grant: Grant): Promise<void>;
+  /**
+   * Calls `onDrop` whenever the store's connection drops (Redis): what it said may be gone when it answers again (a
+   * restart without persistence). Returns the unsubscribe.
+   */
+  watch?(onDrop: () => void): () => void;
 }
 
 /** The name of (API, owner): the same for every entry point, whatever its report directory. */
@@ -129,6 +134,11 @@ export class Lease implements Fence {
   #renewing: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #warned = false;
+  /** Set when the store's connection dropped: no write is let through until a renewal says the lease is still ours. */
+  #unverified = false;
+  /** Connection drops seen: a renewal answered across a drop does not confirm the lease. */
+  #drops = 0;
+  #unwatch: (() => void) | undefined;
   readonly #onLost = new Set<(err: LeaseLostError) => void>();
 
   /** `sentAt`: when the request that granted or last renewed it was sent (both clocks). */
@@ -145,6 +155,16 @@ export class Lease implements Fence {
     this.ttlMs = ttlMs;
     this.#monoUntil = sentAt.mono + ttlMs;
     this.#wallUntil = sentAt.wall + ttlMs;
+    this.#unwatch = store.watch?.(() => {
+      if (this.#lost) return;
+      if (!this.#unverified)
+        logger.warn(
+          { runId: holder.runId },
+          `the connection to ${store.where} dropped: the run sends nothing until its lease is confirmed there`,
+        );
+      this.#unverified = true;
+      this.#drops++;
+    });
   }
 
   get token(): number {
@@ -177,6 +197,19 @@ export class Lease implements Fence {
 
   async ready(): Promise<void> {
     if (this.#lost) throw this.#lost;
+    // The store's connection dropped since the last renewal: it may have come back without the lease (a Redis restarted
+    // without persistence), and someone else may hold it now. Nothing is sent until a renewal says it is ours; the
+    // lease is lost when the store names another grant, or when its time runs out first.
+    while (this.#unverified) {
+      try {
+        await this.renew();
+      } catch (err) {
+        if (err instanceof LeaseLostError) throw err;
+      }
+      if (!this.#unverified) break;
+      this.check();
+      await sleep(Math.max(50, Math.min(1000, this.ttlMs / 20)));
+    }
     if (this.remainingMs() < this.ttlMs / 3) {
       try {
         await this.renew();
@@ -196,6 +229,8 @@ export class Lease implements Fence {
       try {
         if (this.#lost) throw this.#lost;
         const sentAt = { mono: performance.now(), wall: Date.now() };
+        const wasUnverified = this.#unverified;
+        const drops = this.#drops;
         const r = await this.#store.renew(this.grant, this.holder, this.ttlMs);
         if (!r.ok) {
           throw this.markLost(
@@ -205,6 +240,9 @@ export class Lease implements Fence {
         this.#monoUntil = sentAt.mono + this.ttlMs;
         this.#wallUntil = sentAt.wall + this.ttlMs;
         this.#warned = false;
+        if (wasUnverified)
+          logger.info({ runId: this.holder.runId }, `the lease is still this run's in ${this.#store.where}`);
+        if (drops === this.#drops) this.#unverified = false;
       } finally {
         this.#renewing = undefined;
       }
@@ -241,6 +279,8 @@ export class Lease implements Fence {
   stop(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#unwatch?.();
+    this.#unwatch = undefined;
   }
 
   /** Called once when the lease is found lost. */

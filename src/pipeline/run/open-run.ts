@@ -7,7 +7,8 @@
  * resolve → plan, each chunk written to the run directory as it is produced (chunks.ts) so pushing starts while the
  * pass goes on.
  */
-import { mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, rename } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
 import { MANUFACTURED_ITEM_FIELDS, TRADE_ITEM_FIELDS } from '../../api/fields.ts';
 import { LeaseLostError, ProductSyncError } from '../../errors.ts';
@@ -17,7 +18,10 @@ import { checkSheetFile } from '../read/read-sheet.ts';
 import { rowBatches } from '../read/row-batches.ts';
 import type { DraftResolver } from '../resolve/resolve-drafts.ts';
 import { openApiState, type ApiStateSource } from '../sync/api-state.ts';
-import type { RunStop } from '../sync/execute.ts';
+import type { ExecutedRow, RunStop } from '../sync/execute.ts';
+import { openJournal, type JournalEntry } from '../sync/journal.ts';
+import { makeDir } from '../../make-dir.ts';
+import { logger as rootLogger } from '../../logger.ts';
 import { archiveGuard, planRow, type ArchiveEntry, type Mode, type RowAction } from '../sync/plan.ts';
 import type { CircuitBreaker } from '../sync/throttle.ts';
 import { describeScope, scopeIssue, scopeMissingError, type ResolvedScope } from '../scope.ts';
@@ -26,6 +30,8 @@ import { runScope } from './scope-of-run.ts';
 import type { Draft, Issue, Sheet } from '../types.ts';
 import {
   chunkExists,
+  chunkPaths,
+  readChunk,
   resultsExist,
   settleArchiveChunk,
   writeChunk,
@@ -78,6 +84,8 @@ export interface OpenedRun {
   sheet?: Sheet;
   /** The run's scope (the feed's, else the mapping's): rows outside it are refused (SCOPE_OUTSIDE). */
   scope?: ResolvedScope;
+  /** Where an earlier attempt's outdated chunks were set aside (the run plans every row again). */
+  earlier?: string;
 }
 
 const OUTCOME: Record<RowAction, ResultRow['outcome']> = {
@@ -209,6 +217,32 @@ function grantsOf(previous: RunState | undefined, lease: Lease): NonNullable<Run
   return { where: lease.where, tokens: [...before.tokens, lease.token].slice(-20), ...(broken ? { broken } : {}) };
 }
 
+/**
+ * True when an earlier attempt of this run made plans that another run may have outdated since: the lease was granted
+ * to someone else between that attempt's grant and this one (tokens not consecutive, another store, or unknown).
+ */
+function plansOutdated(previous: RunState | undefined, lease: Lease): boolean {
+  if (!previous) return false;
+  return grantsOf(previous, lease).broken === true;
+}
+
+/**
+ * Sets an earlier attempt's chunks aside (`<run>/outdated-<n>/chunks`): a run that plans again starts from no chunk, no
+ * journal and no result. Returns where they went (the new plans take an earlier outcome from there when the API still
+ * holds what that attempt wrote: see earlierOutcomes).
+ */
+async function setChunksAside(workDir: string): Promise<string | undefined> {
+  const chunks = join(workDir, 'chunks');
+  if (!existsSync(chunks)) return undefined;
+  for (let n = 1; ; n++) {
+    const aside = join(workDir, `outdated-${n}`);
+    if (existsSync(aside)) continue;
+    await mkdir(aside, { recursive: true });
+    await rename(chunks, join(aside, 'chunks'));
+    return aside;
+  }
+}
+
 /** The product API as the lease names it. */
 export function leaseApi(ctx: Pick<RunContext, 'apiId' | 'config'>): string {
   return ctx.apiId ?? ctx.config.PRODUCT_API_URL ?? 'embedded';
@@ -260,7 +294,18 @@ async function openLeased(
 ): Promise<OpenedRun> {
   const { mapping, owner, sha, runId, workDir, dryRun, mode, lease } = o;
   await mkdir(workDir, { recursive: true });
-  const previous = await previousRunState(workDir);
+  const earlierState = await previousRunState(workDir);
+  // Another run held the lease since an earlier attempt of this run planned: its plans may be outdated (the other run
+  // created or changed these items since), so every row is planned again from the API as it is now — rows already
+  // pushed included — and nothing of the earlier plans is sent (docs/concurrency.md, "Resuming a run").
+  const outdated = kind === 'import' && lease !== undefined && !ctx.lease?.queued && plansOutdated(earlierState, lease);
+  const earlier = outdated ? await setChunksAside(workDir) : undefined;
+  if (outdated)
+    (ctx.logger ?? rootLogger).warn(
+      { runId },
+      'another run held the lease since this run planned: planning every row again from the API as it is now',
+    );
+  const previous = outdated && earlierState ? { ...earlierState, leaseTokens: undefined } : earlierState;
   const chunkSize = previous?.chunkSize ?? ctx.chunkSize ?? ctx.config.CHUNK_SIZE;
   const refBefore = ctx.clients.stats.reference;
   const productBefore = ctx.clients.stats.product;
@@ -291,7 +336,9 @@ async function openLeased(
     ...(lease && ctx.lease?.queued
       ? { lease: { api: leaseApi(ctx), grant: lease.grant, holder: lease.holder, ttlMs: lease.ttlMs } }
       : {}),
-    ...(lease && !ctx.lease?.queued ? { leaseTokens: grantsOf(previous, lease) } : {}),
+    ...(lease && !ctx.lease?.queued
+      ? { leaseTokens: outdated ? { where: lease.where, tokens: [lease.token] } : grantsOf(previous, lease) }
+      : {}),
   };
   let api: ApiStateSource | null = null;
   let scope: ResolvedScope | undefined;
@@ -321,7 +368,8 @@ async function openLeased(
   if (scope && !state.scope)
     state.scope = { spec: scope.spec, text: describeScope(scope.spec), items: null, active: null };
   try {
-    if (mode === 'full' && api) await planArchives(state, previous, api, keys, req, workDir, share, mapping, ctx);
+    if (mode === 'full' && api)
+      await planArchives(state, outdated ? undefined : previous, api, keys, req, workDir, share, mapping, ctx);
     // The archive plan was the last to ask which keys the sheet has: the rest of the run only asks for duplicates.
     if (!keysFromRows) keys.dropMembership();
     state.referenceRequests = ctx.clients.stats.reference - refBefore;
@@ -346,6 +394,7 @@ async function openLeased(
     ...(lease ? { lease } : {}),
     ...(keysFromRows ? { keysFromRows, sheet } : {}),
     ...(scope ? { scope } : {}),
+    ...(earlier ? { earlier } : {}),
   };
 }
 
@@ -645,6 +694,7 @@ async function prepareChunk(
       }
     }
   }
+  if (run.earlier && chunk.plans.length > 0) await keepEarlierOutcomes(run.earlier, run.workDir, chunk);
   const outcomes = settle ? outcomesWithoutRequests(run.workDir, chunk) : null;
   // A queued run's prepare that lost its job to another worker writes no chunk file over the one that worker writes.
   guard?.check();
@@ -652,4 +702,48 @@ async function prepareChunk(
     return { index, status: 'settled', chunk, results: await writeResults(run.workDir, 'rows', index, outcomes) };
   await writeChunk(run.workDir, 'rows', index, chunk);
   return { index, status: 'new', chunk };
+}
+
+const KEPT_OUTCOMES: ReadonlySet<string> = new Set(['created', 'updated', 'unarchived']);
+
+/**
+ * A run planning again after another run held the lease: a row the API already holds as this run wants it (its new
+ * plan sends nothing) keeps the outcome of the earlier attempt that wrote it — created, updated — when the item is the
+ * one that attempt wrote. Its earlier plan goes into the chunk with that attempt's journal entries (every step
+ * confirmed: nothing is sent again), so the report and the undo ledger say what the run did to it.
+ */
+async function keepEarlierOutcomes(earlier: string, workDir: string, chunk: RowChunk): Promise<void> {
+  const old = chunkPaths(earlier, 'rows', chunk.index);
+  if (!existsSync(old.input) || !existsSync(old.journal)) return;
+  const before = await readChunk(earlier, 'rows', chunk.index);
+  const oldPlans = new Map(before.plans.map((p) => [p.row, p]));
+  const journal = await openJournal(old.journal);
+  const carried: [string, JournalEntry][] = [];
+  try {
+    for (let i = 0; i < chunk.plans.length; i++) {
+      const p = chunk.plans[i]!;
+      const was = oldPlans.get(p.row);
+      if (p.steps.length > 0 || p.action !== 'unchanged' || !was || was.key !== p.key) continue;
+      const done = journal.state(`row:${p.row}`);
+      const r = done?.state === 'confirmed' ? (done.result as ExecutedRow) : undefined;
+      if (!r || !KEPT_OUTCOMES.has(r.outcome) || r.tradeItemId !== p.tradeItemId) continue;
+      if (p.manufacturedItemId && r.manufacturedItemId !== p.manufacturedItemId) continue;
+      const steps = was.steps.map((step, s) => `${was.key}:${s}:${step.kind}`);
+      const entries = steps.map((op) => [op, journal.state(op)] as const);
+      if (!entries.every(([, e]) => e?.state === 'confirmed')) continue;
+      chunk.plans[i] = { ...was, issues: p.issues, source: p.source };
+      for (const [op, e] of entries) carried.push([op, e!]);
+      carried.push([`row:${p.row}`, done!]);
+    }
+  } finally {
+    await journal.close();
+  }
+  if (carried.length === 0) return;
+  await makeDir(join(workDir, 'chunks'));
+  const next = await openJournal(chunkPaths(workDir, 'rows', chunk.index).journal);
+  try {
+    for (const [op, e] of carried) next.record(op, e.state, e.result);
+  } finally {
+    await next.close();
+  }
 }

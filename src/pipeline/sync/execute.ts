@@ -3,7 +3,7 @@ import { redact } from '../../redact.ts';
 import type { ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from '../../api/types.ts';
 import { sameCanonical } from './canonical.ts';
 import { gtinKey } from '../gtin.ts';
-import type { ArchiveEntry, RowPlan, Step } from './plan.ts';
+import { updateAfterConflict, type ArchiveEntry, type FieldChange, type RowPlan, type Step } from './plan.ts';
 import { CircuitBreaker, sleep, type Throttle } from './throttle.ts';
 import { issue, type FixedSeverityCode } from '../../issue-codes.ts';
 import type { Issue } from '../types.ts';
@@ -107,6 +107,24 @@ export function outcomeUnknown(err: unknown): boolean {
     return Boolean((err as { outcomeUnknown: unknown }).outcomeUnknown);
   if (err instanceof HttpError) return err.status === null ? err.code !== 'PS_ERR_HTTP_CONNECTION' : err.status >= 500;
   return false;
+}
+
+/** What a look-up for a create found: the ids, and the records to compare with what the create sent. */
+interface FoundItems {
+  ids: Partial<RowIds>;
+  trade: Record<string, unknown> | null;
+  manu: Record<string, unknown> | null;
+}
+
+/**
+ * A create answered 409 whose item did not hold what it sent: the fields then updated (the row is `updated`, its undo
+ * puts the item's earlier values back instead of archiving an item this run did not create).
+ */
+interface AsUpdate {
+  changed: string[];
+  fields: FieldChange[];
+  /** The items the create would have made that were found instead. */
+  found: Array<'tradeItem' | 'manufacturedItem'>;
 }
 
 /** Ids known so far for one row: creates fill them in, later steps use them (an API may ignore client-chosen ids). */
@@ -277,7 +295,7 @@ export class Executor {
       manufacturedItemId: plan.manufacturedItemId,
     });
     // Set once a request of this row has gone out (or a step was confirmed by an earlier attempt).
-    const sent = { any: false };
+    const sent: RowProgress = { any: false };
     let ok = true;
     try {
       for (let i = 0; i < plan.steps.length; i++) {
@@ -288,6 +306,7 @@ export class Executor {
         await this.#step(plan, i, ids, sent);
       }
       this.#breaker.success();
+      if (sent.asUpdate) asUpdated(plan, sent.asUpdate);
       const r = this.#result(plan, OUTCOME[plan.action], plan.issues, ids);
       await this.#o.journal?.record(`row:${plan.row}`, 'confirmed', r);
       this.#emit(r);
@@ -313,14 +332,16 @@ export class Executor {
    * Sends step `i` of a row unless the journal says it was confirmed; a create with an unknown outcome is looked up
    * before any resend.
    */
-  async #step(plan: RowPlan, i: number, ids: RowIds, sent: { any: boolean }): Promise<void> {
+  async #step(plan: RowPlan, i: number, ids: RowIds, sent: RowProgress): Promise<void> {
     const step = plan.steps[i]!;
     const opId = `${plan.key}:${i}:${step.kind}`;
     const j = this.#o.journal;
     const prior = j?.state(opId);
     if (prior?.state === 'confirmed') {
       sent.any = true;
-      Object.assign(ids, prior.result as Partial<RowIds>);
+      const { asUpdate, ...found } = prior.result as Partial<RowIds> & { asUpdate?: AsUpdate };
+      Object.assign(ids, found);
+      if (asUpdate) sent.asUpdate = asUpdate;
       return;
     }
     if (prior?.state === 'sent') sent.any = true;
@@ -330,12 +351,12 @@ export class Executor {
       step.kind === 'manufacturedItem.createUnderTradeItem';
     if (isCreate && prior?.state === 'sent') {
       // A previous attempt (killed process) sent this create and never heard back: look before sending again.
-      const found = await this.#findCreatedPatiently(plan, step, ids);
+      const found = await this.#findItemsPatiently(plan, step, ids);
       if (found) {
         // Made by that attempt — unless another run may have made it since, and it does not carry the id we asked for.
-        if (this.#o.earlierCreatesOurs === false && !carriesAskedId(step, found)) throw new FoundNotOurs(plan, found);
-        Object.assign(ids, found);
-        await j?.record(opId, 'confirmed', found);
+        if (this.#o.earlierCreatesOurs === false && !carriesAskedId(step, found.ids))
+          throw new FoundNotOurs(plan, found.ids);
+        Object.assign(ids, await this.#claim(plan, step, ids, found, sent, opId));
         return;
       }
     }
@@ -364,8 +385,15 @@ export class Executor {
           throw err;
         }
         // Unknown outcome (or the id already exists): never two items for one (owner, GTIN) — search before any resend.
-        if (conflict || unknown) result = await this.#findCreatedPatiently(plan, step, ids);
-        if (result === null && conflict) throw err;
+        if (conflict) {
+          // The id or key is taken: ours (an earlier send that was applied) only if the item holds what we sent;
+          // otherwise the fields that differ are updated (the row is then reported updated).
+          const found = await this.#findItemsPatiently(plan, step, ids);
+          if (found === null) throw err;
+          Object.assign(ids, await this.#claim(plan, step, ids, found, sent, opId));
+          return;
+        }
+        if (unknown) result = await this.#findCreatedPatiently(plan, step, ids);
         if (result === null) await sleep(Math.min(2000, 50 * 2 ** attempt) * Math.random());
       }
     }
@@ -439,9 +467,44 @@ export class Executor {
    * #findCreated, tried again (after a pause) when the search itself keeps failing: never resend a create unverified.
    */
   async #findCreatedPatiently(plan: RowPlan, step: Step, ids: RowIds): Promise<Partial<RowIds> | null> {
+    return (await this.#findItemsPatiently(plan, step, ids))?.ids ?? null;
+  }
+
+  /**
+   * Takes the item found for a create as the row's: as it is when it holds what the create sent, else after updating
+   * the fields that differ (the row is then reported updated). Journals the create confirmed; returns the ids.
+   */
+  async #claim(
+    plan: RowPlan,
+    step: Step,
+    ids: RowIds,
+    found: FoundItems,
+    sent: RowProgress,
+    opId: string,
+  ): Promise<Partial<RowIds>> {
+    const update = updateAfterConflict(step, found.trade, found.manu);
+    let asUpdate: AsUpdate | undefined;
+    if (update.steps.length > 0) {
+      const now = { ...ids, ...found.ids };
+      for (const s of update.steps) await this.#send(s, now);
+      sent.any = true;
+      asUpdate = {
+        changed: update.changed,
+        fields: update.fields,
+        found: step.kind === 'tradeItem.create' ? ['tradeItem'] : ['tradeItem', 'manufacturedItem'],
+      };
+      if (step.kind === 'manufacturedItem.createUnderTradeItem') asUpdate.found = ['manufacturedItem'];
+      sent.asUpdate = asUpdate;
+    }
+    await this.#o.journal?.record(opId, 'confirmed', asUpdate ? { ...found.ids, asUpdate } : found.ids);
+    return found.ids;
+  }
+
+  /** #findCreatedItems, tried again (after a pause) when the search itself keeps failing. */
+  async #findItemsPatiently(plan: RowPlan, step: Step, ids: RowIds): Promise<FoundItems | null> {
     for (let i = 1; ; i++) {
       try {
-        return await this.#findCreated(plan, step, ids);
+        return await this.#findCreatedItems(plan, step, ids);
       } catch (err) {
         if (!isRetryable(err) || i >= 3) throw err;
         await sleep(500 * i);
@@ -451,9 +514,9 @@ export class Executor {
 
   /**
    * Looks up what a create may have made: the owner's trade item with this GTIN (and its manufactured item for the
-   * supplier).
+   * supplier), with the records found (to compare with what was sent).
    */
-  async #findCreated(plan: RowPlan, step: Step, ids: RowIds): Promise<Partial<RowIds> | null> {
+  async #findCreatedItems(plan: RowPlan, step: Step, ids: RowIds): Promise<FoundItems | null> {
     const api = this.#o.api;
     const owner = this.#o.ownerCompanyId;
     if (step.kind === 'manufacturedItem.createUnderTradeItem' || step.kind === 'manufacturedItem.createWithTradeItem') {
@@ -466,7 +529,21 @@ export class Executor {
       const hit = (page.manufacturedItems ?? []).find(
         (m) => m.supplierCompanyId.toLowerCase() === supplier.toLowerCase(),
       );
-      return hit ? { tradeItemId: hit.tradeItemId, manufacturedItemId: hit.manufacturedItemId } : null;
+      if (!hit) return null;
+      let trade: Record<string, unknown> | null = null;
+      if (step.kind === 'manufacturedItem.createWithTradeItem') {
+        const gtin = String(step.body.gtin ?? plan.key);
+        const t = await api.searchTradeItems({ OwnerCompanyId: owner, GTIN: gtin, Take: 500 });
+        trade = ((t.tradeItems ?? []).find((x) => x.tradeItemId === hit.tradeItemId) ?? null) as Record<
+          string,
+          unknown
+        > | null;
+      }
+      return {
+        ids: { tradeItemId: hit.tradeItemId, manufacturedItemId: hit.manufacturedItemId },
+        trade,
+        manu: hit as unknown as Record<string, unknown>,
+      };
     }
     const gtin = String(step.kind === 'tradeItem.create' ? (step.body.gtin ?? plan.key) : plan.key);
     const page = await api.searchTradeItems({ OwnerCompanyId: owner, GTIN: gtin, Take: 500 });
@@ -475,7 +552,9 @@ export class Executor {
     const preferred =
       hits.find((t) => t.tradeItemId === (step.kind === 'tradeItem.create' ? step.body.tradeItemId : undefined)) ??
       hits[0];
-    return preferred ? { tradeItemId: preferred.tradeItemId } : null;
+    return preferred
+      ? { ids: { tradeItemId: preferred.tradeItemId }, trade: preferred as Record<string, unknown>, manu: null }
+      : null;
   }
 }
 
@@ -505,6 +584,28 @@ function createdIds(plan: RowPlan, ids: RowIds): RowIds {
     else if (step.kind === 'manufacturedItem.createUnderTradeItem') ids.manufacturedItemId = null;
   }
   return ids;
+}
+
+/** What #step learns about its row: whether a request went out, and a create that became an update. */
+interface RowProgress {
+  any: boolean;
+  asUpdate?: AsUpdate;
+}
+
+/**
+ * A row whose create found an item holding other values, updated instead: reported `updated` with the fields that
+ * differed, and its undo ledger puts those values back rather than archiving the item found.
+ */
+function asUpdated(plan: RowPlan, u: AsUpdate): void {
+  if (plan.action === 'create') plan.action = 'update';
+  plan.changedFields = u.changed;
+  if (plan.undo) {
+    plan.undo = {
+      ...plan.undo,
+      created: plan.undo.created.filter((c) => !u.found.includes(c)),
+      fields: [...plan.undo.fields.filter((f) => !u.found.includes(f.item)), ...u.fields],
+    };
+  }
 }
 
 /** True when the item found for a create carries the id that create asked for. */

@@ -346,3 +346,45 @@ export function archiveGuard(active: number, toArchive: number, maxRatio: number
   const ratio = active === 0 ? 0 : toArchive / active;
   return { active, toArchive, ratio, maxRatio, tripped: !allow && toArchive > 0 && ratio > maxRatio };
 }
+
+/** What a create refused as a duplicate becomes when the item found does not hold what the create sent. */
+export interface ConflictUpdate {
+  /** The updates that bring the item found to what the create sent (empty: it holds it already, it is ours). */
+  steps: Step[];
+  changed: string[];
+  /** The fields changed, with the values the item held (the undo ledger puts them back). */
+  fields: FieldChange[];
+}
+
+const CREATE_IDS = new Set(['ownerCompanyId', 'tradeItemId', 'manufacturedItemId']);
+
+/**
+ * A create answered 409 (the id or key is taken): compares what it sent with the items found (`trade`, `manu`) and
+ * plans the updates of the fields that differ, as a plan against those items would (pure).
+ */
+export function updateAfterConflict(
+  step: Step,
+  trade: Record<string, unknown> | null,
+  manu: Record<string, unknown> | null,
+): ConflictUpdate {
+  const out: ConflictUpdate = { steps: [], changed: [], fields: [] };
+  if (!('body' in step)) return out;
+  const sent = Object.fromEntries(Object.entries(step.body).filter(([k]) => !CREATE_IDS.has(k)));
+  const { trade: tradeSent, manu: manuSent } =
+    step.kind === 'tradeItem.create' ? { trade: sent, manu: {} } : splitTradeAndManufactured(sent);
+  if (trade && step.kind !== 'manufacturedItem.createUnderTradeItem') {
+    const u = tradeUpdateSteps(String(trade.tradeItemId), tradeSent, [], trade);
+    out.steps.push(...u.steps);
+    out.changed.push(...u.changed);
+    out.fields.push(...changesOf('tradeItem', u.changes, trade));
+  }
+  if (manu && step.kind !== 'tradeItem.create') {
+    const changes = pick(diff(manuSent, [], manu, MANU_PUT), MANU_PATCH);
+    if (Object.keys(changes).length > 0) {
+      out.steps.push({ kind: 'manufacturedItem.patch', id: String(manu.manufacturedItemId), body: changes });
+      out.changed.push(...Object.keys(changes));
+      out.fields.push(...changesOf('manufacturedItem', changes, manu));
+    }
+  }
+  return out;
+}

@@ -1,0 +1,116 @@
+// A lease is never used after its store lost it (docs/concurrency.md, "Redis away"): a holder whose Redis connection
+// dropped sends nothing until a renewal says the lease is still its own — and ends as lease lost when Redis came back
+// without the lease (a restart without persistence), where another run could have been granted it meanwhile. Real
+// processes (the CLI), a redis-server of the test's own that it kills and starts again, the sandbox over HTTP.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { ownRedis } from '../helpers/redis-server.ts';
+import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
+import { writeProductSheet } from '../helpers/sheets.ts';
+
+const owner = DEMO_COMPANY_ID;
+let sandbox: RunningSandbox;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, assignIds: true });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+interface Proc {
+  child: ChildProcess;
+  exit: Promise<{ code: number | null; stdout: string; stderr: string }>;
+}
+
+function cli(args: string[], env: Record<string, string>): Proc {
+  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += String(d)));
+  child.stderr!.on('data', (d) => (stderr += String(d)));
+  return { child, exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr }))) };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
+
+async function until(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
+  const t0 = Date.now();
+  while (!cond()) {
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+const CONCURRENCY = 4;
+
+describe('an inline import whose Redis goes away sends nothing until the lease is confirmed there', () => {
+  for (const aof of [false, true]) {
+    it(`Redis killed and started again ${aof ? 'with its data (AOF): the import goes on once its lease is confirmed, exit 0' : 'without persistence: the import ends as lease lost (exit 3), nothing sent after the drop but what was in flight'}`, async () => {
+      sandbox.handle.reset();
+      sandbox.handle.setFaults({ latencyMs: [20, 30], seed: 21 });
+      const dir = mkdtempSync(join(tmpdir(), 'ps-lease-store-lost-'));
+      const redis = await ownRedis(dir, { aof });
+      await redis.start();
+      const rows = 600;
+      const sheet = writeProductSheet(dir, rows, { owner });
+      const reportDir = join(dir, 'reports');
+      const run = cli(['import', sheet.file, '--mapping', sheet.mapping], {
+        PRODUCT_API_URL: sandbox.url,
+        REFERENCE_API_URL: sandbox.url,
+        API_TOKEN: 'sandbox-token',
+        REPORT_DIR: reportDir,
+        STATE_DIR: join(dir, 'state'),
+        REDIS_URL: redis.url,
+        QUEUE_PREFIX: 'lost',
+        API_CONCURRENCY: String(CONCURRENCY),
+        LOG_LEVEL: 'warn',
+        LOG_FORMAT: 'json',
+      });
+      try {
+        await until('the import to write', () => items().length >= 50);
+        await redis.stop('SIGKILL');
+        const atDrop = sandbox.handle.counts().writes;
+        // Away for a while: the import's requests in flight settle; nothing new goes out.
+        await sleep(1500);
+        const duringOutage = sandbox.handle.counts().writes - atDrop;
+        await redis.start();
+        const r = await run.exit;
+        const after = sandbox.handle.counts().writes - atDrop;
+        expect(duringOutage, 'writes sent while Redis was away').toBeLessThanOrEqual(CONCURRENCY);
+        const [runId] = readdirSync(reportDir).filter((d) => existsSync(join(reportDir, d, 'summary.json')));
+        const summary = JSON.parse(readFileSync(join(reportDir, runId!, 'summary.json'), 'utf8')) as {
+          exitCode: number;
+          abortCode?: string;
+          counts: Record<string, number>;
+        };
+        if (aof) {
+          expect(r.code, r.stderr).toBe(0);
+          expectOneItemPerGtin(sandbox, owner, rows);
+        } else {
+          // Redis came back without the lease: another run could hold it now. What was in flight when it dropped is all
+          // that went out after.
+          expect(r.code, r.stderr + r.stdout).toBe(3);
+          expect(r.stdout + r.stderr).toMatch(/lease lost/);
+          expect(summary.abortCode).toBe('PS_ERR_LEASE_LOST');
+          expect(after, 'writes sent after Redis dropped').toBeLessThanOrEqual(CONCURRENCY);
+          expect(summary.counts.notAttempted).toBeGreaterThan(0);
+          expectOneItemPerGtin(sandbox, owner, items().length);
+        }
+      } finally {
+        run.child.kill('SIGKILL');
+        await redis.stop();
+        sandbox.handle.setFaults({});
+      }
+    }, 90_000);
+  }
+});
