@@ -149,6 +149,10 @@ export const ISSUE_CODES = {
     'the brand does not exist and would be created (dry run, or a row rejected for another issue)',
   ],
   BRAND_ARCHIVED: ['warning', 'the brand of this name is archived'],
+  BRAND_CREATE_FAILED: [
+    'error',
+    'the brand did not exist and the API would not create it (after its retries and look-ups): the row is failed, not sent; run the import again',
+  ],
   // plan (sync/plan.ts)
   ROW_SKIPPED: [
     'warning',

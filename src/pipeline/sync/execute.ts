@@ -7,9 +7,8 @@ import type { ArchiveEntry, RowPlan, Step } from './plan.ts';
 import { CircuitBreaker, sleep, type Throttle } from './throttle.ts';
 import { issue, type FixedSeverityCode } from '../../issue-codes.ts';
 import type { Issue } from '../types.ts';
-
-// A create is sent at most this many times in all, each resend after a search that found nothing.
-const CREATE_ATTEMPTS = 8;
+// The create rule every create of a run follows (brands too: resolve/reference-resolver.ts).
+import { CREATE_ATTEMPTS, createBackoffMs, findPatiently } from '../../api/create-once.ts';
 
 /** The product API writes and searches the executor needs (the typed client satisfies it). */
 export interface ProductWriter {
@@ -366,7 +365,7 @@ export class Executor {
         // Unknown outcome (or the id already exists): never two items for one (owner, GTIN) — search before any resend.
         if (conflict || unknown) result = await this.#findCreatedPatiently(plan, step, ids);
         if (result === null && conflict) throw err;
-        if (result === null) await sleep(Math.min(2000, 50 * 2 ** attempt) * Math.random());
+        if (result === null) await sleep(createBackoffMs(attempt));
       }
     }
     Object.assign(ids, result);
@@ -438,15 +437,8 @@ export class Executor {
   /**
    * #findCreated, tried again (after a pause) when the search itself keeps failing: never resend a create unverified.
    */
-  async #findCreatedPatiently(plan: RowPlan, step: Step, ids: RowIds): Promise<Partial<RowIds> | null> {
-    for (let i = 1; ; i++) {
-      try {
-        return await this.#findCreated(plan, step, ids);
-      } catch (err) {
-        if (!isRetryable(err) || i >= 3) throw err;
-        await sleep(500 * i);
-      }
-    }
+  #findCreatedPatiently(plan: RowPlan, step: Step, ids: RowIds): Promise<Partial<RowIds> | null> {
+    return findPatiently(() => this.#findCreated(plan, step, ids));
   }
 
   /**
