@@ -147,7 +147,7 @@ function faults(spec: FaultSpec): void {
   sandbox.handle.setFaults({ retryAfterSeconds: 0, ...spec });
 }
 
-// Queued, the API unavailable is no abort: the chunk jobs are retried with backoff (docs/errors.md PS_ERR_CIRCUIT_OPEN),
+// Queued, the API unavailable is no abort: its chunk jobs are retried with backoff (PS_ERR_CIRCUIT_OPEN),
 // then their rows are failed in the run's report.
 describe('an aborted inline run writes its whole report', () => {
   it('the API answers every create 503: the circuit opens, the rows not sent are not_attempted', async () => {
