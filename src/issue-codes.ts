@@ -154,6 +154,10 @@ export const ISSUE_CODES = {
     'error',
     "the row is outside the mapping's scope (another brand, another supplier, a GTIN outside the prefixes); nothing of it is written",
   ],
+  BRAND_CREATE_FAILED: [
+    'error',
+    'the brand did not exist and the API would not create it (after its retries and look-ups): the row is failed, not sent; run the import again',
+  ],
   // plan (sync/plan.ts)
   ROW_SKIPPED: [
     'warning',

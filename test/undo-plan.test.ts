@@ -160,7 +160,11 @@ describe('the undo of one ledger line', () => {
     expect(cleared.conflicts).toEqual([
       { item: 'tradeItem', field: 'productRange', before: null, sent: 'Gamme', now: null },
     ]);
-    expect(decideUndo(created, undefined, undefined).verdict).toBe('unchanged');
+    // Gone from the API: the undo could not take it back — failed, as docs/undo.md says, never `unchanged`.
+    expect(decideUndo(created, undefined, undefined)).toMatchObject({
+      verdict: 'failed',
+      message: 'the item the run created is not in the API any more',
+    });
 
     const unarchived = ledgerOf({ tradeItemName: 'Pâte à tartiner' }, record({ archived: true }));
     expect(unarchived.archived).toEqual({ before: true, after: false });

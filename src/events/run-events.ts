@@ -1,4 +1,5 @@
-import { basename } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { redact } from '../redact.ts';
 import type { RunSummary } from '../pipeline/report/report.ts';
 import { makeEvent, type ProductSyncEvent } from './catalog.ts';
@@ -37,17 +38,19 @@ export function abortReason(code: string | undefined): string {
   return code && /^PS_ERR_(HTTP_|CIRCUIT_|AUTH_)/.test(code) ? 'api' : 'other';
 }
 
-function links(o: RunOrigin): Record<string, string> | undefined {
+/**
+ * The links of a queued run's end event: its page in the console (`/#run=<job id>`, the page the console opens it on)
+ * and the report files it wrote (a file the run did not write, rejected.xlsx when every row went through, is left out).
+ */
+function links(o: RunOrigin, reportDir: string): Record<string, string> | undefined {
   if (!o.publicUrl || !o.jobId) return undefined;
-  const run = `${o.publicUrl.replace(/\/+$/, '')}/runs/${encodeURIComponent(o.jobId)}`;
-  const file = (name: string) => `${run}/files/${name}`;
-  return {
-    run,
-    summary: file('summary.json'),
-    rows: file('rows.csv'),
-    rejected: file('rejected.xlsx'),
-    issues: file('issues.csv'),
-  };
+  const base = o.publicUrl.replace(/\/+$/, '');
+  const id = encodeURIComponent(o.jobId);
+  const out: Record<string, string> = { run: `${base}/#run=${id}` };
+  const files = { summary: 'summary.json', rows: 'rows.csv', rejected: 'rejected.xlsx', issues: 'issues.csv' };
+  for (const [key, name] of Object.entries(files))
+    if (existsSync(join(reportDir, name))) out[key] = `${base}/runs/${id}/files/${name}`;
+  return out;
 }
 
 function common(o: RunOrigin): Record<string, unknown> {
@@ -87,7 +90,7 @@ export function runEndEvent(result: EndedRun, o: RunOrigin): ProductSyncEvent {
     ...(s.scope ? { scope: s.scope } : {}),
     ...(s.withheld ? { withheld: { count: s.withheld.count, all: s.withheld.all, message: s.withheld.message } } : {}),
     reportDir: result.reportDir,
-    links: links(o),
+    links: links(o, result.reportDir),
   };
   const at = new Date(s.finishedAt);
   if (result.exitCode === 0 || result.exitCode === 1) {

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { Job, Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import { ERROR_CODES, ProductSyncError, type ErrorCode } from '../errors.ts';
 import { mappingFile } from '../pipeline/map/mapping.ts';
@@ -140,13 +141,35 @@ export function importQueueClient(config: Config): {
       }
     },
     async close() {
-      await events?.close();
+      if (events && eventsConnection) await closeQueueEvents(events, eventsConnection);
       eventsConnection?.disconnect();
       await eventsQueue.close();
       await queue.close();
       connection.disconnect();
     },
   };
+}
+
+// How long closing the events' reader may wait for its connection to end before it is dropped.
+const EVENTS_CLOSE_MS = 2000;
+
+/**
+ * Closes a QueueEvents. BullMQ's close() disconnects its connection and waits for the connection's 'end', which
+ * ioredis never emits for a connection disconnected while it waits to reconnect (after a Redis restart: its reconnect
+ * timer is cleared, its status stays `reconnecting`). `enqueue --wait` then never printed why it stopped (its job lost
+ * in the restart) and never exited. Such a connection is simply dropped (nothing of it is left running), and any other
+ * close is bounded too.
+ */
+export async function closeQueueEvents(events: QueueEvents, conn: Redis): Promise<void> {
+  const closing = events.close();
+  closing.catch(() => undefined);
+  if (conn.status !== 'ready') {
+    conn.disconnect();
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([closing, new Promise<void>((res) => (timer = setTimeout(res, EVENTS_CLOSE_MS)))]);
+  clearTimeout(timer);
 }
 
 /**

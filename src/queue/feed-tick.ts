@@ -60,6 +60,7 @@ export interface FeedTickDeps {
 
 export interface FeedTickResult {
   enqueued: string | null;
+  /** The file the tick queued, refused or waits for (none when nothing matched or nothing was new). */
   file?: string;
   skipped?: string;
   /** The source could not be listed or read: one line, also in the feed's `lastTickError`. */
@@ -333,7 +334,7 @@ async function decide(
           key: `settle:${c.file.name}:${c.settlesAt}`,
         });
       const skipped = `${c.file.name} ${c.waits}: it and the files after it wait for the next tick`;
-      return finish({ enqueued: null, skipped }, withNotes(skipped));
+      return finish({ enqueued: null, file: c.file.name, skipped }, withNotes(skipped));
     }
     signal.throwIfAborted();
     const outcome = await take(feed, deps, ledger, source, c, runNotes, stillLocked, signal);
@@ -360,7 +361,9 @@ async function decide(
       logger.info({ feed: feed.id, jobId: outcome.jobId, file: c.file.name }, 'feed file queued');
       return finish({ enqueued: outcome.jobId, file: outcome.display }, withNotes(tick));
     }
-    if ('refused' in outcome) return finish({ enqueued: null, skipped: outcome.refused }, withNotes(outcome.refused));
+    // The file it is about is named (feed.no_new_file's `file`), as for a file queued.
+    if ('refused' in outcome)
+      return finish({ enqueued: null, file: c.file.name, skipped: outcome.refused }, withNotes(outcome.refused));
     notes.push(`${c.file.name}: same content already imported`);
   }
   const nothing = listed.length === 0 ? `no file matches (${sourceLabel(feed.source)})` : 'nothing new';

@@ -145,7 +145,7 @@ export function buildSandbox(options: SandboxOptions = {}): FastifyInstance {
       counts.total++;
       if (isWrite) counts.writes++;
       counts.byRoute[key] = (counts.byRoute[key] ?? 0) + 1;
-      const decision = ctx.faults.next(isWrite);
+      const decision = ctx.faults.next(isWrite, key);
       if (decision.fault !== 'ok') counts.faults[decision.fault] = (counts.faults[decision.fault] ?? 0) + 1;
       if (decision.latencyMs > 0) await sleep(decision.latencyMs);
       const credential = tokens.resolve(req.headers.authorization);

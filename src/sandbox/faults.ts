@@ -25,6 +25,11 @@ export interface FaultSpec {
   seed?: number;
   /** Scripted faults for the next faultable requests, in order, used before any random draw. */
   sequence?: FaultKind[];
+  /**
+   * Only requests to these routes (`METHOD /route`, as the request counts name them: `POST /api/brands`) get a fault;
+   * the others still take their draws (and latency), so the draws stay reproducible.
+   */
+  routes?: string[];
 }
 
 const KINDS: readonly FaultKind[] = ['ok', '429', '503', '500after', 'reset'];
@@ -43,6 +48,7 @@ export const faultSpecSchema = z
     latencyMs: z.union([ms, z.tuple([ms, ms])]).optional(),
     seed: z.number().int().optional(),
     sequence: z.array(z.enum(['ok', '429', '503', '500after', 'reset'])).optional(),
+    routes: z.array(z.string().min(1)).optional(),
   })
   .refine(
     (s) => (s.rate429 ?? 0) + (s.rate503 ?? 0) + (s.rate500After ?? 0) + (s.rateReset ?? 0) <= 1,
@@ -119,9 +125,16 @@ export function parseFaultSpec(text: string): FaultSpec {
         spec.sequence = seq as FaultKind[];
         break;
       }
+      case 'routes': {
+        spec.routes = value
+          .split('|')
+          .map((r) => r.trim().replace(/\s+/g, ' '))
+          .filter(Boolean);
+        break;
+      }
       default:
         throw new Error(
-          `fault spec: unknown key "${key}" (429, 503, 500after, reset, retryAfter, latency, seed, sequence)`,
+          `fault spec: unknown key "${key}" (429, 503, 500after, reset, retryAfter, latency, seed, sequence, routes)`,
         );
     }
   }
@@ -167,14 +180,22 @@ export class FaultInjector {
     return this.spec.retryAfterSeconds ?? 1;
   }
 
-  /** The decision for the next request; `500after` / `reset` drawn for a read become `ok`. */
-  next(isWrite: boolean): FaultDecision {
+  /**
+   * The decision for the next request; `500after` / `reset` drawn for a read become `ok`, and so does any fault of a
+   * request to a route the spec's `routes` do not list.
+   */
+  next(isWrite: boolean, route?: string): FaultDecision {
     const uLatency = this.random();
     const u = this.random();
     const lat = this.spec.latencyMs;
     const latencyMs =
       lat === undefined ? 0 : typeof lat === 'number' ? lat : Math.round(lat[0] + uLatency * (lat[1] - lat[0]));
     let fault: FaultKind = 'ok';
+    const routes = this.spec.routes;
+    if (routes && (route === undefined || !routes.includes(route))) {
+      this.drawn.ok++;
+      return { latencyMs, fault };
+    }
     const scripted = this.queue.shift();
     if (scripted !== undefined) fault = scripted;
     else {

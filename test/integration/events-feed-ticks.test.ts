@@ -50,6 +50,10 @@ beforeAll(async () => {
   feed('unlistable', `{ dir: ${join(dir, 'not-a-folder')}, pattern: "*.csv", settleSeconds: 0 }`);
   feed('down', `{ https: { url: "https://localhost:1/feed.csv" } }`);
   feed('quiet', `{ dir: ${join(dir, 'quiet')}, pattern: "*.csv", settleSeconds: 0 }`);
+  // A drop folder holding a file the input gate refuses (a mapped column is missing).
+  mkdirSync(join(dir, 'refusing'));
+  writeFileSync(join(dir, 'refusing', 'acme-1.csv'), 'Code;Libellé\n1;x\n');
+  feed('refusing', `{ dir: ${join(dir, 'refusing')}, pattern: "*.csv", settleSeconds: 0 }`);
   const config = loadConfig({
     PRODUCT_API_URL: sandbox.url,
     REFERENCE_API_URL: sandbox.url,
@@ -145,6 +149,19 @@ describe('events of feed ticks that queue no import', () => {
     expect(await conn.hget('{ps-ev-ticks}:feed:quiet:last', 'tick')).toMatch(/^no file matches/);
     const counted = (await metrics.registry.getSingleMetric('product_sync_feed_source_errors_total')!.get()).values;
     expect(counted.find((v) => v.labels.feed === 'quiet')).toBeUndefined();
+  }, 30_000);
+
+  it('a refused file: feed.no_new_file names it, on the tick that refuses it and on the next one', async () => {
+    for (let i = 0; i < 2; i++) {
+      const scheduled = await tick('refusing', false);
+      const id = makeEvent('feed.no_new_file', `refusing@${scheduled}`, {}).id;
+      await receiver.waitFor((r) => r.accepted().has(id));
+      expect(receiver.accepted().get(id)).toMatchObject({
+        type: 'feed.no_new_file',
+        verified: true,
+        data: { feed: 'refusing', file: 'acme-1.csv', reason: expect.stringMatching(/refused/) },
+      });
+    }
   }, 30_000);
 
   it('a feed whose `expect:` was removed while it was overdue is overdue no more once the workers load it', async () => {

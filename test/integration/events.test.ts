@@ -88,8 +88,13 @@ describe('run events and feed deadlines (queue)', () => {
         exitCode: 0,
         counts: { rows: 10, created: 10 },
         issues: [],
-        links: { run: `https://console.example/runs/${jobId}` },
+        links: {
+          run: `https://console.example/#run=${jobId}`,
+          summary: `https://console.example/runs/${jobId}/files/summary.json`,
+        },
       });
+      // Every row went through: no rejected file, so no link to one.
+      expect(finished.data.links).not.toHaveProperty('rejected');
       expect(acceptedOf('run.queued', (r) => r.data.jobId === jobId)).toHaveLength(1);
       expect(acceptedOf('run.started', (r) => r.data.jobId === jobId)).toHaveLength(1);
 

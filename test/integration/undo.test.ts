@@ -148,6 +148,33 @@ describe('undo a run', () => {
     }
   });
 
+  it('reports the items the run created and the API no longer holds failed, not unchanged (exit 1)', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-undo-gone-'));
+    const e = env(dir);
+    const cc: CommandContext = await contextFromConfig(loadConfig(e), {});
+    try {
+      const n1 = writeProductSheet(dir, 3, { owner });
+      const r1 = await runImport({ file: n1.file, mapping: n1.mapping }, cc.ctx);
+      expect(r1.summary.counts).toMatchObject({ created: 3 });
+      // The API forgot them (another catalogue behind the same address, an API that deletes).
+      sandbox.handle.reset();
+      const items: UndoItem[] = [];
+      const u = await runUndo(
+        { target: r1.runId, reportDir: e.REPORT_DIR! },
+        { ...cc.ctx, onItem: (i) => void items.push(i) },
+      );
+      expect(u.summary.counts).toEqual({ items: 3, restored: 0, conflict: 0, unchanged: 0, failed: 3 });
+      expect(u.exitCode).toBe(1);
+      expect(items.map((i) => [i.outcome, i.message])).toEqual(
+        Array(3).fill(['failed', 'the item the run created is not in the API any more']),
+      );
+      expect(sandbox.handle.counts().writes).toBe(0);
+    } finally {
+      await cc.close();
+    }
+  });
+
   it('holds the owner lease: refused while another run holds it; two undos of one run at once make two runs, one sends', async () => {
     sandbox.handle.reset();
     const dir = mkdtempSync(join(tmpdir(), 'ps-undo-lease-'));

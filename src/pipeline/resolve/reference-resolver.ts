@@ -1,4 +1,5 @@
-import { HttpError } from '../../errors.ts';
+import { HttpError, LeaseLostError } from '../../errors.ts';
+import { createOnce } from '../../api/create-once.ts';
 import { LOOKUPS, type ListName, type LookupKind } from '../../api/fields.ts';
 import { ReferenceNotFound, type ReferenceCache } from '../../api/reference-cache.ts';
 import type { BrandRecord, ListItem, ReferenceRecord } from '../../api/types.ts';
@@ -445,18 +446,42 @@ export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
         if (o.dryRun || lookOnly) return { brandId: null, created: false, wouldCreate: true };
         // Through the cache: concurrent rows, and workers sharing Redis, create the brand once and all get its id.
         let created = false;
-        const { brandId, archived } = await o.cache.get<{ brandId: string; archived: boolean }>(
-          `brand:${o.ownerCompanyId.toLowerCase()}:${k}`,
-          req(async () => {
-            // A fresh list: another worker (or an earlier attempt whose answer was lost) may have created it meanwhile.
-            const fresh = (await o.brands.listBrands(o.ownerCompanyId)).filter((b) => labelKey(b.name) === k);
-            const existing = fresh.find((b) => !b.archived) ?? fresh[0];
-            if (existing) return { brandId: existing.brandId, archived: existing.archived };
-            const out = await o.brands.createBrand({ companyId: o.ownerCompanyId, name: name.trim() });
-            created = true;
-            return { brandId: out.brandId, archived: false };
-          }),
-        );
+        // A fresh list: another worker (or an earlier attempt whose answer was lost) may have created it meanwhile.
+        const lookUp = async (): Promise<{ brandId: string; archived: boolean } | null> => {
+          const fresh = (await o.brands.listBrands(o.ownerCompanyId)).filter((b) => labelKey(b.name) === k);
+          const existing = fresh.find((b) => !b.archived) ?? fresh[0];
+          return existing ? { brandId: existing.brandId, archived: existing.archived } : null;
+        };
+        let brand: { brandId: string; archived: boolean };
+        try {
+          brand = await o.cache.get<{ brandId: string; archived: boolean }>(
+            `brand:${o.ownerCompanyId.toLowerCase()}:${k}`,
+            req(async () => {
+              const existing = await lookUp();
+              if (existing) return existing;
+              // The rule of every create (api/create-once.ts): one whose answer was lost is looked up before a resend,
+              // so one brand per name.
+              const out = await createOnce({
+                send: async () => ({
+                  brandId: (await o.brands.createBrand({ companyId: o.ownerCompanyId, name: name.trim() })).brandId,
+                  archived: false,
+                }),
+                find: lookUp,
+              });
+              created = true;
+              return out.value;
+            }),
+          );
+        } catch (err) {
+          // The run's own stops (fence refused, credential refused, interrupted) end the run; the API not making this
+          // brand fails the rows that name it.
+          if (err instanceof LeaseLostError || !(err instanceof HttpError) || err.status === 401) throw err;
+          return {
+            issue: 'BRAND_CREATE_FAILED',
+            message: `brand "${name.trim()}" could not be created: ${err.message}`,
+          };
+        }
+        const { brandId, archived } = brand;
         if (!map.has(k)) map.set(k, [{ brandId, name: name.trim(), companyId: o.ownerCompanyId, archived }]);
         return archived ? { brandId, created, archived } : { brandId, created };
       }),

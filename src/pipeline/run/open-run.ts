@@ -99,11 +99,14 @@ const OUTCOME: Record<RowAction, ResultRow['outcome']> = {
 const notAttempted = (row: number | null, why: string): Issue =>
   issue('NOT_ATTEMPTED', { row, message: `not attempted: ${why}` });
 const hasError = (d: Draft) => d.issues.some((i) => i.severity === 'error');
-/** A draft with an error, settled: nothing is sent for it, its source cells go to the rejected file. */
+/**
+ * A draft with an error, settled: nothing is sent for it, its source cells go to the rejected file. Invalid, unless the
+ * error is the API's (a brand it would not create): then failed, and the same sheet imported again may pass.
+ */
 const invalidOutcome = (d: Draft): ResultRow => ({
   row: d.row,
   key: d.key,
-  outcome: 'invalid',
+  outcome: d.issues.some((i) => i.code === 'BRAND_CREATE_FAILED') ? 'failed' : 'invalid',
   tradeItemId: null,
   manufacturedItemId: null,
   changedFields: [],
@@ -601,9 +604,9 @@ async function prepareChunk(
     try {
       await run.resolver.resolveChunk(drafts);
     } catch (err) {
-      // A brand create the run's fence refused: the run stops; these rows, like the rest, are not attempted.
-      if (!(err instanceof LeaseLostError)) throw err;
-      share.stop.reason ??= err;
+      // A brand create the run's fence refused, the credential refused, the reference API unavailable after its
+      // retries: the run stops; these rows, like the rest, are not attempted, and the report says so.
+      share.stop.reason ??= err instanceof LeaseLostError ? err : abortError(err);
     }
   }
   for (const d of drafts) if (d.lookups) d.lookups = undefined;

@@ -7,9 +7,8 @@ import { updateAfterConflict, type ArchiveEntry, type FieldChange, type RowPlan,
 import { CircuitBreaker, sleep, type Throttle } from './throttle.ts';
 import { issue, type FixedSeverityCode } from '../../issue-codes.ts';
 import type { Issue } from '../types.ts';
-
-// A create is sent at most this many times in all, each resend after a search that found nothing.
-const CREATE_ATTEMPTS = 8;
+// The create rule every create of a run follows (brands too: resolve/reference-resolver.ts).
+import { CREATE_ATTEMPTS, createBackoffMs, findPatiently } from '../../api/create-once.ts';
 
 /** The product API writes and searches the executor needs (the typed client satisfies it). */
 export interface ProductWriter {
@@ -394,7 +393,7 @@ export class Executor {
           return;
         }
         if (unknown) result = await this.#findCreatedPatiently(plan, step, ids);
-        if (result === null) await sleep(Math.min(2000, 50 * 2 ** attempt) * Math.random());
+        if (result === null) await sleep(createBackoffMs(attempt));
       }
     }
     Object.assign(ids, result);
@@ -501,15 +500,8 @@ export class Executor {
   }
 
   /** #findCreatedItems, tried again (after a pause) when the search itself keeps failing. */
-  async #findItemsPatiently(plan: RowPlan, step: Step, ids: RowIds): Promise<FoundItems | null> {
-    for (let i = 1; ; i++) {
-      try {
-        return await this.#findCreatedItems(plan, step, ids);
-      } catch (err) {
-        if (!isRetryable(err) || i >= 3) throw err;
-        await sleep(500 * i);
-      }
-    }
+  #findItemsPatiently(plan: RowPlan, step: Step, ids: RowIds): Promise<FoundItems | null> {
+    return findPatiently(() => this.#findCreatedItems(plan, step, ids));
   }
 
   /**

@@ -63,10 +63,14 @@ export function decideUndo(
 ): UndoDecision {
   const createdTrade = line.created.includes('tradeItem');
   if (!line.tradeItemId) return nothing('failed', 'none', 'the run did not learn the id of this item');
+  // Gone (an API that deletes, or another catalogue behind the same address): nothing can be put back, whether the run
+  // created it or not — the undo did not happen for it (docs/undo.md).
   if (!trade)
-    return createdTrade
-      ? nothing('unchanged', 'none', 'the item the run created is not in the API')
-      : nothing('failed', 'none', 'the item is not in the API any more');
+    return nothing(
+      'failed',
+      'none',
+      createdTrade ? 'the item the run created is not in the API any more' : 'the item is not in the API any more',
+    );
   // A manufactured item created under an existing trade item cannot be taken back (no archive, no delete): its fields
   // stay, the trade item's are still put back, and the line ends `failed` saying so.
   const manuStays = line.created.includes('manufacturedItem') && !createdTrade;

@@ -1,0 +1,174 @@
+// Every write is retried the same way (issue 33, deliver 4): a brand create whose answer is lost or refused for a while
+// follows the rule of trade-item creates (look up, then send again), and a brand the API will not create fails the rows
+// that name it, not the run.
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { runImport } from '../../src/pipeline/run/run.ts';
+import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
+import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import type { FaultSpec } from '../../src/sandbox/faults.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
+import { testGtin } from '../helpers/sheets.ts';
+
+const owner = DEMO_COMPANY_ID;
+const MAPPING = `name: brands-under-faults
+target: tradeItem
+ownerCompanyId: ${owner}
+language: fr-FR
+key: gtin
+columns:
+  - { column: EAN, field: gtin, type: gtin }
+  - { column: Nom, field: tradeItemName }
+  - { column: Marque, field: brandId, lookup: { brand: { create: true } } }
+  - { column: Poids, field: "netContents[0].value", type: decimal }
+  - { column: Unité, field: "netContents[0].unitOfMeasure", type: unit }
+`;
+
+let sandbox: RunningSandbox;
+let dir: string;
+let mapping: string;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+  dir = mkdtempSync(join(tmpdir(), 'ps-write-retries-'));
+  mapping = join(dir, 'brands.yaml');
+  writeFileSync(mapping, MAPPING);
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+/** A sheet of `rows` items naming `brands` brands in turn (`Marque 0`, `Marque 1`…). */
+function sheet(name: string, rows: number, brands: number, prefix = '035000'): string {
+  const lines = ['EAN;Nom;Marque;Poids;Unité'];
+  for (let i = 0; i < rows; i++) lines.push(`${testGtin(i, prefix)};Biscuits ${i};Marque ${i % brands};${100 + i};g`);
+  const file = join(dir, name);
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+async function importWith(faults: FaultSpec, file: string): Promise<Awaited<ReturnType<typeof runImport>>> {
+  sandbox.handle.reset();
+  sandbox.handle.setFaults({ retryAfterSeconds: 0, ...faults });
+  const cc: CommandContext = await contextFromConfig(
+    loadConfig({
+      PRODUCT_API_URL: sandbox.url,
+      REFERENCE_API_URL: sandbox.url,
+      API_TOKEN: 'sandbox-token',
+      REPORT_DIR: join(dir, 'reports'),
+      STATE_DIR: join(dir, 'state'),
+      LOG_LEVEL: 'silent',
+    }),
+    {},
+  );
+  try {
+    return await runImport({ file, mapping }, cc.ctx);
+  } finally {
+    await cc.close();
+    sandbox.handle.setFaults({});
+  }
+}
+
+function brandsNamed(): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const b of sandbox.handle.store.dump().brands.filter((x) => x.companyId === owner))
+    m.set(b.name, (m.get(b.name) ?? 0) + 1);
+  return m;
+}
+
+function rowsCsv(reportDir: string): string[][] {
+  return readFileSync(join(reportDir, 'rows.csv'), 'utf8')
+    .replace(/^\uFEFF/, '')
+    .trim()
+    .split(/\r?\n/)
+    .slice(1)
+    .map((l) => l.split(','));
+}
+
+describe('brand creates follow the create rule', () => {
+  it('a 503 on a brand create is sent again; a create answered 500 after it was made is looked up, not sent twice', async () => {
+    const file = sheet('two-brands.csv', 20, 2);
+    const r = await importWith({ routes: ['POST /api/brands'], sequence: ['503', '500after', '503'] }, file);
+    expect(r.exitCode).toBe(0);
+    expect(r.summary.counts).toMatchObject({ rows: 20, created: 20, failed: 0, notAttempted: 0 });
+    expect([...brandsNamed()].sort()).toEqual([
+      ['Marque 0', 1],
+      ['Marque 1', 1],
+    ]);
+    expectOneItemPerGtin(sandbox, owner, 20);
+  }, 60_000);
+
+  it('a brand the API will not create fails the rows that name it: reported, exit 1, not the run', async () => {
+    const file = sheet('one-bad-brand.csv', 12, 3, '035001');
+    // Every brand create is refused (503), however many times it is sent.
+    const r = await importWith({ routes: ['POST /api/brands'], rate503: 1 }, file);
+    expect(r.exitCode).toBe(1);
+    expect(r.summary.counts).toMatchObject({ rows: 12, created: 0, failed: 12, notAttempted: 0 });
+    expect(existsSync(join(r.reportDir, 'summary.json'))).toBe(true);
+    const rows = rowsCsv(r.reportDir);
+    expect(rows.map((l) => l[2])).toEqual(Array(12).fill('failed'));
+    const rejected = readFileSync(join(r.reportDir, 'rejected.csv'), 'utf8');
+    expect(rejected).toContain('BRAND_CREATE_FAILED');
+    expect(brandsNamed().size).toBe(0);
+  }, 60_000);
+
+  it('rows of a brand that cannot be created fail, rows of brands that exist are created', async () => {
+    const file = sheet('mixed.csv', 12, 3, '035002');
+    sandbox.handle.reset();
+    // Two of the three brands exist: only "Marque 2" needs a create, which is always refused.
+    const cc = await contextFromConfig(
+      loadConfig({
+        PRODUCT_API_URL: sandbox.url,
+        REFERENCE_API_URL: sandbox.url,
+        API_TOKEN: 'sandbox-token',
+        REPORT_DIR: join(dir, 'reports'),
+        LOG_LEVEL: 'silent',
+      }),
+      {},
+    );
+    await cc.ctx.clients.product.createBrand({ companyId: owner, name: 'Marque 0' });
+    await cc.ctx.clients.product.createBrand({ companyId: owner, name: 'Marque 1' });
+    await cc.close();
+    sandbox.handle.setFaults({ routes: ['POST /api/brands'], rate503: 1, retryAfterSeconds: 0 });
+    const cc2 = await contextFromConfig(
+      loadConfig({
+        PRODUCT_API_URL: sandbox.url,
+        REFERENCE_API_URL: sandbox.url,
+        API_TOKEN: 'sandbox-token',
+        REPORT_DIR: join(dir, 'reports'),
+        STATE_DIR: join(dir, 'state'),
+        LOG_LEVEL: 'silent',
+      }),
+      {},
+    );
+    let r;
+    try {
+      r = await runImport({ file, mapping }, cc2.ctx);
+    } finally {
+      await cc2.close();
+      sandbox.handle.setFaults({});
+    }
+    expect(r.exitCode).toBe(1);
+    expect(r.summary.counts).toMatchObject({ rows: 12, created: 8, failed: 4, notAttempted: 0 });
+    const failed = rowsCsv(r.reportDir)
+      .filter((l) => l[2] === 'failed')
+      .map((l) => l[1]);
+    expect(failed).toEqual([2, 5, 8, 11].map((i) => testGtin(i, '035002').padStart(14, '0')));
+  }, 60_000);
+
+  it('5 % of all product writes answered 503 (the issue): the import ends with its report, one brand per name, one item per GTIN', async () => {
+    const file = sheet('faults.csv', 300, 30, '035003');
+    const r = await importWith({ rate503: 0.05, seed: 7 }, file);
+    expect(existsSync(join(r.reportDir, 'summary.json'))).toBe(true);
+    expect(r.exitCode).toBe(0);
+    expect(r.summary.counts).toMatchObject({ rows: 300, created: 300 });
+    const brands = brandsNamed();
+    expect(brands.size).toBe(30);
+    expect([...brands.values()].every((n) => n === 1)).toBe(true);
+    expectOneItemPerGtin(sandbox, owner, 300);
+  }, 120_000);
+});
