@@ -74,7 +74,7 @@ export class ApiLimiter {
   readonly #clock: LimiterClock;
   readonly #max: number;
   readonly #maxRps: number | undefined;
-  readonly #fleet: FleetPace | undefined;
+  #fleet: FleetPace | undefined;
   readonly #concurrency: ConcurrencyLimit;
   readonly #pace: RatePace;
   #inFlight = 0;
@@ -98,6 +98,11 @@ export class ApiLimiter {
     this.#fleet = o.fleet;
     this.#concurrency = new ConcurrencyLimit({ ...o.concurrency, max: this.#max });
     this.#pace = new RatePace(o.pace);
+  }
+
+  /** Shares the pace with a fleet from now on (set once Redis answers). */
+  shareWith(fleet: FleetPace): void {
+    this.#fleet = fleet;
   }
 
   /** Current concurrency limit. */
