@@ -8,7 +8,7 @@
 
 /** Tuning of {@link ConcurrencyLimit}. */
 export interface ConcurrencyTuning {
-  /** Starting limit (default min(8, max)). */
+  /** Starting limit (default min(8, max)); it doubles each round trip until the first refusal or queue. */
   initial: number;
   /** Upper bound (API_CONCURRENCY). */
   max: number;

@@ -37,6 +37,11 @@ export class AcceptedRate {
   #count = 0;
   #first: number | null = null;
 
+  /** When the first answer was recorded. */
+  get firstAt(): number | null {
+    return this.#first;
+  }
+
   constructor(capacity = 8192) {
     this.#times = new Float64Array(capacity);
   }
@@ -80,9 +85,15 @@ export class RatePace {
   #loweredAt = -Infinity;
   #checkedAt = -Infinity;
   #bindingAt = -Infinity;
+  /** The highest rate accepted at a lowering since the pace was set: the pace stays above a quarter of it. */
+  #peak = 0;
   readonly accepted = new AcceptedRate();
   /** Starts per second (refused ones included): what the pace holds back. */
   readonly starts = new AcceptedRate();
+  /** Refusals per second. */
+  readonly refusals = new AcceptedRate();
+  /** The share of starts refused when the pace was last lowered. */
+  #shareAtLowering: number | null = null;
 
   constructor(tuning: Partial<PaceTuning> = {}) {
     this.#t = { ...DEFAULT_PACE, ...tuning };
@@ -122,6 +133,7 @@ export class RatePace {
     else if (now - this.#bindingAt > this.#t.idleMs) {
       this.#pace = null;
       this.#ceiling = null;
+      this.#peak = 0;
     }
   }
 
@@ -136,6 +148,7 @@ export class RatePace {
    * Returns true when it set or lowered the pace.
    */
   refused(now: number): boolean {
+    this.refusals.add(now);
     if (now - this.#loweredAt < this.#t.windowMs) return false;
     const measured = this.accepted.perSecond(now, this.#t.measureMs);
     if (measured === null || measured === 0) return false;
@@ -143,8 +156,19 @@ export class RatePace {
     // A pace well above what was sent did not cause this refusal.
     const sending = this.starts.perSecond(now, this.#t.measureMs);
     if (current !== null && sending !== null && sending < 0.8 * current) return false;
+    // Refusals as frequent just after a lowering as before it do not depend on the rate (a storm of 429s): the pace
+    // holds for a while instead of falling for ever.
+    const share = sending ? (this.refusals.perSecond(now, this.#t.measureMs) ?? 0) / sending : 0;
+    const recent = now - this.#loweredAt < 4 * this.#t.measureMs;
+    if (current !== null && recent && this.#shareAtLowering !== null && share >= 0.8 * this.#shareAtLowering)
+      return false;
+    this.#shareAtLowering = share;
     this.#ceiling = Math.max(current ?? 0, measured);
-    this.#pace = Math.max(0.5, Math.min(measured, current ?? Infinity) * this.#t.backoff);
+    if (now - (this.accepted.firstAt ?? now) >= this.#t.measureMs) this.#peak = Math.max(this.#peak, measured);
+    // Refusals that do not depend on the rate (a storm of 429s) would lower it for ever: a quarter of the best rate
+    // seen is the floor.
+    const floor = Math.max(0.5, this.#peak / 4);
+    this.#pace = Math.max(floor, Math.min(measured, current ?? Infinity) * this.#t.backoff);
     this.#at = now;
     this.#loweredAt = now;
     this.#bindingAt = now;

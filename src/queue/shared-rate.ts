@@ -4,15 +4,16 @@ import { logger } from '../logger.ts';
 
 // The fleet's pace of one API, on one hash (all times in ms, Redis clock). The rule is src/api/rate-pace.ts's: no pace
 // until a refusal a pace should answer; then the rate the fleet got accepted just before, less 5 %, grown back (5 %/s,
-// 0.5 %/s near the rate refused at), lowered at most once per 250 ms, dropped after 3 s of holding nothing back.
+// 0.5 %/s near the rate refused at), lowered at most once per 250 ms (never below a quarter of the best rate accepted
+// at a lowering), dropped after 3 s of holding nothing back.
 // Starts and refusals are counted in two windows of 500 ms (this one and the last) to measure the fleet's rates.
 const STATE = `
 local k = KEYS[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local h = redis.call('HMGET', k, 'pace', 'ceil', 'at', 'tat', 'w0', 'ws', 'wr', 'ps', 'pr', 'pw', 'bind', 'low')
+local h = redis.call('HMGET', k, 'pace', 'ceil', 'at', 'tat', 'w0', 'ws', 'wr', 'ps', 'pr', 'pw', 'bind', 'low', 'peak')
 local s = {}
-local names = {'pace', 'ceil', 'at', 'tat', 'w0', 'ws', 'wr', 'ps', 'pr', 'pw', 'bind', 'low'}
+local names = {'pace', 'ceil', 'at', 'tat', 'w0', 'ws', 'wr', 'ps', 'pr', 'pw', 'bind', 'low', 'peak'}
 for i, n in ipairs(names) do s[n] = tonumber(h[i]) or 0 end
 if s.w0 == 0 then s.w0 = now end
 if now - s.w0 >= 500 then
@@ -40,7 +41,7 @@ const RESERVE = `${STATE}
 s.ws = s.ws + 1
 if s.pace > 0 then
   local sending = (s.ps + s.ws) * 1000 / span
-  if sending >= 0.8 * s.pace then s.bind = now elseif now - s.bind > 3000 then s.pace, s.ceil = 0, 0 end
+  if sending >= 0.8 * s.pace then s.bind = now elseif now - s.bind > 3000 then s.pace, s.ceil, s.peak = 0, 0, 0 end
 end
 local interval = tonumber(ARGV[1])
 if s.pace > 0 then interval = math.max(interval, 1000 / s.pace) end
@@ -64,7 +65,8 @@ if now - s.low >= 250 then
     s.ceil = math.max(s.pace, measured)
     local basis = measured
     if s.pace > 0 and s.pace < basis then basis = s.pace end
-    s.pace = math.max(0.5, basis * 0.95)
+    s.peak = math.max(s.peak, measured)
+    s.pace = math.max(0.5, s.peak / 4, basis * 0.95)
     s.low, s.bind = now, now
   end
 end
