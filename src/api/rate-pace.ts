@@ -90,10 +90,6 @@ export class RatePace {
   readonly accepted = new AcceptedRate();
   /** Starts per second (refused ones included): what the pace holds back. */
   readonly starts = new AcceptedRate();
-  /** Refusals per second. */
-  readonly refusals = new AcceptedRate();
-  /** The share of starts refused when the pace was last lowered. */
-  #shareAtLowering: number | null = null;
 
   constructor(tuning: Partial<PaceTuning> = {}) {
     this.#t = { ...DEFAULT_PACE, ...tuning };
@@ -148,7 +144,6 @@ export class RatePace {
    * Returns true when it set or lowered the pace.
    */
   refused(now: number): boolean {
-    this.refusals.add(now);
     if (now - this.#loweredAt < this.#t.windowMs) return false;
     const measured = this.accepted.perSecond(now, this.#t.measureMs);
     if (measured === null || measured === 0) return false;
@@ -156,13 +151,6 @@ export class RatePace {
     // A pace well above what was sent did not cause this refusal.
     const sending = this.starts.perSecond(now, this.#t.measureMs);
     if (current !== null && sending !== null && sending < 0.8 * current) return false;
-    // Refusals as frequent just after a lowering as before it do not depend on the rate (a storm of 429s): the pace
-    // holds for a while instead of falling for ever.
-    const share = sending ? (this.refusals.perSecond(now, this.#t.measureMs) ?? 0) / sending : 0;
-    const recent = now - this.#loweredAt < 4 * this.#t.measureMs;
-    if (current !== null && recent && this.#shareAtLowering !== null && share >= 0.8 * this.#shareAtLowering)
-      return false;
-    this.#shareAtLowering = share;
     this.#ceiling = Math.max(current ?? 0, measured);
     if (now - (this.accepted.firstAt ?? now) >= this.#t.measureMs) this.#peak = Math.max(this.#peak, measured);
     // Refusals that do not depend on the rate (a storm of 429s) would lower it for ever: a quarter of the best rate
