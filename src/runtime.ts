@@ -10,7 +10,7 @@ import { logger } from './logger.ts';
 import { makeDir } from './make-dir.ts';
 import { redisReason, redisState } from './queue/redis-state.ts';
 import { Throttle } from './pipeline/sync/throttle.ts';
-import { ApiLimiter } from './api/api-limiter.ts';
+import { ApiLimiter, showLimiter } from './api/api-limiter.ts';
 import { SharedRate } from './queue/shared-rate.ts';
 import { createHash } from 'node:crypto';
 import type { RunContext } from './pipeline/run/run.ts';
@@ -125,6 +125,7 @@ export async function contextFromConfig(
     maxConcurrency: config.API_CONCURRENCY,
     ...(config.API_MAX_RPS ? { maxRps: config.API_MAX_RPS } : {}),
   });
+  showLimiter(limiter);
   const throttle = new Throttle(config.API_CONCURRENCY * 2);
   const clients = apiClientsFromConfig(config, { limiter });
   let redis: Redis | null = null;

@@ -243,3 +243,15 @@ export class ApiLimiter {
       this.#waiters.shift()!();
   }
 }
+
+let processLimiter: ApiLimiter | undefined;
+
+/** Makes `limiter` the one this process's /metrics shows (the runtime's, src/runtime.ts). */
+export function showLimiter(limiter: ApiLimiter | undefined): void {
+  processLimiter = limiter;
+}
+
+/** The limiter this process's /metrics shows, if any. */
+export function shownLimiter(): ApiLimiter | undefined {
+  return processLimiter;
+}

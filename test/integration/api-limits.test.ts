@@ -9,6 +9,8 @@ import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { parseFaultSpec } from '../../src/sandbox/faults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
+import { ProcessMetrics } from '../../src/queue/metrics.ts';
+import { formatSummary } from '../../src/commands/summary.ts';
 import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 
 // An import with the defaults against a sandbox that limits the product API as real APIs do (sandbox --faults).
@@ -60,6 +62,14 @@ describe('the product API limiter against the sandbox over HTTP', () => {
     expect(api.concurrencyLimit).toBeLessThanOrEqual(6);
     expect(api.refusals).toBe(sandbox.handle.counts().faults['429'] ?? 0);
     expect(api.refusals / api.answers).toBeLessThan(0.1);
+    // summary.json records what the run saw; a run held back more than a tenth of its time says so in its last lines.
+    expect(result.summary.api).toMatchObject({ refusals: api.refusals, concurrencyLimit: api.concurrencyLimit });
+    expect(result.summary.api!.limitedShare).toBeGreaterThan(0.1);
+    expect(formatSummary(result)).toMatch(/the product API's limits held this run back \d+ % of its time/);
+    // /metrics shows the limiter.
+    const metrics = await new ProcessMetrics().registry.metrics();
+    expect(metrics).toMatch(/product_sync_api_concurrency_limit \d+/);
+    expect(metrics).toMatch(/product_sync_api_refusals \d+/);
   });
 
   it('a 429 storm (half the requests refused) ends with every row through and no duplicate', async () => {
