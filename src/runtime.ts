@@ -10,6 +10,9 @@ import { logger } from './logger.ts';
 import { makeDir } from './make-dir.ts';
 import { redisReason, redisState } from './queue/redis-state.ts';
 import { Throttle } from './pipeline/sync/throttle.ts';
+import { ApiLimiter, showLimiter } from './api/api-limiter.ts';
+import { SharedRate } from './queue/shared-rate.ts';
+import { createHash } from 'node:crypto';
 import type { RunContext } from './pipeline/run/run.ts';
 import { createReferenceCache, RUN_CACHE_SETTINGS } from './api/reference-cache.ts';
 import { DEMO_COMPANY_ID } from './sandbox/defaults.ts';
@@ -95,6 +98,12 @@ export async function commandContext(
   return contextFromConfig(config, { owner, closeSandbox, redis, ...(apiId ? { apiId } : {}) });
 }
 
+/** The Redis key of an API's shared pace: one per product API, whatever the owner. */
+export function sharedRateKey(config: Config, apiId?: string): string {
+  const api = apiId ?? config.PRODUCT_API_URL ?? '';
+  return `${config.QUEUE_PREFIX}:api-rate:${createHash('sha256').update(api).digest('hex').slice(0, 12)}`;
+}
+
 /**
  * The process-wide runtime over a parsed configuration: API clients, throttle, Redis and reference cache (the CLI, the
  * demo and the queue workers).
@@ -108,18 +117,17 @@ export async function contextFromConfig(
     redis?: 'off' | 'optional' | 'required';
     /** Names the product API in the owner lease when its URL does not (the embedded sandbox). */
     apiId?: string;
-    onRateLimited?: (retryAfterMs: number | null) => void;
   },
 ): Promise<CommandContext> {
-  const throttle = new Throttle(config.API_CONCURRENCY, config.API_MAX_RPS);
-  // Every 429 the client sees slows the whole run down, not just the request that got it.
-  const clients = apiClientsFromConfig(config, {
-    onRetry: (info) => {
-      if (info.error.status !== 429) return;
-      throttle.rateLimited(info.error.retryAfterMs);
-      opts.onRateLimited?.(info.error.retryAfterMs);
-    },
+  // The product API's limits, learned (api-limiter.ts): API_CONCURRENCY and API_MAX_RPS are upper bounds. Rows in
+  // flight are bounded apart, above it, so that a row whose request waits its Retry-After does not idle the API.
+  const limiter = new ApiLimiter({
+    maxConcurrency: config.API_CONCURRENCY,
+    ...(config.API_MAX_RPS ? { maxRps: config.API_MAX_RPS } : {}),
   });
+  showLimiter(limiter);
+  const throttle = new Throttle(config.API_CONCURRENCY * 2);
+  const clients = apiClientsFromConfig(config, { limiter });
   let redis: Redis | null = null;
   if (opts.redis && opts.redis !== 'off') {
     // Loaded only when used: ioredis costs a quarter of a second of start-up to every inline command otherwise.
@@ -151,12 +159,23 @@ export async function contextFromConfig(
     }
     // Its outages are told with the queue's (once per change of state).
     if (redis) redisState.watch(redis, config.REDIS_URL);
+    // Every process sending to this API (workers and inline runs, of every owner) shares its pace.
+    if (redis) limiter.shareWith(new SharedRate(redis, sharedRateKey(config, opts.apiId)));
   }
   // One reference cache per process: labels resolved by one run are known to the next (and to every worker through
   // Redis).
   const referenceCache = createReferenceCache({ redis, prefix: config.QUEUE_PREFIX, ...RUN_CACHE_SETTINGS });
   return {
-    ctx: { config, clients, redis, throttle, logger, referenceCache, ...(opts.apiId ? { apiId: opts.apiId } : {}) },
+    ctx: {
+      config,
+      clients,
+      redis,
+      throttle,
+      limiter,
+      logger,
+      referenceCache,
+      ...(opts.apiId ? { apiId: opts.apiId } : {}),
+    },
     owner: opts.owner,
     async close() {
       await clients.close();

@@ -7,6 +7,7 @@ import { ApiTransport, DEFAULT_TIMEOUTS, LazyDispatcher, type HttpTimeouts, type
 import { ProductClient } from './product-client.ts';
 import { ReferenceClient } from './reference-client.ts';
 import { DEFAULT_RETRY, type RetryOptions } from './retry.ts';
+import type { ApiLimiter } from './api-limiter.ts';
 
 /** A bearer credential: a static token, or OAuth2 client credentials. */
 export type CredentialOptions =
@@ -32,6 +33,8 @@ export interface ApiClientOptions {
   random?: () => number;
   /** Clock of the OAuth2 token cache (tests). */
   now?: () => number;
+  /** Bounds and paces the product API's requests (api-limiter.ts). */
+  limiter?: ApiLimiter;
 }
 
 /** Both API clients over one keep-alive connection pool, the request counts per API, and close(). */
@@ -91,6 +94,7 @@ export function createApiClients(options: ApiClientOptions): ApiClients {
     onRetry: options.onRetry,
     random: options.random,
     signal: abort.signal,
+    ...(options.limiter ? { limiter: options.limiter } : {}),
   });
   let closing: Promise<void> | undefined;
   return {

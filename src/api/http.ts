@@ -3,10 +3,11 @@ import type * as UndiciModule from 'undici';
 import type { Agent, Dispatcher } from 'undici';
 import { HttpError, LeaseLostError, type ErrorCode } from '../errors.ts';
 import { ENDPOINTS, fillPath, joinUrl, type ApiName, type EndpointName, type RetryClass } from './endpoints.ts';
-import { mayRetry, parseRetryAfter, retryDelayMs, type RetryOptions } from './retry.ts';
+import { DEFAULT_RETRY, mayRetry, parseRetryAfter, retryDelayMs, type RetryOptions } from './retry.ts';
 import type { Credential } from './credential.ts';
 import { fenceInterceptor, type Fence } from './fence.ts';
 import { currentRunScope } from './run-scope.ts';
+import type { ApiLimiter, PermitOutcome } from './api-limiter.ts';
 import { requestObserver } from './request-observer.ts';
 
 type Undici = typeof UndiciModule;
@@ -260,21 +261,38 @@ export interface RetryRun {
   signal?: AbortSignal;
   random?: () => number;
   onRetry?: (attempt: number, delayMs: number, error: HttpError) => void;
+  /** How to wait before a retry (default: a plain sleep); the limiter counts a refusal's wait as time on its limits. */
+  wait?: (delayMs: number, error: HttpError) => Promise<void>;
 }
 
-/** Runs `attempt` until it succeeds, or until the retry class / budget says stop (then its last error is thrown). */
+/**
+ * Runs `attempt` until it succeeds, or until the retry class / budget says stop (then its last error is thrown). A 429
+ * (nothing was done) has a budget of its own, `rateLimitedRetries`: an API at its limit refuses often, and the
+ * request is simply sent again after its Retry-After.
+ */
 export async function withRetry<T>(attempt: () => Promise<T>, run: RetryRun): Promise<T> {
-  for (let n = 0; ;) {
+  const refusals = run.retry.rateLimitedRetries ?? DEFAULT_RETRY.rateLimitedRetries;
+  for (let n = 0, refused = 0; ;) {
     try {
       return await attempt();
     } catch (err) {
-      if (n >= run.retry.retries || run.signal?.aborted || !mayRetry(run.retryClass, err)) throw err;
-      n += 1;
-      const delayMs = retryDelayMs(n, err, run.retry, run.random);
-      run.onRetry?.(n, delayMs, err as HttpError);
-      await sleep(delayMs, undefined, run.signal ? { signal: run.signal } : undefined);
+      if (run.signal?.aborted || !mayRetry(run.retryClass, err)) throw err;
+      const rateLimited = err instanceof HttpError && err.status === 429;
+      if (rateLimited ? refused >= refusals : n >= run.retry.retries) throw err;
+      if (rateLimited) refused += 1;
+      else n += 1;
+      const attemptNo = n + refused;
+      const delayMs = retryDelayMs(rateLimited ? refused : n, err, run.retry, run.random);
+      run.onRetry?.(attemptNo, delayMs, err as HttpError);
+      if (run.wait) await run.wait(delayMs, err as HttpError);
+      else await sleep(delayMs, undefined, run.signal ? { signal: run.signal } : undefined);
     }
   }
+}
+
+/** What a request's end teaches the limiter: a 429 / 503 is a refusal; other failures teach nothing. */
+function permitOutcome(err: unknown): PermitOutcome {
+  return err instanceof HttpError && (err.status === 429 || err.status === 503) ? 'refused' : 'ignore';
 }
 
 /** Settings of an {@link ApiTransport}. */
@@ -290,6 +308,8 @@ export interface TransportOptions {
   random?: () => number;
   /** Aborts waits and in-flight requests (set by close()). */
   signal?: AbortSignal;
+  /** Paces and bounds the product API's requests (api-limiter.ts); the reference API is not limited by it. */
+  limiter?: ApiLimiter;
 }
 
 /** The arguments of one endpoint call. */
@@ -322,6 +342,7 @@ export class ApiTransport {
     // run.
     const scope = currentRunScope();
     const fence = ep.method === 'GET' ? undefined : (scope?.fence ?? undefined);
+    const limiter = ep.api === 'product' ? this.o.limiter : undefined;
     let refreshed = false;
     const res = await withRetry(
       async () => {
@@ -335,6 +356,7 @@ export class ApiTransport {
             authorization: `Bearer ${token}`,
           };
           if (body !== undefined) headers['content-type'] = 'application/json';
+          const permit = limiter ? await limiter.acquire(this.o.signal) : undefined;
           const observe = requestObserver();
           const t0 = observe ? performance.now() : 0;
           try {
@@ -347,9 +369,11 @@ export class ApiTransport {
               signal: this.o.signal,
               ...(fence ? { fence } : {}),
             });
+            if (permit) limiter!.release(permit, 'ok');
             observe?.(ep.api, ep.method, res.status, (performance.now() - t0) / 1000);
             return res;
           } catch (err) {
+            if (permit) limiter!.release(permit, permitOutcome(err));
             // A request the fence refused was not sent: not observed.
             if (observe && !(err instanceof LeaseLostError))
               observe(
@@ -379,6 +403,15 @@ export class ApiTransport {
         random: this.o.random,
         onRetry: (attempt, delayMs, error) =>
           this.o.onRetry?.({ api: ep.api, endpoint: name, method: ep.method, url, attempt, delayMs, error }),
+        // A refused request waits its own Retry-After; the others go on at the limiter's pace.
+        ...(limiter
+          ? {
+              wait: (delayMs: number, error: HttpError) =>
+                permitOutcome(error) === 'refused'
+                  ? limiter.waitRetryAfter(delayMs, this.o.signal)
+                  : sleep(delayMs, undefined, this.o.signal ? { signal: this.o.signal } : undefined),
+            }
+          : {}),
       },
     );
     return res.body as T;

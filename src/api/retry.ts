@@ -10,14 +10,17 @@ export interface RetryOptions {
   baseMs: number;
   maxMs: number;
   maxRetryAfterMs?: number;
+  /** Retries of 429 answers (nothing was done), counted apart from `retries`. */
+  rateLimitedRetries?: number;
 }
 
-/** Defaults: 4 retries, 200 ms doubling up to 10 s, Retry-After honoured up to 60 s. */
+/** Defaults: 4 retries, 200 ms doubling up to 10 s, Retry-After honoured up to 60 s, 30 retries of a 429. */
 export const DEFAULT_RETRY: Required<RetryOptions> = {
   retries: 4,
   baseMs: 200,
   maxMs: 10_000,
   maxRetryAfterMs: 60_000,
+  rateLimitedRetries: 30,
 };
 
 /** Milliseconds a Retry-After header asks for (delay-seconds or HTTP-date), or null when absent or unreadable. */

@@ -15,7 +15,11 @@ export function progressReporter(
   let last = 0;
   const render = (p: RunProgress) => {
     const total = p.rowsTotal ? `/${p.rowsTotal}` : '';
-    return `[${p.stage}] rows read ${p.rowsRead}${total} · operations sent ${p.operationsSent}${total} · writes ${p.writes ?? 0} · errors ${p.errors}`;
+    const a = p.api;
+    const api = a
+      ? ` · API ${a.concurrencyLimit} at once${a.rate === null ? '' : `, ${a.rate}/s`}, ${a.refusals} refused${a.latencyMs === null ? '' : `, ${a.latencyMs} ms`}`
+      : '';
+    return `[${p.stage}] rows read ${p.rowsRead}${total} · operations sent ${p.operationsSent}${total} · writes ${p.writes ?? 0} · errors ${p.errors}${api}`;
   };
   return {
     update(p) {

@@ -1,3 +1,4 @@
+import { limitedLine } from '../pipeline/report/api-figures.ts';
 import type { IssueBreakdownEntry } from '../pipeline/report/issue-breakdown.ts';
 import type { RunResult } from '../pipeline/run/run.ts';
 import { textTable } from './text-table.ts';
@@ -42,6 +43,8 @@ export function formatSummary(result: RunResult): string {
   lines.push(`  requests: reference ${summary.requests.reference}, product ${summary.requests.product}`);
   const aborted = (summary as { aborted?: string }).aborted;
   if (aborted) lines.push(`  ABORTED: ${aborted}`);
+  const limited = limitedLine(summary.api);
+  if (limited) lines.push(limited);
   lines.push(...issueLines(summary.issues ?? [], c.rows));
   lines.push(`  report: ${result.reportDir}`, `  exit code ${result.exitCode}`);
   return lines.join('\n');

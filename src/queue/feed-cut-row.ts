@@ -1,9 +1,9 @@
 /**
  * Whether a feed's text file (CSV, TSV) looks cut while it was written: its last line has no line end and fewer fields
  * than the header, or its last row is shorter than both the header and the row before it (a row cut mid-way). CSV does
- * not need a final line end (RFC 4180): a last line with all its fields is whole, and the settle time guards the rest. Such a file is held by the tick (not
- * imported, checked again later) rather than imported with its last row half there. A workbook (zip) is not looked
- * at here: a cut one has no central directory, and the input gate refuses it.
+ * not need a final line end (RFC 4180): a last line with all its fields is whole, and the settle time guards the rest.
+ * Such a file is held by the tick (not imported, checked again later) rather than imported with its last row half
+ * there. A workbook (zip) is not looked at here: a cut one has no central directory, and the input gate refuses it.
  */
 import { open } from 'node:fs/promises';
 import { detectDelimiter } from '../formats/read-csv.ts';

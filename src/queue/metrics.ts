@@ -3,7 +3,8 @@
  * global default: each worker, console or test has its own): rows and issues of the runs it finished, counted from
  * their summary so they agree with summary.json; the API requests it sent; how long its runs took.
  */
-import { Counter, Histogram, Registry, type Metric } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+import { shownLimiter, type LimiterSnapshot } from '../api/api-limiter.ts';
 import type { ApiName } from '../api/endpoints.ts';
 import { observeRequests } from '../api/request-observer.ts';
 import type { RunSummary } from '../pipeline/report/report.ts';
@@ -78,8 +79,48 @@ export class ProcessMetrics {
     registers: [this.registry],
   });
 
+  /** The product API's limits as this process's limiter learned them (src/api/api-limiter.ts), read when scraped. */
+  readonly limitGauges: Gauge[] = [
+    this.#limiterGauge(
+      'product_sync_api_concurrency_limit',
+      'Product API requests allowed in flight (learned)',
+      (a) => a.concurrencyLimit,
+    ),
+    this.#limiterGauge(
+      'product_sync_api_rate_limit',
+      'Product API starts a second it is paced at (0: unpaced)',
+      (a) => a.rate ?? 0,
+    ),
+    this.#limiterGauge(
+      'product_sync_api_refusals',
+      'Product API 429 / 503 answers this process got',
+      (a) => a.refusals,
+    ),
+    this.#limiterGauge('product_sync_api_latency_seconds', 'Product API latency, last window average', (a) =>
+      a.latencyMs === null ? 0 : a.latencyMs / 1000,
+    ),
+    this.#limiterGauge(
+      'product_sync_api_limited_seconds',
+      'Seconds this process waited on the product API limits (learned limit or pace, Retry-After)',
+      (a) => a.limitedMs / 1000,
+    ),
+  ];
+
   constructor() {
     this.registry.registerMetric(this.#requestSecondsMetric());
+  }
+
+  #limiterGauge(name: string, help: string, read: (a: LimiterSnapshot) => number): Gauge {
+    const gauge: Gauge = new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect: () => {
+        const a = shownLimiter()?.snapshot();
+        if (a) gauge.set(read(a));
+      },
+    });
+    return gauge;
   }
 
   /** Counts a feed tick whose source failed: no run could start, so no run counts it. */

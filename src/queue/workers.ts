@@ -12,7 +12,6 @@ import {
   type Job,
   type JobSchedulerJson,
 } from 'bullmq';
-import { Redis } from 'ioredis';
 import { contextFromConfig, type CommandContext } from '../runtime.ts';
 import { DEFAULT_LIMITS } from '../formats/limits.ts';
 import { parseAllowHosts } from '../sources/address-guard.ts';
@@ -53,7 +52,6 @@ import type { ProcessMetrics } from './metrics.ts';
 import { answersWithin } from './redis-health.ts';
 import { isConnectionError, redisState } from './redis-state.ts';
 import { RequestScopes } from './request-scope.ts';
-import { SharedRate, SharedThrottle } from './shared-rate.ts';
 
 /** Settings of the worker process. */
 export interface WorkerOptions {
@@ -108,20 +106,10 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const eventsQueue = quietOnErrors(new Queue(QUEUES.events, { connection: conn, prefix }));
   const recorder = await eventRecorder(config, eventsQueue);
   recordEventsOf(importQueue, Promise.resolve(recorder));
-  // API_MAX_RPS is a budget of the whole fleet, not of each process: starts are reserved on one Redis key, which also
-  // carries the pause of a 429 to every worker.
-  const rateConn = redisState.watch(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 }), config.REDIS_URL);
-  const sharedRate = new SharedRate(rateConn, `${prefix}:api-rate`, config.API_MAX_RPS);
-  const cc: CommandContext = await contextFromConfig(config, {
-    redis: 'required',
-    // A 429 pauses every worker, not only this process (docs/queue.md): no worker takes a chunk until Retry-After has
-    // passed (BullMQ rate limit), and no request of a chunk already in hand starts before then either (shared rate).
-    onRateLimited: (ms) => {
-      void pushQueue.rateLimit(ms ?? 1000).catch(() => undefined);
-      void sharedRate.pause(ms ?? 1000);
-    },
-  });
-  const ctx = { ...cc.ctx, throttle: new SharedThrottle(cc.ctx.throttle!, sharedRate) };
+  // The product API's pace (and API_MAX_RPS) is the whole fleet's, shared through Redis by contextFromConfig
+  // (src/queue/shared-rate.ts); a 429 holds back only the request that got it, for its Retry-After.
+  const cc: CommandContext = await contextFromConfig(config, { redis: 'required' });
+  const ctx = cc.ctx;
   const scopes = new RequestScopes(ctx.clients.stats);
   const reportDir = resolve(config.REPORT_DIR);
   const chunkSize = options.chunkSize ?? config.CHUNK_SIZE;
@@ -540,7 +528,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
         await Promise.all([importQueue.close(), pushQueue.close(), feedsQueue.close(), eventsQueue.close()]);
         await cc.close();
         // BullMQ closes the connections it made, not the ones it was given.
-        for (const c of [...workerConns, rateConn, conn]) c.disconnect();
+        for (const c of [...workerConns, conn]) c.disconnect();
       })();
       return closing;
     },
@@ -560,7 +548,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
         await within(Promise.all(workers.map((w) => w.close(true))), 1000);
         void keeper.stop();
         await within(cc.close(), 1000);
-        for (const c of [...workerConns, rateConn, conn]) c.disconnect();
+        for (const c of [...workerConns, conn]) c.disconnect();
       })();
       return abandoning;
     },

@@ -145,6 +145,17 @@ export function buildSandbox(options: SandboxOptions = {}): FastifyInstance {
       counts.total++;
       if (isWrite) counts.writes++;
       counts.byRoute[key] = (counts.byRoute[key] ?? 0) + 1;
+      // The product API's limits (limits.ts): refused before any work, or held in the queue.
+      const limits = ctx.faults.limits;
+      if (limits && req.url.toLowerCase().startsWith('/api/')) {
+        const admitted = await limits.admit();
+        if (!admitted.ok) {
+          counts.faults['429'] = (counts.faults['429'] ?? 0) + 1;
+          reply.header('retry-after', String(admitted.retryAfterSeconds));
+          return sendProblem(req, reply, problem(429, [], { detail: 'the API is at its limit' }));
+        }
+        reply.raw.once('close', admitted.release);
+      }
       const decision = ctx.faults.next(isWrite, key);
       if (decision.fault !== 'ok') counts.faults[decision.fault] = (counts.faults[decision.fault] ?? 0) + 1;
       if (decision.latencyMs > 0) await sleep(decision.latencyMs);

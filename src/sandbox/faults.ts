@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { ApiLimits, parseDrop, type LimitSpec } from './limits.ts';
 
 /**
  * Fault injection of the sandbox: latency, 429, 503, 500-after-commit, connection reset — all drawn from a seeded PRNG.
@@ -7,8 +8,11 @@ import * as z from 'zod';
 /** What happens to one request. `ok` = no fault; `500after` and `reset` only ever apply to writes, after the commit. */
 export type FaultKind = 'ok' | '429' | '503' | '500after' | 'reset';
 
-/** Fault settings (docs/api-contract.md §Fault injection). Rates are shares of requests in [0, 1]. */
-export interface FaultSpec {
+/**
+ * Fault settings (docs/api-contract.md §Fault injection). Rates are shares of requests in [0, 1]. The limits
+ * (capacity, rps, burst, queue, drop: limits.ts) apply to the product API's routes.
+ */
+export interface FaultSpec extends LimitSpec {
   /** Share answered 429 with Retry-After, before any work. */
   rate429?: number;
   /** Share answered 503, before any work. */
@@ -49,6 +53,13 @@ export const faultSpecSchema = z
     seed: z.number().int().optional(),
     sequence: z.array(z.enum(['ok', '429', '503', '500after', 'reset'])).optional(),
     routes: z.array(z.string().min(1)).optional(),
+    capacity: z.number().int().min(1).optional(),
+    rps: z.number().positive().optional(),
+    burst: z.number().min(1).optional(),
+    queue: z.number().int().min(1).optional(),
+    drop: z
+      .strictObject({ factor: z.number().gt(0).max(1), fromS: z.number().min(0), toS: z.number().min(0) })
+      .optional(),
   })
   .refine(
     (s) => (s.rate429 ?? 0) + (s.rate503 ?? 0) + (s.rate500After ?? 0) + (s.rateReset ?? 0) <= 1,
@@ -75,7 +86,9 @@ export function parseLatency(raw: string): number | [number, number] {
 
 /**
  * Parses the CLI fault syntax: comma-separated `key=value` pairs, keys `429`, `503`, `500after`, `reset` (shares),
- * `retryAfter` (seconds), `latency` (`20` or `5-50`), `seed` (integer), `sequence` (`429|503|ok|500after|reset`).
+ * `retryAfter` (seconds), `latency` (`20` or `5-50`), `seed` (integer), `sequence` (`429|503|ok|500after|reset`), and
+ * the product API's limits: `capacity` (at once, 429 past it), `rps` and `burst` (a token bucket, 429 + Retry-After),
+ * `queue` (served at once, the rest wait), `drop` (`0.25@5-15`: every limit at a quarter from 5 s to 15 s).
  * Example: `503=0.1,429=0.05,retryAfter=1,500after=0.02,reset=0.02,seed=42`. Throws naming the bad pair.
  */
 export function parseFaultSpec(text: string): FaultSpec {
@@ -132,9 +145,29 @@ export function parseFaultSpec(text: string): FaultSpec {
           .filter(Boolean);
         break;
       }
+      case 'capacity':
+      case 'queue':
+      case 'rps':
+      case 'burst': {
+        const n = Number(value);
+        const whole = key.toLowerCase() === 'capacity' || key.toLowerCase() === 'queue';
+        if (
+          !Number.isFinite(n) ||
+          n < (key.toLowerCase() === 'rps' ? Number.MIN_VALUE : 1) ||
+          (whole && !Number.isInteger(n))
+        )
+          throw new Error(
+            `fault spec: ${key} must be a ${whole ? 'whole number ≥ 1' : 'positive number'}, got "${value}"`,
+          );
+        spec[key.toLowerCase() as 'capacity' | 'queue' | 'rps' | 'burst'] = n;
+        break;
+      }
+      case 'drop':
+        spec.drop = parseDrop(value);
+        break;
       default:
         throw new Error(
-          `fault spec: unknown key "${key}" (429, 503, 500after, reset, retryAfter, latency, seed, sequence, routes)`,
+          `fault spec: unknown key "${key}" (429, 503, 500after, reset, retryAfter, latency, seed, sequence, routes, capacity, rps, burst, queue, drop)`,
         );
     }
   }
@@ -166,6 +199,8 @@ export class FaultInjector {
   private random: () => number;
   private queue: FaultKind[];
   readonly drawn: Record<FaultKind, number> = { ok: 0, '429': 0, '503': 0, '500after': 0, reset: 0 };
+  /** The product API's limits, when the spec sets any. */
+  readonly limits: ApiLimits | null;
 
   constructor(
     readonly spec: FaultSpec,
@@ -173,6 +208,7 @@ export class FaultInjector {
   ) {
     this.random = mulberry32(spec.seed ?? defaultSeed);
     this.queue = [...(spec.sequence ?? [])];
+    this.limits = ApiLimits.any(spec) ? new ApiLimits(spec, spec.retryAfterSeconds ?? 1) : null;
   }
 
   /** Retry-After seconds a 429 / 503 carries. */

@@ -3,27 +3,34 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { SharedRate } from '../../src/queue/shared-rate.ts';
 
 const key = `{ps-rate-${process.pid}}:api-rate`;
+const keys: string[] = [];
 const conns: Redis[] = [];
 const connect = () => {
   const r = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
   conns.push(r);
   return r;
 };
+const keyFor = (name: string) => {
+  keys.push(`${key}-${name}`);
+  return `${key}-${name}`;
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 afterAll(async () => {
-  await conns[0]?.del(key, `${key}-pause`);
+  if (keys.length) await conns[0]?.del(...keys);
   for (const c of conns) c.disconnect();
 });
 
-describe('shared API rate', () => {
-  it('holds several processes together to one rate', async () => {
+describe('shared API pace', () => {
+  it('holds several processes together to API_MAX_RPS', async () => {
     // Two "processes" (own connections, own SharedRate) taking 30 starts each at 100/s in all: ≥ 0.59 s, not 0.3 s.
-    const a = new SharedRate(connect(), key, 100);
-    const b = new SharedRate(connect(), key, 100);
+    const k = keyFor('max');
+    const a = new SharedRate(connect(), k);
+    const b = new SharedRate(connect(), k);
     const starts: number[] = [];
     const t0 = Date.now();
     const take = async (r: SharedRate) => {
       for (let i = 0; i < 30; i++) {
-        await r.take();
+        await sleep((await r.reserve(100))!);
         starts.push(Date.now() - t0);
       }
     };
@@ -35,31 +42,43 @@ describe('shared API rate', () => {
     for (const s of starts) expect(starts.filter((x) => x >= s && x < s + 1000).length).toBeLessThanOrEqual(101);
   });
 
-  it('makes every process wait out a pause (a 429 seen by one of them)', async () => {
-    const k = `${key}-pause`;
-    const a = new SharedRate(connect(), k, 1000);
-    const b = new SharedRate(connect(), k, 1000);
-    await a.pause(400);
+  it('without a limit or a refusal, holds nothing back and has no pace', async () => {
+    const k = keyFor('free');
+    const a = new SharedRate(connect(), k);
     const t0 = Date.now();
-    await b.take();
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(350);
+    for (let i = 0; i < 200; i++) expect(await a.reserve(undefined)).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(a.pace).toBeNull();
   });
 
-  it('without a rate, does not hold starts back, but still carries a pause', async () => {
-    const k = `${key}-free`;
+  it('a refusal one process saw sets a pace every process keeps to, from the rate the fleet got accepted', async () => {
+    const k = keyFor('learn');
     const a = new SharedRate(connect(), k);
     const b = new SharedRate(connect(), k);
-    let t0 = Date.now();
-    for (let i = 0; i < 200; i++) await a.take();
-    expect(Date.now() - t0).toBeLessThan(1000);
-    await b.pause(300);
-    t0 = Date.now();
-    await a.take();
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
-    await conns[0]!.del(k);
+    // The fleet starts about 100 requests a second for 0.6 s…
+    const t0 = Date.now();
+    while (Date.now() - t0 < 600) {
+      await a.reserve(undefined);
+      await sleep(10);
+    }
+    // …then b is refused: the pace drops to a little under what was accepted.
+    b.refused();
+    await sleep(50);
+    await a.reserve(undefined);
+    expect(a.pace).not.toBeNull();
+    expect(a.pace!).toBeGreaterThan(30);
+    expect(a.pace!).toBeLessThan(110);
+    // Both keep to it: 20 starts take about 20 / pace seconds.
+    const pace = a.pace!;
+    const t1 = Date.now();
+    const take = async (r: SharedRate) => {
+      for (let i = 0; i < 10; i++) await sleep((await r.reserve(undefined))!);
+    };
+    await Promise.all([take(a), take(b)]);
+    expect(Date.now() - t1).toBeGreaterThanOrEqual((19 / (pace * 1.1)) * 1000);
   });
 
-  it('does not stall requests when Redis is unreachable', async () => {
+  it('does not stall requests when Redis is unreachable (null: the process paces itself)', async () => {
     const down = new Redis('redis://127.0.0.1:1', {
       maxRetriesPerRequest: 0,
       lazyConnect: true,
@@ -67,10 +86,11 @@ describe('shared API rate', () => {
     });
     down.on('error', () => undefined);
     conns.push(down);
-    const r = new SharedRate(down, key, 1);
+    const r = new SharedRate(down, keyFor('down'));
     const t0 = Date.now();
-    await r.take();
-    await r.take();
+    expect(await r.reserve(1)).toBeNull();
+    r.refused();
+    expect(await r.reserve(1)).toBeNull();
     expect(Date.now() - t0).toBeLessThan(500);
   });
 });

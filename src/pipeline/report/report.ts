@@ -1,3 +1,4 @@
+import type { RunApiFigures } from './api-figures.ts';
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -90,6 +91,8 @@ export interface RunSummary {
   notes?: string[];
   /** The issues by code × column, most rows first (issue-breakdown.ts); issues.csv holds the same lines. */
   issues?: IssueBreakdownEntry[];
+  /** What the run saw of the product API's limits (inline runs: api-figures.ts). */
+  api?: RunApiFigures;
   /**
    * Inline runs with webhook endpoints: each event with its delivery state per endpoint (src/events/inline.ts), written
    * once they are delivered or out of retries.

@@ -90,7 +90,7 @@ function executor(
     journal,
     signal: ctx.signal,
     onResult,
-    throttle: ctx.throttle ?? new Throttle(ctx.config.API_CONCURRENCY, ctx.config.API_MAX_RPS),
+    throttle: ctx.throttle ?? new Throttle(ctx.config.API_CONCURRENCY * 2),
     ...(ctx.shared ? { stop: ctx.shared.stop, breaker: ctx.shared.breaker } : {}),
     ...(ctx.earlierCreatesOurs === false ? { earlierCreatesOurs: false } : {}),
   });

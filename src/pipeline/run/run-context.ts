@@ -1,6 +1,7 @@
 /** What a run needs from its driver, and the progress it reports back: apart, for every step of a run reads them. */
 import type { Redis } from 'ioredis';
 import type { ApiClients } from '../../api/clients.ts';
+import type { ApiLimiter, LimiterSnapshot } from '../../api/api-limiter.ts';
 import type { Fence } from '../../api/fence.ts';
 import type { ReferenceCache } from '../../api/reference-cache.ts';
 import type { Config } from '../../config.ts';
@@ -20,6 +21,8 @@ export interface RunProgress {
   errors: number;
   /** Data rows of the sheet (after the first pass). */
   rowsTotal?: number;
+  /** The product API's limits as learned so far (concurrency limit, pace, refusals, latency). */
+  api?: LimiterSnapshot;
 }
 
 /** What a run needs from its driver (built once per process by src/runtime.ts). */
@@ -33,8 +36,10 @@ export interface RunContext {
   logger?: Logger;
   signal?: AbortSignal;
   onProgress?: (p: RunProgress) => void;
-  /** Shared concurrency gate; wire the client's 429 hook to `throttle.rateLimited` so every request backs off. */
+  /** The rows in flight (the requests are bounded by `limiter`). */
   throttle?: Throttle;
+  /** The product API's limiter the clients use (shown in progress and the summary). */
+  limiter?: ApiLimiter;
   /** Rows per chunk (default CHUNK_SIZE). */
   chunkSize?: number;
   /**

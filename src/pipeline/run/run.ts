@@ -17,6 +17,7 @@ import { leaseStoreFor } from './lease-store.ts';
 import { recoverChunk, resultsExist, settleArchiveChunk, type ChunkKind, type ResultRow } from './chunks.ts';
 import { abortError, openRun, produceChunks } from './open-run.ts';
 import { mergeRunLedger } from './ledger-file.ts';
+import { runApiFigures, type RunApiFigures } from '../report/api-figures.ts';
 import type { RunContext } from './run-context.ts';
 import { pushArchiveChunk, pushRowChunk, runShare, type PushContext, type PushedChunk } from './push.ts';
 import {
@@ -59,6 +60,7 @@ function summaryOf(
   counts: Counts,
   requests: { reference: number; product: number },
   aborted: RunAbort | undefined,
+  api?: RunApiFigures,
 ): RunSummary {
   const exitCode = aborted ? aborted.exitCode : counts.invalid + counts.failed + counts.notAttempted > 0 ? 1 : 0;
   return {
@@ -76,6 +78,7 @@ function summaryOf(
     ...(state.withheld ? { withheld: state.withheld } : {}),
     ...(aborted ? { aborted: aborted.message, ...(aborted.code ? { abortCode: aborted.code } : {}) } : {}),
     ...(state.request.notes?.length ? { notes: [...state.request.notes] } : {}),
+    ...(api ? { api } : {}),
   };
 }
 
@@ -124,8 +127,17 @@ async function driveInline(
   let errors = 0;
   let writes = 0;
   let firstWriteMs: number | undefined;
+  const apiAtStart = ctx.limiter?.snapshot();
   const progress = (stage: 'read' | 'push') =>
-    ctx.onProgress?.({ stage, rowsRead, operationsSent: done, writes, errors, rowsTotal: state.rows });
+    ctx.onProgress?.({
+      stage,
+      rowsRead,
+      operationsSent: done,
+      writes,
+      errors,
+      rowsTotal: state.rows,
+      ...(ctx.limiter ? { api: ctx.limiter.snapshot() } : {}),
+    });
   const pushCtx: PushContext = {
     config: ctx.config,
     clients: ctx.clients,
@@ -206,7 +218,11 @@ async function driveInline(
     if (kind === 'import' && !state.request.dryRun) await mergeRunLedger(workDir, state.rowChunks, state.archiveChunks);
     // The lease is held until the report is written (as finishRun does in queue mode): a run's report is true to the
     // API when it ends, since the next run for this owner starts after it.
-    finished = await assembler.finish(state.archiveChunks, (counts) => summaryOf(state, counts, requests, aborted));
+    const api =
+      apiAtStart && ctx.limiter ? runApiFigures(apiAtStart, ctx.limiter.snapshot(), performance.now() - t0) : undefined;
+    finished = await assembler.finish(state.archiveChunks, (counts) =>
+      summaryOf(state, counts, requests, aborted, api),
+    );
   } catch (err) {
     await assembler.abort();
     throw err;

@@ -1,0 +1,257 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ConcurrencyLimit, type ConcurrencyTuning } from './concurrency-limit.ts';
+import { RatePace, type PaceTuning } from './rate-pace.ts';
+
+/** Time as the limiter sees it: a monotonic clock in ms and a sleep (tests give their own). */
+export interface LimiterClock {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** The process's clock. */
+export const REAL_CLOCK: LimiterClock = {
+  now: () => performance.now(),
+  sleep: (ms, signal) => sleep(ms, undefined, signal ? { signal } : undefined),
+};
+
+/**
+ * The pace a fleet of processes shares (src/queue/shared-rate.ts over Redis): `reserve` books this process's next
+ * start and says how long to wait for it; null when the fleet's store does not answer (the process then paces itself).
+ */
+export interface FleetPace {
+  reserve(maxRps: number | undefined): Promise<number | null>;
+  /** A refusal this process saw: lowers the fleet's pace (at most once per window, for the whole fleet). */
+  refused(): void;
+  /** The fleet's pace as last seen (requests a second), or null when it has none. */
+  readonly pace: number | null;
+}
+
+/** What a request holds while it is in flight. */
+export interface ApiPermit {
+  readonly sentAt: number;
+  /** Requests sent and not answered when this one was sent (itself included). */
+  readonly sentWith: number;
+}
+
+/** How a request ended, for the limiter: an answer, a refusal (429 / 503), or nothing to learn from. */
+export type PermitOutcome = 'ok' | 'refused' | 'ignore';
+
+/** What the limiter shows (progress line, /metrics, summary.json). */
+export interface LimiterSnapshot {
+  /** Requests allowed in flight now. */
+  concurrencyLimit: number;
+  inFlight: number;
+  /** Starts a second the API is paced at (learned, or API_MAX_RPS), null when unpaced. */
+  rate: number | null;
+  /** 429 / 503 answers so far. */
+  refusals: number;
+  /** Answers so far (refusals included). */
+  answers: number;
+  /** Average latency of the last window, ms. */
+  latencyMs: number | null;
+  /** Milliseconds during which requests waited on the API's limits (a learned pace or limit, a Retry-After). */
+  limitedMs: number;
+}
+
+/** Settings of {@link ApiLimiter}. */
+export interface ApiLimiterOptions {
+  /** API_CONCURRENCY: the limit never goes above it. */
+  maxConcurrency: number;
+  /** API_MAX_RPS: the pace never goes above it. */
+  maxRps?: number;
+  clock?: LimiterClock;
+  fleet?: FleetPace;
+  concurrency?: Partial<ConcurrencyTuning>;
+  pace?: Partial<PaceTuning>;
+}
+
+/**
+ * The product API's limiter: how many requests in flight (learned from latency and refusals) and how fast they start
+ * (a pace learned from refusals, shared by the fleet when it has one), both under the configured upper bounds. A
+ * refused request is not held here: it waits its own Retry-After (http.ts) while the others go on at the pace.
+ */
+export class ApiLimiter {
+  readonly #clock: LimiterClock;
+  readonly #max: number;
+  readonly #maxRps: number | undefined;
+  #fleet: FleetPace | undefined;
+  readonly #concurrency: ConcurrencyLimit;
+  readonly #pace: RatePace;
+  #inFlight = 0;
+  /** Of those, sent (past their start wait). */
+  #sent = 0;
+  /** Requests in flight when the last refusal that lowered the limit was sent. */
+  #refusedWith: number | null = null;
+  readonly #waiters: (() => void)[] = [];
+  #nextStart = 0;
+  #refusals = 0;
+  #answers = 0;
+  /** Requests held back by a learned limit or pace, or waiting a Retry-After, now. */
+  #held = 0;
+  #heldSince = 0;
+  #limitedMs = 0;
+
+  constructor(o: ApiLimiterOptions) {
+    this.#clock = o.clock ?? REAL_CLOCK;
+    this.#max = Math.max(1, o.maxConcurrency);
+    this.#maxRps = o.maxRps;
+    this.#fleet = o.fleet;
+    this.#concurrency = new ConcurrencyLimit({ ...o.concurrency, max: this.#max });
+    this.#pace = new RatePace(o.pace);
+  }
+
+  /** Shares the pace with a fleet from now on (set once Redis answers). */
+  shareWith(fleet: FleetPace): void {
+    this.#fleet = fleet;
+  }
+
+  /** Current concurrency limit. */
+  get limit(): number {
+    return this.#concurrency.limit;
+  }
+
+  /** Resolves when a request may start: a free place within the limit, then its start time at the pace. */
+  async acquire(signal?: AbortSignal): Promise<ApiPermit> {
+    while (this.#inFlight >= this.#concurrency.limit) {
+      const limited = this.#concurrency.limit < this.#max;
+      if (limited) this.#hold(1);
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const wake = () => {
+            signal?.removeEventListener('abort', abort);
+            resolve();
+          };
+          const abort = () => {
+            const i = this.#waiters.indexOf(wake);
+            if (i >= 0) this.#waiters.splice(i, 1);
+            reject(signal!.reason as Error);
+          };
+          if (signal?.aborted) return abort();
+          signal?.addEventListener('abort', abort, { once: true });
+          this.#waiters.push(wake);
+        });
+      } finally {
+        if (limited) this.#hold(-1);
+      }
+    }
+    this.#inFlight++;
+    try {
+      const wait = await this.#startWait();
+      if (wait > 0) {
+        this.#hold(1);
+        try {
+          await this.#clock.sleep(wait, signal);
+        } finally {
+          this.#hold(-1);
+        }
+      }
+    } catch (err) {
+      this.#inFlight--;
+      this.#wake();
+      throw err;
+    }
+    this.#sent++;
+    this.#concurrency.started(this.#sent);
+    this.#pace.sent(this.#clock.now());
+    return { sentAt: this.#clock.now(), sentWith: this.#sent };
+  }
+
+  /** Frees the place of a request, learning from how it ended and how long it took. */
+  release(permit: ApiPermit, outcome: PermitOutcome): void {
+    const now = this.#clock.now();
+    this.#inFlight--;
+    this.#sent--;
+    if (outcome === 'ok') {
+      this.#answers++;
+      this.#concurrency.answered(now - permit.sentAt, now);
+      this.#pace.ok(now);
+    } else if (outcome === 'refused') {
+      this.#answers++;
+      this.#refusals++;
+      const lowered = this.#concurrency.refused(permit.sentAt, now);
+      // A pace answers a rate limit: refusals that go on although fewer requests are in flight (a capacity limit stops
+      // refusing once the limit is below it). Once set, each refusal may lower it (once per window).
+      const rateLimit =
+        this.#pace.engaged ||
+        this.#fleet?.pace != null ||
+        (lowered && this.#refusedWith !== null && permit.sentWith <= Math.max(1, 0.8 * this.#refusedWith));
+      if (lowered) this.#refusedWith = permit.sentWith;
+      if (rateLimit) {
+        this.#pace.refused(now);
+        this.#fleet?.refused();
+      }
+    }
+    this.#wake();
+  }
+
+  /** Waits a refused request's Retry-After (counted as time on the API's limits). */
+  async waitRetryAfter(ms: number, signal?: AbortSignal): Promise<void> {
+    this.#hold(1);
+    try {
+      await this.#clock.sleep(ms, signal);
+    } finally {
+      this.#hold(-1);
+    }
+  }
+
+  /** What the limiter shows now. */
+  snapshot(): LimiterSnapshot {
+    const now = this.#clock.now();
+    const rate = this.#rate(now);
+    return {
+      concurrencyLimit: this.#concurrency.limit,
+      inFlight: this.#inFlight,
+      rate: rate === null ? null : Math.round(rate * 10) / 10,
+      refusals: this.#refusals,
+      answers: this.#answers,
+      latencyMs: this.#concurrency.latencyMs === null ? null : Math.round(this.#concurrency.latencyMs * 10) / 10,
+      limitedMs: Math.round(this.#limitedMs + (this.#held > 0 ? now - this.#heldSince : 0)),
+    };
+  }
+
+  #rate(now: number): number | null {
+    const learned = this.#fleet?.pace ?? this.#pace.current(now);
+    if (learned === null) return this.#maxRps ?? null;
+    return this.#maxRps === undefined ? learned : Math.min(learned, this.#maxRps);
+  }
+
+  /** Milliseconds to wait before this start: the fleet's schedule, or this process's own. */
+  async #startWait(): Promise<number> {
+    if (this.#fleet) {
+      const wait = await this.#fleet.reserve(this.#maxRps);
+      if (wait !== null) return wait;
+    }
+    const now = this.#clock.now();
+    const rate = this.#rate(now);
+    if (rate === null) return 0;
+    const slot = Math.max(now, this.#nextStart);
+    this.#nextStart = slot + 1000 / rate;
+    return slot - now;
+  }
+
+  #hold(delta: number): void {
+    const now = this.#clock.now();
+    if (this.#held === 0 && delta > 0) this.#heldSince = now;
+    this.#held += delta;
+    if (this.#held === 0 && delta < 0) this.#limitedMs += now - this.#heldSince;
+  }
+
+  #wake(): void {
+    // Each woken waiter re-checks the limit itself.
+    // A limit that grew lets more than one go.
+    for (let free = this.#concurrency.limit - this.#inFlight; free > 0 && this.#waiters.length > 0; free--)
+      this.#waiters.shift()!();
+  }
+}
+
+let processLimiter: ApiLimiter | undefined;
+
+/** Makes `limiter` the one this process's /metrics shows (the runtime's, src/runtime.ts). */
+export function showLimiter(limiter: ApiLimiter | undefined): void {
+  processLimiter = limiter;
+}
+
+/** The limiter this process's /metrics shows, if any. */
+export function shownLimiter(): ApiLimiter | undefined {
+  return processLimiter;
+}

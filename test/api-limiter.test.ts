@@ -1,0 +1,272 @@
+import { describe, expect, it } from 'vitest';
+import { ApiLimiter, type LimiterClock } from '../src/api/api-limiter.ts';
+import { RatePace } from '../src/api/rate-pace.ts';
+
+/** A clock that moves only when told: sleeps resolve when it reaches their time. */
+class FakeClock implements LimiterClock {
+  t = 0;
+  timers: { at: number; resolve: () => void }[] = [];
+  now = () => this.t;
+  sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      this.timers.push({ at: this.t + ms, resolve });
+    });
+  /** Moves to the next timer (or `to`, when earlier) and fires what is due. */
+  async step(to = Infinity): Promise<boolean> {
+    await flush();
+    const next = Math.min(to, ...this.timers.map((x) => x.at));
+    if (!Number.isFinite(next)) return false;
+    this.t = Math.max(this.t, next);
+    const due = this.timers.filter((x) => x.at <= this.t);
+    this.timers = this.timers.filter((x) => x.at > this.t);
+    for (const d of due) d.resolve();
+    await flush();
+    return true;
+  }
+}
+
+const flush = () => new Promise<void>((r) => setImmediate(r));
+
+/** A simulated API: how it answers a request given what it has in hand (`leave` once an accepted one is done). */
+interface SimApi {
+  /** Called when a request arrives; returns its status and how long it takes. */
+  arrive(now: number): { status: 200 | 429; ms: number };
+  leave(): void;
+}
+
+/**
+ * Sends `total` requests through the limiter against a simulated API (each refused one waits 1 s and is sent again),
+ * with `pending` callers at once; returns the refusals and the time taken.
+ */
+async function simulate(limiter: ApiLimiter, clock: FakeClock, api: SimApi, total: number, pending = 64) {
+  let done = 0;
+  let refused = 0;
+  let next = 0;
+  const one = async (): Promise<void> => {
+    for (;;) {
+      const permit = await limiter.acquire();
+      const answer = api.arrive(clock.now());
+      await clock.sleep(answer.ms);
+      if (answer.status === 200) api.leave();
+      if (answer.status === 200) {
+        limiter.release(permit, 'ok');
+        done++;
+        return;
+      }
+      refused++;
+      limiter.release(permit, 'refused');
+      await limiter.waitRetryAfter(1000);
+    }
+  };
+  const lanes = Array.from({ length: pending }, async () => {
+    while (next < total) {
+      next++;
+      await one();
+    }
+  });
+  const all = Promise.all(lanes);
+  let finished = false;
+  void all.then(() => (finished = true));
+  while (!finished) if (!(await clock.step())) await flush();
+  return { done, refused, ms: clock.now() };
+}
+
+/** At most `capacity` at once; 429 past it (answered at once). */
+function capacityApi(capacity: () => number, latencyMs = 20): SimApi {
+  let n = 0;
+  return {
+    arrive() {
+      if (n >= capacity()) return { status: 429, ms: 1 };
+      n++;
+      return { status: 200, ms: latencyMs };
+    },
+    leave() {
+      n--;
+    },
+  };
+}
+
+describe('ApiLimiter', () => {
+  it('lowers the limit gently on refusals, once per window, and not for requests sent before the lowering', async () => {
+    const clock = new FakeClock();
+    const limiter = new ApiLimiter({ maxConcurrency: 32, clock, concurrency: { initial: 8 } });
+    expect(limiter.limit).toBe(8);
+    const permits = await Promise.all(Array.from({ length: 8 }, () => limiter.acquire()));
+    clock.t = 5;
+    // Three refusals of requests that were all in flight together: one lowering.
+    for (const p of permits.slice(0, 3)) limiter.release(p, 'refused');
+    expect(limiter.limit).toBe(7);
+    // A request sent after the lowering and refused lowers it again.
+    const later = await limiter.acquire();
+    clock.t = 10;
+    limiter.release(later, 'refused');
+    expect(limiter.limit).toBe(6);
+    expect(limiter.snapshot().refusals).toBe(4);
+  });
+
+  it('waits for a free place and wakes a waiter when one is released', async () => {
+    const clock = new FakeClock();
+    const limiter = new ApiLimiter({ maxConcurrency: 2, clock });
+    const a = await limiter.acquire();
+    await limiter.acquire();
+    let third = false;
+    const c = limiter.acquire().then(() => (third = true));
+    await flush();
+    expect(third).toBe(false);
+    limiter.release(a, 'ok');
+    await c;
+    expect(third).toBe(true);
+  });
+
+  it('finds a capacity of 16 that refuses past it, with few refusals, and stays under API_CONCURRENCY', async () => {
+    const clock = new FakeClock();
+    const limiter = new ApiLimiter({ maxConcurrency: 32, clock });
+    const r = await simulate(
+      limiter,
+      clock,
+      capacityApi(() => 16),
+      4000,
+    );
+    expect(r.done).toBe(4000);
+    expect(r.refused / 4000).toBeLessThan(0.01);
+    // 4000 requests of 20 ms, 16 at once: 5 s at best, and the last refused one waits its Retry-After (1 s).
+    expect(r.ms).toBeLessThan(5000 / 0.9 + 1000);
+    expect(limiter.limit).toBeGreaterThanOrEqual(12);
+    expect(limiter.limit).toBeLessThanOrEqual(17);
+  });
+
+  it('never goes above API_CONCURRENCY where the API has no limit, and grows to it', async () => {
+    const clock = new FakeClock();
+    const limiter = new ApiLimiter({ maxConcurrency: 32, clock });
+    const r = await simulate(
+      limiter,
+      clock,
+      capacityApi(() => Infinity),
+      2000,
+    );
+    expect(r.refused).toBe(0);
+    expect(limiter.limit).toBe(32);
+  });
+
+  it('shrinks when the API queues (latency grows) and keeps it busy', async () => {
+    const clock = new FakeClock();
+    const limiter = new ApiLimiter({ maxConcurrency: 64, clock });
+    let n = 0;
+    const queueing: SimApi = {
+      arrive() {
+        n++;
+        // 8 served at once, 20 ms each: the latency grows with what waits behind them.
+        return { status: 200, ms: 20 * Math.max(1, n / 8) };
+      },
+      leave() {
+        n--;
+      },
+    };
+    const r = await simulate(limiter, clock, queueing, 3000, 128);
+    expect(r.refused).toBe(0);
+    expect(limiter.limit).toBeLessThanOrEqual(20);
+    expect(limiter.limit).toBeGreaterThanOrEqual(8);
+    // 3000 × 20 ms / 8: 7.5 s at best.
+    expect(r.ms).toBeLessThan(7500 / 0.85);
+  });
+
+  it('falls when the capacity drops and comes back when it returns', async () => {
+    const clock = new FakeClock();
+    const limiter = new ApiLimiter({ maxConcurrency: 32, clock });
+    let capacity = 16;
+    const api = capacityApi(() => capacity);
+    const seen: number[] = [];
+    const run = simulate(limiter, clock, api, 12_000);
+    const watch = (async () => {
+      while (clock.now() < 2000) await flush();
+      seen.push(limiter.limit);
+      capacity = 4;
+      while (clock.now() < 4000) await flush();
+      seen.push(limiter.limit);
+      capacity = 16;
+      while (clock.now() < 8000) await flush();
+      seen.push(limiter.limit);
+    })();
+    const r = await run;
+    await watch;
+    expect(r.done).toBe(12_000);
+    expect(seen[0]).toBeGreaterThanOrEqual(12);
+    expect(seen[1]).toBeLessThanOrEqual(5);
+    expect(seen[2]).toBeGreaterThanOrEqual(13);
+    expect(r.refused / 12_000).toBeLessThan(0.02);
+  });
+
+  it('paces starts at a rate learned from refusals (a token bucket one request at a time exceeds)', async () => {
+    const clock = new FakeClock();
+    const limiter = new ApiLimiter({ maxConcurrency: 32, clock });
+    // 20 a second, a burst of 5; one request at a time would send 50 a second.
+    let tokens = 5;
+    let at = 0;
+    const bucket: SimApi = {
+      arrive(now) {
+        tokens = Math.min(5, tokens + ((now - at) * 20) / 1000);
+        at = now;
+        if (tokens < 1) return { status: 429, ms: 1 };
+        tokens -= 1;
+        return { status: 200, ms: 20 };
+      },
+      leave() {},
+    };
+    let early = 0;
+    const run = simulate(limiter, clock, bucket, 1000);
+    void (async () => {
+      while (clock.now() < 2000) await flush();
+      early = limiter.snapshot().refusals;
+    })();
+    const r = await run;
+    expect(r.done).toBe(1000);
+    // The first two seconds find the limit (some dozens of refusals); after them, the pace holds.
+    expect(early).toBeLessThan(100);
+    expect((r.refused - early) / 1000).toBeLessThan(0.01);
+    // 1000 at 20 a second: 50 s at best.
+    expect(r.ms).toBeLessThan(50_000 / 0.9);
+    expect(limiter.snapshot().rate).toBeGreaterThan(15);
+    expect(limiter.snapshot().rate).toBeLessThan(25);
+  });
+
+  it('paces at API_MAX_RPS when told', async () => {
+    const clock = new FakeClock();
+    const limiter = new ApiLimiter({ maxConcurrency: 32, maxRps: 50, clock });
+    expect(limiter.snapshot().rate).toBe(50);
+    const r = await simulate(
+      limiter,
+      clock,
+      capacityApi(() => Infinity),
+      500,
+    );
+    // 500 at 50 a second: 10 s.
+    expect(r.ms).toBeGreaterThanOrEqual(9900);
+    expect(r.ms).toBeLessThan(10_500);
+  });
+
+  it('counts the time spent on the API limits (a Retry-After)', async () => {
+    const clock = new FakeClock();
+    const limiter = new ApiLimiter({ maxConcurrency: 4, clock });
+    const wait = limiter.waitRetryAfter(1500);
+    await clock.step();
+    await wait;
+    expect(limiter.snapshot().limitedMs).toBe(1500);
+  });
+});
+
+describe('RatePace', () => {
+  it('has no pace until a refusal, then the accepted rate less a little, grown back slowly', () => {
+    const pace = new RatePace();
+    for (let t = 0; t <= 1000; t += 10) pace.ok(t);
+    expect(pace.current(1000)).toBeNull();
+    expect(pace.refused(1000)).toBe(true);
+    const p = pace.current(1000)!;
+    expect(p).toBeGreaterThan(90);
+    expect(p).toBeLessThan(100);
+    // Lowered at most once per window.
+    expect(pace.refused(1100)).toBe(false);
+    // Near the rate it was refused at, it grows by half a percent a second.
+    expect(pace.current(3000)!).toBeGreaterThan(p);
+    expect(pace.current(3000)!).toBeLessThan(p * 1.06);
+  });
+});

@@ -1,0 +1,90 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
+import { loadConfig } from '../../src/config.ts';
+import { runImport } from '../../src/pipeline/run/run.ts';
+import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { parseFaultSpec } from '../../src/sandbox/faults.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { writeProductSheet } from '../helpers/sheets.ts';
+import { ProcessMetrics } from '../../src/queue/metrics.ts';
+import { formatSummary } from '../../src/commands/summary.ts';
+import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
+
+// An import with the defaults against a sandbox that limits the product API as real APIs do (sandbox --faults).
+const owner = DEMO_COMPANY_ID;
+let sandbox: RunningSandbox;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+async function context(reportDir: string): Promise<CommandContext> {
+  const config = loadConfig({
+    PRODUCT_API_URL: sandbox.url,
+    REFERENCE_API_URL: sandbox.url,
+    API_TOKEN: 'sandbox-token',
+    REPORT_DIR: reportDir,
+    LOG_LEVEL: 'silent',
+  });
+  return contextFromConfig(config, {});
+}
+
+async function importRows(rows: number, faults: string) {
+  sandbox.handle.reset();
+  sandbox.handle.setFaults(faultsOf(faults));
+  const dir = mkdtempSync(join(tmpdir(), 'ps-limits-'));
+  const { file, mapping } = writeProductSheet(dir, rows, { owner });
+  const cc = await context(join(dir, 'reports'));
+  try {
+    const t0 = performance.now();
+    const result = await runImport({ file, mapping }, cc.ctx);
+    return { result, ms: performance.now() - t0, api: cc.ctx.limiter!.snapshot() };
+  } finally {
+    sandbox.handle.setFaults({});
+    await cc.close();
+  }
+}
+
+// The CLI syntax, as `sandbox --faults` takes it.
+const faultsOf = (text: string) => parseFaultSpec(text);
+
+describe('the product API limiter against the sandbox over HTTP', () => {
+  it('finds a capacity of 4 at once (429 past it) without being told: every row created once, few refusals', async () => {
+    const { result, api } = await importRows(300, 'capacity=4,latency=10');
+    expect(result.summary.counts).toMatchObject({ rows: 300, created: 300, failed: 0 });
+    expectOneItemPerGtin(sandbox, owner, 300);
+    expect(api.concurrencyLimit).toBeLessThanOrEqual(6);
+    expect(api.refusals).toBe(sandbox.handle.counts().faults['429'] ?? 0);
+    expect(api.refusals / api.answers).toBeLessThan(0.1);
+    // summary.json records what the run saw; a run held back more than a tenth of its time says so in its last lines.
+    expect(result.summary.api).toMatchObject({ refusals: api.refusals, concurrencyLimit: api.concurrencyLimit });
+    expect(result.summary.api!.limitedShare).toBeGreaterThan(0.1);
+    expect(formatSummary(result)).toMatch(/the product API's limits held this run back \d+ % of its time/);
+    // /metrics shows the limiter.
+    const metrics = await new ProcessMetrics().registry.metrics();
+    expect(metrics).toMatch(/product_sync_api_concurrency_limit \d+/);
+    expect(metrics).toMatch(/product_sync_api_refusals \d+/);
+  });
+
+  it('a 429 storm (half the requests refused) ends with every row through and no duplicate', async () => {
+    const { result, api } = await importRows(100, '429=0.5,retryAfter=0,seed=7');
+    expect(result.summary.counts).toMatchObject({ rows: 100, created: 100, failed: 0, notAttempted: 0 });
+    expectOneItemPerGtin(sandbox, owner, 100);
+    expect(api.refusals).toBeGreaterThan(30);
+  });
+
+  it('the refused request waits its Retry-After while the others go on', async () => {
+    // The first product request is refused for 1 s; 40 rows of 5 ms each take far less than that.
+    const { result, ms, api } = await importRows(40, 'sequence=429,retryAfter=1,latency=5');
+    expect(result.summary.counts).toMatchObject({ rows: 40, created: 40, failed: 0 });
+    expect(ms).toBeGreaterThanOrEqual(1000);
+    expect(api.limitedMs).toBeGreaterThanOrEqual(990);
+    expectOneItemPerGtin(sandbox, owner, 40);
+  });
+});
