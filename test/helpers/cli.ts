@@ -23,7 +23,7 @@ export interface CliOptions {
   /** Names removed from the environment (a value set by the shell or by `env` of the test config). */
   unset?: string[];
   cwd?: string;
-  /** A command running longer is killed (a hang is a failure, not a stuck suite). Default: 60 s. */
+  /** A command running longer is killed (a hang is a failure, not a stuck suite). Default: never (in-process: 60 s). */
   timeoutMs?: number;
 }
 
@@ -51,10 +51,13 @@ export function spawnCli(args: string[], options: CliOptions = {}): CliProcess {
   });
   const out = { stdout: '', stderr: '' };
   let killed = false;
-  const timer = setTimeout(() => {
-    killed = true;
-    child.kill('SIGKILL');
-  }, options.timeoutMs ?? 60_000);
+  const timer =
+    options.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          killed = true;
+          child.kill('SIGKILL');
+        }, options.timeoutMs);
   child.stdout!.on('data', (d: Buffer) => (out.stdout += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out.stderr += d.toString()));
   return {

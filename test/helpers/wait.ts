@@ -9,7 +9,7 @@ const POLL_MS = 10;
 
 /**
  * Resolves as soon as `cond` holds (it may be async), asking every 10 ms; throws `timed out waiting for <what>` after
- * `ms` (default 20 s). `until(cond, ms)` or `until('what is awaited', cond, ms)`.
+ * `ms` (default 30 s). `until(cond, ms)` or `until('what is awaited', cond, ms)`.
  */
 export async function until(cond: () => boolean | Promise<boolean>, ms?: number): Promise<void>;
 export async function until(what: string, cond: () => boolean | Promise<boolean>, ms?: number): Promise<void>;
@@ -20,8 +20,8 @@ export async function until(
 ): Promise<void> {
   const [what, cond, ms] =
     typeof a === 'string'
-      ? [a, b as () => boolean | Promise<boolean>, c ?? 20_000]
-      : ['a condition', a, (b as number | undefined) ?? 20_000];
+      ? [a, b as () => boolean | Promise<boolean>, c ?? 30_000]
+      : ['a condition', a, (b as number | undefined) ?? 30_000];
   const t0 = Date.now();
   while (!(await cond())) {
     if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what} (${ms} ms)`);
