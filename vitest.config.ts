@@ -1,13 +1,64 @@
 import { defineConfig } from 'vitest/config';
 
+// Three projects, run one after the other (test/README.md says which a new test joins):
+// - unit: in-process tests (a loopback server or the suite's Redis at most), CPU-bound: one worker per core;
+// - process: tests that start processes (the CLI, redis-server, sshd, s3rver) and wait on them: two workers;
+// - timing: tests whose outcome depends on real time passing at the expected pace (owner leases and job locks that
+//   expire, processes paused with SIGSTOP, signals sent mid-run): one at a time, alone on the machine.
+const TIMING = [
+  'test/lease-file.test.ts',
+  'test/integration/lease-fencing.test.ts',
+  'test/integration/run-lease.test.ts',
+  'test/integration/redis-outage.test.ts',
+  'test/integration/signals.test.ts',
+  'test/integration/events-kill.test.ts',
+  'test/integration/events-aborted.test.ts',
+  'test/integration/queue-faults.test.ts',
+  'test/integration/lease-store-lost.test.ts',
+  'test/integration/machine-lease.test.ts',
+  'test/integration/resume-after-takeover.test.ts',
+];
+/** Unit-level files that start a node process of their own (a script under tsx, the CLI). */
+const SPAWNING = ['test/journal-replay.test.ts', 'test/terminal-output.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
     // Logs go to stderr as JSON; tests want only warnings and errors there.
     env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/*.test.ts'],
+          exclude: [...TIMING, ...SPAWNING],
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'process',
+          include: ['test/integration/**/*.test.ts', ...SPAWNING],
+          exclude: TIMING,
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'timing',
+          include: TIMING,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
+        },
+      },
+    ],
   },
 });

@@ -29,18 +29,47 @@ export async function freePort(): Promise<number> {
   }
 }
 
+/** What the setup started, shared by the projects of one vitest run (each runs this setup), stopped by the last. */
+interface Suite {
+  redisUrl: Promise<string>;
+  users: number;
+  stop(): void;
+}
+const SUITE = Symbol.for('product-sync.test-suite');
+type WithSuite = typeof globalThis & { [SUITE]?: Suite };
+
 /**
- * Starts a private `redis-server` for the suite (never touching a database it did not create), or uses TEST_REDIS_URL.
+ * Starts a private `redis-server` for the suite (never touching a database it did not create), or uses TEST_REDIS_URL;
+ * builds dist/ first. Once per vitest run: the projects (vitest.config.ts) share both.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const g = globalThis as WithSuite;
+  if (!g[SUITE]) {
+    let stop = () => {};
+    g[SUITE] = {
+      users: 0,
+      stop: () => stop(),
+      redisUrl: startSuite((s) => (stop = s)),
+    };
+  }
+  const suite = g[SUITE];
+  suite.users++;
+  const url = await suite.redisUrl;
+  project.provide('redisUrl', url);
+  if (!process.env.TEST_REDIS_URL) process.env.TEST_REDIS_SERVER_PORT = new URL(url).port;
+  return async () => {
+    if (--suite.users > 0) return;
+    suite.stop();
+    delete g[SUITE];
+  };
+}
+
+async function startSuite(onStop: (stop: () => void) => void): Promise<string> {
   // Tests that spawn bin/product-sync.mjs run dist/: built from src/ once here.
   execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build.mjs', import.meta.url))], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  if (process.env.TEST_REDIS_URL) {
-    project.provide('redisUrl', process.env.TEST_REDIS_URL);
-    return async () => {};
-  }
+  if (process.env.TEST_REDIS_URL) return process.env.TEST_REDIS_URL;
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'ps-redis-'));
   const child: ChildProcess = spawn(
@@ -67,10 +96,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     };
     probe();
   });
-  project.provide('redisUrl', `redis://127.0.0.1:${port}`);
-  process.env.TEST_REDIS_SERVER_PORT = String(port);
-  return async () => {
+  onStop(() => {
     child.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
-  };
+  });
+  return `redis://127.0.0.1:${port}`;
 }

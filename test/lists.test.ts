@@ -1,5 +1,4 @@
 // `product-sync lists` (issue 11): the lookups a mapping can name, and one reference list's labels and codes.
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,8 +6,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { LIST_NAMES, LOOKUPS } from '../src/api/fields.ts';
 import { listsCommand } from '../src/commands/lists.ts';
-
-const BIN = new URL('../bin/product-sync.mjs', import.meta.url).pathname;
+import { cliInProcess } from './helpers/cli.ts';
 
 /** Runs `listsCommand` and returns what it printed. */
 async function lists(
@@ -24,23 +22,13 @@ async function lists(
   return { code, text };
 }
 
-/** The CLI as a child process, in an empty directory, with no API configured. */
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: Record<string, string> = { ...process.env } as Record<string, string>;
-  for (const k of ['PRODUCT_API_URL', 'REFERENCE_API_URL', 'API_TOKEN', 'REDIS_URL']) delete env[k];
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: mkdtempSync(join(tmpdir(), 'ps-lists-')),
-      env: { ...env, LOG_LEVEL: 'error' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+/** The CLI in-process, in an empty directory, with no API configured. */
+const cli = (args: string[]) =>
+  cliInProcess(args, {
+    cwd: mkdtempSync(join(tmpdir(), 'ps-lists-')),
+    unset: ['PRODUCT_API_URL', 'REFERENCE_API_URL', 'API_TOKEN', 'REDIS_URL'],
+    env: { LOG_LEVEL: 'error' },
   });
-}
 
 describe('product-sync lists', () => {
   it('without a name: the 16 lists and the lookup kinds, without any API', async () => {
@@ -86,7 +74,7 @@ describe('product-sync lists', () => {
     await expect(lists('trade-item-status', {})).rejects.toMatchObject({ code: 'PS_ERR_CONFIG_INVALID' });
   });
 
-  it("the CLI prints a list's labels (child process, embedded sandbox) and exits 2 on an unknown list", async () => {
+  it("the CLI prints a list's labels (embedded sandbox) and exits 2 on an unknown list", async () => {
     const [ok, bad] = await Promise.all([
       cli(['lists', 'trade-item-status', '--sandbox', '--language', 'fr-FR']),
       cli(['lists', 'nope']),

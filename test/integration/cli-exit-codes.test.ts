@@ -1,12 +1,13 @@
 // Bad input ends the CLI with exit 2 and one line naming a PS_ERR_* code — never exit 3 "unexpected failure", never a
 // stack trace, never a hang (issue 9; docs/commands.md, "Exit codes"). Nothing here needs an API or Redis: every case
 // fails before.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { cliInProcess, type CliResult } from '../helpers/cli.ts';
 
 let dir: string;
 let mapping: string;
@@ -24,42 +25,21 @@ beforeAll(() => {
 });
 
 /**
- * Runs the CLI without Redis, against an API nobody serves; kills it after `timeoutMs` (a hang is a failure, not a
- * stuck suite).
+ * Runs the CLI in-process without Redis, against an API nobody serves; gives up after `timeoutMs` (a hang is a failure,
+ * not a stuck suite).
  */
-function cli(
-  args: string[],
-  timeoutMs = 20_000,
-  extraEnv: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string; killed: boolean }> {
-  const env: Record<string, string> = { ...process.env } as Record<string, string>;
-  delete env.REDIS_URL;
-  Object.assign(env, {
-    PRODUCT_API_URL: 'http://127.0.0.1:9',
-    REFERENCE_API_URL: 'http://127.0.0.1:9',
-    API_TOKEN: 'unused',
-    REPORT_DIR: join(dir, 'reports'),
-    LOG_LEVEL: 'error',
-    ...extraEnv,
-  });
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let killed = false;
-    const timer = setTimeout(() => {
-      killed = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, killed });
-    });
+function cli(args: string[], timeoutMs = 20_000, extraEnv: Record<string, string> = {}): Promise<CliResult> {
+  return cliInProcess(args, {
+    timeoutMs,
+    unset: ['REDIS_URL'],
+    env: {
+      PRODUCT_API_URL: 'http://127.0.0.1:9',
+      REFERENCE_API_URL: 'http://127.0.0.1:9',
+      API_TOKEN: 'unused',
+      REPORT_DIR: join(dir, 'reports'),
+      LOG_LEVEL: 'error',
+      ...extraEnv,
+    },
   });
 }
 

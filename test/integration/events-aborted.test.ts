@@ -1,7 +1,6 @@
 // run.aborted of an inline import (issue 25) beyond the archive guard: a run that lost its owner lease (paused past it
 // while another import took it over) and a run interrupted by SIGTERM. The event reaches a receiver that verifies its
 // signature with `standardwebhooks`, and its data is the run's report: the same run id, reason, exit code and counts.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,9 @@ import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
+import { spawnCli } from '../helpers/cli.ts';
+import { inlineEnv } from '../helpers/env.ts';
+import { sleep, until } from '../helpers/wait.ts';
 
 const owner = DEMO_COMPANY_ID;
 let sandbox: RunningSandbox;
@@ -23,44 +25,17 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-interface Proc {
-  child: ChildProcess;
-  exit: Promise<{ code: number | null; stdout: string; stderr: string }>;
-}
+const cli = (args: string[], env: Record<string, string>) => spawnCli(args, { env });
 
-function cli(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += String(d)));
-  child.stderr!.on('data', (d) => (stderr += String(d)));
-  return { child, exit: new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr }))) };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
-async function until(cond: () => boolean, ms = 30_000): Promise<void> {
-  for (const t0 = Date.now(); !cond(); await sleep(10)) if (Date.now() - t0 > ms) throw new Error('timed out');
-}
 
 function env(dir: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    REPORT_DIR: join(dir, 'reports'),
-    STATE_DIR: join(dir, 'state'),
-    API_CONCURRENCY: '4',
-    LOG_LEVEL: 'warn',
-    REDIS_URL: '',
+  return inlineEnv(sandbox.url, dir, {
     WEBHOOK_URL: receiver.url,
     WEBHOOK_SECRET: receiver.secret,
     WEBHOOK_RETRY_BASE_MS: '50',
     ...extra,
-  };
+  });
 }
 
 interface Summary {

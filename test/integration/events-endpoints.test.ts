@@ -1,7 +1,6 @@
 // Several endpoints from a `webhooks:` file (issue 25): each gets the events its filter names, signed with its own
 // secret (each receiver verifies with `standardwebhooks` and its secret only), and summary.json lists each delivery by
 // endpoint. An inline import, so no Redis: the filter is the endpoint's, whichever path delivers.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,8 @@ import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
+import { cliInProcess } from '../helpers/cli.ts';
+import { inlineEnv } from '../helpers/env.ts';
 
 let sandbox: RunningSandbox;
 let all: Receiver;
@@ -35,29 +36,16 @@ describe('webhook endpoints from a file', () => {
       `webhooks:\n  - { name: all, url: "${all.url}", secret: "${all.secret}" }\n` +
         `  - { name: ends, url: "${ends.url}", secretEnv: ENDS_SECRET, events: ["run.finished", "run.aborted"] }\n`,
     );
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PRODUCT_API_URL: sandbox.url,
-      REFERENCE_API_URL: sandbox.url,
-      API_TOKEN: 'sandbox-token',
-      REPORT_DIR: join(dir, 'reports'),
-      STATE_DIR: join(dir, 'state'),
-      LOG_LEVEL: 'warn',
+    const env = inlineEnv(sandbox.url, dir, {
       WEBHOOKS_FILE: hooks,
       ENDS_SECRET: ends.secret,
       WEBHOOK_RETRY_BASE_MS: '50',
-    };
-    delete env.REDIS_URL;
-    delete env.WEBHOOK_URL;
-    delete env.WEBHOOK_SECRET;
-    const child = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let output = '';
-    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    expect(await new Promise((r) => child.once('close', r)), output).toBe(0);
+    const r = await cliInProcess(['import', file, '--mapping', mapping], {
+      env,
+      unset: ['WEBHOOK_URL', 'WEBHOOK_SECRET'],
+    });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
 
     const types = (r: Receiver) => r.received.map((x) => `${x.type} ${x.verified ? 'verified' : 'NOT verified'}`);
     expect(types(all)).toEqual(['run.started verified', 'run.finished verified']);

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,9 +11,12 @@ import { startWorkers } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { buildConsole } from '../../src/server/app.ts';
+import { cliInProcess, runCli } from '../helpers/cli.ts';
 import { hasChromium, withChromium } from '../helpers/console.ts';
+import { queueEnv } from '../helpers/env.ts';
 import { ownRedis, type OwnRedis } from '../helpers/redis-server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
+import { until } from '../helpers/wait.ts';
 import { startReceiver, type Received, type Receiver } from '../helpers/webhook-receiver.ts';
 
 const owner = DEMO_COMPANY_ID;
@@ -36,21 +38,14 @@ afterAll(async () => {
 });
 
 function env(prefix: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    REDIS_URL: redis.url,
-    QUEUE_PREFIX: prefix,
-    REPORT_DIR: join(dir, 'reports'),
-    UPLOAD_DIR: join(dir, 'uploads'),
+  return queueEnv(sandbox.url, redis.url, prefix, dir, {
     LOG_LEVEL: 'silent',
     WEBHOOK_URL: receiver.url,
     WEBHOOK_SECRET: receiver.secret,
     WEBHOOK_RETRY_BASE_MS: '50',
     PUBLIC_URL: 'https://console.example/',
     ...extra,
-  };
+  });
 }
 
 /** The verified, accepted deliveries of `type` (one per event id). */
@@ -246,14 +241,10 @@ describe('run events (inline import)', () => {
     const { file, mapping } = writeProductSheet(dir, 3, { owner, file: 'inline.csv', prefix: '035333' });
     const e: NodeJS.ProcessEnv = { ...process.env, ...env('unused'), REPORT_DIR: join(dir, 'inline-reports') };
     delete e.REDIS_URL;
-    const child = spawn(process.execPath, ['bin/product-sync.mjs', 'import', file, '--mapping', mapping], {
-      env: e,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stdout += d.toString()));
-    expect(await new Promise((r) => child.once('exit', r)), stdout).toBe(0);
+    // A process: its logs too must not carry the secret.
+    const r = await runCli(['import', file, '--mapping', mapping], { env: e as Record<string, string> });
+    const stdout = r.stdout + r.stderr;
+    expect(r.code, stdout).toBe(0);
     expect(stdout).not.toContain(receiver.secret.slice('whsec_'.length));
     const runId = readdirSync(join(dir, 'inline-reports')).filter((n) => !n.startsWith('.'))[0]!;
     const summary = JSON.parse(readFileSync(join(dir, 'inline-reports', runId, 'summary.json'), 'utf8'));
@@ -306,19 +297,8 @@ describe('run events (inline import)', () => {
   }, 30_000);
 });
 
-async function until(check: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
+/** The CLI in-process: its exit code, and stdout and stderr together. */
 async function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const code = await new Promise<number | null>((r) => child.once('exit', r));
-  return { code, output };
+  const r = await cliInProcess(args, { env: env as Record<string, string>, unset: ['REDIS_URL'] });
+  return { code: r.code, output: r.stdout + r.stderr };
 }

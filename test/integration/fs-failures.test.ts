@@ -2,12 +2,12 @@
 // directory and the reason, exit 2 when nothing was sent and 3 once writes were, no stack trace, never a hang; a run
 // that sent writes keeps its journal, and the same command run again once there is space resumes without sending a
 // create twice. Real file systems: small tmpfs mounts (test/helpers/tmpfs.ts; root needed, skipped elsewhere).
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { runCli, type CliResult } from '../helpers/cli.ts';
 import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { fillUp, mountTmpfs, mountUnavailable } from '../helpers/tmpfs.ts';
@@ -32,34 +32,9 @@ function tmpfs(size: string, at?: string) {
   return m;
 }
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-/** Runs the CLI; a hang is killed after `timeoutMs` and fails the test (code null). */
-function cli(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<CliResult> {
-  const e: Record<string, string> = { ...(process.env as Record<string, string>), LOG_LEVEL: 'error', ...env };
-  delete e.REDIS_URL;
-  const t0 = Date.now();
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
-      env: e,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, ms: Date.now() - t0 });
-    });
-  });
-}
+/** Runs the CLI as a process, without Redis; a hang is killed after `timeoutMs` and fails the test (code null). */
+const cli = (args: string[], env: Record<string, string> = {}, timeoutMs = 30_000) =>
+  runCli(args, { env: { LOG_LEVEL: 'error', ...env }, unset: ['REDIS_URL'], timeoutMs });
 
 /** stderr without the progress lines a run prints every second when stderr is not a terminal (`[push] rows read …`). */
 const said = (stderr: string): string[] =>

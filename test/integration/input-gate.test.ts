@@ -1,11 +1,9 @@
 // One gate for input (issue 22, item 4): `enqueue`, a console upload and a feed tick refuse what `import` refuses
 // before it sends anything — with the import's own message — and queue nothing. Real files, the real CLI, the console
 // over HTTP, real workers on the test Redis under prefixes of their own.
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
@@ -18,10 +16,11 @@ import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { buildConsole } from '../../src/server/app.ts';
 import { handZip, RELS_XML, WORKBOOK_XML } from '../fixtures/sheets.ts';
+import { cliInProcess } from '../helpers/cli.ts';
+import { apiEnv } from '../helpers/env.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 
 const redisUrl = inject('redisUrl');
-const BIN = fileURLToPath(new URL('../../bin/product-sync.mjs', import.meta.url));
 const run = `${process.pid}-${Date.now().toString(36)}`;
 
 let dir: string;
@@ -42,37 +41,18 @@ let cases: Case[];
 let good: { file: string; mapping: string };
 
 function envFor(prefix: string): Record<string, string> {
-  return {
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
+  return apiEnv(sandbox.url, {
     OWNER_COMPANY_ID: DEMO_COMPANY_ID,
     REDIS_URL: redisUrl,
     QUEUE_PREFIX: prefix,
     REPORT_DIR: join(dir, `reports-${prefix}`),
     UPLOAD_DIR: join(dir, `uploads-${prefix}`),
     LOG_LEVEL: 'warn',
-  };
-}
-
-/** The CLI, run in `dir` (so a mapping name is looked for in dir/mappings). */
-function cli(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: dir,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/** The CLI (in-process), run in `dir` (so a mapping name is looked for in dir/mappings). */
+const cli = (args: string[], env: Record<string, string>) => cliInProcess(args, { cwd: dir, env });
 
 /**
  * What `import` prints refusing `file` with `mapping`, after checking it exits 2 having sent nothing: one line, or for

@@ -2,7 +2,6 @@
 // alike, and fenced — a writer paused past its lease, or a worker paused past its job lock, sends nothing more once it
 // resumes. Real processes (the CLI, `worker`), a real Redis, and a sandbox that assigns its own ids on create, as many
 // real APIs do: a create sent twice is a second item, so every test here counts items per GTIN.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +17,9 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { freePort } from '../global-setup.ts';
 import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
+import { spawnCli, type CliProcess } from '../helpers/cli.ts';
+import { inlineEnv } from '../helpers/env.ts';
+import { sleep, until } from '../helpers/wait.ts';
 
 const owner = DEMO_COMPANY_ID;
 const redisUrl = inject('redisUrl');
@@ -30,47 +32,14 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-interface Proc {
-  child: ChildProcess;
-  exit: Promise<{ code: number | null; stdout: string; stderr: string }>;
-}
+type Proc = CliProcess;
 
-function cli(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += String(d)));
-  child.stderr!.on('data', (d) => (stderr += String(d)));
-  return { child, exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr }))) };
-}
+const cli = (args: string[], env: Record<string, string>) => spawnCli(args, { env });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
 
-async function until(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
-
 function baseEnv(dir: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    REPORT_DIR: join(dir, 'reports'),
-    STATE_DIR: join(dir, 'state'),
-    API_CONCURRENCY: '4',
-    LOG_LEVEL: 'warn',
-    LOG_FORMAT: 'json',
-    REDIS_URL: '',
-    ...extra,
-  };
+  return inlineEnv(sandbox.url, dir, { LOG_FORMAT: 'json', ...extra });
 }
 
 interface Summary {

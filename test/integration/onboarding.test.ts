@@ -1,39 +1,23 @@
 // Onboarding a supplier sheet (issue 11): `mapping init` writes a mapping that `import --sandbox` runs as is, for a
-// sheet whose headers are all known aliases — the CLI as a user runs it, each command a child process in its own
-// directory (mappings/ and reports/ there).
-import { spawn } from 'node:child_process';
+// sheet whose headers are all known aliases — the CLI as a user runs it, each command in its own directory
+// (mappings/ and reports/ there).
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeWorkbook } from '../fixtures/sheets.ts';
+import { cliInProcess } from '../helpers/cli.ts';
 import { testGtin } from '../helpers/sheets.ts';
 
-const BIN = new URL('../../bin/product-sync.mjs', import.meta.url).pathname;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** The CLI in `cwd`, without Redis or any configured API (only --sandbox reaches one); killed after 60 s. */
-function cli(cwd: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: Record<string, string> = { ...process.env } as Record<string, string>;
-  for (const k of ['PRODUCT_API_URL', 'REFERENCE_API_URL', 'API_TOKEN', 'REDIS_URL', 'OWNER_COMPANY_ID', 'REPORT_DIR'])
-    delete env[k];
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd,
-      env: { ...env, LOG_LEVEL: 'error' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+/** The CLI (in-process) in `cwd`, without Redis or any configured API (only --sandbox reaches one). */
+const cli = (cwd: string, args: string[]) =>
+  cliInProcess(args, {
+    cwd,
+    unset: ['PRODUCT_API_URL', 'REFERENCE_API_URL', 'API_TOKEN', 'REDIS_URL', 'OWNER_COMPANY_ID', 'REPORT_DIR'],
+    env: { LOG_LEVEL: 'error' },
   });
-}
 
 /** The outcome column of the run's rows.csv (the run directory is the only one under reports/). */
 function outcomes(cwd: string): string[] {

@@ -1,6 +1,5 @@
 // `validate --preview` (issue 11, part 2): the first rows of a sheet as they would be sent, against the sandbox over
 // HTTP.
-import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +12,7 @@ import { runImport, runValidate } from '../../src/pipeline/run/run.ts';
 import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { cliInProcess } from '../helpers/cli.ts';
 import { testGtin } from '../helpers/sheets.ts';
 
 const owner = DEMO_COMPANY_ID;
@@ -264,23 +264,8 @@ describe('validate --preview', () => {
   });
 });
 
-/** The CLI against its embedded sandbox (no Redis): stdout, stderr and exit code. */
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: Record<string, string> = { ...process.env } as Record<string, string>;
-  delete env.REDIS_URL;
-  Object.assign(env, { LOG_LEVEL: 'error' });
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** The CLI (in-process) against its embedded sandbox (no Redis): stdout, stderr and exit code. */
+const cli = (args: string[]) => cliInProcess(args, { unset: ['REDIS_URL'], env: { LOG_LEVEL: 'error' } });
 
 describe('product-sync validate --preview', () => {
   it('prints the rows as JSON or a table, exits 0 when they are valid and 1 when one is not, and writes no report', async () => {

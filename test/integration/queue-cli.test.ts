@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,8 @@ import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
+import { cliInProcess } from '../helpers/cli.ts';
+import { queueEnv } from '../helpers/env.ts';
 
 const redisUrl = inject('redisUrl');
 const prefix = `ps-cli-${process.pid}`;
@@ -21,17 +22,7 @@ let dir: string;
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
   dir = mkdtempSync(join(tmpdir(), 'ps-queue-cli-'));
-  env = {
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    REDIS_URL: redisUrl,
-    QUEUE_PREFIX: prefix,
-    REPORT_DIR: join(dir, 'reports'),
-    UPLOAD_DIR: join(dir, 'uploads'),
-    API_CONCURRENCY: '4',
-    LOG_LEVEL: 'warn',
-  };
+  env = queueEnv(sandbox.url, redisUrl, prefix, dir, { API_CONCURRENCY: '4' });
   const jobs = join(dir, 'jobs');
   mkdirSync(jobs);
   mkdirSync(join(dir, 'drop'));
@@ -55,22 +46,8 @@ afterAll(async () => {
   r.disconnect();
 });
 
-function cli(
-  args: string[],
-  extra: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
-      env: { ...process.env, ...env, ...extra },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** The CLI in-process (its output and exit code are under test), beside this file's workers. */
+const cli = (args: string[], extra: Record<string, string> = {}) => cliInProcess(args, { env: { ...env, ...extra } });
 
 /** The summary without what differs between two runs of one sheet: the report directory. */
 const comparable = (summary: string) => summary.replace(/report: .*/, 'report: …').trim();

@@ -1,7 +1,6 @@
 // Redis away, lost, or back without its data (docs/errors.md, docs/queue.md "When Redis is away"): every situation
 // ends in bounded time with one clear line and the documented exit code. Real processes (the CLI), a real Redis of each
 // test's own that the test stops and starts again, the sandbox as the API.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +16,9 @@ import { freePort } from '../global-setup.ts';
 import { ownRedis } from '../helpers/redis-server.ts';
 import { expectOneItemPerGtin, reportIdsMatchApi } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
+import { spawnCli } from '../helpers/cli.ts';
+import { queueEnv } from '../helpers/env.ts';
+import { sleep, until } from '../helpers/wait.ts';
 
 const owner = DEMO_COMPANY_ID;
 let sandbox: RunningSandbox;
@@ -28,55 +30,18 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-interface Proc {
-  child: ChildProcess;
-  out: { stdout: string; stderr: string };
-  exit: Promise<{ code: number | null; stdout: string; stderr: string; ms: number }>;
-}
+const cli = (args: string[], env: Record<string, string>) => spawnCli(args, { env });
 
-function cli(args: string[], env: Record<string, string>): Proc {
-  const t0 = Date.now();
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const out = { stdout: '', stderr: '' };
-  child.stdout!.on('data', (d) => (out.stdout += String(d)));
-  child.stderr!.on('data', (d) => (out.stderr += String(d)));
-  return {
-    child,
-    out,
-    exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, ...out, ms: Date.now() - t0 }))),
-  };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
 
-async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const t0 = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
 function env(dir: string, redisUrl: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
+  return queueEnv(sandbox.url, redisUrl, 'ps-outage', dir, {
     OWNER_COMPANY_ID: owner,
-    REDIS_URL: redisUrl,
-    QUEUE_PREFIX: 'ps-outage',
-    REPORT_DIR: join(dir, 'reports'),
-    UPLOAD_DIR: join(dir, 'uploads'),
     STATE_DIR: join(dir, 'state'),
     API_CONCURRENCY: '2',
-    LOG_LEVEL: 'warn',
     LOG_FORMAT: 'json',
     ...extra,
-  };
+  });
 }
 
 /** Log lines (JSON) of `stderr` whose message matches `re`. */

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { cliInProcess } from '../helpers/cli.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 
 const owner = DEMO_COMPANY_ID;
@@ -17,19 +17,9 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-type Exit = { code: number | null; stdout: string; stderr: string };
-
-function cli(args: string[], env: Record<string, string>): Promise<Exit> {
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
-    env: { ...process.env, REDIS_URL: '', LOG_LEVEL: 'silent', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += String(d)));
-  child.stderr!.on('data', (d) => (stderr += String(d)));
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
-}
+/** The CLI in-process, without Redis. */
+const cli = (args: string[], env: Record<string, string>) =>
+  cliInProcess(args, { env: { REDIS_URL: '', LOG_LEVEL: 'silent', ...env } });
 
 const apiEnv = (dir: string, token = 'sandbox-token') => ({
   PRODUCT_API_URL: sandbox.url,

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
+import { runCli, type CliResult } from '../helpers/cli.ts';
 
 const owner = DEMO_COMPANY_ID;
 const redisUrl = inject('redisUrl');
@@ -22,17 +22,7 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-type Exit = { code: number | null; stderr: string };
-
-function cli(args: string[], env: Record<string, string>): Promise<Exit> {
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += String(d)));
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
-}
+const cli = (args: string[], env: Record<string, string>) => runCli(args, { env });
 
 /** Every line of a report that names an item names the one the API holds for its GTIN, with the API's values. */
 function reportTrueToApi(reportDir: string, names: (gtin: string) => string | undefined): void {
@@ -81,7 +71,7 @@ describe('one run at a time per (owner, API)', () => {
       try {
         const [a, b] = await Promise.all([
           cli(['import', file, '--mapping', mapping], env),
-          new Promise<Exit>((r) =>
+          new Promise<CliResult>((r) =>
             setTimeout(() => void cli(['import', file, '--mapping', mapping], env).then(r), 300),
           ),
         ]);

@@ -1,7 +1,6 @@
 // SIGINT / SIGTERM during an inline run (issue 22): nothing more is sent, what is in flight settles, the report is
 // written and true (rows sent as sent, the rest not attempted, `aborted: "interrupted"`), the exit code is 130 / 143,
 // no temporary file stays behind; a second signal exits at once and the same command then resumes without a duplicate.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,9 @@ import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
+import { spawnCli } from '../helpers/cli.ts';
+import { inlineEnv } from '../helpers/env.ts';
+import { sleep, until } from '../helpers/wait.ts';
 
 const owner = DEMO_COMPANY_ID;
 let sandbox: RunningSandbox;
@@ -20,48 +22,11 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-function cli(
-  args: string[],
-  env: Record<string, string>,
-): {
-  child: ChildProcess;
-  stderr: () => string;
-  exit: Promise<{ code: number | null; stdout: string; stderr: string }>;
-} {
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += String(d)));
-  child.stderr!.on('data', (d) => (stderr += String(d)));
-  // 'close': the process has exited and its pipes are drained (its last lines included).
-  return {
-    child,
-    stderr: () => stderr,
-    exit: new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr }))),
-  };
-}
+const cli = (args: string[], env: Record<string, string>) => spawnCli(args, { env });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
-async function until(cond: () => boolean, ms = 20_000): Promise<void> {
-  for (const t0 = Date.now(); !cond(); await sleep(10)) if (Date.now() - t0 > ms) throw new Error('timed out');
-}
 
-function env(dir: string): Record<string, string> {
-  return {
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    REPORT_DIR: join(dir, 'reports'),
-    STATE_DIR: join(dir, 'state'),
-    API_CONCURRENCY: '4',
-    LOG_LEVEL: 'warn',
-    REDIS_URL: '',
-  };
-}
+const env = (dir: string) => inlineEnv(sandbox.url, dir);
 
 /** Every file under `dir` (recursively). */
 function filesUnder(dir: string): string[] {
@@ -208,11 +173,14 @@ describe('signals during an inline run', () => {
         ['validate', 'SIGINT', 130],
         ['reconcile', 'SIGTERM', 143],
       ] as const) {
+        const listed = () => sandbox.handle.counts().byRoute['GET /v2/lists/:listName'] ?? 0;
+        const sent = listed();
         const run = cli([command, file, '--mapping', mapping, '--report-dir', join(dir, command)], {
           ...env(dir),
           CHUNK_SIZE: '10',
         });
-        await sleep(1200);
+        // Its list lookup has reached the (slow) sandbox: the run is resolving, its signal handlers in place.
+        await until(() => listed() > sent);
         run.child.kill(signal);
         const r = await run.exit;
         expect(r.code, `${command}: ${r.stderr}`).toBe(code);

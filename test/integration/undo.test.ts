@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,9 @@ import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+import { spawnCli } from '../helpers/cli.ts';
+import { inlineEnv } from '../helpers/env.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const owner = DEMO_COMPANY_ID;
 let sandbox: RunningSandbox;
@@ -24,21 +26,9 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const g14 = (i: number) => testGtin(i).padStart(14, '0');
 
-function env(dir: string): Record<string, string> {
-  return {
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    REPORT_DIR: join(dir, 'reports'),
-    STATE_DIR: join(dir, 'state'),
-    API_CONCURRENCY: '4',
-    LOG_LEVEL: 'silent',
-    REDIS_URL: '',
-  };
-}
+const env = (dir: string) => inlineEnv(sandbox.url, dir, { LOG_LEVEL: 'silent' });
 
 /** The owner's items as `gtin → {name, archived}`. */
 function snapshot(): Map<string, { name: unknown; archived: boolean; id: string }> {
@@ -70,22 +60,7 @@ function night2Sheet(dir: string): string {
   return file;
 }
 
-function cli(args: string[], e: Record<string, string>) {
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
-    env: { ...process.env, ...e },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += String(d)));
-  child.stderr.on('data', (d) => (stderr += String(d)));
-  return {
-    child,
-    exit: new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-      child.once('close', (code) => resolve({ code, stdout, stderr })),
-    ),
-  };
-}
+const cli = (args: string[], e: Record<string, string>) => spawnCli(args, { env: e });
 
 describe('undo a run', () => {
   it('--force over a later run leaves its changes as conflicts; that run can then be undone, and this one after it', async () => {

@@ -1,0 +1,46 @@
+// The environment of a command (spawned, in-process, or loadConfig) pointed at a test's own sandbox and directories.
+import { join } from 'node:path';
+
+/** The sandbox's token (src/sandbox/defaults.ts accepts it for the demo company). */
+export const SANDBOX_TOKEN = 'sandbox-token';
+
+/** Both APIs at the sandbox `url`, with its token; `extra` adds or overrides keys. */
+export function apiEnv(url: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { PRODUCT_API_URL: url, REFERENCE_API_URL: url, API_TOKEN: SANDBOX_TOKEN, ...extra };
+}
+
+/**
+ * An inline run (no Redis) against the sandbox `url`: reports and state under `dir`, 4 requests at once, warnings and
+ * errors logged.
+ */
+export function inlineEnv(url: string, dir: string, extra: Record<string, string> = {}): Record<string, string> {
+  return apiEnv(url, {
+    REPORT_DIR: join(dir, 'reports'),
+    STATE_DIR: join(dir, 'state'),
+    API_CONCURRENCY: '4',
+    LOG_LEVEL: 'warn',
+    REDIS_URL: '',
+    ...extra,
+  });
+}
+
+/**
+ * A queued run: Redis at `redisUrl` under the key prefix `prefix` (unique to the test), the sandbox `url`, reports and
+ * uploads under `dir`, warnings and errors logged.
+ */
+export function queueEnv(
+  url: string,
+  redisUrl: string,
+  prefix: string,
+  dir: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return apiEnv(url, {
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: prefix,
+    REPORT_DIR: join(dir, 'reports'),
+    UPLOAD_DIR: join(dir, 'uploads'),
+    LOG_LEVEL: 'warn',
+    ...extra,
+  });
+}
