@@ -1,5 +1,5 @@
 /**
- * The console answers only its own pages (docs/operations.md, "The console's Host and Origin checks"):
+ * The console answers only its own pages (docs/operations.md, "The console answers only its own pages"):
  * - every request's `Host` must name the console — an IP address, `localhost` or a `*.localhost` name, the address it
  *   listens on, PUBLIC_URL's host, or a name in CONSOLE_HOSTS — else 403 (DNS rebinding: a page whose name was made to
  *   resolve to the console reaches it under that name);

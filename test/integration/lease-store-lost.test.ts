@@ -1,4 +1,4 @@
-// A lease is never used after its store lost it (docs/concurrency.md, "Redis away"): a holder whose Redis connection
+// A lease is never used after its store lost it (docs/concurrency.md, "Fencing"): a holder whose Redis connection
 // dropped sends nothing until a renewal says the lease is still its own — and ends as lease lost when Redis came back
 // without the lease (a restart without persistence), where another run could have been granted it meanwhile. Real
 // processes (the CLI), a redis-server of the test's own that it kills and starts again, the sandbox over HTTP.

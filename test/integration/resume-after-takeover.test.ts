@@ -1,4 +1,4 @@
-// A resumed run never sends a plan another run may have outdated (docs/concurrency.md, "Resuming after another run"):
+// A resumed run never sends a plan another run may have outdated (docs/concurrency.md, "Resuming a run"):
 // an import killed with kill -9 mid-run, another import of the same owner and GTINs run to its end, then the killed
 // command again — what the docs tell an operator to do. The resumed run plans every row again from the API as it is
 // now, so the catalogue ends with its sheet's values, one item per GTIN, and its report says what it did. Real
