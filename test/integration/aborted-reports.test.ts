@@ -28,6 +28,7 @@ target: tradeItem
 ownerCompanyId: ${owner}
 language: fr-FR
 key: gtin
+scope: owner
 columns:
   - { column: EAN, field: gtin, type: gtin }
   - { column: Nom, field: tradeItemName }
