@@ -64,9 +64,12 @@ async function journalFiles(dir: string): Promise<string[]> {
 
 /**
  * The trade-item creates journalled under a run directory, by key (the latest state of each; read only — the journal
- * may belong to a run still alive).
+ * may belong to a run still alive). `only`: the keys wanted (the others are not kept).
  */
-export async function journalledCreates(dir: string): Promise<Map<string, JournalledCreate[]>> {
+export async function journalledCreates(
+  dir: string,
+  only?: ReadonlySet<string>,
+): Promise<Map<string, JournalledCreate[]>> {
   const byKey = new Map<string, JournalledCreate[]>();
   for (const file of await journalFiles(dir)) {
     const latest = new Map<string, JournalledCreate>();
@@ -87,6 +90,7 @@ export async function journalledCreates(dir: string): Promise<Map<string, Journa
     }
     for (const [op, c] of latest) {
       const key = CREATE_OP.exec(op)![1]!;
+      if (only && !only.has(key)) continue;
       byKey.set(key, [...(byKey.get(key) ?? []), c]);
     }
   }
@@ -122,7 +126,7 @@ export async function removeDuplicatesOfLostRun(o: {
   const theirs = await journalledCreates(o.lost.dir);
   const late = [...theirs].filter(([, cs]) => cs.some((c) => c.state === 'sent' || c.late));
   if (late.length === 0) return [];
-  const ours = await journalledCreates(o.workDir);
+  const ours = await journalledCreates(o.workDir, new Set(late.map(([key]) => key)));
   const removed: DuplicateLine[] = [];
   for (const [key, cs] of late) {
     const mine = new Set(
