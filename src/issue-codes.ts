@@ -175,6 +175,10 @@ export const ISSUE_CODES = {
     'error',
     "the client refused to send a body its operation's field rules forbid (names the property); nothing was sent",
   ],
+  DUPLICATE_REMOVED: [
+    'warning',
+    "a second item for a key, created by a run after its lease had run out (the fence's last window), was archived",
+  ],
   NOT_ATTEMPTED: [
     'error',
     'the run was aborted before this row (archive guard, circuit open, credential rejected, lease lost, interrupted)',

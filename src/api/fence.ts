@@ -8,6 +8,7 @@
  * The fence of the code running now is carried by the run's scope (run-scope.ts), so every write made inside a run —
  * the executor's, a brand created while resolving labels — is fenced without threading it through each call.
  */
+import { existsSync, writeFileSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 
 /** What a writer checks before each write. */
@@ -50,10 +51,12 @@ type NewStyleHandler = {
 class FencedHandler {
   readonly #inner: NewStyleHandler;
   readonly #fence: Fence;
+  readonly #request: string;
 
-  constructor(inner: NewStyleHandler, fence: Fence) {
+  constructor(inner: NewStyleHandler, fence: Fence, request: string) {
     this.#inner = inner;
     this.#fence = fence;
+    this.#request = request;
   }
 
   onRequestStart(controller: Controller, context: unknown): void {
@@ -63,6 +66,7 @@ class FencedHandler {
       controller.abort(err as Error);
       return;
     }
+    if (testHold) holdForTest(this.#request);
     this.#inner.onRequestStart?.(controller, context);
   }
 
@@ -98,7 +102,41 @@ export function fenceInterceptor(dispatch: Dispatcher.Dispatch): Dispatcher.Disp
     if (!fence) return dispatch(opts, handler);
     return dispatch(
       opts,
-      new FencedHandler(handler as NewStyleHandler, fence) as unknown as Dispatcher.DispatchHandler,
+      new FencedHandler(
+        handler as NewStyleHandler,
+        fence,
+        `${opts.method} ${opts.path}`,
+      ) as unknown as Dispatcher.DispatchHandler,
     );
   };
+}
+
+/**
+ * Tests only (PS_TEST_FENCE_HOLD, JSON `{match, nth, held, release}`): the `nth` fenced request whose `METHOD path`
+ * starts with `match` is held right after it passed the fence, before its first byte is written — the process blocked
+ * there as if the scheduler had preempted it — until the file `release` exists (`held` is written when it starts). It
+ * forces the fence's last window (docs/concurrency.md) without waiting for a scheduler to open it.
+ */
+interface TestHold {
+  match: string;
+  nth: number;
+  held: string;
+  release: string;
+  seen: number;
+}
+
+const testHold: TestHold | null = (() => {
+  const spec = process.env.PS_TEST_FENCE_HOLD;
+  if (!spec) return null;
+  const h = JSON.parse(spec) as Omit<TestHold, 'seen'>;
+  return { ...h, seen: 0 };
+})();
+
+function holdForTest(request: string): void {
+  const h = testHold!;
+  if (!request.startsWith(h.match) || ++h.seen !== h.nth) return;
+  writeFileSync(h.held, request);
+  const wait = new Int32Array(new SharedArrayBuffer(4));
+  // Blocks the whole thread, as a preempted process is: no timer runs, no lease is renewed.
+  while (!existsSync(h.release)) Atomics.wait(wait, 0, 0, 10);
 }

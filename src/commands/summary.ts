@@ -25,7 +25,7 @@ export function formatSummary(result: RunResult): string {
         ]
       : [
           `run ${summary.runId}${summary.dryRun ? ' (dry run: nothing was written)' : ''} — ${summary.source.file}, mapping ${summary.mapping}, mode ${summary.mode}`,
-          `  rows ${c.rows}: created ${c.created}, updated ${c.updated}, unchanged ${c.unchanged}, unarchived ${c.unarchived}, archived ${c.archived}, invalid ${c.invalid}, failed ${c.failed}, skipped ${c.skipped}, not attempted ${c.notAttempted}`,
+          `  rows ${c.rows}: created ${c.created}, updated ${c.updated}, unchanged ${c.unchanged}, unarchived ${c.unarchived}, archived ${c.archived}, invalid ${c.invalid}, failed ${c.failed}, skipped ${c.skipped}, not attempted ${c.notAttempted}${c.duplicateRemoved ? `, duplicates removed ${c.duplicateRemoved}` : ''}`,
         ];
   if (summary.scope)
     lines.push(

@@ -20,6 +20,7 @@ export const ROW_OUTCOMES = [
   'failed',
   'skipped',
   'notAttempted',
+  'duplicateRemoved',
 ] as const;
 
 /** Upper bounds of `product_sync_api_request_duration_seconds`'s buckets, seconds. */

@@ -35,6 +35,7 @@ export const OUTCOMES = [
   'skipped',
   'not_attempted',
   'valid',
+  'duplicate_removed',
 ] as const;
 /** The outcome of one input row (or of one archive without a row). */
 export type Outcome = (typeof OUTCOMES)[number];
@@ -75,6 +76,8 @@ export interface RunSummary {
     skipped: number;
     notAttempted: number;
     valid: number;
+    /** Second items for a key, created by a run after its lease ran out, archived (docs/concurrency.md). */
+    duplicateRemoved?: number;
   };
   /** The scope the run kept to (docs/scopes.md): as written, in words, the items it held and the active ones. */
   scope?: ScopeSummary;

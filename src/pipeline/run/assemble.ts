@@ -32,6 +32,7 @@ const COUNT_KEY: Record<Outcome, keyof Counts> = {
   skipped: 'skipped',
   not_attempted: 'notAttempted',
   valid: 'valid',
+  duplicate_removed: 'duplicateRemoved',
 };
 
 export function emptyCounts(rows: number): Counts {
@@ -47,6 +48,7 @@ export function emptyCounts(rows: number): Counts {
     skipped: 0,
     notAttempted: 0,
     valid: 0,
+    duplicateRemoved: 0,
   };
 }
 
@@ -130,7 +132,8 @@ export class ReportAssembler {
   }
 
   #add(r: ResultRow): Promise<void> | undefined {
-    this.counts[COUNT_KEY[r.outcome]]++;
+    const k = COUNT_KEY[r.outcome];
+    this.counts[k] = (this.counts[k] ?? 0) + 1;
     this.#issues.add(r.row, r.issues);
     const wait = this.#writer.addRow(r);
     if (r.row === null || !isRejected(r.outcome)) return wait;
@@ -140,13 +143,18 @@ export class ReportAssembler {
       : this.#writer.addRejected(row, r.source ?? [], r.issues);
   }
 
-  /** Adds the archive chunks' results and writes the report files, summary.json last. */
+  /**
+   * Adds the archive chunks' results (and `extra` lines without a row: duplicates removed) and writes the report
+   * files, summary.json last.
+   */
   async finish(
     archiveChunks: number,
     summary: (counts: Counts) => RunSummary,
+    extra: readonly ResultRow[] = [],
   ): Promise<{ files: string[]; summary: RunSummary }> {
     await this.#tail;
     for (let i = 0; i < archiveChunks; i++) await this.#copy('archives', i);
+    if (extra.length > 0) await this.#copy('archives', -1, extra);
     const s = summary(this.counts);
     this.#issues.fill(s);
     const { files } = await this.#writer.finish(s);

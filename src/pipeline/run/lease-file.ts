@@ -138,7 +138,8 @@ export function fileLeaseStore(stateDir: string, name: string, owner: string, ap
         }
         const grant: Grant = { id: randomUUID(), token: s.seq + 1 };
         write({ owner, api, seq: grant.token, last: grant.id, grant, holder, expiresAt: now + ttlMs, grantedAt: now });
-        return { grant };
+        // A grant still in the file was never released: it ran out, or its process is gone — taken over.
+        return s.grant && s.holder ? { grant, takenFrom: s.holder } : { grant };
       });
     },
     renew(grant: Grant, holder: LeaseHolder, ttlMs: number): Promise<RenewResult> {

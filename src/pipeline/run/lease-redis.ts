@@ -2,7 +2,9 @@
  * The owner lease in Redis (REDIS_URL set): every machine and every entry point sees it.
  *
  *   <prefix>:lease:{<name>}          hash {id, token, holder}, expiring after the TTL (renewed while held)
- *   <prefix>:lease:{<name>}:grants   hash {seq, last}: the token counter and the id of the last grant, kept for good
+ *   <prefix>:lease:{<name>}:grants   hash {seq, last, holder, released}: the token counter, the id and holder of the
+ *                                    last grant, and the last grant released, kept for good (a grant taken over — never
+ *                                    released — tells the next holder whose late creates to look for)
  *
  * Both keys carry the `{name}` hash tag, so in Redis Cluster they share a slot and one script can touch both. Grants
  * are compared by id (a random uuid), not by token: after a Redis restart without persistence the counter starts
@@ -13,7 +15,8 @@ import type { Redis } from 'ioredis';
 import type { BusyVerdict, Grant, LeaseHolder, LeaseStore, RenewResult } from './lease.ts';
 
 // KEYS: lease, grants. ARGV: holder json, ttl ms, new grant id, id to replace ('' none), id to reuse ('' none).
-// Reply: {1, token, id} granted; {2, token, id} reused; {0, holder json, its grant id} busy.
+// Reply: {1, token, id, holder json of a previous grant never released, or ''} granted; {2, token, id} reused;
+// {0, holder json, its grant id} busy.
 const ACQUIRE = `
 local cur = redis.call('hmget', KEYS[1], 'id', 'holder', 'token')
 if cur[1] then
@@ -24,12 +27,15 @@ if cur[1] then
   end
   if cur[1] ~= ARGV[4] then return {0, cur[2], cur[1]} end
 end
+local prev = redis.call('hmget', KEYS[2], 'last', 'released', 'holder')
+local taken = ''
+if prev[1] and prev[1] ~= prev[2] and prev[3] then taken = prev[3] end
 local token = redis.call('hincrby', KEYS[2], 'seq', 1)
-redis.call('hset', KEYS[2], 'last', ARGV[3])
+redis.call('hset', KEYS[2], 'last', ARGV[3], 'holder', ARGV[1])
 redis.call('del', KEYS[1])
 redis.call('hset', KEYS[1], 'id', ARGV[3], 'token', token, 'holder', ARGV[1])
 redis.call('pexpire', KEYS[1], ARGV[2])
-return {1, token, ARGV[3]}`;
+return {1, token, ARGV[3], taken}`;
 
 // KEYS: lease, grants. ARGV: grant id, ttl ms, holder json. Reply: 1 renewed, 2 revived (expired, nobody granted
 // since), else the holder json or false.
@@ -46,7 +52,10 @@ if not id and redis.call('hget', KEYS[2], 'last') == ARGV[1] then
 end
 return redis.call('hget', KEYS[1], 'holder')`;
 
-const RELEASE = `if redis.call('hget', KEYS[1], 'id') == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
+const RELEASE = `
+if redis.call('hget', KEYS[2], 'last') == ARGV[1] then redis.call('hset', KEYS[2], 'released', ARGV[1]) end
+if redis.call('hget', KEYS[1], 'id') == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0`;
 
 /** The Redis keys of the lease of `name` (see leaseName). */
 export function redisLeaseKeys(prefix: string, name: string): { lease: string; grants: string } {
@@ -78,8 +87,12 @@ export function redisLeaseStore(redis: Redis, prefix: string, name: string): Lea
           number,
           number | string,
           string?,
+          string?,
         ];
-        if (reply[0] !== 0) return { grant: { id: String(reply[2]), token: Number(reply[1]) } satisfies Grant };
+        if (reply[0] !== 0) {
+          const grant: Grant = { id: String(reply[2]), token: Number(reply[1]) };
+          return reply[3] ? { grant, takenFrom: parseHolder(reply[3]) } : { grant };
+        }
         const current = parseHolder(reply[1]);
         const v = attempt === 0 ? verdict(current) : 'busy';
         if (v === 'busy') return { busy: current };

@@ -30,6 +30,8 @@ export interface LeaseHolder {
   since: string;
   /** Queued runs: the import job. */
   jobId?: string;
+  /** The run's directory (its journals): a run that takes the lease over from it checks its late creates there. */
+  dir?: string;
 }
 
 /** One grant of a lease: `token` only grows from grant to grant; `id` names this grant alone. */
@@ -48,12 +50,15 @@ export type BusyVerdict = 'busy' | 'replace' | 'reuse';
 export interface LeaseStore {
   /** Where this store keeps the lease (for messages). */
   readonly where: string;
-  /** Grants the lease, or answers who holds it; `verdict` decides about a current holder. */
+  /**
+   * Grants the lease, or answers who holds it; `verdict` decides about a current holder. `takenFrom`: the holder of the
+   * grant before this one when that grant was never released (it expired, or its process was gone): a takeover.
+   */
   acquire(
     holder: LeaseHolder,
     ttlMs: number,
     verdict: (current: LeaseHolder) => BusyVerdict,
-  ): Promise<{ grant: Grant } | { busy: LeaseHolder }>;
+  ): Promise<{ grant: Grant; takenFrom?: LeaseHolder } | { busy: LeaseHolder }>;
   /** Extends `grant` by `ttlMs` if it is still the current one (or the last one, expired meanwhile). */
   renew(grant: Grant, holder: LeaseHolder, ttlMs: number): Promise<RenewResult>;
   /** Frees the lease if `grant` is still the current one. */
@@ -84,7 +89,7 @@ export function describeHolder(h: LeaseHolder): string {
 }
 
 /** A holder of this process. */
-export function holderOf(runId: string, kind: LeaseHolder['kind'], jobId?: string): LeaseHolder {
+export function holderOf(runId: string, kind: LeaseHolder['kind'], jobId?: string, dir?: string): LeaseHolder {
   return {
     runId,
     kind,
@@ -92,6 +97,7 @@ export function holderOf(runId: string, kind: LeaseHolder['kind'], jobId?: strin
     pid: process.pid,
     since: new Date().toISOString(),
     ...(jobId ? { jobId } : {}),
+    ...(dir ? { dir } : {}),
   };
 }
 
@@ -140,6 +146,11 @@ export class Lease implements Fence {
   #drops = 0;
   #unwatch: (() => void) | undefined;
   readonly #onLost = new Set<(err: LeaseLostError) => void>();
+  /**
+   * The holder whose grant this one took over (it expired or its process was gone, never released): that run may have
+   * let a create out after its lease ran out (docs/concurrency.md, "The window that remains").
+   */
+  readonly takenFrom: LeaseHolder | undefined;
 
   /** `sentAt`: when the request that granted or last renewed it was sent (both clocks). */
   constructor(
@@ -148,7 +159,9 @@ export class Lease implements Fence {
     holder: LeaseHolder,
     ttlMs: number,
     sentAt = { mono: performance.now(), wall: Date.now() },
+    takenFrom?: LeaseHolder,
   ) {
+    this.takenFrom = takenFrom;
     this.#store = store;
     this.grant = grant;
     this.holder = holder;
@@ -345,7 +358,7 @@ export async function acquireLease(o: AcquireOptions): Promise<Lease> {
   for (;;) {
     const sentAt = { mono: performance.now(), wall: Date.now() };
     const got = await o.store.acquire(o.holder, o.ttlMs, verdict);
-    if ('grant' in got) return new Lease(o.store, got.grant, o.holder, o.ttlMs, sentAt);
+    if ('grant' in got) return new Lease(o.store, got.grant, o.holder, o.ttlMs, sentAt, got.takenFrom);
     if (Date.now() >= deadline) throw new LeaseBusyError(got.busy, o.owner);
     if (!told) o.onWait?.(got.busy);
     told = true;

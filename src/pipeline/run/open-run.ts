@@ -43,6 +43,8 @@ import { outcomesWithoutRequests } from './push.ts';
 import type { Fence } from '../../api/fence.ts';
 import { acquireLease, holderOf, type Lease } from './lease.ts';
 import { leaseStoreFor } from './lease-store.ts';
+import { removeOwnLateDuplicates } from './duplicates.ts';
+import { withFence } from '../../api/run-scope.ts';
 import {
   abortOf,
   previousRunState,
@@ -189,7 +191,7 @@ export async function openRun(
   const runId = await runIdFor(reportDir, sha, mapping, owner, req, kind);
   const workDir = join(reportDir, runId);
   // Two runs never plan and push for one owner on one API at once (nor share a run directory).
-  const lease = kind === 'import' ? await takeLease(ctx, owner, runId, share) : undefined;
+  const lease = kind === 'import' ? await takeLease(ctx, owner, runId, workDir, share) : undefined;
   try {
     return await openLeased(req, ctx, kind, share, {
       mapping,
@@ -252,7 +254,13 @@ export function leaseApi(ctx: Pick<RunContext, 'apiId' | 'config'>): string {
 }
 
 /** Takes the run's owner lease (docs/concurrency.md) and keeps it renewed; losing it stops the run's writes. */
-async function takeLease(ctx: RunContext, owner: string, runId: string, share: OpenedRun['share']): Promise<Lease> {
+async function takeLease(
+  ctx: RunContext,
+  owner: string,
+  runId: string,
+  workDir: string,
+  share: OpenedRun['share'],
+): Promise<Lease> {
   const queued = ctx.lease?.queued;
   const lease = await acquireLease({
     store: leaseStoreFor(
@@ -261,7 +269,7 @@ async function takeLease(ctx: RunContext, owner: string, runId: string, share: O
       leaseApi(ctx),
     ),
     owner,
-    holder: holderOf(runId, queued ? 'queued' : 'inline', queued?.jobId),
+    holder: holderOf(runId, queued ? 'queued' : 'inline', queued?.jobId, workDir),
     ttlMs: ctx.config.LEASE_TTL_SECONDS * 1000,
     waitMs: ctx.lease?.waitMs ?? 0,
     reuseSameRun: Boolean(queued),
@@ -308,6 +316,10 @@ async function openLeased(
       { runId },
       'another run held the lease since this run planned: planning every row again from the API as it is now',
     );
+  // An earlier attempt's creates answered after its lease had run out may have made second items: its own are
+  // archived now, under this grant, before the API is read again (run/duplicates.ts).
+  if (outdated && !dryRun)
+    await withFence(lease, () => removeOwnLateDuplicates({ api: ctx.clients.product, owner, runId, workDir }));
   const previous = outdated && earlierState ? { ...earlierState, leaseTokens: undefined } : earlierState;
   const chunkSize = previous?.chunkSize ?? ctx.chunkSize ?? ctx.config.CHUNK_SIZE;
   const refBefore = ctx.clients.stats.reference;

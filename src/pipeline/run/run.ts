@@ -11,11 +11,12 @@ import type { RunSummary } from '../report/report.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { sheetWantsReportThread } from '../report/report-thread-start.ts';
 import { REPORT_THREAD_ROWS, ReportAssembler, type Counts } from './assemble.ts';
-import { Lease } from './lease.ts';
+import { acquireLease, holderOf, Lease } from './lease.ts';
+import { duplicateResults, sweepDuplicates } from './duplicates.ts';
 import { RequestTally } from './request-tally.ts';
 import { leaseStoreFor } from './lease-store.ts';
 import { recoverChunk, resultsExist, settleArchiveChunk, type ChunkKind, type ResultRow } from './chunks.ts';
-import { abortError, openRun, produceChunks } from './open-run.ts';
+import { abortError, leaseApi, openRun, produceChunks } from './open-run.ts';
 import { mergeRunLedger } from './ledger-file.ts';
 import { runApiFigures, type RunApiFigures } from '../report/api-figures.ts';
 import type { RunContext } from './run-context.ts';
@@ -212,6 +213,30 @@ async function driveInline(
   const fence = run.lease ? allFences([run.lease, ...(ctx.fences ?? [])]) : null;
   try {
     await withFence(fence, () => sendAll());
+    // The fence's last window (docs/concurrency.md): second items a late create left, looked for before the report.
+    if (kind === 'import' && !state.request.dryRun && run.lease) {
+      const note = await sweepDuplicates({
+        api: ctx.clients.product,
+        owner: state.ownerCompanyId,
+        runId: state.runId,
+        workDir,
+        lease: run.lease,
+        waitMs: Math.max(ctx.lease?.waitMs ?? 0, 2 * run.lease.ttlMs),
+        retake: (waitMs) =>
+          acquireLease({
+            store: leaseStoreFor(
+              { redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR },
+              state.ownerCompanyId,
+              leaseApi(ctx),
+            ),
+            owner: state.ownerCompanyId,
+            holder: holderOf(state.runId, 'inline', undefined, workDir),
+            ttlMs: run.lease!.ttlMs,
+            waitMs,
+          }),
+      });
+      if (note) state.request.notes = [...(state.request.notes ?? []), note];
+    }
     ctx.onProgress?.({ stage: 'report', rowsRead, operationsSent: done, writes, errors, rowsTotal: state.rows });
     const aborted = state.aborted ?? (share.stop.reason ? abortOf(share.stop.reason) : undefined);
     const requests = tally.total();
@@ -220,8 +245,10 @@ async function driveInline(
     // API when it ends, since the next run for this owner starts after it.
     const api =
       apiAtStart && ctx.limiter ? runApiFigures(apiAtStart, ctx.limiter.snapshot(), performance.now() - t0) : undefined;
-    finished = await assembler.finish(state.archiveChunks, (counts) =>
-      summaryOf(state, counts, requests, aborted, api),
+    finished = await assembler.finish(
+      state.archiveChunks,
+      (counts) => summaryOf(state, counts, requests, aborted, api),
+      kind === 'import' ? await duplicateResults(workDir) : [],
     );
   } catch (err) {
     await assembler.abort();
@@ -481,8 +508,10 @@ export async function finishRun(workDir: string, ctx: RunContext & { pushRequest
     if (!resultsExist(workDir, 'archives', i)) await recoverChunk(workDir, 'archives', i, 'the chunk never finished');
   const requests = { reference: state.referenceRequests, product: state.productRequests + (ctx.pushRequests ?? 0) };
   if (!state.request.dryRun) await mergeRunLedger(workDir, state.rowChunks, state.archiveChunks);
-  const { files, summary } = await assembler.finish(state.archiveChunks, (counts) =>
-    summaryOf(state, counts, requests, state.aborted),
+  const { files, summary } = await assembler.finish(
+    state.archiveChunks,
+    (counts) => summaryOf(state, counts, requests, state.aborted),
+    await duplicateResults(workDir),
   );
   return {
     runId: state.runId,

@@ -1,4 +1,5 @@
 import { HttpError, isRetryable, LeaseLostError, ProductSyncError } from '../../errors.ts';
+import { currentRunScope } from '../../api/run-scope.ts';
 import { redact } from '../../redact.ts';
 import type { ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from '../../api/types.ts';
 import { sameCanonical } from './canonical.ts';
@@ -57,7 +58,8 @@ export interface ExecutedRow {
     | 'failed'
     | 'skipped'
     | 'not_attempted'
-    | 'valid';
+    | 'valid'
+    | 'duplicate_removed';
   tradeItemId: string | null;
   manufacturedItemId: string | null;
   changedFields: string[];
@@ -338,7 +340,15 @@ export class Executor {
     const prior = j?.state(opId);
     if (prior?.state === 'confirmed') {
       sent.any = true;
-      const { asUpdate, ...found } = prior.result as Partial<RowIds> & { asUpdate?: AsUpdate };
+      // (`late`: a mark for the duplicate check, not an id.)
+      const {
+        asUpdate,
+        late: _late,
+        ...found
+      } = prior.result as Partial<RowIds> & {
+        asUpdate?: AsUpdate;
+        late?: boolean;
+      };
       Object.assign(ids, found);
       if (asUpdate) sent.asUpdate = asUpdate;
       return;
@@ -397,7 +407,11 @@ export class Executor {
       }
     }
     Object.assign(ids, result);
-    await j?.record(opId, 'confirmed', result);
+    // Answered when the run's fence no longer held (the process was paused past its lease after the request passed
+    // the check): the item may have been made after another run took the lease over — a possible duplicate, looked for
+    // before the run ends (run/duplicates.ts).
+    const late = isCreate && !fenceHolds();
+    await j?.record(opId, 'confirmed', late ? { ...result, late: true } : result);
   }
 
   async #send(step: Step, ids: RowIds): Promise<Partial<RowIds>> {
@@ -582,6 +596,16 @@ function createdIds(plan: RowPlan, ids: RowIds): RowIds {
 interface RowProgress {
   any: boolean;
   asUpdate?: AsUpdate;
+}
+
+/** True unless the fence of the code running now refuses writes (a lease lost or run out). */
+function fenceHolds(): boolean {
+  try {
+    currentRunScope()?.fence?.check();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
