@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { logger } from '../logger.ts';
 import { redact } from '../redact.ts';
 import { redisUnreachable } from '../runtime.ts';
-import { redisReason } from './redis-state.ts';
+import { redisReason } from '../redis-state.ts';
 
 // How long one attempt may take to connect and get an answer to PING.
 const ATTEMPT_MS = 5000;

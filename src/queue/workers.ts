@@ -48,9 +48,9 @@ import { finishFeedImport, runFeedTick, type FeedTickDeps } from './feed-tick.ts
 import { loadFeeds, type Feed } from './feeds.ts';
 import { jobLockFence } from './job-lock.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
-import type { ProcessMetrics } from './metrics.ts';
+import type { ProcessMetrics } from '../metrics/metrics.ts';
 import { answersWithin } from './redis-health.ts';
-import { isConnectionError, redisState } from './redis-state.ts';
+import { isConnectionError, redisState } from '../redis-state.ts';
 import { RequestScopes } from './request-scope.ts';
 
 /** Settings of the worker process. */
@@ -107,7 +107,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const recorder = await eventRecorder(config, eventsQueue);
   recordEventsOf(importQueue, Promise.resolve(recorder));
   // The product API's pace (and API_MAX_RPS) is the whole fleet's, shared through Redis by contextFromConfig
-  // (src/queue/shared-rate.ts); a 429 holds back only the request that got it, for its Retry-After.
+  // (src/api/shared-rate.ts); a 429 holds back only the request that got it, for its Retry-After.
   const cc: CommandContext = await contextFromConfig(config, { redis: 'required' });
   const ctx = cc.ctx;
   const scopes = new RequestScopes(ctx.clients.stats);

@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import { ProductSyncError } from '../errors.ts';
 import { loadFeeds } from '../queue/feeds.ts';
 import { openFeedsQueue } from '../queue/queues.ts';
-import { redisState } from '../queue/redis-state.ts';
+import { redisState } from '../redis-state.ts';
 import { redact } from '../redact.ts';
 import { sourceKind, sourceLabel } from '../sources/open.ts';
 import { redisDownAnswer } from './redis-banner.ts';

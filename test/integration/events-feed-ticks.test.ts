@@ -14,7 +14,7 @@ import { queuePrefix } from '../../src/queue/connection.ts';
 import { feedKeys } from '../../src/queue/enqueue.ts';
 import { upsertDeadlines } from '../../src/queue/feed-deadlines.ts';
 import { loadFeeds } from '../../src/queue/feeds.ts';
-import { ProcessMetrics } from '../../src/queue/metrics.ts';
+import { ProcessMetrics } from '../../src/metrics/metrics.ts';
 import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
