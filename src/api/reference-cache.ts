@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { HttpError } from '../errors.ts';
 import { logger } from '../logger.ts';
+import { referenceKey } from '../redis-keys.ts';
 import { SingleFlight } from './single-flight.ts';
 
 /** A reference record the API answered 404 for; remembered for `negativeTtlMs` like a value, and thrown by `get`. */
@@ -89,7 +90,7 @@ export function createReferenceCache(options: ReferenceCacheOptions): ReferenceC
   const pollMs = options.pollMs ?? 25;
   const timeoutMs = options.redisTimeoutMs ?? 1000;
   const retryMs = options.redisRetryMs ?? 30_000;
-  const rkey = (k: string) => `${options.prefix}:ref:${k}`;
+  const rkey = (k: string) => referenceKey(options.prefix, k);
   let downUntil = 0;
   let down = false;
 

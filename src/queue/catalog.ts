@@ -53,11 +53,6 @@ export const pushJobSchema = z.object({
   index: z.number().int(),
 });
 
-/** Redis hash of a run's finished chunks (`rows-3` → `sent:failed`), summed into the parent's progress. */
-export function runChunksKey(prefix: string, runId: string): string {
-  return `${prefix}:run:${runId}:chunks`;
-}
-
 /** Payload of a feed tick. */
 export const feedJobSchema = z.object({
   feed: z.string(),

@@ -18,7 +18,8 @@ import { isPartialName } from '../sources/hash-file.ts';
 import { openSource, sourceKind, sourceLabel, sourceOrderOf, sourceSettleMs } from '../sources/open.ts';
 import type { Source, SourceFile } from '../sources/source.ts';
 import { fileSha256, type ImportJobData } from './catalog.ts';
-import { enqueueImport, feedKeys, type ImportJobResult } from './enqueue.ts';
+import { enqueueImport, type ImportJobResult } from './enqueue.ts';
+import { feedKeys } from '../redis-keys.ts';
 import { gateFeedPick } from './feed-gate.ts';
 import { cutLastRow } from './feed-cut-row.ts';
 import {

@@ -19,6 +19,7 @@ import { sourceLabel } from '../sources/open.ts';
 import type { Config } from '../config.ts';
 import { isRetryable, LeaseLostError, ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
+import { feedKeys, runChunksKey } from '../redis-keys.ts';
 import { describeHolder, LeaseBusyError } from '../pipeline/run/lease.ts';
 import { recoverChunk } from '../pipeline/run/chunks.ts';
 import {
@@ -30,17 +31,8 @@ import {
   type RunProgress,
   type RunResult,
 } from '../pipeline/run/run.ts';
-import {
-  checkHandlers,
-  JOB_OPTIONS,
-  jobPayload,
-  pushJobId,
-  QUEUES,
-  runChunksKey,
-  type ImportJobData,
-} from './catalog.ts';
+import { checkHandlers, JOB_OPTIONS, jobPayload, pushJobId, QUEUES, type ImportJobData } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors, warnOnEviction } from './connection.ts';
-import { feedKeys } from './enqueue.ts';
 import { eventRecorder, recordEventsOf } from './events-queue.ts';
 import { eventsHandler, eventsWorkerSettings, recordingFailures, recordStalledFailures } from './events-worker.ts';
 import { noteFeedRun, upsertDeadlines } from './feed-deadlines.ts';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { makeEvent } from '../../src/events/catalog.ts';
 import { queuePrefix } from '../../src/queue/connection.ts';
-import { feedKeys } from '../../src/queue/enqueue.ts';
+import { feedKeys } from '../../src/redis-keys.ts';
 import { upsertDeadlines } from '../../src/queue/feed-deadlines.ts';
 import { loadFeeds } from '../../src/queue/feeds.ts';
 import { ProcessMetrics } from '../../src/metrics/metrics.ts';
