@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { HttpError } from '../errors.ts';
@@ -67,8 +68,6 @@ type Failed = typeof FAILED;
 
 // Deletes the lock only if it is still ours: a holder slower than the lock's life must not free another holder's lock.
 const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The cache settings of a run's label lookups (the process-wide cache, or a run's own). */
 export const RUN_CACHE_SETTINGS = { ttlMs: 10 * 60_000, negativeTtlMs: 30_000, lruMax: 10_000 } as const;

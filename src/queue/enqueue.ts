@@ -4,8 +4,9 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import { ERROR_CODES, ProductSyncError, type ErrorCode } from '../errors.ts';
 import { mappingFile } from '../pipeline/map/mapping.ts';
+import { sha256File } from '../pipeline/run/run-state.ts';
 import type { RunSummary } from '../pipeline/report/report.ts';
-import { fileSha256, importJobId, JOB_OPTIONS, QUEUES, type ImportJobData } from './catalog.ts';
+import { importJobId, JOB_OPTIONS, QUEUES, type ImportJobData } from './catalog.ts';
 import { runChunksKey } from '../redis-keys.ts';
 import { queueConnection, queuePrefix, quietOnErrors } from './connection.ts';
 import { eventRecorder, recordEventsOf, recorderOf } from './events-queue.ts';
@@ -43,7 +44,7 @@ export async function enqueueImport(
     file: resolve(data.request.file),
     mapping: resolve(mappingFile(data.request.mapping)),
   };
-  const sha256 = data.sha256 ?? (await fileSha256(request.file));
+  const sha256 = data.sha256 ?? (await sha256File(request.file));
   const full: ImportJobData = { ...data, request, sha256, step: 'prepare' };
   const base = await importJobId(full);
   let jobId = base;

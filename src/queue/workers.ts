@@ -26,6 +26,7 @@ import { LeaseKeeper } from './lease-keeper.ts';
 import { pushJobHandler } from './push-job.ts';
 import { answersWithin } from './redis-health.ts';
 import { RequestScopes } from './request-scope.ts';
+import { within } from '../within.ts';
 
 /** Settings of the worker process. */
 export interface WorkerOptions {
@@ -236,16 +237,4 @@ function startQueueWorkers(
     });
   }
   return { workers, workerConns };
-}
-
-/** True when `p` settled within `ms` (its outcome is not looked at). */
-function within(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p.then(
-      () => true,
-      () => true,
-    ),
-    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
-  ]).finally(() => clearTimeout(timer));
 }

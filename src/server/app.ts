@@ -24,6 +24,7 @@ import { registerRunRoutes } from './run-routes.ts';
 import { registerSameOrigin } from './same-origin.ts';
 import { registerUploads } from './uploads-route.ts';
 import { registerUndo } from './undo-routes.ts';
+import { within } from '../within.ts';
 
 /** Settings of the console. */
 export interface ConsoleOptions {
@@ -62,7 +63,7 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
   const board = boardQueues(config);
   app.addHook('onClose', async () => {
     // Closing a queue waits for Redis: without it, the connections are dropped instead.
-    await Promise.race([Promise.all([board.close(), client.close()]), new Promise((r) => setTimeout(r, 1000).unref())]);
+    await within(Promise.all([board.close(), client.close()]), 1000);
   });
 
   // First of all: a request for another host (DNS rebinding) or a change from another site is refused before the

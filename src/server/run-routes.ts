@@ -5,6 +5,7 @@
 import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { REPORT_FILES as REPORT_ALL_FILES } from '../pipeline/report/report.ts';
 import type { ImportJobData } from '../queue/catalog.ts';
 import { runStatus, type importQueueClient } from '../queue/enqueue.ts';
 import { listRunIds } from '../queue/run-index.ts';
@@ -12,16 +13,8 @@ import { apiRun, runMatches, type ApiRun, type RunFilter } from './runs.ts';
 
 /** Pages of the run index a filtered runs list reads at most per request. */
 const RUN_FILTER_PAGES = 20;
-const REPORT_FILES = new Set([
-  'summary.json',
-  'rows.csv',
-  'rows.xlsx',
-  'rejected.csv',
-  'rejected.xlsx',
-  'reconcile.csv',
-  'reconcile.json',
-  'issues.csv',
-]);
+/** The files a report can hold (report.ts): the only ones served. */
+const REPORT_FILES = new Set<string>(REPORT_ALL_FILES);
 const RUN_ID = /^[a-z0-9-]{8,80}$/i;
 
 /** Registers GET /runs, GET /runs/:id, POST /runs/:id/rerun, GET /runs/:id/files/:name. */
