@@ -61,6 +61,17 @@ function layoutRules() {
       'src/events/ makes, signs and delivers events: the queue and the commands call it, never the reverse',
     ),
     forbid(
+      ['src/metrics/**/*.ts'],
+      [above(1, ['queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
+      'src/metrics/ counts what runs do, inline or queued: the queue and the servers call it, never the reverse',
+    ),
+    forbid(
+      ['src/*.ts'],
+      [`^\\./(?:queue|server|commands|onboarding|metrics|events|sources)/`],
+      "the files at the root of src/ serve every room: only src/cli.ts imports a command, none imports a room's driver",
+      ['src/cli.ts'],
+    ),
+    forbid(
       ['src/queue/**/*.ts'],
       [above(1, ['server', 'commands', 'onboarding'])],
       'src/queue/ runs the pipeline in workers; servers and commands drive it',

@@ -5,14 +5,14 @@ import { apiClientsFromConfig } from './api/clients.ts';
 import { loadConfig, type Config } from './config.ts';
 import { ProductSyncError } from './errors.ts';
 import { redact } from './redact.ts';
+import { sharedRateKey } from './redis-keys.ts';
 import { writingTo } from './fs-errors.ts';
 import { logger } from './logger.ts';
 import { makeDir } from './make-dir.ts';
-import { redisReason, redisState } from './queue/redis-state.ts';
+import { redisReason, redisState } from './redis-state.ts';
 import { Throttle } from './pipeline/sync/throttle.ts';
 import { ApiLimiter, showLimiter } from './api/api-limiter.ts';
-import { SharedRate } from './queue/shared-rate.ts';
-import { createHash } from 'node:crypto';
+import { SharedRate } from './api/shared-rate.ts';
 import type { RunContext } from './pipeline/run/run.ts';
 import { createReferenceCache, RUN_CACHE_SETTINGS } from './api/reference-cache.ts';
 import { DEMO_COMPANY_ID } from './sandbox/defaults.ts';
@@ -98,12 +98,6 @@ export async function commandContext(
   return contextFromConfig(config, { owner, closeSandbox, redis, ...(apiId ? { apiId } : {}) });
 }
 
-/** The Redis key of an API's shared pace: one per product API, whatever the owner. */
-export function sharedRateKey(config: Config, apiId?: string): string {
-  const api = apiId ?? config.PRODUCT_API_URL ?? '';
-  return `${config.QUEUE_PREFIX}:api-rate:${createHash('sha256').update(api).digest('hex').slice(0, 12)}`;
-}
-
 /**
  * The process-wide runtime over a parsed configuration: API clients, throttle, Redis and reference cache (the CLI, the
  * demo and the queue workers).
@@ -160,7 +154,10 @@ export async function contextFromConfig(
     // Its outages are told with the queue's (once per change of state).
     if (redis) redisState.watch(redis, config.REDIS_URL);
     // Every process sending to this API (workers and inline runs, of every owner) shares its pace.
-    if (redis) limiter.shareWith(new SharedRate(redis, sharedRateKey(config, opts.apiId)));
+    if (redis)
+      limiter.shareWith(
+        new SharedRate(redis, sharedRateKey(config.QUEUE_PREFIX, opts.apiId ?? config.PRODUCT_API_URL ?? '')),
+      );
   }
   // One reference cache per process: labels resolved by one run are known to the next (and to every worker through
   // Redis).

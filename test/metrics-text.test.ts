@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { fleetMetrics } from '../src/queue/metrics-fleet.ts';
-import { metricsPage } from '../src/queue/metrics-page.ts';
-import { ProcessMetrics } from '../src/queue/metrics.ts';
-import { gaugeText, mergePages } from '../src/queue/prom-text.ts';
+import { metricsPage } from '../src/metrics/metrics-page.ts';
+import { ProcessMetrics } from '../src/metrics/metrics.ts';
+import { gaugeText, mergePages } from '../src/metrics/prom-text.ts';
 import type { RunSummary } from '../src/pipeline/report/report.ts';
 import { parsePromStrict, promtoolCheck, sampleValue } from './helpers/prom-check.ts';
 

@@ -15,7 +15,7 @@ export const REAL_CLOCK: LimiterClock = {
 };
 
 /**
- * The pace a fleet of processes shares (src/queue/shared-rate.ts over Redis): `reserve` books this process's next
+ * The pace a fleet of processes shares (src/api/shared-rate.ts over Redis): `reserve` books this process's next
  * start and says how long to wait for it; null when the fleet's store does not answer (the process then paces itself).
  */
 export interface FleetPace {

@@ -1,7 +1,7 @@
 /**
  * The request rate an API accepts, learned from its refusals: no pace until the first 429 / 503; then the rate it
  * accepted just before (a little less), grown back slowly while it refuses nothing, and lowered again — at most once
- * per window — when it does. What a fleet shares through Redis is the same rule (src/queue/shared-rate.ts).
+ * per window — when it does. What a fleet shares through Redis is the same rule (src/api/shared-rate.ts).
  */
 
 /** Tuning of {@link RatePace}; the defaults are what docs/performance.md measured. */

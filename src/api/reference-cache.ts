@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { HttpError } from '../errors.ts';
 import { logger } from '../logger.ts';
+import { referenceKey } from '../redis-keys.ts';
 import { SingleFlight } from './single-flight.ts';
 
 /** A reference record the API answered 404 for; remembered for `negativeTtlMs` like a value, and thrown by `get`. */
@@ -67,8 +69,6 @@ type Failed = typeof FAILED;
 // Deletes the lock only if it is still ours: a holder slower than the lock's life must not free another holder's lock.
 const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** The cache settings of a run's label lookups (the process-wide cache, or a run's own). */
 export const RUN_CACHE_SETTINGS = { ttlMs: 10 * 60_000, negativeTtlMs: 30_000, lruMax: 10_000 } as const;
 
@@ -89,7 +89,7 @@ export function createReferenceCache(options: ReferenceCacheOptions): ReferenceC
   const pollMs = options.pollMs ?? 25;
   const timeoutMs = options.redisTimeoutMs ?? 1000;
   const retryMs = options.redisRetryMs ?? 30_000;
-  const rkey = (k: string) => `${options.prefix}:ref:${k}`;
+  const rkey = (k: string) => referenceKey(options.prefix, k);
   let downUntil = 0;
   let down = false;
 

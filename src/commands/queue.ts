@@ -240,7 +240,7 @@ export async function serveCommand(opts: { port: number; host: string; insecureN
   if (access.warning) process.stderr.write(`product-sync: ${access.warning}\n`);
   const stopping = stopSignal('nothing is lost: the console holds no state of its own');
   // The console's own API requests (the mapper's lookups) on its /metrics.
-  const { ProcessMetrics } = await import('../queue/metrics.ts');
+  const { ProcessMetrics } = await import('../metrics/metrics.ts');
   const metrics = new ProcessMetrics();
   const stopObserving = metrics.observeApiRequests();
   const app = await buildConsole({

@@ -1,19 +1,13 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { logger } from '../logger.ts';
+import type { RunSummary } from '../pipeline/report/report.ts';
 import { retryDelay } from './backoff.ts';
 import type { ProductSyncEvent } from './catalog.ts';
 import { deliverOnce } from './deliver.ts';
 import { wants, type Endpoint } from './endpoints.ts';
 
-/** How one event went to one endpoint (summary.json `events`). */
-export interface DeliveryRecord {
-  id: string;
-  type: string;
-  endpoint: string;
-  state: 'delivered' | 'failed';
-  attempts: number;
-  /** The last attempt's problem, when it failed. */
-  error?: string;
-}
+/** How one event went to one endpoint (summary.json `events`, report.ts). */
+export type DeliveryRecord = NonNullable<RunSummary['events']>[number];
 
 /** Settings of an inline delivery. */
 export interface InlineDelivery {
@@ -50,7 +44,7 @@ export async function deliverInline(
             );
             return { id: event.id, type: event.type, endpoint: e.id, state: 'failed', attempts, error };
           }
-          await new Promise((r) => setTimeout(r, delay));
+          await sleep(delay);
         }
       }
     }),

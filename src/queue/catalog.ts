@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { UnrecoverableError } from 'bullmq';
 import * as z from 'zod';
@@ -8,6 +7,7 @@ import { EVENT_TYPE_NAMES, type EventType } from '../events/catalog.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
 import { scopeSchema } from '../pipeline/scope.ts';
 import { mappingFile } from '../pipeline/map/mapping.ts';
+import { sha256File } from '../pipeline/run/run-state.ts';
 
 /** The queues (docs/queue.md "Topology"), all under one prefix. */
 export const QUEUES = { import: 'import', push: 'push', feeds: 'feeds', events: 'events' } as const;
@@ -52,11 +52,6 @@ export const pushJobSchema = z.object({
   kind: z.enum(['rows', 'archives']),
   index: z.number().int(),
 });
-
-/** Redis hash of a run's finished chunks (`rows-3` → `sent:failed`), summed into the parent's progress. */
-export function runChunksKey(prefix: string, runId: string): string {
-  return `${prefix}:run:${runId}:chunks`;
-}
 
 /** Payload of a feed tick. */
 export const feedJobSchema = z.object({
@@ -189,19 +184,12 @@ export function jobPayload<Q extends QueueName>(queue: Q, data: unknown): z.outp
   return parsed.data as z.output<(typeof JOB_CATALOG)[Q]['schema']>;
 }
 
-/** sha256 of a file. */
-export async function fileSha256(file: string): Promise<string> {
-  const h = createHash('sha256');
-  for await (const c of createReadStream(file)) h.update(c as Buffer);
-  return h.digest('hex');
-}
-
 /**
  * Deterministic id of an import job: the same sheet, mapping, owner, mode and dry-run are one job however often
  * enqueued.
  */
 export async function importJobId(data: ImportJobData): Promise<string> {
-  const sheet = data.sha256 ?? (await fileSha256(data.request.file));
+  const sheet = data.sha256 ?? (await sha256File(data.request.file));
   const mappingText = await readFile(mappingFile(data.request.mapping), 'utf8').catch(() => data.request.mapping);
   const r = data.request;
   const h = createHash('sha256')

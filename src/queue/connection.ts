@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import { logger } from '../logger.ts';
-import { redisState } from './redis-state.ts';
+import { redisState } from '../redis-state.ts';
 
 /** A Redis connection for BullMQ (which needs `maxRetriesPerRequest: null` on blocking connections). */
 export function queueConnection(config: Config): Redis {

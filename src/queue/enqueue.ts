@@ -4,24 +4,14 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import { ERROR_CODES, ProductSyncError, type ErrorCode } from '../errors.ts';
 import { mappingFile } from '../pipeline/map/mapping.ts';
+import { sha256File } from '../pipeline/run/run-state.ts';
 import type { RunSummary } from '../pipeline/report/report.ts';
-import { fileSha256, importJobId, JOB_OPTIONS, QUEUES, runChunksKey, type ImportJobData } from './catalog.ts';
+import { importJobId, JOB_OPTIONS, QUEUES, type ImportJobData } from './catalog.ts';
+import { runChunksKey } from '../redis-keys.ts';
 import { queueConnection, queuePrefix, quietOnErrors } from './connection.ts';
 import { eventRecorder, recordEventsOf, recorderOf } from './events-queue.ts';
 import { jobLost, redisRunId, watchJob } from './job-watch.ts';
 import { indexRun } from './run-index.ts';
-
-/**
- * Redis keys of a feed's bookkeeping: sha256 of the files it imported, the files the input gate refused (see
- * feed-gate.ts), and its last tick / run.
- */
-export function feedKeys(prefix: string, feed: string): { imported: string; refused: string; last: string } {
-  return {
-    imported: `${prefix}:feed:${feed}:imported`,
-    refused: `${prefix}:feed:${feed}:refused`,
-    last: `${prefix}:feed:${feed}:last`,
-  };
-}
 
 /** What a finished import job returns. */
 export interface ImportJobResult {
@@ -54,7 +44,7 @@ export async function enqueueImport(
     file: resolve(data.request.file),
     mapping: resolve(mappingFile(data.request.mapping)),
   };
-  const sha256 = data.sha256 ?? (await fileSha256(request.file));
+  const sha256 = data.sha256 ?? (await sha256File(request.file));
   const full: ImportJobData = { ...data, request, sha256, step: 'prepare' };
   const base = await importJobId(full);
   let jobId = base;

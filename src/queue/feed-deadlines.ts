@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { makeEvent } from '../events/catalog.ts';
 import { logger } from '../logger.ts';
 import { deadlineJobSchema, JOB_OPTIONS } from './catalog.ts';
-import { feedKeys } from './enqueue.ts';
+import { feedKeys } from '../redis-keys.ts';
 import type { EventRecorder } from './events-queue.ts';
 import { feedRunSucceeded } from './feed-status.ts';
 import type { Feed } from './feeds.ts';

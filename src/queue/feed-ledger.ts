@@ -9,6 +9,7 @@
  * cut last row, and the version last imported (an HTTPS source's conditional GET).
  */
 import type { Redis } from 'ioredis';
+import { feedLedgerKeys } from '../redis-keys.ts';
 import type { SourceFile } from '../sources/source.ts';
 
 /** What the ledger says of a file: queued (its import runs), done, skipped (mode full) or refused (input gate). */
@@ -36,19 +37,6 @@ export interface InFlight {
   at: string;
 }
 
-export function ledgerKeys(prefix: string, feed: string) {
-  const base = `${prefix}:feed:${feed}`;
-  return {
-    ledger: `${base}:ledger`,
-    listing: `${base}:listing`,
-    inflight: `${base}:inflight`,
-    known: `${base}:known`,
-    tickLock: `${base}:tick-lock`,
-    tickAgain: `${base}:tick-again`,
-    held: `${base}:held`,
-  };
-}
-
 /** The ledger's field of a listed file: (name, size, version tag or mtime). */
 export function fileIdentity(file: SourceFile): string {
   return JSON.stringify([file.name, file.size, file.etag ?? file.mtimeMs]);
@@ -66,13 +54,13 @@ export interface ListedBefore {
 }
 
 export class FeedLedger {
-  readonly keys: ReturnType<typeof ledgerKeys>;
+  readonly keys: ReturnType<typeof feedLedgerKeys>;
   constructor(
     private readonly redis: Redis,
     prefix: string,
     feed: string,
   ) {
-    this.keys = ledgerKeys(prefix, feed);
+    this.keys = feedLedgerKeys(prefix, feed);
   }
 
   /** The entries of `files` (null for a file never handled), in their order. */

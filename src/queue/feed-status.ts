@@ -1,7 +1,7 @@
 import type { JobSchedulerJson, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { RunSummary } from '../pipeline/report/report.ts';
-import { feedKeys } from './enqueue.ts';
+import { feedKeys } from '../redis-keys.ts';
 
 /** A feed as the console's list and the metrics show it: its schedule, next tick, last success, whether overdue. */
 export interface FeedStatus {

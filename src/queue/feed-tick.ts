@@ -17,8 +17,10 @@ import { abortable, deadlineSignal, pastDeadline, withDeadline } from '../source
 import { isPartialName } from '../sources/hash-file.ts';
 import { openSource, sourceKind, sourceLabel, sourceOrderOf, sourceSettleMs } from '../sources/open.ts';
 import type { Source, SourceFile } from '../sources/source.ts';
-import { fileSha256, type ImportJobData } from './catalog.ts';
-import { enqueueImport, feedKeys, type ImportJobResult } from './enqueue.ts';
+import { sha256File } from '../pipeline/run/run-state.ts';
+import type { ImportJobData } from './catalog.ts';
+import { enqueueImport, type ImportJobResult } from './enqueue.ts';
+import { feedKeys } from '../redis-keys.ts';
 import { gateFeedPick } from './feed-gate.ts';
 import { cutLastRow } from './feed-cut-row.ts';
 import {
@@ -267,7 +269,7 @@ async function decide(
             feed.deadlines.downloadSeconds * 1000,
             'deadlines.downloadSeconds',
             signal,
-            () => fileSha256(local),
+            () => sha256File(local),
           ).catch(() => null)
         : null);
     if (sha256 === null || sha256 === l.entry.sha256) {
@@ -390,7 +392,7 @@ async function take(
     path = local;
     // Removed (or made unreadable) since the listing: the tick says so in one line, the next one lists again.
     sha256 = await withDeadline(`reading ${local}`, downloadMs, 'deadlines.downloadSeconds', signal, () =>
-      fileSha256(local),
+      sha256File(local),
     ).catch((err: NodeJS.ErrnoException) => {
       if (err instanceof ProductSyncError) throw err;
       throw new ProductSyncError('PS_ERR_SOURCE_UNAVAILABLE', `${local} cannot be read (${err.code ?? err.message})`);

@@ -11,6 +11,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { logger } from '../logger.ts';
+import { queuedLeasesKey } from '../redis-keys.ts';
 import type { Grant, LeaseHolder } from '../pipeline/run/lease.ts';
 import { leaseStoreFor, type LeasePlace } from '../pipeline/run/lease-store.ts';
 
@@ -24,9 +25,6 @@ export interface QueuedLease {
   ttlMs: number;
   importJobId: string;
 }
-
-/** The registry's key. */
-export const queuedLeasesKey = (queuePrefix: string): string => `${queuePrefix}:leases:queued`;
 
 const ENDED = new Set(['completed', 'failed', 'unknown']);
 

@@ -8,8 +8,8 @@ import type { Config } from '../config.ts';
 import { QUEUES } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors } from './connection.ts';
 import { feedStatuses } from './feed-status.ts';
-import type { FleetMetrics } from './metrics-page.ts';
-import { gaugeText, mergePages } from './prom-text.ts';
+import type { FleetMetrics } from '../metrics/metrics-page.ts';
+import { gaugeText, mergePages } from '../metrics/prom-text.ts';
 
 /** The queue of run events (issue 25's events half); its counts are read whether or not this build has it. */
 export const EVENTS_QUEUE = 'events';

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import { QUEUES, type QueueName } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors } from './connection.ts';
-import { feedKeys } from './enqueue.ts';
+import { feedKeys } from '../redis-keys.ts';
 import { answersWithin } from './redis-health.ts';
 
 /**

@@ -3,11 +3,12 @@
  * `maxRetriesPerRequest: null`: a command waits out an outage), so a command that needs Redis asks first, on a
  * connection of its own that neither queues commands nor reconnects, before any BullMQ object exists.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { logger } from '../logger.ts';
 import { redact } from '../redact.ts';
 import { redisUnreachable } from '../runtime.ts';
-import { redisReason } from './redis-state.ts';
+import { redisReason } from '../redis-state.ts';
 
 // How long one attempt may take to connect and get an answer to PING.
 const ATTEMPT_MS = 5000;
@@ -88,7 +89,7 @@ export async function requireRedis(url: string, opts: { who: string; waitSeconds
           `Redis at ${redact(url)} does not answer: waiting up to ${opts.waitSeconds} s (--wait-redis)`,
         );
       waiting = true;
-      await new Promise((r) => setTimeout(r, RETRY_MS));
+      await sleep(RETRY_MS);
     }
   }
 }

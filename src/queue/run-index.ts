@@ -10,6 +10,7 @@
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { runIndexKeys } from '../redis-keys.ts';
 
 /** A page of import job ids, newest queued first, and the cursor of the next page (null on the last). */
 export interface RunPage {
@@ -43,13 +44,7 @@ return live`;
 const redisOf = async (queue: Queue): Promise<Redis> => (await queue.getBackend().client) as unknown as Redis;
 
 /** The index's keys: the sorted set, and the mark that the jobs kept before it were indexed. */
-function keys(queue: Queue): { index: string; built: string; jobs: string } {
-  return {
-    index: queue.toKey('ps-runs-by-queued'),
-    built: queue.toKey('ps-runs-by-queued-built'),
-    jobs: queue.toKey(''),
-  };
-}
+const keys = (queue: Queue) => runIndexKeys((name) => queue.toKey(name));
 
 /** The ids of `ids` whose job still exists, in their order; the entries of the others are removed. */
 async function liveIds(queue: Queue, ids: readonly string[]): Promise<string[]> {

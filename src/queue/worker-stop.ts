@@ -4,7 +4,7 @@
  * recorded and a close would wait for ever: the chunks in hand stop sending, what is in flight settles and is
  * journalled, and the worker leaves; their jobs go back to the queue when their locks expire.
  */
-import { redisState } from './redis-state.ts';
+import { redisState } from '../redis-state.ts';
 import type { WorkerSet } from './workers.ts';
 
 /** How the worker stopped: `closed` (jobs in hand finished) or `abandoned` (Redis did not answer). */

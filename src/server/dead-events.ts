@@ -5,6 +5,7 @@ import { loadEndpoints, type Endpoint } from '../events/endpoints.ts';
 import { QUEUES } from '../queue/catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors } from '../queue/connection.ts';
 import { deadEvents, redeliver } from '../queue/events-queue.ts';
+import { within } from '../within.ts';
 
 const JOB_ID = /^[A-Za-z0-9_.-]{1,200}$/;
 
@@ -19,7 +20,7 @@ export async function registerDeadEvents(app: FastifyInstance, config: Config): 
   let endpoints: Endpoint[] | undefined;
   const known = async () => (endpoints ??= await loadEndpoints(config).catch(() => []));
   app.addHook('onClose', async () => {
-    await Promise.race([queue.close(), new Promise((r) => setTimeout(r, 1000).unref())]);
+    await within(queue.close(), 1000);
     connection.disconnect();
   });
 

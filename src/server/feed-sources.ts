@@ -8,10 +8,11 @@ import type { Config } from '../config.ts';
 import { ProductSyncError } from '../errors.ts';
 import { loadFeeds } from '../queue/feeds.ts';
 import { openFeedsQueue } from '../queue/queues.ts';
-import { redisState } from '../queue/redis-state.ts';
+import { redisState } from '../redis-state.ts';
 import { redact } from '../redact.ts';
 import { sourceKind, sourceLabel } from '../sources/open.ts';
 import { redisDownAnswer } from './redis-banner.ts';
+import { within } from '../within.ts';
 
 /** One feed as GET /feed-sources lists it. */
 export interface FeedSourceRow {
@@ -33,7 +34,7 @@ export interface FeedSourceRow {
 export function registerFeedSources(app: FastifyInstance, options: { config: Config; jobsDir: string }): void {
   const queue = openFeedsQueue(options.config);
   app.addHook('onClose', async () => {
-    await Promise.race([queue.close(), new Promise((r) => setTimeout(r, 1000).unref())]);
+    await within(queue.close(), 1000);
   });
   const count = (v: string | undefined) => (v === undefined ? null : Number(v));
   app.get('/feed-sources', async (_req, reply) => {

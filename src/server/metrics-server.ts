@@ -6,8 +6,8 @@ import { createServer, type Server } from 'node:http';
 import { ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import type { Config } from '../config.ts';
-import { metricsPage, type FleetMetrics } from '../queue/metrics-page.ts';
-import { ProcessMetrics } from '../queue/metrics.ts';
+import { metricsPage, type FleetMetrics } from '../metrics/metrics-page.ts';
+import { ProcessMetrics } from '../metrics/metrics.ts';
 import { authorizationMatches, metricsAccess, type ConsoleAccess } from './console-access.ts';
 
 /** The content type of the Prometheus text format. */

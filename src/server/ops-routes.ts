@@ -13,12 +13,13 @@ import { QUEUES } from '../queue/catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors } from '../queue/connection.ts';
 import { feedStatuses } from '../queue/feed-status.ts';
 import { fleetMetrics } from '../queue/metrics-fleet.ts';
-import { metricsPage } from '../queue/metrics-page.ts';
-import { ProcessMetrics } from '../queue/metrics.ts';
-import { redisState } from '../queue/redis-state.ts';
+import { metricsPage } from '../metrics/metrics-page.ts';
+import { ProcessMetrics } from '../metrics/metrics.ts';
+import { redisState } from '../redis-state.ts';
 import { redact } from '../redact.ts';
 import { METRICS_CONTENT_TYPE } from './metrics-server.ts';
 import { redisDownAnswer } from './redis-banner.ts';
+import { within } from '../within.ts';
 
 /** Registers /metrics, /feeds and /feeds.js; `own`: this process's counters (a registry of its own by default). */
 export function registerOpsRoutes(app: FastifyInstance, opts: { config: Config; metrics?: ProcessMetrics }): void {
@@ -28,10 +29,7 @@ export function registerOpsRoutes(app: FastifyInstance, opts: { config: Config; 
   const prefix = queuePrefix(opts.config);
   const feedsQueue = quietOnErrors(new Queue(QUEUES.feeds, { connection, prefix }));
   app.addHook('onClose', async () => {
-    await Promise.race([
-      Promise.all([fleet.close(), feedsQueue.close()]),
-      new Promise((r) => setTimeout(r, 1000).unref()),
-    ]);
+    await within(Promise.all([fleet.close(), feedsQueue.close()]), 1000);
     connection.disconnect();
   });
 

@@ -58,99 +58,6 @@ export function openSftpSource(
   const re = patternRegExp(cfg.pattern);
   let conn: Promise<SftpClient> | null = null;
 
-  /** The full remote path of `name` inside the folder, or PS_ERR_SOURCE_PATH. */
-  const inside = (name: string): string => {
-    const full = posix.join(root, name);
-    if (!isPlainName(name) || posix.relative(root, full) !== name) {
-      throw new ProductSyncError(
-        'PS_ERR_SOURCE_PATH',
-        `${folder}: refused the name ${JSON.stringify(name)}: it would leave the folder`,
-      );
-    }
-    return full;
-  };
-
-  const credentials = (): { privateKey?: string; password?: string } => {
-    const out: { privateKey?: string; password?: string } = {};
-    for (const [field, name] of [
-      ['privateKey', cfg.privateKeyEnv],
-      ['password', cfg.passwordEnv],
-    ] as const) {
-      if (!name) continue;
-      const value = env[name];
-      if (!value) {
-        throw new ProductSyncError(
-          'PS_ERR_SOURCE_CREDENTIALS',
-          `${folder}: the environment variable ${name} (${field === 'privateKey' ? 'privateKeyEnv' : 'passwordEnv'}) ` +
-            'is not set or empty: it must hold the ' +
-            (field === 'privateKey' ? 'private key text (not a path)' : 'password'),
-        );
-      }
-      addSecret(value);
-      out[field] = value;
-    }
-    return out;
-  };
-
-  const connect = async (): Promise<SftpClient> => {
-    const auth = credentials();
-    let seen: { type: string; fingerprint: string } | null = null;
-    const client = new SftpClient('product-sync', {
-      // A connection lost between two calls: the next call connects again.
-      close: () => void forget(client),
-      end: () => void forget(client),
-      error: () => void forget(client),
-    });
-    try {
-      await client.connect({
-        host: connectTo ?? cfg.host,
-        port: cfg.port,
-        username: cfg.user,
-        ...auth,
-        readyTimeout: READY_TIMEOUT_MS,
-        hostVerifier: (key: Buffer) => {
-          seen = { type: keyType(key), fingerprint: sshFingerprint(key) };
-          return seen.fingerprint === pinned;
-        },
-      });
-    } catch (err) {
-      await client.end().catch(() => undefined);
-      const presented = seen as { type: string; fingerprint: string } | null;
-      if (presented && presented.fingerprint !== pinned) {
-        throw new ProductSyncError(
-          'PS_ERR_SOURCE_HOST_KEY',
-          `SFTP server ${where} presented the ${presented.type} host key ${presented.fingerprint}, but the feed pins ` +
-            `${pinned}: connection refused before logging in (if the supplier changed its key, check the new ` +
-            'fingerprint with them and update hostKeyFingerprint; docs/sources.md)',
-        );
-      }
-      const reason = reasonOf(err);
-      if (/cannot parse privatekey|unsupported key format|encrypted/i.test(reason)) {
-        throw new ProductSyncError(
-          'PS_ERR_SOURCE_CREDENTIALS',
-          `${folder}: the private key in ${cfg.privateKeyEnv ?? 'privateKeyEnv'} cannot be used: ${reason} ` +
-            '(it must be the text of an unencrypted OpenSSH or PEM private key)',
-        );
-      }
-      if (/authentication methods failed/i.test(reason)) {
-        const via = [
-          cfg.privateKeyEnv && `the key in ${cfg.privateKeyEnv}`,
-          cfg.passwordEnv && `the password in ${cfg.passwordEnv}`,
-        ]
-          .filter(Boolean)
-          .join(' and ');
-        throw new ProductSyncError(
-          'PS_ERR_SOURCE_CREDENTIALS',
-          `SFTP server ${where} refused the login of ${cfg.user} with ${via}: ${reason}`,
-        );
-      }
-      throw new ProductSyncError('PS_ERR_SOURCE_UNAVAILABLE', `SFTP server ${where} cannot be reached: ${reason}`, {
-        cause: err,
-      });
-    }
-    return client;
-  };
-
   const current = new Set<SftpClient>();
   const forget = (client: SftpClient): void => {
     if (current.has(client)) {
@@ -161,7 +68,7 @@ export function openSftpSource(
 
   const session = async (): Promise<SftpClient> => {
     if (!conn) {
-      const p = connect().then((c) => (current.add(c), c));
+      const p = connectSftp(cfg, env, { where, folder, pinned, connectTo }, forget).then((c) => (current.add(c), c));
       conn = p;
       p.catch(() => {
         if (conn === p) conn = null;
@@ -200,31 +107,6 @@ export function openSftpSource(
     }
   };
 
-  /** `rel` (the `move:` folder) as a folder inside the source's, created when missing; never through a symlink. */
-  const ensureFolder = async (client: SftpClient, rel: string): Promise<string> => {
-    const target = posix.join(root, rel);
-    const relative = posix.relative(root, target);
-    if (posix.isAbsolute(rel) || relative === '' || relative.split('/').includes('..')) {
-      throw new ProductSyncError(
-        'PS_ERR_SOURCE_PATH',
-        `${folder}: afterImport move ${JSON.stringify(rel)} must name a folder inside it`,
-      );
-    }
-    let path = root;
-    for (const segment of relative.split('/')) {
-      path = posix.join(path, segment);
-      const kind = await client.exists(path);
-      if (kind === false) await client.mkdir(path);
-      else if (kind !== 'd') {
-        throw new ProductSyncError(
-          'PS_ERR_SOURCE_PATH',
-          `${folder}: afterImport move folder ${path} is ${kind === 'l' ? 'a symlink' : 'not a folder'}: refused`,
-        );
-      }
-    }
-    return target;
-  };
-
   return {
     label,
 
@@ -237,7 +119,7 @@ export function openSftpSource(
     },
 
     async fetch(file: SourceFile, dest: string, options: FetchOptions): Promise<Fetched> {
-      const path = inside(file.name);
+      const path = inside(root, file.name, folder);
       options.signal?.throwIfAborted();
       const what = `${file.name} in ${folder}`;
       return run(
@@ -258,13 +140,13 @@ export function openSftpSource(
     },
 
     async afterImport(file: SourceFile, action: AfterImport): Promise<void> {
-      const path = inside(file.name);
+      const path = inside(root, file.name, folder);
       if ('delete' in action) {
         await run(`deleting ${file.name}`, (c) => c.delete(path));
         return;
       }
       await run(`moving ${file.name} to ${action.move}`, async (c) => {
-        const to = posix.join(await ensureFolder(c, action.move), file.name);
+        const to = posix.join(await ensureFolder(c, root, action.move, folder), file.name);
         // The atomic rename replaces a file of that name already moved there; servers without it get a plain rename.
         await c.posixRename(path, to).catch(() => c.rename(path, to));
       });
@@ -277,4 +159,155 @@ export function openSftpSource(
       if (p) await (await p.catch(() => null))?.end().catch(() => undefined);
     },
   };
+}
+
+/** The full remote path of `name` inside the folder `root`, or PS_ERR_SOURCE_PATH. */
+function inside(root: string, name: string, folder: string): string {
+  const full = posix.join(root, name);
+  if (!isPlainName(name) || posix.relative(root, full) !== name) {
+    throw new ProductSyncError(
+      'PS_ERR_SOURCE_PATH',
+      `${folder}: refused the name ${JSON.stringify(name)}: it would leave the folder`,
+    );
+  }
+  return full;
+}
+
+/** The private key and / or password from the environment variables the feed names (each one a secret to redact). */
+function credentials(
+  cfg: SftpSourceConfig,
+  env: NodeJS.ProcessEnv,
+  folder: string,
+): { privateKey?: string; password?: string } {
+  const out: { privateKey?: string; password?: string } = {};
+  for (const [field, name] of [
+    ['privateKey', cfg.privateKeyEnv],
+    ['password', cfg.passwordEnv],
+  ] as const) {
+    if (!name) continue;
+    const value = env[name];
+    if (!value) {
+      throw new ProductSyncError(
+        'PS_ERR_SOURCE_CREDENTIALS',
+        `${folder}: the environment variable ${name} (${field === 'privateKey' ? 'privateKeyEnv' : 'passwordEnv'}) ` +
+          'is not set or empty: it must hold the ' +
+          (field === 'privateKey' ? 'private key text (not a path)' : 'password'),
+      );
+    }
+    addSecret(value);
+    out[field] = value;
+  }
+  return out;
+}
+
+/** Where a connection goes, and how its errors name it. */
+interface SftpTarget {
+  /** `host:port` for messages. */
+  where: string;
+  folder: string;
+  /** The pinned host key fingerprint (without padding). */
+  pinned: string;
+  connectTo?: string | undefined;
+}
+
+/**
+ * A logged-in connection, its host key checked against the pin before logging in; `onGone` hears of it closing. Its
+ * failure is a typed error: the wrong host key, unusable or refused credentials, or a server that cannot be reached.
+ */
+async function connectSftp(
+  cfg: SftpSourceConfig,
+  env: NodeJS.ProcessEnv,
+  t: SftpTarget,
+  onGone: (client: SftpClient) => void,
+): Promise<SftpClient> {
+  const auth = credentials(cfg, env, t.folder);
+  let seen: { type: string; fingerprint: string } | null = null;
+  const client = new SftpClient('product-sync', {
+    // A connection lost between two calls: the next call connects again.
+    close: () => void onGone(client),
+    end: () => void onGone(client),
+    error: () => void onGone(client),
+  });
+  try {
+    await client.connect({
+      host: t.connectTo ?? cfg.host,
+      port: cfg.port,
+      username: cfg.user,
+      ...auth,
+      readyTimeout: READY_TIMEOUT_MS,
+      hostVerifier: (key: Buffer) => {
+        seen = { type: keyType(key), fingerprint: sshFingerprint(key) };
+        return seen.fingerprint === t.pinned;
+      },
+    });
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    throw connectError(cfg, t, err, seen as { type: string; fingerprint: string } | null);
+  }
+  return client;
+}
+
+/** What a failed connection means, `presented` being the host key the server showed (if it got that far). */
+function connectError(
+  cfg: SftpSourceConfig,
+  { where, folder, pinned }: SftpTarget,
+  err: unknown,
+  presented: { type: string; fingerprint: string } | null,
+): ProductSyncError {
+  if (presented && presented.fingerprint !== pinned) {
+    return new ProductSyncError(
+      'PS_ERR_SOURCE_HOST_KEY',
+      `SFTP server ${where} presented the ${presented.type} host key ${presented.fingerprint}, but the feed pins ` +
+        `${pinned}: connection refused before logging in (if the supplier changed its key, check the new ` +
+        'fingerprint with them and update hostKeyFingerprint; docs/sources.md)',
+    );
+  }
+  const reason = reasonOf(err);
+  if (/cannot parse privatekey|unsupported key format|encrypted/i.test(reason)) {
+    return new ProductSyncError(
+      'PS_ERR_SOURCE_CREDENTIALS',
+      `${folder}: the private key in ${cfg.privateKeyEnv ?? 'privateKeyEnv'} cannot be used: ${reason} ` +
+        '(it must be the text of an unencrypted OpenSSH or PEM private key)',
+    );
+  }
+  if (/authentication methods failed/i.test(reason)) {
+    const via = [
+      cfg.privateKeyEnv && `the key in ${cfg.privateKeyEnv}`,
+      cfg.passwordEnv && `the password in ${cfg.passwordEnv}`,
+    ]
+      .filter(Boolean)
+      .join(' and ');
+    return new ProductSyncError(
+      'PS_ERR_SOURCE_CREDENTIALS',
+      `SFTP server ${where} refused the login of ${cfg.user} with ${via}: ${reason}`,
+    );
+  }
+  return new ProductSyncError('PS_ERR_SOURCE_UNAVAILABLE', `SFTP server ${where} cannot be reached: ${reason}`, {
+    cause: err,
+  });
+}
+
+/** `rel` (the `move:` folder) as a folder inside `root`, created when missing; never through a symlink. */
+async function ensureFolder(client: SftpClient, root: string, rel: string, folder: string): Promise<string> {
+  const target = posix.join(root, rel);
+  const relative = posix.relative(root, target);
+  if (posix.isAbsolute(rel) || relative === '' || relative.split('/').includes('..')) {
+    throw new ProductSyncError(
+      'PS_ERR_SOURCE_PATH',
+      `${folder}: afterImport move ${JSON.stringify(rel)} must name a folder inside it`,
+    );
+  }
+  let path = root;
+  for (const segment of relative.split('/')) {
+    path = posix.join(path, segment);
+    const kind = await client.exists(path);
+    if (kind === false) await client.mkdir(path);
+    else if (kind !== 'd') {
+      throw new ProductSyncError(
+        'PS_ERR_SOURCE_PATH',
+        `${folder}: afterImport move folder ${path} is ${kind === 'l' ? 'a symlink' : 'not a folder'}: refused`,
+      );
+    }
+  }
+  return target;
 }

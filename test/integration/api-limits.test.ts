@@ -9,7 +9,7 @@ import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { parseFaultSpec } from '../../src/sandbox/faults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
-import { ProcessMetrics } from '../../src/queue/metrics.ts';
+import { ProcessMetrics } from '../../src/metrics/metrics.ts';
 import { formatSummary } from '../../src/commands/summary.ts';
 import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { loadEndpoints } from '../../src/events/endpoints.ts';
-import { feedKeys } from '../../src/queue/enqueue.ts';
+import { feedKeys } from '../../src/redis-keys.ts';
 import { EventRecorder } from '../../src/queue/events-queue.ts';
 import { checkDeadline } from '../../src/queue/feed-deadlines.ts';
 import { loadFeeds } from '../../src/queue/feeds.ts';

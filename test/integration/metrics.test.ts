@@ -14,7 +14,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import type { RunSummary } from '../../src/pipeline/report/report.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { fleetMetrics } from '../../src/queue/metrics-fleet.ts';
-import { ProcessMetrics, ROW_OUTCOMES } from '../../src/queue/metrics.ts';
+import { ProcessMetrics, ROW_OUTCOMES } from '../../src/metrics/metrics.ts';
 import { openFeedsQueue } from '../../src/queue/queues.ts';
 import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { SharedRate } from '../../src/queue/shared-rate.ts';
+import { SharedRate } from '../../src/api/shared-rate.ts';
 
 const key = `{ps-rate-${process.pid}}:api-rate`;
 const keys: string[] = [];

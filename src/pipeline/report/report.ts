@@ -351,7 +351,7 @@ class XlsxFile {
  * Every file a report can hold; at finish the ones this run did not write are removed, so the directory holds exactly
  * this run's report.
  */
-const REPORT_FILES = [
+export const REPORT_FILES = [
   'rows.csv',
   'rows.xlsx',
   'rejected.csv',

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { FleetPace } from '../api/api-limiter.ts';
+import type { FleetPace } from './api-limiter.ts';
 import { logger } from '../logger.ts';
 
 // The fleet's pace of one API, on one hash (all times in ms, Redis clock). The rule is src/api/rate-pace.ts's: no pace

@@ -7,7 +7,7 @@
  */
 import type { ProcessMetrics } from './metrics.ts';
 import { gaugeText, mergePages } from './prom-text.ts';
-import { redisState } from './redis-state.ts';
+import { redisState } from '../redis-state.ts';
 
 /** How long the Redis part of a scrape may take before it is left out. */
 const REDIS_MS = 3000;

@@ -5,8 +5,8 @@
  * once per attempt; listeners (the worker, the console) learn of each change.
  */
 import type { EventEmitter } from 'node:events';
-import { logger } from '../logger.ts';
-import { redact } from '../redact.ts';
+import { logger } from './logger.ts';
+import { redact } from './redact.ts';
 
 /** Why a connection failed, in one line (Node's dual-stack connect fails with an AggregateError without a message). */
 export function redisReason(err: unknown): string {

@@ -1,0 +1,52 @@
+/** The push job: sends one chunk of a queued run (run/'s `pushChunk`), fenced by its job lock and the run's lease. */
+import { UnrecoverableError, type Job } from 'bullmq';
+import { isRetryable } from '../errors.ts';
+import { pushChunk } from '../pipeline/run/run.ts';
+import { runChunksKey } from '../redis-keys.ts';
+import { jobPayload } from './catalog.ts';
+import type { JobContext } from './job-context.ts';
+import { jobLockFence } from './job-lock.ts';
+
+/** What a push (chunk) job returns (kept in Redis, so counts only: the rows' outcomes are in the run directory). */
+export interface PushJobResult {
+  rows: number;
+  failed: number;
+  requests: number;
+}
+
+/** The push queue's handler; `stopSending` is aborted when the worker stops without Redis. */
+export function pushJobHandler(
+  d: JobContext,
+  stopSending: AbortSignal,
+): (job: Job, token?: string) => Promise<PushJobResult> {
+  return async (job, token) => {
+    const c = jobPayload('push', job.data);
+    const lock = await jobLockFence(job, token!, d.lockDuration);
+    try {
+      const { value: out, requests } = await d.track(
+        d.scopes.run(() => pushChunk(c, { ...d.ctx, signal: stopSending }, lock)),
+      );
+      await job.updateProgress({ stage: 'push', operations: out.rows, done: out.rows, failed: out.failed });
+      // One field per chunk, so a chunk run twice (retry, takeover) is counted once.
+      const key = runChunksKey(d.prefix, c.runId);
+      await d.conn
+        .multi()
+        .hset(key, `${c.kind}-${c.index}`, `${out.rows}:${out.failed}`)
+        .expire(key, 30 * 24 * 3600)
+        .exec();
+      // Rows stay in the run directory: the job's return value (kept in Redis) is only counts.
+      const result: PushJobResult = { rows: out.rows, failed: out.failed, requests: requests.product };
+      return result;
+    } catch (err) {
+      // This worker lost the job to another one (paused past its lock): whatever it throws, BullMQ ignores it.
+      if (lock.lost) throw lock.lost;
+      // Stopped by the worker's stop: the chunk is pushed again, from its journal, by whichever worker takes it.
+      if (stopSending.aborted) throw err;
+      // A chunk that cannot succeed by retrying (credential rejected, state missing) fails at once.
+      if (!isRetryable(err)) throw new UnrecoverableError((err as Error).message);
+      throw err;
+    } finally {
+      lock.stop();
+    }
+  };
+}

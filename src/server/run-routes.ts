@@ -1,0 +1,109 @@
+/**
+ * The runs of the console: the list (newest queued first, filtered by feed, mapping or file), one run, its re-run, and
+ * its report files.
+ */
+import { createReadStream, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { REPORT_FILES as REPORT_ALL_FILES } from '../pipeline/report/report.ts';
+import type { ImportJobData } from '../queue/catalog.ts';
+import { runStatus, type importQueueClient } from '../queue/enqueue.ts';
+import { listRunIds } from '../queue/run-index.ts';
+import { apiRun, runMatches, type ApiRun, type RunFilter } from './runs.ts';
+
+/** Pages of the run index a filtered runs list reads at most per request. */
+const RUN_FILTER_PAGES = 20;
+/** The files a report can hold (report.ts): the only ones served. */
+const REPORT_FILES = new Set<string>(REPORT_ALL_FILES);
+const RUN_ID = /^[a-z0-9-]{8,80}$/i;
+
+/** Registers GET /runs, GET /runs/:id, POST /runs/:id/rerun, GET /runs/:id/files/:name. */
+export function registerRunRoutes(
+  app: FastifyInstance,
+  opts: { client: ReturnType<typeof importQueueClient>; reportDir: string },
+): void {
+  const { client, reportDir } = opts;
+  app.get<{
+    Querystring: { limit?: string; before?: string; feed?: string; mapping?: string; file?: string };
+  }>('/runs', async (req, reply) => {
+    const limit = req.query.limit === undefined ? 50 : Number(req.query.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 500)
+      return reply.code(400).send({ error: 'limit must be a whole number from 1 to 500' });
+    let before = req.query.before;
+    if (before !== undefined && !/^\d+\.[A-Za-z0-9-]+$/.test(before))
+      return reply.code(400).send({ error: 'before must be the next cursor of an earlier page' });
+    const { feed, mapping, file } = req.query;
+    const filter: RunFilter = {
+      ...(feed ? { feed } : {}),
+      ...(mapping ? { mapping } : {}),
+      ...(file ? { file } : {}),
+    };
+    const filtered = Object.keys(filter).length > 0;
+    // Filtered: pages are read until `limit` runs match or RUN_FILTER_PAGES pages were read (`next` goes on after).
+    const runs: ApiRun[] = [];
+    let next: string | null = null;
+    for (let pages = 0; pages < (filtered ? RUN_FILTER_PAGES : 1); pages++) {
+      const page = await listRunIds(client.queue, limit - runs.length, before);
+      const statuses = await Promise.all(page.ids.map((id) => runStatus(client.queue, id)));
+      for (const s of statuses) if (s !== null && runMatches(apiRun(s), filter)) runs.push(apiRun(s));
+      next = page.next;
+      if (next === null || runs.length >= limit) break;
+      before = next;
+    }
+    return { runs, next };
+  });
+
+  app.get<{ Params: { id: string } }>('/runs/:id', async (req, reply) => {
+    const s = await client.status(req.params.id);
+    return s ? apiRun(s) : reply.code(404).send({ error: 'no such run' });
+  });
+
+  app.post<{ Params: { id: string } }>('/runs/:id/rerun', async (req, reply) => {
+    const job = await client.queue.getJob(req.params.id);
+    const s = job ? await client.status(req.params.id) : null;
+    if (!job || !s) return reply.code(404).send({ error: 'no such run' });
+    const status = apiRun(s).status;
+    if (status === 'queued' || status === 'running')
+      return reply.code(409).send({ error: `the run is ${status}: re-run it once it has ended`, status });
+    const data = job.data as ImportJobData;
+    if (!existsSync(data.request.file))
+      return reply.code(410).send({ error: 'the sheet of this run is no longer kept: upload it again' });
+    // The same file and mapping (and owner, mode, dry run, sheet, language) as a new run, with an id of its own.
+    const { jobId, existed } = await client.enqueue(
+      {
+        request: data.request,
+        origin: data.origin,
+        ...(data.feed ? { feed: data.feed } : {}),
+        ...(data.fileName ? { fileName: data.fileName } : {}),
+        ...(data.sha256 ? { sha256: data.sha256 } : {}),
+        ...(data.waitLockSeconds !== undefined ? { waitLockSeconds: data.waitLockSeconds } : {}),
+        step: 'prepare',
+      },
+      { rerun: true },
+    );
+    return reply
+      .code(existed ? 200 : 202)
+      .send({ id: jobId, existed, rerunOf: s.id, status: 'queued', url: `/runs/${jobId}` });
+  });
+
+  app.get<{ Params: { id: string; name: string } }>('/runs/:id/files/:name', async (req, reply) => {
+    const s = await client.status(req.params.id);
+    // The files live in the run's directory, named by the run (not by the job id the route takes).
+    const runId = s?.result?.runId;
+    const { name } = req.params;
+    if (!s || !runId || !RUN_ID.test(runId) || !REPORT_FILES.has(name))
+      return reply.code(404).send({ error: 'no such file' });
+    const file = join(reportDir, runId, name);
+    if (!existsSync(file)) return reply.code(404).send({ error: 'no such file' });
+    reply.header('content-disposition', `attachment; filename="${runId}-${name}"`);
+    return reply
+      .type(
+        name.endsWith('.json')
+          ? 'application/json'
+          : name.endsWith('.csv')
+            ? 'text/csv; charset=utf-8'
+            : 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      )
+      .send(createReadStream(file));
+  });
+}
