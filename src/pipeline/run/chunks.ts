@@ -214,6 +214,10 @@ export async function settleArchiveChunk(
   );
 }
 
+/** The issue of a row (or of the archives: `row` null) the run did not attempt, saying why. */
+export const notAttemptedIssue = (row: number | null, why: string): Issue =>
+  issue('NOT_ATTEMPTED', { row, message: `not attempted: ${why}` });
+
 /**
  * Results of a chunk whose push failed for good (a queue job out of retries), or that its run stopped before it was
  * pushed (`not_attempted`: the run lost its lease): what the chunk's journal confirmed keeps its outcome, the settled
@@ -228,9 +232,7 @@ export async function recoverChunk(
 ): Promise<void> {
   if (resultsExist(workDir, kind, index)) return;
   const why = (row: number | null) =>
-    outcome === 'failed'
-      ? failedIssue(row, reason)
-      : issue('NOT_ATTEMPTED', { row, message: `not attempted: ${reason}` });
+    outcome === 'failed' ? failedIssue(row, reason) : notAttemptedIssue(row, reason);
   if (kind === 'archives') return settleArchiveChunk(workDir, index, outcome, [why(null)]);
   const chunk = await readChunk(workDir, 'rows', index);
   const journal = await openJournal(chunkPaths(workDir, kind, index).journal);

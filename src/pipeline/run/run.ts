@@ -6,7 +6,6 @@ import { allFences, type Fence } from '../../api/fence.ts';
 import { withFence, withRunScope } from '../../api/run-scope.ts';
 import { LeaseLostError, ProductSyncError } from '../../errors.ts';
 import { logger as rootLogger } from '../../logger.ts';
-import { issue } from '../../issue-codes.ts';
 import type { RunSummary } from '../report/report.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { sheetWantsReportThread } from '../report/report-thread-start.ts';
@@ -14,8 +13,16 @@ import { REPORT_THREAD_ROWS, ReportAssembler, type Counts } from './assemble.ts'
 import { Lease } from './lease.ts';
 import { RequestTally } from './request-tally.ts';
 import { leaseStoreFor } from './lease-store.ts';
-import { recoverChunk, resultsExist, settleArchiveChunk, type ChunkKind, type ResultRow } from './chunks.ts';
-import { abortError, openRun, produceChunks } from './open-run.ts';
+import {
+  notAttemptedIssue,
+  recoverChunk,
+  resultsExist,
+  settleArchiveChunk,
+  type ChunkKind,
+  type ResultRow,
+} from './chunks.ts';
+import { abortError, openRun } from './open-run.ts';
+import { produceChunks } from './produce-chunks.ts';
 import { mergeRunLedger } from './ledger-file.ts';
 import { runApiFigures, type RunApiFigures } from '../report/api-figures.ts';
 import type { RunContext } from './run-context.ts';
@@ -274,9 +281,7 @@ async function driveInline(
     for (let i = 0; i < state.archiveChunks; i++) {
       if (resultsExist(workDir, 'archives', i)) continue;
       if (share.stop.reason)
-        await settleArchiveChunk(workDir, i, 'not_attempted', [
-          issue('NOT_ATTEMPTED', { row: null, message: `not attempted: ${share.stop.reason.message}` }),
-        ]);
+        await settleArchiveChunk(workDir, i, 'not_attempted', [notAttemptedIssue(null, share.stop.reason.message)]);
       else counted(await pushArchiveChunk(workDir, state.ownerCompanyId, i, pushCtx));
     }
   }
@@ -337,9 +342,7 @@ export async function startQueuedRun(
   for (let i = 0; i < state.archiveChunks; i++) {
     if (resultsExist(workDir, 'archives', i)) continue;
     if (share.stop.reason)
-      await settleArchiveChunk(workDir, i, 'not_attempted', [
-        issue('NOT_ATTEMPTED', { row: null, message: `not attempted: ${share.stop.reason.message}` }),
-      ]);
+      await settleArchiveChunk(workDir, i, 'not_attempted', [notAttemptedIssue(null, share.stop.reason.message)]);
     else await onChunk({ runId: state.runId, workDir, kind: 'archives', index: i });
   }
   if (share.stop.reason) state.aborted ??= abortOf(share.stop.reason);
