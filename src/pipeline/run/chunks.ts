@@ -19,7 +19,7 @@ import { writeJsonLinesAtomic } from '../report/atomic.ts';
 import { isRejectedOutcome } from '../report/report.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { openJournal, type Journal } from '../sync/journal.ts';
-import { rowLedgerLine, type LedgerLine } from '../sync/ledger.ts';
+import { rowLedgerLine, type LedgerLine } from '../undo/ledger.ts';
 import type { ArchiveEntry, RowPlan } from '../sync/plan.ts';
 import type { Cell, Issue } from '../types.ts';
 
@@ -56,7 +56,7 @@ export function chunkPaths(
 }
 
 /**
- * The undo ledger of a chunk (sync/ledger.ts), written atomically before its results (whose presence means the chunk is
+ * The undo ledger of a chunk (undo/ledger.ts), written atomically before its results (whose presence means the chunk is
  * done): only what the chunk's journal says was sent.
  */
 export async function writeChunkLedger(

@@ -7,7 +7,7 @@ import { apiIssue, Executor, type ExecutedRow, type RunStop } from '../sync/exec
 import { openJournal } from '../sync/journal.ts';
 import type { RowAction } from '../sync/plan.ts';
 import { CircuitBreaker, Throttle } from '../sync/throttle.ts';
-import { archiveLedgerLine, type LedgerLine } from '../sync/ledger.ts';
+import { archiveLedgerLine, type LedgerLine } from '../undo/ledger.ts';
 import {
   chunkPaths,
   isRejected,
