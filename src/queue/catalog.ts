@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { UnrecoverableError } from 'bullmq';
 import * as z from 'zod';
@@ -8,6 +6,7 @@ import { EVENT_TYPE_NAMES, type EventType } from '../events/catalog.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
 import { scopeSchema } from '../pipeline/scope.ts';
 import { mappingFile } from '../pipeline/map/mapping.ts';
+import { identityHash, sha256File } from '../pipeline/run/run-state.ts';
 
 /** The queues (docs/queue.md "Topology"), all under one prefix. */
 export const QUEUES = { import: 'import', push: 'push', feeds: 'feeds', events: 'events' } as const;
@@ -189,12 +188,8 @@ export function jobPayload<Q extends QueueName>(queue: Q, data: unknown): z.outp
   return parsed.data as z.output<(typeof JOB_CATALOG)[Q]['schema']>;
 }
 
-/** sha256 of a file. */
-export async function fileSha256(file: string): Promise<string> {
-  const h = createHash('sha256');
-  for await (const c of createReadStream(file)) h.update(c as Buffer);
-  return h.digest('hex');
-}
+/** sha256 of a file (the pipeline's, which names its runs). */
+export const fileSha256 = sha256File;
 
 /**
  * Deterministic id of an import job: the same sheet, mapping, owner, mode and dry-run are one job however often
@@ -204,19 +199,15 @@ export async function importJobId(data: ImportJobData): Promise<string> {
   const sheet = data.sha256 ?? (await fileSha256(data.request.file));
   const mappingText = await readFile(mappingFile(data.request.mapping), 'utf8').catch(() => data.request.mapping);
   const r = data.request;
-  const h = createHash('sha256')
-    .update(
-      JSON.stringify([
-        mappingText,
-        r.owner ?? '',
-        r.mode ?? 'upsert',
-        Boolean(r.dryRun),
-        r.sheet ?? '',
-        r.language ?? '',
-        // A feed's own scope is another job (absent: job ids of feeds without one stay as they were).
-        ...(r.scope !== undefined ? [r.scope] : []),
-      ]),
-    )
-    .digest('hex');
+  const h = identityHash([
+    mappingText,
+    r.owner ?? '',
+    r.mode ?? 'upsert',
+    Boolean(r.dryRun),
+    r.sheet ?? '',
+    r.language ?? '',
+    // A feed's own scope is another job (absent: job ids of feeds without one stay as they were).
+    ...(r.scope !== undefined ? [r.scope] : []),
+  ]);
   return `import-${sheet.slice(0, 20)}-${h.slice(0, 12)}`;
 }

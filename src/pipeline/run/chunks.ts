@@ -16,7 +16,7 @@ import { writingTo } from '../../fs-errors.ts';
 import { makeDir } from '../../make-dir.ts';
 import { issue } from '../../issue-codes.ts';
 import { writeJsonLinesAtomic } from '../report/atomic.ts';
-import { isRejectedOutcome } from '../report/report.ts';
+import { isRejectedOutcome } from '../outcomes.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { openJournal, type Journal } from '../sync/journal.ts';
 import { rowLedgerLine, type LedgerLine } from '../undo/ledger.ts';

@@ -8,9 +8,10 @@ import { LeaseLostError } from '../../errors.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { openJournal, type JournalEntry } from '../sync/journal.ts';
 import { makeDir } from '../../make-dir.ts';
-import { planRow, type RowAction } from '../sync/plan.ts';
+import { planRow } from '../sync/plan.ts';
 import { scopeIssue } from '../scope.ts';
 import type { Draft } from '../types.ts';
+import { OUTCOME_OF_ACTION } from '../outcomes.ts';
 import {
   chunkPaths,
   notAttemptedIssue,
@@ -23,14 +24,6 @@ import {
 import { outcomesWithoutRequests } from './push.ts';
 import type { Fence } from '../../api/fence.ts';
 import { abortError, type OpenedRun } from './open-run.ts';
-
-const OUTCOME: Record<RowAction, ResultRow['outcome']> = {
-  create: 'created',
-  update: 'updated',
-  unarchive: 'unarchived',
-  unchanged: 'unchanged',
-  skipped: 'skipped',
-};
 
 const hasError = (d: Draft) => d.issues.some((i) => i.severity === 'error');
 /**
@@ -160,7 +153,7 @@ export async function prepareChunk(
       const p = planRow(d, apiState, options);
       const issues = [...d.issues, ...p.issues];
       if (state.request.dryRun) {
-        const outcome = OUTCOME[p.action];
+        const outcome = OUTCOME_OF_ACTION[p.action];
         settled.push({
           row: p.row,
           key: p.key,
