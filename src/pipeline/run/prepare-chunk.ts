@@ -10,7 +10,7 @@ import { openJournal, type JournalEntry } from '../sync/journal.ts';
 import { makeDir } from '../../make-dir.ts';
 import { planRow } from '../sync/plan.ts';
 import { scopeIssue } from '../scope.ts';
-import type { Draft } from '../types.ts';
+import type { Draft, Issue } from '../types.ts';
 import { OUTCOME_OF_ACTION } from '../outcomes.ts';
 import {
   chunkPaths,
@@ -30,14 +30,20 @@ const hasError = (d: Draft) => d.issues.some((i) => i.severity === 'error');
  * A draft with an error, settled: nothing is sent for it, its source cells go to the rejected file. Invalid, unless the
  * error is the API's (a brand it would not create): then failed, and the same sheet imported again may pass.
  */
-const invalidOutcome = (d: Draft): ResultRow => ({
+const invalidOutcome = (d: Draft): ResultRow =>
+  unsent(d, d.issues.some((i) => i.code === 'BRAND_CREATE_FAILED') ? 'failed' : 'invalid', d.issues);
+/** A row the run did not attempt (it stopped), saying why. */
+const notAttemptedOutcome = (d: Draft, why: string): ResultRow =>
+  unsent(d, 'not_attempted', [...d.issues, notAttemptedIssue(d.row, why)]);
+/** The outcome of a row for which nothing was sent, with its source cells (for rejected.*). */
+const unsent = (d: Draft, outcome: ResultRow['outcome'], issues: Issue[]): ResultRow => ({
   row: d.row,
   key: d.key,
-  outcome: d.issues.some((i) => i.code === 'BRAND_CREATE_FAILED') ? 'failed' : 'invalid',
+  outcome,
   tradeItemId: null,
   manufacturedItemId: null,
   changedFields: [],
-  issues: d.issues,
+  issues,
   source: d.source,
 });
 
@@ -88,16 +94,7 @@ export async function prepareChunk(
       const d = drafts[i]!;
       // Stopped (interrupted) before its labels were resolved: a row without an error yet is not known valid.
       if (stopped() && !hasError(d)) {
-        settled.push({
-          row: d.row,
-          key: d.key,
-          outcome: 'not_attempted',
-          tradeItemId: null,
-          manufacturedItemId: null,
-          changedFields: [],
-          issues: [...d.issues, notAttemptedIssue(d.row, share.stop.reason!.message)],
-          source: d.source,
-        });
+        settled.push(notAttemptedOutcome(d, share.stop.reason!.message));
         continue;
       }
       settled.push(
@@ -138,16 +135,7 @@ export async function prepareChunk(
     };
     for (const d of valid) {
       if (!apiState) {
-        settled.push({
-          row: d.row,
-          key: d.key,
-          outcome: 'not_attempted',
-          tradeItemId: null,
-          manufacturedItemId: null,
-          changedFields: [],
-          issues: [...d.issues, notAttemptedIssue(d.row, share.stop.reason?.message ?? 'run stopped')],
-          source: d.source,
-        });
+        settled.push(notAttemptedOutcome(d, share.stop.reason?.message ?? 'run stopped'));
         continue;
       }
       const p = planRow(d, apiState, options);
