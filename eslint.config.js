@@ -79,7 +79,7 @@ function layoutRules() {
     forbid(
       ['src/pipeline/*.ts'],
       [
-        `^\\./(?:${[...ROOMS, 'run'].join('|')})/`,
+        `^\\./(?:${[...ROOMS, 'run', 'undo'].join('|')})/`,
         above(1, ['queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime']),
       ],
       'src/pipeline/*.ts is what the rooms share: it imports no room',
@@ -88,11 +88,16 @@ function layoutRules() {
       forbid(
         [`src/pipeline/${room}/**/*.ts`],
         [
-          `^\\.\\./(?:${[...ROOMS.filter((r) => r !== room), 'run'].join('|')})/`,
+          `^\\.\\./(?:${[...ROOMS.filter((r) => r !== room), 'run', 'undo'].join('|')})/`,
           above(2, ['queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime']),
         ],
-        `pipeline/${room}/ imports downward only: src/pipeline/*.ts, formats, api, never another room or run/ (run/ drives the rooms)`,
+        `pipeline/${room}/ imports downward only: src/pipeline/*.ts, formats, api, never another room, run/ or undo/ (they drive the rooms)`,
       ),
+    ),
+    forbid(
+      ['src/pipeline/undo/**/*.ts'],
+      [above(2, ['queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
+      'pipeline/undo/ undoes a finished run with the rooms and run/; the commands and the console call it',
     ),
     forbid(
       ['src/pipeline/run/**/*.ts'],

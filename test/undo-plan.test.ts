@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ManufacturedItemRecord, TradeItemRecord } from '../src/api/types.ts';
-import { rowLedgerLine, type LedgerLine } from '../src/pipeline/sync/ledger.ts';
+import { rowLedgerLine, type LedgerLine } from '../src/pipeline/undo/ledger.ts';
 import { planRow, type ApiState, type PlanOptions } from '../src/pipeline/sync/plan.ts';
-import { decideUndo, undoWrites } from '../src/pipeline/sync/undo-plan.ts';
+import { decideUndo, undoWrites } from '../src/pipeline/undo/undo-plan.ts';
 import type { Draft } from '../src/pipeline/types.ts';
 
 const owner = '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f';

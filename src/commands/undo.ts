@@ -1,5 +1,5 @@
 import { RunInterrupted } from '../errors.ts';
-import { runUndo, type UndoItem, type UndoResult } from '../pipeline/run/undo.ts';
+import { runUndo, type UndoItem, type UndoResult } from '../pipeline/undo/undo.ts';
 import { commandContext, type RunFlags } from '../runtime.ts';
 
 /** Flags of `product-sync undo` (src/cli.ts). */

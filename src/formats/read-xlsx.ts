@@ -91,32 +91,14 @@ async function sheetFromRows(
     throw unreadable(file, err);
   };
 
-  // Rows before the header are skipped; the first row after it is kept for the data.
-  let headers: string[] | null = null;
-  const preamble: string[][] = [];
-  let pending: XlsxRow | null = null;
+  let top: Awaited<ReturnType<typeof readUpToHeader>>;
   try {
-    for (;;) {
-      const next = await rowsIt.next();
-      if (next.done) break;
-      const row = next.value;
-      if (row.number < headerRow) {
-        while (preamble.length < row.number - 1) preamble.push([]);
-        const line = Array.from(row.values.slice(1), (v) => headerText(v));
-        while (line.length > 0 && line.at(-1) === '') line.pop();
-        preamble.push(line);
-        continue;
-      }
-      if (row.number === headerRow) {
-        // Empty cells are undefined in row.values: headerText makes every header a string.
-        headers = Array.from(row.values.slice(1), (v) => headerText(v));
-        while (headers.length > 0 && headers.at(-1)!.trim() === '') headers.pop();
-      } else pending = row;
-      break;
-    }
+    top = await readUpToHeader(rowsIt, headerRow);
   } catch (err) {
     return fail(err);
   }
+  const { headers, preamble } = top;
+  let pending = top.pending;
   if (!headers || headers.length === 0)
     return fail(
       new ProductSyncError(
@@ -136,6 +118,106 @@ async function sheetFromRows(
   const columnName = (c: number) => (c <= width && hdr[c - 1] ? hdr[c - 1]! : columnLetters(c));
 
   // Warnings about the sheet as a whole ride on the first data row.
+  const sheetIssues = sheetWideIssues(book, headerRow, width, columnName);
+  const mergeIssues = mergedCellSweep(book, headerRow, width, columnName);
+  const toSheetRow = sheetRowReader(book, headerRow, hdr, limits, mergeIssues);
+
+  async function* rows(): AsyncGenerator<SheetRow> {
+    let n = 0;
+    let first = true;
+    const emit = (s: SheetRow): SheetRow => {
+      if (first && sheetIssues.length > 0) s.issues.unshift(...sheetIssues);
+      first = false;
+      return s;
+    };
+    try {
+      if (pending) {
+        const s = toSheetRow(pending);
+        pending = null;
+        if (s) {
+          n++;
+          yield emit(s);
+        }
+      }
+      for (;;) {
+        const next = await rowsIt.next();
+        if (next.done) break;
+        const s = toSheetRow(next.value);
+        if (!s) continue;
+        if (++n > limits.rows)
+          throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: more than ${limits.rows} data rows`);
+        yield emit(s);
+      }
+    } catch (err) {
+      throw unreadable(file, err);
+    } finally {
+      await close();
+    }
+  }
+
+  const gen = rows();
+  const stream: AsyncIterableIterator<SheetRow> = {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    next: () => gen.next(),
+    // return() on a generator not started yet skips its `finally`: the worksheet is closed here as well.
+    async return() {
+      const r = await gen.return(undefined);
+      await close();
+      return r;
+    },
+  };
+
+  const info: Record<string, string | number | boolean> = {
+    sheet: target.name,
+    dateSystem: book.date1904 ? '1904' : '1900',
+  };
+  if (book.hiddenRows.size > 0) info.hiddenRows = book.hiddenRows.size;
+  if (book.merges.length > 0) info.mergedRanges = book.merges.length;
+  return { file, format: 'xlsx', sheetName: target.name, headerRow, headers, preamble, rows: stream, info };
+}
+
+/**
+ * The worksheet's rows up to its header: the rows before it (the preamble), the header's titles, and the first data row
+ * when it came with the header's read (`pending`).
+ */
+async function readUpToHeader(
+  rowsIt: WorksheetRows['rows'],
+  headerRow: number,
+): Promise<{ headers: string[] | null; preamble: string[][]; pending: XlsxRow | null }> {
+  // Rows before the header are skipped; the first row after it is kept for the data.
+  let headers: string[] | null = null;
+  const preamble: string[][] = [];
+  let pending: XlsxRow | null = null;
+  for (;;) {
+    const next = await rowsIt.next();
+    if (next.done) break;
+    const row = next.value;
+    if (row.number < headerRow) {
+      while (preamble.length < row.number - 1) preamble.push([]);
+      const line = Array.from(row.values.slice(1), (v) => headerText(v));
+      while (line.length > 0 && line.at(-1) === '') line.pop();
+      preamble.push(line);
+      continue;
+    }
+    if (row.number === headerRow) {
+      // Empty cells are undefined in row.values: headerText makes every header a string.
+      headers = Array.from(row.values.slice(1), (v) => headerText(v));
+      while (headers.length > 0 && headers.at(-1)!.trim() === '') headers.pop();
+    } else pending = row;
+    break;
+  }
+  return { headers, preamble, pending };
+}
+
+/** Warnings about the sheet as a whole: merged header cells, hidden columns. */
+function sheetWideIssues(
+  book: WorkbookInspection,
+  headerRow: number,
+  width: number,
+  columnName: (c: number) => string,
+): Issue[] {
   const sheetIssues: Issue[] = [];
   for (const m of book.merges) {
     if (m.top <= headerRow && m.bottom >= headerRow && m.right > m.left && m.left <= width) {
@@ -161,11 +243,20 @@ async function sheetFromRows(
     }
   }
 
-  // Merged ranges reaching data rows, swept in row order.
+  return sheetIssues;
+}
+
+/** The MERGED_CELL issues of each data row, asked in row order: the merged ranges reaching data rows, swept. */
+function mergedCellSweep(
+  book: WorkbookInspection,
+  headerRow: number,
+  width: number,
+  columnName: (c: number) => string,
+): (row: number) => Issue[] {
   const merges = book.merges.filter((m) => m.bottom > headerRow && (m.bottom > m.top || m.right > m.left));
   let nextMerge = 0;
   let active: MergedRange[] = [];
-  const mergeIssues = (row: number): Issue[] => {
+  return (row: number): Issue[] => {
     while (nextMerge < merges.length && merges[nextMerge]!.top <= row) active.push(merges[nextMerge++]!);
     if (active.length === 0) return [];
     active = active.filter((m) => m.bottom >= row);
@@ -185,9 +276,19 @@ async function sheetFromRows(
     }
     return out;
   };
+}
 
+/** A worksheet row as a SheetRow (cells normalized, cell issues, merged / hidden warnings); null for an empty row. */
+function sheetRowReader(
+  book: WorkbookInspection,
+  headerRow: number,
+  hdr: string[],
+  limits: ReadLimits,
+  mergeIssues: (row: number) => Issue[],
+): (r: XlsxRow) => SheetRow | null {
+  const width = hdr.length;
   let lastRow = headerRow;
-  const toSheetRow = (r: XlsxRow): SheetRow | null => {
+  return (r: XlsxRow): SheetRow | null => {
     // A row without its `r` attribute follows the previous one.
     const row = Number.isInteger(r.number) && r.number > lastRow ? r.number : lastRow + 1;
     lastRow = row;
@@ -245,59 +346,4 @@ async function sheetFromRows(
       issues.push(issue('ROW_HIDDEN', { row, message: 'the row is hidden in Excel; it is imported like the others' }));
     return { row, cells, issues };
   };
-
-  async function* rows(): AsyncGenerator<SheetRow> {
-    let n = 0;
-    let first = true;
-    const emit = (s: SheetRow): SheetRow => {
-      if (first && sheetIssues.length > 0) s.issues.unshift(...sheetIssues);
-      first = false;
-      return s;
-    };
-    try {
-      if (pending) {
-        const s = toSheetRow(pending);
-        pending = null;
-        if (s) {
-          n++;
-          yield emit(s);
-        }
-      }
-      for (;;) {
-        const next = await rowsIt.next();
-        if (next.done) break;
-        const s = toSheetRow(next.value);
-        if (!s) continue;
-        if (++n > limits.rows)
-          throw new ProductSyncError('PS_ERR_FILE_TOO_LARGE', `${file}: more than ${limits.rows} data rows`);
-        yield emit(s);
-      }
-    } catch (err) {
-      throw unreadable(file, err);
-    } finally {
-      await close();
-    }
-  }
-
-  const gen = rows();
-  const stream: AsyncIterableIterator<SheetRow> = {
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-    next: () => gen.next(),
-    // return() on a generator not started yet skips its `finally`: the worksheet is closed here as well.
-    async return() {
-      const r = await gen.return(undefined);
-      await close();
-      return r;
-    },
-  };
-
-  const info: Record<string, string | number | boolean> = {
-    sheet: target.name,
-    dateSystem: book.date1904 ? '1904' : '1900',
-  };
-  if (book.hiddenRows.size > 0) info.hiddenRows = book.hiddenRows.size;
-  if (book.merges.length > 0) info.mergedRanges = book.merges.length;
-  return { file, format: 'xlsx', sheetName: target.name, headerRow, headers, preamble, rows: stream, info };
 }

@@ -3,6 +3,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { crc32, createDeflateRaw, deflateRawSync, type DeflateRaw, type ZlibOptions } from 'node:zlib';
 import { ascii, ByteBatch, plainAscii, STREAM_BUFFER_BYTES } from './byte-batch.ts';
+import { columnLetters } from './column-letters.ts';
 
 /** Excel's sheet maximum is 1 048 576 rows, the header included. */
 export const XLSX_MAX_DATA_ROWS = 1_048_575;
@@ -113,13 +114,6 @@ function textWidth(v: string): number {
   let w = 0;
   for (const line of v.split('\n')) w = Math.max(w, line.length);
   return Math.min(w, XLSX_MAX_WIDTH);
-}
-
-/** Column letters of a 1-based column number (1 → A, 28 → AB). */
-function columnLetters(n: number): string {
-  let s = '';
-  for (; n > 0; n = Math.floor((n - 1) / 26)) s = String.fromCharCode(65 + ((n - 1) % 26)) + s;
-  return s;
 }
 
 /** A worksheet name Excel accepts: no `[]:*?/\`, not blank, at most 31 characters. */

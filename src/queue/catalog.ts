@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { UnrecoverableError } from 'bullmq';
 import * as z from 'zod';
@@ -7,7 +6,7 @@ import { EVENT_TYPE_NAMES, type EventType } from '../events/catalog.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
 import { scopeSchema } from '../pipeline/scope.ts';
 import { mappingFile } from '../pipeline/map/mapping.ts';
-import { sha256File } from '../pipeline/run/run-state.ts';
+import { identityHash, sha256File } from '../pipeline/run/run-state.ts';
 
 /** The queues (docs/queue.md "Topology"), all under one prefix. */
 export const QUEUES = { import: 'import', push: 'push', feeds: 'feeds', events: 'events' } as const;
@@ -192,19 +191,15 @@ export async function importJobId(data: ImportJobData): Promise<string> {
   const sheet = data.sha256 ?? (await sha256File(data.request.file));
   const mappingText = await readFile(mappingFile(data.request.mapping), 'utf8').catch(() => data.request.mapping);
   const r = data.request;
-  const h = createHash('sha256')
-    .update(
-      JSON.stringify([
-        mappingText,
-        r.owner ?? '',
-        r.mode ?? 'upsert',
-        Boolean(r.dryRun),
-        r.sheet ?? '',
-        r.language ?? '',
-        // A feed's own scope is another job (absent: job ids of feeds without one stay as they were).
-        ...(r.scope !== undefined ? [r.scope] : []),
-      ]),
-    )
-    .digest('hex');
+  const h = identityHash([
+    mappingText,
+    r.owner ?? '',
+    r.mode ?? 'upsert',
+    Boolean(r.dryRun),
+    r.sheet ?? '',
+    r.language ?? '',
+    // A feed's own scope is another job (absent: job ids of feeds without one stay as they were).
+    ...(r.scope !== undefined ? [r.scope] : []),
+  ]);
   return `import-${sheet.slice(0, 20)}-${h.slice(0, 12)}`;
 }

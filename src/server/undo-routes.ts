@@ -15,8 +15,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import { ProductSyncError } from '../errors.ts';
 import { redact } from '../redact.ts';
-import { runUndo, type UndoItem, type UndoResult } from '../pipeline/run/undo.ts';
-import { lastUndoOf } from '../pipeline/run/undo-runs.ts';
+import { runUndo, type UndoItem, type UndoResult } from '../pipeline/undo/undo.ts';
+import { lastUndoOf } from '../pipeline/undo/undo-runs.ts';
 import type { RunStatus } from '../queue/enqueue.ts';
 import { contextFromConfig, type CommandContext } from '../runtime.ts';
 

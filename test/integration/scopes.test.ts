@@ -13,7 +13,7 @@ import { ProductSyncError } from '../../src/errors.ts';
 import { exitCodeFor } from '../../src/exit-codes.ts';
 import { runReconcile } from '../../src/pipeline/run/reconcile.ts';
 import { runImport, runValidate } from '../../src/pipeline/run/run.ts';
-import { runUndo } from '../../src/pipeline/run/undo.ts';
+import { runUndo } from '../../src/pipeline/undo/undo.ts';
 import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';

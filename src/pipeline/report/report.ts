@@ -22,27 +22,7 @@ import {
 import { XlsxWriter, type XlsxWriterOptions } from '../../formats/xlsx-writer.ts';
 import { ISSUES_CSV_COLUMNS, issueCsvFields, type IssueBreakdownEntry } from './issue-breakdown.ts';
 import type { Cell, Issue } from '../types.ts';
-
-/** The outcomes of an input row (or of an archive without a row): docs/reports.md "Outcomes". */
-export const OUTCOMES = [
-  'created',
-  'updated',
-  'unchanged',
-  'archived',
-  'unarchived',
-  'invalid',
-  'failed',
-  'skipped',
-  'not_attempted',
-  'valid',
-  'duplicate_removed',
-] as const;
-/** The outcome of one input row (or of one archive without a row). */
-export type Outcome = (typeof OUTCOMES)[number];
-
-/** True for outcomes whose row goes to rejected.* (its source cells are kept), given the line has a row. */
-export const isRejectedOutcome = (outcome: Outcome): boolean =>
-  outcome === 'invalid' || outcome === 'failed' || outcome === 'not_attempted';
+import { isRejectedOutcome, OUTCOMES, type Outcome } from '../outcomes.ts';
 
 /** One line of rows.csv / rows.xlsx. */
 export interface RowOutcome {

@@ -4,7 +4,8 @@
  * driver that has them in hand (a few chunks at most), never the whole run in memory.
  */
 import { IssueBreakdown } from '../report/issue-breakdown.ts';
-import { createReportWriter, type Outcome, type ReportWriter, type RunSummary } from '../report/report.ts';
+import { createReportWriter, type ReportWriter, type RunSummary } from '../report/report.ts';
+import { COUNT_KEY } from '../outcomes.ts';
 import { isRejected, readResults, type ChunkKind, type ResultRow } from './chunks.ts';
 import type { RunState } from './run-state.ts';
 
@@ -20,20 +21,6 @@ export const REPORT_THREAD_ROWS = 50_000;
  * or more.
  */
 export { REPORT_THREAD_BYTES } from '../report/report-thread-start.ts';
-
-const COUNT_KEY: Record<Outcome, keyof Counts> = {
-  created: 'created',
-  updated: 'updated',
-  unchanged: 'unchanged',
-  archived: 'archived',
-  unarchived: 'unarchived',
-  invalid: 'invalid',
-  failed: 'failed',
-  skipped: 'skipped',
-  not_attempted: 'notAttempted',
-  valid: 'valid',
-  duplicate_removed: 'duplicateRemoved',
-};
 
 export function emptyCounts(rows: number): Counts {
   return {

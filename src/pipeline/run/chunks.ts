@@ -16,10 +16,10 @@ import { writingTo } from '../../fs-errors.ts';
 import { makeDir } from '../../make-dir.ts';
 import { issue } from '../../issue-codes.ts';
 import { writeJsonLinesAtomic } from '../report/atomic.ts';
-import { isRejectedOutcome } from '../report/report.ts';
+import { isRejectedOutcome } from '../outcomes.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { openJournal, type Journal } from '../sync/journal.ts';
-import { rowLedgerLine, type LedgerLine } from '../sync/ledger.ts';
+import { rowLedgerLine, type LedgerLine } from '../undo/ledger.ts';
 import type { ArchiveEntry, RowPlan } from '../sync/plan.ts';
 import type { Cell, Issue } from '../types.ts';
 
@@ -56,7 +56,7 @@ export function chunkPaths(
 }
 
 /**
- * The undo ledger of a chunk (sync/ledger.ts), written atomically before its results (whose presence means the chunk is
+ * The undo ledger of a chunk (undo/ledger.ts), written atomically before its results (whose presence means the chunk is
  * done): only what the chunk's journal says was sent.
  */
 export async function writeChunkLedger(
@@ -214,6 +214,10 @@ export async function settleArchiveChunk(
   );
 }
 
+/** The issue of a row (or of the archives: `row` null) the run did not attempt, saying why. */
+export const notAttemptedIssue = (row: number | null, why: string): Issue =>
+  issue('NOT_ATTEMPTED', { row, message: `not attempted: ${why}` });
+
 /**
  * Results of a chunk whose push failed for good (a queue job out of retries), or that its run stopped before it was
  * pushed (`not_attempted`: the run lost its lease): what the chunk's journal confirmed keeps its outcome, the settled
@@ -228,9 +232,7 @@ export async function recoverChunk(
 ): Promise<void> {
   if (resultsExist(workDir, kind, index)) return;
   const why = (row: number | null) =>
-    outcome === 'failed'
-      ? failedIssue(row, reason)
-      : issue('NOT_ATTEMPTED', { row, message: `not attempted: ${reason}` });
+    outcome === 'failed' ? failedIssue(row, reason) : notAttemptedIssue(row, reason);
   if (kind === 'archives') return settleArchiveChunk(workDir, index, outcome, [why(null)]);
   const chunk = await readChunk(workDir, 'rows', index);
   const journal = await openJournal(chunkPaths(workDir, kind, index).journal);

@@ -1,46 +1,25 @@
 /**
- * Opening a run and its two passes over the sheet.
- *
- * First pass: only the key column of every row (SheetKeys), so duplicates are known on every row involved before
- * anything is sent and `full` mode knows which items the sheet names; then the API state source (search or catalogue
- * index) and, in `full` mode, the archives and their guard. Second pass: rows in chunks through map → validate →
- * resolve → plan, each chunk written to the run directory as it is produced (chunks.ts) so pushing starts while the
- * pass goes on.
+ * Opening a run: its mapping, owner and id, the owner lease, the first pass over the sheet (only the key column of
+ * every row, SheetKeys, so duplicates are known on every row involved before anything is sent and `full` mode knows
+ * which items the sheet names), then the API state source (search or catalogue index) and, in `full` mode, the archives
+ * (plan-archives.ts). The second pass is produce-chunks.ts.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
 import { MANUFACTURED_ITEM_FIELDS, TRADE_ITEM_FIELDS } from '../../api/fields.ts';
-import { LeaseLostError, ProductSyncError } from '../../errors.ts';
-import { issue } from '../../issue-codes.ts';
+import { ProductSyncError } from '../../errors.ts';
 import { loadMapping, type Mapping } from '../map/mapping.ts';
 import { checkSheetFile } from '../read/read-sheet.ts';
-import { rowBatches } from '../read/row-batches.ts';
 import type { DraftResolver } from '../resolve/resolve-drafts.ts';
 import { openApiState, type ApiStateSource } from '../sync/api-state.ts';
-import type { ExecutedRow, RunStop } from '../sync/execute.ts';
-import { openJournal, type JournalEntry } from '../sync/journal.ts';
-import { makeDir } from '../../make-dir.ts';
+import type { RunStop } from '../sync/execute.ts';
 import { logger as rootLogger } from '../../logger.ts';
-import { archiveGuard, planRow, type ArchiveEntry, type Mode, type RowAction } from '../sync/plan.ts';
+import { type Mode } from '../sync/plan.ts';
 import type { CircuitBreaker } from '../sync/throttle.ts';
-import { describeScope, scopeIssue, scopeMissingError, type ResolvedScope } from '../scope.ts';
-import { Withholder } from '../withheld.ts';
+import { describeScope, scopeMissingError, type ResolvedScope } from '../scope.ts';
 import { runScope } from './scope-of-run.ts';
-import type { Draft, Issue, Sheet } from '../types.ts';
-import {
-  chunkExists,
-  chunkPaths,
-  readChunk,
-  resultsExist,
-  settleArchiveChunk,
-  writeChunk,
-  writeResults,
-  type ResultRow,
-  type RowChunk,
-} from './chunks.ts';
-import { outcomesWithoutRequests } from './push.ts';
-import type { Fence } from '../../api/fence.ts';
+import type { Sheet } from '../types.ts';
 import { acquireLease, holderOf, type Lease } from './lease.ts';
 import { leaseStoreFor } from './lease-store.ts';
 import { removeOwnLateDuplicates } from './duplicates.ts';
@@ -54,13 +33,10 @@ import {
   type ImportRequest,
   type RunState,
 } from './run-state.ts';
-import { draftReader, draftResolverFor, openMappedSheet, readSheetKeys } from './sheet-pass.ts';
+import { draftResolverFor, openMappedSheet, readSheetKeys } from './sheet-pass.ts';
 import { SheetKeys } from './sheet-keys.ts';
 import type { RunContext } from './run-context.ts';
-
-const ARCHIVE_CHUNK = 500;
-// Rows of the second pass read between two turns of the event loop.
-const YIELD_ROWS = 128;
+import { planArchives } from './plan-archives.ts';
 
 /** A run after its first pass: ready to produce chunks. */
 export interface OpenedRun {
@@ -89,32 +65,6 @@ export interface OpenedRun {
   /** Where an earlier attempt's outdated chunks were set aside (the run plans every row again). */
   earlier?: string;
 }
-
-const OUTCOME: Record<RowAction, ResultRow['outcome']> = {
-  create: 'created',
-  update: 'updated',
-  unarchive: 'unarchived',
-  unchanged: 'unchanged',
-  skipped: 'skipped',
-};
-
-const notAttempted = (row: number | null, why: string): Issue =>
-  issue('NOT_ATTEMPTED', { row, message: `not attempted: ${why}` });
-const hasError = (d: Draft) => d.issues.some((i) => i.severity === 'error');
-/**
- * A draft with an error, settled: nothing is sent for it, its source cells go to the rejected file. Invalid, unless the
- * error is the API's (a brand it would not create): then failed, and the same sheet imported again may pass.
- */
-const invalidOutcome = (d: Draft): ResultRow => ({
-  row: d.row,
-  key: d.key,
-  outcome: d.issues.some((i) => i.code === 'BRAND_CREATE_FAILED') ? 'failed' : 'invalid',
-  tradeItemId: null,
-  manufacturedItemId: null,
-  changedFields: [],
-  issues: d.issues,
-  source: d.source,
-});
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -411,354 +361,4 @@ async function openLeased(
     ...(scope ? { scope } : {}),
     ...(earlier ? { earlier } : {}),
   };
-}
-
-/**
- * `full` mode: the owner's active items missing from the sheet, in archive chunks, the archive guard (docs/sync.md).
- * A tripped guard stops the run before anything is sent; a dry run reports the archives as planned. A resumed run keeps
- * the archive chunks its first attempt planned (the catalogue has changed since, by this very run).
- */
-async function planArchives(
-  state: RunState,
-  previous: RunState | undefined,
-  api: ApiStateSource,
-  keys: SheetKeys,
-  req: ImportRequest,
-  workDir: string,
-  share: OpenedRun['share'],
-  mapping: Mapping,
-  ctx: RunContext,
-): Promise<void> {
-  if (previous?.archiveChunks !== undefined && previous.rowChunks === state.rowChunks && previous.apiState) {
-    state.archiveChunks = previous.archiveChunks;
-    if (previous.scope) state.scope = previous.scope;
-    if (previous.withheld) state.withheld = previous.withheld;
-    if (previous.aborted) state.aborted = previous.aborted;
-    if (state.aborted) share.stop.reason ??= new ProductSyncError('PS_ERR_ARCHIVE_GUARD', state.aborted.message);
-    return;
-  }
-  let batch: ArchiveEntry[] = [];
-  let total = 0;
-  const flush = async () => {
-    if (batch.length === 0) return;
-    await writeChunk(workDir, 'archives', state.archiveChunks++, batch);
-    batch = [];
-  };
-  // Rows whose key could not be read are in the sheet all the same: the items they could stand for are withheld.
-  const lifted = Boolean(req.archiveDespiteInvalidKeys);
-  const withholder = new Withholder(keys.unreadable, keys.unreadableRows, mapping.key, lifted);
-  if (lifted && !withholder.none)
-    ctx.logger?.warn(
-      { runId: state.runId, rows: keys.unreadableRows },
-      `--archive-despite-invalid-keys: ${keys.unreadableRows} row(s) with unreadable keys do not withhold archives`,
-    );
-  for await (const e of api.missingFrom((k) => keys.has(k))) {
-    const gtin = e.record.gtin ?? null;
-    if (withholder.withhold({ tradeItemId: e.tradeItemId, key: e.key, gtin })) continue;
-    batch.push({ tradeItemId: e.tradeItemId, key: e.key, gtin });
-    total++;
-    if (batch.length >= ARCHIVE_CHUNK) await flush();
-  }
-  await flush();
-  const withheld = withholder.summary();
-  if (withheld) state.withheld = withheld;
-  const spec = req.scope ?? mapping.scope;
-  if (spec !== undefined)
-    state.scope = {
-      spec,
-      text: describeScope(spec),
-      items: api.catalog.scope?.items ?? api.catalog.total,
-      active: api.catalog.active,
-    };
-  const verdict = archiveGuard(api.catalog.active ?? 0, total, req.maxArchiveRatio ?? 0.1, Boolean(req.allowArchive));
-  const settle = async (outcome: 'archived' | 'not_attempted', issues: Issue[]) => {
-    for (let i = 0; i < state.archiveChunks; i++) await settleArchiveChunk(workDir, i, outcome, issues);
-  };
-  if (verdict.tripped) {
-    const err = new ProductSyncError(
-      'PS_ERR_ARCHIVE_GUARD',
-      `archive guard tripped: the plan archives ${verdict.toArchive} of ${verdict.active} active items of the scope (${state.scope?.text ?? 'the owner'}) (${(verdict.ratio * 100).toFixed(1)} % > ${(verdict.maxRatio * 100).toFixed(1)} %); nothing was sent. Check the sheet is complete, or allow it with --allow-archive / --max-archive-ratio [PS_ERR_ARCHIVE_GUARD]`,
-    );
-    share.stop.reason ??= err;
-    state.aborted = abortOf(err);
-    await settle('not_attempted', [notAttempted(0, err.message)]);
-  } else if (state.request.dryRun) {
-    await settle('archived', []);
-  }
-}
-
-/** One chunk of the second pass: its index, and its rows unless an earlier attempt already prepared or pushed it. */
-export interface ProducedChunk {
-  index: number;
-  /**
-   * 'pushed': results exist; 'prepared': the chunk file exists (push it); 'new': `chunk` was just prepared and written;
-   * 'settled' (with `settle`, and always for validate, which sends nothing): the chunk needs no request, `results` are
-   * its outcomes in report order (`chunk` what they came from).
-   */
-  status: 'pushed' | 'prepared' | 'new' | 'settled';
-  chunk?: RowChunk;
-  results?: ResultRow[];
-  rowsRead: number;
-}
-
-/** Options of {@link produceChunks}. */
-export interface ProduceOptions {
-  /**
-   * A chunk that needs no request (validate, a dry run, rows all invalid or unchanged) gets its outcomes at once
-   * instead of a chunk file to push: written as its results (an import: a rerun skips it), not written at all by
-   * validate (nothing to resume). The inline driver sets it; queue chunk jobs need their chunk files.
-   */
-  settle?: boolean;
-  /** Checked before each chunk file is written (a queued run's import job lock). */
-  guard?: Fence;
-}
-
-/**
- * The second pass: streams the sheet in chunks of `chunkSize` rows, each mapped, validated, resolved, planned and
- * written.
- */
-export async function* produceChunks(
-  run: OpenedRun,
-  ctx: RunContext,
-  options: ProduceOptions = {},
-): AsyncGenerator<ProducedChunk> {
-  const { mapping, state } = run;
-  const sheet = run.sheet ?? (await openMappedSheet(state.request, mapping));
-  delete run.sheet;
-  const learn = Boolean(run.keysFromRows);
-  const pushes = state.kind === 'import';
-  const draftOf = draftReader(sheet, mapping, run.keys, learn);
-  // Chunk files and results go here (a chunk settled without a push writes no chunk file that would make it).
-  if (state.kind === 'import') await mkdir(join(run.workDir, 'chunks'), { recursive: true });
-  let rowsRead = 0;
-  let index = 0;
-  let status: ProducedChunk['status'] = chunkStatus(run, 0);
-  let drafts: Draft[] = [];
-  let inChunk = 0;
-  const emit = async (): Promise<ProducedChunk> => {
-    const out: ProducedChunk =
-      status === 'new'
-        ? { ...(await prepareChunk(run, index, drafts, Boolean(options.settle), options.guard)), rowsRead }
-        : { index, status, rowsRead };
-    drafts = [];
-    inChunk = 0;
-    index++;
-    status = chunkStatus(run, index);
-    return out;
-  };
-  // A batch of rows at a time (rowBatches): one await per batch of the reader, not per row.
-  // Read whole even when the run stops (interrupted, lease lost): every row gets its outcome in the report.
-  for await (const batch of rowBatches(sheet.rows)) {
-    // By index: a for-of in an async generator makes an iterator result a row.
-    for (let b = 0; b < batch.length; b++) {
-      const row = batch[b]!;
-      rowsRead++;
-      if (status === 'new') drafts.push(draftOf(row));
-      if (rowsRead % 1000 === 0)
-        ctx.onProgress?.({
-          stage: 'read',
-          rowsRead,
-          operationsSent: 0,
-          errors: 0,
-          ...(learn ? {} : { rowsTotal: state.rows }),
-        });
-      // Rows come from a buffer without a turn of the event loop: let the chunks being pushed meanwhile take their
-      // answers and send their next requests now and then, rather than wait for the whole chunk to be read. Validate
-      // pushes nothing (its report's writes get their turns when the reader waits for the file).
-      if (pushes && rowsRead % YIELD_ROWS === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-      if (++inChunk === state.chunkSize) yield await emit();
-    }
-  }
-  if (inChunk > 0) yield await emit();
-  if (learn) {
-    run.keys.finish();
-    state.rows = rowsRead;
-    state.rowChunks = index;
-    return;
-  }
-  if (rowsRead !== state.rows)
-    throw new ProductSyncError(
-      'PS_ERR_FILE_UNREADABLE',
-      `${state.request.file}: the second read gave ${rowsRead} rows, the first ${state.rows}: was the file changed during the run?`,
-    );
-}
-
-function chunkStatus(run: OpenedRun, index: number): ProducedChunk['status'] {
-  // Validate writes no chunk file nor results (nothing to resume): no file to look for.
-  if (run.state.kind === 'validate') return 'new';
-  if (resultsExist(run.workDir, 'rows', index)) return 'pushed';
-  return chunkExists(run.workDir, 'rows', index) ? 'prepared' : 'new';
-}
-
-/**
- * Resolves, looks up and plans one chunk's drafts; writes the chunk file, or with `settle` the outcomes of a chunk that
- * needs no request.
- */
-async function prepareChunk(
-  run: OpenedRun,
-  index: number,
-  drafts: Draft[],
-  settle: boolean,
-  guard: Fence | undefined,
-): Promise<Pick<ProducedChunk, 'index' | 'status' | 'chunk' | 'results'>> {
-  const { state, share } = run;
-  const settled: ResultRow[] = [];
-  const chunk: RowChunk = { index, settled, plans: [] };
-  const stopped = () => share.stop.reason !== null;
-  // Rows outside the scope are refused before their labels are resolved: nothing of them is written (a brand create).
-  if (run.scope)
-    for (const d of drafts) {
-      if (hasError(d)) continue;
-      const outside = scopeIssue(d, run.scope);
-      if (outside) d.issues.push(outside);
-    }
-  if (!stopped()) {
-    try {
-      await run.resolver.resolveChunk(drafts);
-    } catch (err) {
-      // A brand create the run's fence refused, the credential refused, the reference API unavailable after its
-      // retries: the run stops; these rows, like the rest, are not attempted, and the report says so.
-      share.stop.reason ??= err instanceof LeaseLostError ? err : abortError(err);
-    }
-  }
-  for (const d of drafts) if (d.lookups) d.lookups = undefined;
-  if (state.kind === 'validate') {
-    // Every row is settled here, in sheet order: the outcomes go to the report as they are (no file, no request). By
-    // index: a for-of in an async function makes an iterator result a row.
-    for (let i = 0; i < drafts.length; i++) {
-      const d = drafts[i]!;
-      // Stopped (interrupted) before its labels were resolved: a row without an error yet is not known valid.
-      if (stopped() && !hasError(d)) {
-        settled.push({
-          row: d.row,
-          key: d.key,
-          outcome: 'not_attempted',
-          tradeItemId: null,
-          manufacturedItemId: null,
-          changedFields: [],
-          issues: [...d.issues, notAttempted(d.row, share.stop.reason!.message)],
-          source: d.source,
-        });
-        continue;
-      }
-      settled.push(
-        hasError(d)
-          ? invalidOutcome(d)
-          : {
-              row: d.row,
-              key: d.key,
-              outcome: 'valid',
-              tradeItemId: null,
-              manufacturedItemId: null,
-              changedFields: [],
-              issues: d.issues,
-            },
-      );
-    }
-    return { index, status: 'settled', chunk, results: settled };
-  }
-  const valid: Draft[] = [];
-  for (const d of drafts) {
-    if (hasError(d)) settled.push(invalidOutcome(d));
-    else valid.push(d);
-  }
-  if (valid.length > 0) {
-    let apiState;
-    if (!stopped() && run.api) {
-      try {
-        apiState = await run.api.forKeys(valid.map((d) => d.key!));
-      } catch (err) {
-        share.stop.reason ??= abortError(err);
-      }
-    }
-    const options = {
-      target: run.mapping.target,
-      mode: state.request.mode,
-      ownerCompanyId: state.ownerCompanyId,
-      key: run.mapping.key,
-    };
-    for (const d of valid) {
-      if (!apiState) {
-        settled.push({
-          row: d.row,
-          key: d.key,
-          outcome: 'not_attempted',
-          tradeItemId: null,
-          manufacturedItemId: null,
-          changedFields: [],
-          issues: [...d.issues, notAttempted(d.row, share.stop.reason?.message ?? 'run stopped')],
-          source: d.source,
-        });
-        continue;
-      }
-      const p = planRow(d, apiState, options);
-      const issues = [...d.issues, ...p.issues];
-      if (state.request.dryRun) {
-        const outcome = OUTCOME[p.action];
-        settled.push({
-          row: p.row,
-          key: p.key,
-          outcome,
-          tradeItemId: p.tradeItemId,
-          manufacturedItemId: p.manufacturedItemId,
-          changedFields: outcome === 'unchanged' || outcome === 'skipped' ? [] : p.changedFields,
-          issues,
-        });
-      } else {
-        chunk.plans.push({ ...p, issues, source: d.source });
-      }
-    }
-  }
-  if (run.earlier && chunk.plans.length > 0) await keepEarlierOutcomes(run.earlier, run.workDir, chunk);
-  const outcomes = settle ? outcomesWithoutRequests(run.workDir, chunk) : null;
-  // A queued run's prepare that lost its job to another worker writes no chunk file over the one that worker writes.
-  guard?.check();
-  if (outcomes)
-    return { index, status: 'settled', chunk, results: await writeResults(run.workDir, 'rows', index, outcomes) };
-  await writeChunk(run.workDir, 'rows', index, chunk);
-  return { index, status: 'new', chunk };
-}
-
-const KEPT_OUTCOMES: ReadonlySet<string> = new Set(['created', 'updated', 'unarchived']);
-
-/**
- * A run planning again after another run held the lease: a row the API already holds as this run wants it (its new
- * plan sends nothing) keeps the outcome of the earlier attempt that wrote it — created, updated — when the item is the
- * one that attempt wrote. Its earlier plan goes into the chunk with that attempt's journal entries (every step
- * confirmed: nothing is sent again), so the report and the undo ledger say what the run did to it.
- */
-async function keepEarlierOutcomes(earlier: string, workDir: string, chunk: RowChunk): Promise<void> {
-  const old = chunkPaths(earlier, 'rows', chunk.index);
-  if (!existsSync(old.input) || !existsSync(old.journal)) return;
-  const before = await readChunk(earlier, 'rows', chunk.index);
-  const oldPlans = new Map(before.plans.map((p) => [p.row, p]));
-  const journal = await openJournal(old.journal);
-  const carried: [string, JournalEntry][] = [];
-  try {
-    for (let i = 0; i < chunk.plans.length; i++) {
-      const p = chunk.plans[i]!;
-      const was = oldPlans.get(p.row);
-      if (p.steps.length > 0 || p.action !== 'unchanged' || !was || was.key !== p.key) continue;
-      const done = journal.state(`row:${p.row}`);
-      const r = done?.state === 'confirmed' ? (done.result as ExecutedRow) : undefined;
-      if (!r || !KEPT_OUTCOMES.has(r.outcome) || r.tradeItemId !== p.tradeItemId) continue;
-      if (p.manufacturedItemId && r.manufacturedItemId !== p.manufacturedItemId) continue;
-      const steps = was.steps.map((step, s) => `${was.key}:${s}:${step.kind}`);
-      const entries = steps.map((op) => [op, journal.state(op)] as const);
-      if (!entries.every(([, e]) => e?.state === 'confirmed')) continue;
-      chunk.plans[i] = { ...was, issues: p.issues, source: p.source };
-      for (const [op, e] of entries) carried.push([op, e!]);
-      carried.push([`row:${p.row}`, done!]);
-    }
-  } finally {
-    await journal.close();
-  }
-  if (carried.length === 0) return;
-  await makeDir(join(workDir, 'chunks'));
-  const next = await openJournal(chunkPaths(workDir, 'rows', chunk.index).journal);
-  try {
-    for (const [op, e] of carried) next.record(op, e.state, e.result);
-  } finally {
-    await next.close();
-  }
 }

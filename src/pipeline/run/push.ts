@@ -1,13 +1,13 @@
 /** Pushing one chunk: its plans through an executor over the chunk's own journal; its results written next to it. */
+import { OUTCOME_OF_ACTION } from '../outcomes.ts';
 import { existsSync } from 'node:fs';
 import type { ApiClients } from '../../api/clients.ts';
 import type { Fence } from '../../api/fence.ts';
 import type { Config } from '../../config.ts';
 import { apiIssue, Executor, type ExecutedRow, type RunStop } from '../sync/execute.ts';
 import { openJournal } from '../sync/journal.ts';
-import type { RowAction } from '../sync/plan.ts';
 import { CircuitBreaker, Throttle } from '../sync/throttle.ts';
-import { archiveLedgerLine, type LedgerLine } from '../sync/ledger.ts';
+import { archiveLedgerLine, type LedgerLine } from '../undo/ledger.ts';
 import {
   chunkPaths,
   isRejected,
@@ -62,14 +62,6 @@ export interface PushedChunk {
 // sent).
 const JOURNAL_OPTIONS = { batchDurable: true };
 
-const OUTCOME: Record<RowAction, ExecutedRow['outcome']> = {
-  create: 'created',
-  update: 'updated',
-  unarchive: 'unarchived',
-  unchanged: 'unchanged',
-  skipped: 'skipped',
-};
-
 const throwsOn = async (ctx: PushContext, abort: Error): Promise<boolean> =>
   typeof ctx.throwOnAbort === 'function' ? ctx.throwOnAbort(abort) : Boolean(ctx.throwOnAbort);
 
@@ -108,7 +100,7 @@ export function outcomesWithoutRequests(workDir: string, chunk: RowChunk): Resul
     results.push({
       row: p.row,
       key: p.key,
-      outcome: OUTCOME[p.action],
+      outcome: OUTCOME_OF_ACTION[p.action],
       tradeItemId: p.tradeItemId,
       manufacturedItemId: p.manufacturedItemId,
       changedFields: [],

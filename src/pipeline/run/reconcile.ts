@@ -6,11 +6,11 @@ import { join, resolve as resolvePath } from 'node:path';
 import { EXIT } from '../../exit-codes.ts';
 import { writingTo } from '../../fs-errors.ts';
 import { makeDir } from '../../make-dir.ts';
-import { issue } from '../../issue-codes.ts';
 import { loadMapping } from '../map/mapping.ts';
 import { checkSheetFile } from '../read/read-sheet.ts';
 import { IssueBreakdown } from '../report/issue-breakdown.ts';
-import { createReportWriter, type RowOutcome, type RunSummary } from '../report/report.ts';
+import { createReportWriter, type ReportWriter, type RowOutcome, type RunSummary } from '../report/report.ts';
+import { notAttemptedIssue } from './chunks.ts';
 import { emptyCounts } from './assemble.ts';
 import { runOwner } from './open-run.ts';
 import type { RunContext } from './run-context.ts';
@@ -73,24 +73,8 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
   const compare = async (drafts: Draft[]) => {
     if (ctx.signal?.aborted) {
       // Interrupted: the rest of the sheet is reported, not compared.
-      for (const d of drafts) {
-        counts.notAttempted++;
-        const issues = [
-          ...d.issues,
-          issue('NOT_ATTEMPTED', { row: d.row, message: `not attempted: ${interruption(ctx.signal).message}` }),
-        ];
-        await writer.addRow({
-          row: d.row,
-          key: d.key,
-          outcome: 'not_attempted',
-          tradeItemId: null,
-          manufacturedItemId: null,
-          changedFields: [],
-          issues,
-        });
-        await writer.addRejected(d.row, d.source, issues);
-      }
-      return;
+      counts.notAttempted += drafts.length;
+      return reportNotAttempted(writer, drafts, interruption(ctx.signal).message);
     }
     for (const d of drafts) {
       const outside = d.issues.some((i) => i.severity === 'error') ? undefined : scopeIssue(d, scope);
@@ -228,4 +212,25 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
   breakdown.fill(summary);
   const { files } = await writer.finish(summary);
   return { runId, exitCode, summary, reportDir: workDir, files, kind: 'reconcile' };
+}
+
+/** Rows the reconcile did not compare (interrupted): not attempted, with their source cells in rejected.*. */
+async function reportNotAttempted(
+  writer: Pick<ReportWriter, 'addRow' | 'addRejected'>,
+  drafts: Draft[],
+  why: string,
+): Promise<void> {
+  for (const d of drafts) {
+    const issues = [...d.issues, notAttemptedIssue(d.row, why)];
+    await writer.addRow({
+      row: d.row,
+      key: d.key,
+      outcome: 'not_attempted',
+      tradeItemId: null,
+      manufacturedItemId: null,
+      changedFields: [],
+      issues,
+    });
+    await writer.addRejected(d.row, d.source, issues);
+  }
 }

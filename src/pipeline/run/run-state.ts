@@ -134,6 +134,14 @@ export async function sha256File(file: string): Promise<string> {
 }
 
 /**
+ * The identity of a run (or of its import job) from what makes it that run: the sha256, in hex, of their JSON. One
+ * function for both, so the run id and the job id are hashed alike.
+ */
+export function identityHash(parts: readonly unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+}
+
+/**
  * Deterministic run id: the same sheet, mapping, owner and mode give the same id (a rerun resumes); `-rN` after a
  * finished one.
  */
@@ -145,20 +153,16 @@ export async function runIdFor(
   req: ImportRequest,
   kind: string,
 ): Promise<string> {
-  const h = createHash('sha256')
-    .update(
-      JSON.stringify([
-        mapping.name,
-        mapping.hash ?? '',
-        owner,
-        req.mode ?? 'upsert',
-        Boolean(req.dryRun),
-        kind,
-        // A feed's own scope makes another run of the same sheet (absent: run ids stay as they were before scopes).
-        ...(req.scope !== undefined ? [req.scope] : []),
-      ]),
-    )
-    .digest('hex');
+  const h = identityHash([
+    mapping.name,
+    mapping.hash ?? '',
+    owner,
+    req.mode ?? 'upsert',
+    Boolean(req.dryRun),
+    kind,
+    // A feed's own scope makes another run of the same sheet (absent: run ids stay as they were before scopes).
+    ...(req.scope !== undefined ? [req.scope] : []),
+  ]);
   const base = `${sha.slice(0, 12)}-${h.slice(0, 8)}`;
   const taken = new Set(existsSync(reportDir) ? await readdir(reportDir) : []);
   for (let n = 1; ; n++) {

@@ -6,7 +6,6 @@ import { allFences, type Fence } from '../../api/fence.ts';
 import { withFence, withRunScope } from '../../api/run-scope.ts';
 import { LeaseLostError, ProductSyncError } from '../../errors.ts';
 import { logger as rootLogger } from '../../logger.ts';
-import { issue } from '../../issue-codes.ts';
 import type { RunSummary } from '../report/report.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { sheetWantsReportThread } from '../report/report-thread-start.ts';
@@ -15,9 +14,17 @@ import { acquireLease, holderOf, Lease } from './lease.ts';
 import { duplicateResults, sweepDuplicates } from './duplicates.ts';
 import { RequestTally } from './request-tally.ts';
 import { leaseStoreFor } from './lease-store.ts';
-import { recoverChunk, resultsExist, settleArchiveChunk, type ChunkKind, type ResultRow } from './chunks.ts';
-import { abortError, leaseApi, openRun, produceChunks } from './open-run.ts';
-import { mergeRunLedger } from './ledger-file.ts';
+import {
+  notAttemptedIssue,
+  recoverChunk,
+  resultsExist,
+  settleArchiveChunk,
+  type ChunkKind,
+  type ResultRow,
+} from './chunks.ts';
+import { abortError, leaseApi, openRun, type OpenedRun } from './open-run.ts';
+import { produceChunks } from './produce-chunks.ts';
+import { mergeRunLedger } from '../undo/ledger-file.ts';
 import { runApiFigures, type RunApiFigures } from '../report/api-figures.ts';
 import type { RunContext } from './run-context.ts';
 import { pushArchiveChunk, pushRowChunk, runShare, type PushContext, type PushedChunk } from './push.ts';
@@ -90,6 +97,11 @@ function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | 'valida
   return withRunScope({ count: tally.count }, () => driveInline(req, ctx, kind, tally));
 }
 
+/**
+ * The inline run, step by step: open it (first pass), push the chunks as the second pass produces them, read the sheet
+ * again if validate found keys on several rows, push the archives, write the report. Every write of the run — the
+ * executors', a brand created while resolving — is fenced by its lease (api/fence.ts).
+ */
 async function driveInline(
   req: ImportRequest,
   ctx: RunContext,
@@ -97,20 +109,78 @@ async function driveInline(
   tally: RequestTally,
 ): Promise<RunResult> {
   const t0 = performance.now();
-  const log = ctx.logger ?? rootLogger;
   const share = runShare();
-  // Interrupted (SIGINT / SIGTERM): nothing more is sent, the rest of the sheet is read and reported not attempted.
+  const stopListening = stopOnInterruption(ctx, share);
+  const run = await openRun(req, ctx, kind, share);
+  const drive = await startInline(run, ctx, kind, tally, t0);
+  const fence = run.lease ? allFences([run.lease, ...(ctx.fences ?? [])]) : null;
+  let finished: Awaited<ReturnType<ReportAssembler['finish']>>;
+  try {
+    await withFence(fence, async () => {
+      await pushAsProduced(drive);
+      await readAgainForDuplicateKeys(drive);
+      await pushArchives(drive);
+    });
+    await sweepLateDuplicates(drive);
+    finished = await writeReport(drive);
+  } catch (err) {
+    await drive.assembler.abort();
+    throw err;
+  } finally {
+    stopListening();
+    await run.api?.close();
+    await run.lease?.release();
+  }
+  return endInline(drive, finished);
+}
+
+/** An inline run under way: what its steps share. */
+interface InlineDrive {
+  run: OpenedRun;
+  state: RunState;
+  workDir: string;
+  ctx: RunContext;
+  kind: 'import' | 'validate';
+  tally: RequestTally;
+  log: NonNullable<RunContext['logger']>;
+  t0: number;
+  /** Whether the report is written by a worker thread. */
+  thread: boolean;
+  assembler: ReportAssembler;
+  pushCtx: PushContext;
+  apiAtStart: ReturnType<NonNullable<RunContext['limiter']>['snapshot']> | undefined;
+  rowsRead: number;
+  /** Operations done (rows with their outcome from a push or a plan). */
+  done: number;
+  errors: number;
+  writes: number;
+  firstWriteMs: number | undefined;
+}
+
+/** Interrupted (SIGINT / SIGTERM): nothing more is sent, the rest of the sheet is read and reported not attempted. */
+function stopOnInterruption(ctx: RunContext, share: OpenedRun['share']): () => void {
   const interrupted = () => void (share.stop.reason ??= interruption(ctx.signal!));
   if (ctx.signal?.aborted) interrupted();
   else ctx.signal?.addEventListener('abort', interrupted, { once: true });
-  const run = await openRun(req, ctx, kind, share);
-  const { state, workDir } = run;
+  return () => ctx.signal?.removeEventListener('abort', interrupted);
+}
+
+/** After openRun: the run's requests kept with it, "run opened" logged, the report opened, the push context made. */
+async function startInline(
+  run: OpenedRun,
+  ctx: RunContext,
+  kind: 'import' | 'validate',
+  tally: RequestTally,
+  t0: number,
+): Promise<InlineDrive> {
+  const { state, workDir, share } = run;
+  const log = ctx.logger ?? rootLogger;
   // An import may be resumed: its requests are kept with it (validate resumes nothing).
   if (kind === 'import') await tally.persistIn(workDir);
   log.info(
     {
       runId: state.runId,
-      file: req.file,
+      file: state.request.file,
       mapping: run.mapping.name,
       mode: state.request.mode,
       dryRun: state.request.dryRun,
@@ -122,149 +192,217 @@ async function driveInline(
   // Large sheets get their report written by a worker thread, on the other core. Validate does not know its rows yet
   // (it counts them as it reads, see openRun): the file's size decides there.
   const thread = run.keysFromRows ? sheetWantsReportThread(state.request.file) : state.rows >= REPORT_THREAD_ROWS;
-  let assembler = await ReportAssembler.open(workDir, state, { thread });
-  let rowsRead = 0;
-  let done = 0;
-  let errors = 0;
-  let writes = 0;
-  let firstWriteMs: number | undefined;
-  const apiAtStart = ctx.limiter?.snapshot();
-  const progress = (stage: 'read' | 'push') =>
-    ctx.onProgress?.({
-      stage,
-      rowsRead,
-      operationsSent: done,
-      writes,
-      errors,
-      rowsTotal: state.rows,
-      ...(ctx.limiter ? { api: ctx.limiter.snapshot() } : {}),
-    });
-  const pushCtx: PushContext = {
-    config: ctx.config,
-    clients: ctx.clients,
-    shared: share,
-    ...(ctx.throttle ? { throttle: ctx.throttle } : {}),
-    ...(ctx.signal ? { signal: ctx.signal } : {}),
-    ...(state.leaseTokens?.broken ? { earlierCreatesOurs: false } : {}),
-    onResult: (r: ExecutedRow) => {
-      done++;
-      if (r.outcome === 'failed') errors++;
-      if (done % 200 === 0) progress('push');
+  const assembler = await ReportAssembler.open(workDir, state, { thread });
+  const drive: InlineDrive = {
+    run,
+    state,
+    workDir,
+    ctx,
+    kind,
+    tally,
+    log,
+    t0,
+    thread,
+    assembler,
+    pushCtx: {
+      config: ctx.config,
+      clients: ctx.clients,
+      shared: share,
+      ...(ctx.throttle ? { throttle: ctx.throttle } : {}),
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(state.leaseTokens?.broken ? { earlierCreatesOurs: false } : {}),
+      onResult: (r: ExecutedRow) => {
+        drive.done++;
+        if (r.outcome === 'failed') drive.errors++;
+        if (drive.done % 200 === 0) progress(drive, 'push');
+      },
+    },
+    apiAtStart: ctx.limiter?.snapshot(),
+    rowsRead: 0,
+    done: 0,
+    errors: 0,
+    writes: 0,
+    firstWriteMs: undefined,
+  };
+  return drive;
+}
+
+function progress(drive: InlineDrive, stage: 'read' | 'push'): void {
+  const { ctx } = drive;
+  ctx.onProgress?.({
+    stage,
+    rowsRead: drive.rowsRead,
+    operationsSent: drive.done,
+    writes: drive.writes,
+    errors: drive.errors,
+    rowsTotal: drive.state.rows,
+    ...(ctx.limiter ? { api: ctx.limiter.snapshot() } : {}),
+  });
+}
+
+/** A chunk's writes counted; its abort (a lease lost, the API refusing) stops the run. */
+function counted(drive: InlineDrive, p: PushedChunk): void {
+  drive.writes += p.writes;
+  if (p.writes > 0) drive.firstWriteMs ??= performance.now() - drive.t0;
+  if (p.abort) drive.run.share.stop.reason ??= abortError(p.abort);
+}
+
+/** The second pass: chunks pushed (or settled) as they come, their outcomes to the report in order. */
+async function pushAsProduced(drive: InlineDrive): Promise<void> {
+  const { run, state, workDir } = drive;
+  // A push frees its slot when its last row has its outcome, not when the report has caught up with it (a chunk
+  // finished before the one ahead of it would otherwise hold a slot while nothing is sent for it).
+  const pushing = new Set<Promise<void>>();
+  const reporting = new Set<Promise<void>>();
+  // The first failure of a push or of the report ends the run (thrown below, whatever the loop was doing then).
+  let failure: { err: unknown } | undefined;
+  const track = (set: Set<Promise<void>>, p: Promise<void>) => {
+    const q: Promise<void> = p.catch((err: unknown) => void (failure ??= { err })).finally(() => set.delete(q));
+    set.add(q);
+  };
+  const waitOn = async (waitFor: Promise<unknown>) => {
+    await waitFor;
+    if (failure) throw failure.err;
+  };
+  const report = (index: number, rows?: ResultRow[]) => track(reporting, drive.assembler.ready(index, rows));
+  const reading: RunContext = {
+    ...drive.ctx,
+    onProgress: (p) => {
+      drive.rowsRead = p.rowsRead;
+      progress(drive, 'read');
     },
   };
-  const counted = (p: PushedChunk) => {
-    writes += p.writes;
-    if (p.writes > 0) firstWriteMs ??= performance.now() - t0;
-    if (p.abort) share.stop.reason ??= abortError(p.abort);
-  };
-  // The second pass: chunks pushed (or settled) as they come, their outcomes to the report in order.
-  const secondPass = async () => {
-    // A push frees its slot when its last row has its outcome, not when the report has caught up with it (a chunk
-    // finished before the one ahead of it would otherwise hold a slot while nothing is sent for it).
-    const pushing = new Set<Promise<void>>();
-    const reporting = new Set<Promise<void>>();
-    // The first failure of a push or of the report ends the run (thrown below, whatever the loop was doing then).
-    let failure: { err: unknown } | undefined;
-    const track = (set: Set<Promise<void>>, p: Promise<void>) => {
-      const q: Promise<void> = p.catch((err: unknown) => void (failure ??= { err })).finally(() => set.delete(q));
-      set.add(q);
-    };
-    const waitOn = async (waitFor: Promise<unknown>) => {
-      await waitFor;
-      if (failure) throw failure.err;
-    };
-    const report = (index: number, rows?: ResultRow[]) => track(reporting, assembler.ready(index, rows));
-    const reading: RunContext = {
-      ...ctx,
-      onProgress: (p) => {
-        rowsRead = p.rowsRead;
-        progress('read');
-      },
-    };
-    for await (const c of produceChunks(run, reading, { settle: true })) {
-      rowsRead = c.rowsRead;
-      progress('read');
-      // `c` was prepared while the chunks ahead of it were pushing: it starts as soon as a slot frees.
-      while (pushing.size >= CHUNKS_IN_FLIGHT || reporting.size >= REPORT_BACKLOG)
-        await waitOn(Promise.race([...pushing, ...reporting]));
-      if (failure) throw failure.err;
-      if (c.status === 'pushed') {
-        report(c.index);
-      } else if (c.status === 'settled') {
-        // As pushRowChunk counts them: rows that had a plan (nothing to send) are operations done, settled rows are
-        // not.
-        done += c.results!.length - c.chunk!.settled.length;
-        report(c.index, c.results);
-      } else {
-        track(
-          pushing,
-          pushRowChunk(workDir, state.ownerCompanyId, c.index, pushCtx, c.chunk).then((p) => {
-            counted(p);
-            report(c.index, p.results);
-          }),
-        );
-      }
+  for await (const c of produceChunks(run, reading, { settle: true })) {
+    drive.rowsRead = c.rowsRead;
+    progress(drive, 'read');
+    // `c` was prepared while the chunks ahead of it were pushing: it starts as soon as a slot frees.
+    while (pushing.size >= CHUNKS_IN_FLIGHT || reporting.size >= REPORT_BACKLOG)
+      await waitOn(Promise.race([...pushing, ...reporting]));
+    if (failure) throw failure.err;
+    if (c.status === 'pushed') {
+      report(c.index);
+    } else if (c.status === 'settled') {
+      // As pushRowChunk counts them: rows that had a plan (nothing to send) are operations done, settled rows are not.
+      drive.done += c.results!.length - c.chunk!.settled.length;
+      report(c.index, c.results);
+    } else {
+      track(
+        pushing,
+        pushRowChunk(workDir, state.ownerCompanyId, c.index, drive.pushCtx, c.chunk).then((p) => {
+          counted(drive, p);
+          report(c.index, p.results);
+        }),
+      );
     }
-    await waitOn(Promise.all(pushing));
-    await waitOn(Promise.all(reporting));
-  };
-  let finished: Awaited<ReturnType<ReportAssembler['finish']>>;
-  // Every write of the run — the executors', a brand created while resolving — is fenced by its lease (api/fence.ts).
-  const fence = run.lease ? allFences([run.lease, ...(ctx.fences ?? [])]) : null;
-  try {
-    await withFence(fence, () => sendAll());
-    // The fence's last window (docs/concurrency.md): second items a late create left, looked for before the report.
-    if (kind === 'import' && !state.request.dryRun && run.lease) {
-      const note = await sweepDuplicates({
-        api: ctx.clients.product,
-        owner: state.ownerCompanyId,
-        runId: state.runId,
-        workDir,
-        lease: run.lease,
-        waitMs: Math.max(ctx.lease?.waitMs ?? 0, 2 * run.lease.ttlMs),
-        retake: (waitMs) =>
-          acquireLease({
-            store: leaseStoreFor(
-              { redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR },
-              state.ownerCompanyId,
-              leaseApi(ctx),
-            ),
-            owner: state.ownerCompanyId,
-            holder: holderOf(state.runId, 'inline', undefined, workDir),
-            ttlMs: run.lease!.ttlMs,
-            waitMs,
-          }),
-      });
-      if (note) state.request.notes = [...(state.request.notes ?? []), note];
-    }
-    ctx.onProgress?.({ stage: 'report', rowsRead, operationsSent: done, writes, errors, rowsTotal: state.rows });
-    const aborted = state.aborted ?? (share.stop.reason ? abortOf(share.stop.reason) : undefined);
-    const requests = tally.total();
-    if (kind === 'import' && !state.request.dryRun) await mergeRunLedger(workDir, state.rowChunks, state.archiveChunks);
-    // The lease is held until the report is written (as finishRun does in queue mode): a run's report is true to the
-    // API when it ends, since the next run for this owner starts after it.
-    const api =
-      apiAtStart && ctx.limiter ? runApiFigures(apiAtStart, ctx.limiter.snapshot(), performance.now() - t0) : undefined;
-    finished = await assembler.finish(
-      state.archiveChunks,
-      (counts) => summaryOf(state, counts, requests, aborted, api),
-      kind === 'import' ? await duplicateResults(workDir) : [],
-    );
-  } catch (err) {
-    await assembler.abort();
-    throw err;
-  } finally {
-    ctx.signal?.removeEventListener('abort', interrupted);
-    await run.api?.close();
-    await run.lease?.release();
   }
+  await waitOn(Promise.all(pushing));
+  await waitOn(Promise.all(reporting));
+}
+
+/**
+ * Validate learnt the keys from its rows (openRun): a key on several rows marks every one of them, as an import's first
+ * pass would, so the report so far is dropped and the sheet read again with the duplicates known.
+ */
+async function readAgainForDuplicateKeys(drive: InlineDrive): Promise<void> {
+  const { run, state, workDir } = drive;
+  if (!run.keysFromRows) return;
+  run.keysFromRows = false;
+  if (run.keys.duplicated > 0 && !run.share.stop.reason) {
+    drive.log.info(
+      { runId: state.runId, duplicatedKeys: run.keys.duplicated },
+      'keys on several rows: reading the sheet again to mark them',
+    );
+    await drive.assembler.abort();
+    drive.assembler = await ReportAssembler.open(workDir, state, { thread: drive.thread });
+    drive.rowsRead = drive.done = drive.errors = 0;
+    await pushAsProduced(drive);
+  }
+  drive.assembler.counts.rows = state.rows;
+  await writeRunState(workDir, state);
+}
+
+/**
+ * The fence's last window (docs/concurrency.md "The window that remains"): the second items a lost holder's late create
+ * left for the keys this run created, looked for (and archived) before the report.
+ */
+async function sweepLateDuplicates(drive: InlineDrive): Promise<void> {
+  const { ctx, state, workDir, run, kind } = drive;
+  const lease = run.lease;
+  if (kind !== 'import' || state.request.dryRun || !lease) return;
+  const note = await sweepDuplicates({
+    api: ctx.clients.product,
+    owner: state.ownerCompanyId,
+    runId: state.runId,
+    workDir,
+    lease,
+    waitMs: Math.max(ctx.lease?.waitMs ?? 0, 2 * lease.ttlMs),
+    retake: (waitMs) =>
+      acquireLease({
+        store: leaseStoreFor(
+          { redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR },
+          state.ownerCompanyId,
+          leaseApi(ctx),
+        ),
+        owner: state.ownerCompanyId,
+        holder: holderOf(state.runId, 'inline', undefined, workDir),
+        ttlMs: lease.ttlMs,
+        waitMs,
+      }),
+  });
+  if (note) state.request.notes = [...(state.request.notes ?? []), note];
+}
+
+/** `full` mode's archive chunks, pushed in turn; once the run has stopped, settled not attempted. */
+async function pushArchives(drive: InlineDrive): Promise<void> {
+  const { state, workDir, run } = drive;
+  const { share } = run;
+  for (let i = 0; i < state.archiveChunks; i++) {
+    if (resultsExist(workDir, 'archives', i)) continue;
+    if (share.stop.reason)
+      await settleArchiveChunk(workDir, i, 'not_attempted', [notAttemptedIssue(null, share.stop.reason.message)]);
+    else counted(drive, await pushArchiveChunk(workDir, state.ownerCompanyId, i, drive.pushCtx));
+  }
+}
+
+/**
+ * The run's ledger merged (an import that wrote), then the report and summary. The lease is held until the report is
+ * written (as finishRun does in queue mode): a run's report is true to the API when it ends, since the next run for
+ * this owner starts after it.
+ */
+async function writeReport(drive: InlineDrive): Promise<Awaited<ReturnType<ReportAssembler['finish']>>> {
+  const { ctx, state, workDir, run, kind } = drive;
+  ctx.onProgress?.({
+    stage: 'report',
+    rowsRead: drive.rowsRead,
+    operationsSent: drive.done,
+    writes: drive.writes,
+    errors: drive.errors,
+    rowsTotal: state.rows,
+  });
+  const aborted = state.aborted ?? (run.share.stop.reason ? abortOf(run.share.stop.reason) : undefined);
+  const requests = drive.tally.total();
+  if (kind === 'import' && !state.request.dryRun) await mergeRunLedger(workDir, state.rowChunks, state.archiveChunks);
+  const api =
+    drive.apiAtStart && ctx.limiter
+      ? runApiFigures(drive.apiAtStart, ctx.limiter.snapshot(), performance.now() - drive.t0)
+      : undefined;
+  return drive.assembler.finish(
+    state.archiveChunks,
+    (counts) => summaryOf(state, counts, requests, aborted, api),
+    kind === 'import' ? await duplicateResults(workDir) : [],
+  );
+}
+
+/** "run finished" logged; the run's result. */
+function endInline(drive: InlineDrive, finished: Awaited<ReturnType<ReportAssembler['finish']>>): RunResult {
+  const { state } = drive;
   const { files, summary } = finished;
-  log.info(
+  drive.log.info(
     {
       runId: state.runId,
-      ms: Math.round(performance.now() - t0),
-      firstWriteMs: firstWriteMs === undefined ? null : Math.round(firstWriteMs),
-      writes,
+      ms: Math.round(performance.now() - drive.t0),
+      firstWriteMs: drive.firstWriteMs === undefined ? null : Math.round(drive.firstWriteMs),
+      writes: drive.writes,
     },
     'run finished',
   );
@@ -272,41 +410,11 @@ async function driveInline(
     runId: state.runId,
     exitCode: summary.exitCode as RunResult['exitCode'],
     summary,
-    reportDir: workDir,
+    reportDir: drive.workDir,
     files,
-    writes,
-    kind,
+    writes: drive.writes,
+    kind: drive.kind,
   };
-
-  /** Both passes' pushes and the archives. */
-  async function sendAll(): Promise<void> {
-    await secondPass();
-    if (run.keysFromRows) {
-      // Validate learnt the keys from its rows (openRun): a key on several rows marks every one of them, as an import's
-      // first pass would, so the report so far is dropped and the sheet read again with the duplicates known.
-      run.keysFromRows = false;
-      if (run.keys.duplicated > 0 && !share.stop.reason) {
-        log.info(
-          { runId: state.runId, duplicatedKeys: run.keys.duplicated },
-          'keys on several rows: reading the sheet again to mark them',
-        );
-        await assembler.abort();
-        assembler = await ReportAssembler.open(workDir, state, { thread });
-        rowsRead = done = errors = 0;
-        await secondPass();
-      }
-      assembler.counts.rows = state.rows;
-      await writeRunState(workDir, state);
-    }
-    for (let i = 0; i < state.archiveChunks; i++) {
-      if (resultsExist(workDir, 'archives', i)) continue;
-      if (share.stop.reason)
-        await settleArchiveChunk(workDir, i, 'not_attempted', [
-          issue('NOT_ATTEMPTED', { row: null, message: `not attempted: ${share.stop.reason.message}` }),
-        ]);
-      else counted(await pushArchiveChunk(workDir, state.ownerCompanyId, i, pushCtx));
-    }
-  }
 }
 
 /**
@@ -364,9 +472,7 @@ export async function startQueuedRun(
   for (let i = 0; i < state.archiveChunks; i++) {
     if (resultsExist(workDir, 'archives', i)) continue;
     if (share.stop.reason)
-      await settleArchiveChunk(workDir, i, 'not_attempted', [
-        issue('NOT_ATTEMPTED', { row: null, message: `not attempted: ${share.stop.reason.message}` }),
-      ]);
+      await settleArchiveChunk(workDir, i, 'not_attempted', [notAttemptedIssue(null, share.stop.reason.message)]);
     else await onChunk({ runId: state.runId, workDir, kind: 'archives', index: i });
   }
   if (share.stop.reason) state.aborted ??= abortOf(share.stop.reason);

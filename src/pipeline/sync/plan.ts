@@ -36,7 +36,7 @@ export interface RowPlan {
   manufacturedItemId: string | null;
   changedFields: string[];
   issues: Issue[];
-  /** What the writes replace, for the run's undo ledger (sync/ledger.ts); absent when nothing is sent. */
+  /** What the writes replace, for the run's undo ledger (undo/ledger.ts); absent when nothing is sent. */
   undo?: PlanUndo;
 }
 

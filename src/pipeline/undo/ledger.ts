@@ -3,10 +3,10 @@
  * planning pass) and the values sent, the items it created, the archive state it changed. `product-sync undo` reads it
  * (docs/undo.md); its format is in docs/reports.md.
  */
-import type { ExecutedRow } from './execute.ts';
-import type { ArchiveEntry, FieldChange, RowPlan } from './plan.ts';
+import type { ExecutedRow } from '../sync/execute.ts';
+import type { ArchiveEntry, FieldChange, RowPlan } from '../sync/plan.ts';
 
-export type { FieldChange } from './plan.ts';
+export type { FieldChange } from '../sync/plan.ts';
 
 /** One line of `undo.jsonl`. */
 export interface LedgerLine {

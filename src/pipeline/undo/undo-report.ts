@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { writingTo } from '../../fs-errors.ts';
 import { commitTemp, tempPathFor, writeFileAtomic } from '../report/atomic.ts';
 import { csvField } from '../report/neutralize.ts';
-import type { UndoConflict } from '../sync/undo-plan.ts';
+import type { UndoConflict } from './undo-plan.ts';
 import { LEDGER_FILE, mergeLedgerParts } from './ledger-file.ts';
 
 /** What became of one ledger line. */

@@ -7,8 +7,8 @@ import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { writingTo } from '../../fs-errors.ts';
 import { commitTemp, discardTemp, tempPathFor } from '../report/atomic.ts';
-import type { LedgerLine } from '../sync/ledger.ts';
-import { chunkPaths, type ChunkKind } from './chunks.ts';
+import type { LedgerLine } from './ledger.ts';
+import { chunkPaths, type ChunkKind } from '../run/chunks.ts';
 
 export const LEDGER_FILE = 'undo.jsonl';
 

@@ -5,7 +5,7 @@
  */
 import { acceptedFields } from '../../api/schemas.ts';
 import type { ManufacturedItemRecord, TradeItemRecord } from '../../api/types.ts';
-import { sameCanonical } from './canonical.ts';
+import { sameCanonical } from '../sync/canonical.ts';
 import type { FieldChange, LedgerLine } from './ledger.ts';
 
 /** A field someone changed since the run: left as it is. */
