@@ -85,6 +85,10 @@ export class ApiLimiter {
   readonly #waiters: (() => void)[] = [];
   #nextStart = 0;
   #refusals = 0;
+  /** The most in flight among accepted requests: this half-window's, the last one's, and when this one began. */
+  #acceptedMax = 0;
+  #acceptedPrev = 0;
+  #acceptedAt = -Infinity;
   #answers = 0;
   /** Requests held back by a learned limit or pace, or waiting a Retry-After, now. */
   #held = 0;
@@ -164,17 +168,20 @@ export class ApiLimiter {
     if (outcome === 'ok') {
       this.#answers++;
       this.#concurrency.answered(now - permit.sentAt, now);
+      this.#noteAccepted(permit.sentWith, now);
       this.#pace.ok(now);
     } else if (outcome === 'refused') {
       this.#answers++;
       this.#refusals++;
       const lowered = this.#concurrency.refused(permit.sentAt, now);
-      // A pace answers a rate limit: refusals that go on although fewer requests are in flight (a capacity limit stops
-      // refusing once the limit is below it). Once set, each refusal may lower it (once per window).
+      // A pace answers a rate limit: refusals of requests sent with clearly fewer in flight than others that were
+      // accepted lately, or than a refusal that lowered the limit (a capacity limit refuses only past it). Once set,
+      // each refusal may lower the pace (once per window).
+      const fewer = Math.max(1, 0.8 * Math.max(this.#acceptedWith(now), this.#refusedWith ?? 0));
       const rateLimit =
         this.#pace.engaged ||
         this.#fleet?.pace != null ||
-        (lowered && this.#refusedWith !== null && permit.sentWith <= Math.max(1, 0.8 * this.#refusedWith));
+        (lowered && this.#refusedWith !== null && permit.sentWith <= fewer);
       if (lowered) this.#refusedWith = permit.sentWith;
       if (rateLimit) {
         this.#pace.refused(now);
@@ -227,6 +234,21 @@ export class ApiLimiter {
     const slot = Math.max(now, this.#nextStart);
     this.#nextStart = slot + 1000 / rate;
     return slot - now;
+  }
+
+  /** The most requests in flight with which one was accepted, over the last second or so (two half-windows). */
+  #acceptedWith(now: number): number {
+    if (now - this.#acceptedAt >= 1000) return 0;
+    return Math.max(this.#acceptedMax, now - this.#acceptedAt >= 500 ? 0 : this.#acceptedPrev);
+  }
+
+  #noteAccepted(sentWith: number, now: number): void {
+    if (now - this.#acceptedAt >= 500) {
+      this.#acceptedPrev = now - this.#acceptedAt >= 1000 ? 0 : this.#acceptedMax;
+      this.#acceptedMax = 0;
+      this.#acceptedAt = now;
+    }
+    if (sentWith > this.#acceptedMax) this.#acceptedMax = sentWith;
   }
 
   #hold(delta: number): void {
