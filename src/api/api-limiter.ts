@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConcurrencyLimit, type ConcurrencyTuning } from './concurrency-limit.ts';
 import { RatePace, type PaceTuning } from './rate-pace.ts';
@@ -53,6 +54,19 @@ export interface LimiterSnapshot {
   limitedMs: number;
 }
 
+/**
+ * What one job of a process saw of the limits (a worker runs several chunk jobs at once on one limiter, so the
+ * difference of the process's figures over a job would count the others' too): its refusals and answers, and the time
+ * during which at least one of its requests waited on the API's limits.
+ */
+export interface LimiterTally {
+  answers: number;
+  refusals: number;
+  limitedMs: number;
+  held: number;
+  heldSince: number;
+}
+
 /** Settings of {@link ApiLimiter}. */
 export interface ApiLimiterOptions {
   /** API_CONCURRENCY: the limit never goes above it. */
@@ -85,15 +99,12 @@ export class ApiLimiter {
   readonly #waiters: (() => void)[] = [];
   #nextStart = 0;
   #refusals = 0;
-  /** The most in flight among accepted requests: this half-window's, the last one's, and when this one began. */
-  #acceptedMax = 0;
-  #acceptedPrev = 0;
-  #acceptedAt = -Infinity;
   #answers = 0;
   /** Requests held back by a learned limit or pace, or waiting a Retry-After, now. */
   #held = 0;
   #heldSince = 0;
   #limitedMs = 0;
+  readonly #tallies = new AsyncLocalStorage<LimiterTally>();
 
   constructor(o: ApiLimiterOptions) {
     this.#clock = o.clock ?? REAL_CLOCK;
@@ -107,6 +118,16 @@ export class ApiLimiter {
   /** Shares the pace with a fleet from now on (set once Redis answers). */
   shareWith(fleet: FleetPace): void {
     this.#fleet = fleet;
+  }
+
+  /**
+   * Runs `work` counting what its own requests see of the limits (the figures of a queued run's chunk: its summary
+   * merges them).
+   */
+  async tally<T>(work: () => Promise<T>): Promise<{ value: T; tally: LimiterTally }> {
+    const tally: LimiterTally = { answers: 0, refusals: 0, limitedMs: 0, held: 0, heldSince: 0 };
+    const value = await this.#tallies.run(tally, work);
+    return { value, tally };
   }
 
   /** Current concurrency limit. */
@@ -165,19 +186,22 @@ export class ApiLimiter {
     const now = this.#clock.now();
     this.#inFlight--;
     this.#sent--;
+    const tally = this.#tallies.getStore();
+    if (tally && outcome !== 'ignore') {
+      tally.answers++;
+      if (outcome === 'refused') tally.refusals++;
+    }
     if (outcome === 'ok') {
       this.#answers++;
       this.#concurrency.answered(now - permit.sentAt, now);
-      this.#noteAccepted(permit.sentWith, now);
       this.#pace.ok(now);
     } else if (outcome === 'refused') {
       this.#answers++;
       this.#refusals++;
       const lowered = this.#concurrency.refused(permit.sentAt, now);
-      // A pace answers a rate limit: refusals of requests sent with clearly fewer in flight than others that were
-      // accepted lately, or than a refusal that lowered the limit (a capacity limit refuses only past it). Once set,
-      // each refusal may lower the pace (once per window).
-      const fewer = Math.max(1, 0.8 * Math.max(this.#acceptedWith(now), this.#refusedWith ?? 0));
+      // A pace answers a rate limit: refusals that go on although fewer requests are in flight (a capacity limit stops
+      // refusing once the limit is below it). Once set, each refusal may lower it (once per window).
+      const fewer = Math.max(1, 0.8 * (this.#refusedWith ?? 0));
       const rateLimit =
         this.#pace.engaged ||
         this.#fleet?.pace != null ||
@@ -236,26 +260,16 @@ export class ApiLimiter {
     return slot - now;
   }
 
-  /** The most requests in flight with which one was accepted, over the last second or so (two half-windows). */
-  #acceptedWith(now: number): number {
-    if (now - this.#acceptedAt >= 1000) return 0;
-    return Math.max(this.#acceptedMax, now - this.#acceptedAt >= 500 ? 0 : this.#acceptedPrev);
-  }
-
-  #noteAccepted(sentWith: number, now: number): void {
-    if (now - this.#acceptedAt >= 500) {
-      this.#acceptedPrev = now - this.#acceptedAt >= 1000 ? 0 : this.#acceptedMax;
-      this.#acceptedMax = 0;
-      this.#acceptedAt = now;
-    }
-    if (sentWith > this.#acceptedMax) this.#acceptedMax = sentWith;
-  }
-
   #hold(delta: number): void {
     const now = this.#clock.now();
     if (this.#held === 0 && delta > 0) this.#heldSince = now;
     this.#held += delta;
     if (this.#held === 0 && delta < 0) this.#limitedMs += now - this.#heldSince;
+    const tally = this.#tallies.getStore();
+    if (!tally) return;
+    if (tally.held === 0 && delta > 0) tally.heldSince = now;
+    tally.held += delta;
+    if (tally.held === 0 && delta < 0) tally.limitedMs += now - tally.heldSince;
   }
 
   #wake(): void {

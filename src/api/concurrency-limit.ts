@@ -5,8 +5,8 @@
  * window: only a refusal of a request sent after the last lowering counts. Near the limit it was refused at, it holds
  * still for a while (`holdMs`), then probes one more: a probe refused doubles the hold (up to `maxHoldMs`), so an API
  * whose capacity stays put is probed rarely (each probe costs a refused request its Retry-After, and one late in a
- * run delays its end by as much). Below the highest limit a probe was refused at (the capacity fell), the hold stays
- * `holdMs`: a capacity that comes back is found within seconds.
+ * run delays its end by as much). Well below the highest limit a probe was refused at (the capacity fell), the hold
+ * grows to `belowTopHoldMs` at most: a capacity that comes back is found within seconds.
  */
 
 /** Tuning of {@link ConcurrencyLimit}. */
@@ -25,6 +25,8 @@ export interface ConcurrencyTuning {
   holdMs: number;
   /** The hold grows fourfold with each probe refused at the top, up to this, ms (default 16000). */
   maxHoldMs: number;
+  /** …and up to this below 0.8 of the top (a capacity that fell, and may come back), ms (default 6000). */
+  belowTopHoldMs: number;
   /** A window lasts at least this long, ms (default 100), and holds at least `limit` answers. */
   windowMs: number;
 }
@@ -68,6 +70,7 @@ export class ConcurrencyLimit {
       backoff: 0.9,
       holdMs: 2000,
       maxHoldMs: 16_000,
+      belowTopHoldMs: 6000,
       windowMs: 100,
     };
     this.#t = { ...defaults, ...tuning, max };
@@ -106,7 +109,10 @@ export class ConcurrencyLimit {
     if (sentAt < this.#loweredAt) return false;
     const atTop = this.#top === null || this.#limit >= 0.8 * this.#top;
     if (this.#probing || this.#slowStart) this.#top = Math.max(this.#top ?? 0, this.#limit);
-    this.#holdMs = this.#probing && atTop ? Math.min(this.#t.maxHoldMs, this.#holdMs * 4) : this.#t.holdMs;
+    // A refused probe: hold longer (fourfold; below the top, at most `belowTopHoldMs`, to find a capacity that
+    // comes back); a refusal while holding: the API changed, start over.
+    const most = atTop ? this.#t.maxHoldMs : this.#t.belowTopHoldMs;
+    this.#holdMs = this.#probing ? Math.min(most, this.#holdMs * 4) : this.#t.holdMs;
     this.#probing = false;
     this.#holdUntil = now + this.#holdMs;
     this.#ceiling = this.#limit;
@@ -141,7 +147,9 @@ export class ConcurrencyLimit {
       return;
     }
     if (near) this.#probing = true;
-    this.#limit = Math.min(this.#t.max, this.#limit + 1);
+    // Past the hold, near the ceiling: slowly at first (1/8 a window), twice as fast every 8 windows refused nothing.
+    const probe = near ? Math.min(1, 2 ** (Math.floor((now - this.#holdUntil) / (8 * this.#t.windowMs)) - 3)) : 1;
+    this.#limit = Math.min(this.#t.max, this.#limit + probe);
     // Well past it: the capacity grew; the next refusal starts a fresh hold.
     if (this.#ceiling !== null && this.#limit > this.#ceiling + 2) {
       this.#ceiling = null;

@@ -20,6 +20,8 @@ import type { Config } from '../config.ts';
 import { isRetryable, LeaseLostError, ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { describeHolder, LeaseBusyError } from '../pipeline/run/lease.ts';
+import { chunkApiFigures, type ChunkApiFigures } from '../pipeline/report/api-figures.ts';
+import type { LimiterTally } from '../api/api-limiter.ts';
 import { recoverChunk } from '../pipeline/run/chunks.ts';
 import {
   finishRun,
@@ -89,6 +91,8 @@ export interface PushJobResult {
   rows: number;
   failed: number;
   requests: number;
+  /** What the chunk saw of the product API's limits (summary.json `api`, merged). */
+  api?: ChunkApiFigures;
 }
 
 /**
@@ -215,6 +219,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     const result = await finishRun(workDir!, {
       ...ctx,
       pushRequests: values.reduce((n, v) => n + (v?.requests ?? 0), 0),
+      pushApi: values.map((v) => v?.api),
     });
     // Recorded before the job returns and before the feed's hash is written: a worker killed in between redoes this
     // step, and records the same events again (a no-op).
@@ -287,8 +292,16 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     const d = jobPayload('push', job.data);
     const lock = await jobLockFence(job, token!, lockDuration);
     try {
-      const { value: out, requests } = await track(
-        scopes.run(() => pushChunk(d, { ...ctx, signal: stopSending.signal }, lock)),
+      const t0 = performance.now();
+      const limiter = ctx.limiter;
+      const push = () => scopes.run(() => pushChunk(d, { ...ctx, signal: stopSending.signal }, lock));
+      const {
+        value: { value: out, requests },
+        tally,
+      } = await track(
+        limiter
+          ? limiter.tally(push)
+          : push().then((value) => ({ value, tally: undefined as LimiterTally | undefined })),
       );
       await job.updateProgress({ stage: 'push', operations: out.rows, done: out.rows, failed: out.failed });
       // One field per chunk, so a chunk run twice (retry, takeover) is counted once.
@@ -299,7 +312,12 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
         .expire(key, 30 * 24 * 3600)
         .exec();
       // Rows stay in the run directory: the job's return value (kept in Redis) is only counts.
-      const result: PushJobResult = { rows: out.rows, failed: out.failed, requests: requests.product };
+      const result: PushJobResult = {
+        rows: out.rows,
+        failed: out.failed,
+        requests: requests.product,
+        ...(limiter && tally ? { api: chunkApiFigures(tally, limiter.snapshot(), performance.now() - t0) } : {}),
+      };
       return result;
     } catch (err) {
       // This worker lost the job to another one (paused past its lock): whatever it throws, BullMQ ignores it.

@@ -17,7 +17,12 @@ import { leaseStoreFor } from './lease-store.ts';
 import { recoverChunk, resultsExist, settleArchiveChunk, type ChunkKind, type ResultRow } from './chunks.ts';
 import { abortError, openRun, produceChunks } from './open-run.ts';
 import { mergeRunLedger } from './ledger-file.ts';
-import { runApiFigures, type RunApiFigures } from '../report/api-figures.ts';
+import {
+  mergeChunkApiFigures,
+  runApiFigures,
+  type ChunkApiFigures,
+  type RunApiFigures,
+} from '../report/api-figures.ts';
 import type { RunContext } from './run-context.ts';
 import { pushArchiveChunk, pushRowChunk, runShare, type PushContext, type PushedChunk } from './push.ts';
 import {
@@ -462,7 +467,10 @@ async function leaseLostForGood(lease: Lease): Promise<boolean> {
 }
 
 /** Queue driver, parent side at the end: the report from every chunk's results, in row order. */
-export async function finishRun(workDir: string, ctx: RunContext & { pushRequests?: number }): Promise<RunResult> {
+export async function finishRun(
+  workDir: string,
+  ctx: RunContext & { pushRequests?: number; pushApi?: readonly (ChunkApiFigures | undefined)[] },
+): Promise<RunResult> {
   const state = await readRunState(workDir);
   state.aborted ??= await readAbortMark(workDir);
   ctx.onProgress?.({
@@ -482,7 +490,7 @@ export async function finishRun(workDir: string, ctx: RunContext & { pushRequest
   const requests = { reference: state.referenceRequests, product: state.productRequests + (ctx.pushRequests ?? 0) };
   if (!state.request.dryRun) await mergeRunLedger(workDir, state.rowChunks, state.archiveChunks);
   const { files, summary } = await assembler.finish(state.archiveChunks, (counts) =>
-    summaryOf(state, counts, requests, state.aborted),
+    summaryOf(state, counts, requests, state.aborted, mergeChunkApiFigures(ctx.pushApi ?? [])),
   );
   return {
     runId: state.runId,
