@@ -1,7 +1,7 @@
 // `npm run bench -- capacity`: an import with the defaults against each kind of API limit (sandbox --faults), next to
 // the same import told the limit: rows a second, share of requests refused. One process (inline import); the sandbox
-// runs in the same process (figures on a loaded machine are noisy: see docs/performance.md). The four-worker case is
-// not measured yet.
+// runs in the same process (figures on a loaded machine are noisy: see docs/performance.md). Four workers and the
+// recovery after a drop: bench/capacity-fleet.ts.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

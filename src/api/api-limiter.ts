@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConcurrencyLimit, type ConcurrencyTuning } from './concurrency-limit.ts';
 import { RatePace, type PaceTuning } from './rate-pace.ts';
@@ -53,6 +54,19 @@ export interface LimiterSnapshot {
   limitedMs: number;
 }
 
+/**
+ * What one job of a process saw of the limits (a worker runs several chunk jobs at once on one limiter, so the
+ * difference of the process's figures over a job would count the others' too): its refusals and answers, and the time
+ * during which at least one of its requests waited on the API's limits.
+ */
+export interface LimiterTally {
+  answers: number;
+  refusals: number;
+  limitedMs: number;
+  held: number;
+  heldSince: number;
+}
+
 /** Settings of {@link ApiLimiter}. */
 export interface ApiLimiterOptions {
   /** API_CONCURRENCY: the limit never goes above it. */
@@ -90,6 +104,7 @@ export class ApiLimiter {
   #held = 0;
   #heldSince = 0;
   #limitedMs = 0;
+  readonly #tallies = new AsyncLocalStorage<LimiterTally>();
 
   constructor(o: ApiLimiterOptions) {
     this.#clock = o.clock ?? REAL_CLOCK;
@@ -103,6 +118,16 @@ export class ApiLimiter {
   /** Shares the pace with a fleet from now on (set once Redis answers). */
   shareWith(fleet: FleetPace): void {
     this.#fleet = fleet;
+  }
+
+  /**
+   * Runs `work` counting what its own requests see of the limits (the figures of a queued run's chunk: its summary
+   * merges them).
+   */
+  async tally<T>(work: () => Promise<T>): Promise<{ value: T; tally: LimiterTally }> {
+    const tally: LimiterTally = { answers: 0, refusals: 0, limitedMs: 0, held: 0, heldSince: 0 };
+    const value = await this.#tallies.run(tally, work);
+    return { value, tally };
   }
 
   /** Current concurrency limit. */
@@ -161,6 +186,11 @@ export class ApiLimiter {
     const now = this.#clock.now();
     this.#inFlight--;
     this.#sent--;
+    const tally = this.#tallies.getStore();
+    if (tally && outcome !== 'ignore') {
+      tally.answers++;
+      if (outcome === 'refused') tally.refusals++;
+    }
     if (outcome === 'ok') {
       this.#answers++;
       this.#concurrency.answered(now - permit.sentAt, now);
@@ -171,10 +201,11 @@ export class ApiLimiter {
       const lowered = this.#concurrency.refused(permit.sentAt, now);
       // A pace answers a rate limit: refusals that go on although fewer requests are in flight (a capacity limit stops
       // refusing once the limit is below it). Once set, each refusal may lower it (once per window).
+      const fewer = Math.max(1, 0.8 * (this.#refusedWith ?? 0));
       const rateLimit =
         this.#pace.engaged ||
         this.#fleet?.pace != null ||
-        (lowered && this.#refusedWith !== null && permit.sentWith <= Math.max(1, 0.8 * this.#refusedWith));
+        (lowered && this.#refusedWith !== null && permit.sentWith <= fewer);
       if (lowered) this.#refusedWith = permit.sentWith;
       if (rateLimit) {
         this.#pace.refused(now);
@@ -234,6 +265,11 @@ export class ApiLimiter {
     if (this.#held === 0 && delta > 0) this.#heldSince = now;
     this.#held += delta;
     if (this.#held === 0 && delta < 0) this.#limitedMs += now - this.#heldSince;
+    const tally = this.#tallies.getStore();
+    if (!tally) return;
+    if (tally.held === 0 && delta > 0) tally.heldSince = now;
+    tally.held += delta;
+    if (tally.held === 0 && delta < 0) tally.limitedMs += now - tally.heldSince;
   }
 
   #wake(): void {

@@ -131,6 +131,7 @@ async function finalizeImport(d: ImportJobDeps, job: Job, data: ImportPayload) {
   const result = await finishRun(workDir!, {
     ...d.ctx,
     pushRequests: values.reduce((n, v) => n + (v?.requests ?? 0), 0),
+    pushApi: values.map((v) => v?.api),
   });
   // Recorded before the job returns and before the feed's hash is written: a worker killed in between redoes this
   // step, and records the same events again (a no-op).

@@ -1,6 +1,8 @@
 /** The push job: sends one chunk of a queued run (run/'s `pushChunk`), fenced by its job lock and the run's lease. */
 import { UnrecoverableError, type Job } from 'bullmq';
+import type { LimiterTally } from '../api/api-limiter.ts';
 import { isRetryable } from '../errors.ts';
+import { chunkApiFigures, type ChunkApiFigures } from '../pipeline/report/api-figures.ts';
 import { pushChunk } from '../pipeline/run/run.ts';
 import { runChunksKey } from '../redis-keys.ts';
 import { jobPayload } from './catalog.ts';
@@ -12,6 +14,8 @@ export interface PushJobResult {
   rows: number;
   failed: number;
   requests: number;
+  /** What the chunk saw of the product API's limits (summary.json `api`, merged). */
+  api?: ChunkApiFigures;
 }
 
 /** The push queue's handler; `stopSending` is aborted when the worker stops without Redis. */
@@ -23,8 +27,17 @@ export function pushJobHandler(
     const c = jobPayload('push', job.data);
     const lock = await jobLockFence(job, token!, d.lockDuration);
     try {
-      const { value: out, requests } = await d.track(
-        d.scopes.run(() => pushChunk(c, { ...d.ctx, signal: stopSending }, lock)),
+      const t0 = performance.now();
+      const limiter = d.ctx.limiter;
+      const push = () => d.scopes.run(() => pushChunk(c, { ...d.ctx, signal: stopSending }, lock));
+      // The chunk's own refusals, answers and time waited on the API's limits (a worker runs several chunks at once).
+      const {
+        value: { value: out, requests },
+        tally,
+      } = await d.track(
+        limiter
+          ? limiter.tally(push)
+          : push().then((value) => ({ value, tally: undefined as LimiterTally | undefined })),
       );
       await job.updateProgress({ stage: 'push', operations: out.rows, done: out.rows, failed: out.failed });
       // One field per chunk, so a chunk run twice (retry, takeover) is counted once.
@@ -35,7 +48,12 @@ export function pushJobHandler(
         .expire(key, 30 * 24 * 3600)
         .exec();
       // Rows stay in the run directory: the job's return value (kept in Redis) is only counts.
-      const result: PushJobResult = { rows: out.rows, failed: out.failed, requests: requests.product };
+      const result: PushJobResult = {
+        rows: out.rows,
+        failed: out.failed,
+        requests: requests.product,
+        ...(limiter && tally ? { api: chunkApiFigures(tally, limiter.snapshot(), performance.now() - t0) } : {}),
+      };
       return result;
     } catch (err) {
       // This worker lost the job to another one (paused past its lock): whatever it throws, BullMQ ignores it.

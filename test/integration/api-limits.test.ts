@@ -12,6 +12,9 @@ import { writeProductSheet } from '../helpers/sheets.ts';
 import { ProcessMetrics } from '../../src/metrics/metrics.ts';
 import { formatSummary } from '../../src/commands/summary.ts';
 import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
+import { ownRedis } from '../helpers/redis-server.ts';
+import { importQueueClient } from '../../src/queue/enqueue.ts';
+import { startWorkers } from '../../src/queue/workers.ts';
 
 // An import with the defaults against a sandbox that limits the product API as real APIs do (sandbox --faults).
 const owner = DEMO_COMPANY_ID;
@@ -87,4 +90,43 @@ describe('the product API limiter against the sandbox over HTTP', () => {
     expect(api.limitedMs).toBeGreaterThanOrEqual(990);
     expectOneItemPerGtin(sandbox, owner, 40);
   });
+
+  it('a queued run records what its chunks saw of the limits in summary.json, and says it was held back', async () => {
+    sandbox.handle.reset();
+    sandbox.handle.setFaults(faultsOf('capacity=3,latency=10'));
+    const dir = mkdtempSync(join(tmpdir(), 'ps-limits-queue-'));
+    const redis = await ownRedis(dir);
+    await redis.start();
+    const env = {
+      PRODUCT_API_URL: sandbox.url,
+      REFERENCE_API_URL: sandbox.url,
+      API_TOKEN: 'sandbox-token',
+      REDIS_URL: redis.url,
+      QUEUE_PREFIX: 'ps-limits-queue',
+      REPORT_DIR: join(dir, 'reports'),
+      UPLOAD_DIR: join(dir, 'uploads'),
+      LOG_LEVEL: 'silent',
+    };
+    const { file, mapping } = writeProductSheet(dir, 300, { owner });
+    const workers = await startWorkers(loadConfig(env), { jobsDir: join(dir, 'no-jobs'), chunkSize: 50 });
+    const client = importQueueClient(loadConfig(env));
+    try {
+      const { jobId } = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
+      const result = await client.wait(jobId, 90_000);
+      expect(result.summary.counts).toMatchObject({ rows: 300, created: 300, failed: 0 });
+      expectOneItemPerGtin(sandbox, owner, 300);
+      const api = result.summary.api!;
+      // Every refusal of the run is counted once, summed over its six chunks.
+      expect(api.refusals).toBe(sandbox.handle.counts().faults['429'] ?? 0);
+      expect(api.refusals).toBeGreaterThan(0);
+      expect(api.answers).toBeGreaterThanOrEqual(300 + api.refusals);
+      expect(api.limitedShare).toBeGreaterThan(0.1);
+      expect(formatSummary(result as never)).toMatch(/the product API's limits held this run back \d+ % of its time/);
+    } finally {
+      sandbox.handle.setFaults({});
+      await client.close();
+      await workers.close();
+      await redis.stop();
+    }
+  }, 120_000);
 });

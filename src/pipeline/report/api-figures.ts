@@ -1,4 +1,4 @@
-import type { LimiterSnapshot } from '../../api/api-limiter.ts';
+import type { LimiterSnapshot, LimiterTally } from '../../api/api-limiter.ts';
 
 /** What a run saw of the product API's limits (summary.json `api`). */
 export interface RunApiFigures {
@@ -27,6 +27,58 @@ export function runApiFigures(before: LimiterSnapshot, after: LimiterSnapshot, e
     refusals: after.refusals - before.refusals,
     answers: after.answers - before.answers,
     latencyMs: after.latencyMs,
+    limitedMs,
+    limitedShare: elapsedMs > 0 ? Math.round((limitedMs / elapsedMs) * 1000) / 1000 : 0,
+  };
+}
+
+/** What one chunk of a queued run saw of the API's limits (a push job's result). */
+export interface ChunkApiFigures {
+  concurrencyLimit: number;
+  rate: number | null;
+  refusals: number;
+  answers: number;
+  latencyMs: number | null;
+  /** Time during which at least one of the chunk's requests waited on the limits, ms. */
+  limitedMs: number;
+  /** The chunk's time, ms. */
+  elapsedMs: number;
+  /** When the chunk ended (epoch ms): the latest one's limit, rate and latency are the run's. */
+  endedAt: number;
+}
+
+/** A chunk's figures: its own refusals and waits (`tally`), the worker's limiter at its end (`after`). */
+export function chunkApiFigures(tally: LimiterTally, after: LimiterSnapshot, elapsedMs: number): ChunkApiFigures {
+  return {
+    concurrencyLimit: after.concurrencyLimit,
+    rate: after.rate,
+    refusals: tally.refusals,
+    answers: tally.answers,
+    latencyMs: after.latencyMs,
+    limitedMs: Math.round(tally.limitedMs),
+    elapsedMs: Math.round(elapsedMs),
+    endedAt: Date.now(),
+  };
+}
+
+/**
+ * A queued run's figures from its chunks' (which ran in parallel, in several workers): refusals and answers summed;
+ * `limitedMs` summed over the chunks and `limitedShare` the share of the chunks' time it was; the limit, rate and
+ * latency of the worker that finished the last chunk. Undefined when no chunk reported any.
+ */
+export function mergeChunkApiFigures(chunks: readonly (ChunkApiFigures | undefined)[]): RunApiFigures | undefined {
+  const known = chunks.filter((c): c is ChunkApiFigures => c !== undefined);
+  if (known.length === 0) return undefined;
+  const last = known.reduce((a, b) => (b.endedAt > a.endedAt ? b : a));
+  const sum = (f: (c: ChunkApiFigures) => number) => known.reduce((n, c) => n + f(c), 0);
+  const limitedMs = sum((c) => c.limitedMs);
+  const elapsedMs = sum((c) => c.elapsedMs);
+  return {
+    concurrencyLimit: last.concurrencyLimit,
+    rate: last.rate,
+    refusals: sum((c) => c.refusals),
+    answers: sum((c) => c.answers),
+    latencyMs: last.latencyMs,
     limitedMs,
     limitedShare: elapsedMs > 0 ? Math.round((limitedMs / elapsedMs) * 1000) / 1000 : 0,
   };

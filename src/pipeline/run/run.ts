@@ -25,7 +25,12 @@ import {
 import { abortError, leaseApi, openRun, type OpenedRun } from './open-run.ts';
 import { produceChunks } from './produce-chunks.ts';
 import { mergeRunLedger } from '../undo/ledger-file.ts';
-import { runApiFigures, type RunApiFigures } from '../report/api-figures.ts';
+import {
+  mergeChunkApiFigures,
+  runApiFigures,
+  type ChunkApiFigures,
+  type RunApiFigures,
+} from '../report/api-figures.ts';
 import type { RunContext } from './run-context.ts';
 import { pushArchiveChunk, pushRowChunk, runShare, type PushContext, type PushedChunk } from './push.ts';
 import {
@@ -595,7 +600,10 @@ async function leaseLostForGood(lease: Lease): Promise<boolean> {
 }
 
 /** Queue driver, parent side at the end: the report from every chunk's results, in row order. */
-export async function finishRun(workDir: string, ctx: RunContext & { pushRequests?: number }): Promise<RunResult> {
+export async function finishRun(
+  workDir: string,
+  ctx: RunContext & { pushRequests?: number; pushApi?: readonly (ChunkApiFigures | undefined)[] },
+): Promise<RunResult> {
   const state = await readRunState(workDir);
   state.aborted ??= await readAbortMark(workDir);
   ctx.onProgress?.({
@@ -616,7 +624,7 @@ export async function finishRun(workDir: string, ctx: RunContext & { pushRequest
   if (!state.request.dryRun) await mergeRunLedger(workDir, state.rowChunks, state.archiveChunks);
   const { files, summary } = await assembler.finish(
     state.archiveChunks,
-    (counts) => summaryOf(state, counts, requests, state.aborted),
+    (counts) => summaryOf(state, counts, requests, state.aborted, mergeChunkApiFigures(ctx.pushApi ?? [])),
     await duplicateResults(workDir),
   );
   return {

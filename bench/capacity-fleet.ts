@@ -1,0 +1,139 @@
+// `npm run bench -- capacity-fleet`: four worker processes (queue mode, one queued import) against a product API that
+// serves 32 requests at once and answers 429 past it, with the defaults and with each worker told its share
+// (API_CONCURRENCY=8); then with the defaults while the capacity drops to a quarter for 10 s: the accepted rate a
+// second before, during and after, and how long after the capacity's return it is back at 0.9 of before.
+// Starts its own redis-server and sandbox process. CAPACITY_FLEET_ROWS (default 20000).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { loadConfig } from '../src/config.ts';
+import { importQueueClient } from '../src/queue/enqueue.ts';
+import { DEMO_COMPANY_ID } from '../src/sandbox/defaults.ts';
+import { writeProductSheet } from '../test/helpers/sheets.ts';
+
+const ROWS = Number(process.env.CAPACITY_FLEET_ROWS ?? 20_000);
+const WORKERS = 4;
+const DROP_FROM_S = 4;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const dir = mkdtempSync(join(tmpdir(), 'ps-bench-fleet-'));
+const redisPort = await freePort();
+const redis = spawn('redis-server', ['--port', String(redisPort), '--save', '', '--appendonly', 'no', '--dir', dir], {
+  stdio: 'ignore',
+});
+const apiPort = await freePort();
+const sandbox = spawn(process.execPath, ['bin/product-sync.mjs', 'sandbox', '--port', String(apiPort), '--admin'], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+await new Promise<void>((resolve) =>
+  sandbox.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve()),
+);
+await sleep(300);
+const url = `http://127.0.0.1:${apiPort}`;
+const pool = new Pool(url);
+const admin = async (method: 'GET' | 'POST', path: string, body?: unknown) =>
+  (
+    await pool.request({
+      method,
+      path,
+      ...(body ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+    })
+  ).body.json() as Promise<{ total: number; faults: Record<string, number> }>;
+const { file, mapping } = writeProductSheet(dir, ROWS, { owner: DEMO_COMPANY_ID });
+
+/** One queued import by four workers; the accepted requests of each second. */
+async function run(name: string, faults: string, told: Record<string, string>) {
+  await admin('POST', '/__admin/reset');
+  await admin('POST', '/__admin/faults', { spec: faults });
+  const reportDir = join(dir, `reports-${name}`);
+  rmSync(reportDir, { recursive: true, force: true });
+  mkdirSync(reportDir, { recursive: true });
+  const env = {
+    PRODUCT_API_URL: url,
+    REFERENCE_API_URL: url,
+    API_TOKEN: 'sandbox-token',
+    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+    QUEUE_PREFIX: `bench-${name}`,
+    REPORT_DIR: reportDir,
+    CHUNK_SIZE: '250',
+    LOG_LEVEL: 'warn',
+    ...told,
+  };
+  const workers: ChildProcess[] = Array.from({ length: WORKERS }, () =>
+    spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], {
+      env: { ...process.env, ...env },
+      stdio: 'ignore',
+    }),
+  );
+  await sleep(2500);
+  const client = importQueueClient(loadConfig(env));
+  const accepted = async () => {
+    const c = await admin('GET', '/__admin/requests');
+    return c.total - (c.faults['429'] ?? 0);
+  };
+  const perSecond: number[] = [];
+  let stop = false;
+  const sampling = (async () => {
+    let last = await accepted();
+    while (!stop) {
+      await sleep(1000);
+      const now = await accepted();
+      perSecond.push(now - last);
+      last = now;
+    }
+  })();
+  const t0 = performance.now();
+  const { jobId } = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
+  const result = await client.wait(jobId, 1_200_000);
+  const s = (performance.now() - t0) / 1000;
+  stop = true;
+  await sampling;
+  await client.close();
+  for (const w of workers) w.kill('SIGTERM');
+  await sleep(1500);
+  if (result.summary.counts.created !== ROWS)
+    throw new Error(`expected ${ROWS} created: ${JSON.stringify(result.summary.counts)}`);
+  const api = result.summary.api;
+  const refused = api && api.answers ? api.refusals / api.answers : 0;
+  console.log(
+    `${name}: ${s.toFixed(1)} s, ${(ROWS / s).toFixed(0)} rows/s, ${(refused * 100).toFixed(1)} % refused; accepted/s: ${perSecond.join(' ')}`,
+  );
+  return { s, refused, perSecond };
+}
+
+try {
+  const untuned = await run('untuned', 'capacity=32,latency=20', {});
+  const told = await run('told', 'capacity=32,latency=20', { API_CONCURRENCY: '8' });
+  console.log(
+    `\n| 32 at once, 429 past it; four workers, one queued import of ${ROWS} rows | ${(ROWS / untuned.s).toFixed(0)} rows/s, ${(untuned.refused * 100).toFixed(1)} % refused | each API_CONCURRENCY=8: ${(ROWS / told.s).toFixed(0)} rows/s, ${(told.refused * 100).toFixed(1)} % refused | ${(told.s / untuned.s).toFixed(2)} |`,
+  );
+  // The drop starts DROP_FROM_S after the first limited request (about when the import's pushes begin).
+  const drop = await run('drop', `capacity=32,drop=0.25@${DROP_FROM_S}-${DROP_FROM_S + 10},latency=20`, {});
+  const r = drop.perSecond;
+  const start = r.findIndex((n) => n > 50);
+  const before = Math.max(...r.slice(start + 1, start + DROP_FROM_S));
+  const back = start + DROP_FROM_S + 10;
+  const after = r.slice(back);
+  const within = after.findIndex((n) => n >= 0.9 * before);
+  console.log(
+    `drop to a quarter for 10 s: before ${before}/s; during ${r.slice(start + DROP_FROM_S + 1, back).join(' ')}; after ${after.join(' ')}; back at 0.9 of before ${within < 0 ? 'not within the run' : `${within + 1} s after the return`}`,
+  );
+} finally {
+  await pool.close();
+  sandbox.kill('SIGTERM');
+  redis.kill('SIGTERM');
+}
+console.log(`\n${ROWS} rows, 20 ms latency, four workers, chunks of 250, ${new Date().toISOString()}`);
+process.exit(0);
