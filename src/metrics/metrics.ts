@@ -7,21 +7,11 @@ import { Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 import { shownLimiter, type LimiterSnapshot } from '../api/api-limiter.ts';
 import type { ApiName } from '../api/endpoints.ts';
 import { observeRequests } from '../api/request-observer.ts';
+import { COUNT_KEY, OUTCOMES } from '../pipeline/outcomes.ts';
 import type { RunSummary } from '../pipeline/report/report.ts';
 
-/** The row outcomes of summary.json `counts`, one per row (`rows` and `valid` are totals, not outcomes). */
-export const ROW_OUTCOMES = [
-  'created',
-  'updated',
-  'unchanged',
-  'archived',
-  'unarchived',
-  'invalid',
-  'failed',
-  'skipped',
-  'notAttempted',
-  'duplicateRemoved',
-] as const;
+/** The row outcomes of summary.json `counts` (its camelCase keys), one per row (`valid` is a total, not an outcome). */
+export const ROW_OUTCOMES = OUTCOMES.filter((o) => o !== 'valid').map((o) => COUNT_KEY[o]);
 
 /** Upper bounds of `product_sync_api_request_duration_seconds`'s buckets, seconds. */
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
