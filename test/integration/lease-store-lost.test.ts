@@ -2,7 +2,6 @@
 // dropped sends nothing until a renewal says the lease is still its own — and ends as lease lost when Redis came back
 // without the lease (a restart without persistence), where another run could have been granted it meanwhile. Real
 // processes (the CLI), a redis-server of the test's own that it kills and starts again, the sandbox over HTTP.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { ownRedis } from '../helpers/redis-server.ts';
+import { spawnCli, type CliProcess } from '../helpers/cli.ts';
+import { sleep, until } from '../helpers/wait.ts';
 import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 
@@ -23,33 +24,10 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-interface Proc {
-  child: ChildProcess;
-  exit: Promise<{ code: number | null; stdout: string; stderr: string }>;
-}
+type Proc = CliProcess;
+const cli = (args: string[], env: Record<string, string>): Proc => spawnCli(args, { env });
 
-function cli(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += String(d)));
-  child.stderr!.on('data', (d) => (stderr += String(d)));
-  return { child, exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr }))) };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
-
-async function until(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
 
 const CONCURRENCY = 4;
 

@@ -3,13 +3,14 @@
 // import on the same machine whose shell lacks REDIS_URL waits for it or exits 2 naming it — and a queued import waits
 // for an inline run without Redis. Real processes (`worker`, `enqueue`, `import`), a real Redis, and a sandbox that
 // assigns its own ids: two writers at once would leave GTINs with two items.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { spawnCli, type CliProcess } from '../helpers/cli.ts';
+import { until as waitUntil } from '../helpers/wait.ts';
 import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 
@@ -24,33 +25,12 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-interface Proc {
-  child: ChildProcess;
-  exit: Promise<{ code: number | null; stdout: string; stderr: string }>;
-}
+type Proc = CliProcess;
+const cli = (args: string[], env: Record<string, string>): Proc => spawnCli(args, { env });
 
-function cli(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += String(d)));
-  child.stderr!.on('data', (d) => (stderr += String(d)));
-  return { child, exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr }))) };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
 
-async function until(what: string, cond: () => boolean, ms = 60_000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
+const until = (what: string, cond: () => boolean, ms = 60_000): Promise<void> => waitUntil(what, cond, ms);
 
 interface Summary {
   startedAt: string;

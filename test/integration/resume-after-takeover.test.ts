@@ -3,7 +3,6 @@
 // command again — what the docs tell an operator to do. The resumed run plans every row again from the API as it is
 // now, so the catalogue ends with its sheet's values, one item per GTIN, and its report says what it did. Real
 // processes (the CLI), the sandbox over HTTP, against an API that honours client ids and one that assigns its own.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { gtinKey } from '../../src/pipeline/gtin.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { spawnCli, type CliProcess } from '../helpers/cli.ts';
+import { until } from '../helpers/wait.ts';
 import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 
@@ -25,33 +26,10 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-interface Proc {
-  child: ChildProcess;
-  exit: Promise<{ code: number | null; stdout: string; stderr: string }>;
-}
+type Proc = CliProcess;
+const cli = (args: string[], env: Record<string, string>): Proc => spawnCli(args, { env });
 
-function cli(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += String(d)));
-  child.stderr!.on('data', (d) => (stderr += String(d)));
-  return { child, exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr }))) };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
-
-async function until(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
 
 /** The one run directory under `reportDir` (the killed run resumed in the same directory). */
 function runDir(reportDir: string): string {
