@@ -1,5 +1,6 @@
 import { limitedLine } from '../pipeline/report/api-figures.ts';
 import type { IssueBreakdownEntry } from '../pipeline/report/issue-breakdown.ts';
+import { inIssueOrder } from '../pipeline/report/issue-order.ts';
 import type { RunResult } from '../pipeline/run/run.ts';
 import { textTable } from './text-table.ts';
 
@@ -53,11 +54,12 @@ export function formatSummary(result: RunResult): string {
 const shown = (v: string) => JSON.stringify(v.length > SHOWN_VALUE_CHARS ? `${v.slice(0, SHOWN_VALUE_CHARS)}…` : v);
 
 /**
- * The most frequent issues as a small table, and for each code × column failing more than half the rows a hint that
- * the mapping, more than the data, is wrong (a whole column rejected usually is the wrong column).
+ * The issues as a small table, errors first (issue-order.ts), and for each code × column failing more than half the
+ * rows a hint that the mapping, more than the data, is wrong (a whole column rejected usually is the wrong column).
  */
-export function issueLines(issues: readonly IssueBreakdownEntry[], rows: number): string[] {
-  if (issues.length === 0) return [];
+export function issueLines(given: readonly IssueBreakdownEntry[], rows: number): string[] {
+  if (given.length === 0) return [];
+  const issues = inIssueOrder(given);
   const top = issues.slice(0, TOP_ISSUES);
   const table = textTable(
     ['rows', 'code', 'column', 'field', 'first rows', 'values'],
@@ -75,7 +77,7 @@ export function issueLines(issues: readonly IssueBreakdownEntry[], rows: number)
     ]),
   );
   const more = issues.length > TOP_ISSUES ? ` (top ${TOP_ISSUES} of ${issues.length}, all in issues.csv)` : '';
-  const out = [`  issues by code and column${more}:`, ...table.split('\n').map((l) => `    ${l}`)];
+  const out = [`  issues by code and column, errors first${more}:`, ...table.split('\n').map((l) => `    ${l}`)];
   for (const e of issues) {
     if (e.rows * 2 <= rows || e.column === null || e.severity !== 'error') continue;
     const samples = e.values.slice(0, 2).map((v) => shown(v.value));

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { redact } from '../redact.ts';
 import type { RunSummary } from '../pipeline/report/report.ts';
+import { inIssueOrder } from '../pipeline/report/issue-order.ts';
 import { makeEvent, type ProductSyncEvent } from './catalog.ts';
 
 /** Where a run came from, as its events tell it. */
@@ -94,7 +95,7 @@ export function runEndEvent(result: EndedRun, o: RunOrigin): ProductSyncEvent {
   };
   const at = new Date(s.finishedAt);
   if (result.exitCode === 0 || result.exitCode === 1) {
-    const issues = (s.issues ?? [])
+    const issues = inIssueOrder(s.issues ?? [])
       .slice(0, TOP_ISSUES)
       .map(({ code, severity, column, field, rows }) => ({ code, severity, column, field, rows }));
     return makeEvent(

@@ -6,6 +6,7 @@
  */
 import { basename } from 'node:path';
 import type { IssueBreakdownEntry } from '../pipeline/report/issue-breakdown.ts';
+import { inIssueOrder } from '../pipeline/report/issue-order.ts';
 import type { RunSummary } from '../pipeline/report/report.ts';
 import type { RunStatus } from '../queue/enqueue.ts';
 
@@ -34,7 +35,7 @@ export interface ApiRun {
   progress: unknown;
   counts: RunSummary['counts'] | null;
   exitCode: number | null;
-  /** The first issue lines of summary.json's breakdown (most rows first), and how many lines it has. */
+  /** The first issue lines of summary.json's breakdown (errors first, then most rows), and how many lines it has. */
   issues: IssueBreakdownEntry[];
   issueLines: number;
   /** Why it failed or was aborted, in words. */
@@ -94,7 +95,7 @@ export function apiRun(s: RunStatus): ApiRun {
     progress: s.progress,
     counts: summary?.counts ?? null,
     exitCode: s.result?.exitCode ?? null,
-    issues: (summary?.issues ?? []).slice(0, TOP_ISSUES),
+    issues: inIssueOrder(summary?.issues ?? []).slice(0, TOP_ISSUES),
     issueLines: summary?.issues?.length ?? 0,
     reason: summary?.aborted ?? s.failedReason,
     files: (s.result?.files ?? []).map((f) => basename(f)),

@@ -105,7 +105,7 @@ describe('the issue breakdown', () => {
     expect(csv[2]).toBe('GTIN_LENGTH,error,GTIN,gtin,3,22; 23; 24,"""123"" (2); ""12"" (1)"');
     expect(csv[4]).toBe('GTIN_NOT_DIGITS,error,GTIN,gtin,1,25,"""=45"" (1)"');
 
-    expect(stdout).toMatch(/issues by code and column:\n\s+rows\s+code\s+column\s+field/);
+    expect(stdout).toMatch(/issues by code and column, errors first:\n\s+rows\s+code\s+column\s+field/);
     expect(stdout).toMatch(/18\s+GTIN_CHECK_DIGIT\s+GTIN\s+gtin\s+2 3 4 5 6/);
     expect(stdout).toContain(
       `Likely a mapping problem: 18 of 30 rows fail GTIN_CHECK_DIGIT on column "GTIN" (field gtin), e.g. "${check.values[0]!.value}", "${check.values[1]!.value}" — check the mapping's column for gtin.`,

@@ -6,6 +6,7 @@
  */
 import { redactPart } from '../../redact.ts';
 import type { Issue, Severity } from '../types.ts';
+import { errorsFirst } from './issue-order.ts';
 
 /** Code × column pairs broken down; issues of further pairs are only counted (summary.json `notes` says how many). */
 export const MAX_ENTRIES = 1000;
@@ -152,16 +153,9 @@ export class IssueBreakdown {
     }
   }
 
-  /** The entries, most rows first (then by code and column, so equal counts keep one order). */
+  /** The entries, errors first, each by rows (issue-order.ts: the one order of every issue list). */
   entries(): IssueBreakdownEntry[] {
-    return [...this.#entries.values()]
-      .map((e) => e.result())
-      .sort(
-        (a, b) =>
-          b.rows - a.rows ||
-          (a.code < b.code ? -1 : a.code > b.code ? 1 : 0) ||
-          ((a.column ?? '') < (b.column ?? '') ? -1 : (a.column ?? '') > (b.column ?? '') ? 1 : 0),
-      );
+    return [...this.#entries.values()].map((e) => e.result()).sort(errorsFirst);
   }
 
   /** A sentence for summary.json `notes` when code × column pairs went past the cap, else null. */

@@ -72,7 +72,7 @@ export interface RunSummary {
   abortCode?: string;
   /** What the reader of the report should know, e.g. that an XLSX holds only the first rows (Excel's row limit). */
   notes?: string[];
-  /** The issues by code × column, most rows first (issue-breakdown.ts); issues.csv holds the same lines. */
+  /** The issues by code × column, errors first then most rows (issue-order.ts); issues.csv holds the same lines. */
   issues?: IssueBreakdownEntry[];
   /** What the run saw of the product API's limits (inline runs: api-figures.ts). */
   api?: RunApiFigures;

@@ -154,7 +154,7 @@
       r.issueLines > r.issues.length
         ? ` (the first ${r.issues.length} of ${r.issueLines}: <a href="${fileUrl(r, 'issues.csv')}">issues.csv</a> has them all)`
         : '';
-    return `<h3>Issues, most rows first${more}</h3>
+    return `<h3>Issues, errors first, then most rows${more}</h3>
     <table class="stack" id="issues"><thead><tr><th>rows</th><th>issue</th><th>column</th><th>field</th><th>first rows</th><th>frequent values</th></tr></thead><tbody>
     ${r.issues
       .map(
