@@ -42,9 +42,14 @@ export function formatDraftSummary(draft: MappingDraft, written: string): string
       [c.reason, c.warning ? `CHECK: ${c.warning}` : ''].filter(Boolean).join('; '),
     ]);
   const mapped = draft.columns.filter((c) => c.field).length;
-  const notes = draft.notes.filter((n) => n !== draft.missingKey);
+  const required = new Set((draft.missingRequired ?? []).map((m) => m.add));
+  const notes = draft.notes.filter((n) => n !== draft.missingKey && !required.has(n));
   return [
     `Draft mapping ${written}: ${draft.target}, language ${draft.language} (${draft.languageReason ?? ''}), key ${draft.key}${draft.missingKey ? ' (NO GTIN COLUMN FOUND)' : ''}; ${mapped} of ${draft.columns.length} columns mapped`,
+    // Which table was read: the worksheet (and the others a workbook has), the header row.
+    draft.sheet !== undefined
+      ? `Worksheet "${draft.sheet}"${draft.otherSheets?.length ? ` (of ${[draft.sheet, ...draft.otherSheets].map((n) => `"${n}"`).join(', ')}: --sheet <name> reads another)` : ''}, headers on row ${draft.headerRow}`
+      : `Headers on row ${draft.headerRow}`,
     '',
     textTable(['col', 'header', 'field', 'why'], rows),
     ...(notes.length > 0 ? ['', ...notes.map((n) => `note: ${n}`)] : []),
@@ -52,6 +57,7 @@ export function formatDraftSummary(draft: MappingDraft, written: string): string
     ...(draft.missingKey
       ? ['', `No GTIN column found: ${draft.missingKey.replace(/^no GTIN column found: /, '')}`]
       : []),
+    ...(draft.missingRequired ?? []).map((m) => `\nRequired field missing: ${m.add}`),
   ].join('\n');
 }
 
@@ -59,7 +65,8 @@ export function formatDraftSummary(draft: MappingDraft, written: string): string
  * Writes a draft mapping for a sheet (never over an existing file without `--force`; `--out -` prints it) and prints
  * what each header became and why. List labels are checked against the reference API (`--sandbox`: the embedded
  * sandbox) when one is configured, else the check is skipped and a note says so. Exit 0 when the draft is a valid
- * mapping, 1 when it is written but needs an edit first (no key column), 2 for bad input.
+ * mapping, 1 when it is written but needs an edit first (no key column, or a required field no column feeds: the
+ * name, a manufactured item's supplier), 2 for bad input.
  */
 export async function mappingInitCommand(file: string, flags: MappingInitFlags): Promise<number> {
   await checkSheetFile(file);
@@ -110,8 +117,12 @@ export async function mappingInitCommand(file: string, flags: MappingInitFlags):
   }
   const report = toStdout ? process.stderr : process.stdout;
   report.write(`${formatDraftSummary(draft, toStdout ? '(printed)' : out)}\n`);
-  if (problems) {
-    report.write(`\nThe draft needs an edit before it can be used:\n${problems}\n`);
+  // A required field no column feeds: every row would fail, so the draft is not called usable.
+  const required = (draft.missingRequired ?? []).map((m) => `- ${m.add}`);
+  if (problems || required.length > 0) {
+    report.write(
+      `\nThe draft needs an edit before it can be used:\n${[problems, ...required].filter(Boolean).join('\n')}\n`,
+    );
     return EXIT.rowsFailed;
   }
   const mappingArg = shellWord(toStdout || resolve(out) === resolve(`mappings/${name}.yaml`) ? name : out);

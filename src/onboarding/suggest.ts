@@ -41,6 +41,7 @@ import {
   shareFitting,
 } from './sample-kinds.ts';
 import { cellText, COLUMN_TYPES, localeNumberSeparators, type ColumnType } from '../pipeline/map/transforms.ts';
+import { chooseWorksheet, findHeaderRow, visibleWorksheets, type HeaderRowChoice } from './sheet-choice.ts';
 import type { Cell, Target } from '../pipeline/types.ts';
 
 export type { ReferenceLabels } from '../pipeline/resolve/list-labels.ts';
@@ -90,6 +91,8 @@ export interface ColumnSuggestion {
   warning?: string;
   /** Values of a list-lookup column that are no label or code of its list, each with the list's nearest labels. */
   unresolved?: UnresolvedValue[];
+  /** Words of a unit or quantity column that name no unit (`Fl.`, `Dose`): the draft suggests a `values:` map. */
+  unknownUnits?: string[];
 }
 
 /** A sheet value a list lookup will not resolve, with the labels of the list closest to it (best first). */
@@ -106,6 +109,10 @@ export interface MappingDraft {
   /** How the language was chosen (`--language`, or the headers that showed it). */
   languageReason?: string;
   sheet?: string;
+  /** The workbook's other visible worksheets (`--sheet` drafts from one of them). */
+  otherSheets?: string[];
+  /** Why `sheet` was read, when it was chosen among several. */
+  sheetReason?: string;
   headerRow: number;
   key: 'gtin' | 'tradeItemId';
   /** The sheet's decimal separator when its numbers use the other one than the language's. */
@@ -120,6 +127,11 @@ export interface MappingDraft {
   notes: string[];
   /** Set when no column feeds the key: what was looked for and what to do (also the first of `notes`). */
   missingKey?: string;
+  /**
+   * Required fields no column feeds (the name for creates, a manufactured item's supplier): each with the line to add.
+   * Every row would fail without them, so `mapping init` exits 1.
+   */
+  missingRequired?: { field: string; add: string }[];
 }
 
 /** Options of {@link suggestMapping}. */
@@ -150,6 +162,11 @@ const SCORE = {
    * alias.
    */
   gtinValues: 105,
+  /**
+   * A column of numbers of a GTIN length whose check digits mostly fail: the GTIN only when no header or better column
+   * says one (with the share that fails).
+   */
+  gtinLength: 45,
   /** The header contains an alias (`Marque commerciale`, `UGC_libMarque`). */
   contains: 60,
   /** The header is an alias with a typo (last resort). */
@@ -171,6 +188,8 @@ const SCORE = {
 /** Share of a column's values that must fit for a header match to stand, and for the values alone to make a match. */
 const CONTRADICTED_BELOW = 0.5;
 const VALUES_MATCH_FROM = 0.9;
+/** Least share of valid check digits for a column of GTIN-length numbers to be the GTIN (chance gives one in ten). */
+const GTIN_LENGTH_VALID_FROM = 0.2;
 const LABELS_MATCH_FROM = 0.8;
 
 const LANGUAGE_NAMES: Readonly<Record<AliasLanguage, string>> = {
@@ -610,33 +629,53 @@ function groupedMatch(group: string, header: string): ReturnType<typeof headerMa
   return out.length > 0 ? { how: g.how, aliases: out } : undefined;
 }
 
-/** How many of these headers are a field's name or alias, exactly. */
-const knownHeaders = (headers: readonly string[]): number =>
-  headers.filter((h) => headerMatches(headerWords(h))?.how === 'alias').length;
-
-/** The highest header row looked for when none is given (rows above the header hold group titles, a logo, a date…). */
-const MAX_HEADER_ROW = 5;
+/** True when a header names a field: exactly, or by containing an alias of one (what the header-row search counts). */
+const namesField = (header: string): boolean => {
+  const m = headerMatches(headerWords(header));
+  return m !== undefined && m.how !== 'fuzzy' && m.aliases.some((a) => a.entry);
+};
 
 /**
- * The sheet's columns from the given header row; without one, from the first row unless a row below names more
- * fields (group titles above the headers), with a note saying so.
+ * The sheet's columns: from the worksheet given, else the one whose table best matches product fields
+ * (sheet-choice.ts); from the header row given, else the one found below titles, notes and empty rows. Notes say what
+ * was chosen and why.
  */
 async function sheetColumns(
   file: string,
   options: SuggestOptions,
   notes: string[],
-): Promise<{ columns: SheetColumn[]; headerRow: number }> {
-  let headerRow = options.headerRow ?? 1;
-  let read = await readColumns(file, options, headerRow);
-  while (options.headerRow === undefined && headerRow < MAX_HEADER_ROW) {
-    const below = knownHeaders(read.firstRow);
-    if (below < 2 || below <= read.columns.filter((c) => c.match?.how === 'alias').length) break;
-    headerRow++;
-    read = await readColumns(file, options, headerRow);
+): Promise<{ columns: SheetColumn[]; headerRow: number; sheet?: string; otherSheets: string[]; sheetReason?: string }> {
+  let sheet = options.sheet;
+  let found: HeaderRowChoice | undefined;
+  let otherSheets: string[] = [];
+  let sheetReason: string | undefined;
+  if (sheet === undefined) {
+    const choice = await chooseWorksheet(file, namesField);
+    if (choice.others.length > 0) {
+      sheet = choice.sheet;
+      otherSheets = choice.others;
+      sheetReason = choice.why;
+      found = choice.headerRow;
+      notes.push(
+        `worksheet "${sheet}" read: ${choice.why}; the workbook also has ${otherSheets.map((n) => `"${n}"`).join(', ')} (--sheet <name> drafts from another): sheet: ${sheet}`,
+      );
+    }
+  } else
+    otherSheets = (await visibleWorksheets(file)).filter((n) => n.trim().toLowerCase() !== sheet!.trim().toLowerCase());
+  let headerRow = options.headerRow;
+  if (headerRow === undefined) {
+    found ??= await findHeaderRow(file, sheet, namesField);
+    headerRow = found.row;
+    if (found.why) notes.push(`the headers are on row ${headerRow} (${found.why}): headerRow: ${headerRow}`);
   }
-  if (headerRow > 1 && options.headerRow === undefined)
-    notes.push(`the headers are on row ${headerRow} (the rows above name fewer fields): headerRow: ${headerRow}`);
-  return { columns: read.columns, headerRow };
+  const read = await readColumns(file, { ...options, ...(sheet !== undefined ? { sheet } : {}) }, headerRow);
+  return {
+    columns: read.columns,
+    headerRow,
+    ...(sheet !== undefined ? { sheet } : {}),
+    otherSheets,
+    ...(sheetReason ? { sheetReason } : {}),
+  };
 }
 
 /**
@@ -831,6 +870,25 @@ function valueCandidates(column: SheetColumn, target: Target, language: string):
       occupies: ['gtin'],
       score: SCORE.gtinValues + Math.min(strict, SAMPLE_ROWS) / (10 * SAMPLE_ROWS),
       reason: `values are GTINs (${strict} of ${cells.length} with valid check digits: ${sampleList(cells.filter(isStrictGtin), 2)})`,
+    });
+  } else if (
+    long &&
+    strict >= 2 &&
+    strict / cells.length >= GTIN_LENGTH_VALID_FROM &&
+    shareFitting('gtin', cells, language) >= VALUES_MATCH_FROM
+  ) {
+    // Numbers of a GTIN length many of whose check digits fail (an export that damaged them, GTINs typed by hand): the
+    // GTIN when no better column exists, the share that fails said, so a person looks before using the draft. Numbers
+    // whose check digits pass no more often than chance would (one in ten) are ids of another kind: not taken.
+    const failing = cells.length - strict;
+    const share = `${failing} of ${cells.length} (${Math.round((100 * failing) / cells.length)} %)`;
+    out.push({
+      column: column.index,
+      field: 'gtin',
+      occupies: ['gtin'],
+      score: SCORE.gtinLength,
+      reason: `values are numbers of a GTIN length (${sampleList(cells, 2)}), no better GTIN column`,
+      warning: `${share} fail their check digit: the run will report those rows; check this is the GTIN column`,
     });
   }
   const offer = (field: string, kind: ValueKind, type: ColumnType | undefined, why: string) => {
@@ -1119,9 +1177,38 @@ function mappedColumn(
     const decimal = decimalSeparatorOf(numbers, language);
     if (decimal) out.decimal = decimal;
   }
-  const warnings = [cand.warning, ...rejected.map((r) => `not taken: ${r}`)].filter(Boolean);
+  const unknown = type === 'unit' || type === 'weightUnit' ? unknownUnitWords(c.cells) : [];
+  if (unknown.length > 0) out.unknownUnits = unknown;
+  const warnings = [
+    cand.warning,
+    unknown.length > 0
+      ? `${unknown.map(quote).join(', ')} ${unknown.length === 1 ? 'is' : 'are'} no unit product-sync knows: add values: { <word>: <unit> } (the draft suggests one under the column)`
+      : undefined,
+    ...rejected.map((r) => `not taken: ${r}`),
+  ].filter(Boolean);
   if (warnings.length > 0) out.warning = warnings.join('; ');
   return out;
+}
+
+/** Most unknown unit words a draft names for a column. */
+const UNKNOWN_UNITS_LISTED = 10;
+
+/**
+ * The words of a unit column (or the unit parts of a quantity column) that name no unit (units.ts knows English,
+ * French, German, Spanish, Italian and Dutch words), distinct, in sheet order.
+ */
+function unknownUnitWords(cells: readonly Cell[]): string[] {
+  const out = new Set<string>();
+  for (const cell of cells) {
+    if (typeof cell !== 'string') continue;
+    const text = cell.trim();
+    const m = /^[+-]?\d[\d \u00a0.,']*\s*(\p{L}.*)$/su.exec(text);
+    const word = (m ? m[1]! : text).trim();
+    if (word === '' || /\d/.test(word) || findUnit(word)) continue;
+    out.add(word);
+    if (out.size >= UNKNOWN_UNITS_LISTED) break;
+  }
+  return [...out];
 }
 
 /**
@@ -1154,7 +1241,7 @@ function headerUnitDefaults(
 export async function suggestMapping(file: string, options: SuggestOptions = {}): Promise<MappingDraft> {
   const target: Target = options.target ?? 'tradeItem';
   const notes: string[] = [];
-  const { columns, headerRow } = await sheetColumns(file, options, notes);
+  const { columns, headerRow, sheet, otherSheets, sheetReason } = await sheetColumns(file, options, notes);
   // A row of empty cells (`,,,`) reads as headers: a draft of it would have no column at all, which says nothing.
   if (columns.every((c) => c.header.trim() === ''))
     throw new ProductSyncError(
@@ -1221,11 +1308,18 @@ export async function suggestMapping(file: string, options: SuggestOptions = {})
   const key: 'gtin' | 'tradeItemId' = fed('gtin') || !fed('tradeItemId') ? 'gtin' : 'tradeItemId';
   const missingKey = fed(key) ? undefined : missingKeyText(columns, suggestions, language);
   if (missingKey) notes.unshift(missingKey);
-  if (!fed('tradeItemName')) notes.push('no column feeds tradeItemName, which creating an item requires');
+  const missingRequired: { field: string; add: string }[] = [];
+  if (!fed('tradeItemName'))
+    missingRequired.push({
+      field: 'tradeItemName',
+      add: 'no column feeds tradeItemName (the name), which creating an item requires: add - { column: <header of the names>, field: tradeItemName } under columns',
+    });
   if (target === 'manufacturedItem' && !fed('supplierCompanyId'))
-    notes.push(
-      'no column feeds supplierCompanyId (a uuid), which a manufactured item requires: add one, or defaults: { supplierCompanyId: <uuid> }',
-    );
+    missingRequired.push({
+      field: 'supplierCompanyId',
+      add: 'no column feeds supplierCompanyId (a uuid), which a manufactured item requires: add - { column: <header of the supplier ids>, field: supplierCompanyId } under columns, or defaults: { supplierCompanyId: <uuid> }',
+    });
+  for (const m of missingRequired) notes.push(m.add);
   if (target === 'tradeItem') {
     const other = suggestions
       .filter((s) => !s.field && /manufactured item field/.test(s.reason ?? ''))
@@ -1239,7 +1333,9 @@ export async function suggestMapping(file: string, options: SuggestOptions = {})
     target,
     language,
     languageReason: options.language ? 'given (--language)' : guessed.reason,
-    ...(options.sheet ? { sheet: options.sheet } : {}),
+    ...(sheet !== undefined ? { sheet } : {}),
+    ...(otherSheets.length > 0 ? { otherSheets } : {}),
+    ...(sheetReason ? { sheetReason } : {}),
     headerRow,
     key,
     ...(decimalSeparator ? { decimalSeparator } : {}),
@@ -1248,6 +1344,7 @@ export async function suggestMapping(file: string, options: SuggestOptions = {})
     source: basename(file),
     notes,
     ...(missingKey ? { missingKey } : {}),
+    ...(missingRequired.length > 0 ? { missingRequired } : {}),
   };
 }
 
@@ -1369,6 +1466,10 @@ export function mappingText(draft: MappingDraft, options: { schemaRef?: string }
     lines.push(
       `  # - { column: <header of the GTINs>, field: ${draft.key} }   # NO GTIN COLUMN FOUND: add this line with the header of the column that holds them`,
     );
+  for (const m of draft.missingRequired ?? [])
+    lines.push(
+      `  # - { column: <header of its values>, field: ${m.field} }   # REQUIRED, NO COLUMN FOUND: add this line (see the NOTE above)`,
+    );
   const mapped = draft.columns.filter((c) => c.field);
   for (const c of mapped) {
     const parts = [`column: ${columnText(c)}`, `field: ${scalar(c.field!)}`];
@@ -1386,6 +1487,11 @@ export function mappingText(draft: MappingDraft, options: { schemaRef?: string }
     if (c.warning) lines.push(`  # CHECK: ${commentText(c.warning)}`);
     lines.push(`  - { ${parts.join(', ')} }${c.reason ? `   # ${commentText(c.reason)}` : ''}`);
     if (c.unresolved && c.unresolved.length > 0) lines.push(...unresolvedLines(c.unresolved));
+    if (c.unknownUnits && c.unknownUnits.length > 0)
+      lines.push(
+        '  #   words no unit matches (the run would reject their rows); give each its unit code (GRM, KGM, MLT, LTR, H87…):',
+        `  #   values: { ${c.unknownUnits.map((w) => `${commentText(JSON.stringify(w))}: ?`).join(', ')} }   # to complete, then add to the column's line`,
+      );
   }
   // Columns with neither a header nor a value (the end of a worksheet's used range) are left out.
   const unmatched = draft.columns.filter((c) => !c.field && (c.header.trim() !== '' || c.samples.length > 0));

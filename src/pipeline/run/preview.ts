@@ -8,6 +8,7 @@ import { ProductSyncError } from '../../errors.ts';
 import { loadMapping, type Mapping } from '../map/mapping.ts';
 import type { ReferenceResolver } from '../resolve/reference-resolver.ts';
 import { DraftResolver } from '../resolve/resolve-drafts.ts';
+import { visibleWorksheets } from '../../formats/worksheet-names.ts';
 import type { Draft, DraftLookup, Severity, SheetRow, Target } from '../types.ts';
 import { runOwner } from './open-run.ts';
 import type { RunContext } from './run-context.ts';
@@ -251,6 +252,12 @@ export async function previewSheet(req: PreviewRequest, ctx: RunContext): Promis
       : `these are all the sheet's rows (${rows.length}): duplicate keys were looked for in the whole sheet`,
     'nothing was sent: brands a run would create are shown as BRAND_WOULD_CREATE',
   ];
+  // A workbook of several worksheets: which one was read, and the others (the mapping's `sheet:` or --sheet chooses).
+  const others = sheet.sheetName ? (await visibleWorksheets(req.file)).filter((n) => n !== sheet.sheetName) : [];
+  if (others.length > 0)
+    notes.unshift(
+      `worksheet "${sheet.sheetName}" was read (${req.sheet ? '--sheet' : mapping.sheet ? "the mapping's sheet" : 'the first visible one'}); the workbook also has ${others.map((n) => `"${n}"`).join(', ')}: --sheet <name> or the mapping's sheet: reads another`,
+    );
   return {
     version: 1,
     file: req.file,
