@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { loadConfig } from '../../src/config.ts';
 import { runValidate } from '../../src/pipeline/run/run.ts';
+import { suggestMapping, type MappingDraft } from '../../src/onboarding/suggest.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 
 // Real sheets written by others sit beside the clone (../shared/data), on developer machines and in CI.
@@ -75,5 +76,56 @@ describe.runIf(existsSync(data))('validate on the real sheets', () => {
     );
     expect(rows(off.reportDir)).toHaveLength(off.summary.counts.rows);
     expect(off.summary.counts.rows).toBeGreaterThan(20);
+  });
+
+  /** The header each field is drafted from (the draft's own columns). */
+  const drafted = (d: MappingDraft): Record<string, string> =>
+    Object.fromEntries(d.columns.filter((c) => c.field).map((c) => [c.field!, c.header.trim()]));
+
+  it('mapping init drafts every key field of the four sheets right: 17 of 17', async () => {
+    const expected: [string, Record<string, string | RegExp>, number?][] = [
+      [
+        'systemeu-akeneo-export.csv',
+        {
+          gtin: 'UGC_ean',
+          tradeItemName: 'UGC_libEcommerce',
+          brandId: 'UGC_libMarque',
+          'netContents[0].value': 'UGC_MesureNette',
+          'netContents[0].unitOfMeasure': 'UGC_uniteMesureNette',
+        },
+      ],
+      [
+        'off-export-products.tsv',
+        { gtin: 'code', tradeItemName: /^product_name_/, brandId: 'brands', 'netContents[0]': 'quantity' },
+      ],
+      [
+        'off-producer-import-fr.xlsx',
+        {
+          gtin: 'Code-barres',
+          tradeItemName: 'Nom du produit',
+          brandId: 'Marques',
+          'netContents[0]': 'Poids net',
+          productLanguage: 'Langue principale',
+        },
+      ],
+      ['eco-score-template.xlsx', { gtin: 'EAN', tradeItemName: 'Nom', brandId: 'Marque' }, 2],
+    ];
+    let right = 0;
+    let total = 0;
+    const wrong: string[] = [];
+    for (const [file, fields, headerRow] of expected) {
+      const d = await suggestMapping(new URL(file, data).pathname);
+      if (headerRow) expect(d.headerRow, file).toBe(headerRow);
+      else expect(d.headerRow, file).toBe(1);
+      const got = drafted(d);
+      for (const [field, header] of Object.entries(fields)) {
+        total++;
+        const h = got[field];
+        if (h !== undefined && (typeof header === 'string' ? h === header : header.test(h))) right++;
+        else wrong.push(`${file}: ${field} from ${h ?? 'no column'}, expected ${String(header)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect([right, total]).toEqual([17, 17]);
   });
 });
