@@ -1,7 +1,7 @@
 // Onboarding the sheets suppliers really send (issue 39): a title above the headers (merged or not, CSV or XLSX), a
 // notice worksheet first, unit words in German, Spanish, Italian and Dutch, a draft that cannot work — on sheets made
 // here. `mapping init` then `validate --sandbox` with the written mapping, without editing it.
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -256,5 +256,52 @@ describe('better guesses and drafts that say they cannot work', () => {
     const noName = await cli(cwd, ['mapping', 'init', 'noname.csv']);
     expect(noName.code).toBe(1);
     expect(noName.stdout).toMatch(/^Required field missing: no column feeds tradeItemName \(the name\)/m);
+  });
+});
+
+describe('a label found only in a fallback language', () => {
+  it('is said once per column in summary.json notes, not as a warning on every row', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'ps-shapes-fallback-'));
+    const g = gtins(3, '376012');
+    writeFileSync(
+      join(cwd, 'statuts.csv'),
+      ['EAN;Désignation;Emballage', ...g.map((x, i) => `${x};Produit ${i};polymer evoh`)].join('\n'),
+    );
+    mkdirSync(join(cwd, 'mappings'));
+    writeFileSync(
+      join(cwd, 'mappings', 'statuts.yaml'),
+      [
+        'name: statuts',
+        'target: tradeItem',
+        'language: fr-FR',
+        'key: gtin',
+        'columns:',
+        '  - { column: EAN, field: gtin }',
+        '  - { column: Désignation, field: tradeItemName }',
+        '  - { column: Emballage, field: packagingFormat, lookup: { list: packaging-materials } }',
+      ].join('\n'),
+    );
+    const run = await cli(cwd, [
+      'validate',
+      'statuts.csv',
+      '--mapping',
+      'statuts',
+      '--sandbox',
+      '--owner',
+      '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f',
+    ]);
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    const runDir = join(cwd, 'reports', readdirSync(join(cwd, 'reports')).filter((d) => !d.startsWith('.'))[0]!);
+    expect(readFileSync(join(runDir, 'rows.csv'), 'utf8')).not.toContain('REF_NO_TRANSLATION');
+    const summary = JSON.parse(readFileSync(join(runDir, 'summary.json'), 'utf8')) as {
+      issues: { code: string }[];
+      notes: string[];
+    };
+    expect(summary.issues.map((i) => i.code)).not.toContain('REF_NO_TRANSLATION');
+    const notes = summary.notes.filter((n) => n.includes('REF_NO_TRANSLATION'));
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(
+      /^REF_NO_TRANSLATION on column "Emballage" \(packagingFormat\): 3 row\(s\) resolved through a fallback language/,
+    );
   });
 });

@@ -119,9 +119,37 @@ class Entry {
   }
 }
 
+/**
+ * Codes that are no row's problem but a column's: a label found only in a fallback language because the reference list
+ * has no label in the sheet's language (the reference API gives labels per language; a supplier cannot fix that). Said
+ * once per column in summary.json `notes`, kept off the rows and the breakdown.
+ */
+export const COLUMN_NOTICE_CODES: ReadonlySet<string> = new Set(['REF_NO_TRANSLATION']);
+
+/** A row's issues without the column notices; the same array when it holds none. */
+export function rowIssues<T extends Pick<Issue, 'code'>>(issues: readonly T[]): readonly T[] {
+  let any = false;
+  for (let i = 0; i < issues.length && !any; i++) any = COLUMN_NOTICE_CODES.has(issues[i]!.code);
+  return any ? issues.filter((i) => !COLUMN_NOTICE_CODES.has(i.code)) : issues;
+}
+
+/** A column notice as tallied: its rows, and the first issue's message and value as the example. */
+interface ColumnNotice {
+  code: string;
+  column: string | null;
+  field: string | null;
+  rows: number;
+  message: string;
+  value: string | null;
+}
+
+/** Most columns a run's notes name (a column notice per column; past this they are counted). */
+const MAX_NOTICES = 100;
+
 /** Tallies the issues of a run's lines, each line once: feed it every line of rows.* (report order), then read it. */
 export class IssueBreakdown {
   readonly #entries = new Map<string, Entry>();
+  readonly #notices = new Map<string, ColumnNotice>();
   /** Issues (of distinct rows) of code × column pairs past {@link MAX_ENTRIES}, and how many such pairs. */
   #overflowRows = 0;
   readonly #overflowKeys = new Set<string>();
@@ -138,6 +166,20 @@ export class IssueBreakdown {
       for (let p = 0; p < n && !again; p++) again = issues[p]!.code === i.code && issues[p]!.column === i.column;
       if (again) continue;
       const key = `${i.code}\0${i.column ?? ''}\0${i.column === null ? 'n' : 'c'}`;
+      if (COLUMN_NOTICE_CODES.has(i.code)) {
+        const n = this.#notices.get(key);
+        if (n) n.rows++;
+        else if (this.#notices.size < MAX_NOTICES)
+          this.#notices.set(key, {
+            code: i.code,
+            column: i.column,
+            field: i.field,
+            rows: 1,
+            message: i.message,
+            value: i.value,
+          });
+        continue;
+      }
       let e = this.#entries.get(key);
       if (!e) {
         if (this.#entries.size >= MAX_ENTRIES) {
@@ -165,11 +207,21 @@ export class IssueBreakdown {
     return `issues: ${pairs} further code × column pairs (${this.#overflowRows} row issues) are not broken down, past the first ${MAX_ENTRIES}`;
   }
 
-  /** Puts the breakdown into a summary (and its note, when the cap was reached). */
+  /** The column notices as sentences, one per column (most rows first). */
+  noticeNotes(): string[] {
+    return [...this.#notices.values()]
+      .sort((a, b) => b.rows - a.rows)
+      .map(
+        (n) =>
+          `${n.code} on ${n.column === null ? 'the rows' : `column "${redactPart(n.column)}"`}${n.field ? ` (${n.field})` : ''}: ${n.rows} row(s) resolved through a fallback language, the reference list having no label in the sheet's language — a gap of the reference data, not of the sheet, so not a warning on each row (first: ${n.value === null ? '' : `"${redactPart(n.value)}": `}${redactPart(n.message)})`,
+      );
+  }
+
+  /** Puts the breakdown into a summary (its notes: the column notices, and the cap when it was reached). */
   fill(summary: { issues?: IssueBreakdownEntry[]; notes?: string[] }): void {
     summary.issues = this.entries();
-    const note = this.note();
-    if (note) summary.notes = [...(summary.notes ?? []), note];
+    const notes = [...this.noticeNotes(), this.note()].filter((n): n is string => n !== null);
+    if (notes.length > 0) summary.notes = [...(summary.notes ?? []), ...notes];
   }
 }
 

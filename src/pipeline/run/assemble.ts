@@ -3,7 +3,7 @@
  * 0..n-1 are; archives follow the rows. Each chunk's results are streamed from disk, or handed over by the inline
  * driver that has them in hand (a few chunks at most), never the whole run in memory.
  */
-import { IssueBreakdown } from '../report/issue-breakdown.ts';
+import { IssueBreakdown, rowIssues } from '../report/issue-breakdown.ts';
 import { createReportWriter, type ReportWriter, type RunSummary } from '../report/report.ts';
 import { COUNT_KEY } from '../outcomes.ts';
 import { isRejected, readResults, type ChunkKind, type ResultRow } from './chunks.ts';
@@ -118,10 +118,13 @@ export class ReportAssembler {
     }
   }
 
-  #add(r: ResultRow): Promise<void> | undefined {
-    const k = COUNT_KEY[r.outcome];
+  #add(line: ResultRow): Promise<void> | undefined {
+    const k = COUNT_KEY[line.outcome];
     this.counts[k] = (this.counts[k] ?? 0) + 1;
-    this.#issues.add(r.row, r.issues);
+    this.#issues.add(line.row, line.issues);
+    // A column notice (issue-breakdown.ts) is said once in the summary's notes, not on each row.
+    const kept = rowIssues(line.issues);
+    const r = kept === line.issues ? line : { ...line, issues: [...kept] };
     const wait = this.#writer.addRow(r);
     if (r.row === null || !isRejected(r.outcome)) return wait;
     const row = r.row;
