@@ -491,16 +491,11 @@ describe('console mapper in a browser', () => {
         await page.setInputFiles('#mapper-file', book);
         await page.click('#suggest');
         await page.waitForSelector('#suggest-message.ok');
-        // The first visible sheet is a read-me: no GTIN column, said by the banner.
+        // The first visible sheet is a read-me: the products' sheet is taken (issue 39), its header row found (2), the
+        // key column with it.
         expect(await page.locator('#sheet-choice option').allTextContents()).toEqual(['Lisez-moi', 'Produits']);
-        await page
-          .locator('#missing-key')
-          .getByText(/No GTIN key column found/)
-          .waitFor();
-
-        // The products' sheet: its header row found (2), the key column with it.
-        await page.selectOption('#sheet-choice', 'Produits');
         await page.locator('#columns tr[data-header="EAN"]').waitFor();
+        expect(await page.inputValue('#sheet-choice')).toBe('Produits');
         expect(await page.inputValue('#header-row')).toBe('2');
         expect(await page.locator('#missing-key').isHidden()).toBe(true);
         expect(await page.inputValue('#columns tr[data-header="EAN"] select.field')).toBe('gtin');
@@ -535,6 +530,13 @@ describe('console mapper in a browser', () => {
         // A header row typed by hand: the title row names no field, so no key either.
         await page.fill('#header-row', '1');
         await page.locator('#header-row').press('Enter');
+        await page
+          .locator('#missing-key')
+          .getByText(/No GTIN key column found/)
+          .waitFor();
+
+        // The read-me chosen by hand: no GTIN column, said by the banner.
+        await page.selectOption('#sheet-choice', 'Lisez-moi');
         await page
           .locator('#missing-key')
           .getByText(/No GTIN key column found/)
