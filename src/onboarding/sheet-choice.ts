@@ -50,8 +50,8 @@ function headerLikeCell(text: string): boolean {
 
 /**
  * The score of one candidate: headers that look like headers, twice more those naming a field, plus the columns with
- * data under them. A row of fewer than two cells (a title, a note, a logo's caption) is no header row; a row without
- * rows of data below scores nothing for its columns.
+ * data under them. A row of fewer than two cells (a title, a note, a logo's caption) is no header row, nor a row
+ * without rows of data below.
  */
 export function scoreHeaderRow(c: HeaderRowCandidate, isKnown: (header: string) => boolean): HeaderRowScore {
   const present = c.headers.map((h, i) => ({ h: h.trim(), i })).filter((x) => x.h !== '');
@@ -70,7 +70,8 @@ export function scoreHeaderRow(c: HeaderRowCandidate, isKnown: (header: string) 
     if (rows.length > 0 && filled * 2 >= rows.length) withData++;
   }
   const base = { row: c.row, cells: present.length, headerLike, known, withData };
-  if (present.length < 2) return { ...base, score: 0 };
+  // Headers stand above data: a row with no data row below (the last row of a sheet) is no header row either.
+  if (present.length < 2 || rows.length === 0) return { ...base, score: 0 };
   return { ...base, score: headerLike + 2 * known + withData };
 }
 
