@@ -46,6 +46,8 @@ export const configSchema = z
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
     CHUNK_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
     WORKER_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
+    /** Chunks of one owner in progress at once across the fleet (docs/queue.md, "Fairness"); unset: no cap. */
+    OWNER_MAX_CHUNKS: z.coerce.number().int().min(1).max(100_000).optional(),
     /** The console's address as its users reach it: run events link to the reports under it (docs/operations.md). */
     PUBLIC_URL: url.optional(),
     /** One webhook endpoint for every event (with WEBHOOK_SECRET, `whsec_<base64>`); more in WEBHOOKS_FILE. */
