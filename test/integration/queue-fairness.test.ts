@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import { ProcessMetrics } from '../../src/metrics/metrics.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
+import { fleetMetrics } from '../../src/queue/metrics-fleet.ts';
 import { startWorkers } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID, DEMO_SUPPLIER_ID, OTHER_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
@@ -88,6 +90,62 @@ describe('fair queues', () => {
       expectOneItemPerGtin(sandbox, OTHER_COMPANY_ID, 1);
     } finally {
       await client.close();
+      await workers.close();
+      sandbox.handle.setFaults({});
+    }
+  }, 120_000);
+
+  it('shows where a run is in line, and the queue wait and chunks in progress per owner on /metrics', async () => {
+    sandbox.handle.reset();
+    sandbox.handle.setFaults({ latencyMs: 20 });
+    const dir = mkdtempSync(join(tmpdir(), 'ps-fair-line-'));
+    const config = loadConfig(env(dir));
+    const client = importQueueClient(config);
+    const fleet = fleetMetrics(config);
+    const metrics = new ProcessMetrics();
+    // Queued while no worker runs: the second is behind the first.
+    const one = await client.enqueue({
+      request: sheet(dir, 'a', 200, DEMO_COMPANY_ID, '035000'),
+      origin: 'cli',
+      step: 'prepare',
+    });
+    const two = await client.enqueue({
+      request: sheet(dir, 'c', 200, OTHER_COMPANY_ID, '036000'),
+      origin: 'cli',
+      step: 'prepare',
+    });
+    expect((await client.status(one.jobId))?.progress).toMatchObject({ stage: 'queued', ahead: 0 });
+    expect((await client.status(two.jobId))?.progress).toMatchObject({ stage: 'queued', ahead: 1 });
+    const workers = await startWorkers(config, {
+      jobsDir: join(dir, 'no-jobs'),
+      chunkSize: 20,
+      pushConcurrency: 1,
+      metrics,
+    });
+    try {
+      // One chunk at a time: while one run's chunk is sent, the other's next chunk waits its turn.
+      const seen = new Set<string>();
+      let gauge = '';
+      for (let i = 0; i < 3000 && !(seen.has('in line') && seen.has('running') && gauge); i++) {
+        for (const id of [one.jobId, two.jobId]) {
+          const p = (await client.status(id))?.progress as { stage?: string; next?: string; ahead?: number };
+          if (p?.stage === 'push' && p.next && typeof p.ahead === 'number') seen.add(p.next);
+        }
+        gauge ||= (await fleet.text()).match(/^product_sync_owner_chunks_in_progress\{owner="[^"]+"\} 1$/m)?.[0] ?? '';
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect([...seen].sort()).toEqual(['in line', 'running']);
+      expect(gauge).not.toBe('');
+      await client.wait(one.jobId, 60_000);
+      await client.wait(two.jobId, 60_000);
+      const text = await metrics.text();
+      for (const owner of [DEMO_COMPANY_ID, OTHER_COMPANY_ID]) {
+        expect(text).toContain(`product_sync_queue_wait_seconds_count{queue="push",owner="${owner}"} 10`);
+        expect(text).toContain(`product_sync_queue_wait_seconds_count{queue="import",owner="${owner}"} 1`);
+      }
+    } finally {
+      await client.close();
+      await fleet.close();
       await workers.close();
       sandbox.handle.setFaults({});
     }
