@@ -45,9 +45,10 @@ const sandbox = spawn(
   ['bin/product-sync.mjs', 'sandbox', '--port', String(apiPort), '--latency', String(LATENCY), '--admin'],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
-await new Promise<void>((resolve) =>
-  sandbox.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve()),
-);
+await new Promise<void>((resolve, reject) => {
+  sandbox.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve());
+  sandbox.once('exit', (code) => reject(new Error(`the sandbox exited (${code}) before listening`)));
+});
 const url = `http://127.0.0.1:${apiPort}`;
 mkdirSync(join(dir, 'a'));
 mkdirSync(join(dir, 'b'));
