@@ -134,5 +134,7 @@ console.log(
   `\n| workers | A's rows | B's wait (1 row) | A alone | A beside B | A's change |\n|---|---|---|---|---|---|`,
 );
 console.log(lines.join('\n'));
-console.log(`\nAPI at ${LATENCY} ms, the workers' defaults (CHUNK_SIZE, WORKER_CONCURRENCY), ${new Date().toISOString()}`);
+console.log(
+  `\nAPI at ${LATENCY} ms, the workers' defaults (CHUNK_SIZE, WORKER_CONCURRENCY), ${new Date().toISOString()}`,
+);
 process.exit(0);
