@@ -43,9 +43,12 @@ export const configSchema = z
     LEASE_TTL_SECONDS: z.coerce.number().min(1).max(3600).default(60),
     API_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(32),
     API_MAX_RPS: z.coerce.number().positive().optional(),
-    WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+    /** Import jobs at once per worker: two, so a large sheet's prepare step never holds a small run (docs/queue.md). */
+    WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
     CHUNK_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
     WORKER_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
+    /** Chunks of one owner in progress at once across the fleet (docs/queue.md, "Fairness"); unset: no cap. */
+    OWNER_MAX_CHUNKS: z.coerce.number().int().min(1).max(100_000).optional(),
     /** The console's address as its users reach it: run events link to the reports under it (docs/operations.md). */
     PUBLIC_URL: url.optional(),
     /** One webhook endpoint for every event (with WEBHOOK_SECRET, `whsec_<base64>`); more in WEBHOOKS_FILE. */

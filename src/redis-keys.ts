@@ -59,3 +59,12 @@ export function sharedRateKey(prefix: string, apiUrl: string): string {
 export function referenceKey(prefix: string, key: string): string {
   return `${prefix}:ref:${key}`;
 }
+
+/**
+ * The per-owner cap's slots (queue/owner-slots.ts): a sorted set per (product API, owner), and the hash of those sets
+ * (field: the set's key, value: its owner), read by `/metrics`.
+ */
+export function ownerSlotsKeys(prefix: string, owner: string, apiUrl: string): { slots: string; owners: string } {
+  const api = createHash('sha256').update(apiUrl).digest('hex').slice(0, 12);
+  return { slots: `${prefix}:owner-slots:${api}:${owner.toLowerCase()}`, owners: `${prefix}:owner-slots` };
+}

@@ -114,6 +114,19 @@ export class ProcessMetrics {
     return gauge;
   }
 
+  readonly #queueWait = new Histogram({
+    name: 'product_sync_queue_wait_seconds',
+    help: 'Time a job of this process waited in line before it started, by queue and owner: import (queued to its owner lease granted), push (a chunk added to started)',
+    labelNames: ['queue', 'owner'] as const,
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14400],
+    registers: [this.registry],
+  });
+
+  /** Counts how long a job waited in line (docs/queue.md, "Fairness"). */
+  recordQueueWait(queue: 'import' | 'push', owner: string, seconds: number): void {
+    if (Number.isFinite(seconds) && seconds >= 0) this.#queueWait.observe({ queue, owner }, seconds);
+  }
+
   /** Counts a feed tick whose source failed: no run could start, so no run counts it. */
   recordSourceError(feed: string): void {
     this.#sourceErrors.inc({ feed });

@@ -50,6 +50,8 @@ export const pushJobSchema = z.object({
   workDir: z.string(),
   kind: z.enum(['rows', 'archives']),
   index: z.number().int(),
+  /** The run's owner (its lease's): the per-owner cap and the queue wait per owner (absent: jobs of older versions). */
+  owner: z.string().optional(),
 });
 
 /** Payload of a feed tick. */

@@ -12,6 +12,7 @@ import { queueConnection, queuePrefix, quietOnErrors } from './connection.ts';
 import { eventRecorder, recordEventsOf, recorderOf } from './events-queue.ts';
 import { jobLost, redisRunId, watchJob } from './job-watch.ts';
 import { indexRun } from './run-index.ts';
+import { importLine, pushLine } from './run-line.ts';
 
 /** What a finished import job returns. */
 export interface ImportJobResult {
@@ -199,9 +200,10 @@ export async function runStatus(queue: Queue, jobId: string): Promise<RunStatus 
   let progress: unknown = job.progress;
   if (state === 'waiting-children' && data.runId && typeof progress === 'object' && progress !== null) {
     // The parent sleeps while its chunks run: its push progress is the sum of the chunks finished so far.
-    const done = Object.values(
-      await (await queue.getBackend().client).hgetall(runChunksKey(queue.opts.prefix ?? 'bull', data.runId)),
-    );
+    const finished = await (
+      await queue.getBackend().client
+    ).hgetall(runChunksKey(queue.opts.prefix ?? 'bull', data.runId));
+    const done = Object.values(finished);
     const sum = (i: number) => done.reduce((n, v) => n + Number(v.split(':')[i] ?? 0), 0);
     progress = {
       ...progress,
@@ -210,7 +212,14 @@ export async function runStatus(queue: Queue, jobId: string): Promise<RunStatus 
       errors: sum(1),
       chunksDone: done.length,
       chunks: data.chunks ?? null,
+      // Its place in line (run-line.ts): its next chunk running, in line behind `ahead` chunks, or held back.
+      ...(await pushLine(queue, data.runId, data.chunks ?? 0, new Set(Object.keys(finished)))),
     };
+  }
+  if (state === 'waiting' || state === 'prioritized') {
+    // Not started: the runs a worker takes before it.
+    const line = await importLine(queue, jobId);
+    if (line) progress = { ...(typeof progress === 'object' && progress ? progress : {}), stage: 'queued', ...line };
   }
   return {
     id: job.id!,

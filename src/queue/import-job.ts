@@ -21,6 +21,7 @@ import { JOB_OPTIONS, jobPayload, pushJobId, QUEUES, type ImportJobData } from '
 import { noteFeedRun } from './feed-deadlines.ts';
 import type { JobContext } from './job-context.ts';
 import { jobLockFence } from './job-lock.ts';
+import { chunkPriority } from './owner-slots.ts';
 import type { PushJobResult } from './push-job.ts';
 
 /** An import job's data, as read from the job. */
@@ -60,10 +61,16 @@ async function prepareImport(d: ImportJobDeps, job: Job, token: string, data: Im
   };
   // Its writes (brands created while resolving) are fenced by the job's lock as well as by the run's lease.
   const lock = await jobLockFence(job, token, d.lockDuration);
+  // The run's owner (its chunks' per-owner cap) and each chunk's place in line (owner-slots.ts's chunkPriority).
+  let owner: string | undefined;
+  let rowChunks = 0;
   const lease: RunContext['lease'] = {
     queued: { jobId: job.id! },
-    onGranted: (l, at) =>
-      d.keeper.register({
+    onGranted: (l, at) => {
+      owner = at.owner;
+      // How long the run waited for a worker and its owner's lease (/metrics, per owner).
+      d.metrics?.recordQueueWait('import', at.owner, (Date.now() - job.timestamp) / 1000);
+      return d.keeper.register({
         runId: l.holder.runId,
         owner: at.owner,
         api: at.api,
@@ -71,7 +78,8 @@ async function prepareImport(d: ImportJobDeps, job: Job, token: string, data: Im
         holder: l.holder,
         ttlMs: l.ttlMs,
         importJobId: job.id!,
-      }),
+      });
+    },
   };
   // Each chunk job is added as soon as the second pass has written its chunk: pushing starts while the pass goes on.
   const { value: run } = await d
@@ -87,19 +95,23 @@ async function prepareImport(d: ImportJobDeps, job: Job, token: string, data: Im
             lease,
             fences: [lock],
           },
-          (c) =>
-            d.pushQueue
+          (c) => {
+            if (c.kind === 'rows') rowChunks = Math.max(rowChunks, c.index + 1);
+            return d.pushQueue
               .add(
                 c.kind,
-                { runId: c.runId, workDir: c.workDir, kind: c.kind, index: c.index },
+                { runId: c.runId, workDir: c.workDir, kind: c.kind, index: c.index, ...(owner ? { owner } : {}) },
                 {
                   ...JOB_OPTIONS.push,
                   jobId: pushJobId(c),
+                  // Archives come after the run's row chunks.
+                  priority: chunkPriority(c.kind === 'rows' ? c.index : rowChunks + c.index),
                   parent: { id: job.id!, queue: job.queueQualifiedName },
                   ignoreDependencyOnFailure: true,
                 },
               )
-              .then(() => undefined),
+              .then(() => undefined);
+          },
         ),
       ),
     )

@@ -7,6 +7,7 @@ import type { ProcessMetrics } from '../metrics/metrics.ts';
 import type { RunContext } from '../pipeline/run/run.ts';
 import type { EventRecorder } from './events-queue.ts';
 import type { LeaseKeeper } from './lease-keeper.ts';
+import type { OwnerSlots } from './owner-slots.ts';
 import type { RequestScopes } from './request-scope.ts';
 
 export interface JobContext {
@@ -21,6 +22,8 @@ export interface JobContext {
   /** Job lock duration, ms. */
   lockDuration: number;
   metrics?: ProcessMetrics;
+  /** Chunks in progress per owner across the fleet, and the per-owner cap (owner-slots.ts). */
+  ownerSlots?: OwnerSlots;
   /** Registers what a job in hand sends (a prepare step, a chunk): returns `p`. */
   track<T>(p: Promise<T>): Promise<T>;
 }

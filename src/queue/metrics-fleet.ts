@@ -8,6 +8,7 @@ import type { Config } from '../config.ts';
 import { QUEUES } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors } from './connection.ts';
 import { feedStatuses } from './feed-status.ts';
+import { chunksInProgress } from './owner-slots.ts';
 import type { FleetMetrics } from '../metrics/metrics-page.ts';
 import { gaugeText, mergePages } from '../metrics/prom-text.ts';
 
@@ -29,6 +30,7 @@ export function fleetMetrics(config: Config): FleetMetrics {
         .get(EVENTS_QUEUE)!
         .getJobCounts('waiting', 'delayed', 'active', 'prioritized', 'failed');
       const pending = events.waiting! + events.delayed! + events.active! + events.prioritized!;
+      const inProgress = await chunksInProgress(connection, prefix);
       return mergePages([
         ...bull,
         gaugeText(
@@ -40,6 +42,11 @@ export function fleetMetrics(config: Config): FleetMetrics {
           'product_sync_feed_overdue',
           'Whether the feed is overdue: no run succeeded since its previous expected time (1) or not (0)',
           feeds.map((f) => [{ feed: f.id }, f.overdue ? 1 : 0]),
+        ),
+        gaugeText(
+          'product_sync_owner_chunks_in_progress',
+          'Chunks of the owner being pushed across the fleet now (capped by OWNER_MAX_CHUNKS when set)',
+          [...inProgress].map(([owner, n]) => [{ owner }, n]),
         ),
         gaugeText('product_sync_events_pending', 'Run events waiting to be delivered (waiting, delayed, being sent)', [
           [{}, pending],

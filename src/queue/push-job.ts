@@ -1,13 +1,15 @@
 /** The push job: sends one chunk of a queued run (run/'s `pushChunk`), fenced by its job lock and the run's lease. */
-import { UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { LimiterTally } from '../api/api-limiter.ts';
 import { isRetryable } from '../errors.ts';
 import { chunkApiFigures, type ChunkApiFigures } from '../pipeline/report/api-figures.ts';
+import { leaseApi } from '../pipeline/run/open-run.ts';
 import { pushChunk } from '../pipeline/run/run.ts';
 import { runChunksKey } from '../redis-keys.ts';
 import { jobPayload } from './catalog.ts';
 import type { JobContext } from './job-context.ts';
 import { jobLockFence } from './job-lock.ts';
+import type { OwnerSlots } from './owner-slots.ts';
 
 /** What a push (chunk) job returns (kept in Redis, so counts only: the rows' outcomes are in the run directory). */
 export interface PushJobResult {
@@ -25,46 +27,71 @@ export function pushJobHandler(
 ): (job: Job, token?: string) => Promise<PushJobResult> {
   return async (job, token) => {
     const c = jobPayload('push', job.data);
-    const lock = await jobLockFence(job, token!, d.lockDuration);
-    try {
-      const t0 = performance.now();
-      const limiter = d.ctx.limiter;
-      const push = () => d.scopes.run(() => pushChunk(c, { ...d.ctx, signal: stopSending }, lock));
-      // The chunk's own refusals, answers and time waited on the API's limits (a worker runs several chunks at once).
-      const {
-        value: { value: out, requests },
-        tally,
-      } = await d.track(
-        limiter
-          ? limiter.tally(push)
-          : push().then((value) => ({ value, tally: undefined as LimiterTally | undefined })),
-      );
-      await job.updateProgress({ stage: 'push', operations: out.rows, done: out.rows, failed: out.failed });
-      // One field per chunk, so a chunk run twice (retry, takeover) is counted once.
-      const key = runChunksKey(d.prefix, c.runId);
-      await d.conn
-        .multi()
-        .hset(key, `${c.kind}-${c.index}`, `${out.rows}:${out.failed}`)
-        .expire(key, 30 * 24 * 3600)
-        .exec();
-      // Rows stay in the run directory: the job's return value (kept in Redis) is only counts.
-      const result: PushJobResult = {
-        rows: out.rows,
-        failed: out.failed,
-        requests: requests.product,
-        ...(limiter && tally ? { api: chunkApiFigures(tally, limiter.snapshot(), performance.now() - t0) } : {}),
-      };
-      return result;
-    } catch (err) {
-      // This worker lost the job to another one (paused past its lock): whatever it throws, BullMQ ignores it.
-      if (lock.lost) throw lock.lost;
-      // Stopped by the worker's stop: the chunk is pushed again, from its journal, by whichever worker takes it.
-      if (stopSending.aborted) throw err;
-      // A chunk that cannot succeed by retrying (credential rejected, state missing) fails at once.
-      if (!isRetryable(err)) throw new UnrecoverableError((err as Error).message);
-      throw err;
-    } finally {
-      lock.stop();
-    }
+    // Its owner's slot (docs/queue.md, "Fairness"): over the owner's cap, the chunk waits its turn (a delay).
+    const api = leaseApi(d.ctx);
+    if (c.owner && d.ownerSlots) await slotOrDelay(d.ownerSlots, job, token!, c.owner, api);
+    d.metrics?.recordQueueWait('push', c.owner ?? '', (Date.now() - job.timestamp) / 1000);
+    if (c.owner && d.ownerSlots)
+      return d.ownerSlots.hold(c.owner, api, job.id!, () => sendChunk(d, stopSending, job, token));
+    return sendChunk(d, stopSending, job, token);
   };
+}
+
+/**
+ * Takes a slot of the chunk's owner, or moves the chunk back to the delayed set for about a second (not a failed
+ * attempt) when the owner has its cap of chunks in progress. It asks a few times first, a few tens of ms apart: a
+ * chunk of another owner may wait that long behind it, but the fleet's idle slots do not spin through the capped
+ * owner's chunks.
+ */
+async function slotOrDelay(slots: OwnerSlots, job: Job, token: string, owner: string, api: string): Promise<void> {
+  for (let i = 0; i < 4; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 40 + Math.floor(Math.random() * 40)));
+    if (await slots.take(owner, api, job.id!)) return;
+  }
+  await job.moveToDelayed(Date.now() + 500 + Math.floor(Math.random() * 500), token);
+  throw new DelayedError();
+}
+
+/** Sends the chunk, fenced by the job's lock; what it returns is kept in Redis. */
+async function sendChunk(d: JobContext, stopSending: AbortSignal, job: Job, token?: string): Promise<PushJobResult> {
+  const c = jobPayload('push', job.data);
+  const lock = await jobLockFence(job, token!, d.lockDuration);
+  try {
+    const t0 = performance.now();
+    const limiter = d.ctx.limiter;
+    const push = () => d.scopes.run(() => pushChunk(c, { ...d.ctx, signal: stopSending }, lock));
+    // The chunk's own refusals, answers and time waited on the API's limits (a worker runs several chunks at once).
+    const {
+      value: { value: out, requests },
+      tally,
+    } = await d.track(
+      limiter ? limiter.tally(push) : push().then((value) => ({ value, tally: undefined as LimiterTally | undefined })),
+    );
+    await job.updateProgress({ stage: 'push', operations: out.rows, done: out.rows, failed: out.failed });
+    // One field per chunk, so a chunk run twice (retry, takeover) is counted once.
+    const key = runChunksKey(d.prefix, c.runId);
+    await d.conn
+      .multi()
+      .hset(key, `${c.kind}-${c.index}`, `${out.rows}:${out.failed}`)
+      .expire(key, 30 * 24 * 3600)
+      .exec();
+    // Rows stay in the run directory: the job's return value (kept in Redis) is only counts.
+    const result: PushJobResult = {
+      rows: out.rows,
+      failed: out.failed,
+      requests: requests.product,
+      ...(limiter && tally ? { api: chunkApiFigures(tally, limiter.snapshot(), performance.now() - t0) } : {}),
+    };
+    return result;
+  } catch (err) {
+    // This worker lost the job to another one (paused past its lock): whatever it throws, BullMQ ignores it.
+    if (lock.lost) throw lock.lost;
+    // Stopped by the worker's stop: the chunk is pushed again, from its journal, by whichever worker takes it.
+    if (stopSending.aborted) throw err;
+    // A chunk that cannot succeed by retrying (credential rejected, state missing) fails at once.
+    if (!isRetryable(err)) throw new UnrecoverableError((err as Error).message);
+    throw err;
+  } finally {
+    lock.stop();
+  }
 }

@@ -23,6 +23,7 @@ import { loadFeeds, type Feed } from './feeds.ts';
 import { importJobHandler } from './import-job.ts';
 import { sendingTracker, type JobContext } from './job-context.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
+import { OwnerSlots } from './owner-slots.ts';
 import { pushJobHandler } from './push-job.ts';
 import { answersWithin } from './redis-health.ts';
 import { RequestScopes } from './request-scope.ts';
@@ -99,6 +100,8 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     lockDuration,
     metrics: options.metrics,
     track: sending.track,
+    // Chunks in progress per owner across the fleet, capped by OWNER_MAX_CHUNKS (docs/queue.md, "Fairness").
+    ownerSlots: new OwnerSlots(conn, { prefix, cap: config.OWNER_MAX_CHUNKS, ttlMs: lockDuration }),
   };
   // A feed tick lists the feed's source and queues its oldest new file (feed-tick.ts).
   const stopTicks = new AbortController();

@@ -47,6 +47,8 @@
  *   rowsTotal?: number,
  *   operationsSent?: number,
  *   errors?: number,
+ *   ahead?: number,
+ *   next?: 'running' | 'in line' | 'held back',
  * }} Progress
  */
 /**
@@ -128,8 +130,16 @@
   function progressText(p) {
     if (!p || !p.stage) return '';
     if (p.stage === 'waiting') return `waiting for the owner's lease: ${p.waitingFor} (since ${p.since})`;
+    // Its turn (docs/queue.md, "Fairness"): the runs, or chunks, a worker takes before it.
+    if (p.stage === 'queued') return `waiting for its turn: ${p.ahead ?? 0} run(s) ahead`;
     const sent = p.rowsTotal ? ` · ${p.operationsSent ?? 0}/${p.rowsTotal} sent` : '';
-    return `${p.stage} · ${p.rowsRead} rows${sent}${p.errors ? ` · ${p.errors} errors` : ''}`;
+    const line =
+      p.next === 'in line'
+        ? ` · next chunk waits its turn: ${p.ahead ?? 0} chunk(s) ahead`
+        : p.next === 'held back'
+          ? ' · next chunk held back (owner cap or retry)'
+          : '';
+    return `${p.stage} · ${p.rowsRead} rows${sent}${p.errors ? ` · ${p.errors} errors` : ''}${line}`;
   }
   /** @param {Run} r */
   function files(r) {
