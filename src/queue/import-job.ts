@@ -43,7 +43,7 @@ export function importJobHandler(d: ImportJobDeps): (job: Job, token?: string) =
       const data = jobPayload('import', job.data);
       if (data.step === 'prepare') await prepareImport(d, job, token!, data);
       if (await job.moveToWaitingChildren(token!)) throw new WaitingChildrenError();
-      return await finalizeImport(d, job, data);
+      return await finalizeImport(d, job, token!, data);
     } catch (err) {
       return await importFailed(d, job, token, err);
     }
@@ -119,7 +119,7 @@ async function prepareImport(d: ImportJobDeps, job: Job, token: string, data: Im
 }
 
 /** `finalize`, once every push job ended: the report, the run's events, the feed's bookkeeping, the lease freed. */
-async function finalizeImport(d: ImportJobDeps, job: Job, data: ImportPayload) {
+async function finalizeImport(d: ImportJobDeps, job: Job, token: string, data: ImportPayload) {
   // Read again: the prepare step has stored the run's id and directory in the job's data.
   const { workDir, runId } = jobPayload('import', job.data);
   const values = Object.values(await job.getChildrenValues<PushJobResult>());
@@ -128,11 +128,15 @@ async function finalizeImport(d: ImportJobDeps, job: Job, data: ImportPayload) {
     // A chunk out of retries: what its journal confirmed keeps its outcome, the rest is `failed`.
     if (m) await recoverChunk(workDir!, m[1] as 'rows' | 'archives', Number(m[2]), String(reason));
   }
+  // The late-duplicate sweep before the report writes (archives): fenced by this job's lock as well as the lease.
+  const lock = await jobLockFence(job, token, d.lockDuration);
   const result = await finishRun(workDir!, {
     ...d.ctx,
     pushRequests: values.reduce((n, v) => n + (v?.requests ?? 0), 0),
     pushApi: values.map((v) => v?.api),
-  });
+    guard: lock,
+    ...(data.waitLockSeconds !== undefined ? { leaseWaitMs: data.waitLockSeconds * 1000 } : {}),
+  }).finally(() => lock.stop());
   // Recorded before the job returns and before the feed's hash is written: a worker killed in between redoes this
   // step, and records the same events again (a no-op).
   await d.recorder.runEnded(job, result);

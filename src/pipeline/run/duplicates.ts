@@ -15,6 +15,7 @@
 import { appendFile, readdir, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { allFences, type Fence } from '../../api/fence.ts';
 import { withFence } from '../../api/run-scope.ts';
 import type { TradeItemRecord } from '../../api/types.ts';
 import { LeaseLostError } from '../../errors.ts';
@@ -221,6 +222,8 @@ export interface SweepInput {
   retake: (waitMs: number) => Promise<Lease>;
   /** How long a run that lost its lease waits for it to check its late creates. */
   waitMs: number;
+  /** What must hold besides the lease for the sweep to write (a queued run's import job lock). */
+  guard?: Fence;
 }
 
 /**
@@ -230,6 +233,7 @@ export interface SweepInput {
  */
 export async function sweepDuplicates(o: SweepInput): Promise<string | undefined> {
   const log = logger.child({ runId: o.runId });
+  const fenced = (lease: Lease): Fence => (o.guard ? allFences([lease, o.guard]) : lease);
   try {
     // A fence that ran out stops the run before any renewal said whether another run took the lease: ask now.
     await o.lease.ready().catch(() => undefined);
@@ -238,7 +242,7 @@ export async function sweepDuplicates(o: SweepInput): Promise<string | undefined
       if (!from || from.runId === o.runId) return undefined;
       if (!from.dir || !existsSync(from.dir))
         return `took the lease over from run ${from.runId}, whose journal is not on this machine: second items it may have created after its lease ran out were not looked for`;
-      const removed = await withFence(o.lease, () =>
+      const removed = await withFence(fenced(o.lease), () =>
         removeDuplicatesOfLostRun({ ...o, lost: { runId: from.runId, dir: from.dir! } }),
       );
       if (removed.length > 0)
@@ -257,7 +261,7 @@ export async function sweepDuplicates(o: SweepInput): Promise<string | undefined
       return `creates answered after this run's lease ran out were not checked for second items (${describeHolder(err.holder)} holds the lease): run the same import again`;
     }
     try {
-      const removed = await withFence(again, () => removeOwnLateDuplicates(o));
+      const removed = await withFence(fenced(again), () => removeOwnLateDuplicates(o));
       if (removed.length > 0)
         log.warn({ removed: removed.length }, 'own second items created after the lease ran out archived');
     } finally {

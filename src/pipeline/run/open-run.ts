@@ -198,6 +198,23 @@ async function setChunksAside(workDir: string): Promise<string | undefined> {
   }
 }
 
+/**
+ * A queued run's lease as run.json keeps it, with the run it took the lease over from (its finish step looks for that
+ * run's late creates): a retried prepare step that took the lease again from its own earlier grant keeps the holder the
+ * earlier grant had taken it from.
+ */
+function queuedLease(ctx: RunContext, lease: Lease, earlier: RunState | undefined): NonNullable<RunState['lease']> {
+  const from =
+    lease.takenFrom && lease.takenFrom.runId !== lease.holder.runId ? lease.takenFrom : earlier?.lease?.takenFrom;
+  return {
+    api: leaseApi(ctx),
+    grant: lease.grant,
+    holder: lease.holder,
+    ttlMs: lease.ttlMs,
+    ...(from ? { takenFrom: from } : {}),
+  };
+}
+
 /** The product API as the lease names it. */
 export function leaseApi(ctx: Pick<RunContext, 'apiId' | 'config'>): string {
   return ctx.apiId ?? ctx.config.PRODUCT_API_URL ?? 'embedded';
@@ -298,9 +315,7 @@ async function openLeased(
     archiveChunks: 0,
     referenceRequests: 0,
     productRequests: 0,
-    ...(lease && ctx.lease?.queued
-      ? { lease: { api: leaseApi(ctx), grant: lease.grant, holder: lease.holder, ttlMs: lease.ttlMs } }
-      : {}),
+    ...(lease && ctx.lease?.queued ? { lease: queuedLease(ctx, lease, earlierState) } : {}),
     ...(lease && !ctx.lease?.queued
       ? { leaseTokens: outdated ? { where: lease.where, tokens: [lease.token] } : grantsOf(previous, lease) }
       : {}),

@@ -96,7 +96,14 @@ export interface RunState {
    * Queue mode: the (owner, API) lease this run holds until its report (its chunk jobs check and renew it, workers keep
    * it between jobs, finishing releases it).
    */
-  lease?: { api: string; grant: Grant; holder: LeaseHolder; ttlMs: number };
+  lease?: {
+    api: string;
+    grant: Grant;
+    holder: LeaseHolder;
+    ttlMs: number;
+    /** The run whose grant this one took over (never released): its late creates are looked for before the report. */
+    takenFrom?: LeaseHolder;
+  };
 }
 
 /**

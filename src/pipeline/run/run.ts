@@ -593,19 +593,68 @@ export async function pushChunk(
   }
 }
 
+/**
+ * The fence's last window for a queued run, as sweepLateDuplicates for an inline one: its chunk jobs journal creates
+ * answered late, and its prepare step may have taken the lease over from a run that never released it. Its lease is the
+ * one run.json keeps (the workers kept it alive until now): asked of the store here, held or lost.
+ */
+async function sweepQueuedRun(workDir: string, state: RunState, ctx: RunContext & QueuedFinish): Promise<void> {
+  if (state.request.dryRun || !state.lease) return;
+  const { api, grant, holder, ttlMs, takenFrom } = state.lease;
+  const store = leaseStoreFor(
+    { redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR },
+    state.ownerCompanyId,
+    api,
+  );
+  // Held as of nothing: the sweep's first renewal tells whether the run still holds it.
+  const lease = new Lease(store, grant, holder, ttlMs, { mono: -Infinity, wall: -Infinity }, takenFrom);
+  try {
+    lease.keepAlive();
+    const note = await sweepDuplicates({
+      api: ctx.clients.product,
+      owner: state.ownerCompanyId,
+      runId: state.runId,
+      workDir,
+      lease,
+      waitMs: Math.max(ctx.leaseWaitMs ?? 0, 2 * ttlMs),
+      ...(ctx.guard ? { guard: ctx.guard } : {}),
+      retake: (waitMs) =>
+        acquireLease({
+          store,
+          owner: state.ownerCompanyId,
+          holder: holderOf(state.runId, 'queued', holder.jobId, workDir),
+          ttlMs,
+          waitMs,
+        }),
+    });
+    if (note) state.request.notes = [...(state.request.notes ?? []), note];
+  } finally {
+    lease.stop();
+  }
+}
+
 /** True when the store says another run holds the lease now (not merely that it could not be renewed in time). */
 async function leaseLostForGood(lease: Lease): Promise<boolean> {
   await lease.ready().catch(() => undefined);
   return lease.lost !== null;
 }
 
-/** Queue driver, parent side at the end: the report from every chunk's results, in row order. */
-export async function finishRun(
-  workDir: string,
-  ctx: RunContext & { pushRequests?: number; pushApi?: readonly (ChunkApiFigures | undefined)[] },
-): Promise<RunResult> {
+/** What the queue's finish step hands {@link finishRun} besides the run's context. */
+export interface QueuedFinish {
+  /** Product requests the chunk jobs sent, and what they saw of the API's limits. */
+  pushRequests?: number;
+  pushApi?: readonly (ChunkApiFigures | undefined)[];
+  /** What must hold, besides the run's lease, for the finish step to write (its import job's lock). */
+  guard?: Fence;
+  /** How long a run that lost its lease waits to take it again to check its late creates (the job's --wait-lock). */
+  leaseWaitMs?: number;
+}
+
+/** Queue driver, parent side at the end: late duplicates swept, then the report from every chunk's results. */
+export async function finishRun(workDir: string, ctx: RunContext & QueuedFinish): Promise<RunResult> {
   const state = await readRunState(workDir);
   state.aborted ??= await readAbortMark(workDir);
+  await sweepQueuedRun(workDir, state, ctx);
   ctx.onProgress?.({
     stage: 'report',
     rowsRead: state.rows,
