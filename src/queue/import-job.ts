@@ -8,6 +8,7 @@ import { DelayedError, UnrecoverableError, WaitingChildrenError, type Job, type 
 import { isRetryable, LeaseLostError, ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { recoverChunk } from '../pipeline/run/chunks.ts';
+import { readRunState } from '../pipeline/run/run-state.ts';
 import { describeHolder, LeaseBusyError } from '../pipeline/run/lease.ts';
 import {
   finishRun,
@@ -91,7 +92,13 @@ async function prepareImport(d: ImportJobDeps, job: Job, token: string, data: Im
             d.pushQueue
               .add(
                 c.kind,
-                { runId: c.runId, workDir: c.workDir, kind: c.kind, index: c.index },
+                {
+                  runId: c.runId,
+                  workDir: c.workDir,
+                  kind: c.kind,
+                  index: c.index,
+                  ...(c.plan ? { plan: c.plan } : {}),
+                },
                 {
                   ...JOB_OPTIONS.push,
                   jobId: pushJobId(c),
@@ -123,10 +130,16 @@ async function finalizeImport(d: ImportJobDeps, job: Job, token: string, data: I
   // Read again: the prepare step has stored the run's id and directory in the job's data.
   const { workDir, runId } = jobPayload('import', job.data);
   const values = Object.values(await job.getChildrenValues<PushJobResult>());
+  const { plan } = await readRunState(workDir!);
   for (const [key, reason] of Object.entries(await job.getIgnoredChildrenFailures())) {
     const m = /-(rows|archives)-(\d+)$/.exec(key);
+    if (!m) continue;
+    const kind = m[1] as 'rows' | 'archives';
+    const index = Number(m[2]);
+    // A chunk job of plans made again since failed for a chunk that is another job's now.
+    if (!key.endsWith(`:${pushJobId({ runId: runId!, kind, index, ...(plan ? { plan } : {}) })}`)) continue;
     // A chunk out of retries: what its journal confirmed keeps its outcome, the rest is `failed`.
-    if (m) await recoverChunk(workDir!, m[1] as 'rows' | 'archives', Number(m[2]), String(reason));
+    await recoverChunk(workDir!, kind, index, String(reason));
   }
   // The late-duplicate sweep before the report writes (archives): fenced by this job's lock as well as the lease.
   const lock = await jobLockFence(job, token, d.lockDuration);

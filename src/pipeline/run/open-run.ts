@@ -182,19 +182,42 @@ function plansOutdated(previous: RunState | undefined, lease: Lease): boolean {
 }
 
 /**
- * Sets an earlier attempt's chunks aside (`<run>/outdated-<n>/chunks`): a run that plans again starts from no chunk, no
- * journal and no result. Returns where they went (the new plans take an earlier outcome from there when the API still
- * holds what that attempt wrote: see earlierOutcomes).
+ * A queued run's earlier prepare step planned under a grant another run may have followed: not the same grant, and not
+ * the very next one (the lease ran out, and this run took it again with nobody between). Its chunk jobs check the
+ * lease, but a retried prepare step holds it again: without this, they would send the earlier plans under the new
+ * grant.
  */
-async function setChunksAside(workDir: string): Promise<string | undefined> {
+function queuedPlansOutdated(previous: RunState | undefined, lease: Lease): boolean {
+  if (!previous) return false;
+  const before = previous.lease?.grant;
+  if (!before) return true;
+  if (before.id === lease.grant.id) return false;
+  return (
+    lease.token !== before.token + 1 || (lease.takenFrom !== undefined && lease.takenFrom.runId !== lease.holder.runId)
+  );
+}
+
+/**
+ * Sets an earlier attempt's chunks aside (`<run>/outdated-<n>/chunks`, with its abort mark): a run that plans again
+ * starts from no chunk, no journal and no result. `first` runs before anything is moved, with the plan's number `n`.
+ * Returns where they went (the new plans take an earlier outcome from there when the API still holds what that attempt
+ * wrote: see earlierOutcomes).
+ */
+async function setChunksAside(
+  workDir: string,
+  first?: (plan: number) => Promise<void>,
+): Promise<{ dir: string; plan: number } | undefined> {
   const chunks = join(workDir, 'chunks');
   if (!existsSync(chunks)) return undefined;
   for (let n = 1; ; n++) {
     const aside = join(workDir, `outdated-${n}`);
     if (existsSync(aside)) continue;
+    await first?.(n);
     await mkdir(aside, { recursive: true });
     await rename(chunks, join(aside, 'chunks'));
-    return aside;
+    if (existsSync(join(workDir, 'aborted.json')))
+      await rename(join(workDir, 'aborted.json'), join(aside, 'aborted.json'));
+    return { dir: aside, plan: n };
   }
 }
 
@@ -276,8 +299,20 @@ async function openLeased(
   // Another run held the lease since an earlier attempt of this run planned: its plans may be outdated (the other run
   // created or changed these items since), so every row is planned again from the API as it is now — rows already
   // pushed included — and nothing of the earlier plans is sent (docs/concurrency.md, "Resuming a run").
-  const outdated = kind === 'import' && lease !== undefined && !ctx.lease?.queued && plansOutdated(earlierState, lease);
-  const earlier = outdated ? await setChunksAside(workDir) : undefined;
+  const queued = Boolean(ctx.lease?.queued);
+  const outdated =
+    kind === 'import' &&
+    lease !== undefined &&
+    (queued ? queuedPlansOutdated(earlierState, lease) : plansOutdated(earlierState, lease));
+  // A queued run's chunk jobs of the earlier plans may still be waiting: run.json names the new grant and plan before
+  // the chunks move, so they find their plan outdated and send nothing (run.ts pushChunk).
+  const aside = outdated
+    ? await setChunksAside(workDir, async (plan) => {
+        if (queued && earlierState && lease)
+          await writeRunState(workDir, { ...earlierState, lease: queuedLease(ctx, lease, earlierState), plan });
+      })
+    : undefined;
+  const earlier = aside?.dir;
   if (outdated)
     (ctx.logger ?? rootLogger).warn(
       { runId },
@@ -316,6 +351,7 @@ async function openLeased(
     referenceRequests: 0,
     productRequests: 0,
     ...(lease && ctx.lease?.queued ? { lease: queuedLease(ctx, lease, earlierState) } : {}),
+    ...(aside && queued ? { plan: aside.plan } : previous?.plan ? { plan: previous.plan } : {}),
     ...(lease && !ctx.lease?.queued
       ? { leaseTokens: outdated ? { where: lease.where, tokens: [lease.token] } : grantsOf(previous, lease) }
       : {}),

@@ -104,6 +104,12 @@ export interface RunState {
     /** The run whose grant this one took over (never released): its late creates are looked for before the report. */
     takenFrom?: LeaseHolder;
   };
+  /**
+   * Queue mode: which plans the chunk files hold (absent: the first). A retried prepare step that plans again after
+   * another run held the lease counts up (the earlier chunks set aside in `outdated-<plan>`); chunk jobs of another
+   * plan send nothing.
+   */
+  plan?: number;
 }
 
 /**

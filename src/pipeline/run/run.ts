@@ -452,7 +452,7 @@ export interface QueuedRun {
 export async function startQueuedRun(
   req: ImportRequest,
   ctx: RunContext,
-  onChunk: (c: { runId: string; workDir: string; kind: ChunkKind; index: number }) => Promise<void>,
+  onChunk: (c: { runId: string; workDir: string; kind: ChunkKind; index: number; plan?: number }) => Promise<void>,
 ): Promise<QueuedRun> {
   const share = runShare();
   const run = await openRun(req, ctx, 'import', share);
@@ -461,10 +461,12 @@ export async function startQueuedRun(
   const productBefore = ctx.clients.stats.product - state.productRequests;
   const guard = ctx.fences?.length ? allFences(ctx.fences) : undefined;
   const fence = run.lease ? allFences([run.lease, ...(ctx.fences ?? [])]) : null;
+  const plan = state.plan ? { plan: state.plan } : {};
   try {
     await withFence(fence, async () => {
       for await (const c of produceChunks(run, ctx, guard ? { guard } : {})) {
-        if (c.status !== 'pushed') await onChunk({ runId: state.runId, workDir, kind: 'rows', index: c.index });
+        if (c.status !== 'pushed')
+          await onChunk({ runId: state.runId, workDir, kind: 'rows', index: c.index, ...plan });
       }
     });
   } finally {
@@ -478,7 +480,7 @@ export async function startQueuedRun(
     if (resultsExist(workDir, 'archives', i)) continue;
     if (share.stop.reason)
       await settleArchiveChunk(workDir, i, 'not_attempted', [notAttemptedIssue(null, share.stop.reason.message)]);
-    else await onChunk({ runId: state.runId, workDir, kind: 'archives', index: i });
+    else await onChunk({ runId: state.runId, workDir, kind: 'archives', index: i, ...plan });
   }
   if (share.stop.reason) state.aborted ??= abortOf(share.stop.reason);
   state.referenceRequests = ctx.clients.stats.reference - refBefore;
@@ -508,12 +510,16 @@ export interface ChunkGuard extends Fence {
  * job is retried.
  */
 export async function pushChunk(
-  c: { workDir: string; kind: ChunkKind; index: number },
+  c: { workDir: string; kind: ChunkKind; index: number; plan?: number },
   ctx: RunContext,
   jobLock: ChunkGuard,
 ): Promise<PushedChunk> {
-  if (resultsExist(c.workDir, c.kind, c.index)) return { rows: 0, failed: 0, writes: 0 };
-  const state = await readRunState(c.workDir);
+  const nothing = { rows: 0, failed: 0, writes: 0 };
+  let state = await readRunState(c.workDir);
+  // A chunk of plans the run made again since (a retried prepare step after another run held the lease): the chunk of
+  // that index now is another job's.
+  if ((c.plan ?? 0) !== (state.plan ?? 0)) return nothing;
+  if (resultsExist(c.workDir, c.kind, c.index)) return nothing;
   let abort = await readAbortMark(c.workDir);
   let lease: Lease | undefined;
   if (!abort && state.lease) {
@@ -536,6 +542,10 @@ export async function pushChunk(
           cause: err,
           retryable: true,
         });
+      // The lease another run holds may be this run's own again (its prepare step retried, planning again): then this
+      // job's plan is outdated and it writes nothing.
+      state = await readRunState(c.workDir);
+      if ((c.plan ?? 0) !== (state.plan ?? 0) || state.lease?.grant.id !== lease.grant.id) return nothing;
       abort = abortOf(err);
     }
   }
