@@ -250,3 +250,65 @@ describe('the queued variant: a chunk job let out a create after its lease was t
       }
     }, 150_000);
 });
+
+// The lost run killed while its late create was on its way (journalled `sent`, no answer), landing only after the new
+// holder ended: the new holder found no second item, so it noted the key in the machine's state directory
+// (STATE_DIR/late-creates/); the next run of the owner on this machine looks again and archives the second item.
+describe('a late create that lands after the new holder ended, its run killed before the answer', () => {
+  it('the next run of the owner archives the second item and reports it', async () => {
+    sandbox.handle.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'ps-late-create-k-'));
+    const rows = 60;
+    const night = writeProductSheet(dir, rows, { owner, file: 'night.csv', name: (i) => `Night ${i}` });
+    const fix = writeProductSheet(dir, rows, { owner, file: 'fix.csv', name: (i) => `Fix ${i}` });
+    const holdA = hold(dir, 'a', 10);
+    const envA = inlineEnv(sandbox.url, dir, {
+      API_CONCURRENCY: '1',
+      LEASE_TTL_SECONDS: '2',
+      PS_TEST_FENCE_HOLD: holdA.env,
+    });
+    const envB = inlineEnv(sandbox.url, dir, { API_CONCURRENCY: '1', LEASE_TTL_SECONDS: '60' });
+    const bReports = join(dir, 'b-reports');
+    const a = spawnCli(['import', night.file, '--mapping', night.mapping, '--report-dir', join(dir, 'a-reports')], {
+      env: envA,
+    });
+    try {
+      await until('the first import to be held past its fence check', () => existsSync(holdA.held), 30_000);
+      // B takes the lease over and runs to its end: A's create of the held GTIN is in A's journal, sent without an
+      // answer, and no second item exists yet.
+      const fixArgs = ['import', fix.file, '--mapping', fix.mapping, '--report-dir', bReports, '--wait-lock', '60'];
+      const rb = await spawnCli(fixArgs, { env: envB }).exit;
+      expect(rb.code, rb.stderr).toBe(0);
+      expect(twice()).toEqual([]);
+      expect(report(bReports).summary.counts.duplicateRemoved).toBe(0);
+      // A's create goes out; the API applies it, and its answer is lost (the connection reset) while the API is slow:
+      // A is killed before it could learn anything of it (its journal: sent, no answer).
+      sandbox.handle.setFaults({ latencyMs: 1500, sequence: ['reset'] });
+      holdA.release();
+      await until('the late create to land', () => twice().length === 1, 30_000);
+      a.child.kill('SIGKILL');
+      await a.exit;
+      sandbox.handle.setFaults({});
+      const lateId = live().find(
+        (t) => String(t.tradeItemName).startsWith('Night ') && twice().includes(String(t.gtin)),
+      )!.tradeItemId;
+      // The next run of the owner (the same command again: a new run) archives it, and says so.
+      const rc = await spawnCli(fixArgs, { env: envB }).exit;
+      expect(rc.code, rc.stderr).toBe(0);
+      expect(twice()).toEqual([]);
+      expect(live()).toHaveLength(rows);
+      expect(live().every((t) => String(t.tradeItemName).startsWith('Fix '))).toBe(true);
+      const runs = readdirSync(bReports).filter((d) => existsSync(join(bReports, d, 'summary.json')));
+      expect(runs).toHaveLength(2);
+      const second = runs.find((d) => /-r2$/.test(d))!;
+      const summary = JSON.parse(readFileSync(join(bReports, second, 'summary.json'), 'utf8')) as Summary;
+      expect(summary.counts.duplicateRemoved).toBe(1);
+      const lines = readFileSync(join(bReports, second, 'rows.csv'), 'utf8');
+      expect(lines).toContain(`duplicate_removed,${lateId}`);
+    } finally {
+      holdA.release();
+      sandbox.handle.setFaults({});
+      a.child.kill('SIGKILL');
+    }
+  }, 120_000);
+});

@@ -12,6 +12,7 @@ import { sheetWantsReportThread } from '../report/report-thread-start.ts';
 import { REPORT_THREAD_ROWS, ReportAssembler, type Counts } from './assemble.ts';
 import { acquireLease, holderOf, Lease } from './lease.ts';
 import { duplicateResults, sweepDuplicates } from './duplicates.ts';
+import { pendingFile } from './pending-duplicates.ts';
 import { RequestTally } from './request-tally.ts';
 import { leaseStoreFor } from './lease-store.ts';
 import {
@@ -341,6 +342,7 @@ async function sweepLateDuplicates(drive: InlineDrive): Promise<void> {
     workDir,
     lease,
     waitMs: Math.max(ctx.lease?.waitMs ?? 0, 2 * lease.ttlMs),
+    pending: pendingFile(ctx.config.STATE_DIR, state.ownerCompanyId, leaseApi(ctx)),
     retake: (waitMs) =>
       acquireLease({
         store: leaseStoreFor(
@@ -627,6 +629,7 @@ async function sweepQueuedRun(workDir: string, state: RunState, ctx: RunContext 
       workDir,
       lease,
       waitMs: Math.max(ctx.leaseWaitMs ?? 0, 2 * ttlMs),
+      pending: pendingFile(ctx.config.STATE_DIR, state.ownerCompanyId, api),
       ...(ctx.guard ? { guard: ctx.guard } : {}),
       retake: (waitMs) =>
         acquireLease({
