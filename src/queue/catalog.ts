@@ -122,7 +122,10 @@ export const JOB_OPTIONS = {
   },
 } as const;
 
-/** Id of a chunk job: one per run, kind and index, so a parent that redoes its prepare step adds no chunk twice. */
+/**
+ * Id of a chunk job: one per run, plan, kind and index, so a parent that redoes its prepare step adds no chunk twice
+ * (and one that plans again, RunState.plan, adds its new chunks).
+ */
 export function pushJobId(d: Pick<PushJobData, 'runId' | 'kind' | 'index' | 'plan'>): string {
   return `${d.runId}${d.plan ? `-p${d.plan}` : ''}-${d.kind}-${d.index}`;
 }
