@@ -52,6 +52,8 @@ export const pushJobSchema = z.object({
   index: z.number().int(),
   /** The run's owner (its lease's): the per-owner cap and the queue wait per owner (absent: jobs of older versions). */
   owner: z.string().optional(),
+  /** The run's plans the chunk belongs to (RunState.plan; absent: the first). */
+  plan: z.number().int().min(1).optional(),
 });
 
 /** Payload of a feed tick. */
@@ -122,9 +124,12 @@ export const JOB_OPTIONS = {
   },
 } as const;
 
-/** Id of a chunk job: one per run, kind and index, so a parent that redoes its prepare step adds no chunk twice. */
-export function pushJobId(d: Pick<PushJobData, 'runId' | 'kind' | 'index'>): string {
-  return `${d.runId}-${d.kind}-${d.index}`;
+/**
+ * Id of a chunk job: one per run, plan, kind and index, so a parent that redoes its prepare step adds no chunk twice
+ * (and one that plans again, RunState.plan, adds its new chunks).
+ */
+export function pushJobId(d: Pick<PushJobData, 'runId' | 'kind' | 'index' | 'plan'>): string {
+  return `${d.runId}${d.plan ? `-p${d.plan}` : ''}-${d.kind}-${d.index}`;
 }
 
 /**
@@ -142,7 +147,7 @@ export const JOB_CATALOG = {
     names: ['rows', 'archives'],
     schema: pushJobSchema,
     options: JOB_OPTIONS.push,
-    id: 'pushJobId: run id + kind + index',
+    id: 'pushJobId: run id + plan (after the first) + kind + index',
   },
   feeds: {
     names: ['feed-tick'],

@@ -8,6 +8,7 @@ import { DelayedError, UnrecoverableError, WaitingChildrenError, type Job, type 
 import { isRetryable, LeaseLostError, ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { recoverChunk } from '../pipeline/run/chunks.ts';
+import { readRunState } from '../pipeline/run/run-state.ts';
 import { describeHolder, LeaseBusyError } from '../pipeline/run/lease.ts';
 import {
   finishRun,
@@ -44,7 +45,7 @@ export function importJobHandler(d: ImportJobDeps): (job: Job, token?: string) =
       const data = jobPayload('import', job.data);
       if (data.step === 'prepare') await prepareImport(d, job, token!, data);
       if (await job.moveToWaitingChildren(token!)) throw new WaitingChildrenError();
-      return await finalizeImport(d, job, data);
+      return await finalizeImport(d, job, token!, data);
     } catch (err) {
       return await importFailed(d, job, token, err);
     }
@@ -100,7 +101,14 @@ async function prepareImport(d: ImportJobDeps, job: Job, token: string, data: Im
             return d.pushQueue
               .add(
                 c.kind,
-                { runId: c.runId, workDir: c.workDir, kind: c.kind, index: c.index, ...(owner ? { owner } : {}) },
+                {
+                  runId: c.runId,
+                  workDir: c.workDir,
+                  kind: c.kind,
+                  index: c.index,
+                  ...(owner ? { owner } : {}),
+                  ...(c.plan ? { plan: c.plan } : {}),
+                },
                 {
                   ...JOB_OPTIONS.push,
                   jobId: pushJobId(c),
@@ -131,20 +139,30 @@ async function prepareImport(d: ImportJobDeps, job: Job, token: string, data: Im
 }
 
 /** `finalize`, once every push job ended: the report, the run's events, the feed's bookkeeping, the lease freed. */
-async function finalizeImport(d: ImportJobDeps, job: Job, data: ImportPayload) {
+async function finalizeImport(d: ImportJobDeps, job: Job, token: string, data: ImportPayload) {
   // Read again: the prepare step has stored the run's id and directory in the job's data.
   const { workDir, runId } = jobPayload('import', job.data);
   const values = Object.values(await job.getChildrenValues<PushJobResult>());
+  const { plan } = await readRunState(workDir!);
   for (const [key, reason] of Object.entries(await job.getIgnoredChildrenFailures())) {
     const m = /-(rows|archives)-(\d+)$/.exec(key);
+    if (!m) continue;
+    const kind = m[1] as 'rows' | 'archives';
+    const index = Number(m[2]);
+    // A chunk job of plans made again since failed for a chunk that is another job's now.
+    if (!key.endsWith(`:${pushJobId({ runId: runId!, kind, index, ...(plan ? { plan } : {}) })}`)) continue;
     // A chunk out of retries: what its journal confirmed keeps its outcome, the rest is `failed`.
-    if (m) await recoverChunk(workDir!, m[1] as 'rows' | 'archives', Number(m[2]), String(reason));
+    await recoverChunk(workDir!, kind, index, String(reason));
   }
+  // The late-duplicate sweep before the report writes (archives): fenced by this job's lock as well as the lease.
+  const lock = await jobLockFence(job, token, d.lockDuration);
   const result = await finishRun(workDir!, {
     ...d.ctx,
     pushRequests: values.reduce((n, v) => n + (v?.requests ?? 0), 0),
     pushApi: values.map((v) => v?.api),
-  });
+    guard: lock,
+    ...(data.waitLockSeconds !== undefined ? { leaseWaitMs: data.waitLockSeconds * 1000 } : {}),
+  }).finally(() => lock.stop());
   // Recorded before the job returns and before the feed's hash is written: a worker killed in between redoes this
   // step, and records the same events again (a no-op).
   await d.recorder.runEnded(job, result);

@@ -15,6 +15,7 @@
 import { appendFile, readdir, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { allFences, type Fence } from '../../api/fence.ts';
 import { withFence } from '../../api/run-scope.ts';
 import type { TradeItemRecord } from '../../api/types.ts';
 import { LeaseLostError } from '../../errors.ts';
@@ -23,6 +24,7 @@ import { issue } from '../../issue-codes.ts';
 import { gtinKey } from '../gtin.ts';
 import type { ResultRow } from './chunks.ts';
 import { describeHolder, LeaseBusyError, type Lease } from './lease.ts';
+import { keepPending, notePending, readPending, type PendingCheck } from './pending-duplicates.ts';
 
 /** One duplicate removed: its key, the item archived, the run that created it and the run that archived it. */
 export interface DuplicateLine {
@@ -122,6 +124,8 @@ export async function removeDuplicatesOfLostRun(o: {
   runId: string;
   workDir: string;
   lost: { runId: string; dir: string };
+  /** Filled with the keys whose unanswered create left no second item yet (it may still come). */
+  pending?: PendingCheck[];
 }): Promise<DuplicateLine[]> {
   const theirs = await journalledCreates(o.lost.dir);
   const late = [...theirs].filter(([, cs]) => cs.some((c) => c.state === 'sent' || c.late));
@@ -138,7 +142,17 @@ export async function removeDuplicatesOfLostRun(o: {
     const others = (await liveItems(o.api, o.owner, key)).filter(
       (t) => !mine.has(t.tradeItemId) && (known.has(t.tradeItemId) || unanswered),
     );
-    if (others.length === 0) continue;
+    if (others.length === 0) {
+      if (unanswered)
+        o.pending?.push({
+          key,
+          keep: [...mine],
+          lostRun: o.lost.runId,
+          lostDir: o.lost.dir,
+          since: new Date().toISOString(),
+        });
+      continue;
+    }
     await o.api.archiveTradeItems(others.map((t) => t.tradeItemId));
     const at = new Date().toISOString();
     for (const t of others)
@@ -171,6 +185,46 @@ export async function removeOwnLateDuplicates(o: {
     for (const t of own) removed.push({ key, tradeItemId: t.tradeItemId, createdBy: o.runId, removedBy: o.runId, at });
   }
   await record([o.workDir], removed);
+  return removed;
+}
+
+/**
+ * The keys earlier takeovers noted (pending-duplicates.ts), looked at again: a live item beside the kept one is a late
+ * create's, archived. Returns what was removed (written to this run's and the lost run's duplicates.jsonl).
+ */
+export async function removePendingDuplicates(o: {
+  api: DuplicateApi;
+  owner: string;
+  runId: string;
+  workDir: string;
+  file: string;
+}): Promise<DuplicateLine[]> {
+  const checks = await readPending(o.file);
+  if (checks.length === 0) return [];
+  const removed: DuplicateLine[] = [];
+  const left: PendingCheck[] = [];
+  for (const c of checks) {
+    const live = await liveItems(o.api, o.owner, c.key);
+    const keep = new Set(c.keep);
+    if (!live.some((t) => keep.has(t.tradeItemId))) continue;
+    const others = live.filter((t) => !keep.has(t.tradeItemId));
+    if (others.length === 0) {
+      left.push(c);
+      continue;
+    }
+    await o.api.archiveTradeItems(others.map((t) => t.tradeItemId));
+    const at = new Date().toISOString();
+    const lines = others.map((t) => ({
+      key: c.key,
+      tradeItemId: t.tradeItemId,
+      createdBy: c.lostRun,
+      removedBy: o.runId,
+      at,
+    }));
+    await record([o.workDir, c.lostDir], lines);
+    removed.push(...lines);
+  }
+  await keepPending(o.file, left);
   return removed;
 }
 
@@ -221,6 +275,10 @@ export interface SweepInput {
   retake: (waitMs: number) => Promise<Lease>;
   /** How long a run that lost its lease waits for it to check its late creates. */
   waitMs: number;
+  /** What must hold besides the lease for the sweep to write (a queued run's import job lock). */
+  guard?: Fence;
+  /** The machine's file of keys to look at again for this owner and API (pending-duplicates.ts). */
+  pending?: string;
 }
 
 /**
@@ -230,17 +288,26 @@ export interface SweepInput {
  */
 export async function sweepDuplicates(o: SweepInput): Promise<string | undefined> {
   const log = logger.child({ runId: o.runId });
+  const fenced = (lease: Lease): Fence => (o.guard ? allFences([lease, o.guard]) : lease);
   try {
     // A fence that ran out stops the run before any renewal said whether another run took the lease: ask now.
     await o.lease.ready().catch(() => undefined);
     if (!o.lease.lost) {
+      const file = o.pending;
+      if (file) {
+        const removed = await withFence(fenced(o.lease), () => removePendingDuplicates({ ...o, file }));
+        if (removed.length > 0)
+          log.warn({ removed: removed.length }, 'second items of late creates noted by an earlier run archived');
+      }
       const from = o.lease.takenFrom;
       if (!from || from.runId === o.runId) return undefined;
       if (!from.dir || !existsSync(from.dir))
         return `took the lease over from run ${from.runId}, whose journal is not on this machine: second items it may have created after its lease ran out were not looked for`;
-      const removed = await withFence(o.lease, () =>
-        removeDuplicatesOfLostRun({ ...o, lost: { runId: from.runId, dir: from.dir! } }),
+      const pending: PendingCheck[] = [];
+      const removed = await withFence(fenced(o.lease), () =>
+        removeDuplicatesOfLostRun({ ...o, lost: { runId: from.runId, dir: from.dir! }, pending }),
       );
+      if (file) await notePending(file, pending);
       if (removed.length > 0)
         log.warn(
           { removed: removed.length, lostRun: from.runId },
@@ -257,7 +324,7 @@ export async function sweepDuplicates(o: SweepInput): Promise<string | undefined
       return `creates answered after this run's lease ran out were not checked for second items (${describeHolder(err.holder)} holds the lease): run the same import again`;
     }
     try {
-      const removed = await withFence(again, () => removeOwnLateDuplicates(o));
+      const removed = await withFence(fenced(again), () => removeOwnLateDuplicates(o));
       if (removed.length > 0)
         log.warn({ removed: removed.length }, 'own second items created after the lease ran out archived');
     } finally {

@@ -22,7 +22,8 @@ import { runScope } from './scope-of-run.ts';
 import type { Sheet } from '../types.ts';
 import { acquireLease, holderOf, type Lease } from './lease.ts';
 import { leaseStoreFor } from './lease-store.ts';
-import { removeOwnLateDuplicates } from './duplicates.ts';
+import { removeOwnLateDuplicates, removePendingDuplicates } from './duplicates.ts';
+import { pendingFile } from './pending-duplicates.ts';
 import { withFence } from '../../api/run-scope.ts';
 import {
   abortOf,
@@ -182,19 +183,83 @@ function plansOutdated(previous: RunState | undefined, lease: Lease): boolean {
 }
 
 /**
- * Sets an earlier attempt's chunks aside (`<run>/outdated-<n>/chunks`): a run that plans again starts from no chunk, no
- * journal and no result. Returns where they went (the new plans take an earlier outcome from there when the API still
- * holds what that attempt wrote: see earlierOutcomes).
+ * A queued run's earlier prepare step planned under a grant another run may have followed: not the same grant, and not
+ * the very next one (the lease ran out, and this run took it again with nobody between). Its chunk jobs check the
+ * lease, but a retried prepare step holds it again: without this, they would send the earlier plans under the new
+ * grant.
  */
-async function setChunksAside(workDir: string): Promise<string | undefined> {
+function queuedPlansOutdated(previous: RunState | undefined, lease: Lease): boolean {
+  if (!previous) return false;
+  const before = previous.lease?.grant;
+  if (!before) return true;
+  if (before.id === lease.grant.id) return false;
+  return (
+    lease.token !== before.token + 1 || (lease.takenFrom !== undefined && lease.takenFrom.runId !== lease.holder.runId)
+  );
+}
+
+/**
+ * Sets an earlier attempt's chunks aside (`<run>/outdated-<n>/chunks`, with its abort mark): a run that plans again
+ * starts from no chunk, no journal and no result. `first` runs before anything is moved, with the plan's number `n`.
+ * Returns where they went (the new plans take an earlier outcome from there when the API still holds what that attempt
+ * wrote: see earlierOutcomes).
+ */
+async function setChunksAside(
+  workDir: string,
+  first?: (plan: number) => Promise<void>,
+): Promise<{ dir: string; plan: number } | undefined> {
   const chunks = join(workDir, 'chunks');
   if (!existsSync(chunks)) return undefined;
   for (let n = 1; ; n++) {
     const aside = join(workDir, `outdated-${n}`);
     if (existsSync(aside)) continue;
+    await first?.(n);
     await mkdir(aside, { recursive: true });
     await rename(chunks, join(aside, 'chunks'));
-    return aside;
+    if (existsSync(join(workDir, 'aborted.json')))
+      await rename(join(workDir, 'aborted.json'), join(aside, 'aborted.json'));
+    return { dir: aside, plan: n };
+  }
+}
+
+/**
+ * A queued run's lease as run.json keeps it, with the run it took the lease over from (its finish step looks for that
+ * run's late creates): a retried prepare step that took the lease again from its own earlier grant keeps the holder the
+ * earlier grant had taken it from.
+ */
+function queuedLease(ctx: RunContext, lease: Lease, earlier: RunState | undefined): NonNullable<RunState['lease']> {
+  const from =
+    lease.takenFrom && lease.takenFrom.runId !== lease.holder.runId ? lease.takenFrom : earlier?.lease?.takenFrom;
+  return {
+    api: leaseApi(ctx),
+    grant: lease.grant,
+    holder: lease.holder,
+    ttlMs: lease.ttlMs,
+    ...(from ? { takenFrom: from } : {}),
+  };
+}
+
+/** The second items of late creates an earlier run noted for this owner, archived under the run's lease. */
+async function removeNotedDuplicates(
+  ctx: RunContext,
+  owner: string,
+  runId: string,
+  workDir: string,
+  lease: Lease,
+): Promise<void> {
+  const file = pendingFile(ctx.config.STATE_DIR, owner, leaseApi(ctx));
+  try {
+    const removed = await withFence(lease, () =>
+      removePendingDuplicates({ api: ctx.clients.product, owner, runId, workDir, file }),
+    );
+    if (removed.length > 0)
+      (ctx.logger ?? rootLogger).warn(
+        { runId, removed: removed.length },
+        'second items of late creates noted by an earlier run archived',
+      );
+  } catch (err) {
+    // Looked at again before the report (run/duplicates.ts sweepDuplicates), and by the next run.
+    (ctx.logger ?? rootLogger).warn({ runId, err: (err as Error).message }, 'cannot look at the noted late creates');
   }
 }
 
@@ -259,8 +324,20 @@ async function openLeased(
   // Another run held the lease since an earlier attempt of this run planned: its plans may be outdated (the other run
   // created or changed these items since), so every row is planned again from the API as it is now — rows already
   // pushed included — and nothing of the earlier plans is sent (docs/concurrency.md, "Resuming a run").
-  const outdated = kind === 'import' && lease !== undefined && !ctx.lease?.queued && plansOutdated(earlierState, lease);
-  const earlier = outdated ? await setChunksAside(workDir) : undefined;
+  const queued = Boolean(ctx.lease?.queued);
+  const outdated =
+    kind === 'import' &&
+    lease !== undefined &&
+    (queued ? queuedPlansOutdated(earlierState, lease) : plansOutdated(earlierState, lease));
+  // A queued run's chunk jobs of the earlier plans may still be waiting: run.json names the new grant and plan before
+  // the chunks move, so they find their plan outdated and send nothing (run.ts pushChunk).
+  const aside = outdated
+    ? await setChunksAside(workDir, async (plan) => {
+        if (queued && earlierState && lease)
+          await writeRunState(workDir, { ...earlierState, lease: queuedLease(ctx, lease, earlierState), plan });
+      })
+    : undefined;
+  const earlier = aside?.dir;
   if (outdated)
     (ctx.logger ?? rootLogger).warn(
       { runId },
@@ -270,6 +347,9 @@ async function openLeased(
   // archived now, under this grant, before the API is read again (run/duplicates.ts).
   if (outdated && !dryRun)
     await withFence(lease, () => removeOwnLateDuplicates({ api: ctx.clients.product, owner, runId, workDir }));
+  // Late creates an earlier takeover could not rule out (pending-duplicates.ts): their second items are archived before
+  // the API is read, so this run plans against one item per key.
+  if (kind === 'import' && !dryRun && lease) await removeNotedDuplicates(ctx, owner, runId, workDir, lease);
   const previous = outdated && earlierState ? { ...earlierState, leaseTokens: undefined } : earlierState;
   const chunkSize = previous?.chunkSize ?? ctx.chunkSize ?? ctx.config.CHUNK_SIZE;
   const refBefore = ctx.clients.stats.reference;
@@ -298,9 +378,8 @@ async function openLeased(
     archiveChunks: 0,
     referenceRequests: 0,
     productRequests: 0,
-    ...(lease && ctx.lease?.queued
-      ? { lease: { api: leaseApi(ctx), grant: lease.grant, holder: lease.holder, ttlMs: lease.ttlMs } }
-      : {}),
+    ...(lease && ctx.lease?.queued ? { lease: queuedLease(ctx, lease, earlierState) } : {}),
+    ...(aside && queued ? { plan: aside.plan } : previous?.plan ? { plan: previous.plan } : {}),
     ...(lease && !ctx.lease?.queued
       ? { leaseTokens: outdated ? { where: lease.where, tokens: [lease.token] } : grantsOf(previous, lease) }
       : {}),

@@ -96,7 +96,20 @@ export interface RunState {
    * Queue mode: the (owner, API) lease this run holds until its report (its chunk jobs check and renew it, workers keep
    * it between jobs, finishing releases it).
    */
-  lease?: { api: string; grant: Grant; holder: LeaseHolder; ttlMs: number };
+  lease?: {
+    api: string;
+    grant: Grant;
+    holder: LeaseHolder;
+    ttlMs: number;
+    /** The run whose grant this one took over (never released): its late creates are looked for before the report. */
+    takenFrom?: LeaseHolder;
+  };
+  /**
+   * Queue mode: which plans the chunk files hold (absent: the first). A retried prepare step that plans again after
+   * another run held the lease counts up (the earlier chunks set aside in `outdated-<plan>`); chunk jobs of another
+   * plan send nothing.
+   */
+  plan?: number;
 }
 
 /**

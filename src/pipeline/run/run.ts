@@ -12,6 +12,7 @@ import { sheetWantsReportThread } from '../report/report-thread-start.ts';
 import { REPORT_THREAD_ROWS, ReportAssembler, type Counts } from './assemble.ts';
 import { acquireLease, holderOf, Lease } from './lease.ts';
 import { duplicateResults, sweepDuplicates } from './duplicates.ts';
+import { pendingFile } from './pending-duplicates.ts';
 import { RequestTally } from './request-tally.ts';
 import { leaseStoreFor } from './lease-store.ts';
 import {
@@ -341,6 +342,7 @@ async function sweepLateDuplicates(drive: InlineDrive): Promise<void> {
     workDir,
     lease,
     waitMs: Math.max(ctx.lease?.waitMs ?? 0, 2 * lease.ttlMs),
+    pending: pendingFile(ctx.config.STATE_DIR, state.ownerCompanyId, leaseApi(ctx)),
     retake: (waitMs) =>
       acquireLease({
         store: leaseStoreFor(
@@ -452,7 +454,7 @@ export interface QueuedRun {
 export async function startQueuedRun(
   req: ImportRequest,
   ctx: RunContext,
-  onChunk: (c: { runId: string; workDir: string; kind: ChunkKind; index: number }) => Promise<void>,
+  onChunk: (c: { runId: string; workDir: string; kind: ChunkKind; index: number; plan?: number }) => Promise<void>,
 ): Promise<QueuedRun> {
   const share = runShare();
   const run = await openRun(req, ctx, 'import', share);
@@ -461,10 +463,12 @@ export async function startQueuedRun(
   const productBefore = ctx.clients.stats.product - state.productRequests;
   const guard = ctx.fences?.length ? allFences(ctx.fences) : undefined;
   const fence = run.lease ? allFences([run.lease, ...(ctx.fences ?? [])]) : null;
+  const plan = state.plan ? { plan: state.plan } : {};
   try {
     await withFence(fence, async () => {
       for await (const c of produceChunks(run, ctx, guard ? { guard } : {})) {
-        if (c.status !== 'pushed') await onChunk({ runId: state.runId, workDir, kind: 'rows', index: c.index });
+        if (c.status !== 'pushed')
+          await onChunk({ runId: state.runId, workDir, kind: 'rows', index: c.index, ...plan });
       }
     });
   } finally {
@@ -478,7 +482,7 @@ export async function startQueuedRun(
     if (resultsExist(workDir, 'archives', i)) continue;
     if (share.stop.reason)
       await settleArchiveChunk(workDir, i, 'not_attempted', [notAttemptedIssue(null, share.stop.reason.message)]);
-    else await onChunk({ runId: state.runId, workDir, kind: 'archives', index: i });
+    else await onChunk({ runId: state.runId, workDir, kind: 'archives', index: i, ...plan });
   }
   if (share.stop.reason) state.aborted ??= abortOf(share.stop.reason);
   state.referenceRequests = ctx.clients.stats.reference - refBefore;
@@ -508,12 +512,16 @@ export interface ChunkGuard extends Fence {
  * job is retried.
  */
 export async function pushChunk(
-  c: { workDir: string; kind: ChunkKind; index: number },
+  c: { workDir: string; kind: ChunkKind; index: number; plan?: number },
   ctx: RunContext,
   jobLock: ChunkGuard,
 ): Promise<PushedChunk> {
-  if (resultsExist(c.workDir, c.kind, c.index)) return { rows: 0, failed: 0, writes: 0 };
-  const state = await readRunState(c.workDir);
+  const nothing = { rows: 0, failed: 0, writes: 0 };
+  let state = await readRunState(c.workDir);
+  // A chunk of plans the run made again since (a retried prepare step after another run held the lease): the chunk of
+  // that index now is another job's.
+  if ((c.plan ?? 0) !== (state.plan ?? 0)) return nothing;
+  if (resultsExist(c.workDir, c.kind, c.index)) return nothing;
   let abort = await readAbortMark(c.workDir);
   let lease: Lease | undefined;
   if (!abort && state.lease) {
@@ -536,6 +544,10 @@ export async function pushChunk(
           cause: err,
           retryable: true,
         });
+      // The lease another run holds may be this run's own again (its prepare step retried, planning again): then this
+      // job's plan is outdated and it writes nothing.
+      state = await readRunState(c.workDir);
+      if ((c.plan ?? 0) !== (state.plan ?? 0) || state.lease?.grant.id !== lease.grant.id) return nothing;
       abort = abortOf(err);
     }
   }
@@ -593,19 +605,69 @@ export async function pushChunk(
   }
 }
 
+/**
+ * The fence's last window for a queued run, as sweepLateDuplicates for an inline one: its chunk jobs journal creates
+ * answered late, and its prepare step may have taken the lease over from a run that never released it. Its lease is the
+ * one run.json keeps (the workers kept it alive until now): asked of the store here, held or lost.
+ */
+async function sweepQueuedRun(workDir: string, state: RunState, ctx: RunContext & QueuedFinish): Promise<void> {
+  if (state.request.dryRun || !state.lease) return;
+  const { api, grant, holder, ttlMs, takenFrom } = state.lease;
+  const store = leaseStoreFor(
+    { redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR },
+    state.ownerCompanyId,
+    api,
+  );
+  // Held as of nothing: the sweep's first renewal tells whether the run still holds it.
+  const lease = new Lease(store, grant, holder, ttlMs, { mono: -Infinity, wall: -Infinity }, takenFrom);
+  try {
+    lease.keepAlive();
+    const note = await sweepDuplicates({
+      api: ctx.clients.product,
+      owner: state.ownerCompanyId,
+      runId: state.runId,
+      workDir,
+      lease,
+      waitMs: Math.max(ctx.leaseWaitMs ?? 0, 2 * ttlMs),
+      pending: pendingFile(ctx.config.STATE_DIR, state.ownerCompanyId, api),
+      ...(ctx.guard ? { guard: ctx.guard } : {}),
+      retake: (waitMs) =>
+        acquireLease({
+          store,
+          owner: state.ownerCompanyId,
+          holder: holderOf(state.runId, 'queued', holder.jobId, workDir),
+          ttlMs,
+          waitMs,
+        }),
+    });
+    if (note) state.request.notes = [...(state.request.notes ?? []), note];
+  } finally {
+    lease.stop();
+  }
+}
+
 /** True when the store says another run holds the lease now (not merely that it could not be renewed in time). */
 async function leaseLostForGood(lease: Lease): Promise<boolean> {
   await lease.ready().catch(() => undefined);
   return lease.lost !== null;
 }
 
-/** Queue driver, parent side at the end: the report from every chunk's results, in row order. */
-export async function finishRun(
-  workDir: string,
-  ctx: RunContext & { pushRequests?: number; pushApi?: readonly (ChunkApiFigures | undefined)[] },
-): Promise<RunResult> {
+/** What the queue's finish step hands {@link finishRun} besides the run's context. */
+export interface QueuedFinish {
+  /** Product requests the chunk jobs sent, and what they saw of the API's limits. */
+  pushRequests?: number;
+  pushApi?: readonly (ChunkApiFigures | undefined)[];
+  /** What must hold, besides the run's lease, for the finish step to write (its import job's lock). */
+  guard?: Fence;
+  /** How long a run that lost its lease waits to take it again to check its late creates (the job's --wait-lock). */
+  leaseWaitMs?: number;
+}
+
+/** Queue driver, parent side at the end: late duplicates swept, then the report from every chunk's results. */
+export async function finishRun(workDir: string, ctx: RunContext & QueuedFinish): Promise<RunResult> {
   const state = await readRunState(workDir);
   state.aborted ??= await readAbortMark(workDir);
+  await sweepQueuedRun(workDir, state, ctx);
   ctx.onProgress?.({
     stage: 'report',
     rowsRead: state.rows,

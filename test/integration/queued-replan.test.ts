@@ -1,0 +1,142 @@
+// A queued run whose prepare step is retried after another run held the lease plans again from the API
+// (docs/concurrency.md, "Resuming a run"): a worker frozen in the middle of its prepare step (its chunks partly planned
+// and pushed) is killed, the owner's inline run imports the same GTINs to its end, then a worker picks the import job
+// up again. The retried prepare step sets the earlier plans aside and plans every row from the API as it is now: the
+// chunk jobs of the earlier plans send nothing, the catalogue ends with one item per GTIN holding the queued sheet's
+// values, and the report says what happened to each row. Real worker processes, real Redis, the sandbox over HTTP
+// assigning its own ids (a replayed create would be a second item).
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { gtinKey } from '../../src/pipeline/gtin.ts';
+import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { spawnCli, type CliProcess } from '../helpers/cli.ts';
+import { apiEnv } from '../helpers/env.ts';
+import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
+import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+import { until } from '../helpers/wait.ts';
+
+const owner = DEMO_COMPANY_ID;
+const redisUrl = inject('redisUrl');
+let sandbox: RunningSandbox;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, assignIds: true });
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
+
+/** The queued sheet: `rows` items, a brand column whose second label first appears on row `secondBrandAt`. */
+function brandSheet(dir: string, rows: number, secondBrandAt: number): { file: string; mapping: string } {
+  const lines = ['EAN;Nom;Marque;Poids;Unité'];
+  for (let i = 0; i < rows; i++)
+    lines.push(`${testGtin(i)};Queued ${i};${i < secondBrandAt ? 'Marque A' : 'Marque B'};${100 + i};g`);
+  const file = join(dir, 'queued.csv');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  const mapping = join(dir, 'queued.yaml');
+  writeFileSync(
+    mapping,
+    `name: queued-replan
+target: tradeItem
+ownerCompanyId: ${owner}
+language: fr-FR
+key: gtin
+scope: owner
+columns:
+  - { column: EAN, field: gtin, type: gtin }
+  - { column: Nom, field: tradeItemName }
+  - { column: Marque, field: brandId, lookup: { brand: { create: true } } }
+  - { column: Poids, field: "netContents[0].value", type: decimal }
+  - { column: Unité, field: "netContents[0].unitOfMeasure", type: unit }
+`,
+  );
+  return { file, mapping };
+}
+
+describe('a queued run whose prepare step is retried after a takeover plans again', () => {
+  it('worker frozen mid-prepare and killed, an inline run of the owner, the import job picked up again: no earlier plan is sent, one item per GTIN with the queued values, a true report', async () => {
+    sandbox.handle.reset();
+    sandbox.handle.setFaults({ latencyMs: [5, 10], seed: 9 });
+    const dir = mkdtempSync(join(tmpdir(), 'ps-queued-replan-'));
+    const rows = 300;
+    const queued = brandSheet(dir, rows, 200);
+    const inline = writeProductSheet(dir, rows, { owner, name: (i) => `Inline ${i}` });
+    const held = join(dir, 'brand.held');
+    const release = join(dir, 'brand.release');
+    const env = apiEnv(sandbox.url, {
+      REPORT_DIR: join(dir, 'reports'),
+      STATE_DIR: join(dir, 'state'),
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: `replan-${process.pid}-${Date.now()}`,
+      API_CONCURRENCY: '2',
+      CHUNK_SIZE: '50',
+      LEASE_TTL_SECONDS: '3',
+      WORKER_LOCK_MS: '2000',
+      LOG_LEVEL: 'warn',
+      LOG_FORMAT: 'json',
+    });
+    // The prepare step creates "Marque B" when it plans the chunk of row 200: the worker is frozen right there (its
+    // lease and job locks run out), with the first chunks planned and some pushed.
+    const frozen = spawnCli(['worker', '--jobs-dir', join(dir, 'no-jobs')], {
+      env: {
+        ...env,
+        PS_TEST_FENCE_HOLD: JSON.stringify({ match: 'POST /api/brands', nth: 2, held, release }),
+      },
+    });
+    const procs: CliProcess[] = [frozen];
+    try {
+      const enq = spawnCli(['enqueue', queued.file, '--mapping', queued.mapping, '--wait'], { env });
+      procs.push(enq);
+      await until('the worker to be frozen in its prepare step', () => existsSync(held), 60_000);
+      frozen.child.kill('SIGKILL');
+      await frozen.exit;
+      const runs = readdirSync(join(dir, 'reports'));
+      expect(runs).toHaveLength(1);
+      const run = join(dir, 'reports', runs[0]!);
+      expect(existsSync(join(run, 'chunks', 'rows-4.json'))).toBe(false);
+      // The owner's inline run takes the lease once the queued run's ran out, and imports the same GTINs to its end.
+      const other = await spawnCli(
+        ['import', inline.file, '--mapping', inline.mapping, '--wait-lock', '60', '--report-dir', join(dir, 'inline')],
+        { env },
+      ).exit;
+      expect(other.code, other.stderr).toBe(0);
+      expectOneItemPerGtin(sandbox, owner, rows);
+      expect(items().every((t) => String(t.tradeItemName).startsWith('Inline '))).toBe(true);
+      // A worker again: the import job's prepare step is tried again, plans every row again from the API, and the run
+      // ends.
+      const again = spawnCli(['worker', '--jobs-dir', join(dir, 'no-jobs')], { env });
+      procs.push(again);
+      const q = await enq.exit;
+      expect(q.code, q.stderr + q.stdout).toBe(0);
+      expectOneItemPerGtin(sandbox, owner, rows);
+      const byGtin = new Map(items().map((t) => [gtinKey(String(t.gtin)), t]));
+      for (let i = 0; i < rows; i++) expect(byGtin.get(gtinKey(testGtin(i)))?.tradeItemName).toBe(`Queued ${i}`);
+      // The earlier plans were set aside; the report has every row once, each naming the one item of its GTIN.
+      expect(existsSync(join(run, 'outdated-1', 'chunks'))).toBe(true);
+      const summary = JSON.parse(readFileSync(join(run, 'summary.json'), 'utf8')) as {
+        counts: Record<string, number>;
+      };
+      expect(summary.counts).toMatchObject({ rows, failed: 0, notAttempted: 0 });
+      expect(summary.counts.updated).toBeGreaterThan(0);
+      const lines = readFileSync(join(run, 'rows.csv'), 'utf8')
+        .replace(/^\uFEFF/, '')
+        .trim()
+        .split(/\r?\n/)
+        .slice(1)
+        .map((l) => l.split(','));
+      expect(lines).toHaveLength(rows);
+      for (const [, key, outcome, tradeItemId] of lines) {
+        expect(['created', 'updated', 'unchanged']).toContain(outcome);
+        expect(tradeItemId).toBe(byGtin.get(gtinKey(key!))?.tradeItemId);
+      }
+    } finally {
+      writeFileSync(release, '');
+      for (const p of procs) p.child.kill('SIGKILL');
+    }
+  }, 180_000);
+});
