@@ -214,6 +214,15 @@ function program(done: (code: number) => void): Command {
       done(await (await import('./commands/lists.ts')).listsCommand(name, opts)),
     );
 
+  p.command('rules')
+    .description('the rule catalogue: every check with its stable rule id, severity, fields and GS1 rule')
+    .addOption(
+      new Option('--format <format>', 'text, json, or markdown (docs/rules.md)')
+        .choices(['text', 'json', 'markdown'])
+        .default('text'),
+    )
+    .action(async (opts) => done(await (await import('./commands/rules.ts')).rulesCommand(opts)));
+
   p.command('serve')
     .description('HTTP console: uploads, runs, reports, queue dashboard')
     .option('--port <port>', 'port', int('--port'), 8080)

@@ -60,7 +60,7 @@ export function issueLines(issues: readonly IssueBreakdownEntry[], rows: number)
   if (issues.length === 0) return [];
   const top = issues.slice(0, TOP_ISSUES);
   const table = textTable(
-    ['rows', 'code', 'column', 'field', 'first rows', 'values'],
+    ['rows', 'code', 'column', 'field', 'first rows', 'values', 'rule'],
     top.map((e) => [
       String(e.rows),
       e.code,
@@ -72,6 +72,7 @@ export function issueLines(issues: readonly IssueBreakdownEntry[], rows: number)
         // Approximate counts (issue-breakdown.ts) are upper bounds of the true ones.
         .map((v) => `${shown(v.value)} (${e.approximate ? '≤' : ''}${v.rows})`)
         .join(', '),
+      e.rule ?? '',
     ]),
   );
   const more = issues.length > TOP_ISSUES ? ` (top ${TOP_ISSUES} of ${issues.length}, all in issues.csv)` : '';
