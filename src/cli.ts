@@ -60,6 +60,7 @@ function program(done: (code: number) => void): Command {
     .description('read, validate, resolve, plan and push a sheet (inline, no Redis needed)')
     .addOption(new Option('--mode <mode>', 'sync mode').choices(MODES).default('upsert'))
     .option('--dry-run', 'plan and report without writing')
+    .option('--waive-gate', "apply the run even when it is over its mapping's quality gate (gate:)")
     .option('--allow-archive', 'let a full run archive more than the archive guard allows')
     .option(
       '--max-archive-ratio <ratio>',

@@ -42,7 +42,8 @@ export function formatSummary(result: RunResult): string {
   }
   lines.push(`  requests: reference ${summary.requests.reference}, product ${summary.requests.product}`);
   const aborted = (summary as { aborted?: string }).aborted;
-  if (aborted) lines.push(`  ABORTED: ${aborted}`);
+  if (summary.held) lines.push(`  HELD: ${summary.held.message}`);
+  else if (aborted) lines.push(`  ABORTED: ${aborted}`);
   const limited = limitedLine(summary.api);
   if (limited) lines.push(limited);
   lines.push(...issueLines(summary.issues ?? [], c.rows));

@@ -64,6 +64,18 @@ export interface RunSummary {
   scope?: ScopeSummary;
   /** Full mode: archives withheld because rows had keys that could not be read (docs/scopes.md). */
   withheld?: WithheldSummary;
+  /**
+   * The quality gate held the run (src/pipeline/run/quality-gate.ts): the gate, the rows counted, the invalid share
+   * and the gate's rules that failed; nothing was written.
+   */
+  held?: {
+    gate: { maxInvalidShare?: number; rules?: readonly string[] };
+    rows: number;
+    invalidRows: number;
+    invalidShare: number;
+    ruleRows: Record<string, number>;
+    message: string;
+  };
   /** Reconcile runs: how the sheet compares with the API. */
   reconcile?: { inSync: number; differs: number; missingInApi: number; missingInSheet: number };
   requests: { reference: number; product: number };

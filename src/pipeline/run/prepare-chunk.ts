@@ -90,6 +90,7 @@ export async function prepareChunk(
   for (const d of drafts) if (d.lookups) d.lookups = undefined;
   // The mapping's own rules read the row as it would be sent: after its labels are resolved to ids.
   if (run.mapping.rules.length > 0) await userRuleChecker(run.mapping.rules).check(drafts);
+  run.gateTally?.add(drafts);
   if (state.kind === 'validate') {
     // Every row is settled here, in sheet order: the outcomes go to the report as they are (no file, no request). By
     // index: a for-of in an async function makes an iterator result a row.
