@@ -491,6 +491,12 @@ export async function startQueuedRun(
   const share = runShare();
   const run = await openRun(req, ctx, 'import', share);
   const { state, workDir } = run;
+  // The gate is decided by the inline run only so far: a queued run says in its report that it was not checked.
+  if (run.mapping.gate && !state.request.dryRun && !req.waiveGate)
+    state.request.notes = [
+      ...(state.request.notes ?? []),
+      "the mapping's quality gate (gate:) is not applied to queued runs yet: this run was not held back by it",
+    ];
   const refBefore = ctx.clients.stats.reference - state.referenceRequests;
   const productBefore = ctx.clients.stats.product - state.productRequests;
   const guard = ctx.fences?.length ? allFences(ctx.fences) : undefined;
