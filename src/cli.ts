@@ -60,6 +60,7 @@ function program(done: (code: number) => void): Command {
     .description('read, validate, resolve, plan and push a sheet (inline, no Redis needed)')
     .addOption(new Option('--mode <mode>', 'sync mode').choices(MODES).default('upsert'))
     .option('--dry-run', 'plan and report without writing')
+    .option('--waive-gate', "apply the run even when it is over its mapping's quality gate (gate:)")
     .option('--allow-archive', 'let a full run archive more than the archive guard allows')
     .option(
       '--max-archive-ratio <ratio>',
@@ -213,6 +214,15 @@ function program(done: (code: number) => void): Command {
     .action(async (name: string | undefined, opts) =>
       done(await (await import('./commands/lists.ts')).listsCommand(name, opts)),
     );
+
+  p.command('rules')
+    .description('the rule catalogue: every check with its stable rule id, severity, fields and GS1 rule')
+    .addOption(
+      new Option('--format <format>', 'text, json, or markdown (docs/rules.md)')
+        .choices(['text', 'json', 'markdown'])
+        .default('text'),
+    )
+    .action(async (opts) => done(await (await import('./commands/rules.ts')).rulesCommand(opts)));
 
   p.command('serve')
     .description('HTTP console: uploads, runs, reports, queue dashboard')

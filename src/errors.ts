@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   PS_ERR_ARCHIVE_GUARD: ['archive guard tripped', false],
   PS_ERR_SCOPE_MISSING: ['full mode and reconcile need a scope', false],
   PS_ERR_RUN_ABORTED: ['run aborted', false],
+  PS_ERR_QUALITY_GATE: ["the run is over its mapping's quality gate: planned and reported, nothing written", false],
   PS_ERR_RUN_LOCKED: ['another run holds the lease of this owner and API', false],
   PS_ERR_LEASE_LOST: ['the run lost the lease of its owner and API: it stopped sending', false],
   PS_ERR_RUN_INTERRUPTED: ['the run was interrupted (SIGINT or SIGTERM)', false],

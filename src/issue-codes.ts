@@ -21,6 +21,11 @@ export interface Issue {
   code: string;
   severity: Severity;
   message: string;
+  /**
+   * The rule id, when the check names its own (a mapping's rule, a cross-field rule); otherwise the catalogue gives it
+   * from the code and field (src/rule-catalogue.ts, ruleIdOf).
+   */
+  rule?: string;
 }
 
 /** Every issue code the run emits. */
@@ -125,6 +130,38 @@ export const ISSUE_CODES = {
   FIELD_INVALID: [
     'error',
     'the value is not allowed for the API field (e.g. a weight unit id that is not one of the seven)',
+  ],
+  // cross-field rules (map/cross-field.ts): warnings, so that a gate's rule list can hold a run on them
+  NET_CONTENT_INCOMPLETE: [
+    'warning',
+    'a net content gives a value without its unit of measure, or a unit without its value',
+  ],
+  NET_CONTENT_NOT_POSITIVE: [
+    'warning',
+    'a net content value or a drained net weight is not a number greater than zero',
+  ],
+  DATES_OUT_OF_ORDER: ['warning', 'an availability (seasonal, a target market) starts after its end'],
+  RANGE_INVERTED: ['warning', 'a variable weight minimum is above its maximum'],
+  GTIN_LEVEL_MISMATCH: [
+    'warning',
+    'a consumer unit or a base unit is identified by a GTIN-14 whose indicator digit (1-8) marks a grouping of trade items',
+  ],
+  NAME_ALL_CAPITALS: ['warning', 'a name is written in capitals only'],
+  NAME_MARKUP: ['warning', 'a name holds HTML tags or entities'],
+  SEASON_CONTRADICTS_DATES: [
+    'warning',
+    'an item marked not seasonal gives seasonal availability dates, or one marked seasonal gives none',
+  ],
+  // the mapping's own rules (map/user-rules.ts): the severity is the rule's
+  USER_RULE: [
+    'error',
+    "a rule of the mapping (rules:) does not hold on the row; a warning when the rule's severity is warning",
+    'varies',
+  ],
+  USER_RULE_FAILED: [
+    'error',
+    "a rule of the mapping (rules:) could not be evaluated on the row (its expression raised an error); a warning when the rule's severity is warning",
+    'varies',
   ],
   // sheet-level
   DUPLICATE_KEY: ['error', 'the same key (GTIN or tradeItemId) is on several rows of the sheet; none of them is sent'],

@@ -77,12 +77,12 @@ describe('report writer', () => {
     expect(csv.startsWith('\uFEFFrow,key,outcome,tradeItemId,manufacturedItemId,changedFields,issues\r\n')).toBe(true);
     expect(csv).toContain('2,00012345678905,created,t1,,gtin; tradeItemName,');
     // rows.csv names a rejected row's issues (code and column); rejected.csv, the file to fix, tells them in full.
-    expect(csv).toContain('3,,invalid,,,,ERROR GTIN_CHECK_DIGIT [Code-barres]\r\n');
+    expect(csv).toContain('3,,invalid,,,,ERROR GTIN_CHECK_DIGIT [Code-barres] (rule PS-GTIN-006)\r\n');
 
     const rejected = readFileSync(join(dir, 'rejected.csv'), 'utf8');
     expect(rejected.split('\r\n')[0]).toBe('\uFEFFCode-barres,Désignation,product-sync:row,issues');
     expect(rejected).toContain(
-      `5601234567891,'=cmd|calc,3,"ERROR GTIN_CHECK_DIGIT [Code-barres] ""5601234567891"": check digit should be 3"`,
+      `5601234567891,'=cmd|calc,3,"ERROR GTIN_CHECK_DIGIT [Code-barres] ""5601234567891"": check digit should be 3 (rule PS-GTIN-006)"`,
     );
 
     const wb = new ExcelJS.Workbook();

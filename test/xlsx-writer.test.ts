@@ -493,7 +493,7 @@ describe('report XLSX past the row limit', () => {
     expect([1, 2, 3, 4, 5, 6, 7].map((c) => rowsWs.getColumn(c).width)).toEqual([8, 16, 9, 13, 20, 15, 80]);
     expect(rowsWs.getCell('G2').alignment).toMatchObject({ wrapText: true, vertical: 'top' });
     // A rejected row's issues are named in rows.*, told in full in rejected.*.
-    expect(rowsWs.getCell('G2').value).toBe('ERROR GTIN_CHECK_DIGIT [GTIN]');
+    expect(rowsWs.getCell('G2').value).toBe('ERROR GTIN_CHECK_DIGIT [GTIN] (rule PS-GTIN-006)');
 
     const rejected = join(dir, 'rejected.xlsx');
     unzipTest(rejected);
@@ -509,7 +509,12 @@ describe('report XLSX past the row limit', () => {
     const cells: unknown[] = [];
     for await (const r of back.rows) cells.push(r.cells);
     expect(cells).toEqual([
-      ['123', 'Crème brûlée au caramel', '3', 'ERROR GTIN_CHECK_DIGIT [GTIN] "123": the check digit is wrong'],
+      [
+        '123',
+        'Crème brûlée au caramel',
+        '3',
+        'ERROR GTIN_CHECK_DIGIT [GTIN] "123": the check digit is wrong (rule PS-GTIN-006)',
+      ],
     ]);
   });
 

@@ -20,6 +20,8 @@ export interface ImportFlags extends RunFlags {
   allowArchive?: boolean;
   maxArchiveRatio?: number;
   archiveDespiteInvalidKeys?: boolean;
+  /** Apply the run even over its mapping's quality gate. */
+  waiveGate?: boolean;
   waitLock?: number;
   /** reconcile: exit 1 on differences (commander's --no-fail-on-diff sets it false); invalid rows alone are 4. */
   failOnDiff?: boolean;
@@ -72,6 +74,7 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
       ...(flags.sheet ? { sheet: flags.sheet } : {}),
       ...(flags.allowArchive ? { allowArchive: true } : {}),
       ...(flags.archiveDespiteInvalidKeys ? { archiveDespiteInvalidKeys: true } : {}),
+      ...(flags.waiveGate ? { waiveGate: true } : {}),
       ...(flags.failOnDiff === false ? { failOnDiff: false } : {}),
       ...(flags.maxArchiveRatio !== undefined ? { maxArchiveRatio: flags.maxArchiveRatio } : {}),
     };

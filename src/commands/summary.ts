@@ -43,7 +43,8 @@ export function formatSummary(result: RunResult): string {
   }
   lines.push(`  requests: reference ${summary.requests.reference}, product ${summary.requests.product}`);
   const aborted = (summary as { aborted?: string }).aborted;
-  if (aborted) lines.push(`  ABORTED: ${aborted}`);
+  if (summary.held) lines.push(`  HELD: ${summary.held.message}`);
+  else if (aborted) lines.push(`  ABORTED: ${aborted}`);
   const limited = limitedLine(summary.api);
   if (limited) lines.push(limited);
   lines.push(...issueLines(summary.issues ?? [], c.rows));
@@ -62,7 +63,7 @@ export function issueLines(given: readonly IssueBreakdownEntry[], rows: number):
   const issues = inIssueOrder(given);
   const top = issues.slice(0, TOP_ISSUES);
   const table = textTable(
-    ['rows', 'code', 'column', 'field', 'first rows', 'values'],
+    ['rows', 'code', 'column', 'field', 'first rows', 'values', 'rule'],
     top.map((e) => [
       String(e.rows),
       e.code,
@@ -74,6 +75,7 @@ export function issueLines(given: readonly IssueBreakdownEntry[], rows: number):
         // Approximate counts (issue-breakdown.ts) are upper bounds of the true ones.
         .map((v) => `${shown(v.value)} (${e.approximate ? '≤' : ''}${v.rows})`)
         .join(', '),
+      e.rule ?? '',
     ]),
   );
   const more = issues.length > TOP_ISSUES ? ` (top ${TOP_ISSUES} of ${issues.length}, all in issues.csv)` : '';

@@ -14,7 +14,7 @@ export const EVENT_TYPES = {
     data: ['jobId?', 'runId?', 'origin', 'feed?', 'file', 'mapping', 'startedAt'],
   },
   'run.finished': {
-    when: 'the run ended and its report is written: every row succeeded (status ok) or some did not (status issues)',
+    when: 'the run ended and its report is written: every row succeeded (status ok), some did not (status issues), or its quality gate held it, nothing written (status held, with held: the gate, the invalid share, the rules that failed)',
     data: [
       'runId',
       'jobId?',
@@ -32,6 +32,7 @@ export const EVENT_TYPES = {
       'counts',
       'scope?',
       'withheld?',
+      'held?',
       'issues',
       'reportDir',
       'links?',

@@ -94,14 +94,16 @@ export function runEndEvent(result: EndedRun, o: RunOrigin): ProductSyncEvent {
     links: links(o, result.reportDir),
   };
   const at = new Date(s.finishedAt);
-  if (result.exitCode === 0 || result.exitCode === 1) {
+  // A run its quality gate held ended as planned (every row reported, nothing written): run.finished, status held.
+  if (result.exitCode === 0 || result.exitCode === 1 || s.held) {
     const issues = inIssueOrder(s.issues ?? [])
       .slice(0, TOP_ISSUES)
-      .map(({ code, severity, column, field, rows }) => ({ code, severity, column, field, rows }));
+      .map(({ code, rule, severity, column, field, rows }) => ({ code, rule, severity, column, field, rows }));
+    const status = s.held ? 'held' : result.exitCode === 0 ? 'ok' : 'issues';
     return makeEvent(
       'run.finished',
       result.runId,
-      { ...base, status: result.exitCode === 0 ? 'ok' : 'issues', issues },
+      { ...base, status, ...(s.held ? { held: s.held } : {}), issues },
       at,
     );
   }

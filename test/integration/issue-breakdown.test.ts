@@ -71,11 +71,11 @@ describe('the issue breakdown', () => {
     const { file, mapping } = writeSheet(dir, 18);
     const { stdout, runDir, issues } = validate(dir, file, mapping);
 
-    expect(issues.map((e) => [e.code, e.column, e.field, e.rows])).toEqual([
-      ['GTIN_CHECK_DIGIT', 'GTIN', 'gtin', 18],
-      ['GTIN_LENGTH', 'GTIN', 'gtin', 3],
-      ['FIELD_REQUIRED', 'Désignation', 'tradeItemName', 2],
-      ['GTIN_NOT_DIGITS', 'GTIN', 'gtin', 1],
+    expect(issues.map((e) => [e.code, e.column, e.field, e.rows, e.rule])).toEqual([
+      ['GTIN_CHECK_DIGIT', 'GTIN', 'gtin', 18, 'PS-GTIN-006'],
+      ['GTIN_LENGTH', 'GTIN', 'gtin', 3, 'PS-GTIN-005'],
+      ['FIELD_REQUIRED', 'Désignation', 'tradeItemName', 2, 'PS-FLD-001'],
+      ['GTIN_NOT_DIGITS', 'GTIN', 'gtin', 1, 'PS-GTIN-002'],
     ]);
     const [check, length, name] = issues as IssueBreakdownEntry[] as [
       IssueBreakdownEntry,
@@ -99,11 +99,13 @@ describe('the issue breakdown', () => {
       .replace(/^\uFEFF/, '')
       .trim()
       .split('\r\n');
-    expect(csv[0]).toBe('code,severity,column,field,rows,firstRows,values');
+    expect(csv[0]).toBe('code,severity,column,field,rows,firstRows,values,rule');
     expect(csv).toHaveLength(5);
     expect(csv[1]!.startsWith('GTIN_CHECK_DIGIT,error,GTIN,gtin,18,2; 3; 4; 5; 6,')).toBe(true);
-    expect(csv[2]).toBe('GTIN_LENGTH,error,GTIN,gtin,3,22; 23; 24,"""123"" (2); ""12"" (1)"');
-    expect(csv[4]).toBe('GTIN_NOT_DIGITS,error,GTIN,gtin,1,25,"""=45"" (1)"');
+    expect(csv[1]!.endsWith(',PS-GTIN-006')).toBe(true);
+    expect(csv[2]).toBe('GTIN_LENGTH,error,GTIN,gtin,3,22; 23; 24,"""123"" (2); ""12"" (1)",PS-GTIN-005');
+    expect(csv[3]!.endsWith(',PS-FLD-001')).toBe(true);
+    expect(csv[4]).toBe('GTIN_NOT_DIGITS,error,GTIN,gtin,1,25,"""=45"" (1)",PS-GTIN-002');
 
     expect(stdout).toMatch(/issues by code and column, errors first:\n\s+rows\s+code\s+column\s+field/);
     expect(stdout).toMatch(/18\s+GTIN_CHECK_DIGIT\s+GTIN\s+gtin\s+2 3 4 5 6/);

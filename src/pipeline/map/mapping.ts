@@ -18,6 +18,8 @@ import { formatPath, parseYamlDocument } from '../../yaml-document.ts';
 import { columnLetters, letterPosition } from '../../formats/column-letters.ts';
 import { COLUMN_TYPES, localeNumberSeparators, valueMapKey, type ColumnType } from './transforms.ts';
 import { scopeSchema, type ScopeSpec } from '../scope.ts';
+import { RULES } from '../../rule-catalogue.ts';
+import { assertionProblem, type UserRule } from './user-rules.ts';
 import type { LookupSpec, Target } from '../types.ts';
 
 /** A field path resolved against the target's field rules: where to put a value and what the API wants there. */
@@ -115,6 +117,16 @@ export interface Mapping {
   defaults: readonly MappingDefault[];
   /** Which part of the owner's catalogue the sheets cover (src/pipeline/scope.ts); a feed may override it. */
   scope?: ScopeSpec;
+  /** The mapping's own rules (`rules:`, src/pipeline/map/user-rules.ts); empty when it has none. */
+  rules: readonly UserRule[];
+  /** The quality gate (`gate:`): a run over it writes nothing (docs/mapping.md "Quality gates"). */
+  gate?: QualityGate;
+}
+
+/** A quality gate: the largest share of invalid rows, and rules whose any failure holds the run. */
+export interface QualityGate {
+  maxInvalidShare?: number;
+  rules?: readonly string[];
 }
 
 /** One problem of a mapping file, with the line that has it. */
@@ -267,6 +279,33 @@ const languageCode = z
   .string()
   .regex(/^[a-zA-Z]{2,3}(?:[-_][a-zA-Z0-9]{2,8})*$/, 'must be a language code such as fr-FR');
 
+/** A rule of the mapping (`rules:`): a JSONata assertion over the mapped row, docs/mapping.md "Your own rules". */
+const userRuleSchema = z.strictObject({
+  /** Yours: unique within the mapping, shown wherever its issue is (PS- ids are the catalogue's). */
+  id: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/, 'a rule id is a letter then letters, digits, _ . - (at most 64)'),
+  /** A JSONata expression over the mapped row (API field names) that is true when the row is right. */
+  assert: z.string().min(1),
+  /** warning: reported, the row goes on; error: the row is rejected. */
+  severity: z.enum(['warning', 'error']).default('error'),
+  message: z.string().min(1),
+  /** The sheet column the issue points at (default: the column of the one field the assertion reads). */
+  column: z.string().min(1).optional(),
+});
+
+/** A quality gate (`gate:`): a run over it plans and reports everything and writes nothing (exit 3). */
+export const gateSchema = z
+  .strictObject({
+    /** Largest share of invalid rows (0 to 1) a run may have and still write. */
+    maxInvalidShare: z.number().min(0).max(1).optional(),
+    /** Rule ids (the catalogue's, docs/rules.md, or the mapping's own) whose any failure holds the run. */
+    rules: z.array(z.string().min(1)).optional(),
+  })
+  .refine((g) => g.maxInvalidShare !== undefined || (g.rules?.length ?? 0) > 0, {
+    message: 'a gate needs maxInvalidShare or rules',
+  });
+
 /** The mapping file's shape (the JSON Schema in schemas/mapping.schema.json is generated from it). */
 export const mappingSchema = z.strictObject({
   /** The JSON Schema the file follows (editors read it for completion); ignored by the run. */
@@ -287,6 +326,10 @@ export const mappingSchema = z.strictObject({
   defaults: z.record(z.string(), z.union([scalar, z.array(scalar)])).optional(),
   /** The part of the owner's catalogue the sheets cover: brands, suppliers, gtinPrefixes or owner (docs/scopes.md). */
   scope: scopeSchema.optional(),
+  /** The mapping's own rules: JSONata assertions over the mapped row (docs/mapping.md "Your own rules"). */
+  rules: z.array(userRuleSchema).optional(),
+  /** A quality gate: hold a run whose quality collapsed before it writes (docs/mapping.md "Quality gates"). */
+  gate: gateSchema.optional(),
 });
 
 type RawMapping = z.infer<typeof mappingSchema>;
@@ -570,6 +613,7 @@ function build(
   if (!columns.some((c) => c.field.path === keyField) && !problems.some((p) => p.path[0] === 'columns')) {
     problems.push({ path: ['key'], message: `key ${raw.key} needs a column with field ${keyField}` });
   }
+  const rules = userRules(raw, lineOf, problems);
   if (raw.dateFormat !== undefined && !/^(?=.*y)(?=.*m)(?=.*d)[ymd/.\- ]+$/i.test(raw.dateFormat)) {
     problems.push({ path: ['dateFormat'], message: `"${raw.dateFormat}" is not a date format such as dd/mm/yyyy` });
   }
@@ -598,7 +642,50 @@ function build(
     columns,
     defaults,
     ...(raw.scope !== undefined ? { scope: raw.scope } : {}),
+    rules,
+    ...(raw.gate !== undefined ? { gate: raw.gate } : {}),
   };
+}
+
+const CATALOGUE_IDS: ReadonlySet<string> = new Set(RULES.map((r) => r.id));
+
+/**
+ * The mapping's rules, checked: unique ids, none of the catalogue's, each assertion parsed and reading only the
+ * target's fields; and the gate's rule ids, each the catalogue's or the mapping's.
+ */
+function userRules(
+  raw: RawMapping,
+  lineOf: (path: (string | number)[]) => number | null,
+  problems: Located[],
+): UserRule[] {
+  const fields = FIELD_TYPES[raw.target];
+  const names = new Set(fields.keys());
+  const out: UserRule[] = [];
+  const ids = new Set<string>();
+  (raw.rules ?? []).forEach((r, i) => {
+    if (ids.has(r.id)) problems.push({ path: ['rules', i, 'id'], message: `rule ${r.id} is defined twice` });
+    else if (/^PS-/i.test(r.id))
+      problems.push({ path: ['rules', i, 'id'], message: `rule ${r.id}: ids starting with PS- are the catalogue's` });
+    ids.add(r.id);
+    const problem = assertionProblem(r, names, (n) => closest(n, names));
+    if (problem) problems.push({ path: ['rules', i, 'assert'], message: problem });
+    out.push({
+      id: r.id,
+      assert: r.assert,
+      severity: r.severity,
+      message: r.message,
+      ...(r.column !== undefined ? { column: r.column } : {}),
+      line: lineOf(['rules', i]) ?? 0,
+    });
+  });
+  (raw.gate?.rules ?? []).forEach((id, i) => {
+    if (!CATALOGUE_IDS.has(id) && !ids.has(id))
+      problems.push({
+        path: ['gate', 'rules', i],
+        message: `${id} is no rule of the catalogue (product-sync rules) nor of this mapping`,
+      });
+  });
+  return out;
 }
 
 /**
@@ -704,7 +791,7 @@ function toHeaderRef(raw: z.infer<typeof columnSchema>['column']): HeaderRef {
 export function parseMapping(text: string, file: string): Mapping {
   const parsed = parseYamlDocument(text, mappingSchema, (path) =>
     path.length === 0
-      ? 'top-level keys are $schema, name, target, ownerCompanyId, language, fallbackLanguages, sheet, headerRow, key, empty, decimalSeparator, dateFormat, columns, defaults, scope'
+      ? 'top-level keys are $schema, name, target, ownerCompanyId, language, fallbackLanguages, sheet, headerRow, key, empty, decimalSeparator, dateFormat, columns, defaults, scope, rules, gate'
       : path[0] === 'columns' && path.length === 2
         ? 'column keys are column, fallback, field, type, split, values, lookup, empty, format, decimal, required, onInvalid'
         : path[0] === 'columns' && (path[2] === 'column' || path[2] === 'fallback')

@@ -5,6 +5,7 @@
  * than it has counters, else each count over-estimates by at most its entry's `valueError`).
  */
 import { redactPart } from '../../redact.ts';
+import { ruleIdOf } from '../../rule-catalogue.ts';
 import type { Issue, Severity } from '../types.ts';
 import { errorsFirst } from './issue-order.ts';
 
@@ -22,6 +23,8 @@ export const VALUE_CHARS = 200;
 /** One line of the breakdown (summary.json `issues[]`, issues.csv). */
 export interface IssueBreakdownEntry {
   code: string;
+  /** The rule id (src/rule-catalogue.ts, or a mapping's own rule: its code has an entry per rule); null: none. */
+  rule: string | null;
   /** `error` when any of its issues is an error (a code whose severity varies), else `warning`. */
   severity: Severity;
   /** The sheet's column, null for issues of a whole row (a duplicate key, the API's answer…). */
@@ -45,6 +48,7 @@ export interface IssueBreakdownEntry {
 class Entry {
   severity: Severity;
   field: string | null;
+  readonly rule: string | null;
   rows = 0;
   readonly firstRows: number[] = [];
   /**
@@ -62,6 +66,7 @@ class Entry {
   ) {
     this.severity = first.severity;
     this.field = first.field;
+    this.rule = ruleIdOf(first);
   }
 
   add(row: number, i: Issue): void {
@@ -102,6 +107,7 @@ class Entry {
     order.sort((a, b) => counts[b]! - counts[a]! || (values[a]! < values[b]! ? -1 : values[a]! > values[b]! ? 1 : 0));
     const out: IssueBreakdownEntry = {
       code: this.code,
+      rule: this.rule,
       severity: this.severity,
       // Redacted as formatIssues redacts them in rows.* (a credential could sit in any text of the sheet).
       column: this.column === null ? null : redactPart(this.column),
@@ -163,9 +169,11 @@ export class IssueBreakdown {
     for (let n = 0; n < issues.length; n++) {
       const i = issues[n]!;
       let again = false;
-      for (let p = 0; p < n && !again; p++) again = issues[p]!.code === i.code && issues[p]!.column === i.column;
+      for (let p = 0; p < n && !again; p++)
+        again = issues[p]!.code === i.code && issues[p]!.column === i.column && issues[p]!.rule === i.rule;
       if (again) continue;
-      const key = `${i.code}\0${i.column ?? ''}\0${i.column === null ? 'n' : 'c'}`;
+      // An issue naming its own rule (a mapping's rule, a cross-field rule) has an entry per rule.
+      const key = `${i.code}\0${i.column ?? ''}\0${i.column === null ? 'n' : 'c'}${i.rule === undefined ? '' : `\0${i.rule}`}`;
       if (COLUMN_NOTICE_CODES.has(i.code)) {
         const n = this.#notices.get(key);
         if (n) n.rows++;
@@ -226,7 +234,7 @@ export class IssueBreakdown {
 }
 
 /** Columns of issues.csv. */
-export const ISSUES_CSV_COLUMNS = ['code', 'severity', 'column', 'field', 'rows', 'firstRows', 'values'];
+export const ISSUES_CSV_COLUMNS = ['code', 'severity', 'column', 'field', 'rows', 'firstRows', 'values', 'rule'];
 
 /** Values as one readable cell: `"abc" (12); "x" (3)`, with `(approximate, ±n)` after them when the counts are. */
 export function formatValues(e: IssueBreakdownEntry): string {
@@ -236,5 +244,14 @@ export function formatValues(e: IssueBreakdownEntry): string {
 
 /** A line of issues.csv, not yet neutralised. */
 export function issueCsvFields(e: IssueBreakdownEntry): string[] {
-  return [e.code, e.severity, e.column ?? '', e.field ?? '', String(e.rows), e.firstRows.join('; '), formatValues(e)];
+  return [
+    e.code,
+    e.severity,
+    e.column ?? '',
+    e.field ?? '',
+    String(e.rows),
+    e.firstRows.join('; '),
+    formatValues(e),
+    e.rule ?? '',
+  ];
 }

@@ -20,6 +20,7 @@ import {
   REJECTED_ROW_COLUMN,
 } from './neutralize.ts';
 import { XlsxWriter, type XlsxWriterOptions } from '../../formats/xlsx-writer.ts';
+import { ruleIdOf } from '../../rule-catalogue.ts';
 import { ISSUES_CSV_COLUMNS, issueCsvFields, type IssueBreakdownEntry } from './issue-breakdown.ts';
 import type { Cell, Issue } from '../types.ts';
 import { isRejectedOutcome, OUTCOMES, type Outcome } from '../outcomes.ts';
@@ -63,6 +64,18 @@ export interface RunSummary {
   scope?: ScopeSummary;
   /** Full mode: archives withheld because rows had keys that could not be read (docs/scopes.md). */
   withheld?: WithheldSummary;
+  /**
+   * The quality gate held the run (src/pipeline/run/quality-gate.ts): the gate, the rows counted, the invalid share
+   * and the gate's rules that failed; nothing was written.
+   */
+  held?: {
+    gate: { maxInvalidShare?: number; rules?: readonly string[] };
+    rows: number;
+    invalidRows: number;
+    invalidShare: number;
+    ruleRows: Record<string, number>;
+    message: string;
+  };
   /** Reconcile runs: how the sheet compares with the API. */
   reconcile?: { inSync: number; differs: number; missingInApi: number; missingInSheet: number };
   requests: { reference: number; product: number };
@@ -171,8 +184,9 @@ export function putRowFields(out: string[], at: number, o: RowOutcome): void {
 const RECONCILE_COLUMNS = ['key', 'status', 'field', 'sheetValue', 'apiValue'];
 
 /**
- * Issues as one readable cell: `ERROR GTIN_CHECK_DIGIT [Code-barres] "5601234567890": message; WARNING …`. Credentials
- * an API echoed (a `Bearer …` token, URL userinfo) are redacted here too, whatever produced the issue.
+ * Issues as one readable cell: `ERROR GTIN_CHECK_DIGIT [Code-barres] "5601234567890": message (rule PS-GTIN-006);
+ * WARNING …` (the rule id: src/rule-catalogue.ts, or the mapping's own rule). Credentials an API echoed (a `Bearer …`
+ * token, URL userinfo) are redacted here too, whatever produced the issue.
  */
 export function formatIssues(issues: readonly Issue[]): string {
   if (issues.length === 0) return '';
@@ -180,22 +194,29 @@ export function formatIssues(issues: readonly Issue[]): string {
   let out = '';
   for (const i of issues) {
     if (out !== '') out += '; ';
-    out += `${issueRef(i)}${i.value !== null && i.value !== '' ? ` "${redactPart(i.value)}"` : ''}: ${redactPart(i.message)}`;
+    out += `${issueRef(i)}${i.value !== null && i.value !== '' ? ` "${redactPart(i.value)}"` : ''}: ${redactPart(i.message)}${ruleText(i)}`;
   }
   return out;
 }
 
 /**
- * Issues named, not told: `ERROR GTIN_CHECK_DIGIT [Code-barres]; WARNING ROW_HIDDEN` (rows.* of a rejected row, whose
+ * Issues named, not told: `ERROR GTIN_CHECK_DIGIT [Code-barres] (rule PS-GTIN-006); WARNING ROW_HIDDEN (rule
+ * PS-SHT-007)` (rows.* of a rejected row, whose
  * rejected.* line gives them in full, {@link formatIssues}).
  */
 export function issueRefs(issues: readonly Issue[]): string {
   let out = '';
   for (const i of issues) {
     if (out !== '') out += '; ';
-    out += issueRef(i);
+    out += `${issueRef(i)}${ruleText(i)}`;
   }
   return out;
+}
+
+/** ` (rule PS-GTIN-006)`: the rule an issue follows, empty for a code of no rule. */
+function ruleText(i: Issue): string {
+  const id = ruleIdOf(i);
+  return id === null ? '' : ` (rule ${redactPart(id)})`;
 }
 
 function issueRef(i: Issue): string {

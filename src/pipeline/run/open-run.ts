@@ -5,6 +5,7 @@
  * (plan-archives.ts). The second pass is produce-chunks.ts.
  */
 import { existsSync } from 'node:fs';
+import type { GateTally } from './quality-gate.ts';
 import { mkdir, rename } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
 import { MANUFACTURED_ITEM_FIELDS, TRADE_ITEM_FIELDS } from '../../api/fields.ts';
@@ -65,6 +66,8 @@ export interface OpenedRun {
   scope?: ResolvedScope;
   /** Where an earlier attempt's outdated chunks were set aside (the run plans every row again). */
   earlier?: string;
+  /** The quality gate's count (an import under a mapping gate:, not waived): all chunks prepared before a push. */
+  gateTally?: GateTally;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

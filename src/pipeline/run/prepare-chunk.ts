@@ -10,6 +10,7 @@ import { openJournal, type JournalEntry } from '../sync/journal.ts';
 import { makeDir } from '../../make-dir.ts';
 import { planRow } from '../sync/plan.ts';
 import { scopeIssue } from '../scope.ts';
+import { userRuleChecker } from '../map/user-rules.ts';
 import type { Draft, Issue } from '../types.ts';
 import { OUTCOME_OF_ACTION } from '../outcomes.ts';
 import {
@@ -87,6 +88,9 @@ export async function prepareChunk(
     }
   }
   for (const d of drafts) if (d.lookups) d.lookups = undefined;
+  // The mapping's own rules read the row as it would be sent: after its labels are resolved to ids.
+  if (run.mapping.rules.length > 0) await userRuleChecker(run.mapping.rules).check(drafts);
+  run.gateTally?.add(drafts);
   if (state.kind === 'validate') {
     // Every row is settled here, in sheet order: the outcomes go to the report as they are (no file, no request). By
     // index: a for-of in an async function makes an iterator result a row.

@@ -2,6 +2,7 @@
  * A run's identity and its small persistent state (`<run>/run.json`): enough for any process to push a chunk or finish
  * the report.
  */
+import type { HeldRun } from './quality-gate.ts';
 import { createHash, webcrypto } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
@@ -35,6 +36,8 @@ export interface ImportRequest {
   failOnDiff?: boolean;
   /** What the report should say beyond the rows (summary.json `notes`), e.g. the files a feed's tick skipped. */
   notes?: string[];
+  /** Apply the run even when it is over its mapping's quality gate (`--waive-gate`, the console's "apply anyway"). */
+  waiveGate?: boolean;
 }
 
 /** Why a run stopped before sending everything: its exit code and message (summary.json `aborted`). */
@@ -87,6 +90,8 @@ export interface RunState {
   referenceRequests: number;
   productRequests: number;
   aborted?: RunAbort;
+  /** The quality gate held the run (summary.json `held`). */
+  held?: HeldRun;
   /**
    * The lease grants of this run's processes, in the store `where` (inline runs): consecutive tokens mean no other run
    * held the lease between them, so what an earlier attempt's creates left in the API is this run's.

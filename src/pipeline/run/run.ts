@@ -22,9 +22,11 @@ import {
   settleArchiveChunk,
   type ChunkKind,
   type ResultRow,
+  type RowChunk,
 } from './chunks.ts';
 import { abortError, leaseApi, openRun, type OpenedRun } from './open-run.ts';
-import { produceChunks } from './produce-chunks.ts';
+import { produceChunks, type ProducedChunk } from './produce-chunks.ts';
+import { GateTally, qualityGateError } from './quality-gate.ts';
 import { mergeRunLedger } from '../undo/ledger-file.ts';
 import {
   mergeChunkApiFigures,
@@ -90,6 +92,7 @@ function summaryOf(
     exitCode,
     ...(state.scope ? { scope: state.scope } : {}),
     ...(state.withheld ? { withheld: state.withheld } : {}),
+    ...(state.held ? { held: state.held } : {}),
     ...(aborted ? { aborted: aborted.message, ...(aborted.code ? { abortCode: aborted.code } : {}) } : {}),
     ...(state.request.notes?.length ? { notes: [...state.request.notes] } : {}),
     ...(api ? { api } : {}),
@@ -118,6 +121,9 @@ async function driveInline(
   const share = runShare();
   const stopListening = stopOnInterruption(ctx, share);
   const run = await openRun(req, ctx, kind, share);
+  // A gated import prepares every chunk before it pushes one: the gate is decided before the first write.
+  if (kind === 'import' && !run.state.request.dryRun && run.mapping.gate && !req.waiveGate)
+    run.gateTally = new GateTally(run.mapping.gate);
   const drive = await startInline(run, ctx, kind, tally, t0);
   const fence = run.lease ? allFences([run.lease, ...(ctx.fences ?? [])]) : null;
   let finished: Awaited<ReturnType<ReportAssembler['finish']>>;
@@ -278,9 +284,26 @@ async function pushAsProduced(drive: InlineDrive): Promise<void> {
       progress(drive, 'read');
     },
   };
+  const gated = run.gateTally !== undefined;
+  // A gated run's chunks, prepared (and written) but not yet pushed or reported: pushed once the gate is decided.
+  const deferred: { index: number; status: ProducedChunk['status'] }[] = [];
+  const push = (index: number, chunk?: RowChunk) =>
+    track(
+      pushing,
+      pushRowChunk(workDir, state.ownerCompanyId, index, drive.pushCtx, chunk).then((p) => {
+        counted(drive, p);
+        report(index, p.results);
+      }),
+    );
   for await (const c of produceChunks(run, reading, { settle: true })) {
     drive.rowsRead = c.rowsRead;
     progress(drive, 'read');
+    if (gated) {
+      // Settled chunks' results are on disk (an import writes them): reported from there after the verdict.
+      if (c.status === 'settled') drive.done += c.results!.length - c.chunk!.settled.length;
+      deferred.push({ index: c.index, status: c.status });
+      continue;
+    }
     // `c` was prepared while the chunks ahead of it were pushing: it starts as soon as a slot frees.
     while (pushing.size >= CHUNKS_IN_FLIGHT || reporting.size >= REPORT_BACKLOG)
       await waitOn(Promise.race([...pushing, ...reporting]));
@@ -292,13 +315,24 @@ async function pushAsProduced(drive: InlineDrive): Promise<void> {
       drive.done += c.results!.length - c.chunk!.settled.length;
       report(c.index, c.results);
     } else {
-      track(
-        pushing,
-        pushRowChunk(workDir, state.ownerCompanyId, c.index, drive.pushCtx, c.chunk).then((p) => {
-          counted(drive, p);
-          report(c.index, p.results);
-        }),
-      );
+      push(c.index, c.chunk);
+    }
+  }
+  if (gated) {
+    const held = run.gateTally!.verdict();
+    if (held) {
+      // Over the gate: nothing is sent; every planned row is reported not attempted, saying why.
+      state.held = held;
+      run.share.stop.reason ??= qualityGateError(held);
+      drive.log.warn({ runId: state.runId, held }, 'run held by its quality gate');
+    }
+    run.gateTally = undefined;
+    for (const d of deferred) {
+      while (pushing.size >= CHUNKS_IN_FLIGHT || reporting.size >= REPORT_BACKLOG)
+        await waitOn(Promise.race([...pushing, ...reporting]));
+      if (failure) throw failure.err;
+      if (d.status === 'pushed' || d.status === 'settled') report(d.index);
+      else push(d.index);
     }
   }
   await waitOn(Promise.all(pushing));
@@ -459,6 +493,12 @@ export async function startQueuedRun(
   const share = runShare();
   const run = await openRun(req, ctx, 'import', share);
   const { state, workDir } = run;
+  // The gate is decided by the inline run only so far: a queued run says in its report that it was not checked.
+  if (run.mapping.gate && !state.request.dryRun && !req.waiveGate)
+    state.request.notes = [
+      ...(state.request.notes ?? []),
+      "the mapping's quality gate (gate:) is not applied to queued runs yet: this run was not held back by it",
+    ];
   const refBefore = ctx.clients.stats.reference - state.referenceRequests;
   const productBefore = ctx.clients.stats.product - state.productRequests;
   const guard = ctx.fences?.length ? allFences(ctx.fences) : undefined;

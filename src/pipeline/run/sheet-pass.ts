@@ -4,6 +4,7 @@
  */
 import { createReferenceCache, RUN_CACHE_SETTINGS, type ReferenceCache } from '../../api/reference-cache.ts';
 import { matchSheetHeaders } from '../map/headers.ts';
+import { crossFieldIssues } from '../map/cross-field.ts';
 import { dropRefusedFields, mapRow, rowKeyReader } from '../map/map-row.ts';
 import type { Mapping } from '../map/mapping.ts';
 import { validateDraft } from '../map/validate.ts';
@@ -61,6 +62,8 @@ export function draftReader(sheet: Sheet, mapping: Mapping, keys: SheetKeys, lea
     const d = mapRow(row, sheet.headers, mapping, columnIndex);
     const refused = validateDraft(d);
     if (refused.length > 0) d.issues.push(...dropRefusedFields(d, refused, mapping));
+    const cross = crossFieldIssues(d);
+    if (cross.length > 0) d.issues.push(...cross);
     if (learn) {
       keys.add(d.row, d.key);
       return d;

@@ -1,0 +1,209 @@
+/**
+ * The cross-field rules of the catalogue (src/rule-catalogue.ts, PS-GTIN-008/009 and PS-XF-*): checks over several
+ * fields of a draft that the API's field rules cannot make one field at a time. They report warnings (the row goes on),
+ * each naming its rule id; a mapping's gate can hold a run on any of them (`gate.rules`). A draft with none of the
+ * fields they read costs a few property reads.
+ */
+import { issue, type FixedSeverityCode } from '../../issue-codes.ts';
+import type { Draft, Issue } from '../types.ts';
+
+type Fields = Record<string, unknown>;
+type Origins = NonNullable<Draft['origins']>;
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}/;
+const MARKUP = /<\/?[a-z][^<>]*>|&(?:[a-z]+|#\d+|#x[0-9a-f]+);/i;
+const LOWER = /\p{Ll}/u;
+const UPPER = /\p{Lu}/gu;
+
+const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v : null);
+const given = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
+const num = (v: unknown): number | null => {
+  if (typeof v === 'number') return v;
+  if (typeof v !== 'string' || v.trim() === '') return null;
+  const n = Number(v.replace(',', '.'));
+  return Number.isFinite(n) ? n : null;
+};
+
+/** The issues of the cross-field rules on a draft (none when every rule holds). */
+export function crossFieldIssues(d: Draft): Issue[] {
+  const f = d.fields;
+  let out: Issue[] | undefined;
+  const add = (rule: string, code: FixedSeverityCode, field: string, value: unknown, message: string): void => {
+    const origin = originOf(d.origins, field);
+    const i = issue(code, {
+      row: d.row,
+      column: origin?.column ?? null,
+      field,
+      value: origin?.value ?? (value === undefined || value === null ? null : String(value)),
+      message,
+    });
+    i.rule = rule;
+    (out ??= []).push(i);
+  };
+  gtinLevel(f, add);
+  netContent(f, add);
+  datesAndRanges(f, add);
+  names(f, add);
+  return out ?? [];
+}
+
+type Add = (rule: string, code: FixedSeverityCode, field: string, value: unknown, message: string) => void;
+
+function originOf(origins: Origins | undefined, field: string): { column: string; value: string | null } | undefined {
+  if (!origins) return undefined;
+  if (origins[field]) return origins[field];
+  for (const [p, o] of Object.entries(origins)) if (p.startsWith(`${field}.`) || p.startsWith(`${field}[`)) return o;
+  return undefined;
+}
+
+function gtinLevel(f: Fields, add: Add): void {
+  const gtin = f.gtin;
+  if (typeof gtin !== 'string' || gtin.length !== 14) return;
+  const indicator = gtin.charCodeAt(0) - 48;
+  if (indicator < 1 || indicator > 8) return;
+  for (const [flag, what, rule] of [
+    ['isConsumerUnit', 'a consumer unit', 'PS-GTIN-008'],
+    ['isTradeItemBaseUnit', 'a base unit', 'PS-GTIN-009'],
+  ] as const) {
+    if (f[flag] === 'true')
+      add(
+        rule,
+        'GTIN_LEVEL_MISMATCH',
+        flag,
+        gtin,
+        `${flag} is true but GTIN ${gtin} has indicator digit ${indicator}: a GTIN-14 of a grouping, not of ${what}`,
+      );
+  }
+}
+
+function netContent(f: Fields, add: Add): void {
+  const list = f.netContents;
+  if (Array.isArray(list)) {
+    for (let k = 0; k < list.length; k++) {
+      const nc = list[k] as Fields | null;
+      if (!nc || typeof nc !== 'object') continue;
+      const hasValue = given(nc.value);
+      const hasUnit = given(nc.unitOfMeasure);
+      if (hasValue !== hasUnit)
+        add(
+          'PS-XF-001',
+          'NET_CONTENT_INCOMPLETE',
+          `netContents[${k}].${hasValue ? 'unitOfMeasure' : 'value'}`,
+          hasValue ? nc.value : nc.unitOfMeasure,
+          hasValue ? `net content ${String(nc.value)} has no unit of measure` : 'net content has a unit but no value',
+        );
+      const n = hasValue ? num(nc.value) : null;
+      if (hasValue && (n === null || n <= 0))
+        add(
+          'PS-XF-003',
+          'NET_CONTENT_NOT_POSITIVE',
+          `netContents[${k}].value`,
+          nc.value,
+          'a net content value is a number greater than zero',
+        );
+    }
+  }
+  const value = given(f.netContentValue);
+  if (value !== given(f.netContentUnit))
+    add(
+      'PS-XF-002',
+      'NET_CONTENT_INCOMPLETE',
+      value ? 'netContentUnit' : 'netContentValue',
+      value ? f.netContentValue : f.netContentUnit,
+      value ? 'netContentValue is given without netContentUnit' : 'netContentUnit is given without netContentValue',
+    );
+  if (value) {
+    const n = num(f.netContentValue);
+    if (n === null || n <= 0)
+      add(
+        'PS-XF-003',
+        'NET_CONTENT_NOT_POSITIVE',
+        'netContentValue',
+        f.netContentValue,
+        'netContentValue is a number greater than zero',
+      );
+  }
+  const drained = f.drainedNetWeight as Fields | undefined;
+  if (drained && typeof drained.value === 'number' && drained.value <= 0)
+    add(
+      'PS-XF-004',
+      'NET_CONTENT_NOT_POSITIVE',
+      'drainedNetWeight.value',
+      drained.value,
+      'a drained net weight is greater than zero',
+    );
+}
+
+function datesAndRanges(f: Fields, add: Add): void {
+  const start = text(f.seasonalAvailabilityStartDate);
+  const end = text(f.seasonalAvailabilityEndDate);
+  if (start && end && ISO_DATE.test(start) && ISO_DATE.test(end) && start.slice(0, 10) > end.slice(0, 10))
+    add(
+      'PS-XF-005',
+      'DATES_OUT_OF_ORDER',
+      'seasonalAvailabilityEndDate',
+      end,
+      `the seasonal availability ends (${end.slice(0, 10)}) before it starts (${start.slice(0, 10)})`,
+    );
+  const seasonal = f.isTradeItemSeasonal;
+  if (seasonal === 'false' && (start || end))
+    add(
+      'PS-XF-010',
+      'SEASON_CONTRADICTS_DATES',
+      'isTradeItemSeasonal',
+      seasonal,
+      'isTradeItemSeasonal is false but seasonal availability dates are given',
+    );
+  else if (seasonal === 'true' && !start && !end)
+    add(
+      'PS-XF-011',
+      'SEASON_CONTRADICTS_DATES',
+      'isTradeItemSeasonal',
+      seasonal,
+      'isTradeItemSeasonal is true but no seasonal availability date is given',
+    );
+  const markets = f.targetMarketsList;
+  if (Array.isArray(markets)) {
+    for (let k = 0; k < markets.length; k++) {
+      const m = markets[k] as Fields | null;
+      const s = text(m?.startAvailabilityDate);
+      const e = text(m?.endAvailabilityDate);
+      if (s && e && ISO_DATE.test(s) && ISO_DATE.test(e) && s.slice(0, 10) > e.slice(0, 10))
+        add(
+          'PS-XF-006',
+          'DATES_OUT_OF_ORDER',
+          `targetMarketsList[${k}].endAvailabilityDate`,
+          e,
+          `the target market's availability ends (${e.slice(0, 10)}) before it starts (${s.slice(0, 10)})`,
+        );
+    }
+  }
+  const vw = f.variableWeight as Fields | undefined;
+  if (
+    vw &&
+    typeof vw.minimumValue === 'number' &&
+    typeof vw.maximumValue === 'number' &&
+    vw.minimumValue > vw.maximumValue
+  )
+    add(
+      'PS-XF-007',
+      'RANGE_INVERTED',
+      'variableWeight.minimumValue',
+      vw.minimumValue,
+      `the variable weight minimum ${vw.minimumValue} is above its maximum ${vw.maximumValue}`,
+    );
+}
+
+function names(f: Fields, add: Add): void {
+  for (const field of ['tradeItemName', 'manufacturedItemName'] as const) {
+    const name = f[field];
+    if (typeof name !== 'string' || name === '') continue;
+    // Four capitals or more and no small letter: a name shouted in capitals (EAN, 4K, a short code stay allowed).
+    if (!LOWER.test(name) && (name.match(UPPER)?.length ?? 0) >= 4)
+      add('PS-XF-008', 'NAME_ALL_CAPITALS', field, name, `${field} is written in capitals only`);
+    if (name.includes('<') || name.includes('&')) {
+      if (MARKUP.test(name))
+        add('PS-XF-009', 'NAME_MARKUP', field, name, `${field} holds markup (HTML tags or entities)`);
+    }
+  }
+}
