@@ -214,6 +214,17 @@ function program(done: (code: number) => void): Command {
       done(await (await import('./commands/lists.ts')).listsCommand(name, opts)),
     );
 
+  p.command('scorecard')
+    .description(
+      "each mapping's or feed's runs with their supplier score and grade; --out writes the file for the supplier",
+    )
+    .option('--report-dir <dir>', 'where run reports are (default REPORT_DIR or ./reports)')
+    .option('--mapping <name>', "only this mapping's runs")
+    .option('--feed <name>', "only this feed's runs")
+    .option('--out <file>', 'write the scorecard file (.xlsx or .csv) for the supplier')
+    .option('--language <code>', "language of the file (en, fr, de; default the last run's report language)")
+    .action(async (opts) => done(await (await import('./commands/scorecard.ts')).scorecardCommand(opts)));
+
   p.command('serve')
     .description('HTTP console: uploads, runs, reports, queue dashboard')
     .option('--port <port>', 'port', int('--port'), 8080)

@@ -33,6 +33,7 @@ export const EVENT_TYPES = {
       'scope?',
       'withheld?',
       'issues',
+      'scorecard?',
       'reportDir',
       'links?',
     ],

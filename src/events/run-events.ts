@@ -100,7 +100,15 @@ export function runEndEvent(result: EndedRun, o: RunOrigin): ProductSyncEvent {
     return makeEvent(
       'run.finished',
       result.runId,
-      { ...base, status: result.exitCode === 0 ? 'ok' : 'issues', issues },
+      {
+        ...base,
+        status: result.exitCode === 0 ? 'ok' : 'issues',
+        issues,
+        // The supplier scorecard's grade (docs/scorecard.md); summary.json has all of it.
+        ...(s.scorecard
+          ? { scorecard: { score: s.scorecard.score, grade: s.scorecard.grade, parts: s.scorecard.parts } }
+          : {}),
+      },
       at,
     );
   }

@@ -18,7 +18,7 @@ import {
   type RunResult,
 } from '../pipeline/run/run.ts';
 import { JOB_OPTIONS, jobPayload, pushJobId, QUEUES, type ImportJobData } from './catalog.ts';
-import { noteFeedRun } from './feed-deadlines.ts';
+import { feedRunDeadline, noteFeedRun } from './feed-deadlines.ts';
 import type { JobContext } from './job-context.ts';
 import { jobLockFence } from './job-lock.ts';
 import type { PushJobResult } from './push-job.ts';
@@ -128,8 +128,11 @@ async function finalizeImport(d: ImportJobDeps, job: Job, data: ImportPayload) {
     // A chunk out of retries: what its journal confirmed keeps its outcome, the rest is `failed`.
     if (m) await recoverChunk(workDir!, m[1] as 'rows' | 'archives', Number(m[2]), String(reason));
   }
+  const feed = data.origin === 'feed' && data.feed ? data.feed : undefined;
   const result = await finishRun(workDir!, {
     ...d.ctx,
+    // The scorecard's feed and timeliness: read before noteFeedRun clears the feed's overdue mark.
+    ...(feed ? { scorecard: { feed, ...(await feedRunDeadline(d.conn, d.prefix, feed)) } } : {}),
     pushRequests: values.reduce((n, v) => n + (v?.requests ?? 0), 0),
     pushApi: values.map((v) => v?.api),
   });

@@ -18,6 +18,7 @@ import { formatPath, parseYamlDocument } from '../../yaml-document.ts';
 import { columnLetters, letterPosition } from '../../formats/column-letters.ts';
 import { COLUMN_TYPES, localeNumberSeparators, valueMapKey, type ColumnType } from './transforms.ts';
 import { scopeSchema, type ScopeSpec } from '../scope.ts';
+import { REPORT_LANGUAGES, reportLanguageOf, type ReportLanguage } from '../report-language.ts';
 import type { LookupSpec, Target } from '../types.ts';
 
 /** A field path resolved against the target's field rules: where to put a value and what the API wants there. */
@@ -115,6 +116,8 @@ export interface Mapping {
   defaults: readonly MappingDefault[];
   /** Which part of the owner's catalogue the sheets cover (src/pipeline/scope.ts); a feed may override it. */
   scope?: ScopeSpec;
+  /** The language of the report's messages (`reportLanguage`, else the one of `language`; docs/reports.md). */
+  reportLanguage: ReportLanguage;
 }
 
 /** One problem of a mapping file, with the line that has it. */
@@ -287,6 +290,12 @@ export const mappingSchema = z.strictObject({
   defaults: z.record(z.string(), z.union([scalar, z.array(scalar)])).optional(),
   /** The part of the owner's catalogue the sheets cover: brands, suppliers, gtinPrefixes or owner (docs/scopes.md). */
   scope: scopeSchema.optional(),
+  /** The language of rejected.*, issues.csv and the scorecard file (en, fr, de; default the one of `language`). */
+  reportLanguage: languageCode
+    .refine((l) => reportLanguageOf(l) === l.split(/[-_]/)[0]!.toLowerCase(), {
+      error: `reports are written in ${REPORT_LANGUAGES.join(', ')}`,
+    })
+    .optional(),
 });
 
 type RawMapping = z.infer<typeof mappingSchema>;
@@ -598,6 +607,7 @@ function build(
     columns,
     defaults,
     ...(raw.scope !== undefined ? { scope: raw.scope } : {}),
+    reportLanguage: reportLanguageOf(raw.reportLanguage ?? raw.language),
   };
 }
 
@@ -704,7 +714,7 @@ function toHeaderRef(raw: z.infer<typeof columnSchema>['column']): HeaderRef {
 export function parseMapping(text: string, file: string): Mapping {
   const parsed = parseYamlDocument(text, mappingSchema, (path) =>
     path.length === 0
-      ? 'top-level keys are $schema, name, target, ownerCompanyId, language, fallbackLanguages, sheet, headerRow, key, empty, decimalSeparator, dateFormat, columns, defaults, scope'
+      ? 'top-level keys are $schema, name, target, ownerCompanyId, language, fallbackLanguages, sheet, headerRow, key, empty, decimalSeparator, dateFormat, columns, defaults, scope, reportLanguage'
       : path[0] === 'columns' && path.length === 2
         ? 'column keys are column, fallback, field, type, split, values, lookup, empty, format, decimal, required, onInvalid'
         : path[0] === 'columns' && (path[2] === 'column' || path[2] === 'fallback')

@@ -6,6 +6,7 @@
  */
 import { redactPart } from '../../redact.ts';
 import type { Issue, Severity } from '../types.ts';
+import { issueMessage, type ReportLanguage } from '../report-language.ts';
 
 /** Code × column pairs broken down; issues of further pairs are only counted (summary.json `notes` says how many). */
 export const MAX_ENTRIES = 1000;
@@ -180,7 +181,7 @@ export class IssueBreakdown {
 }
 
 /** Columns of issues.csv. */
-export const ISSUES_CSV_COLUMNS = ['code', 'severity', 'column', 'field', 'rows', 'firstRows', 'values'];
+export const ISSUES_CSV_COLUMNS = ['code', 'severity', 'column', 'field', 'rows', 'firstRows', 'values', 'message'];
 
 /** Values as one readable cell: `"abc" (12); "x" (3)`, with `(approximate, ±n)` after them when the counts are. */
 export function formatValues(e: IssueBreakdownEntry): string {
@@ -188,7 +189,16 @@ export function formatValues(e: IssueBreakdownEntry): string {
   return e.approximate ? `${list}${list ? ' ' : ''}(approximate, ±${e.valueError ?? 0})` : list;
 }
 
-/** A line of issues.csv, not yet neutralised. */
-export function issueCsvFields(e: IssueBreakdownEntry): string[] {
-  return [e.code, e.severity, e.column ?? '', e.field ?? '', String(e.rows), e.firstRows.join('; '), formatValues(e)];
+/** A line of issues.csv, not yet neutralised; `message`: the code's message in the report's language. */
+export function issueCsvFields(e: IssueBreakdownEntry, lang: ReportLanguage = 'en'): string[] {
+  return [
+    e.code,
+    e.severity,
+    e.column ?? '',
+    e.field ?? '',
+    String(e.rows),
+    e.firstRows.join('; '),
+    formatValues(e),
+    issueMessage(lang, e.code, e),
+  ];
 }

@@ -34,6 +34,8 @@ import {
   type RunState,
 } from './run-state.ts';
 import { draftResolverFor, openMappedSheet, readSheetKeys } from './sheet-pass.ts';
+import { FieldFill } from '../map/field-fill.ts';
+import { matchSheetHeaders } from '../map/headers.ts';
 import { SheetKeys } from './sheet-keys.ts';
 import type { RunContext } from './run-context.ts';
 import { planArchives } from './plan-archives.ts';
@@ -64,6 +66,8 @@ export interface OpenedRun {
   scope?: ResolvedScope;
   /** Where an earlier attempt's outdated chunks were set aside (the run plans every row again). */
   earlier?: string;
+  /** Validate: the mapped fields its rows fill, counted by its one pass (imports count them in the first pass). */
+  fill?: FieldFill;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -279,7 +283,9 @@ async function openLeased(
   // them (OpenedRun.keysFromRows), and the sheet is read again only when some key is on several rows.
   const sheet = await openMappedSheet(req, mapping);
   const keysFromRows = kind === 'validate';
-  const keys = keysFromRows ? new SheetKeys() : await readSheetKeys(sheet, mapping, ctx);
+  // The scorecard's completeness is counted where every row passes once: the first pass, or validate's only one.
+  const fill = new FieldFill(mapping, sheet.headers, matchSheetHeaders(sheet, mapping));
+  const keys = keysFromRows ? new SheetKeys() : await readSheetKeys(sheet, mapping, ctx, fill);
 
   const state: RunState = {
     runId,
@@ -298,6 +304,8 @@ async function openLeased(
     archiveChunks: 0,
     referenceRequests: 0,
     productRequests: 0,
+    reportLanguage: mapping.reportLanguage,
+    ...(keysFromRows ? {} : { fill: fill.result() }),
     ...(lease && ctx.lease?.queued
       ? { lease: { api: leaseApi(ctx), grant: lease.grant, holder: lease.holder, ttlMs: lease.ttlMs } }
       : {}),
@@ -357,7 +365,7 @@ async function openLeased(
     resolver,
     share,
     ...(lease ? { lease } : {}),
-    ...(keysFromRows ? { keysFromRows, sheet } : {}),
+    ...(keysFromRows ? { keysFromRows, sheet, fill } : {}),
     ...(scope ? { scope } : {}),
     ...(earlier ? { earlier } : {}),
   };

@@ -395,6 +395,7 @@ async function writeReport(drive: InlineDrive): Promise<Awaited<ReturnType<Repor
     state.archiveChunks,
     (counts) => summaryOf(state, counts, requests, aborted, api),
     kind === 'import' ? await duplicateResults(workDir) : [],
+    ctx.scorecard,
   );
 }
 
@@ -626,6 +627,7 @@ export async function finishRun(
     state.archiveChunks,
     (counts) => summaryOf(state, counts, requests, state.aborted, mergeChunkApiFigures(ctx.pushApi ?? [])),
     await duplicateResults(workDir),
+    ctx.scorecard,
   );
   return {
     runId: state.runId,
