@@ -130,6 +130,20 @@ export function formatIssuesIn(lang: ReportLanguage, issues: readonly Issue[], r
     out += `${severityWord(lang, i.severity)} ${i.code}${i.column ? ` [${redact(i.column)}]` : ''}`;
     if (i.value !== null && i.value !== '') out += ` "${redact(i.value)}"`;
     out += `: ${issueMessage(lang, i.code, i)}`;
+    // The API's or the run's own words (an answer of the API, a dropped field's first problem) are not the table's:
+    // kept after the message, as they came.
+    if (OWN_WORDS.has(i.code) && i.message) out += ` — ${redact(i.message)}`;
   }
   return out;
 }
+
+/** Codes whose issue message carries words the table cannot have: an API's answer, the first problem of a field. */
+const OWN_WORDS: ReadonlySet<string> = new Set([
+  'API_REJECTED',
+  'API_CONFLICT',
+  'API_FAILED',
+  'REQUEST_INVALID',
+  'FIELD_DROPPED',
+  'BRAND_CREATE_FAILED',
+  'NOT_ATTEMPTED',
+]);

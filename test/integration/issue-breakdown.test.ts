@@ -99,11 +99,14 @@ describe('the issue breakdown', () => {
       .replace(/^\uFEFF/, '')
       .trim()
       .split('\r\n');
-    expect(csv[0]).toBe('code,severity,column,field,rows,firstRows,values');
+    // The message column in the report's language (the mapping's language, fr-FR).
+    expect(csv[0]).toBe('code,severity,column,field,rows,firstRows,values,message');
     expect(csv).toHaveLength(5);
     expect(csv[1]!.startsWith('GTIN_CHECK_DIGIT,error,GTIN,gtin,18,2; 3; 4; 5; 6,')).toBe(true);
-    expect(csv[2]).toBe('GTIN_LENGTH,error,GTIN,gtin,3,22; 23; 24,"""123"" (2); ""12"" (1)"');
-    expect(csv[4]).toBe('GTIN_NOT_DIGITS,error,GTIN,gtin,1,25,"""=45"" (1)"');
+    expect(csv[2]).toBe(
+      'GTIN_LENGTH,error,GTIN,gtin,3,22; 23; 24,"""123"" (2); ""12"" (1)","le GTIN doit avoir 8, 12, 13 ou 14 chiffres"',
+    );
+    expect(csv[4]).toBe('GTIN_NOT_DIGITS,error,GTIN,gtin,1,25,"""=45"" (1)",le GTIN ne doit contenir que des chiffres');
 
     expect(stdout).toMatch(/issues by code and column:\n\s+rows\s+code\s+column\s+field/);
     expect(stdout).toMatch(/18\s+GTIN_CHECK_DIGIT\s+GTIN\s+gtin\s+2 3 4 5 6/);
