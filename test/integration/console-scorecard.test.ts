@@ -80,10 +80,10 @@ describe.skipIf(!hasChromium)('the scorecard page of a feed', () => {
       expect(await page.locator('#grade').getAttribute('class')).toBe('grade-E');
       const points = page.locator('#chart .point');
       expect(await points.count()).toBe(3);
-      expect(await points.evaluateAll((ps) => ps.map((p) => (p as HTMLElement).dataset.run))).toEqual(
+      expect(await points.evaluateAll((ps) => ps.map((p) => p.getAttribute('data-run')))).toEqual(
         data.runs.map((r) => r.runId),
       );
-      expect(await points.evaluateAll((ps) => ps.map((p) => Number((p as HTMLElement).dataset.score)))).toEqual(
+      expect(await points.evaluateAll((ps) => ps.map((p) => Number(p.getAttribute('data-score'))))).toEqual(
         data.runs.map((r) => r.score),
       );
       // A real chart: points higher for higher scores (SVG y grows downwards), the grade bands behind them.
