@@ -12,6 +12,9 @@ import {
 } from '../src/pipeline/report/scorecard.ts';
 import { ValidityTally } from '../src/pipeline/report/scorecard-tally.ts';
 import { issue } from '../src/issue-codes.ts';
+import { runEndEvent } from '../src/events/run-events.ts';
+import { ProcessMetrics } from '../src/metrics/metrics.ts';
+import type { RunSummary } from '../src/pipeline/report/report.ts';
 
 const all = (v: number): ScoreParts => ({ validity: v, completeness: v, timeliness: v, stability: v });
 
@@ -106,5 +109,36 @@ describe('the scorecard', () => {
       { code: 'GTIN_CHECK_DIGIT', rule: ruleIdOf('GTIN_CHECK_DIGIT'), severity: 'error', rows: 2 },
       { code: 'ROW_HIDDEN', rule: 'ROW_HIDDEN', severity: 'warning', rows: 1 },
     ]);
+  });
+
+  it('is a gauge per mapping and feed on /metrics, and in run.finished', async () => {
+    const scorecard = buildScorecard({
+      rows: 10,
+      invalid: 1,
+      created: 0,
+      archived: 0,
+      codes: [],
+      fill: [{ field: 'gtin', column: 'GTIN', filled: 10 }],
+      headers: ['GTIN'],
+      language: 'en',
+    });
+    const summary = {
+      runId: 'r1',
+      source: { file: 'a.csv', sha256: 'x', rows: 10 },
+      mapping: 'acme',
+      mode: 'upsert',
+      dryRun: false,
+      startedAt: '2026-11-28T10:00:00.000Z',
+      finishedAt: '2026-11-28T10:00:01.000Z',
+      counts: { rows: 10, created: 0, updated: 9, unchanged: 0, archived: 0, unarchived: 0, invalid: 1, failed: 0 },
+      requests: { reference: 0, product: 0 },
+      exitCode: 1,
+      scorecard,
+    } as unknown as RunSummary;
+    const m = new ProcessMetrics();
+    m.recordRun(summary, 'nightly');
+    expect(await m.text()).toContain(`product_sync_scorecard_score{mapping="acme",feed="nightly"} ${scorecard.score}`);
+    const e = runEndEvent({ runId: 'r1', exitCode: 1, summary, reportDir: '/tmp/none' }, {});
+    expect(e.data.scorecard).toEqual({ score: scorecard.score, grade: scorecard.grade, parts: scorecard.parts });
   });
 });
