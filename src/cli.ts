@@ -39,6 +39,20 @@ function packageVersion(): string {
   return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
+/** `scorecard`: each mapping's or feed's runs with their supplier score and grade (docs/scorecard.md). */
+function addScorecardCommand(p: Command, done: (code: number) => void): void {
+  p.command('scorecard')
+    .description(
+      "each mapping's or feed's runs with their supplier score and grade; --out writes the file for the supplier",
+    )
+    .option('--report-dir <dir>', 'where run reports are (default REPORT_DIR or ./reports)')
+    .option('--mapping <name>', "only this mapping's runs")
+    .option('--feed <name>', "only this feed's runs")
+    .option('--out <file>', 'write the scorecard file (.xlsx or .csv) for the supplier')
+    .option('--language <code>', "language of the file (en, fr, de; default the last run's report language)")
+    .action(async (opts) => done(await (await import('./commands/scorecard.ts')).scorecardCommand(opts)));
+}
+
 /** Builds the `product-sync` command tree; each action sets the exit code it returns through `done`. */
 function program(done: (code: number) => void): Command {
   const p = new Command('product-sync')
@@ -223,6 +237,7 @@ function program(done: (code: number) => void): Command {
         .default('text'),
     )
     .action(async (opts) => done(await (await import('./commands/rules.ts')).rulesCommand(opts)));
+  addScorecardCommand(p, done);
 
   p.command('serve')
     .description('HTTP console: uploads, runs, reports, queue dashboard')

@@ -2,6 +2,7 @@ import { limitedLine } from '../pipeline/report/api-figures.ts';
 import type { IssueBreakdownEntry } from '../pipeline/report/issue-breakdown.ts';
 import { inIssueOrder } from '../pipeline/report/issue-order.ts';
 import type { RunResult } from '../pipeline/run/run.ts';
+import type { Scorecard } from '../pipeline/report/scorecard.ts';
 import { textTable } from './text-table.ts';
 
 /** Lines of the issue table at the end of a summary (issues.csv has them all). */
@@ -48,8 +49,19 @@ export function formatSummary(result: RunResult): string {
   const limited = limitedLine(summary.api);
   if (limited) lines.push(limited);
   lines.push(...issueLines(summary.issues ?? [], c.rows));
+  if (summary.scorecard) lines.push(scorecardLine(summary.scorecard));
   lines.push(`  report: ${result.reportDir}`, `  exit code ${result.exitCode}`);
   return lines.join('\n');
+}
+
+/**
+ * The scorecard in one line: `scorecard: 84/100, grade B (validity 97, completeness 71, timeliness –, stability 100)`.
+ */
+export function scorecardLine(s: Scorecard): string {
+  const part = (v: number | null) => (v === null ? '–' : String(Math.round(v)));
+  const parts = (Object.keys(s.parts) as (keyof Scorecard['parts'])[]).map((p) => `${p} ${part(s.parts[p])}`);
+  const cap = s.capped ? `; capped at ${s.capped}: ${Math.round(s.validity.invalidShare * 100)} % of rows invalid` : '';
+  return `  scorecard: ${s.score}/100, grade ${s.grade} (${parts.join(', ')}${cap})`;
 }
 
 const shown = (v: string) => JSON.stringify(v.length > SHOWN_VALUE_CHARS ? `${v.slice(0, SHOWN_VALUE_CHARS)}…` : v);

@@ -34,6 +34,7 @@ export const EVENT_TYPES = {
       'withheld?',
       'held?',
       'issues',
+      'scorecard?',
       'reportDir',
       'links?',
     ],

@@ -103,7 +103,16 @@ export function runEndEvent(result: EndedRun, o: RunOrigin): ProductSyncEvent {
     return makeEvent(
       'run.finished',
       result.runId,
-      { ...base, status, ...(s.held ? { held: s.held } : {}), issues },
+      {
+        ...base,
+        status,
+        ...(s.held ? { held: s.held } : {}),
+        issues,
+        // The supplier scorecard's grade (docs/scorecard.md); summary.json has all of it.
+        ...(s.scorecard
+          ? { scorecard: { score: s.scorecard.score, grade: s.scorecard.grade, parts: s.scorecard.parts } }
+          : {}),
+      },
       at,
     );
   }

@@ -63,6 +63,13 @@ export class ProcessMetrics {
     registers: [this.registry],
   });
 
+  readonly #scorecard = new Gauge({
+    name: 'product_sync_scorecard_score',
+    help: 'Supplier scorecard score (0-100, docs/scorecard.md) of the last run this process finished, by mapping and feed (empty for runs not started by a feed)',
+    labelNames: ['mapping', 'feed'] as const,
+    registers: [this.registry],
+  });
+
   readonly #sourceErrors = new Counter({
     name: 'product_sync_feed_source_errors_total',
     help: 'Feed ticks of this process whose source could not be listed or read (each one sent run.failed), by feed',
@@ -141,6 +148,7 @@ export class ProcessMetrics {
     const byCode = new Map<string, number>();
     for (const e of summary.issues ?? []) byCode.set(e.code, (byCode.get(e.code) ?? 0) + e.rows);
     for (const [code, rows] of byCode) this.#issues.inc({ code }, rows);
+    if (summary.scorecard) this.#scorecard.set({ mapping: summary.mapping, feed: feed ?? '' }, summary.scorecard.score);
     const seconds = (Date.parse(summary.finishedAt) - Date.parse(summary.startedAt)) / 1000;
     if (Number.isFinite(seconds) && seconds >= 0)
       this.#runSeconds.observe({ status: runStatusLabel(summary.exitCode) }, seconds);

@@ -97,6 +97,19 @@ export async function checkDeadline(
 }
 
 /**
+ * Whether a run of feed `id` finishing now met the feed's `expect:` deadline (its scorecard's timeliness): met unless
+ * the feed is overdue (its expected time passed without a successful run); nothing when the feed expects nothing.
+ */
+export async function feedRunDeadline(
+  conn: Redis,
+  prefix: string,
+  id: string,
+): Promise<{ deadline?: { met: boolean } }> {
+  const [checked, overdue] = await conn.hmget(feedKeys(prefix, id).last, 'expectCheckedAt', 'overdue');
+  return checked ? { deadline: { met: overdue !== '1' } } : {};
+}
+
+/**
  * A run of feed `id` ended: a success (`feedRunSucceeded`: not aborted, no failed row; invalid rows are the sheet's)
  * sets `lastSuccessAt` and, for a feed that was overdue, records feed.recovered (before the status is written) and
  * clears it.

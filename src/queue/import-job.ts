@@ -19,7 +19,7 @@ import {
   type RunResult,
 } from '../pipeline/run/run.ts';
 import { JOB_OPTIONS, jobPayload, pushJobId, QUEUES, type ImportJobData } from './catalog.ts';
-import { noteFeedRun } from './feed-deadlines.ts';
+import { feedRunDeadline, noteFeedRun } from './feed-deadlines.ts';
 import type { JobContext } from './job-context.ts';
 import { jobLockFence } from './job-lock.ts';
 import { chunkPriority } from './owner-slots.ts';
@@ -156,8 +156,11 @@ async function finalizeImport(d: ImportJobDeps, job: Job, token: string, data: I
   }
   // The late-duplicate sweep before the report writes (archives): fenced by this job's lock as well as the lease.
   const lock = await jobLockFence(job, token, d.lockDuration);
+  const feed = data.origin === 'feed' && data.feed ? data.feed : undefined;
   const result = await finishRun(workDir!, {
     ...d.ctx,
+    // The scorecard's feed and timeliness: read before noteFeedRun clears the feed's overdue mark.
+    ...(feed ? { scorecard: { feed, ...(await feedRunDeadline(d.conn, d.prefix, feed)) } } : {}),
     pushRequests: values.reduce((n, v) => n + (v?.requests ?? 0), 0),
     pushApi: values.map((v) => v?.api),
     guard: lock,

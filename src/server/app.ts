@@ -21,6 +21,7 @@ import { registerOpsRoutes } from './ops-routes.ts';
 import { redisDownAnswer, withRedisBanner } from './redis-banner.ts';
 import { registerJsonBody } from './json-body.ts';
 import { registerRunRoutes } from './run-routes.ts';
+import { registerScorecards } from './scorecard-routes.ts';
 import { registerSameOrigin } from './same-origin.ts';
 import { registerUploads } from './uploads-route.ts';
 import { registerUndo } from './undo-routes.ts';
@@ -96,6 +97,8 @@ export async function buildConsole(options: ConsoleOptions): Promise<FastifyInst
   registerUploads(app, { client, uploadDir, mappingsDir, maxUpload });
 
   registerRunRoutes(app, { client, reportDir });
+  // Each feed's and mapping's supplier scorecard over its runs (scorecard-routes.ts).
+  registerScorecards(app, { reportDir });
 
   // Undo of a finished run (issue 27): its plan first, then the undo, run in this process under the owner lease.
   registerUndo(app, { config, reportDir, status: (id) => client.status(id) });

@@ -43,7 +43,11 @@ const gtin14 = (i: number, prefix: string) => testGtin(i, prefix).padStart(14, '
 /** Writes a sheet and its mapping (the `columns:` part and what goes above it) into the test directory. */
 function write(name: string, sheet: string, mapping: string): { file: string; mapping: string } {
   writeFileSync(join(dir, `${name}.csv`), sheet);
-  writeFileSync(join(dir, `${name}.yaml`), `name: ${name}\nownerCompanyId: ${owner}\nlanguage: fr-FR\n${mapping}`);
+  // Reports in English (reportLanguage): these tests read the run's own detailed messages in rejected.* and rows.*.
+  writeFileSync(
+    join(dir, `${name}.yaml`),
+    `name: ${name}\nownerCompanyId: ${owner}\nlanguage: fr-FR\nreportLanguage: en\n${mapping}`,
+  );
   return { file: join(dir, `${name}.csv`), mapping: join(dir, `${name}.yaml`) };
 }
 

@@ -89,7 +89,9 @@ describe("a mapping's own rules", () => {
       'ERROR USER_RULE [Poids net] ""1500"": net content of 1 kg or more (rule ACME-002)',
     );
     expect(at('rows.csv')).toMatch(/3,\d+,created,.*WARNING USER_RULE \[Désignation\].*\(rule ACME-001\)/);
-    expect(at('rows.csv')).toMatch(/5,\d+,created,.*WARNING USER_RULE_FAILED .*ACME-003: one word only \(rule ACME-003\)/);
+    expect(at('rows.csv')).toMatch(
+      /5,\d+,created,.*WARNING USER_RULE_FAILED .*ACME-003: one word only \(rule ACME-003\)/,
+    );
     // The rejected row was not sent.
     const gtins = [...sandbox.handle.store.tradeItems.values()].map((t) => t.fields.gtin);
     expect(gtins).toContain(`0${testGtin(1)}`);

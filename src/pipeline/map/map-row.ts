@@ -185,6 +185,14 @@ function valueMapper(values: ReadonlyMap<string, string>): (cell: Cell) => Cell 
 
 const plans = new WeakMap<Mapping, MappingPlan>();
 
+/**
+ * Each mapping column's indexes in `columnIndex` (matchHeaders'): its own, then its fallbacks' (field-fill.ts counts
+ * the cells they hold).
+ */
+export function columnSlots(mapping: Mapping): readonly (readonly number[])[] {
+  return planOf(mapping).columns.map((p) => p.slots);
+}
+
 function planOf(mapping: Mapping): MappingPlan {
   let plan = plans.get(mapping);
   if (plan === undefined) {

@@ -20,6 +20,7 @@ import { COLUMN_TYPES, localeNumberSeparators, valueMapKey, type ColumnType } fr
 import { scopeSchema, type ScopeSpec } from '../scope.ts';
 import { RULES } from '../../rule-catalogue.ts';
 import { assertionProblem, type UserRule } from './user-rules.ts';
+import { REPORT_LANGUAGES, reportLanguageOf, type ReportLanguage } from '../report-language.ts';
 import type { LookupSpec, Target } from '../types.ts';
 
 /** A field path resolved against the target's field rules: where to put a value and what the API wants there. */
@@ -117,6 +118,8 @@ export interface Mapping {
   defaults: readonly MappingDefault[];
   /** Which part of the owner's catalogue the sheets cover (src/pipeline/scope.ts); a feed may override it. */
   scope?: ScopeSpec;
+  /** The language of the report's messages (`reportLanguage`, else the one of `language`; docs/reports.md). */
+  reportLanguage: ReportLanguage;
   /** The mapping's own rules (`rules:`, src/pipeline/map/user-rules.ts); empty when it has none. */
   rules: readonly UserRule[];
   /** The quality gate (`gate:`): a run over it writes nothing (docs/mapping.md "Quality gates"). */
@@ -330,6 +333,12 @@ export const mappingSchema = z.strictObject({
   rules: z.array(userRuleSchema).optional(),
   /** A quality gate: hold a run whose quality collapsed before it writes (docs/mapping.md "Quality gates"). */
   gate: gateSchema.optional(),
+  /** The language of rejected.*, issues.csv and the scorecard file (en, fr, de; default the one of `language`). */
+  reportLanguage: languageCode
+    .refine((l) => reportLanguageOf(l) === l.split(/[-_]/)[0]!.toLowerCase(), {
+      error: `reports are written in ${REPORT_LANGUAGES.join(', ')}`,
+    })
+    .optional(),
 });
 
 type RawMapping = z.infer<typeof mappingSchema>;
@@ -644,6 +653,7 @@ function build(
     ...(raw.scope !== undefined ? { scope: raw.scope } : {}),
     rules,
     ...(raw.gate !== undefined ? { gate: raw.gate } : {}),
+    reportLanguage: reportLanguageOf(raw.reportLanguage ?? raw.language),
   };
 }
 
@@ -791,7 +801,7 @@ function toHeaderRef(raw: z.infer<typeof columnSchema>['column']): HeaderRef {
 export function parseMapping(text: string, file: string): Mapping {
   const parsed = parseYamlDocument(text, mappingSchema, (path) =>
     path.length === 0
-      ? 'top-level keys are $schema, name, target, ownerCompanyId, language, fallbackLanguages, sheet, headerRow, key, empty, decimalSeparator, dateFormat, columns, defaults, scope, rules, gate'
+      ? 'top-level keys are $schema, name, target, ownerCompanyId, language, fallbackLanguages, sheet, headerRow, key, empty, decimalSeparator, dateFormat, columns, defaults, scope, rules, gate, reportLanguage'
       : path[0] === 'columns' && path.length === 2
         ? 'column keys are column, fallback, field, type, split, values, lookup, empty, format, decimal, required, onInvalid'
         : path[0] === 'columns' && (path[2] === 'column' || path[2] === 'fallback')

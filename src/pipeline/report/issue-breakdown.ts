@@ -8,6 +8,7 @@ import { redactPart } from '../../redact.ts';
 import { ruleIdOf } from '../../rule-catalogue.ts';
 import type { Issue, Severity } from '../types.ts';
 import { errorsFirst } from './issue-order.ts';
+import { issueMessage, type ReportLanguage } from '../report-language.ts';
 
 /** Code × column pairs broken down; issues of further pairs are only counted (summary.json `notes` says how many). */
 export const MAX_ENTRIES = 1000;
@@ -234,7 +235,17 @@ export class IssueBreakdown {
 }
 
 /** Columns of issues.csv. */
-export const ISSUES_CSV_COLUMNS = ['code', 'severity', 'column', 'field', 'rows', 'firstRows', 'values', 'rule'];
+export const ISSUES_CSV_COLUMNS = [
+  'code',
+  'severity',
+  'column',
+  'field',
+  'rows',
+  'firstRows',
+  'values',
+  'rule',
+  'message',
+];
 
 /** Values as one readable cell: `"abc" (12); "x" (3)`, with `(approximate, ±n)` after them when the counts are. */
 export function formatValues(e: IssueBreakdownEntry): string {
@@ -242,8 +253,8 @@ export function formatValues(e: IssueBreakdownEntry): string {
   return e.approximate ? `${list}${list ? ' ' : ''}(approximate, ±${e.valueError ?? 0})` : list;
 }
 
-/** A line of issues.csv, not yet neutralised. */
-export function issueCsvFields(e: IssueBreakdownEntry): string[] {
+/** A line of issues.csv, not yet neutralised; `message`: the code's message in the report's language. */
+export function issueCsvFields(e: IssueBreakdownEntry, lang: ReportLanguage = 'en'): string[] {
   return [
     e.code,
     e.severity,
@@ -253,5 +264,6 @@ export function issueCsvFields(e: IssueBreakdownEntry): string[] {
     e.firstRows.join('; '),
     formatValues(e),
     e.rule ?? '',
+    issueMessage(lang, e.code, e),
   ];
 }

@@ -23,6 +23,8 @@ import { XlsxWriter, type XlsxWriterOptions } from '../../formats/xlsx-writer.ts
 import { ruleIdOf } from '../../rule-catalogue.ts';
 import { ISSUES_CSV_COLUMNS, issueCsvFields, type IssueBreakdownEntry } from './issue-breakdown.ts';
 import type { Cell, Issue } from '../types.ts';
+import { formatIssuesIn, type ReportLanguage } from '../report-language.ts';
+import type { Scorecard } from './scorecard.ts';
 import { isRejectedOutcome, OUTCOMES, type Outcome } from '../outcomes.ts';
 
 /** One line of rows.csv / rows.xlsx. */
@@ -89,6 +91,8 @@ export interface RunSummary {
   issues?: IssueBreakdownEntry[];
   /** What the run saw of the product API's limits (inline runs: api-figures.ts). */
   api?: RunApiFigures;
+  /** The supplier scorecard of the run (scorecard.ts, docs/scorecard.md): score, grade and what they were made of. */
+  scorecard?: Scorecard;
   /**
    * Inline runs with webhook endpoints: each event with its delivery state per endpoint (src/events/inline.ts), written
    * once they are delivered or out of retries.
@@ -380,6 +384,11 @@ export interface ReportWriterOptions {
   reconcile?: boolean;
   /** Lowers the data rows an XLSX holds (default: Excel's limit, 1 048 575) — for tests. */
   xlsxMaxRows?: number;
+  /**
+   * The language of the messages of rejected.* and issues.csv (report-language.ts); default English, whose rejected.*
+   * keep the run's own detailed messages.
+   */
+  language?: ReportLanguage;
 }
 
 /**
@@ -401,6 +410,8 @@ export function rejectedLine(opts: ReportWriterOptions): {
   const header = [...ownHeaders, REJECTED_ROW_COLUMN, REJECTED_ISSUES_COLUMN];
   const own = ownHeaders.length;
   const noNul = (v: string) => (v.includes('\0') ? v.replace(/\0/g, '') : v);
+  const lang = opts.language ?? 'en';
+  const told = lang === 'en' ? formatIssues : (issues: readonly Issue[]) => formatIssuesIn(lang, issues, redactPart);
   return {
     width: header.length,
     header,
@@ -409,7 +420,7 @@ export function rejectedLine(opts: ReportWriterOptions): {
       for (let i = 0; i < own; i++) out[at + i] = noNul(cellText(cells[i], decimal));
       const sourceRow = again ? cellText(cells[own]) : '';
       out[at + own] = noNul(sourceRow || String(row));
-      out[at + own + 1] = noNul(formatIssues(issues));
+      out[at + own + 1] = noNul(told(issues));
     },
   };
 }
@@ -550,7 +561,7 @@ export async function createReportWriter(dir: string, opts: ReportWriterOptions)
     // The breakdown is in hand by now (the run tallied it, issue-breakdown.ts): its file is written in one go.
     if (summary.issues) {
       const issuesCsv = new CsvFile(at('issues.csv'), ISSUES_CSV_COLUMNS, [], [1, 4]);
-      for (const e of summary.issues) await issuesCsv.add(issueCsvFields(e).map(neutralize));
+      for (const e of summary.issues) await issuesCsv.add(issueCsvFields(e, opts.language).map(neutralize));
       written.push(issuesCsv);
     }
     for (const f of written) await f.close();

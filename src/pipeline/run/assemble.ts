@@ -3,13 +3,24 @@
  * 0..n-1 are; archives follow the rows. Each chunk's results are streamed from disk, or handed over by the inline
  * driver that has them in hand (a few chunks at most), never the whole run in memory.
  */
+import { dirname } from 'node:path';
 import { IssueBreakdown, rowIssues } from '../report/issue-breakdown.ts';
 import { createReportWriter, type ReportWriter, type RunSummary } from '../report/report.ts';
+import { buildScorecard } from '../report/scorecard.ts';
+import { previousScorecard } from '../report/scorecard-history.ts';
+import { ValidityTally } from '../report/scorecard-tally.ts';
+import type { RunContext } from './run-context.ts';
 import { COUNT_KEY } from '../outcomes.ts';
 import { isRejected, readResults, type ChunkKind, type ResultRow } from './chunks.ts';
 import type { RunState } from './run-state.ts';
 
 export type Counts = RunSummary['counts'];
+
+/** What of the run state the report needs: the sheet's shape, and for the scorecard its fill, language and names. */
+type ReportState = Pick<
+  RunState,
+  'headers' | 'rows' | 'preamble' | 'decimalSeparator' | 'fill' | 'reportLanguage' | 'runId' | 'mappingName'
+>;
 
 /**
  * Sheets of at least this many rows get their report written by a worker thread in inline runs: below it the thread's
@@ -47,6 +58,9 @@ export class ReportAssembler {
    * once, from its file), before the lines go to a report thread as packed text.
    */
   readonly #issues = new IssueBreakdown();
+  /** The scorecard's validity by rule, tallied in the same pass (scorecard-tally.ts). */
+  readonly #validity = new ValidityTally();
+  readonly #state: ReportState;
   readonly #workDir: string;
   readonly #writer: ReportWriter;
   /**
@@ -57,10 +71,11 @@ export class ReportAssembler {
   #next = 0;
   #tail: Promise<void> = Promise.resolve();
 
-  private constructor(workDir: string, writer: ReportWriter, rows: number) {
+  private constructor(workDir: string, writer: ReportWriter, state: ReportState) {
     this.#workDir = workDir;
     this.#writer = writer;
-    this.counts = emptyCounts(rows);
+    this.#state = state;
+    this.counts = emptyCounts(state.rows);
   }
 
   /**
@@ -68,13 +83,10 @@ export class ReportAssembler {
    * separator, so they re-import with the same mapping. `thread`: the files are written by a worker thread
    * (report-thread.ts) — worth its start-up for large sheets only ({@link REPORT_THREAD_ROWS}).
    */
-  static async open(
-    workDir: string,
-    state: Pick<RunState, 'headers' | 'rows' | 'preamble' | 'decimalSeparator'>,
-    options: { thread?: boolean } = {},
-  ): Promise<ReportAssembler> {
+  static async open(workDir: string, state: ReportState, options: { thread?: boolean } = {}): Promise<ReportAssembler> {
     const writerOptions = {
       sourceHeaders: state.headers,
+      ...(state.reportLanguage ? { language: state.reportLanguage } : {}),
       ...(state.preamble ? { preamble: state.preamble } : {}),
       ...(state.decimalSeparator ? { decimalSeparator: state.decimalSeparator } : {}),
     };
@@ -82,7 +94,7 @@ export class ReportAssembler {
     const writer = options.thread
       ? (await import('../report/report-thread.ts')).openReportThread(workDir, writerOptions)
       : await createReportWriter(workDir, writerOptions);
-    return new ReportAssembler(workDir, writer, state.rows);
+    return new ReportAssembler(workDir, writer, state);
   }
 
   /**
@@ -125,6 +137,7 @@ export class ReportAssembler {
     // A column notice (issue-breakdown.ts) is said once in the summary's notes, not on each row.
     const kept = rowIssues(line.issues);
     const r = kept === line.issues ? line : { ...line, issues: [...kept] };
+    this.#validity.add(r.row, r.issues);
     const wait = this.#writer.addRow(r);
     if (r.row === null || !isRejected(r.outcome)) return wait;
     const row = r.row;
@@ -141,14 +154,43 @@ export class ReportAssembler {
     archiveChunks: number,
     summary: (counts: Counts) => RunSummary,
     extra: readonly ResultRow[] = [],
+    scorecard: RunContext['scorecard'] = {},
   ): Promise<{ files: string[]; summary: RunSummary }> {
     await this.#tail;
     for (let i = 0; i < archiveChunks; i++) await this.#copy('archives', i);
     if (extra.length > 0) await this.#copy('archives', -1, extra);
     const s = summary(this.counts);
     this.#issues.fill(s);
+    await this.#scorecard(s, scorecard);
     const { files } = await this.#writer.finish(s);
     return { files, summary: s };
+  }
+
+  /**
+   * The run's scorecard into its summary (runs whose first pass counted the fields filled: imports and validate). Its
+   * stability compares with the previous run of its feed, else its mapping, in the same report directory.
+   */
+  async #scorecard(s: RunSummary, o: NonNullable<RunContext['scorecard']>): Promise<void> {
+    const state = this.#state;
+    if (!state.fill) return;
+    const previous = await previousScorecard(
+      dirname(this.#workDir),
+      { mapping: state.mappingName, ...(o.feed ? { feed: o.feed } : {}) },
+      state.runId,
+    );
+    s.scorecard = buildScorecard({
+      rows: s.counts.rows,
+      invalid: s.counts.invalid,
+      created: s.counts.created,
+      archived: s.counts.archived,
+      codes: this.#validity.result(),
+      fill: state.fill,
+      headers: state.headers,
+      language: state.reportLanguage ?? 'en',
+      ...(o.feed ? { feed: o.feed } : {}),
+      ...(o.deadline ? { deadline: o.deadline } : {}),
+      ...(previous ? { previous } : {}),
+    });
   }
 
   async abort(): Promise<void> {

@@ -36,6 +36,8 @@ import {
   type RunState,
 } from './run-state.ts';
 import { draftResolverFor, openMappedSheet, readSheetKeys } from './sheet-pass.ts';
+import { FieldFill } from '../map/field-fill.ts';
+import { matchSheetHeaders } from '../map/headers.ts';
 import { SheetKeys } from './sheet-keys.ts';
 import type { RunContext } from './run-context.ts';
 import { planArchives } from './plan-archives.ts';
@@ -68,6 +70,8 @@ export interface OpenedRun {
   earlier?: string;
   /** The quality gate's count (an import under a mapping gate:, not waived): all chunks prepared before a push. */
   gateTally?: GateTally;
+  /** Validate: the mapped fields its rows fill, counted by its one pass (imports count them in the first pass). */
+  fill?: FieldFill;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -362,7 +366,9 @@ async function openLeased(
   // them (OpenedRun.keysFromRows), and the sheet is read again only when some key is on several rows.
   const sheet = await openMappedSheet(req, mapping);
   const keysFromRows = kind === 'validate';
-  const keys = keysFromRows ? new SheetKeys() : await readSheetKeys(sheet, mapping, ctx);
+  // The scorecard's completeness is counted where every row passes once: the first pass, or validate's only one.
+  const fill = new FieldFill(mapping, sheet.headers, matchSheetHeaders(sheet, mapping));
+  const keys = keysFromRows ? new SheetKeys() : await readSheetKeys(sheet, mapping, ctx, fill);
 
   const state: RunState = {
     runId,
@@ -383,6 +389,8 @@ async function openLeased(
     productRequests: 0,
     ...(lease && ctx.lease?.queued ? { lease: queuedLease(ctx, lease, earlierState) } : {}),
     ...(aside && queued ? { plan: aside.plan } : previous?.plan ? { plan: previous.plan } : {}),
+    reportLanguage: mapping.reportLanguage,
+    ...(keysFromRows ? {} : { fill: fill.result() }),
     ...(lease && !ctx.lease?.queued
       ? { leaseTokens: outdated ? { where: lease.where, tokens: [lease.token] } : grantsOf(previous, lease) }
       : {}),
@@ -439,7 +447,7 @@ async function openLeased(
     resolver,
     share,
     ...(lease ? { lease } : {}),
-    ...(keysFromRows ? { keysFromRows, sheet } : {}),
+    ...(keysFromRows ? { keysFromRows, sheet, fill } : {}),
     ...(scope ? { scope } : {}),
     ...(earlier ? { earlier } : {}),
   };

@@ -83,6 +83,7 @@ export async function* produceChunks(
     for (let b = 0; b < batch.length; b++) {
       const row = batch[b]!;
       rowsRead++;
+      if (learn) run.fill?.add(row);
       if (status === 'new') drafts.push(draftOf(row));
       if (rowsRead % 1000 === 0)
         ctx.onProgress?.({
@@ -102,6 +103,7 @@ export async function* produceChunks(
   if (inChunk > 0) yield await emit();
   if (learn) {
     run.keys.finish();
+    if (run.fill) state.fill = run.fill.result();
     state.rows = rowsRead;
     state.rowChunks = index;
     return;

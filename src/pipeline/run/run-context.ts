@@ -57,4 +57,9 @@ export interface RunContext {
   fences?: Fence[];
   /** Names the product API in the lease when its URL does not (the embedded sandbox, whose port changes). */
   apiId?: string;
+  /**
+   * The run's scorecard (report/scorecard.ts): the feed it came from, and whether it met the feed's `expect:` deadline
+   * (absent when the feed expects nothing).
+   */
+  scorecard?: { feed?: string; deadline?: { met: boolean } };
 }

@@ -9,7 +9,9 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ProductSyncError, RunInterrupted } from '../../errors.ts';
 import { writingTo } from '../../fs-errors.ts';
+import type { FieldFillCount } from '../map/field-fill.ts';
 import type { Mapping } from '../map/mapping.ts';
+import type { ReportLanguage } from '../report-language.ts';
 import { writeFileAtomic } from '../report/atomic.ts';
 import type { ScopeSpec, ScopeSummary } from '../scope.ts';
 import type { Mode } from '../sync/plan.ts';
@@ -84,6 +86,10 @@ export interface RunState {
   scope?: ScopeSummary;
   /** Full mode: archives withheld for rows whose key could not be read (summary.json `withheld`). */
   withheld?: WithheldSummary;
+  /** The language of the report's messages (the mapping's reportLanguage). */
+  reportLanguage?: ReportLanguage;
+  /** The mapped fields the sheet's rows fill (the scorecard's completeness, counted by a pass over every row). */
+  fill?: FieldFillCount[];
   /** How chunks learn the API's current records (sync/api-state.ts). */
   apiState?: { strategy: string; catalogItems: number; pages: number };
   /** Requests sent while preparing (both passes, lookups, API state). */

@@ -431,6 +431,7 @@ async function writeReport(drive: InlineDrive): Promise<Awaited<ReturnType<Repor
     state.archiveChunks,
     (counts) => summaryOf(state, counts, requests, aborted, api),
     kind === 'import' ? await duplicateResults(workDir) : [],
+    ctx.scorecard,
   );
 }
 
@@ -728,6 +729,7 @@ export async function finishRun(workDir: string, ctx: RunContext & QueuedFinish)
     state.archiveChunks,
     (counts) => summaryOf(state, counts, requests, state.aborted, mergeChunkApiFigures(ctx.pushApi ?? [])),
     await duplicateResults(workDir),
+    ctx.scorecard,
   );
   return {
     runId: state.runId,

@@ -5,6 +5,7 @@
 import { createReferenceCache, RUN_CACHE_SETTINGS, type ReferenceCache } from '../../api/reference-cache.ts';
 import { matchSheetHeaders } from '../map/headers.ts';
 import { crossFieldIssues } from '../map/cross-field.ts';
+import type { FieldFill } from '../map/field-fill.ts';
 import { dropRefusedFields, mapRow, rowKeyReader } from '../map/map-row.ts';
 import type { Mapping } from '../map/mapping.ts';
 import { validateDraft } from '../map/validate.ts';
@@ -33,6 +34,8 @@ export async function readSheetKeys(
   sheet: Sheet,
   mapping: Mapping,
   ctx: Pick<RunContext, 'signal' | 'onProgress'>,
+  /** Counts the mapped fields each row fills (the scorecard's completeness), in the same pass. */
+  fill?: FieldFill,
 ): Promise<SheetKeys> {
   const keys = new SheetKeys();
   const keyOf = rowKeyReader(sheet.headers, mapping, matchSheetHeaders(sheet, mapping), (row, text) =>
@@ -42,6 +45,7 @@ export async function readSheetKeys(
   for await (const batch of rowBatches(sheet.rows)) {
     for (const row of batch) {
       keys.add(row.row, keyOf(row));
+      fill?.add(row);
       if (keys.rows % 5000 === 0)
         ctx.onProgress?.({ stage: 'keys', rowsRead: keys.rows, operationsSent: 0, errors: 0 });
     }

@@ -196,7 +196,7 @@
         : '';
     return `<h2>Run: ${esc(r.fileName)}</h2>
     <dl><dt>id</dt><dd><code>${esc(r.id)}</code></dd><dt>file</dt><dd>${esc(r.fileName)}</dd>${r.feed ? `<dt>feed</dt><dd>${esc(r.feed)}</dd>` : ''}
-    <dt>mapping</dt><dd>${esc(r.mapping)}</dd>${scopeText(r)}<dt>status</dt><dd class="status">${esc(r.status)}</dd>
+    <dt>mapping</dt><dd>${esc(r.mapping)} <a class="scorecard-link" href="/scorecard?mapping=${encodeURIComponent(r.mapping)}">scorecard</a></dd>${scopeText(r)}<dt>status</dt><dd class="status">${esc(r.status)}</dd>
     <dt>queued</dt><dd>${when(r.queuedAt)}</dd><dt>started</dt><dd>${when(r.startedAt)}</dd><dt>finished</dt><dd>${when(r.finishedAt)}</dd>
     <dt>outcome</dt><dd class="outcome">${outcome(r) || esc(progressText(r.progress))}</dd></dl>
     ${withheldBox(r)}${issueTable(r)}<p>${rejected} ${rerun} ${undo}</p>`;

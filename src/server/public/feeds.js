@@ -70,7 +70,8 @@
     const overdue = f
       ? `<td data-label="overdue" class="overdue ${f.overdue ? 'err' : 'ok'}">${f.overdue ? 'yes' : 'no'}</td>`
       : '<td data-label="overdue" class="overdue"></td>';
-    return `<tr data-feed="${esc(id)}"><td data-label="feed"><code>${esc(id)}</code></td>
+    return `<tr data-feed="${esc(id)}"><td data-label="feed"><code>${esc(id)}</code>
+      <a class="scorecard-link" href="/scorecard?feed=${encodeURIComponent(id)}">scorecard</a></td>
       <td data-label="schedule">${f ? `<code>${esc(f.schedule ?? '')}</code> ${esc(f.timezone)}` : 'not scheduled (no worker)'}</td>
       <td data-label="next tick" class="next">${f ? when(f.nextTick, 'none') : ''}</td>
       <td data-label="last success" class="success">${f ? when(f.lastSuccessAt, 'never') : ''}</td>
