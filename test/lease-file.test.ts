@@ -1,4 +1,4 @@
-// The owner lease's stores (pipeline/run/lease*.ts): the lease file of runs without Redis and the Redis keys, both
+// The owner lease's stores (src/lease/lease*.ts): the lease file of runs without Redis and the Redis keys, both
 // fenced — a grant's token only grows, a holder taken over learns it at its next renewal, a lease that ran out while
 // nobody took it is renewed again, a held lease is never granted twice, even to racing processes.
 import { execFileSync } from 'node:child_process';
@@ -7,9 +7,9 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { acquireLease, holderOf, Lease, leaseName, type LeaseStore } from '../src/pipeline/run/lease.ts';
-import { fileLeaseStore } from '../src/pipeline/run/lease-file.ts';
-import { redisLeaseKeys, redisLeaseStore } from '../src/pipeline/run/lease-redis.ts';
+import { acquireLease, holderOf, Lease, leaseName, type LeaseStore } from '../src/lease/lease.ts';
+import { fileLeaseStore } from '../src/lease/lease-file.ts';
+import { redisLeaseKeys, redisLeaseStore } from '../src/lease/lease-redis.ts';
 
 const OWNER = '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f';
 const API = 'http://api.test';
@@ -137,8 +137,8 @@ describe('the lease file', () => {
     const store = fileLeaseStore(stateDir, leaseName(OWNER, API), OWNER, API);
     const start = Date.now() + 4000;
     const script = `
-      const { fileLeaseStore } = await import(${JSON.stringify(new URL('../src/pipeline/run/lease-file.ts', import.meta.url).href)});
-      const { acquireLease, holderOf, leaseName } = await import(${JSON.stringify(new URL('../src/pipeline/run/lease.ts', import.meta.url).href)});
+      const { fileLeaseStore } = await import(${JSON.stringify(new URL('../src/lease/lease-file.ts', import.meta.url).href)});
+      const { acquireLease, holderOf, leaseName } = await import(${JSON.stringify(new URL('../src/lease/lease.ts', import.meta.url).href)});
       const store = fileLeaseStore(${JSON.stringify(stateDir)}, leaseName(${JSON.stringify(OWNER)}, ${JSON.stringify(API)}), ${JSON.stringify(OWNER)}, ${JSON.stringify(API)});
       // All at once: each waits for the same instant, tries, and stays alive a while (a gone holder is taken over).
       while (Date.now() < ${start}) await new Promise((r) => setTimeout(r, 1));

@@ -8,7 +8,7 @@ import { DelayedError, UnrecoverableError, WaitingChildrenError, type Job, type 
 import { isRetryable, LeaseLostError, ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { recoverChunk } from '../pipeline/run/chunks.ts';
-import { describeHolder, LeaseBusyError } from '../pipeline/run/lease.ts';
+import { describeHolder, LeaseBusyError } from '../lease/lease.ts';
 import {
   finishRun,
   startQueuedRun,
@@ -20,7 +20,7 @@ import {
 import { JOB_OPTIONS, jobPayload, pushJobId, QUEUES, type ImportJobData } from './catalog.ts';
 import { noteFeedRun } from './feed-deadlines.ts';
 import type { JobContext } from './job-context.ts';
-import { jobLockFence } from './job-lock.ts';
+import { jobLockFence } from '../lease/job-lock.ts';
 import type { PushJobResult } from './push-job.ts';
 
 /** An import job's data, as read from the job. */

@@ -20,8 +20,8 @@ import type { CircuitBreaker } from '../sync/throttle.ts';
 import { describeScope, scopeMissingError, type ResolvedScope } from '../scope.ts';
 import { runScope } from './scope-of-run.ts';
 import type { Sheet } from '../types.ts';
-import { acquireLease, holderOf, type Lease } from './lease.ts';
-import { leaseStoreFor } from './lease-store.ts';
+import { acquireLease, holderOf, type Lease } from '../../lease/lease.ts';
+import { leaseStoreFor } from '../../lease/lease-store.ts';
 import { removeOwnLateDuplicates } from './duplicates.ts';
 import { withFence } from '../../api/run-scope.ts';
 import {

@@ -10,10 +10,10 @@ import type { RunSummary } from '../report/report.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { sheetWantsReportThread } from '../report/report-thread-start.ts';
 import { REPORT_THREAD_ROWS, ReportAssembler, type Counts } from './assemble.ts';
-import { acquireLease, holderOf, Lease } from './lease.ts';
+import { acquireLease, holderOf, Lease } from '../../lease/lease.ts';
 import { duplicateResults, sweepDuplicates } from './duplicates.ts';
 import { RequestTally } from './request-tally.ts';
-import { leaseStoreFor } from './lease-store.ts';
+import { leaseStoreFor } from '../../lease/lease-store.ts';
 import {
   notAttemptedIssue,
   recoverChunk,

@@ -14,9 +14,9 @@ import { randomUUID } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { ProductSyncError } from '../../errors.ts';
-import { fileWriteError, isVirtualPath } from '../../fs-errors.ts';
-import { sleep } from '../sync/throttle.ts';
+import { ProductSyncError } from '../errors.ts';
+import { fileWriteError, isVirtualPath } from '../fs-errors.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { BusyVerdict, Grant, LeaseHolder, LeaseStore, RenewResult } from './lease.ts';
 
 interface LeaseFile {

@@ -15,10 +15,10 @@
  */
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Fence } from '../../api/fence.ts';
-import { LeaseLostError, ProductSyncError } from '../../errors.ts';
-import { logger } from '../../logger.ts';
-import { sleep } from '../sync/throttle.ts';
+import type { Fence } from '../api/fence.ts';
+import { LeaseLostError, ProductSyncError } from '../errors.ts';
+import { logger } from '../logger.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Who holds a lease, as other runs are told. */
 export interface LeaseHolder {

@@ -3,7 +3,7 @@
  * file.
  */
 import type { Redis } from 'ioredis';
-import { ProductSyncError } from '../../errors.ts';
+import { ProductSyncError } from '../errors.ts';
 import {
   describeHolder,
   holderGone,

@@ -12,8 +12,8 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { logger } from '../logger.ts';
 import { queuedLeasesKey } from '../redis-keys.ts';
-import type { Grant, LeaseHolder } from '../pipeline/run/lease.ts';
-import { leaseStoreFor, type LeasePlace } from '../pipeline/run/lease-store.ts';
+import type { Grant, LeaseHolder } from './lease.ts';
+import { leaseStoreFor, type LeasePlace } from './lease-store.ts';
 
 /** A queued run's lease, as the registry keeps it. */
 export interface QueuedLease {
