@@ -524,8 +524,7 @@ export async function pushChunk(
     );
     // Held as of nothing: the renewal below tells whether the run still holds it.
     lease = new Lease(store, state.lease.grant, state.lease.holder, state.lease.ttlMs, {
-      mono: -Infinity,
-      wall: -Infinity,
+      sentAt: { mono: -Infinity, wall: -Infinity },
     });
     try {
       await lease.renew();
