@@ -129,18 +129,36 @@ function omit(body: Body, names: readonly string[]): Body {
 
 /** Registers the product API (/api/...) on an authenticated scope. */
 export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext): void {
-  const { store } = ctx;
-  // The id of a created item: the client's, unless the sandbox assigns its own (SandboxOptions.assignIds).
-  const idOf = (asked: unknown): string =>
-    typeof asked === 'string' && !ctx.assignIds ? asked.toLowerCase() : store.newId();
-  const bad = (req: FastifyRequest, reply: FastifyReply, errors: ProblemEntry[]) =>
-    sendProblem(req, reply, badRequest(errors));
-  const notFound = (req: FastifyRequest, reply: FastifyReply, detail?: string) =>
-    sendProblem(req, reply, problem(404, [], detail ? { detail } : {}));
-  const conflict = (req: FastifyRequest, reply: FastifyReply, property: string, message: string) =>
-    sendProblem(req, reply, problem(409, [{ code: 'CONFLICT', property, message, detail: null }]));
+  const kit = routeKit(ctx);
+  registerTradeItemRoutes(app, kit);
+  registerManufacturedItemRoutes(app, kit);
+  registerBrandRoutes(app, kit);
+}
 
-  // ---- trade items ----
+/** What the product routes share: the store, the id of a created item, and their problem answers. */
+interface RouteKit {
+  store: SandboxContext['store'];
+  idOf(asked: unknown): string;
+  bad(req: FastifyRequest, reply: FastifyReply, errors: ProblemEntry[]): FastifyReply;
+  notFound(req: FastifyRequest, reply: FastifyReply, detail?: string): FastifyReply;
+  conflict(req: FastifyRequest, reply: FastifyReply, property: string, message: string): FastifyReply;
+}
+
+function routeKit(ctx: SandboxContext): RouteKit {
+  const { store } = ctx;
+  return {
+    store,
+    // The id of a created item: the client's, unless the sandbox assigns its own (SandboxOptions.assignIds).
+    idOf: (asked) => (typeof asked === 'string' && !ctx.assignIds ? asked.toLowerCase() : store.newId()),
+    bad: (req, reply, errors) => sendProblem(req, reply, badRequest(errors)),
+    notFound: (req, reply, detail) => sendProblem(req, reply, problem(404, [], detail ? { detail } : {})),
+    conflict: (req, reply, property, message) =>
+      sendProblem(req, reply, problem(409, [{ code: 'CONFLICT', property, message, detail: null }])),
+  };
+}
+
+/** Trade items: search, create, archive a collection, restore, patch and put. */
+function registerTradeItemRoutes(app: FastifyInstance, { store, idOf, bad, notFound, conflict }: RouteKit): void {
   app.get('/api/tradeitems', async (req, reply) => {
     const c = checkQuery(req.query, TRADE_ITEM_SEARCH_PARAMS);
     if (!c.ok) return bad(req, reply, c.errors);
@@ -215,8 +233,13 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
   };
   app.patch('/api/tradeItems/:id', updateTradeItem('patch'));
   app.put('/api/tradeItems/:id', updateTradeItem('put'));
+}
 
-  // ---- manufactured items ----
+/** Manufactured items: search, create under a trade item or with one, patch and put. */
+function registerManufacturedItemRoutes(
+  app: FastifyInstance,
+  { store, idOf, bad, notFound, conflict }: RouteKit,
+): void {
   app.get('/api/manufactureditems', async (req, reply) => {
     const c = checkQuery(req.query, MANUFACTURED_ITEM_SEARCH_PARAMS);
     if (!c.ok) return bad(req, reply, c.errors);
@@ -292,8 +315,10 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
   };
   app.patch('/api/manufacturedItems/:id', updateManufactured('patch'));
   app.put('/api/manufacturedItems/:id', updateManufactured('put'));
+}
 
-  // ---- brands (docs/api-contract.md §8) ----
+/** Brands (docs/api-contract.md §8): list, create, rename, archive and restore. */
+function registerBrandRoutes(app: FastifyInstance, { store, bad, notFound }: RouteKit): void {
   const brandCreate = z.strictObject({
     companyId: z.string().regex(UUID_RE, 'must be a uuid'),
     name: z.string().trim().min(1, 'must not be empty'),
