@@ -157,6 +157,29 @@ function routeKit(ctx: SandboxContext): RouteKit {
   };
 }
 
+/**
+ * The PATCH and PUT handlers of a stored item (`mode`): the body checked by its operation, then merged into the item's
+ * fields (patch) or put in place of its updatable ones, `putFields` (put); answered with `answer(item)`.
+ */
+function updateRoute<T extends { fields: Body }>(
+  { bad, notFound }: Pick<RouteKit, 'bad' | 'notFound'>,
+  ops: Record<'patch' | 'put', BodyOperation>,
+  find: (id: string) => T | undefined,
+  putFields: readonly string[],
+  answer: (item: T) => Body,
+) {
+  return (mode: 'patch' | 'put') => async (req: FastifyRequest, reply: FastifyReply) => {
+    const id = pathId(req);
+    if (!id.ok) return bad(req, reply, id.errors);
+    const c = checkBody(ops[mode], req.body, credentialOf(req));
+    if (!c.ok) return bad(req, reply, c.errors);
+    const item = find(id.value);
+    if (!item) return notFound(req, reply);
+    item.fields = mode === 'patch' ? { ...item.fields, ...c.value } : { ...omit(item.fields, putFields), ...c.value };
+    return respondWrite(req, reply, answer(item));
+  };
+}
+
 /** Trade items: search, create, archive a collection, restore, patch and put. */
 function registerTradeItemRoutes(app: FastifyInstance, { store, idOf, bad, notFound, conflict }: RouteKit): void {
   app.get('/api/tradeitems', async (req, reply) => {
@@ -221,16 +244,13 @@ function registerTradeItemRoutes(app: FastifyInstance, { store, idOf, bad, notFo
     return respondWrite(req, reply, { tradeItemId: t.tradeItemId });
   });
 
-  const updateTradeItem = (mode: 'patch' | 'put') => async (req: FastifyRequest, reply: FastifyReply) => {
-    const id = pathId(req);
-    if (!id.ok) return bad(req, reply, id.errors);
-    const c = checkBody(mode === 'patch' ? 'tradeItem.patch' : 'tradeItem.put', req.body, credentialOf(req));
-    if (!c.ok) return bad(req, reply, c.errors);
-    const t = store.tradeItems.get(id.value);
-    if (!t) return notFound(req, reply);
-    t.fields = mode === 'patch' ? { ...t.fields, ...c.value } : { ...omit(t.fields, TRADE_U_FIELDS), ...c.value };
-    return respondWrite(req, reply, { tradeItemId: t.tradeItemId });
-  };
+  const updateTradeItem = updateRoute(
+    { bad, notFound },
+    { patch: 'tradeItem.patch', put: 'tradeItem.put' },
+    (id) => store.tradeItems.get(id),
+    TRADE_U_FIELDS,
+    (t) => ({ tradeItemId: t.tradeItemId }),
+  );
   app.patch('/api/tradeItems/:id', updateTradeItem('patch'));
   app.put('/api/tradeItems/:id', updateTradeItem('put'));
 }
@@ -299,20 +319,13 @@ function registerManufacturedItemRoutes(
     return respondWrite(req, reply, { tradeItemId, manufacturedItemId: m.manufacturedItemId });
   });
 
-  const updateManufactured = (mode: 'patch' | 'put') => async (req: FastifyRequest, reply: FastifyReply) => {
-    const id = pathId(req);
-    if (!id.ok) return bad(req, reply, id.errors);
-    const c = checkBody(
-      mode === 'patch' ? 'manufacturedItem.patch' : 'manufacturedItem.put',
-      req.body,
-      credentialOf(req),
-    );
-    if (!c.ok) return bad(req, reply, c.errors);
-    const m = store.manufacturedItems.get(id.value);
-    if (!m) return notFound(req, reply);
-    m.fields = mode === 'patch' ? { ...m.fields, ...c.value } : { ...omit(m.fields, MANU_U_FIELDS), ...c.value };
-    return respondWrite(req, reply, { manufacturedItemId: m.manufacturedItemId });
-  };
+  const updateManufactured = updateRoute(
+    { bad, notFound },
+    { patch: 'manufacturedItem.patch', put: 'manufacturedItem.put' },
+    (id) => store.manufacturedItems.get(id),
+    MANU_U_FIELDS,
+    (m) => ({ manufacturedItemId: m.manufacturedItemId }),
+  );
   app.patch('/api/manufacturedItems/:id', updateManufactured('patch'));
   app.put('/api/manufacturedItems/:id', updateManufactured('put'));
 }
