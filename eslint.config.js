@@ -42,7 +42,7 @@ function layoutRules() {
     ),
     forbid(
       ['src/api/**/*.ts'],
-      [above(1, ['pipeline', 'formats', 'queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime'])],
+      [above(1, ['pipeline', 'formats', 'queue', 'server', 'sandbox', 'commands', 'onboarding', 'runtime', 'lease'])],
       'src/api/ is the product API client: it knows nothing of what calls it',
     ),
     forbid(
@@ -67,9 +67,29 @@ function layoutRules() {
     ),
     forbid(
       ['src/*.ts'],
-      [`^\\./(?:queue|server|commands|onboarding|metrics|events|sources)/`],
+      [`^\\./(?:queue|server|commands|onboarding|metrics|events|sources|lease)/`],
       "the files at the root of src/ serve every room: only src/cli.ts imports a command, none imports a room's driver",
       ['src/cli.ts'],
+    ),
+    forbid(
+      ['src/lease/**/*.ts'],
+      [
+        above(1, [
+          'pipeline',
+          'formats',
+          'queue',
+          'server',
+          'sandbox',
+          'commands',
+          'onboarding',
+          'sources',
+          'events',
+          'metrics',
+          'runtime',
+        ]),
+        '^\\.\\./api/(?!fence\\.ts$)',
+      ],
+      "src/lease/ is the owner lease and the job locks: it implements api/fence.ts's Fence, and knows nothing of who holds it",
     ),
     forbid(
       ['src/queue/**/*.ts'],

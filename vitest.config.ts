@@ -6,7 +6,6 @@ import { defineConfig } from 'vitest/config';
 // - timing: tests whose outcome depends on real time passing at the expected pace (owner leases and job locks that
 //   expire, processes paused with SIGSTOP, signals sent mid-run): one at a time, alone on the machine.
 const TIMING = [
-  'test/lease-file.test.ts',
   'test/integration/lease-fencing.test.ts',
   'test/integration/run-lease.test.ts',
   'test/integration/redis-outage.test.ts',
@@ -20,7 +19,7 @@ const TIMING = [
   'test/integration/late-create-duplicates.test.ts',
 ];
 /** Unit-level files that start a node process of their own (a script under tsx, the CLI). */
-const SPAWNING = ['test/journal-replay.test.ts', 'test/terminal-output.test.ts'];
+const SPAWNING = ['test/journal-replay.test.ts', 'test/terminal-output.test.ts', 'test/lease-file.test.ts'];
 
 export default defineConfig({
   test: {

@@ -2,7 +2,7 @@
  * Every Redis key product-sync writes besides BullMQ's own, built in one place: the queue's and the console's
  * (feeds, runs' chunks, queued leases, the runs index), the fleet's pace and the reference cache. `prefix` is the
  * queue prefix (`queuePrefix(config)`, or `QUEUE_PREFIX` where no queue is involved). The owner lease's keys are
- * `pipeline/run/lease-redis.ts`'s (one hash tag per lease, docs/concurrency.md).
+ * `lease/lease-redis.ts`'s (one hash tag per lease, docs/concurrency.md).
  */
 import { createHash } from 'node:crypto';
 
@@ -37,7 +37,7 @@ export function runChunksKey(prefix: string, runId: string): string {
   return `${prefix}:run:${runId}:chunks`;
 }
 
-/** The registry of queued runs' owner leases, kept alive between their jobs (queue/lease-keeper.ts). */
+/** The registry of queued runs' owner leases, kept alive between their jobs (lease/lease-keeper.ts). */
 export function queuedLeasesKey(prefix: string): string {
   return `${prefix}:leases:queued`;
 }

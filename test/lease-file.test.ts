@@ -1,35 +1,76 @@
-// The owner lease's stores (pipeline/run/lease*.ts): the lease file of runs without Redis and the Redis keys, both
+// The owner lease's stores (src/lease/lease*.ts): the lease file of runs without Redis and the Redis keys, both
 // fenced — a grant's token only grows, a holder taken over learns it at its next renewal, a lease that ran out while
-// nobody took it is renewed again, a held lease is never granted twice, even to racing processes.
+// nobody took it is renewed again, a held lease is never granted twice, even to racing processes. Time is a fake
+// clock moved by hand (test/helpers/clock.ts): a TTL runs out in a call, not in real time.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { acquireLease, holderOf, Lease, leaseName, type LeaseStore } from '../src/pipeline/run/lease.ts';
-import { fileLeaseStore } from '../src/pipeline/run/lease-file.ts';
-import { redisLeaseKeys, redisLeaseStore } from '../src/pipeline/run/lease-redis.ts';
+import { acquireLease, holderOf, Lease, leaseName, type LeaseStore } from '../src/lease/lease.ts';
+import { fileLeaseStore } from '../src/lease/lease-file.ts';
+import { redisLeaseKeys, redisLeaseStore } from '../src/lease/lease-redis.ts';
+import { FakeClock } from './helpers/clock.ts';
+import { until } from './helpers/wait.ts';
 
 const OWNER = '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f';
 const API = 'http://api.test';
 const redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
 afterAll(() => redis.disconnect());
 
-const stores: [string, () => LeaseStore][] = [
-  ['lease file', () => fileLeaseStore(mkdtempSync(join(tmpdir(), 'ps-state-')), leaseName(OWNER, API), OWNER, API)],
+/** A lease's TTL in these tests: long in real time (Redis's own expiry never strikes), run out by the fake clock. */
+const TTL = 30_000;
+
+/** A store on a fake clock, and `lapse(ms)`: `ms` pass, and the store forgets what expired meanwhile. */
+interface TimedStore {
+  store: LeaseStore;
+  clock: FakeClock;
+  lapse(ms: number): Promise<void>;
+}
+
+const stores: [string, () => TimedStore][] = [
+  [
+    'lease file',
+    () => {
+      const clock = new FakeClock();
+      const store = fileLeaseStore(mkdtempSync(join(tmpdir(), 'ps-state-')), leaseName(OWNER, API), OWNER, API, clock);
+      return { store, clock, lapse: (ms) => clock.advance(ms) };
+    },
+  ],
   [
     'Redis',
-    () =>
-      redisLeaseStore(redis, `lease-test-${process.pid}-${Math.random().toString(36).slice(2)}`, leaseName(OWNER, API)),
+    () => {
+      const clock = new FakeClock();
+      const prefix = `lease-test-${process.pid}-${Math.random().toString(36).slice(2)}`;
+      const store = redisLeaseStore(redis, prefix, leaseName(OWNER, API));
+      // Redis expires the lease key by its own clock: past the TTL, the key is gone, as Redis's expiry removes it.
+      const lapse = async (ms: number) => {
+        await clock.advance(ms);
+        if (ms > TTL) await redis.del(redisLeaseKeys(prefix, leaseName(OWNER, API)).lease);
+      };
+      return { store, clock, lapse };
+    },
   ],
 ];
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** `store` with its renewals counted as they complete. */
+function countingRenewals(store: LeaseStore): LeaseStore & { renewals: number } {
+  const counted = {
+    ...store,
+    renewals: 0,
+    async renew(...args: Parameters<LeaseStore['renew']>) {
+      const r = await store.renew(...args);
+      counted.renewals++;
+      return r;
+    },
+  };
+  return counted;
+}
 
 describe.each(stores)('the owner lease in the %s', (_name, makeStore) => {
   it('one holder at a time; the busy error names it; a released lease goes to the next with a greater token', async () => {
-    const store = makeStore();
+    const { store } = makeStore();
     const a = await acquireLease({ store, owner: OWNER, holder: holderOf('run-a', 'inline'), ttlMs: 60_000 });
     const busy = acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 });
     await expect(busy).rejects.toMatchObject({
@@ -43,13 +84,17 @@ describe.each(stores)('the owner lease in the %s', (_name, makeStore) => {
   });
 
   it('a holder not renewed past its TTL is taken over, and its next check and renewal say it lost the lease', async () => {
-    const store = makeStore();
-    const a = await acquireLease({ store, owner: OWNER, holder: holderOf('run-a', 'inline'), ttlMs: 400 });
+    const { store, clock, lapse } = makeStore();
+    const a = await acquireLease({ store, owner: OWNER, holder: holderOf('run-a', 'inline'), ttlMs: TTL, clock });
+    await clock.advance(TTL - 2_500);
     expect(() => a.check()).not.toThrow();
-    await sleep(500);
+    // Within the margin before the TTL (a tenth of it, at most 2 s), a write no longer goes.
+    await clock.advance(1_000);
+    expect(() => a.check()).toThrow(/lease lost: .*not renewed within/);
+    await lapse(TTL + 1_000);
     // Its own clock already tells: the time it was granted for has run out.
     expect(() => a.check()).toThrow(/lease lost: .*not renewed within/);
-    const b = await acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 });
+    const b = await acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000, clock });
     expect(b.token).toBeGreaterThan(a.token);
     // Resumed, it tries to renew: refused, lost for good, naming the new holder.
     await expect(a.ready()).rejects.toMatchObject({
@@ -63,9 +108,9 @@ describe.each(stores)('the owner lease in the %s', (_name, makeStore) => {
   });
 
   it('a lease that ran out while nobody took it is renewed again by its holder', async () => {
-    const store = makeStore();
-    const a = await acquireLease({ store, owner: OWNER, holder: holderOf('run-a', 'inline'), ttlMs: 300 });
-    await sleep(450);
+    const { store, clock, lapse } = makeStore();
+    const a = await acquireLease({ store, owner: OWNER, holder: holderOf('run-a', 'inline'), ttlMs: TTL, clock });
+    await lapse(TTL * 1.5);
     expect(() => a.check()).toThrow(/lease lost/);
     await a.ready();
     expect(() => a.check()).not.toThrow();
@@ -75,26 +120,33 @@ describe.each(stores)('the owner lease in the %s', (_name, makeStore) => {
     await a.release();
   });
 
-  it('keepAlive renews it; a lease taken over meanwhile is marked lost and its listeners told', async () => {
-    const store = makeStore();
-    const a = await acquireLease({ store, owner: OWNER, holder: holderOf('run-a', 'inline'), ttlMs: 300 });
+  it('keepAlive renews it every third of its TTL; a lease taken over meanwhile is marked lost and its listeners told', async () => {
+    const { store: inner, clock, lapse } = makeStore();
+    const store = countingRenewals(inner);
+    const a = await acquireLease({ store, owner: OWNER, holder: holderOf('run-a', 'inline'), ttlMs: TTL, clock });
     a.keepAlive();
-    await sleep(700);
+    // Seven thirds of the TTL, each renewed in time: still held, and never closer than two thirds to its end.
+    for (let i = 1; i <= 7; i++) {
+      await clock.advance(TTL / 3);
+      await until(`renewal ${i}`, () => store.renewals >= i);
+      expect(a.remainingMs()).toBeGreaterThan(TTL / 2);
+    }
     expect(() => a.check()).not.toThrow();
     const lost: string[] = [];
     a.onLost((e) => lost.push(e.message));
     // Someone else writes a grant of their own (as a holder that judged it expired would).
     a.stop();
-    await sleep(400);
-    const b = await acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 });
+    await lapse(TTL + 1_000);
+    const b = await acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000, clock });
     a.keepAlive();
-    await sleep(300);
+    await clock.advance(TTL / 3);
+    await until('the lease found lost', () => lost.length > 0);
     expect(lost).toEqual([expect.stringMatching(/lease lost: another run took the lease over \(run run-b/)]);
     await b.release();
   });
 
   it('a queued run that takes its own lease again reuses its grant; anyone else waits', async () => {
-    const store = makeStore();
+    const { store } = makeStore();
     const q = await acquireLease({
       store,
       owner: OWNER,
@@ -117,7 +169,7 @@ describe.each(stores)('the owner lease in the %s', (_name, makeStore) => {
   });
 
   it('an inline holder whose process is gone (same host) is taken over at once', async () => {
-    const store = makeStore();
+    const { store } = makeStore();
     const dead = Number(execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']));
     const ghost = await acquireLease({
       store,
@@ -135,35 +187,39 @@ describe('the lease file', () => {
   it('lives in the state directory, named by a hash of (API, owner); racing processes never both get it', async () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'ps-state-race-'));
     const store = fileLeaseStore(stateDir, leaseName(OWNER, API), OWNER, API);
-    const start = Date.now() + 4000;
+    // Each process loads, says "ready" and waits for the go file; all try at once; each stays alive (a gone holder is
+    // taken over) until the done file exists, once every one of them has answered.
+    const go = join(stateDir, 'go');
+    const done = join(stateDir, 'done');
     const script = `
-      const { fileLeaseStore } = await import(${JSON.stringify(new URL('../src/pipeline/run/lease-file.ts', import.meta.url).href)});
-      const { acquireLease, holderOf, leaseName } = await import(${JSON.stringify(new URL('../src/pipeline/run/lease.ts', import.meta.url).href)});
+      const { existsSync } = await import('node:fs');
+      const { fileLeaseStore } = await import(${JSON.stringify(new URL('../src/lease/lease-file.ts', import.meta.url).href)});
+      const { acquireLease, holderOf, leaseName } = await import(${JSON.stringify(new URL('../src/lease/lease.ts', import.meta.url).href)});
       const store = fileLeaseStore(${JSON.stringify(stateDir)}, leaseName(${JSON.stringify(OWNER)}, ${JSON.stringify(API)}), ${JSON.stringify(OWNER)}, ${JSON.stringify(API)});
-      // All at once: each waits for the same instant, tries, and stays alive a while (a gone holder is taken over).
-      while (Date.now() < ${start}) await new Promise((r) => setTimeout(r, 1));
-      try { const l = await acquireLease({ store, owner: ${JSON.stringify(OWNER)}, holder: holderOf('p' + process.pid, 'inline'), ttlMs: 60000 }); process.stdout.write('got ' + l.token); }
-      catch (e) { process.stdout.write('busy'); }
-      await new Promise((r) => setTimeout(r, 1500));`;
+      const wait = async (file) => { while (!existsSync(file)) await new Promise((r) => setTimeout(r, 1)); };
+      process.stdout.write('ready;');
+      await wait(${JSON.stringify(go)});
+      try { const l = await acquireLease({ store, owner: ${JSON.stringify(OWNER)}, holder: holderOf('p' + process.pid, 'inline'), ttlMs: 60000 }); process.stdout.write('got ' + l.token + ';'); }
+      catch (e) { process.stdout.write('busy;'); }
+      await wait(${JSON.stringify(done)});`;
     const { spawn } = await import('node:child_process');
-    const outs = await Promise.all(
-      Array.from(
-        { length: 4 },
-        () =>
-          new Promise<string>((resolve) => {
-            const c = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-              stdio: ['ignore', 'pipe', 'inherit'],
-            });
-            let out = '';
-            c.stdout!.on('data', (d) => (out += String(d)));
-            c.once('exit', () => resolve(out));
-          }),
-      ),
-    );
+    const outs = Array.from({ length: 4 }, () => ({ text: '', exited: undefined as Promise<void> | undefined }));
+    for (const o of outs) {
+      const c = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      c.stdout!.on('data', (d) => (o.text += String(d)));
+      o.exited = new Promise((resolve) => c.once('exit', () => resolve()));
+    }
+    await until('every process ready', () => outs.every((o) => o.text.includes('ready;')), 60_000);
+    writeFileSync(go, '');
+    await until('every process answered', () => outs.every((o) => /got|busy/.test(o.text)), 60_000);
+    writeFileSync(done, '');
+    await Promise.all(outs.map((o) => o.exited));
     // The winner exits without releasing: its lease stays until its pid is found gone.
     expect(
-      outs.filter((o) => o.startsWith('got')),
-      outs.join(' | '),
+      outs.filter((o) => o.text.includes('got')),
+      outs.map((o) => o.text).join(' | '),
     ).toHaveLength(1);
     const files = readdirSync(join(stateDir, 'leases'));
     expect(files).toEqual([`${leaseName(OWNER, API)}.json`]);

@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { holderOf, leaseName, type LeaseStore } from '../src/pipeline/run/lease.ts';
-import { fileLeaseStore } from '../src/pipeline/run/lease-file.ts';
-import { redisLeaseStore } from '../src/pipeline/run/lease-redis.ts';
+import { holderOf, leaseName, type LeaseStore } from '../src/lease/lease.ts';
+import { fileLeaseStore } from '../src/lease/lease-file.ts';
+import { redisLeaseStore } from '../src/lease/lease-redis.ts';
 
 const owner = '11111111-2222-4333-8444-555555555555';
 const api = 'http://127.0.0.1:1/';

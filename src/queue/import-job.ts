@@ -8,8 +8,8 @@ import { DelayedError, UnrecoverableError, WaitingChildrenError, type Job, type 
 import { isRetryable, LeaseLostError, ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { recoverChunk } from '../pipeline/run/chunks.ts';
+import { describeHolder, LeaseBusyError } from '../lease/lease.ts';
 import { readRunState } from '../pipeline/run/run-state.ts';
-import { describeHolder, LeaseBusyError } from '../pipeline/run/lease.ts';
 import {
   finishRun,
   startQueuedRun,
@@ -21,7 +21,7 @@ import {
 import { JOB_OPTIONS, jobPayload, pushJobId, QUEUES, type ImportJobData } from './catalog.ts';
 import { feedRunDeadline, noteFeedRun } from './feed-deadlines.ts';
 import type { JobContext } from './job-context.ts';
-import { jobLockFence } from './job-lock.ts';
+import { jobLockFence } from '../lease/job-lock.ts';
 import { chunkPriority } from './owner-slots.ts';
 import type { PushJobResult } from './push-job.ts';
 

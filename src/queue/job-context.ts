@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import type { ProcessMetrics } from '../metrics/metrics.ts';
 import type { RunContext } from '../pipeline/run/run.ts';
 import type { EventRecorder } from './events-queue.ts';
-import type { LeaseKeeper } from './lease-keeper.ts';
+import type { LeaseKeeper } from '../lease/lease-keeper.ts';
 import type { OwnerSlots } from './owner-slots.ts';
 import type { RequestScopes } from './request-scope.ts';
 

@@ -8,7 +8,7 @@ import { pushChunk } from '../pipeline/run/run.ts';
 import { runChunksKey } from '../redis-keys.ts';
 import { jobPayload } from './catalog.ts';
 import type { JobContext } from './job-context.ts';
-import { jobLockFence } from './job-lock.ts';
+import { jobLockFence } from '../lease/job-lock.ts';
 import type { OwnerSlots } from './owner-slots.ts';
 
 /** What a push (chunk) job returns (kept in Redis, so counts only: the rows' outcomes are in the run directory). */

@@ -22,7 +22,7 @@ import { feedTickDeps, feedTickHandler, recordFeedImport } from './feed-tick-job
 import { loadFeeds, type Feed } from './feeds.ts';
 import { importJobHandler } from './import-job.ts';
 import { sendingTracker, type JobContext } from './job-context.ts';
-import { LeaseKeeper } from './lease-keeper.ts';
+import { LeaseKeeper } from '../lease/lease-keeper.ts';
 import { OwnerSlots } from './owner-slots.ts';
 import { pushJobHandler } from './push-job.ts';
 import { answersWithin } from './redis-health.ts';

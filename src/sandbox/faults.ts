@@ -84,6 +84,14 @@ export function parseLatency(raw: string): number | [number, number] {
   return [min, max];
 }
 
+/** The keys of the fault syntax that give a share of requests, and the spec's field each sets. */
+const SHARE_KEYS = new Map<string, 'rate429' | 'rate503' | 'rate500After' | 'rateReset'>([
+  ['429', 'rate429'],
+  ['503', 'rate503'],
+  ['500after', 'rate500After'],
+  ['reset', 'rateReset'],
+]);
+
 /**
  * Parses the CLI fault syntax: comma-separated `key=value` pairs, keys `429`, `503`, `500after`, `reset` (shares),
  * `retryAfter` (seconds), `latency` (`20` or `5-50`), `seed` (integer), `sequence` (`429|503|ok|500after|reset`), and
@@ -101,19 +109,12 @@ export function parseFaultSpec(text: string): FaultSpec {
     if (eq < 0) throw new Error(`fault spec: "${part}" is not key=value`);
     const key = part.slice(0, eq).trim();
     const value = part.slice(eq + 1).trim();
+    const share = SHARE_KEYS.get(key.toLowerCase());
+    if (share) {
+      spec[share] = rate(key, value);
+      continue;
+    }
     switch (key.toLowerCase()) {
-      case '429':
-        spec.rate429 = rate(key, value);
-        break;
-      case '503':
-        spec.rate503 = rate(key, value);
-        break;
-      case '500after':
-        spec.rate500After = rate(key, value);
-        break;
-      case 'reset':
-        spec.rateReset = rate(key, value);
-        break;
       case 'retryafter': {
         const n = Number(value);
         if (!Number.isInteger(n) || n < 0)

@@ -1,4 +1,5 @@
 import type * as z from 'zod';
+import type { ProblemDetails } from '../errors.ts';
 
 /** One entry of a problem-details body's `errors` array. */
 export interface ProblemEntry {
@@ -9,15 +10,7 @@ export interface ProblemEntry {
 }
 
 /** A problem-details body as the reference spec's Errors section fixes it (docs/api-contract.md §Errors). */
-export interface ProblemBody {
-  type: string;
-  title: string;
-  status: number;
-  errors: ProblemEntry[];
-  detail?: string | null;
-  instance?: string | null;
-  extensions?: Record<string, unknown>;
-}
+export type ProblemBody = ProblemDetails;
 
 /** type URL and title of every status the sandbox answers with a problem body. */
 export const PROBLEM_STATUSES: Readonly<Record<number, { type: string; title: string }>> = {

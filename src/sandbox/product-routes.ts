@@ -129,18 +129,59 @@ function omit(body: Body, names: readonly string[]): Body {
 
 /** Registers the product API (/api/...) on an authenticated scope. */
 export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext): void {
-  const { store } = ctx;
-  // The id of a created item: the client's, unless the sandbox assigns its own (SandboxOptions.assignIds).
-  const idOf = (asked: unknown): string =>
-    typeof asked === 'string' && !ctx.assignIds ? asked.toLowerCase() : store.newId();
-  const bad = (req: FastifyRequest, reply: FastifyReply, errors: ProblemEntry[]) =>
-    sendProblem(req, reply, badRequest(errors));
-  const notFound = (req: FastifyRequest, reply: FastifyReply, detail?: string) =>
-    sendProblem(req, reply, problem(404, [], detail ? { detail } : {}));
-  const conflict = (req: FastifyRequest, reply: FastifyReply, property: string, message: string) =>
-    sendProblem(req, reply, problem(409, [{ code: 'CONFLICT', property, message, detail: null }]));
+  const kit = routeKit(ctx);
+  registerTradeItemRoutes(app, kit);
+  registerManufacturedItemRoutes(app, kit);
+  registerBrandRoutes(app, kit);
+}
 
-  // ---- trade items ----
+/** What the product routes share: the store, the id of a created item, and their problem answers. */
+interface RouteKit {
+  store: SandboxContext['store'];
+  idOf(asked: unknown): string;
+  bad(req: FastifyRequest, reply: FastifyReply, errors: ProblemEntry[]): FastifyReply;
+  notFound(req: FastifyRequest, reply: FastifyReply, detail?: string): FastifyReply;
+  conflict(req: FastifyRequest, reply: FastifyReply, property: string, message: string): FastifyReply;
+}
+
+function routeKit(ctx: SandboxContext): RouteKit {
+  const { store } = ctx;
+  return {
+    store,
+    // The id of a created item: the client's, unless the sandbox assigns its own (SandboxOptions.assignIds).
+    idOf: (asked) => (typeof asked === 'string' && !ctx.assignIds ? asked.toLowerCase() : store.newId()),
+    bad: (req, reply, errors) => sendProblem(req, reply, badRequest(errors)),
+    notFound: (req, reply, detail) => sendProblem(req, reply, problem(404, [], detail ? { detail } : {})),
+    conflict: (req, reply, property, message) =>
+      sendProblem(req, reply, problem(409, [{ code: 'CONFLICT', property, message, detail: null }])),
+  };
+}
+
+/**
+ * The PATCH and PUT handlers of a stored item (`mode`): the body checked by its operation, then merged into the item's
+ * fields (patch) or put in place of its updatable ones, `putFields` (put); answered with `answer(item)`.
+ */
+function updateRoute<T extends { fields: Body }>(
+  { bad, notFound }: Pick<RouteKit, 'bad' | 'notFound'>,
+  ops: Record<'patch' | 'put', BodyOperation>,
+  find: (id: string) => T | undefined,
+  putFields: readonly string[],
+  answer: (item: T) => Body,
+) {
+  return (mode: 'patch' | 'put') => async (req: FastifyRequest, reply: FastifyReply) => {
+    const id = pathId(req);
+    if (!id.ok) return bad(req, reply, id.errors);
+    const c = checkBody(ops[mode], req.body, credentialOf(req));
+    if (!c.ok) return bad(req, reply, c.errors);
+    const item = find(id.value);
+    if (!item) return notFound(req, reply);
+    item.fields = mode === 'patch' ? { ...item.fields, ...c.value } : { ...omit(item.fields, putFields), ...c.value };
+    return respondWrite(req, reply, answer(item));
+  };
+}
+
+/** Trade items: search, create, archive a collection, restore, patch and put. */
+function registerTradeItemRoutes(app: FastifyInstance, { store, idOf, bad, notFound, conflict }: RouteKit): void {
   app.get('/api/tradeitems', async (req, reply) => {
     const c = checkQuery(req.query, TRADE_ITEM_SEARCH_PARAMS);
     if (!c.ok) return bad(req, reply, c.errors);
@@ -203,20 +244,22 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
     return respondWrite(req, reply, { tradeItemId: t.tradeItemId });
   });
 
-  const updateTradeItem = (mode: 'patch' | 'put') => async (req: FastifyRequest, reply: FastifyReply) => {
-    const id = pathId(req);
-    if (!id.ok) return bad(req, reply, id.errors);
-    const c = checkBody(mode === 'patch' ? 'tradeItem.patch' : 'tradeItem.put', req.body, credentialOf(req));
-    if (!c.ok) return bad(req, reply, c.errors);
-    const t = store.tradeItems.get(id.value);
-    if (!t) return notFound(req, reply);
-    t.fields = mode === 'patch' ? { ...t.fields, ...c.value } : { ...omit(t.fields, TRADE_U_FIELDS), ...c.value };
-    return respondWrite(req, reply, { tradeItemId: t.tradeItemId });
-  };
+  const updateTradeItem = updateRoute(
+    { bad, notFound },
+    { patch: 'tradeItem.patch', put: 'tradeItem.put' },
+    (id) => store.tradeItems.get(id),
+    TRADE_U_FIELDS,
+    (t) => ({ tradeItemId: t.tradeItemId }),
+  );
   app.patch('/api/tradeItems/:id', updateTradeItem('patch'));
   app.put('/api/tradeItems/:id', updateTradeItem('put'));
+}
 
-  // ---- manufactured items ----
+/** Manufactured items: search, create under a trade item or with one, patch and put. */
+function registerManufacturedItemRoutes(
+  app: FastifyInstance,
+  { store, idOf, bad, notFound, conflict }: RouteKit,
+): void {
   app.get('/api/manufactureditems', async (req, reply) => {
     const c = checkQuery(req.query, MANUFACTURED_ITEM_SEARCH_PARAMS);
     if (!c.ok) return bad(req, reply, c.errors);
@@ -276,24 +319,19 @@ export function registerProductRoutes(app: FastifyInstance, ctx: SandboxContext)
     return respondWrite(req, reply, { tradeItemId, manufacturedItemId: m.manufacturedItemId });
   });
 
-  const updateManufactured = (mode: 'patch' | 'put') => async (req: FastifyRequest, reply: FastifyReply) => {
-    const id = pathId(req);
-    if (!id.ok) return bad(req, reply, id.errors);
-    const c = checkBody(
-      mode === 'patch' ? 'manufacturedItem.patch' : 'manufacturedItem.put',
-      req.body,
-      credentialOf(req),
-    );
-    if (!c.ok) return bad(req, reply, c.errors);
-    const m = store.manufacturedItems.get(id.value);
-    if (!m) return notFound(req, reply);
-    m.fields = mode === 'patch' ? { ...m.fields, ...c.value } : { ...omit(m.fields, MANU_U_FIELDS), ...c.value };
-    return respondWrite(req, reply, { manufacturedItemId: m.manufacturedItemId });
-  };
+  const updateManufactured = updateRoute(
+    { bad, notFound },
+    { patch: 'manufacturedItem.patch', put: 'manufacturedItem.put' },
+    (id) => store.manufacturedItems.get(id),
+    MANU_U_FIELDS,
+    (m) => ({ manufacturedItemId: m.manufacturedItemId }),
+  );
   app.patch('/api/manufacturedItems/:id', updateManufactured('patch'));
   app.put('/api/manufacturedItems/:id', updateManufactured('put'));
+}
 
-  // ---- brands (docs/api-contract.md §8) ----
+/** Brands (docs/api-contract.md §8): list, create, rename, archive and restore. */
+function registerBrandRoutes(app: FastifyInstance, { store, bad, notFound }: RouteKit): void {
   const brandCreate = z.strictObject({
     companyId: z.string().regex(UUID_RE, 'must be a uuid'),
     name: z.string().trim().min(1, 'must not be empty'),

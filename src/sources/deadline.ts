@@ -4,6 +4,7 @@
  * settles then whether or not the source heeds the signal — a source stuck in a call that cannot be cut (a hung
  * mount, a library without abort) no longer holds the tick; what it does later is ignored.
  */
+import { realClock, type Clock } from '../clock.ts';
 import { ProductSyncError } from '../errors.ts';
 
 /** The error of an operation past its deadline: `what` took longer than `ms` (`setting` says where to change it). */
@@ -14,22 +15,24 @@ export function pastDeadline(what: string, ms: number, setting: string): Product
   );
 }
 
-/** An AbortSignal that fires `ms` after now with pastDeadline(), or when `parent` fires (with its reason). */
+/**
+ * An AbortSignal that fires `ms` after now (by `clock`) with pastDeadline(), or when `parent` fires (with its reason).
+ */
 export function deadlineSignal(
   ms: number,
   error: () => ProductSyncError,
   parent?: AbortSignal,
+  clock: Clock = realClock,
 ): { signal: AbortSignal; clear(): void } {
   const ctl = new AbortController();
-  const timer = setTimeout(() => ctl.abort(error()), ms);
-  timer.unref();
+  const cancel = clock.after(ms, () => ctl.abort(error()));
   const onParent = () => ctl.abort(parent!.reason);
   if (parent?.aborted) onParent();
   else parent?.addEventListener('abort', onParent, { once: true });
   return {
     signal: ctl.signal,
     clear() {
-      clearTimeout(timer);
+      cancel();
       parent?.removeEventListener('abort', onParent);
     },
   };
@@ -58,8 +61,8 @@ export function abortable<T>(signal: AbortSignal, op: Promise<T>): Promise<T> {
 }
 
 /**
- * Runs `op` with a signal that fires after `ms` (PS_ERR_SOURCE_TIMEOUT naming `what` and `setting`) or with `parent`;
- * its promise settles by then whatever `op` does.
+ * Runs `op` with a signal that fires after `ms` by `clock` (PS_ERR_SOURCE_TIMEOUT naming `what` and `setting`) or with
+ * `parent`; its promise settles by then whatever `op` does.
  */
 export async function withDeadline<T>(
   what: string,
@@ -67,8 +70,9 @@ export async function withDeadline<T>(
   setting: string,
   parent: AbortSignal | undefined,
   op: (signal: AbortSignal) => Promise<T>,
+  clock: Clock = realClock,
 ): Promise<T> {
-  const d = deadlineSignal(ms, () => pastDeadline(what, ms, setting), parent);
+  const d = deadlineSignal(ms, () => pastDeadline(what, ms, setting), parent, clock);
   try {
     return await abortable(d.signal, op(d.signal));
   } finally {

@@ -32,13 +32,11 @@ export function runApiFigures(before: LimiterSnapshot, after: LimiterSnapshot, e
   };
 }
 
-/** What one chunk of a queued run saw of the API's limits (a push job's result). */
-export interface ChunkApiFigures {
-  concurrencyLimit: number;
-  rate: number | null;
-  refusals: number;
-  answers: number;
-  latencyMs: number | null;
+/** What one chunk of a queued run saw of the API's limits (a push job's result): the run's figures, for the chunk. */
+export interface ChunkApiFigures extends Pick<
+  RunApiFigures,
+  'concurrencyLimit' | 'rate' | 'refusals' | 'answers' | 'latencyMs'
+> {
   /** Time during which at least one of the chunk's requests waited on the limits, ms. */
   limitedMs: number;
   /** The chunk's time, ms. */

@@ -169,6 +169,135 @@ function push<T>(m: Map<string, T[]>, k: string, v: T): void {
   else m.set(k, [v]);
 }
 
+/** Wraps a loader as a request of the resolution at hand (counted in its stats). */
+type Req = <T>(load: () => Promise<T>) => () => Promise<T>;
+
+/** Runs resolutions, counting each and whether it made a request of its own. */
+function countedIn(stats: ResolverStats) {
+  return async <R>(work: (req: Req) => Promise<R>): Promise<R> => {
+    let requested = false;
+    const req: Req = (load) => () => {
+      requested = true;
+      stats.requests++;
+      return load();
+    };
+    try {
+      return await work(req);
+    } finally {
+      stats.lookups++;
+      if (!requested) stats.cacheHits++;
+    }
+  };
+}
+
+/** A 400 of the API on an id it refuses to look up is the cell's problem, not the run's. */
+function refused(err: unknown): string | null {
+  return err instanceof HttpError && err.status === 400 ? err.apiMessage : null;
+}
+
+/**
+ * Resolves brand names of the owner: its brands are read once; a missing one is created once, through the cache,
+ * however many rows (or workers sharing Redis) name it.
+ */
+function brandResolver(o: ResolverOptions) {
+  let brandMap: Promise<Map<string, BrandRecord[]>> | undefined;
+  const brands = (req: Req): Promise<Map<string, BrandRecord[]>> => {
+    if (!brandMap) {
+      const p = req(() => o.brands.listBrands(o.ownerCompanyId))().then((list) => {
+        const m = new Map<string, BrandRecord[]>();
+        for (const b of list) push(m, labelKey(b.name), b);
+        return m;
+      });
+      p.catch(() => {
+        if (brandMap === p) brandMap = undefined;
+      });
+      brandMap = p;
+    }
+    return brandMap;
+  };
+
+  /** The brand among same-key ones: the one spelled exactly so, else the only active one, else the only one. */
+  const pick = (found: BrandRecord[], name: string): BrandRecord | BrandRecord[] => {
+    const exact = found.filter((b) => b.name.trim() === name.trim());
+    if (exact.length === 1) return exact[0]!;
+    const pool = exact.length > 1 ? exact : found;
+    const active = pool.filter((b) => !b.archived);
+    if (active.length === 1) return active[0]!;
+    if (active.length === 0 && pool.length === 1) return pool[0]!;
+    return active.length > 1 ? active : pool;
+  };
+
+  return async (
+    name: string,
+    { create, lookOnly = false }: { create: boolean; lookOnly?: boolean },
+    req: Req,
+  ): Promise<ResolvedBrand | ResolveIssue> => {
+    const k = labelKey(name);
+    if (k === '') return { issue: 'BRAND_UNKNOWN', message: 'an empty brand name names no brand' };
+    const map = await brands(req);
+    const found = map.get(k);
+    if (found?.length) {
+      const b = pick(found, name);
+      if (Array.isArray(b)) {
+        return {
+          issue: 'REF_AMBIGUOUS',
+          message: `"${name}" matches ${b.length} brands of owner ${o.ownerCompanyId}: ${b.map((x) => `${x.name} (${x.brandId})`).join(', ')}`,
+          candidates: b.map((x) => ({ id: x.brandId, code: x.brandId, name: x.name, language: '' })),
+        };
+      }
+      return b.archived
+        ? { brandId: b.brandId, created: false, archived: true }
+        : { brandId: b.brandId, created: false };
+    }
+    if (!create)
+      return {
+        issue: 'BRAND_UNKNOWN',
+        message: `no brand "${name}" for owner ${o.ownerCompanyId} (set lookup: { brand: { create: true } } to create it)`,
+      };
+    if (o.dryRun || lookOnly) return { brandId: null, created: false, wouldCreate: true };
+    // Through the cache: concurrent rows, and workers sharing Redis, create the brand once and all get its id.
+    let created = false;
+    // A fresh list: another worker (or an earlier attempt whose answer was lost) may have created it meanwhile.
+    const lookUp = async (): Promise<{ brandId: string; archived: boolean } | null> => {
+      const fresh = (await o.brands.listBrands(o.ownerCompanyId)).filter((b) => labelKey(b.name) === k);
+      const existing = fresh.find((b) => !b.archived) ?? fresh[0];
+      return existing ? { brandId: existing.brandId, archived: existing.archived } : null;
+    };
+    let brand: { brandId: string; archived: boolean };
+    try {
+      brand = await o.cache.get<{ brandId: string; archived: boolean }>(
+        `brand:${o.ownerCompanyId.toLowerCase()}:${k}`,
+        req(async () => {
+          const existing = await lookUp();
+          if (existing) return existing;
+          // The rule of every create (api/create-once.ts): one whose answer was lost is looked up before a resend,
+          // so one brand per name.
+          const out = await createOnce({
+            send: async () => ({
+              brandId: (await o.brands.createBrand({ companyId: o.ownerCompanyId, name: name.trim() })).brandId,
+              archived: false,
+            }),
+            find: lookUp,
+          });
+          created = true;
+          return out.value;
+        }),
+      );
+    } catch (err) {
+      // The run's own stops (fence refused, credential refused, interrupted) end the run; the API not making this
+      // brand fails the rows that name it.
+      if (err instanceof LeaseLostError || !(err instanceof HttpError) || err.status === 401) throw err;
+      return {
+        issue: 'BRAND_CREATE_FAILED',
+        message: `brand "${name.trim()}" could not be created: ${err.message}`,
+      };
+    }
+    const { brandId, archived } = brand;
+    if (!map.has(k)) map.set(k, [{ brandId, name: name.trim(), companyId: o.ownerCompanyId, archived }]);
+    return archived ? { brandId, created, archived } : { brandId, created };
+  };
+}
+
 /**
  * Builds the resolver of a run. Whole lists are read once per (list, language) through the cache and indexed by label
  * and by code; ids, lookup ids and harmonized codes are checked one by one through the cache (in the languages of the
@@ -187,26 +316,8 @@ export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
   const stats: ResolverStats = { lookups: 0, requests: 0, cacheHits: 0 };
   const indexes = new Map<string, Promise<ListIndex>>();
   const loadedIndexes = new Map<string, ListIndex>();
-  let brandMap: Promise<Map<string, BrandRecord[]>> | undefined;
-
-  /** Runs one resolution, counting it and whether it made a request of its own. */
-  const counted = async <R>(work: (req: <T>(load: () => Promise<T>) => () => Promise<T>) => Promise<R>): Promise<R> => {
-    let requested = false;
-    const req =
-      <T>(load: () => Promise<T>) =>
-      () => {
-        requested = true;
-        stats.requests++;
-        return load();
-      };
-    try {
-      return await work(req);
-    } finally {
-      stats.lookups++;
-      if (!requested) stats.cacheHits++;
-    }
-  };
-  type Req = <T>(load: () => Promise<T>) => () => Promise<T>;
+  const counted = countedIn(stats);
+  const resolveBrand = brandResolver(o);
 
   const index = (list: ListName, lang: string, req: Req): Promise<ListIndex> => {
     const key = `${list}:${lang.toLowerCase()}`;
@@ -261,10 +372,6 @@ export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
     return null;
   };
 
-  /** A 400 of the API on an id it refuses to look up is the cell's problem, not the run's. */
-  const refused = (err: unknown): string | null =>
-    err instanceof HttpError && err.status === 400 ? err.apiMessage : null;
-
   const verifyListItemId = (list: ListName, id: string, req: Req): Promise<ResolvedLabel | ResolveIssue> => {
     const wanted = id.trim().toLowerCase();
     if (!UUID.test(wanted))
@@ -312,32 +419,6 @@ export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
       if (why === null) throw err;
       return { issue: 'HS_CODE_FORMAT', message: `harmonized code "${raw}" refused by the API: ${why}` };
     }
-  };
-
-  const brands = (req: Req): Promise<Map<string, BrandRecord[]>> => {
-    if (!brandMap) {
-      const p = req(() => o.brands.listBrands(o.ownerCompanyId))().then((list) => {
-        const m = new Map<string, BrandRecord[]>();
-        for (const b of list) push(m, labelKey(b.name), b);
-        return m;
-      });
-      p.catch(() => {
-        if (brandMap === p) brandMap = undefined;
-      });
-      brandMap = p;
-    }
-    return brandMap;
-  };
-
-  /** The brand among same-key ones: the one spelled exactly so, else the only active one, else the only one. */
-  const pick = (found: BrandRecord[], name: string): BrandRecord | BrandRecord[] => {
-    const exact = found.filter((b) => b.name.trim() === name.trim());
-    if (exact.length === 1) return exact[0]!;
-    const pool = exact.length > 1 ? exact : found;
-    const active = pool.filter((b) => !b.archived);
-    if (active.length === 1) return active[0]!;
-    if (active.length === 0 && pool.length === 1) return pool[0]!;
-    return active.length > 1 ? active : pool;
   };
 
   return {
@@ -419,71 +500,6 @@ export function createReferenceResolver(o: ResolverOptions): ReferenceResolver {
 
     verifyHarmonizedCode: (raw) => counted((req) => verifyHarmonizedCode(raw, req)),
 
-    resolveBrand: (name, { create, lookOnly = false }) =>
-      counted(async (req): Promise<ResolvedBrand | ResolveIssue> => {
-        const k = labelKey(name);
-        if (k === '') return { issue: 'BRAND_UNKNOWN', message: 'an empty brand name names no brand' };
-        const map = await brands(req);
-        const found = map.get(k);
-        if (found?.length) {
-          const b = pick(found, name);
-          if (Array.isArray(b)) {
-            return {
-              issue: 'REF_AMBIGUOUS',
-              message: `"${name}" matches ${b.length} brands of owner ${o.ownerCompanyId}: ${b.map((x) => `${x.name} (${x.brandId})`).join(', ')}`,
-              candidates: b.map((x) => ({ id: x.brandId, code: x.brandId, name: x.name, language: '' })),
-            };
-          }
-          return b.archived
-            ? { brandId: b.brandId, created: false, archived: true }
-            : { brandId: b.brandId, created: false };
-        }
-        if (!create)
-          return {
-            issue: 'BRAND_UNKNOWN',
-            message: `no brand "${name}" for owner ${o.ownerCompanyId} (set lookup: { brand: { create: true } } to create it)`,
-          };
-        if (o.dryRun || lookOnly) return { brandId: null, created: false, wouldCreate: true };
-        // Through the cache: concurrent rows, and workers sharing Redis, create the brand once and all get its id.
-        let created = false;
-        // A fresh list: another worker (or an earlier attempt whose answer was lost) may have created it meanwhile.
-        const lookUp = async (): Promise<{ brandId: string; archived: boolean } | null> => {
-          const fresh = (await o.brands.listBrands(o.ownerCompanyId)).filter((b) => labelKey(b.name) === k);
-          const existing = fresh.find((b) => !b.archived) ?? fresh[0];
-          return existing ? { brandId: existing.brandId, archived: existing.archived } : null;
-        };
-        let brand: { brandId: string; archived: boolean };
-        try {
-          brand = await o.cache.get<{ brandId: string; archived: boolean }>(
-            `brand:${o.ownerCompanyId.toLowerCase()}:${k}`,
-            req(async () => {
-              const existing = await lookUp();
-              if (existing) return existing;
-              // The rule of every create (api/create-once.ts): one whose answer was lost is looked up before a resend,
-              // so one brand per name.
-              const out = await createOnce({
-                send: async () => ({
-                  brandId: (await o.brands.createBrand({ companyId: o.ownerCompanyId, name: name.trim() })).brandId,
-                  archived: false,
-                }),
-                find: lookUp,
-              });
-              created = true;
-              return out.value;
-            }),
-          );
-        } catch (err) {
-          // The run's own stops (fence refused, credential refused, interrupted) end the run; the API not making this
-          // brand fails the rows that name it.
-          if (err instanceof LeaseLostError || !(err instanceof HttpError) || err.status === 401) throw err;
-          return {
-            issue: 'BRAND_CREATE_FAILED',
-            message: `brand "${name.trim()}" could not be created: ${err.message}`,
-          };
-        }
-        const { brandId, archived } = brand;
-        if (!map.has(k)) map.set(k, [{ brandId, name: name.trim(), companyId: o.ownerCompanyId, archived }]);
-        return archived ? { brandId, created, archived } : { brandId, created };
-      }),
+    resolveBrand: (name, options) => counted((req) => resolveBrand(name, options, req)),
   };
 }

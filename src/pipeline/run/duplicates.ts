@@ -23,7 +23,7 @@ import { logger } from '../../logger.ts';
 import { issue } from '../../issue-codes.ts';
 import { gtinKey } from '../gtin.ts';
 import type { ResultRow } from './chunks.ts';
-import { describeHolder, LeaseBusyError, type Lease } from './lease.ts';
+import { describeHolder, LeaseBusyError, type Lease } from '../../lease/lease.ts';
 import { keepPending, notePending, readPending, type PendingCheck } from './pending-duplicates.ts';
 
 /** One duplicate removed: its key, the item archived, the run that created it and the run that archived it. */

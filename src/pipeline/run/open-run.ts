@@ -21,8 +21,8 @@ import type { CircuitBreaker } from '../sync/throttle.ts';
 import { describeScope, scopeMissingError, type ResolvedScope } from '../scope.ts';
 import { runScope } from './scope-of-run.ts';
 import type { Sheet } from '../types.ts';
-import { acquireLease, holderOf, type Lease } from './lease.ts';
-import { leaseStoreFor } from './lease-store.ts';
+import { acquireLease, holderOf, type AcquireOptions, type Lease, type LeaseHolder } from '../../lease/lease.ts';
+import { leaseStoreFor } from '../../lease/lease-store.ts';
 import { removeOwnLateDuplicates, removePendingDuplicates } from './duplicates.ts';
 import { pendingFile } from './pending-duplicates.ts';
 import { withFence } from '../../api/run-scope.ts';
@@ -275,6 +275,31 @@ export function leaseApi(ctx: Pick<RunContext, 'apiId' | 'config'>): string {
   return ctx.apiId ?? ctx.config.PRODUCT_API_URL ?? 'embedded';
 }
 
+/**
+ * Takes the owner lease of `owner` on the run's API for `holder` (docs/concurrency.md): in Redis with REDIS_URL, else
+ * the state directory's lease file; waiting as the context says (`ctx.lease`) unless `options` say otherwise.
+ */
+export function acquireOwnerLease(
+  ctx: RunContext,
+  owner: string,
+  holder: LeaseHolder,
+  options: Pick<AcquireOptions, 'reuseSameRun'> = {},
+): Promise<Lease> {
+  return acquireLease({
+    store: leaseStoreFor(
+      { redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR },
+      owner,
+      leaseApi(ctx),
+    ),
+    owner,
+    holder,
+    ttlMs: ctx.config.LEASE_TTL_SECONDS * 1000,
+    waitMs: ctx.lease?.waitMs ?? 0,
+    ...options,
+    ...(ctx.lease?.onWait ? { onWait: ctx.lease.onWait } : {}),
+  });
+}
+
 /** Takes the run's owner lease (docs/concurrency.md) and keeps it renewed; losing it stops the run's writes. */
 async function takeLease(
   ctx: RunContext,
@@ -284,19 +309,8 @@ async function takeLease(
   share: OpenedRun['share'],
 ): Promise<Lease> {
   const queued = ctx.lease?.queued;
-  const lease = await acquireLease({
-    store: leaseStoreFor(
-      { redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR },
-      owner,
-      leaseApi(ctx),
-    ),
-    owner,
-    holder: holderOf(runId, queued ? 'queued' : 'inline', queued?.jobId, workDir),
-    ttlMs: ctx.config.LEASE_TTL_SECONDS * 1000,
-    waitMs: ctx.lease?.waitMs ?? 0,
-    reuseSameRun: Boolean(queued),
-    ...(ctx.lease?.onWait ? { onWait: ctx.lease.onWait } : {}),
-  });
+  const holder = holderOf(runId, queued ? 'queued' : 'inline', queued?.jobId, workDir);
+  const lease = await acquireOwnerLease(ctx, owner, holder, { reuseSameRun: Boolean(queued) });
   lease.onLost((err) => void (share.stop.reason ??= err));
   lease.keepAlive();
   try {

@@ -15,7 +15,7 @@
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { leaseName } from './lease.ts';
+import { leaseName } from '../../lease/lease.ts';
 
 /** A key to look at again. */
 export interface PendingCheck {

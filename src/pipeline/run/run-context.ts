@@ -7,7 +7,7 @@ import type { ReferenceCache } from '../../api/reference-cache.ts';
 import type { Config } from '../../config.ts';
 import type { Logger } from '../../logger.ts';
 import type { Throttle } from '../sync/throttle.ts';
-import type { Lease, LeaseHolder } from './lease.ts';
+import type { Lease, LeaseHolder } from '../../lease/lease.ts';
 
 /** Progress of a run, for a progress bar or a job's progress. */
 export interface RunProgress {

@@ -16,7 +16,7 @@ import { writeFileAtomic } from '../report/atomic.ts';
 import type { ScopeSpec, ScopeSummary } from '../scope.ts';
 import type { Mode } from '../sync/plan.ts';
 import type { WithheldSummary } from '../withheld.ts';
-import type { Grant, LeaseHolder } from './lease.ts';
+import type { Grant, LeaseHolder } from '../../lease/lease.ts';
 
 /** What to run: a sheet, its mapping and the sync settings (CLI flags, queue job data). */
 export interface ImportRequest {

@@ -10,11 +10,11 @@ import type { RunSummary } from '../report/report.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { sheetWantsReportThread } from '../report/report-thread-start.ts';
 import { REPORT_THREAD_ROWS, ReportAssembler, type Counts } from './assemble.ts';
-import { acquireLease, holderOf, Lease } from './lease.ts';
+import { acquireLease, holderOf, Lease } from '../../lease/lease.ts';
 import { duplicateResults, sweepDuplicates } from './duplicates.ts';
 import { pendingFile } from './pending-duplicates.ts';
 import { RequestTally } from './request-tally.ts';
-import { leaseStoreFor } from './lease-store.ts';
+import { leaseStoreFor } from '../../lease/lease-store.ts';
 import {
   notAttemptedIssue,
   recoverChunk,
@@ -573,8 +573,7 @@ export async function pushChunk(
     );
     // Held as of nothing: the renewal below tells whether the run still holds it.
     lease = new Lease(store, state.lease.grant, state.lease.holder, state.lease.ttlMs, {
-      mono: -Infinity,
-      wall: -Infinity,
+      sentAt: { mono: -Infinity, wall: -Infinity },
     });
     try {
       await lease.renew();
@@ -660,7 +659,7 @@ async function sweepQueuedRun(workDir: string, state: RunState, ctx: RunContext 
     api,
   );
   // Held as of nothing: the sweep's first renewal tells whether the run still holds it.
-  const lease = new Lease(store, grant, holder, ttlMs, { mono: -Infinity, wall: -Infinity }, takenFrom);
+  const lease = new Lease(store, grant, holder, ttlMs, { sentAt: { mono: -Infinity, wall: -Infinity }, takenFrom });
   try {
     lease.keepAlive();
     const note = await sweepDuplicates({

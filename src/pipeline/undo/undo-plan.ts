@@ -136,6 +136,20 @@ export type UndoWrite =
   | { kind: 'manufacturedItem.patch' | 'manufacturedItem.put'; id: string; body: Record<string, unknown> }
   | { kind: 'tradeItem.unarchive'; id: string };
 
+/**
+ * The write that puts `changes` back on `record`: a PATCH when every changed field may be patched, else a PUT of the
+ * record's fields a PUT accepts (`putFields`) with the changes over them.
+ */
+function patchOrPut(
+  changes: Record<string, unknown>,
+  record: Record<string, unknown>,
+  patchable: ReadonlySet<string>,
+  putFields: ReadonlySet<string>,
+): { put: boolean; body: Record<string, unknown> } {
+  const put = Object.keys(changes).some((f) => !patchable.has(f));
+  return { put, body: put ? { ...pick(record, putFields), ...changes } : changes };
+}
+
 function pick(record: Record<string, unknown>, allowed: ReadonlySet<string>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(record)) if (allowed.has(k) && v !== undefined) out[k] = v;
@@ -154,20 +168,12 @@ export function undoWrites(
 ): UndoWrite[] {
   const writes: UndoWrite[] = [];
   if (trade && Object.keys(d.trade).length > 0) {
-    const put = Object.keys(d.trade).some((f) => !TRADE_PATCH.has(f));
-    writes.push(
-      put
-        ? { kind: 'tradeItem.put', id: trade.tradeItemId, body: { ...pick(trade, TRADE_PUT), ...d.trade } }
-        : { kind: 'tradeItem.patch', id: trade.tradeItemId, body: d.trade },
-    );
+    const { put, body } = patchOrPut(d.trade, trade, TRADE_PATCH, TRADE_PUT);
+    writes.push({ kind: put ? 'tradeItem.put' : 'tradeItem.patch', id: trade.tradeItemId, body });
   }
   if (manu && Object.keys(d.manu).length > 0) {
-    const put = Object.keys(d.manu).some((f) => !MANU_PATCH.has(f));
-    writes.push(
-      put
-        ? { kind: 'manufacturedItem.put', id: manu.manufacturedItemId, body: { ...pick(manu, MANU_PUT), ...d.manu } }
-        : { kind: 'manufacturedItem.patch', id: manu.manufacturedItemId, body: d.manu },
-    );
+    const { put, body } = patchOrPut(d.manu, manu, MANU_PATCH, MANU_PUT);
+    writes.push({ kind: put ? 'manufacturedItem.put' : 'manufacturedItem.patch', id: manu.manufacturedItemId, body });
   }
   if (trade && d.archive === false) writes.push({ kind: 'tradeItem.unarchive', id: trade.tradeItemId });
   return writes;

@@ -26,11 +26,10 @@ import { openJournal } from '../sync/journal.ts';
 import type { LedgerLine } from './ledger.ts';
 import { manufacturedKey } from '../sync/plan.ts';
 import { decideUndo, undoWrites, type UndoDecision, type UndoWrite } from './undo-plan.ts';
-import { acquireLease, holderOf, type Lease } from '../run/lease.ts';
-import { leaseStoreFor } from '../run/lease-store.ts';
+import { holderOf, type Lease } from '../../lease/lease.ts';
 import { readLedger } from './ledger-file.ts';
 import { RequestTally } from '../run/request-tally.ts';
-import { leaseApi } from '../run/open-run.ts';
+import { acquireOwnerLease } from '../run/open-run.ts';
 import type { RunContext } from '../run/run-context.ts';
 import { abortOf, interruption } from '../run/run-state.ts';
 import { batchPaths, writeUndoReport, type UndoItem, type UndoOutcome, type UndoSummary } from './undo-report.ts';
@@ -496,18 +495,7 @@ async function takeLease(
   runId: string,
   stop: { reason: ProductSyncError | null },
 ): Promise<Lease> {
-  const lease = await acquireLease({
-    store: leaseStoreFor(
-      { redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR },
-      owner,
-      leaseApi(ctx),
-    ),
-    owner,
-    holder: holderOf(runId, 'inline'),
-    ttlMs: ctx.config.LEASE_TTL_SECONDS * 1000,
-    waitMs: ctx.lease?.waitMs ?? 0,
-    ...(ctx.lease?.onWait ? { onWait: ctx.lease.onWait } : {}),
-  });
+  const lease = await acquireOwnerLease(ctx, owner, holderOf(runId, 'inline'));
   lease.onLost((err) => void (stop.reason ??= err));
   lease.keepAlive();
   return lease;

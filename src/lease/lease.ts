@@ -15,10 +15,10 @@
  */
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Fence } from '../../api/fence.ts';
-import { LeaseLostError, ProductSyncError } from '../../errors.ts';
-import { logger } from '../../logger.ts';
-import { sleep } from '../sync/throttle.ts';
+import type { Fence } from '../api/fence.ts';
+import { realClock, type Clock } from '../clock.ts';
+import { LeaseLostError, ProductSyncError } from '../errors.ts';
+import { logger } from '../logger.ts';
 
 /** Who holds a lease, as other runs are told. */
 export interface LeaseHolder {
@@ -128,6 +128,16 @@ export class LeaseBusyError extends ProductSyncError {
 /** Time a lease must still have for a write to go: a tenth of its TTL, at most 2 s. */
 const marginOf = (ttlMs: number) => Math.min(2000, ttlMs / 10);
 
+/** Settings of a {@link Lease}. */
+export interface LeaseOptions {
+  /** When the request that granted or last renewed it was sent, by both clocks (default: now). */
+  sentAt?: { mono: number; wall: number };
+  /** The holder of the grant before this one, never released: see {@link Lease.takenFrom}. */
+  takenFrom?: LeaseHolder | undefined;
+  /** The clocks it is timed by, and its renewal timer (the real ones by default). */
+  clock?: Clock;
+}
+
 /** A lease in hand: a fence for the writes of its holder (api/fence.ts), renewed by a timer while kept alive. */
 export class Lease implements Fence {
   readonly #store: LeaseStore;
@@ -138,7 +148,8 @@ export class Lease implements Fence {
   #wallUntil: number;
   #lost: LeaseLostError | null = null;
   #renewing: Promise<void> | undefined;
-  #timer: NodeJS.Timeout | undefined;
+  #cancelTimer: (() => void) | undefined;
+  readonly #clock: Clock;
   #warned = false;
   /** Set when the store's connection dropped: no write is let through until a renewal says the lease is still ours. */
   #unverified = false;
@@ -152,15 +163,16 @@ export class Lease implements Fence {
    */
   readonly takenFrom: LeaseHolder | undefined;
 
-  /** `sentAt`: when the request that granted or last renewed it was sent (both clocks). */
+  /** `sentAt`: when the request that granted or last renewed it was sent (both clocks; default now). */
   constructor(
     store: LeaseStore,
     grant: Grant,
     holder: LeaseHolder,
     ttlMs: number,
-    sentAt = { mono: performance.now(), wall: Date.now() },
-    takenFrom?: LeaseHolder,
+    { sentAt, takenFrom, clock = realClock }: LeaseOptions = {},
   ) {
+    this.#clock = clock;
+    sentAt ??= { mono: clock.mono(), wall: clock.now() };
     this.takenFrom = takenFrom;
     this.#store = store;
     this.grant = grant;
@@ -196,7 +208,7 @@ export class Lease implements Fence {
 
   /** Milliseconds the lease is certainly held, by the more pessimistic of the two clocks. */
   remainingMs(): number {
-    return Math.min(this.#monoUntil - performance.now(), this.#wallUntil - Date.now());
+    return Math.min(this.#monoUntil - this.#clock.mono(), this.#wallUntil - this.#clock.now());
   }
 
   check(): void {
@@ -221,7 +233,7 @@ export class Lease implements Fence {
       }
       if (!this.#unverified) break;
       this.check();
-      await sleep(Math.max(50, Math.min(1000, this.ttlMs / 20)));
+      await this.#clock.sleep(Math.max(50, Math.min(1000, this.ttlMs / 20)));
     }
     if (this.remainingMs() < this.ttlMs / 3) {
       try {
@@ -241,7 +253,7 @@ export class Lease implements Fence {
     return (this.#renewing ??= (async () => {
       try {
         if (this.#lost) throw this.#lost;
-        const sentAt = { mono: performance.now(), wall: Date.now() };
+        const sentAt = { mono: this.#clock.mono(), wall: this.#clock.now() };
         const wasUnverified = this.#unverified;
         const drops = this.#drops;
         const r = await this.#store.renew(this.grant, this.holder, this.ttlMs);
@@ -264,10 +276,10 @@ export class Lease implements Fence {
 
   /** Renews every TTL/3 (sooner again after a failed attempt) until released or lost. */
   keepAlive(): this {
-    if (this.#timer || this.#lost) return this;
+    if (this.#cancelTimer || this.#lost) return this;
     const every = Math.max(100, Math.floor(this.ttlMs / 3));
     const tick = (delay: number) => {
-      this.#timer = setTimeout(() => {
+      this.#cancelTimer = this.#clock.after(delay, () => {
         this.renew().then(
           () => tick(every),
           (err: unknown) => {
@@ -281,8 +293,7 @@ export class Lease implements Fence {
             tick(Math.max(100, Math.floor(this.ttlMs / 10)));
           },
         );
-      }, delay);
-      this.#timer.unref();
+      });
     };
     tick(every);
     return this;
@@ -290,8 +301,8 @@ export class Lease implements Fence {
 
   /** Stops renewing (the lease stays in the store until it expires or someone releases it). */
   stop(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#cancelTimer?.();
+    this.#cancelTimer = undefined;
     this.#unwatch?.();
     this.#unwatch = undefined;
   }
@@ -344,11 +355,14 @@ export interface AcquireOptions {
   reuseSameRun?: boolean;
   /** Called once while waiting, with the holder waited for. */
   onWait?: (holder: LeaseHolder) => void;
+  /** The clocks the lease is timed by (the real ones by default). */
+  clock?: Clock;
 }
 
 /** Takes the lease, waiting up to `waitMs`; throws LeaseBusyError naming the holder when it cannot. */
 export async function acquireLease(o: AcquireOptions): Promise<Lease> {
-  const deadline = Date.now() + (o.waitMs ?? 0);
+  const clock = o.clock ?? realClock;
+  const deadline = clock.now() + (o.waitMs ?? 0);
   const verdict = (current: LeaseHolder): BusyVerdict => {
     if (o.reuseSameRun && current.kind === 'queued' && o.holder.kind === 'queued' && current.runId === o.holder.runId)
       return 'reuse';
@@ -356,12 +370,13 @@ export async function acquireLease(o: AcquireOptions): Promise<Lease> {
   };
   let told = false;
   for (;;) {
-    const sentAt = { mono: performance.now(), wall: Date.now() };
+    const sentAt = { mono: clock.mono(), wall: clock.now() };
     const got = await o.store.acquire(o.holder, o.ttlMs, verdict);
-    if ('grant' in got) return new Lease(o.store, got.grant, o.holder, o.ttlMs, sentAt, got.takenFrom);
-    if (Date.now() >= deadline) throw new LeaseBusyError(got.busy, o.owner);
+    if ('grant' in got)
+      return new Lease(o.store, got.grant, o.holder, o.ttlMs, { sentAt, takenFrom: got.takenFrom, clock });
+    if (clock.now() >= deadline) throw new LeaseBusyError(got.busy, o.owner);
     if (!told) o.onWait?.(got.busy);
     told = true;
-    await sleep(Math.min(1000, Math.max(50, deadline - Date.now())));
+    await clock.sleep(Math.min(1000, Math.max(50, deadline - clock.now())));
   }
 }

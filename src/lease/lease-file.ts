@@ -8,15 +8,17 @@
  *
  * Every change (grant, renewal, release) is a read-modify-write under the mutex, so a renewal can never write over a
  * grant another process just made. A mutex whose process is gone (same host), or older than MUTEX_STALE_MS, is broken.
+ * The mutex is other processes' and is waited for in real time; the lease's expiry is read from the given clock.
  * Only processes of one machine share this directory: runs of one owner on several machines need Redis.
  */
 import { randomUUID } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { ProductSyncError } from '../../errors.ts';
-import { fileWriteError, isVirtualPath } from '../../fs-errors.ts';
-import { sleep } from '../sync/throttle.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { realClock, type Clock } from '../clock.ts';
+import { ProductSyncError } from '../errors.ts';
+import { fileWriteError, isVirtualPath } from '../fs-errors.ts';
 import type { BusyVerdict, Grant, LeaseHolder, LeaseStore, RenewResult } from './lease.ts';
 
 interface LeaseFile {
@@ -35,8 +37,14 @@ interface LeaseFile {
 const MUTEX_STALE_MS = 30_000;
 const MUTEX_WAIT_MS = 10_000;
 
-/** The lease file of (owner, api) under `stateDir`; `name` is its hash (leaseName). */
-export function fileLeaseStore(stateDir: string, name: string, owner: string, api: string): FileLeaseStore {
+/** The lease file of (owner, api) under `stateDir`; `name` is its hash (leaseName); expiries by `clock`'s wall time. */
+export function fileLeaseStore(
+  stateDir: string,
+  name: string,
+  owner: string,
+  api: string,
+  clock: Clock = realClock,
+): FileLeaseStore {
   const dir = join(stateDir, 'leases');
   const file = join(dir, `${name}.json`);
   const mutex = `${file}.mutex`;
@@ -105,7 +113,7 @@ export function fileLeaseStore(stateDir: string, name: string, owner: string, ap
     where: `the lease file ${file}`,
     mirror(grant, holder, ttlMs, verdict, since) {
       return locked((s): MirrorResult => {
-        const now = Date.now();
+        const now = clock.now();
         // Another grant took this machine's file after ours was made: that run wrote meanwhile, ours is outdated.
         if (since !== undefined && s.last && s.last !== grant.id && (s.grantedAt ?? 0) > since)
           return { taken: s.holder ?? undefined };
@@ -127,7 +135,7 @@ export function fileLeaseStore(stateDir: string, name: string, owner: string, ap
     },
     acquire(holder: LeaseHolder, ttlMs: number, verdict: (current: LeaseHolder) => BusyVerdict) {
       return locked((s) => {
-        const now = Date.now();
+        const now = clock.now();
         if (s.grant && s.holder && s.expiresAt > now) {
           const v = verdict(s.holder);
           if (v === 'busy') return { busy: s.holder };
@@ -146,7 +154,7 @@ export function fileLeaseStore(stateDir: string, name: string, owner: string, ap
       return locked((s): RenewResult => {
         // Still the grant of the file — or its last one, expired while nobody took the lease: ours again.
         if (s.grant?.id === grant.id || (s.grant === null && s.last === grant.id)) {
-          write({ ...s, grant, holder, expiresAt: Date.now() + ttlMs });
+          write({ ...s, grant, holder, expiresAt: clock.now() + ttlMs });
           return { ok: true };
         }
         return s.holder && s.grant ? { ok: false, holder: s.holder } : { ok: false };

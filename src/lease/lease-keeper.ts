@@ -10,10 +10,11 @@
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { realClock } from '../clock.ts';
 import { logger } from '../logger.ts';
 import { queuedLeasesKey } from '../redis-keys.ts';
-import type { Grant, LeaseHolder } from '../pipeline/run/lease.ts';
-import { leaseStoreFor, type LeasePlace } from '../pipeline/run/lease-store.ts';
+import type { Grant, LeaseHolder } from './lease.ts';
+import { leaseStoreFor, type LeasePlace } from './lease-store.ts';
 
 /** A queued run's lease, as the registry keeps it. */
 export interface QueuedLease {
@@ -34,7 +35,7 @@ export class LeaseKeeper {
   readonly #key: string;
   readonly #place: LeasePlace;
   readonly #imports: Queue;
-  #timer: NodeJS.Timeout | undefined;
+  #cancelTimer: (() => void) | undefined;
   #ticking: Promise<void> | undefined;
 
   constructor(redis: Redis, place: LeasePlace, imports: Queue) {
@@ -46,12 +47,11 @@ export class LeaseKeeper {
 
   /** Renews the registry's leases every `everyMs` until stopped. */
   start(everyMs: number): void {
-    this.#timer = setInterval(() => void this.tick(), Math.max(100, everyMs));
-    this.#timer.unref();
+    this.#cancelTimer = (this.#place.clock ?? realClock).every(Math.max(100, everyMs), () => void this.tick());
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
+    this.#cancelTimer?.();
     await this.#ticking;
   }
 

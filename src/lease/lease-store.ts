@@ -3,7 +3,8 @@
  * file.
  */
 import type { Redis } from 'ioredis';
-import { ProductSyncError } from '../../errors.ts';
+import type { Clock } from '../clock.ts';
+import { ProductSyncError } from '../errors.ts';
 import {
   describeHolder,
   holderGone,
@@ -23,6 +24,8 @@ export interface LeasePlace {
   prefix: string;
   /** STATE_DIR: where lease files live without Redis. */
   stateDir: string;
+  /** The clocks of the lease file's expiries and the keeper's timer (the real ones by default). */
+  clock?: Clock;
 }
 
 /**
@@ -31,7 +34,7 @@ export interface LeasePlace {
  */
 export function leaseStoreFor(place: LeasePlace, owner: string, api: string): LeaseStore {
   const name = leaseName(owner, api);
-  const file = fileLeaseStore(place.stateDir, name, owner, api);
+  const file = fileLeaseStore(place.stateDir, name, owner, api, place.clock);
   return place.redis ? withMachineFile(redisLeaseStore(place.redis, place.prefix, name), file) : file;
 }
 

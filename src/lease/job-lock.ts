@@ -6,6 +6,7 @@
  */
 import type { Job } from 'bullmq';
 import type { Fence } from '../api/fence.ts';
+import { realClock, type Clock } from '../clock.ts';
 import { LeaseLostError } from '../errors.ts';
 
 /** The lock of a job being processed, as a fence; stop() when the job is done. */
@@ -14,18 +15,23 @@ export interface JobLockFence extends Fence {
   stop(): void;
 }
 
-/** Fences the writes of `job` (processed under `token`, locks of `lockMs`) by its lock. */
-export async function jobLockFence(job: Job, token: string, lockMs: number): Promise<JobLockFence> {
+/** Fences the writes of `job` (processed under `token`, locks of `lockMs`) by its lock, timed by `clock`. */
+export async function jobLockFence(
+  job: Pick<Job, 'id' | 'queueName' | 'extendLock'>,
+  token: string,
+  lockMs: number,
+  clock: Clock = realClock,
+): Promise<JobLockFence> {
   const margin = Math.min(2000, lockMs / 10);
   let until = { mono: -Infinity, wall: -Infinity };
   let lost: LeaseLostError | null = null;
   let extending: Promise<void> | undefined;
   const what = `the lock of job ${job.id} (${job.queueName})`;
-  const remaining = () => Math.min(until.mono - performance.now(), until.wall - Date.now());
+  const remaining = () => Math.min(until.mono - clock.mono(), until.wall - clock.now());
   const extend = (): Promise<void> =>
     (extending ??= (async () => {
       try {
-        const sentAt = { mono: performance.now(), wall: Date.now() };
+        const sentAt = { mono: clock.mono(), wall: clock.now() };
         const ok = await job.extendLock(token, lockMs);
         if (!ok) {
           lost ??= new LeaseLostError(`${what} is no longer this worker's: another worker took the job over`);
@@ -44,8 +50,7 @@ export async function jobLockFence(job: Job, token: string, lockMs: number): Pro
       );
   };
   await extend();
-  const timer = setInterval(() => void extend().catch(() => undefined), Math.max(100, Math.floor(lockMs / 3)));
-  timer.unref();
+  const stop = clock.every(Math.max(100, Math.floor(lockMs / 3)), () => void extend().catch(() => undefined));
   return {
     get lost() {
       return lost;
@@ -56,6 +61,6 @@ export async function jobLockFence(job: Job, token: string, lockMs: number): Pro
       if (remaining() < lockMs / 3) await extend().catch(() => undefined);
       check();
     },
-    stop: () => clearInterval(timer),
+    stop,
   };
 }
