@@ -171,6 +171,47 @@ describe('ApiLimiter', () => {
     expect(r.ms).toBeLessThan(7500 / 0.85);
   });
 
+  it('takes a latency that rose for everyone (a loaded machine, a slower API) as the new baseline, not as a queue', async () => {
+    const clock = new FakeClock();
+    const limiter = new ApiLimiter({ maxConcurrency: 64, clock });
+    // No limit; 20 ms, then from 3 s on 40 ms, whatever is in flight (not a queue of ours), but for a quiet spell of
+    // 150 ms every 5 s (at 20 ms again): the lowest latency ever seen is not the baseline of a machine that got busy.
+    const ms = (now: number) => (now < 3000 || now % 5000 < 150 ? 20 : 40);
+    const slower: SimApi = { arrive: (now) => ({ status: 200, ms: ms(now) }), leave() {} };
+    const seen: number[] = [];
+    const run = simulate(limiter, clock, slower, 60_000, 128);
+    const watch = (async () => {
+      while (clock.now() < 2900) await flush();
+      seen.push(limiter.limit);
+      while (clock.now() < 29_000) await flush();
+      seen.push(limiter.limit);
+    })();
+    const r = await run;
+    await watch;
+    expect(r.refused).toBe(0);
+    expect(seen[0]).toBe(64);
+    // The baseline is measured again every 10 s: the limit is back near API_CONCURRENCY.
+    expect(seen[1]).toBeGreaterThanOrEqual(56);
+  });
+
+  it('does not read the latency of a client whose own event loop is saturated as a queue at the server', async () => {
+    const clock = new FakeClock();
+    const limiter = new ApiLimiter({ maxConcurrency: 64, clock, loopBusy: () => 0.95, concurrency: { refreshMs: 0 } });
+    // Answers that take longer the more are in flight, as a CPU-bound client sees them.
+    let n = 0;
+    const api: SimApi = {
+      arrive() {
+        n++;
+        return { status: 200, ms: 20 + n / 2 };
+      },
+      leave() {
+        n--;
+      },
+    };
+    await simulate(limiter, clock, api, 8000, 128);
+    expect(limiter.limit).toBe(64);
+  });
+
   it('falls when the capacity drops to a quarter for 10 s and is back within 10 s of its return', async () => {
     const clock = new FakeClock();
     const limiter = new ApiLimiter({ maxConcurrency: 32, clock });

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConcurrencyLimit, type ConcurrencyTuning } from './concurrency-limit.ts';
+import { ConcurrencyLimit, eventLoopBusy, type ConcurrencyTuning, type LoopBusy } from './concurrency-limit.ts';
 import { RatePace, type PaceTuning } from './rate-pace.ts';
 
 /** Time as the limiter sees it: a monotonic clock in ms and a sleep (tests give their own). */
@@ -20,11 +20,22 @@ export const REAL_CLOCK: LimiterClock = {
  * start and says how long to wait for it; null when the fleet's store does not answer (the process then paces itself).
  */
 export interface FleetPace {
-  reserve(maxRps: number | undefined): Promise<number | null>;
-  /** A refusal this process saw: lowers the fleet's pace (at most once per window, for the whole fleet). */
-  refused(): void;
+  reserve(maxRps: number | undefined, inFlight: number): Promise<FleetStart | null>;
+  /**
+   * A refusal this process saw of a request sent while the fleet had `fleetInFlight` in flight: sets or lowers the
+   * fleet's pace when the refusals are a rate limit's (at most once per window, for the whole fleet).
+   */
+  refused(fleetInFlight: number): void;
   /** The fleet's pace as last seen (requests a second), or null when it has none. */
   readonly pace: number | null;
+}
+
+/** A start booked on the fleet's schedule. */
+export interface FleetStart {
+  /** Milliseconds to wait for it. */
+  wait: number;
+  /** The fleet's requests in flight, this one included. */
+  fleetInFlight: number;
 }
 
 /** What a request holds while it is in flight. */
@@ -32,6 +43,8 @@ export interface ApiPermit {
   readonly sentAt: number;
   /** Requests sent and not answered when this one was sent (itself included). */
   readonly sentWith: number;
+  /** The fleet's requests in flight when it was booked (when the pace is the fleet's). */
+  readonly fleetWith?: number;
 }
 
 /** How a request ended, for the limiter: an answer, a refusal (429 / 503), or nothing to learn from. */
@@ -77,6 +90,8 @@ export interface ApiLimiterOptions {
   fleet?: FleetPace;
   concurrency?: Partial<ConcurrencyTuning>;
   pace?: Partial<PaceTuning>;
+  /** How busy this process's event loop is (default: Node's event loop utilisation; tests give their own). */
+  loopBusy?: LoopBusy;
 }
 
 /**
@@ -111,7 +126,10 @@ export class ApiLimiter {
     this.#max = Math.max(1, o.maxConcurrency);
     this.#maxRps = o.maxRps;
     this.#fleet = o.fleet;
-    this.#concurrency = new ConcurrencyLimit({ ...o.concurrency, max: this.#max });
+    this.#concurrency = new ConcurrencyLimit(
+      { ...o.concurrency, max: this.#max },
+      o.loopBusy ?? (o.clock ? () => 0 : eventLoopBusy()),
+    );
     this.#pace = new RatePace(o.pace);
   }
 
@@ -160,8 +178,11 @@ export class ApiLimiter {
       }
     }
     this.#inFlight++;
+    let fleetWith: number | undefined;
     try {
-      const wait = await this.#startWait();
+      const start = await this.#startWait();
+      const wait = start.wait;
+      fleetWith = start.fleetInFlight;
       if (wait > 0) {
         this.#hold(1);
         try {
@@ -178,7 +199,7 @@ export class ApiLimiter {
     this.#sent++;
     this.#concurrency.started(this.#sent);
     this.#pace.sent(this.#clock.now());
-    return { sentAt: this.#clock.now(), sentWith: this.#sent };
+    return { sentAt: this.#clock.now(), sentWith: this.#sent, ...(fleetWith === undefined ? {} : { fleetWith }) };
   }
 
   /** Frees the place of a request, learning from how it ended and how long it took. */
@@ -200,16 +221,14 @@ export class ApiLimiter {
       this.#refusals++;
       const lowered = this.#concurrency.refused(permit.sentAt, now);
       // A pace answers a rate limit: refusals that go on although fewer requests are in flight (a capacity limit stops
-      // refusing once the limit is below it). Once set, each refusal may lower it (once per window).
-      const fewer = Math.max(1, 0.8 * (this.#refusedWith ?? 0));
-      const rateLimit =
-        this.#pace.engaged ||
-        this.#fleet?.pace != null ||
-        (lowered && this.#refusedWith !== null && permit.sentWith <= fewer);
-      if (lowered) this.#refusedWith = permit.sentWith;
-      if (rateLimit) {
-        this.#pace.refused(now);
-        this.#fleet?.refused();
+      // refusing once the limit is below it). Once set, each refusal may lower it (once per window). A fleet's
+      // in flight is the fleet's: its store decides (src/api/shared-rate.ts).
+      if (this.#fleet && permit.fleetWith !== undefined) this.#fleet.refused(permit.fleetWith);
+      else {
+        const fewer = Math.max(1, 0.8 * (this.#refusedWith ?? 0));
+        const rateLimit = this.#pace.engaged || (lowered && this.#refusedWith !== null && permit.sentWith <= fewer);
+        if (lowered) this.#refusedWith = permit.sentWith;
+        if (rateLimit) this.#pace.refused(now);
       }
     }
     this.#wake();
@@ -246,18 +265,18 @@ export class ApiLimiter {
     return this.#maxRps === undefined ? learned : Math.min(learned, this.#maxRps);
   }
 
-  /** Milliseconds to wait before this start: the fleet's schedule, or this process's own. */
-  async #startWait(): Promise<number> {
+  /** Milliseconds to wait before this start: the fleet's schedule (and its in flight), or this process's own. */
+  async #startWait(): Promise<{ wait: number; fleetInFlight?: number }> {
     if (this.#fleet) {
-      const wait = await this.#fleet.reserve(this.#maxRps);
-      if (wait !== null) return wait;
+      const start = await this.#fleet.reserve(this.#maxRps, this.#sent + 1);
+      if (start !== null) return start;
     }
     const now = this.#clock.now();
     const rate = this.#rate(now);
-    if (rate === null) return 0;
+    if (rate === null) return { wait: 0 };
     const slot = Math.max(now, this.#nextStart);
     this.#nextStart = slot + 1000 / rate;
-    return slot - now;
+    return { wait: slot - now };
   }
 
   #hold(delta: number): void {

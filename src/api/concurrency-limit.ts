@@ -29,6 +29,31 @@ export interface ConcurrencyTuning {
   belowTopHoldMs: number;
   /** A window lasts at least this long, ms (default 100), and holds at least `limit` answers. */
   windowMs: number;
+  /**
+   * Share of a window the client's own event loop was busy at or above which its latency is not read as a queue at
+   * the server (default 0.85): answers then wait on the client's CPU, which a lower limit would not relieve.
+   */
+  clientBusy: number;
+  /**
+   * Every so often, ms (default 10 000; 0: never), the limit is pinned at a quarter for a few answers and their latency
+   * becomes the baseline: a latency that rose for everyone (a slower API, a loaded machine) is then no longer read as a
+   * queue of ours (as Envoy's adaptive concurrency re-measures its minimum RTT).
+   */
+  refreshMs: number;
+}
+
+/** The busy share of this process's event loop since the last call (0–1). */
+export type LoopBusy = () => number;
+
+/** The event loop's utilisation (Node's `performance.eventLoopUtilization`) since the previous call. */
+export function eventLoopBusy(): LoopBusy {
+  let last = performance.eventLoopUtilization();
+  return () => {
+    const now = performance.eventLoopUtilization();
+    const share = performance.eventLoopUtilization(now, last).utilization;
+    last = now;
+    return share;
+  };
 }
 
 /** One latency window: what was seen since it started. */
@@ -55,13 +80,22 @@ export class ConcurrencyLimit {
   #probing = false;
   /** The highest limit a probe was refused at: the API's capacity as far as known (null once grown past it). */
   #top: number | null = null;
-  /** No-load latency: the lowest window average of the recent windows. */
+  /** No-load latency: the lowest window average of the recent windows, until a refresh measures it. */
   readonly #baselines: number[] = [];
+  /** The latency measured at the last refresh (the limit pinned low): the baseline from then on. */
+  #measured: number | null = null;
   #window: Window;
   /** Last window's average latency, ms (null before the first). */
   latencyMs: number | null = null;
+  readonly #loopBusy: LoopBusy;
+  /** The next baseline refresh (0: after the first window). */
+  #refreshAt = 0;
+  /** A refresh in progress: the limit pinned, the latency of the requests sent since `since`. */
+  #pin: { since: number; limit: number; samples: number; sumMs: number } | null = null;
 
-  constructor(tuning: Partial<ConcurrencyTuning> & { max: number }) {
+  /** `loopBusy`: how busy the client's event loop was (default: never; the limiter gives the real one). */
+  constructor(tuning: Partial<ConcurrencyTuning> & { max: number }, loopBusy: LoopBusy = () => 0) {
+    this.#loopBusy = loopBusy;
     const max = Math.max(1, tuning.max);
     const defaults = {
       initial: Math.min(8, max),
@@ -72,6 +106,8 @@ export class ConcurrencyLimit {
       maxHoldMs: 16_000,
       belowTopHoldMs: 6000,
       windowMs: 100,
+      clientBusy: 0.85,
+      refreshMs: 10_000,
     };
     this.#t = { ...defaults, ...tuning, max };
     this.#limit = Math.min(this.#t.max, Math.max(1, this.#t.initial));
@@ -81,7 +117,8 @@ export class ConcurrencyLimit {
 
   /** The whole number of requests allowed in flight now. */
   get limit(): number {
-    return Math.max(1, Math.floor(this.#limit));
+    const limit = Math.max(1, Math.floor(this.#limit));
+    return this.#pin ? Math.min(limit, this.#pin.limit) : limit;
   }
 
   /** Notes the number in flight (a window grows the limit only when it was used). */
@@ -91,6 +128,7 @@ export class ConcurrencyLimit {
 
   /** An answer that was not a refusal, after `rttMs`; closes the window once it holds `limit` answers. */
   answered(rttMs: number, now: number): void {
+    if (this.#pin) return this.#pinned(rttMs, now);
     // Slow start: one more for each answer (doubling each round trip), as long as the limit is used.
     if (this.#slowStart && this.#window.maxInFlight >= this.limit - 1)
       this.#limit = Math.min(this.#t.max, this.#limit + 1);
@@ -120,26 +158,56 @@ export class ConcurrencyLimit {
     this.#slowStart = false;
     this.#loweredAt = now;
     this.#window = { start: now, samples: 0, sumMs: 0, maxInFlight: 0 };
+    this.#pin = null;
+    this.#refreshAt = now + this.#t.refreshMs;
     return true;
+  }
+
+  /** An answer while the limit is pinned: once enough sent since the pin answered, their latency is the baseline. */
+  #pinned(rttMs: number, now: number): void {
+    const pin = this.#pin!;
+    if (now - rttMs < pin.since) return;
+    pin.samples++;
+    pin.sumMs += rttMs;
+    if (pin.samples < Math.max(4, 2 * pin.limit)) return;
+    this.#measured = pin.sumMs / pin.samples;
+    this.#pin = null;
+    this.#refreshAt = now + this.#t.refreshMs;
+    this.#window = { start: 0, samples: 0, sumMs: 0, maxInFlight: 0 };
   }
 
   #closeWindow(now: number): void {
     const w = this.#window;
     const rtt = w.sumMs / w.samples;
     this.latencyMs = rtt;
-    this.#baselines.push(rtt);
+    if (this.#measured === null) this.#baselines.push(rtt);
     // About the last 100 windows: a baseline that rose for good (a slower API) is taken up after them.
     if (this.#baselines.length > 100) this.#baselines.shift();
-    const base = Math.min(...this.#baselines);
+    const base = this.#measured ?? Math.min(...this.#baselines);
     const queue = this.#limit * (1 - base / Math.max(rtt, base));
     const used = w.maxInFlight >= this.limit / 2;
+    const busy = this.#loopBusy();
     this.#window = { start: 0, samples: 0, sumMs: 0, maxInFlight: 0 };
-    if (queue > this.#t.beta) {
+    if (this.#t.refreshMs > 0 && !this.#slowStart) {
+      if (this.#refreshAt === 0) this.#refreshAt = now + this.#t.refreshMs;
+      else if (now >= this.#refreshAt && this.limit >= 4) {
+        this.#pin = { since: now, limit: Math.max(1, Math.floor(this.limit / 4)), samples: 0, sumMs: 0 };
+        return;
+      }
+    }
+    // Netflix's Vegas scales its thresholds with log10 of the limit: a queue of 6 is much at 8 in flight, little at 64.
+    const scale = Math.max(1, Math.log10(this.#limit));
+    const alpha = this.#t.alpha * scale;
+    const beta = this.#t.beta * scale;
+    // A client whose own CPU is the bottleneck sees its answers late: that latency is no queue at the server, and a
+    // lower limit would only cut the throughput. The limit holds (a 429 still lowers it).
+    if (queue >= alpha && busy >= this.#t.clientBusy) return;
+    if (queue > beta) {
       this.#slowStart = false;
-      this.#limit = Math.max(1, this.#limit - Math.max(1, (queue - this.#t.beta) / 2));
+      this.#limit = Math.max(1, this.#limit - Math.max(1, (queue - beta) / 2));
       return;
     }
-    if (queue >= this.#t.alpha || !used || this.#slowStart) return;
+    if (queue >= alpha || !used || this.#slowStart) return;
     const near = this.#ceiling !== null && this.#limit + 1 >= this.#ceiling - 1;
     if (near && now < this.#holdUntil) {
       // Up to just below the ceiling, not to it, while holding.

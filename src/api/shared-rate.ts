@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { FleetPace } from './api-limiter.ts';
+import type { FleetPace, FleetStart } from './api-limiter.ts';
 import { logger } from '../logger.ts';
 
 // The fleet's pace of one API, on one hash (all times in ms, Redis clock). The rule is src/api/rate-pace.ts's: no pace
@@ -36,8 +36,32 @@ local function save()
 end
 `;
 
-// ARGV[1]: the interval of API_MAX_RPS (ms, 0: none). Books the next start; returns {wait ms, pace}.
-const RESERVE = `${STATE}
+// What the fleet has in flight: each process's count as of its last start (KEYS[2], one field a process: "n:time"),
+// summed over the processes heard from within the last second.
+const FLIGHT = `
+local function flight(me, mine)
+  local all = redis.call('HGETALL', KEYS[2])
+  local sum = 0
+  for i = 1, #all, 2 do
+    local id, v = all[i], all[i + 1]
+    if id ~= me then
+      local sep = string.find(v, ':')
+      local n, at = tonumber(string.sub(v, 1, sep - 1)), tonumber(string.sub(v, sep + 1))
+      if now - at <= 1000 then sum = sum + n else redis.call('HDEL', KEYS[2], id) end
+    end
+  end
+  if me then
+    redis.call('HSET', KEYS[2], me, mine .. ':' .. now)
+    redis.call('PEXPIRE', KEYS[2], 120000)
+  end
+  return sum + (mine or 0)
+end
+`;
+
+// ARGV[1]: the interval of API_MAX_RPS (ms, 0: none); ARGV[2], ARGV[3]: this process's id and requests in flight
+// (this one included). Books the next start; returns {wait ms, pace, the fleet's requests in flight}.
+const RESERVE = `${STATE}${FLIGHT}
+local with = flight(ARGV[2], tonumber(ARGV[3]))
 s.ws = s.ws + 1
 if s.pace > 0 then
   local sending = (s.ps + s.ws) * 1000 / span
@@ -52,13 +76,23 @@ if interval > 0 then
   wait = slot - now
 end
 save()
-return {math.ceil(wait), string.format('%.3f', s.pace)}
+return {math.ceil(wait), string.format('%.3f', s.pace), with}
 `;
 
-// A refusal a pace should answer: the pace drops to 95 % of the rate the fleet got accepted (once per 250 ms).
+// A refusal (ARGV[1]: the fleet's requests in flight when it was sent). A capacity shared by the fleet refuses
+// once the fleet has more in flight than it takes, and stops once the workers' limits fell below it; a rate limit
+// refuses on although the fleet has fewer in flight: only then is a pace set (the fleet's in flight at the last
+// refusal, 'cw', remembered for 5 s). Once set, the pace drops to 95 % of the rate the fleet got accepted (once per
+// 250 ms).
 const REFUSED = `${STATE}
 s.wr = s.wr + 1
-if now - s.low >= 250 then
+local with = tonumber(ARGV[1])
+local cw = tonumber(redis.call('HGET', k, 'cw') or '0')
+local cwat = tonumber(redis.call('HGET', k, 'cwat') or '0')
+local rate = s.pace > 0 or with < 0
+if not rate and cw > 0 and now - cwat <= 5000 and with <= math.max(1, 0.8 * cw) then rate = true end
+if not rate and now - cwat >= 250 then redis.call('HSET', k, 'cw', with, 'cwat', now) end
+if rate and now - s.low >= 250 then
   local measured = ((s.ps - s.pr) + (s.ws - s.wr)) * 1000 / span
   local sending = (s.ps + s.ws) * 1000 / span
   if measured > 0 and not (s.pace > 0 and sending < 0.8 * s.pace) then
@@ -82,12 +116,16 @@ return string.format('%.3f', s.pace)
 export class SharedRate implements FleetPace {
   readonly #redis: Redis;
   readonly #key: string;
+  readonly #flightKey: string;
+  /** This process in the fleet's in-flight hash. */
+  readonly #id = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
   #degraded = false;
   #pace: number | null = null;
 
   constructor(redis: Redis, key: string) {
     this.#redis = redis;
     this.#key = key;
+    this.#flightKey = `${key}:in-flight`;
   }
 
   /** The fleet's pace as last seen, or null. */
@@ -95,26 +133,32 @@ export class SharedRate implements FleetPace {
     return this.#pace;
   }
 
-  /** Books this process's next start; milliseconds to wait for it, or null when Redis does not answer. */
-  async reserve(maxRps: number | undefined): Promise<number | null> {
+  /**
+   * Books this process's next start (`inFlight`: its requests in flight, this one included); how long to wait for it
+   * and the fleet's requests in flight, or null when Redis does not answer.
+   */
+  async reserve(maxRps: number | undefined, inFlight = 1): Promise<FleetStart | null> {
     const interval = maxRps ? 1000 / maxRps : 0;
-    const r = await this.#eval(RESERVE, String(interval));
+    const r = await this.#eval(RESERVE, String(interval), this.#id, String(inFlight));
     if (r === null) return null;
-    const [wait, pace] = r as [number, string];
+    const [wait, pace, fleetInFlight] = r as [number, string, number];
     this.#pace = Number(pace) > 0 ? Number(pace) : null;
-    return Number(wait);
+    return { wait: Number(wait), fleetInFlight: Number(fleetInFlight) };
   }
 
-  /** Tells the fleet of a refusal (not awaited by the request). */
-  refused(): void {
-    void this.#eval(REFUSED).then((pace) => {
+  /**
+   * Tells the fleet of a refusal of a request sent with `fleetInFlight` in flight (-1: unknown, taken as a rate
+   * limit's); not awaited by the request.
+   */
+  refused(fleetInFlight = -1): void {
+    void this.#eval(REFUSED, String(fleetInFlight)).then((pace) => {
       if (pace !== null) this.#pace = Number(pace) > 0 ? Number(pace) : null;
     });
   }
 
   async #eval(script: string, ...args: string[]): Promise<unknown> {
     try {
-      const r = await this.#redis.eval(script, 1, this.#key, ...args);
+      const r = await this.#redis.eval(script, 2, this.#key, this.#flightKey, ...args);
       if (this.#degraded) logger.info('shared API pace back on Redis');
       this.#degraded = false;
       return r;

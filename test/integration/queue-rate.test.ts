@@ -30,7 +30,7 @@ describe('shared API pace', () => {
     const t0 = Date.now();
     const take = async (r: SharedRate) => {
       for (let i = 0; i < 30; i++) {
-        await sleep((await r.reserve(100))!);
+        await sleep((await r.reserve(100))!.wait);
         starts.push(Date.now() - t0);
       }
     };
@@ -46,7 +46,7 @@ describe('shared API pace', () => {
     const k = keyFor('free');
     const a = new SharedRate(connect(), k);
     const t0 = Date.now();
-    for (let i = 0; i < 200; i++) expect(await a.reserve(undefined)).toBe(0);
+    for (let i = 0; i < 200; i++) expect((await a.reserve(undefined))!.wait).toBe(0);
     expect(Date.now() - t0).toBeLessThan(2000);
     expect(a.pace).toBeNull();
   });
@@ -72,10 +72,43 @@ describe('shared API pace', () => {
     const pace = a.pace!;
     const t1 = Date.now();
     const take = async (r: SharedRate) => {
-      for (let i = 0; i < 10; i++) await sleep((await r.reserve(undefined))!);
+      for (let i = 0; i < 10; i++) await sleep((await r.reserve(undefined))!.wait);
     };
     await Promise.all([take(a), take(b)]);
     expect(Date.now() - t1).toBeGreaterThanOrEqual((19 / (pace * 1.1)) * 1000);
+  });
+
+  it("sums the fleet's requests in flight, and sets no pace for refusals of a capacity the fleet shares", async () => {
+    const k = keyFor('capacity');
+    const a = new SharedRate(connect(), k);
+    const b = new SharedRate(connect(), k);
+    expect((await a.reserve(undefined, 12))!.fleetInFlight).toBe(12);
+    expect((await b.reserve(undefined, 8))!.fleetInFlight).toBe(20);
+    expect((await a.reserve(undefined, 13))!.fleetInFlight).toBe(21);
+    // The fleet starts about 100 requests a second throughout.
+    const busy = async (ms: number) => {
+      const t0 = Date.now();
+      while (Date.now() - t0 < ms) {
+        await a.reserve(undefined, 12);
+        await sleep(10);
+      }
+    };
+    await busy(600);
+    // A capacity of 20: refused whenever the fleet has about 20 in flight, whichever process is refused.
+    for (const [r, n] of [
+      [a, 21],
+      [b, 20],
+      [a, 22],
+      [b, 20],
+    ] as const) {
+      r.refused(n);
+      await busy(300);
+    }
+    expect(a.pace).toBeNull();
+    // Refused on with far fewer in flight: a rate limit, which a pace answers.
+    b.refused(9);
+    await busy(50);
+    expect(a.pace).not.toBeNull();
   });
 
   it('does not stall requests when Redis is unreachable (null: the process paces itself)', async () => {
