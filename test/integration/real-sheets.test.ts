@@ -6,6 +6,7 @@ import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { loadConfig } from '../../src/config.ts';
 import { runValidate } from '../../src/pipeline/run/run.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { apiEnv } from '../helpers/env.ts';
 
 // Real sheets written by others sit beside the clone (../shared/data), on developer machines and in CI.
 const data = new URL('../../../shared/data/real-sheets/', import.meta.url);
@@ -17,9 +18,7 @@ describe.runIf(existsSync(data))('validate on the real sheets', () => {
     sandbox = await startSandbox({ port: 0 });
     cc = await contextFromConfig(
       loadConfig({
-        PRODUCT_API_URL: sandbox.url,
-        REFERENCE_API_URL: sandbox.url,
-        API_TOKEN: 'sandbox-token',
+        ...apiEnv(sandbox.url),
         REPORT_DIR: mkdtempSync(join(tmpdir(), 'ps-real-')),
         LOG_LEVEL: 'warn',
       }),
