@@ -8,6 +8,7 @@ import { mayRetry, parseRetryAfter, retryDelayMs } from '../src/api/retry.ts';
 import type { OAuthClientCredentials } from '../src/api/auth.ts';
 import { HttpError } from '../src/errors.ts';
 import type { ProductWriter } from '../src/pipeline/sync/execute.ts';
+import { rejection } from './helpers/errors.ts';
 
 const OWNER = '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f';
 const ID = '0f8fad5b-d9cb-469f-a165-70867728950e';
@@ -76,14 +77,7 @@ function clients(url: string, extra: Partial<ApiClientOptions> = {}): ApiClients
   return c;
 }
 
-async function failure(p: Promise<unknown>): Promise<HttpError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(HttpError);
-  return err as HttpError;
-}
+const failure = (p: Promise<unknown>): Promise<HttpError> => rejection(p, HttpError);
 
 describe('client transport', () => {
   it('satisfies the executor interface', () => {

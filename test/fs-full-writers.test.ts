@@ -12,6 +12,7 @@ import { writeChunk, writeResults } from '../src/pipeline/run/chunks.ts';
 import { writeRunState, type RunState } from '../src/pipeline/run/run-state.ts';
 import { openJournal } from '../src/pipeline/sync/journal.ts';
 import { fillUp, mountTmpfs, mountUnavailable } from './helpers/tmpfs.ts';
+import { runCounts } from './helpers/summary.ts';
 
 const mounts: { unmount(): void }[] = [];
 afterAll(() => {
@@ -34,19 +35,7 @@ const summary = (rows: number): RunSummary => ({
   dryRun: false,
   startedAt: '2026-01-01T00:00:00.000Z',
   finishedAt: '2026-01-01T00:01:00.000Z',
-  counts: {
-    rows,
-    created: rows,
-    updated: 0,
-    unchanged: 0,
-    archived: 0,
-    unarchived: 0,
-    invalid: 0,
-    failed: 0,
-    skipped: 0,
-    notAttempted: 0,
-    valid: 0,
-  },
+  counts: runCounts({ rows, created: rows }),
   requests: { reference: 0, product: rows },
   exitCode: 0,
 });

@@ -13,6 +13,7 @@ import { ProcessMetrics } from '../src/metrics/metrics.ts';
 import { gaugeText, mergePages } from '../src/metrics/prom-text.ts';
 import type { RunSummary } from '../src/pipeline/report/report.ts';
 import { parsePromStrict, promtoolCheck, sampleValue } from './helpers/prom-check.ts';
+import { runCounts } from './helpers/summary.ts';
 
 /** What BullMQ 6.7's exportPrometheusMetrics writes for one queue (its own text, no final newline). */
 const bullPage = (queue: string, waiting: number) =>
@@ -32,19 +33,7 @@ const summary = (over: Partial<RunSummary>): RunSummary =>
     startedAt: '2026-11-27T10:00:00.000Z',
     finishedAt: '2026-11-27T10:00:42.500Z',
     exitCode: 1,
-    counts: {
-      rows: 10,
-      created: 4,
-      updated: 1,
-      unchanged: 2,
-      archived: 0,
-      unarchived: 0,
-      invalid: 3,
-      failed: 0,
-      skipped: 0,
-      notAttempted: 0,
-      valid: 7,
-    },
+    counts: runCounts({ rows: 10, created: 4, updated: 1, unchanged: 2, invalid: 3, valid: 7 }),
     issues: [
       { code: 'GTIN_LENGTH', column: 'GTIN', rows: 2 },
       { code: 'FIELD_REQUIRED', column: 'Désignation', rows: 1 },

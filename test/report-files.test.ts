@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { openSheet } from '../src/pipeline/read/read-sheet.ts';
 import { createReportWriter, type RowOutcome, type RunSummary } from '../src/pipeline/report/report.ts';
 import type { Cell, Issue, SheetRow } from '../src/pipeline/types.ts';
+import { runCounts } from './helpers/summary.ts';
 
 const summary: RunSummary = {
   runId: 'run-1',
@@ -16,19 +17,7 @@ const summary: RunSummary = {
   dryRun: false,
   startedAt: '2026-01-01T00:00:00.000Z',
   finishedAt: '2026-01-01T00:01:00.000Z',
-  counts: {
-    rows: 3,
-    created: 1,
-    updated: 1,
-    unchanged: 0,
-    archived: 0,
-    unarchived: 0,
-    invalid: 1,
-    failed: 0,
-    skipped: 0,
-    notAttempted: 0,
-    valid: 0,
-  },
+  counts: runCounts({ rows: 3, created: 1, updated: 1, invalid: 1 }),
   requests: { reference: 3, product: 4 },
   exitCode: 1,
 };

@@ -9,6 +9,7 @@ import { openSheet } from '../src/pipeline/read/read-sheet.ts';
 import { isRejectedHeader, neutralize, restoreRejectedSheet, unneutralize } from '../src/pipeline/report/neutralize.ts';
 import { createReportWriter, type RunSummary } from '../src/pipeline/report/report.ts';
 import type { Cell, Draft, Issue, SheetRow } from '../src/pipeline/types.ts';
+import { runCounts } from './helpers/summary.ts';
 
 // Fix-and-reimport: a rejected file goes back through the same mapping and gives the original values, for any
 // headerRow.
@@ -21,19 +22,7 @@ const summary: RunSummary = {
   dryRun: false,
   startedAt: 'a',
   finishedAt: 'b',
-  counts: {
-    rows: 3,
-    created: 0,
-    updated: 0,
-    unchanged: 0,
-    archived: 0,
-    unarchived: 0,
-    invalid: 3,
-    failed: 0,
-    skipped: 0,
-    notAttempted: 0,
-    valid: 0,
-  },
+  counts: runCounts({ rows: 3, invalid: 3 }),
   requests: { reference: 0, product: 0 },
   exitCode: 1,
 };

@@ -11,6 +11,7 @@ import { openSheet } from '../src/pipeline/read/read-sheet.ts';
 import { neutralize } from '../src/pipeline/report/neutralize.ts';
 import { createReportWriter, type RunSummary } from '../src/pipeline/report/report.ts';
 import { XlsxWriter } from '../src/formats/xlsx-writer.ts';
+import { runCounts } from './helpers/summary.ts';
 
 const PIECES = [
   'a',
@@ -62,19 +63,7 @@ const summary = (rows: number): RunSummary => ({
   dryRun: true,
   startedAt: '',
   finishedAt: '',
-  counts: {
-    rows,
-    created: 0,
-    updated: 0,
-    unchanged: 0,
-    archived: 0,
-    unarchived: 0,
-    invalid: 0,
-    failed: 0,
-    skipped: 0,
-    notAttempted: 0,
-    valid: rows,
-  },
+  counts: runCounts({ rows, valid: rows }),
   requests: { reference: 0, product: 0 },
   exitCode: 0,
 });

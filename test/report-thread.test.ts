@@ -12,6 +12,7 @@ import {
 } from '../src/pipeline/report/report.ts';
 import { openReportThread } from '../src/pipeline/report/report-thread.ts';
 import type { Cell, Issue } from '../src/pipeline/types.ts';
+import { runCounts } from './helpers/summary.ts';
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'ps-report-thread-'));
 const summary = (rows: number): RunSummary => ({
@@ -22,19 +23,7 @@ const summary = (rows: number): RunSummary => ({
   dryRun: true,
   startedAt: '2026-01-01T00:00:00.000Z',
   finishedAt: '2026-01-01T00:01:00.000Z',
-  counts: {
-    rows,
-    created: 0,
-    updated: 0,
-    unchanged: 0,
-    archived: 0,
-    unarchived: 0,
-    invalid: 0,
-    failed: 0,
-    skipped: 0,
-    notAttempted: 0,
-    valid: 0,
-  },
+  counts: runCounts({ rows }),
   requests: { reference: 0, product: 0 },
   exitCode: 1,
 });

@@ -5,6 +5,7 @@ import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
 import { neutralize } from '../src/pipeline/report/neutralize.ts';
 import { createReportWriter, type RunSummary } from '../src/pipeline/report/report.ts';
+import { runCounts } from './helpers/summary.ts';
 
 const summary = (runId: string): RunSummary => ({
   runId,
@@ -14,19 +15,7 @@ const summary = (runId: string): RunSummary => ({
   dryRun: false,
   startedAt: 'a',
   finishedAt: 'b',
-  counts: {
-    rows: 2,
-    created: 1,
-    updated: 0,
-    unchanged: 0,
-    archived: 0,
-    unarchived: 0,
-    invalid: 1,
-    failed: 0,
-    skipped: 0,
-    notAttempted: 0,
-    valid: 0,
-  },
+  counts: runCounts({ rows: 2, created: 1, invalid: 1 }),
   requests: { reference: 1, product: 2 },
   exitCode: 1,
 });

@@ -6,20 +6,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runEndEvent } from '../src/events/run-events.ts';
 import type { RunSummary } from '../src/pipeline/report/report.ts';
+import { runCounts } from './helpers/summary.ts';
 
-const counts = {
-  rows: 2,
-  created: 2,
-  updated: 0,
-  unchanged: 0,
-  archived: 0,
-  unarchived: 0,
-  invalid: 0,
-  failed: 0,
-  skipped: 0,
-  notAttempted: 0,
-  valid: 0,
-};
+const counts = runCounts({ rows: 2, created: 2 });
 
 function ended(files: string[], exitCode = 0): { reportDir: string; summary: RunSummary } {
   const reportDir = mkdtempSync(join(tmpdir(), 'ps-run-events-'));

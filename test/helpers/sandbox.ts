@@ -1,10 +1,88 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect } from 'vitest';
-import { contextFromConfig } from '../../src/runtime.ts';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { loadConfig } from '../../src/config.ts';
 import { runImport } from '../../src/pipeline/run/run.ts';
-import type { RunningSandbox } from '../../src/sandbox/server.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { apiEnv } from './env.ts';
+
+/**
+ * The sandbox of a test file: started before its tests (beforeAll), closed after them (afterAll). The returned object
+ * reads through to the running sandbox (its `url` and `handle` are there once the tests run).
+ */
+export function useSandbox(options: Parameters<typeof startSandbox>[0] = {}): RunningSandbox {
+  let running: RunningSandbox | undefined;
+  beforeAll(async () => {
+    running = await startSandbox({ port: 0, ...options });
+  });
+  afterAll(async () => {
+    await running?.close();
+  });
+  const get = (): RunningSandbox => {
+    if (!running) throw new Error('the sandbox starts in beforeAll: read it inside a test or a hook');
+    return running;
+  };
+  return {
+    get url() {
+      return get().url;
+    },
+    get app() {
+      return get().app;
+    },
+    get handle() {
+      return get().handle;
+    },
+    close: () => get().close(),
+  };
+}
+
+/**
+ * A sandbox, a temporary directory (`<tmp>/<prefix>…`) and one inline run context against both (reports in
+ * `<dir>/reports`, nothing logged), shared by the tests of a file: set up in beforeAll, closed in afterAll. `extra`
+ * adds or overrides keys of the environment.
+ */
+export function useSandboxContext(
+  prefix: string,
+  extra: Record<string, string> = {},
+): { sandbox: RunningSandbox; readonly dir: string; readonly cc: CommandContext } {
+  const sandbox = useSandbox();
+  let dir = '';
+  let cc: CommandContext | undefined;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), prefix));
+    cc = await commandContext(apiEnv(sandbox.url, { REPORT_DIR: join(dir, 'reports'), LOG_LEVEL: 'silent', ...extra }));
+  });
+  afterAll(async () => {
+    await cc?.close();
+  });
+  return {
+    sandbox,
+    get dir() {
+      return dir;
+    },
+    get cc() {
+      if (!cc) throw new Error('the run context is built in beforeAll: read it inside a test or a hook');
+      return cc;
+    },
+  };
+}
+
+/** The run context of an inline command over the environment `e` (env.ts): API clients, throttle; close it after. */
+export function commandContext(e: Record<string, string>): Promise<CommandContext> {
+  return contextFromConfig(loadConfig(e), {});
+}
+
+/** Runs `fn` with the run context of an inline command over `e`, and closes the context after. */
+export async function withContext<T>(e: Record<string, string>, fn: (cc: CommandContext) => Promise<T>): Promise<T> {
+  const cc = await commandContext(e);
+  try {
+    return await fn(cc);
+  } finally {
+    await cc.close();
+  }
+}
 
 /** Asserts the owner has exactly `rows` trade items in the sandbox, one per GTIN (no duplicate was created). */
 export function expectOneItemPerGtin(sandbox: RunningSandbox, owner: string, rows: number): void {
@@ -18,13 +96,19 @@ export function expectOneItemPerGtin(sandbox: RunningSandbox, owner: string, row
   expect(byGtin.size).toBe(rows);
 }
 
-/** Every line of the report names the item the API holds for its key. */
-export function reportIdsMatchApi(sandbox: RunningSandbox, owner: string, reportDir: string, rows: number): void {
-  const csv = readFileSync(join(reportDir, 'rows.csv'), 'utf8')
+/** The lines of a run's rows.csv below its header, split at commas (row, key, outcome, item id, …). */
+export function reportRows(reportDir: string): string[][] {
+  return readFileSync(join(reportDir, 'rows.csv'), 'utf8')
     .replace(/^\uFEFF/, '')
     .trim()
     .split(/\r?\n/)
-    .slice(1);
+    .slice(1)
+    .map((line) => line.split(','));
+}
+
+/** Every line of the report names the item the API holds for its key. */
+export function reportIdsMatchApi(sandbox: RunningSandbox, owner: string, reportDir: string, rows: number): void {
+  const csv = reportRows(reportDir);
   expect(csv).toHaveLength(rows);
   const ids = new Map(
     sandbox.handle.store
@@ -32,8 +116,7 @@ export function reportIdsMatchApi(sandbox: RunningSandbox, owner: string, report
       .tradeItems.filter((t) => t.ownerCompanyId === owner)
       .map((t) => [t.gtin, t.tradeItemId]),
   );
-  for (const line of csv) {
-    const [, key, , tradeItemId] = line.split(',');
+  for (const [, key, , tradeItemId] of csv) {
     expect(tradeItemId).toBe(ids.get(key));
   }
 }
@@ -46,13 +129,10 @@ export async function expectRerunCreatesNothing(
   mapping: string,
   rows: number,
 ): Promise<void> {
-  const cc = await contextFromConfig(loadConfig(e), {});
-  try {
+  await withContext(e, async (cc) => {
     const writes = sandbox.handle.counts().writes;
     const rerun = await runImport({ file, mapping }, cc.ctx);
     expect(rerun.summary.counts).toMatchObject({ rows, unchanged: rows, created: 0, updated: 0, failed: 0 });
     expect(sandbox.handle.counts().writes).toBe(writes);
-  } finally {
-    await cc.close();
-  }
+  });
 }

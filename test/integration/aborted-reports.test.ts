@@ -16,6 +16,7 @@ import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import type { FaultSpec } from '../../src/sandbox/faults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { testGtin } from '../helpers/sheets.ts';
+import { apiEnv } from '../helpers/env.ts';
 
 const owner = DEMO_COMPANY_ID;
 const redisUrl = inject('redisUrl');
@@ -68,9 +69,7 @@ function env(sub: string, queued: boolean, extra: Record<string, string> = {}): 
   const prefix = `ps-aborted-${process.pid}-${n}`;
   if (queued) prefixes.push(prefix);
   return {
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
+    ...apiEnv(sandbox.url),
     REPORT_DIR: join(sub, 'reports'),
     STATE_DIR: join(sub, 'state'),
     UPLOAD_DIR: join(sub, 'uploads'),

@@ -1,42 +1,27 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { runImport } from '../../src/pipeline/run/run.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { parseFaultSpec } from '../../src/sandbox/faults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { ProcessMetrics } from '../../src/metrics/metrics.ts';
 import { formatSummary } from '../../src/commands/summary.ts';
-import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
+import { expectOneItemPerGtin, useSandbox, commandContext } from '../helpers/sandbox.ts';
 import { ownRedis } from '../helpers/redis-server.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { startWorkers } from '../../src/queue/workers.ts';
+import { apiEnv } from '../helpers/env.ts';
 
 // An import with the defaults against a sandbox that limits the product API as real APIs do (sandbox --faults).
 const owner = DEMO_COMPANY_ID;
-let sandbox: RunningSandbox;
+const sandbox = useSandbox();
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-});
-afterAll(async () => {
-  await sandbox?.close();
-});
-
-async function context(reportDir: string): Promise<CommandContext> {
-  const config = loadConfig({
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    REPORT_DIR: reportDir,
-    LOG_LEVEL: 'silent',
-  });
-  return contextFromConfig(config, {});
-}
+/** An inline run against the sandbox, with the default limits. */
+const context = (reportDir: string) =>
+  commandContext(apiEnv(sandbox.url, { REPORT_DIR: reportDir, LOG_LEVEL: 'silent' }));
 
 async function importRows(rows: number, faults: string) {
   sandbox.handle.reset();
@@ -98,9 +83,7 @@ describe('the product API limiter against the sandbox over HTTP', () => {
     const redis = await ownRedis(dir);
     await redis.start();
     const env = {
-      PRODUCT_API_URL: sandbox.url,
-      REFERENCE_API_URL: sandbox.url,
-      API_TOKEN: 'sandbox-token',
+      ...apiEnv(sandbox.url),
       REDIS_URL: redis.url,
       QUEUE_PREFIX: 'ps-limits-queue',
       REPORT_DIR: join(dir, 'reports'),

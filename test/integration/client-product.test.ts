@@ -9,6 +9,7 @@ import {
 } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import type { FaultSpec } from '../../src/sandbox/faults.ts';
+import { rejection } from '../helpers/errors.ts';
 
 let sandbox: RunningSandbox;
 const open: ApiClients[] = [];
@@ -39,14 +40,7 @@ function faults(spec: FaultSpec): void {
   sandbox.handle.setFaults(spec);
 }
 
-async function failure(p: Promise<unknown>): Promise<HttpError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(HttpError);
-  return err as HttpError;
-}
+const failure = (p: Promise<unknown>): Promise<HttpError> => rejection(p, HttpError);
 
 const gtin = (n: number) => `0300000000${String(n).padStart(4, '0')}`;
 const tradeItem = (n: number, extra: Record<string, unknown> = {}) => ({

@@ -6,6 +6,7 @@ import { HttpError } from '../../src/errors.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { loadReferenceSeed, type SeedRecord } from '../../src/sandbox/seed/index.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { rejection } from '../helpers/errors.ts';
 
 let sandbox: RunningSandbox;
 const open: ApiClients[] = [];
@@ -37,14 +38,7 @@ function rec(source: ListName | LookupKind, code: string): SeedRecord {
   return r;
 }
 
-async function failure(p: Promise<unknown>): Promise<HttpError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(HttpError);
-  return err as HttpError;
-}
+const failure = (p: Promise<unknown>): Promise<HttpError> => rejection(p, HttpError);
 
 describe('reference lists through the client', () => {
   it('reads a whole list in the language asked for', async () => {

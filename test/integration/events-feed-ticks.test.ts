@@ -21,6 +21,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { ownRedis, type OwnRedis } from '../helpers/redis-server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
+import { apiEnv } from '../helpers/env.ts';
 
 let sandbox: RunningSandbox;
 let redis: OwnRedis;
@@ -55,9 +56,7 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'refusing', 'acme-1.csv'), 'Code;Libellé\n1;x\n');
   feed('refusing', `{ dir: ${join(dir, 'refusing')}, pattern: "*.csv", settleSeconds: 0 }`);
   const config = loadConfig({
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
+    ...apiEnv(sandbox.url),
     REDIS_URL: redis.url,
     QUEUE_PREFIX: 'ps-ev-ticks',
     REPORT_DIR: join(dir, 'reports'),

@@ -10,6 +10,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { ownRedis, type OwnRedis } from '../helpers/redis-server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
+import { apiEnv } from '../helpers/env.ts';
 
 const owner = DEMO_COMPANY_ID;
 const RUNS = 20;
@@ -33,9 +34,7 @@ afterAll(async () => {
 describe('run events across worker kills', () => {
   it(`loses no event when the worker is killed with SIGKILL at random points across ${RUNS} runs`, async () => {
     const e = {
-      PRODUCT_API_URL: sandbox.url,
-      REFERENCE_API_URL: sandbox.url,
-      API_TOKEN: 'sandbox-token',
+      ...apiEnv(sandbox.url),
       REDIS_URL: redis.url,
       QUEUE_PREFIX: 'ps-ev-kill',
       REPORT_DIR: join(dir, 'reports'),

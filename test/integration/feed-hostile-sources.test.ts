@@ -18,6 +18,7 @@ import { startTestHttps, type TestHttps } from '../helpers/https-server.ts';
 import { ownRedis, type OwnRedis } from '../helpers/redis-server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
+import { queueEnv } from '../helpers/env.ts';
 
 let sandbox: RunningSandbox;
 let redis: OwnRedis;
@@ -46,13 +47,7 @@ const header = 'GTIN;Désignation;Poids net;Unité\n';
 function workerEnv(redisUrl: string, queue: string): NodeJS.ProcessEnv {
   return {
     ...process.env,
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    REDIS_URL: redisUrl,
-    QUEUE_PREFIX: queue,
-    REPORT_DIR: join(dir, 'reports'),
-    UPLOAD_DIR: join(dir, 'uploads'),
+    ...queueEnv(sandbox.url, redisUrl, queue, dir),
     SOURCE_ALLOW_HOSTS: 'localhost',
     LOG_LEVEL: 'warn',
     LOG_FORMAT: 'json',

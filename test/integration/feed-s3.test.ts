@@ -16,6 +16,7 @@ import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { ownS3, s3rverBin, S3RVER_KEY, type OwnS3 } from '../helpers/s3rver.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+import { queueEnv } from '../helpers/env.ts';
 
 const missing = s3rverBin() ? null : 's3rver is not installed (a devDependency: npm ci)';
 if (missing && process.env.CI) throw new Error(`CI must run the S3 feed tests: ${missing}`);
@@ -66,13 +67,7 @@ describe.skipIf(missing !== null)('a feed over S3, through two workers', () => {
         `mapping: ${mapping}\nafterImport: { move: done/ }\n`,
     );
     config = loadConfig({
-      PRODUCT_API_URL: sandbox.url,
-      REFERENCE_API_URL: sandbox.url,
-      API_TOKEN: 'sandbox-token',
-      REDIS_URL: redisUrl,
-      QUEUE_PREFIX: prefix,
-      REPORT_DIR: join(dir, 'reports'),
-      UPLOAD_DIR: join(dir, 'uploads'),
+      ...queueEnv(sandbox.url, redisUrl, prefix, dir),
       SOURCE_ALLOW_HOSTS: '127.0.0.1',
       LOG_LEVEL: 'warn',
     });

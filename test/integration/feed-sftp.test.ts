@@ -30,6 +30,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { startTestHttps, type TestHttps } from '../helpers/https-server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { ownSshd, sshdMissing, type OwnSshd } from '../helpers/sshd.ts';
+import { queueEnv } from '../helpers/env.ts';
 
 const missing = sshdMissing() ?? (existsSync('dist/cli.js') ? null : 'dist/ missing (npm run build)');
 if (missing && process.env.CI) throw new Error(`CI must run the SFTP feed tests: ${missing}`);
@@ -96,13 +97,7 @@ describe.skipIf(missing !== null)('feeds over SFTP, through worker processes', (
       `schedule: "0 2 * * *"\nsource:\n  https: { url: "${https.url}/feed.csv", ca: ${https.caFile}, headers: { X-Feed-Token: PS_T_FEED_TOKEN } }\nmapping: ${mapping}\n`,
     );
     const env = {
-      PRODUCT_API_URL: sandbox.url,
-      REFERENCE_API_URL: sandbox.url,
-      API_TOKEN: 'sandbox-token',
-      REDIS_URL: redisUrl,
-      QUEUE_PREFIX: prefix,
-      REPORT_DIR: join(dir, 'reports'),
-      UPLOAD_DIR: join(dir, 'uploads'),
+      ...queueEnv(sandbox.url, redisUrl, prefix, dir),
       SOURCE_ALLOW_HOSTS: '127.0.0.1,localhost',
     };
     config = loadConfig(env);

@@ -14,6 +14,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { hasChromium, withChromium } from '../helpers/console.ts';
 import { startTestHttps, type TestHttps } from '../helpers/https-server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+import { queueEnv } from '../helpers/env.ts';
 
 const redisUrl = inject('redisUrl');
 const prefix = `ps-feed-src-${process.pid}-${Date.now().toString(36)}`;
@@ -65,13 +66,7 @@ beforeAll(async () => {
   feed('down', remote(`https://localhost:1/feed.csv`));
   process.env.PS_TEST_FEED_TOKEN = 'token-from-env';
   config = loadConfig({
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    REDIS_URL: redisUrl,
-    QUEUE_PREFIX: prefix,
-    REPORT_DIR: join(dir, 'reports'),
-    UPLOAD_DIR: join(dir, 'uploads'),
+    ...queueEnv(sandbox.url, redisUrl, prefix, dir),
     SOURCE_ALLOW_HOSTS: 'localhost',
     LOG_LEVEL: 'warn',
   });

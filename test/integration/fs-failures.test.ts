@@ -11,6 +11,7 @@ import { runCli, type CliResult } from '../helpers/cli.ts';
 import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { fillUp, mountTmpfs, mountUnavailable } from '../helpers/tmpfs.ts';
+import { apiEnv } from '../helpers/env.ts';
 
 const owner = '6b1f3c2a-7d4e-4f5a-8b9c-0d1e2f3a4b5c';
 // validate needs an API configured, not reached (the test mapping has no lookup).
@@ -173,9 +174,7 @@ describe.skipIf(mountUnavailable !== null)(
         const disk = tmpfs('4m');
         const reports = join(disk.dir, 'reports');
         const env = {
-          PRODUCT_API_URL: sandbox.url,
-          REFERENCE_API_URL: sandbox.url,
-          API_TOKEN: 'sandbox-token',
+          ...apiEnv(sandbox.url),
           REPORT_DIR: reports,
           API_CONCURRENCY: '2',
         };

@@ -2,45 +2,19 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
-import { loadConfig } from '../../src/config.ts';
+import { describe, expect, it } from 'vitest';
 import { runImport } from '../../src/pipeline/run/run.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
-import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
+import { expectOneItemPerGtin, useSandbox, commandContext, reportRows } from '../helpers/sandbox.ts';
+import { apiEnv } from '../helpers/env.ts';
 
 const owner = DEMO_COMPANY_ID;
-let sandbox: RunningSandbox;
+const sandbox = useSandbox();
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-});
-afterAll(async () => {
-  await sandbox?.close();
-});
-
-async function context(reportDir: string): Promise<CommandContext> {
-  const config = loadConfig({
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    REPORT_DIR: reportDir,
-    API_CONCURRENCY: '16',
-    LOG_LEVEL: 'silent',
-  });
-  return contextFromConfig(config, {});
-}
-
-function rowsCsv(dir: string): string[][] {
-  const text = readFileSync(join(dir, 'rows.csv'), 'utf8').replace(/^\uFEFF/, '');
-  return text
-    .trim()
-    .split(/\r?\n/)
-    .slice(1)
-    .map((l) => l.split(','));
-}
+/** An inline run against the sandbox, 16 requests at once. */
+const context = (reportDir: string) =>
+  commandContext(apiEnv(sandbox.url, { REPORT_DIR: reportDir, API_CONCURRENCY: '16', LOG_LEVEL: 'silent' }));
 
 describe('import against the sandbox with faults', () => {
   it('ends with the API matching the sheet, one item per GTIN and one outcome per row; a second import sends no write', async () => {
@@ -58,7 +32,7 @@ describe('import against the sandbox with faults', () => {
     const cc = await context(join(dir, 'reports'));
     try {
       const first = await runImport({ file, mapping }, cc.ctx);
-      const notCreated = rowsCsv(first.reportDir)
+      const notCreated = reportRows(first.reportDir)
         .filter((l) => l[2] !== 'created')
         .map((l) => l.join(','));
       expect(first.summary.counts, notCreated.join('\n')).toMatchObject({
@@ -70,7 +44,7 @@ describe('import against the sandbox with faults', () => {
       });
       expect(first.exitCode).toBe(0);
       expectOneItemPerGtin(sandbox, owner, 200);
-      const lines = rowsCsv(first.reportDir);
+      const lines = reportRows(first.reportDir);
       expect(lines).toHaveLength(200);
       const ids = new Map(sandbox.handle.store.dump().tradeItems.map((t) => [t.gtin, t.tradeItemId]));
       for (const l of lines) expect(l[3]).toBe(ids.get(l[1]!.replace(/^'/, '')));
@@ -140,9 +114,7 @@ describe('an inline import killed with SIGKILL', () => {
         const reportDir = join(dir, `reports-${trial}`);
         const env = {
           ...process.env,
-          PRODUCT_API_URL: sandbox.url,
-          REFERENCE_API_URL: sandbox.url,
-          API_TOKEN: 'sandbox-token',
+          ...apiEnv(sandbox.url),
           REPORT_DIR: reportDir,
           API_CONCURRENCY: '4',
           LOG_LEVEL: 'silent',
@@ -170,7 +142,7 @@ describe('an inline import killed with SIGKILL', () => {
         expect(runs).toHaveLength(1);
         const summary = JSON.parse(readFileSync(join(reportDir, runs[0]!, 'summary.json'), 'utf8'));
         expect(summary.counts.rows).toBe(rows);
-        expect(rowsCsv(join(reportDir, runs[0]!))).toHaveLength(rows);
+        expect(reportRows(join(reportDir, runs[0]!))).toHaveLength(rows);
         // Every create reached the API at most once per item: a duplicate would show as a second item above, a 409
         // here.
         expect(sandbox.handle.counts().byRoute['POST /api/tradeItem'] ?? 0).toBeLessThanOrEqual(rows + 8);

@@ -13,6 +13,7 @@ import { contextFromConfig } from '../../src/runtime.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+import { apiEnv } from '../helpers/env.ts';
 
 const owner = DEMO_COMPANY_ID;
 
@@ -143,9 +144,7 @@ describe('the issue breakdown of reconcile', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-issues-reconcile-'));
     const { file, mapping } = writeSheet(dir, 18);
     const config = loadConfig({
-      PRODUCT_API_URL: sandbox.url,
-      REFERENCE_API_URL: sandbox.url,
-      API_TOKEN: 'sandbox-token',
+      ...apiEnv(sandbox.url),
       REPORT_DIR: join(dir, 'reports'),
       LOG_LEVEL: 'silent',
     });

@@ -24,6 +24,7 @@ import { startMetricsServer, type MetricsServer } from '../../src/server/metrics
 import { hasChromium, withChromium } from '../helpers/console.ts';
 import { parsePromStrict, promtoolCheck, sampleValue, type PromFamily } from '../helpers/prom-check.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+import { queueEnv, apiEnv } from '../helpers/env.ts';
 
 const owner = DEMO_COMPANY_ID;
 const redisUrl = inject('redisUrl');
@@ -63,13 +64,7 @@ beforeAll(async () => {
     i >= 5 && i <= 7 ? `Sablés ${i} (nouveau)` : `Sablés ${i}`,
   );
   config = loadConfig({
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    REDIS_URL: redisUrl,
-    QUEUE_PREFIX: prefix,
-    REPORT_DIR: join(dir, 'reports'),
-    UPLOAD_DIR: join(dir, 'uploads'),
+    ...queueEnv(sandbox.url, redisUrl, prefix, dir),
     API_CONCURRENCY: '4',
     LOG_LEVEL: 'warn',
     WORKER_LOCK_MS: '5000',
@@ -276,9 +271,7 @@ describe('/metrics after runs through the worker', () => {
   it('the worker command serves /metrics on METRICS_PORT (behind CONSOLE_TOKEN when set); an open METRICS_HOST is refused', async () => {
     const env = {
       ...process.env,
-      PRODUCT_API_URL: sandbox.url,
-      REFERENCE_API_URL: sandbox.url,
-      API_TOKEN: 'sandbox-token',
+      ...apiEnv(sandbox.url),
       REDIS_URL: redisUrl,
       QUEUE_PREFIX: prefix,
       REPORT_DIR: join(dir, 'reports'),

@@ -1,19 +1,16 @@
 // `validate --preview` (issue 11, part 2): the first rows of a sheet as they would be sent, against the sandbox over
 // HTTP.
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { formatPreview } from '../../src/commands/preview.ts';
-import { loadConfig } from '../../src/config.ts';
 import { parseMapping } from '../../src/pipeline/map/mapping.ts';
 import { previewSheet, type Preview, type PreviewField } from '../../src/pipeline/run/preview.ts';
 import { runImport, runValidate } from '../../src/pipeline/run/run.ts';
-import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { cliInProcess } from '../helpers/cli.ts';
 import { testGtin } from '../helpers/sheets.ts';
+import { useSandboxContext } from '../helpers/sandbox.ts';
 
 const owner = DEMO_COMPANY_ID;
 const HEADER = 'EAN;Nom;Marque;Poids;Unité;Statut;Douane';
@@ -32,34 +29,16 @@ columns:
 defaults: { productLanguage: fr }
 `;
 
-let sandbox: RunningSandbox;
-let cc: CommandContext;
-let dir: string;
+const setup = useSandboxContext('ps-preview-');
+const { sandbox } = setup;
 let mapping: string;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  dir = mkdtempSync(join(tmpdir(), 'ps-preview-'));
-  mapping = join(dir, 'preview-test.yaml');
+beforeAll(() => {
+  mapping = join(setup.dir, 'preview-test.yaml');
   writeFileSync(mapping, MAPPING);
-  cc = await contextFromConfig(
-    loadConfig({
-      PRODUCT_API_URL: sandbox.url,
-      REFERENCE_API_URL: sandbox.url,
-      API_TOKEN: 'sandbox-token',
-      REPORT_DIR: join(dir, 'reports'),
-      LOG_LEVEL: 'silent',
-    }),
-    {},
-  );
-});
-afterAll(async () => {
-  await cc?.close();
-  await sandbox?.close();
 });
 
 function sheet(name: string, lines: string[]): string {
-  const file = join(dir, name);
+  const file = join(setup.dir, name);
   writeFileSync(file, `${[HEADER, ...lines].join('\n')}\n`);
   return file;
 }
@@ -79,7 +58,7 @@ describe('validate --preview', () => {
       `${testGtin(3)};Manchego;La Mancha;300;g;A;0406`,
     ]);
     const before = sandbox.handle.counts().writes;
-    const p = await previewSheet({ file, mapping, rows: 2 }, cc.ctx);
+    const p = await previewSheet({ file, mapping, rows: 2 }, setup.cc.ctx);
     expect(p).toMatchObject({
       version: 1,
       mapping: 'preview-test',
@@ -130,11 +109,11 @@ describe('validate --preview', () => {
     expect(sandbox.handle.store.dump().brands).toHaveLength(0);
 
     // What the import sends is what the preview showed.
-    const run = await runImport({ file, mapping }, cc.ctx);
+    const run = await runImport({ file, mapping }, setup.cc.ctx);
     expect(run.summary.counts).toMatchObject({ created: 3 });
     const stored = sandbox.handle.store.dump().tradeItems.find((t) => t.gtin === `0${testGtin(1)}`)!;
     expect(stored.tradeItemStatusId).toBe(status.resolved![0]!.id);
-    const again = await previewSheet({ file, mapping, rows: 1 }, cc.ctx);
+    const again = await previewSheet({ file, mapping, rows: 1 }, setup.cc.ctx);
     expect(field(again, 2, 'brandId').resolved).toEqual([
       { value: 'Fromagerie des Monts', id: stored.brandId, label: 'Fromagerie des Monts' },
     ]);
@@ -148,7 +127,7 @@ describe('validate --preview', () => {
       `${testGtin(10)};Comté bis;;1.500;g;Zombie;0406`,
       `${testGtin(11)};Manchego;;300;g;Zombie;0406`,
     ]);
-    const p = await previewSheet({ file, mapping }, cc.ctx);
+    const p = await previewSheet({ file, mapping }, setup.cc.ctx);
     expect(p).toMatchObject({
       rowsRequested: 10,
       more: false,
@@ -181,7 +160,7 @@ describe('validate --preview', () => {
       `3760987652002;Roquefort;Nouvelle Marque;150;g;Zombie;0406`,
       `${testGtin(20)};Comté;;250;g;A;0406`,
     ]);
-    const run = await runImport({ file, mapping }, cc.ctx);
+    const run = await runImport({ file, mapping }, setup.cc.ctx);
     expect(run.summary.counts).toMatchObject({ created: 1, invalid: 1 });
     const rows = readFileSync(join(run.reportDir, 'rows.csv'), 'utf8');
     const bad = rows.split(/\r?\n/).find((l) => l.startsWith('2,'))!;
@@ -197,7 +176,7 @@ describe('validate --preview', () => {
   });
 
   it('shows both fields a quantity column feeds, and the column a fallback took the value from', async () => {
-    const file = join(dir, 'quantity.csv');
+    const file = join(setup.dir, 'quantity.csv');
     writeFileSync(
       file,
       `EAN;Nom FR;Nom EN;Contenance\n${testGtin(1)};Comté;Comte cheese;0,5 kg\n${testGtin(2)};;Blue cheese;75 cl\n`,
@@ -210,7 +189,7 @@ describe('validate --preview', () => {
 `,
       'q.yaml',
     );
-    const p = await previewSheet({ file, mapping: m }, cc.ctx);
+    const p = await previewSheet({ file, mapping: m }, setup.cc.ctx);
     expect(field(p, 2, 'netContents[0].value')).toMatchObject({
       column: 'Contenance',
       sheetValue: '0,5 kg',
@@ -231,21 +210,25 @@ describe('validate --preview', () => {
     const file = sheet('long.csv', lines);
     // A NUL byte far below refuses the whole file in a run: the preview never gets there.
     appendFileSync(file, `${testGtin(99_999)};Cass\u0000é;;1;g;A;0406\n`);
-    const p = await previewSheet({ file, mapping, rows: 5 }, cc.ctx);
+    const p = await previewSheet({ file, mapping, rows: 5 }, setup.cc.ctx);
     expect(p.rows.map((r) => r.row)).toEqual([2, 3, 4, 5, 6]);
     expect(p.more).toBe(true);
     expect(p.counts.valid).toBe(5);
-    await expect(runValidate({ file, mapping }, cc.ctx)).rejects.toMatchObject({ code: 'PS_ERR_FILE_UNREADABLE' });
+    await expect(runValidate({ file, mapping }, setup.cc.ctx)).rejects.toMatchObject({
+      code: 'PS_ERR_FILE_UNREADABLE',
+    });
   });
 
   it('refuses a row count out of range and a mapped column missing from the sheet', async () => {
     const file = sheet('one.csv', [`${testGtin(1)};Comté;;250;g;A;0406`]);
-    await expect(previewSheet({ file, mapping, rows: 0 }, cc.ctx)).rejects.toMatchObject({ code: 'PS_ERR_CLI_USAGE' });
-    await expect(previewSheet({ file, mapping, rows: 1001 }, cc.ctx)).rejects.toMatchObject({
+    await expect(previewSheet({ file, mapping, rows: 0 }, setup.cc.ctx)).rejects.toMatchObject({
+      code: 'PS_ERR_CLI_USAGE',
+    });
+    await expect(previewSheet({ file, mapping, rows: 1001 }, setup.cc.ctx)).rejects.toMatchObject({
       code: 'PS_ERR_CLI_USAGE',
     });
     const other = parseMapping(MAPPING.replace('column: Nom,', 'column: Désignation,'), 'inline.yaml');
-    await expect(previewSheet({ file, mapping: other }, cc.ctx)).rejects.toMatchObject({
+    await expect(previewSheet({ file, mapping: other }, setup.cc.ctx)).rejects.toMatchObject({
       code: 'PS_ERR_FILE_HEADER',
       message: expect.stringContaining('"Désignation"'),
     });
@@ -254,7 +237,7 @@ describe('validate --preview', () => {
   it('prints a table that fits 100 columns, field paths whole, long cells cut', async () => {
     const long = 'Biscuits sablés pur beurre de baratte aux pépites de chocolat noir 70 % et fleur de sel de Guérande';
     const file = sheet('wide.csv', [`${testGtin(1)};${long};;250;g;A;0406`]);
-    const text = formatPreview(await previewSheet({ file, mapping }, cc.ctx), 100);
+    const text = formatPreview(await previewSheet({ file, mapping }, setup.cc.ctx), 100);
     const lines = text.split('\n');
     expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(100);
     expect(text).toContain('netContents[0].unitOfMeasure');
@@ -269,7 +252,7 @@ const cli = (args: string[]) => cliInProcess(args, { unset: ['REDIS_URL'], env: 
 
 describe('product-sync validate --preview', () => {
   it('prints the rows as JSON or a table, exits 0 when they are valid and 1 when one is not, and writes no report', async () => {
-    const reports = join(dir, 'cli-reports');
+    const reports = join(setup.dir, 'cli-reports');
     const good = sheet('cli-good.csv', [`${testGtin(1)};Comté;;250;g;A;0406`, `${testGtin(2)};Brie;;250;g;A;0406`]);
     const json = await cli([
       'validate',

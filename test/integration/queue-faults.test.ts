@@ -2,30 +2,22 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { startWorkers } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { ownRedis } from '../helpers/redis-server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
-import { expectRerunCreatesNothing, reportIdsMatchApi, expectOneItemPerGtin } from '../helpers/sandbox.ts';
+import { expectRerunCreatesNothing, reportIdsMatchApi, expectOneItemPerGtin, useSandbox } from '../helpers/sandbox.ts';
+import { apiEnv } from '../helpers/env.ts';
 
 const owner = DEMO_COMPANY_ID;
-let sandbox: RunningSandbox;
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-});
-afterAll(async () => {
-  await sandbox?.close();
-});
+const sandbox = useSandbox();
 
 function env(dir: string, redisUrl: string): Record<string, string> {
   return {
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
+    ...apiEnv(sandbox.url),
     REDIS_URL: redisUrl,
     QUEUE_PREFIX: 'ps-faults',
     REPORT_DIR: join(dir, 'reports'),

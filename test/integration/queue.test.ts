@@ -12,6 +12,7 @@ import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { expectRerunCreatesNothing, reportIdsMatchApi, expectOneItemPerGtin } from '../helpers/sandbox.ts';
+import { queueEnv } from '../helpers/env.ts';
 
 const owner = DEMO_COMPANY_ID;
 let sandbox: RunningSandbox;
@@ -36,13 +37,7 @@ function env(dir: string): Record<string, string> {
   const prefix = `ps-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   prefixes.push(prefix);
   return {
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    REDIS_URL: redisUrl,
-    QUEUE_PREFIX: prefix,
-    REPORT_DIR: join(dir, 'reports'),
-    UPLOAD_DIR: join(dir, 'uploads'),
+    ...queueEnv(sandbox.url, redisUrl, prefix, dir),
     API_CONCURRENCY: '4',
     LOG_LEVEL: 'warn',
     CHUNK_SIZE: '40',

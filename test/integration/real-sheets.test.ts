@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config.ts';
 import { runValidate } from '../../src/pipeline/run/run.ts';
 import { suggestMapping, type MappingDraft } from '../../src/onboarding/suggest.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { apiEnv } from '../helpers/env.ts';
 
 // Real sheets written by others sit beside the clone (../shared/data), on developer machines and in CI.
 const data = new URL('../../../shared/data/real-sheets/', import.meta.url);
@@ -18,9 +19,7 @@ describe.runIf(existsSync(data))('validate on the real sheets', () => {
     sandbox = await startSandbox({ port: 0 });
     cc = await contextFromConfig(
       loadConfig({
-        PRODUCT_API_URL: sandbox.url,
-        REFERENCE_API_URL: sandbox.url,
-        API_TOKEN: 'sandbox-token',
+        ...apiEnv(sandbox.url),
         REPORT_DIR: mkdtempSync(join(tmpdir(), 'ps-real-')),
         LOG_LEVEL: 'warn',
       }),

@@ -1,21 +1,14 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { cliInProcess } from '../helpers/cli.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
 
 const owner = DEMO_COMPANY_ID;
-let sandbox: RunningSandbox;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-});
-afterAll(async () => {
-  await sandbox?.close();
-});
+const sandbox = useSandbox();
 
 /** The CLI in-process, without Redis. */
 const cli = (args: string[], env: Record<string, string>) =>

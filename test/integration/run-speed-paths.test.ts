@@ -14,37 +14,27 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
+import { describe, expect, it } from 'vitest';
 import { REPORT_THREAD_BYTES, ReportAssembler } from '../../src/pipeline/run/assemble.ts';
 import { runImport, runValidate } from '../../src/pipeline/run/run.ts';
-import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+import { useSandbox, commandContext } from '../helpers/sandbox.ts';
+import { apiEnv } from '../helpers/env.ts';
 
 const owner = DEMO_COMPANY_ID;
-let sandbox: RunningSandbox;
+const sandbox = useSandbox();
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-});
-afterAll(async () => {
-  await sandbox?.close();
-});
-
-async function context(reportDir: string, chunkSize: number): Promise<CommandContext> {
-  const config = loadConfig({
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    REPORT_DIR: reportDir,
-    API_CONCURRENCY: '16',
-    LOG_LEVEL: 'silent',
-    CHUNK_SIZE: String(chunkSize),
-  });
-  return contextFromConfig(config, {});
-}
+/** An inline run against the sandbox, 16 requests at once, in chunks of `chunkSize` rows. */
+const context = (reportDir: string, chunkSize: number) =>
+  commandContext(
+    apiEnv(sandbox.url, {
+      REPORT_DIR: reportDir,
+      API_CONCURRENCY: '16',
+      LOG_LEVEL: 'silent',
+      CHUNK_SIZE: String(chunkSize),
+    }),
+  );
 
 const chunkFiles = (runDir: string, pattern: RegExp) =>
   existsSync(join(runDir, 'chunks')) ? readdirSync(join(runDir, 'chunks')).filter((f) => pattern.test(f)) : [];

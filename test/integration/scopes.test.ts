@@ -4,46 +4,24 @@
  * unreadable keys never archive; full mode without a scope exits 2 before any request; a stray row is refused.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
+import { describe, expect, it } from 'vitest';
 import { ProductSyncError } from '../../src/errors.ts';
 import { exitCodeFor } from '../../src/exit-codes.ts';
 import { runReconcile } from '../../src/pipeline/run/reconcile.ts';
 import { runImport, runValidate } from '../../src/pipeline/run/run.ts';
 import { runUndo } from '../../src/pipeline/undo/undo.ts';
-import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { testGtin } from '../helpers/sheets.ts';
+import { useSandboxContext } from '../helpers/sandbox.ts';
+import { apiEnv } from '../helpers/env.ts';
 
 const owner = DEMO_COMPANY_ID;
 const S1 = '7c1e0000-0000-4000-8000-000000000001';
 const S2 = '7c1e0000-0000-4000-8000-000000000002';
-let sandbox: RunningSandbox;
-let cc: CommandContext;
-let dir: string;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  dir = mkdtempSync(join(tmpdir(), 'ps-scopes-'));
-  cc = await contextFromConfig(
-    loadConfig({
-      PRODUCT_API_URL: sandbox.url,
-      REFERENCE_API_URL: sandbox.url,
-      API_TOKEN: 'sandbox-token',
-      REPORT_DIR: join(dir, 'reports'),
-      LOG_LEVEL: 'silent',
-    }),
-    {},
-  );
-});
-afterAll(async () => {
-  await cc?.close();
-  await sandbox?.close();
-});
+const setup = useSandboxContext('ps-scopes-');
+const { sandbox } = setup;
 
 interface Row {
   gtin: string;
@@ -55,11 +33,11 @@ let files = 0;
 /** Writes a sheet of `rows` (GTIN, name, brand or supplier) and its mapping with `scope` (YAML text, or none). */
 function sheet(rows: Row[], scope: string | null, target: 'tradeItem' | 'manufacturedItem' = 'tradeItem') {
   const n = ++files;
-  const file = join(dir, `sheet-${n}.csv`);
+  const file = join(setup.dir, `sheet-${n}.csv`);
   const lines = ['GTIN;Désignation;Marque;Fournisseur'];
   for (const r of rows) lines.push(`${r.gtin};Produit ${r.gtin};${r.brand ?? ''};${r.supplier ?? ''}`);
   writeFileSync(file, `${lines.join('\n')}\n`);
-  const mapping = join(dir, `mapping-${n}.yaml`);
+  const mapping = join(setup.dir, `mapping-${n}.yaml`);
   writeFileSync(
     mapping,
     `name: scoped-${n}
@@ -102,16 +80,16 @@ describe('scopes: two suppliers feed one owner', () => {
       beta.map((gtin) => ({ gtin, brand: 'Beta' })),
       betaScope,
     );
-    expect((await runImport(a0, cc.ctx)).exitCode).toBe(0);
-    expect((await runImport(b0, cc.ctx)).exitCode).toBe(0);
+    expect((await runImport(a0, setup.cc.ctx)).exitCode).toBe(0);
+    expect((await runImport(b0, setup.cc.ctx)).exitCode).toBe(0);
     expect(active().size).toBe(60);
 
     // Reconcile of each unchanged sheet: nothing missing, though the other's items are in the catalogue.
-    const ra = await runReconcile(a0, cc.ctx);
+    const ra = await runReconcile(a0, setup.cc.ctx);
     expect(ra.summary.reconcile).toMatchObject({ inSync: 40, missingInSheet: 0 });
     expect(ra.summary.scope).toMatchObject({ items: 40, active: 40 });
     expect(ra.exitCode).toBe(0);
-    expect((await runReconcile(b0, cc.ctx)).summary.reconcile).toMatchObject({ inSync: 20, missingInSheet: 0 });
+    expect((await runReconcile(b0, setup.cc.ctx)).summary.reconcile).toMatchObject({ inSync: 20, missingInSheet: 0 });
 
     // Alpha drops two items, and a row of Beta's brand strays into its sheet: Beta's items are left alone.
     const stray = testGtin(99, '400000');
@@ -123,7 +101,7 @@ describe('scopes: two suppliers feed one owner', () => {
       ],
       alphaScope,
     );
-    const full = await runImport({ ...a1, mode: 'full' }, cc.ctx);
+    const full = await runImport({ ...a1, mode: 'full' }, setup.cc.ctx);
     expect(full.summary.counts).toMatchObject({ archived: 2, invalid: 1, created: 0 });
     expect(full.summary.scope).toMatchObject({ spec: { brands: ['Alpha'] }, items: 40, active: 40 });
     expect([...archived()].sort()).toEqual([...dropped].sort());
@@ -133,7 +111,7 @@ describe('scopes: two suppliers feed one owner', () => {
     expect(strayIssue).toMatchObject({ column: 'Marque', field: 'brandId', rows: 1 });
 
     // Reconcile of Beta's sheet still reports only Beta's.
-    const rb = await runReconcile(b0, cc.ctx);
+    const rb = await runReconcile(b0, setup.cc.ctx);
     expect(rb.summary.reconcile).toMatchObject({ inSync: 20, missingInSheet: 0 });
   });
 
@@ -144,14 +122,14 @@ describe('scopes: two suppliers feed one owner', () => {
     // A brand of its own: the process's reference cache remembers brands across the sandbox's resets.
     const scope = '{ brands: [Delta] }';
     const all = [...a, ...b].map((gtin) => ({ gtin, brand: 'Delta' }));
-    expect((await runImport(sheet(all, scope), cc.ctx)).exitCode).toBe(0);
+    expect((await runImport(sheet(all, scope), setup.cc.ctx)).exitCode).toBe(0);
     // a[5] damaged by Excel (3.76E+12), b[7] with a wrong check digit; a[10], b[15], b[16] truly dropped.
     const wrong = `${b[7]!.slice(0, -1)}${(Number(b[7]!.slice(-1)) + 1) % 10}`;
     const rows = all
       .filter((r) => ![a[10], b[15], b[16]].includes(r.gtin))
       .map((r) => (r.gtin === a[5] ? { ...r, gtin: '3.76E+12' } : r.gtin === b[7] ? { ...r, gtin: wrong } : r));
     const next = sheet(rows, scope);
-    const full = await runImport({ ...next, mode: 'full' }, cc.ctx);
+    const full = await runImport({ ...next, mode: 'full' }, setup.cc.ctx);
     expect([...archived()].sort(), JSON.stringify(full.summary, null, 1)).toEqual([b[15], b[16]].sort());
     const withheld = full.summary.withheld!;
     expect(withheld).toMatchObject({ count: 3, all: false });
@@ -167,7 +145,7 @@ describe('scopes: two suppliers feed one owner', () => {
       ),
       scope,
     );
-    const none = await runImport({ ...empty, mode: 'full' }, cc.ctx);
+    const none = await runImport({ ...empty, mode: 'full' }, setup.cc.ctx);
     expect(none.summary.counts.archived).toBe(0);
     expect(none.summary.withheld).toMatchObject({ all: true });
     expect(active().has(b[0]!)).toBe(true);
@@ -175,7 +153,7 @@ describe('scopes: two suppliers feed one owner', () => {
     // --archive-despite-invalid-keys lifts it.
     const lifted = await runImport(
       { ...empty, mode: 'full', archiveDespiteInvalidKeys: true, maxArchiveRatio: 0.2 },
-      cc.ctx,
+      setup.cc.ctx,
     );
     expect(lifted.summary.withheld).toMatchObject({ count: 0 });
     expect(archived().has(b[0]!)).toBe(true);
@@ -196,13 +174,13 @@ describe('scopes: two suppliers feed one owner', () => {
       `{ suppliers: [${S2}] }`,
       'manufacturedItem',
     );
-    expect((await runImport(s1(one), cc.ctx)).exitCode).toBe(0);
-    expect((await runImport(s2, cc.ctx)).exitCode).toBe(0);
-    const full = await runImport({ ...s1(one.slice(1)), mode: 'full' }, cc.ctx);
+    expect((await runImport(s1(one), setup.cc.ctx)).exitCode).toBe(0);
+    expect((await runImport(s2, setup.cc.ctx)).exitCode).toBe(0);
+    const full = await runImport({ ...s1(one.slice(1)), mode: 'full' }, setup.cc.ctx);
     expect(full.summary.counts.archived).toBe(1);
     expect([...archived()]).toEqual([one[0]]);
     expect(full.summary.scope).toMatchObject({ items: 10 });
-    const rec = await runReconcile(s2, cc.ctx);
+    const rec = await runReconcile(s2, setup.cc.ctx);
     expect(rec.summary.reconcile).toMatchObject({ missingInSheet: 0 });
     // A row of the other supplier is refused.
     const stray = sheet(
@@ -210,7 +188,7 @@ describe('scopes: two suppliers feed one owner', () => {
       `{ suppliers: [${S1}] }`,
       'manufacturedItem',
     );
-    const v = await runValidate(stray, cc.ctx);
+    const v = await runValidate(stray, setup.cc.ctx);
     expect(v.summary.issues?.find((i) => i.code === 'SCOPE_OUTSIDE')).toMatchObject({
       column: 'Fournisseur',
       field: 'supplierCompanyId',
@@ -232,15 +210,17 @@ describe('scopes: two suppliers feed one owner', () => {
         gtins.map((gtin) => ({ gtin })),
         '{ gtinPrefixes: ["376400"] }',
       );
-    await runImport(first(p1), cc.ctx);
-    await runImport(second(p2), cc.ctx);
-    const f1 = await runImport({ ...first([...p1.slice(0, 14), testGtin(1, '376400')]), mode: 'full' }, cc.ctx);
+    await runImport(first(p1), setup.cc.ctx);
+    await runImport(second(p2), setup.cc.ctx);
+    const f1 = await runImport({ ...first([...p1.slice(0, 14), testGtin(1, '376400')]), mode: 'full' }, setup.cc.ctx);
     expect([...archived()]).toEqual([p1[14]]);
     expect(f1.summary.issues?.find((i) => i.code === 'SCOPE_OUTSIDE')).toMatchObject({ column: 'GTIN' });
-    const f2 = await runImport({ ...second(p2.slice(1)), mode: 'full' }, cc.ctx);
+    const f2 = await runImport({ ...second(p2.slice(1)), mode: 'full' }, setup.cc.ctx);
     expect([...archived()].sort()).toEqual([p1[14], p2[0]].sort());
     expect(f2.summary.scope).toMatchObject({ items: 15, active: 15 });
-    expect((await runReconcile(second(p2.slice(1)), cc.ctx)).summary.reconcile).toMatchObject({ missingInSheet: 0 });
+    expect((await runReconcile(second(p2.slice(1)), setup.cc.ctx)).summary.reconcile).toMatchObject({
+      missingInSheet: 0,
+    });
   });
 
   it('an undo never touches an item that left the run’s scope since', async () => {
@@ -251,10 +231,10 @@ describe('scopes: two suppliers feed one owner', () => {
         gtins.map((gtin) => ({ gtin, brand: 'Epsilon' })),
         '{ brands: [Epsilon] }',
       ),
-      cc.ctx,
+      setup.cc.ctx,
     );
     expect(r1.summary.scope).toMatchObject({ spec: { brands: ['Epsilon'] } });
-    await runImport(sheet([{ gtin: testGtin(1, '376600'), brand: 'Zeta' }], '{ brands: [Zeta] }'), cc.ctx);
+    await runImport(sheet([{ gtin: testGtin(1, '376600'), brand: 'Zeta' }], '{ brands: [Zeta] }'), setup.cc.ctx);
     const { tradeItems, brands } = sandbox.handle.store.dump();
     const zeta = brands.find((b) => b.name === 'Zeta')!.brandId;
     const moved = tradeItems.find((t) => t.gtin === gtins[0])!;
@@ -265,7 +245,7 @@ describe('scopes: two suppliers feed one owner', () => {
       body: JSON.stringify({ brandId: zeta }),
     });
     expect(res.status).toBe(200);
-    const u = await runUndo({ target: r1.runId, reportDir: join(dir, 'reports'), force: true }, cc.ctx);
+    const u = await runUndo({ target: r1.runId, reportDir: join(setup.dir, 'reports'), force: true }, setup.cc.ctx);
     expect(u.summary.counts).toMatchObject({ restored: 2, conflict: 1 });
     expect(active().has(gtins[0]!)).toBe(true);
     expect(archived()).toEqual(new Set([gtins[1], gtins[2]]));
@@ -274,10 +254,10 @@ describe('scopes: two suppliers feed one owner', () => {
   it('full mode and reconcile without a scope exit 2 before any request, --allow-archive or not', async () => {
     sandbox.handle.reset();
     const s = sheet([{ gtin: testGtin(1, '376000') }], null);
-    const before = cc.ctx.clients.stats.product;
+    const before = setup.cc.ctx.clients.stats.product;
     for (const run of [
-      () => runImport({ ...s, mode: 'full', allowArchive: true }, cc.ctx),
-      () => runReconcile(s, cc.ctx),
+      () => runImport({ ...s, mode: 'full', allowArchive: true }, setup.cc.ctx),
+      () => runReconcile(s, setup.cc.ctx),
     ]) {
       const err = await run().then(
         () => null,
@@ -287,9 +267,9 @@ describe('scopes: two suppliers feed one owner', () => {
       expect((err as ProductSyncError).code).toBe('PS_ERR_SCOPE_MISSING');
       expect(exitCodeFor(err)).toBe(2);
     }
-    expect(cc.ctx.clients.stats.product).toBe(before);
+    expect(setup.cc.ctx.clients.stats.product).toBe(before);
     // Upsert needs none.
-    expect((await runImport(s, cc.ctx)).exitCode).toBe(0);
+    expect((await runImport(s, setup.cc.ctx)).exitCode).toBe(0);
 
     const cli = spawnSync(
       process.execPath,
@@ -298,12 +278,10 @@ describe('scopes: two suppliers feed one owner', () => {
         encoding: 'utf8',
         env: {
           ...process.env,
-          PRODUCT_API_URL: sandbox.url,
-          REFERENCE_API_URL: sandbox.url,
-          API_TOKEN: 'sandbox-token',
-          REPORT_DIR: join(dir, 'reports'),
+          ...apiEnv(sandbox.url),
+          REPORT_DIR: join(setup.dir, 'reports'),
           REDIS_URL: '',
-          STATE_DIR: join(dir, 'state'),
+          STATE_DIR: join(setup.dir, 'state'),
         },
       },
     );

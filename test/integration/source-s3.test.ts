@@ -12,6 +12,7 @@ import { openS3Source, type S3SourceOptions } from '../../src/sources/s3.ts';
 import type { S3SourceConfig, Source } from '../../src/sources/source.ts';
 import { freePort } from '../global-setup.ts';
 import { ownS3, s3rverBin, S3RVER_KEY, type OwnS3 } from '../helpers/s3rver.ts';
+import { rejection } from '../helpers/errors.ts';
 
 const missing = s3rverBin() ? null : 's3rver is not installed (a devDependency: npm ci)';
 if (missing && process.env.CI) throw new Error(`CI must run the S3 source tests: ${missing}`);
@@ -20,14 +21,7 @@ if (missing) console.log(`skipping the S3 source tests: ${missing}`);
 const sha = (b: string | Buffer): string => createHash('sha256').update(b).digest('hex');
 const md5 = (b: string | Buffer): string => createHash('md5').update(b).digest('hex');
 
-async function failure(p: Promise<unknown>): Promise<ProductSyncError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProductSyncError);
-  return err as ProductSyncError;
-}
+const failure = (p: Promise<unknown>): Promise<ProductSyncError> => rejection(p, ProductSyncError);
 
 describe.skipIf(missing !== null)('s3 source (s3rver)', () => {
   let dir: string;

@@ -20,6 +20,7 @@ import type { SftpSourceConfig, Source } from '../../src/sources/source.ts';
 import { openSftpSource, sshFingerprint } from '../../src/sources/sftp.ts';
 import { freePort } from '../global-setup.ts';
 import { ownSshd, sshdMissing, type OwnSshd } from '../helpers/sshd.ts';
+import { rejection } from '../helpers/errors.ts';
 
 const missing = sshdMissing();
 if (missing && process.env.CI) throw new Error(`CI must run the SFTP source tests: ${missing}`);
@@ -27,15 +28,7 @@ if (missing) console.log(`skipping the SFTP source tests: ${missing}`);
 
 const sha = (b: string | Buffer): string => createHash('sha256').update(b).digest('hex');
 
-/** The error `p` rejects with (fails the test when it resolves). */
-async function failure(p: Promise<unknown>): Promise<ProductSyncError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProductSyncError);
-  return err as ProductSyncError;
-}
+const failure = (p: Promise<unknown>): Promise<ProductSyncError> => rejection(p, ProductSyncError);
 
 describe.skipIf(missing !== null)('sftp source (OpenSSH)', () => {
   let dir: string;

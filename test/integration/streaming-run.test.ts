@@ -2,37 +2,26 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
+import { describe, expect, it } from 'vitest';
 import { runImport, runValidate } from '../../src/pipeline/run/run.ts';
-import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
-import { expectOneItemPerGtin, reportIdsMatchApi } from '../helpers/sandbox.ts';
+import { expectOneItemPerGtin, reportIdsMatchApi, useSandbox, commandContext } from '../helpers/sandbox.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+import { apiEnv } from '../helpers/env.ts';
 
 const owner = DEMO_COMPANY_ID;
-let sandbox: RunningSandbox;
+const sandbox = useSandbox();
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-});
-afterAll(async () => {
-  await sandbox?.close();
-});
-
-async function context(reportDir: string, chunkSize?: number): Promise<CommandContext> {
-  const config = loadConfig({
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    REPORT_DIR: reportDir,
-    API_CONCURRENCY: '16',
-    LOG_LEVEL: 'silent',
-    ...(chunkSize ? { CHUNK_SIZE: String(chunkSize) } : {}),
-  });
-  return contextFromConfig(config, {});
-}
+/** An inline run against the sandbox, 16 requests at once, in chunks of `chunkSize` rows (default: the config's). */
+const context = (reportDir: string, chunkSize?: number) =>
+  commandContext(
+    apiEnv(sandbox.url, {
+      REPORT_DIR: reportDir,
+      API_CONCURRENCY: '16',
+      LOG_LEVEL: 'silent',
+      ...(chunkSize ? { CHUNK_SIZE: String(chunkSize) } : {}),
+    }),
+  );
 
 const read = (dir: string, name: string) =>
   existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8') : null;
@@ -145,9 +134,7 @@ describe('the streaming engine', () => {
         const reportDir = join(dir, `reports-${trial}`);
         const env = {
           ...process.env,
-          PRODUCT_API_URL: sandbox.url,
-          REFERENCE_API_URL: sandbox.url,
-          API_TOKEN: 'sandbox-token',
+          ...apiEnv(sandbox.url),
           REPORT_DIR: reportDir,
           API_CONCURRENCY: '8',
           CHUNK_SIZE: '50',

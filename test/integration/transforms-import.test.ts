@@ -1,54 +1,33 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { WEIGHT_UNITS } from '../../src/api/units.ts';
-import { loadConfig } from '../../src/config.ts';
 import { runImport, runValidate } from '../../src/pipeline/run/run.ts';
-import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { DEMO_COMPANY_ID, DEMO_SUPPLIER_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { writeWorkbook } from '../fixtures/sheets.ts';
 import { testGtin } from '../helpers/sheets.ts';
+import { useSandboxContext } from '../helpers/sandbox.ts';
 
 // Each transform of the mapping language, end to end: a sheet imported into the embedded sandbox over HTTP, the report
 // read back, and the items the API stores checked.
 
 const owner = DEMO_COMPANY_ID;
 const gramId = WEIGHT_UNITS.find((u) => u.symbol === 'g')!.id;
-let sandbox: RunningSandbox;
-let cc: CommandContext;
-let dir: string;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  dir = mkdtempSync(join(tmpdir(), 'ps-transforms-'));
-  const config = loadConfig({
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    REPORT_DIR: join(dir, 'reports'),
-    LOG_LEVEL: 'silent',
-  });
-  cc = await contextFromConfig(config, {});
-});
-afterAll(async () => {
-  await cc?.close();
-  await sandbox?.close();
-});
+const setup = useSandboxContext('ps-transforms-');
+const { sandbox } = setup;
 beforeEach(() => sandbox.handle.reset());
 
 const gtin14 = (i: number, prefix: string) => testGtin(i, prefix).padStart(14, '0');
 
 /** Writes a sheet and its mapping (the `columns:` part and what goes above it) into the test directory. */
 function write(name: string, sheet: string, mapping: string): { file: string; mapping: string } {
-  writeFileSync(join(dir, `${name}.csv`), sheet);
+  writeFileSync(join(setup.dir, `${name}.csv`), sheet);
   // Reports in English (reportLanguage): these tests read the run's own detailed messages in rejected.* and rows.*.
   writeFileSync(
-    join(dir, `${name}.yaml`),
+    join(setup.dir, `${name}.yaml`),
     `name: ${name}\nownerCompanyId: ${owner}\nlanguage: fr-FR\nreportLanguage: en\n${mapping}`,
   );
-  return { file: join(dir, `${name}.csv`), mapping: join(dir, `${name}.yaml`) };
+  return { file: join(setup.dir, `${name}.csv`), mapping: join(setup.dir, `${name}.yaml`) };
 }
 
 /** rows.csv of a report: the line of each sheet row, by row number. */
@@ -102,7 +81,7 @@ columns:
   - { column: Poids égoutté, field: drainedNetWeight, type: quantity }
 `,
     );
-    const r = await runImport(s, cc.ctx);
+    const r = await runImport(s, setup.cc.ctx);
     expect(r.summary.counts).toMatchObject({ rows: 4, created: 2, invalid: 2 });
     expect(tradeItem(gtin14(0, p))?.netContents).toEqual([{ value: '75', unitOfMeasure: 'CLT' }]);
     expect(tradeItem(gtin14(1, p))).toMatchObject({
@@ -131,7 +110,7 @@ columns:
   - { column: Début, fallback: Start, field: seasonalAvailabilityStartDate, type: date }
 `,
     );
-    const r = await runImport(s, cc.ctx);
+    const r = await runImport(s, setup.cc.ctx);
     expect(r.summary.counts).toMatchObject({ rows: 3, created: 1, invalid: 2 });
     expect(tradeItem(gtin14(0, p))?.tradeItemName).toBe('Biscuits au beurre');
     const lines = reportLines(r.reportDir);
@@ -140,7 +119,7 @@ columns:
 
     // The fixed row goes in with the English name.
     writeFileSync(s.file, `GTIN;Nom FR;Name EN;Début;Start\n${testGtin(1, p)};;Shortbread;;2025-02-28\n`);
-    const again = await runImport(s, cc.ctx);
+    const again = await runImport(s, setup.cc.ctx);
     expect(again.summary.counts).toMatchObject({ created: 1 });
     expect(tradeItem(gtin14(1, p))).toMatchObject({
       tradeItemName: 'Shortbread',
@@ -150,7 +129,7 @@ columns:
 
   it('a repeated header addressed by the merged group title above it; rejected.csv re-imports with the same mapping', async () => {
     const p = '036003';
-    const file = await writeWorkbook(dir, 'grouped.xlsx', (wb) => {
+    const file = await writeWorkbook(setup.dir, 'grouped.xlsx', (wb) => {
       const ws = wb.addWorksheet('Produits');
       ws.getCell('C1').value = 'Poids net';
       ws.mergeCells('C1:D1');
@@ -160,7 +139,7 @@ columns:
       ws.addRow([testGtin(0, p), 'Haricots verts', 800, 'g', 400, 'g']);
       ws.addRow([testGtin(1, p), 'Petits pois', 800, 'g', 0.5, 'cl']);
     });
-    const mapping = join(dir, 'grouped.yaml');
+    const mapping = join(setup.dir, 'grouped.yaml');
     writeFileSync(
       mapping,
       `name: grouped
@@ -177,7 +156,7 @@ columns:
   - { column: { header: Unité, group: Poids égoutté }, field: drainedNetWeight.unitOfMeasure }
 `,
     );
-    const r = await runImport({ file, mapping }, cc.ctx);
+    const r = await runImport({ file, mapping }, setup.cc.ctx);
     expect(r.summary.counts).toMatchObject({ rows: 2, created: 1, invalid: 1 });
     expect(tradeItem(gtin14(0, p))).toMatchObject({
       netContents: [{ value: '800', unitOfMeasure: 'GRM' }],
@@ -188,18 +167,18 @@ columns:
     );
 
     // rejected.xlsx keeps the group titles above the header: it validates with the same mapping, the same issue found.
-    const back = await runValidate({ file: join(r.reportDir, 'rejected.xlsx'), mapping }, cc.ctx);
+    const back = await runValidate({ file: join(r.reportDir, 'rejected.xlsx'), mapping }, setup.cc.ctx);
     expect(reportLines(back.reportDir).get(3)).toMatch(
       /,invalid,.*UNIT_WRONG_FAMILY \[Unité \(Poids égoutté, column F\)\] ""cl""/,
     );
     // rejected.csv, fixed, imports.
     const rejected = readFileSync(join(r.reportDir, 'rejected.csv'), 'utf8');
     expect(rejected.split('\r\n')[0]).toBe('\uFEFF,,Poids net,,Poids égoutté');
-    const fixed = join(dir, 'grouped-fixed.csv');
+    const fixed = join(setup.dir, 'grouped-fixed.csv');
     // XLSX numbers are written with the mapping's decimal separator, so the cell reads back as the sheet showed it.
     expect(rejected).toContain(',800,g,"0,5",cl,4,');
     writeFileSync(fixed, rejected.replace(',"0,5",cl,', ',500,g,'));
-    const again = await runImport({ file: fixed, mapping }, cc.ctx);
+    const again = await runImport({ file: fixed, mapping }, setup.cc.ctx);
     expect(
       again.summary.counts,
       [...reportLines(again.reportDir).values(), readFileSync(fixed, 'utf8')].join('\n'),
@@ -226,7 +205,7 @@ columns:
   - { column: Fin saison, field: seasonalAvailabilityEndDate, type: date }
 `,
     );
-    const r = await runImport(s, cc.ctx);
+    const r = await runImport(s, setup.cc.ctx);
     expect(r.summary.counts).toMatchObject({ rows: 3, created: 2, invalid: 1 });
     const lines = reportLines(r.reportDir);
     expect(lines.get(2)).toMatch(/,created,.*WARNING FIELD_DROPPED \[Début saison\] ""31\/02\/2025"": DATE_INVALID: /);
@@ -260,7 +239,7 @@ defaults: { supplierCompanyId: ${DEMO_SUPPLIER_ID} }
     );
     // The CSV's delimiter is ";" and so is the list's: quote the cell that holds two countries.
     writeFileSync(s.file, readFileSync(s.file, 'utf8').replace('Nederland; Włochy', '"Nederland; Włochy"'));
-    const r = await runImport(s, cc.ctx);
+    const r = await runImport(s, setup.cc.ctx);
     expect(r.summary.counts).toMatchObject({ rows: 3, created: 2, invalid: 1 });
     const made = sandbox.handle.store.dump().manufacturedItems;
     const byGtin = (i: number) =>

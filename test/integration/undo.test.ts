@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { acquireLease, holderOf } from '../../src/lease/lease.ts';
 import { leaseStoreFor } from '../../src/lease/lease-store.ts';
@@ -11,20 +11,14 @@ import { runUndo, type UndoItem } from '../../src/pipeline/undo/undo.ts';
 import type { LedgerLine } from '../../src/pipeline/undo/ledger.ts';
 import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { spawnCli } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
 import { sleep } from '../helpers/wait.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
 
 const owner = DEMO_COMPANY_ID;
-let sandbox: RunningSandbox;
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-});
-afterAll(async () => {
-  await sandbox?.close();
-});
+const sandbox = useSandbox();
 
 const g14 = (i: number) => testGtin(i).padStart(14, '0');
 

@@ -4,15 +4,13 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runImport } from '../../src/pipeline/run/run.ts';
-import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import type { FaultSpec } from '../../src/sandbox/faults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
-import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
+import { expectOneItemPerGtin, useSandbox, withContext, reportRows } from '../helpers/sandbox.ts';
 import { testGtin } from '../helpers/sheets.ts';
+import { apiEnv } from '../helpers/env.ts';
 
 const owner = DEMO_COMPANY_ID;
 const MAPPING = `name: brands-under-faults
@@ -28,19 +26,19 @@ columns:
   - { column: Unité, field: "netContents[0].unitOfMeasure", type: unit }
 `;
 
-let sandbox: RunningSandbox;
+const sandbox = useSandbox();
 let dir: string;
 let mapping: string;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
+beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'ps-write-retries-'));
   mapping = join(dir, 'brands.yaml');
   writeFileSync(mapping, MAPPING);
 });
-afterAll(async () => {
-  await sandbox?.close();
-});
+
+/** An inline run against the sandbox: reports and state in the test's directory. */
+const env = () =>
+  apiEnv(sandbox.url, { REPORT_DIR: join(dir, 'reports'), STATE_DIR: join(dir, 'state'), LOG_LEVEL: 'silent' });
 
 /** A sheet of `rows` items naming `brands` brands in turn (`Marque 0`, `Marque 1`…). */
 function sheet(name: string, rows: number, brands: number, prefix = '035000'): string {
@@ -54,21 +52,9 @@ function sheet(name: string, rows: number, brands: number, prefix = '035000'): s
 async function importWith(faults: FaultSpec, file: string): Promise<Awaited<ReturnType<typeof runImport>>> {
   sandbox.handle.reset();
   sandbox.handle.setFaults({ retryAfterSeconds: 0, ...faults });
-  const cc: CommandContext = await contextFromConfig(
-    loadConfig({
-      PRODUCT_API_URL: sandbox.url,
-      REFERENCE_API_URL: sandbox.url,
-      API_TOKEN: 'sandbox-token',
-      REPORT_DIR: join(dir, 'reports'),
-      STATE_DIR: join(dir, 'state'),
-      LOG_LEVEL: 'silent',
-    }),
-    {},
-  );
   try {
-    return await runImport({ file, mapping }, cc.ctx);
+    return await withContext(env(), (cc) => runImport({ file, mapping }, cc.ctx));
   } finally {
-    await cc.close();
     sandbox.handle.setFaults({});
   }
 }
@@ -78,15 +64,6 @@ function brandsNamed(): Map<string, number> {
   for (const b of sandbox.handle.store.dump().brands.filter((x) => x.companyId === owner))
     m.set(b.name, (m.get(b.name) ?? 0) + 1);
   return m;
-}
-
-function rowsCsv(reportDir: string): string[][] {
-  return readFileSync(join(reportDir, 'rows.csv'), 'utf8')
-    .replace(/^\uFEFF/, '')
-    .trim()
-    .split(/\r?\n/)
-    .slice(1)
-    .map((l) => l.split(','));
 }
 
 describe('brand creates follow the create rule', () => {
@@ -109,7 +86,7 @@ describe('brand creates follow the create rule', () => {
     expect(r.exitCode).toBe(1);
     expect(r.summary.counts).toMatchObject({ rows: 12, created: 0, failed: 12, notAttempted: 0 });
     expect(existsSync(join(r.reportDir, 'summary.json'))).toBe(true);
-    const rows = rowsCsv(r.reportDir);
+    const rows = reportRows(r.reportDir);
     expect(rows.map((l) => l[2])).toEqual(Array(12).fill('failed'));
     const rejected = readFileSync(join(r.reportDir, 'rejected.csv'), 'utf8');
     expect(rejected).toContain('BRAND_CREATE_FAILED');
@@ -120,41 +97,20 @@ describe('brand creates follow the create rule', () => {
     const file = sheet('mixed.csv', 12, 3, '035002');
     sandbox.handle.reset();
     // Two of the three brands exist: only "Marque 2" needs a create, which is always refused.
-    const cc = await contextFromConfig(
-      loadConfig({
-        PRODUCT_API_URL: sandbox.url,
-        REFERENCE_API_URL: sandbox.url,
-        API_TOKEN: 'sandbox-token',
-        REPORT_DIR: join(dir, 'reports'),
-        LOG_LEVEL: 'silent',
-      }),
-      {},
-    );
-    await cc.ctx.clients.product.createBrand({ companyId: owner, name: 'Marque 0' });
-    await cc.ctx.clients.product.createBrand({ companyId: owner, name: 'Marque 1' });
-    await cc.close();
+    await withContext(env(), async (cc) => {
+      await cc.ctx.clients.product.createBrand({ companyId: owner, name: 'Marque 0' });
+      await cc.ctx.clients.product.createBrand({ companyId: owner, name: 'Marque 1' });
+    });
     sandbox.handle.setFaults({ routes: ['POST /api/brands'], rate503: 1, retryAfterSeconds: 0 });
-    const cc2 = await contextFromConfig(
-      loadConfig({
-        PRODUCT_API_URL: sandbox.url,
-        REFERENCE_API_URL: sandbox.url,
-        API_TOKEN: 'sandbox-token',
-        REPORT_DIR: join(dir, 'reports'),
-        STATE_DIR: join(dir, 'state'),
-        LOG_LEVEL: 'silent',
-      }),
-      {},
-    );
     let r;
     try {
-      r = await runImport({ file, mapping }, cc2.ctx);
+      r = await withContext(env(), (cc) => runImport({ file, mapping }, cc.ctx));
     } finally {
-      await cc2.close();
       sandbox.handle.setFaults({});
     }
     expect(r.exitCode).toBe(1);
     expect(r.summary.counts).toMatchObject({ rows: 12, created: 8, failed: 4, notAttempted: 0 });
-    const failed = rowsCsv(r.reportDir)
+    const failed = reportRows(r.reportDir)
       .filter((l) => l[2] === 'failed')
       .map((l) => l[1]);
     expect(failed).toEqual([2, 5, 8, 11].map((i) => testGtin(i, '035002').padStart(14, '0')));
