@@ -40,6 +40,19 @@ function packageVersion(): string {
 }
 
 /** `scorecard`: each mapping's or feed's runs with their supplier score and grade (docs/scorecard.md). */
+/** `rules` (the rule catalogue) and `scorecard` (suppliers' grades). */
+function addQualityCommands(p: Command, done: (code: number) => void): void {
+  p.command('rules')
+    .description('the rule catalogue: every check with its stable rule id, severity, fields and GS1 rule')
+    .addOption(
+      new Option('--format <format>', 'text, json, or markdown (docs/rules.md)')
+        .choices(['text', 'json', 'markdown'])
+        .default('text'),
+    )
+    .action(async (opts) => done(await (await import('./commands/rules.ts')).rulesCommand(opts)));
+  addScorecardCommand(p, done);
+}
+
 function addScorecardCommand(p: Command, done: (code: number) => void): void {
   p.command('scorecard')
     .description(
@@ -229,15 +242,7 @@ function program(done: (code: number) => void): Command {
       done(await (await import('./commands/lists.ts')).listsCommand(name, opts)),
     );
 
-  p.command('rules')
-    .description('the rule catalogue: every check with its stable rule id, severity, fields and GS1 rule')
-    .addOption(
-      new Option('--format <format>', 'text, json, or markdown (docs/rules.md)')
-        .choices(['text', 'json', 'markdown'])
-        .default('text'),
-    )
-    .action(async (opts) => done(await (await import('./commands/rules.ts')).rulesCommand(opts)));
-  addScorecardCommand(p, done);
+  addQualityCommands(p, done);
 
   p.command('serve')
     .description('HTTP console: uploads, runs, reports, queue dashboard')

@@ -1,7 +1,7 @@
 // The rule catalogue (issue 38 item 1): every check has a stable rule id, docs/rules.md is written from the same table,
 // `product-sync rules` lists it, the cross-field rules report warnings with their ids, and a validate's reports give
 // each issue's rule id next to its code.
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -145,6 +145,8 @@ describe('rule ids in the reports of a validate', () => {
   it('names each issue’s rule in rejected.csv, rows.csv, issues.csv and summary.json', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-rules-'));
     const { mapping } = writeProductSheet(dir, 1, { owner: DEMO_COMPANY_ID, file: 'unused.csv' });
+    // The report in English: the run's own messages, with their rule ids (a French report: test/report-language.test.ts).
+    appendFileSync(mapping, 'reportLanguage: en\n');
     const bad = testGtin(1).slice(0, -1) + String((Number(testGtin(1).at(-1)) + 1) % 10);
     const file = join(dir, 'sheet.csv');
     writeFileSync(
@@ -173,7 +175,7 @@ describe('rule ids in the reports of a validate', () => {
       ['GTIN_CHECK_DIGIT', 'PS-GTIN-006'],
       ['NAME_ALL_CAPITALS', 'PS-XF-008'],
     ]);
-    expect(at('issues.csv')).toMatch(/^\uFEFFcode,severity,column,field,rows,firstRows,values,rule\r\n/);
+    expect(at('issues.csv')).toMatch(/^\uFEFFcode,severity,column,field,rows,firstRows,values,rule,message\r\n/);
     expect(r.stdout).toMatch(/GTIN_CHECK_DIGIT.*PS-GTIN-006/);
   });
 });

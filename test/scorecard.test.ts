@@ -107,7 +107,7 @@ describe('the scorecard', () => {
     t.add(null, [issue('GTIN_CHECK_DIGIT', at(4))]);
     expect(t.result()).toEqual([
       { code: 'GTIN_CHECK_DIGIT', rule: ruleIdOf('GTIN_CHECK_DIGIT'), severity: 'error', rows: 2 },
-      { code: 'ROW_HIDDEN', rule: 'ROW_HIDDEN', severity: 'warning', rows: 1 },
+      { code: 'ROW_HIDDEN', rule: 'PS-SHT-007', severity: 'warning', rows: 1 },
     ]);
   });
 

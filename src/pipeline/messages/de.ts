@@ -66,4 +66,15 @@ export const DE: Readonly<Record<string, string>> = {
   REQUEST_INVALID: 'die Zeile verletzt eine Regel des Katalogs und wurde nicht gesendet',
   DUPLICATE_REMOVED: 'ein zweites für diese GTIN angelegtes Produkt wurde archiviert',
   NOT_ATTEMPTED: 'der Import wurde vor dieser Zeile beendet',
+  NET_CONTENT_INCOMPLETE: 'ein Nettoinhalt hat einen Wert ohne Einheit oder eine Einheit ohne Wert',
+  NET_CONTENT_NOT_POSITIVE: 'ein Nettoinhalt oder Abtropfgewicht ist keine Zahl größer als null',
+  DATES_OUT_OF_ORDER: 'eine Verfügbarkeit beginnt nach ihrem Ende',
+  RANGE_INVERTED: 'das minimale variable Gewicht liegt über dem maximalen',
+  GTIN_LEVEL_MISMATCH:
+    'eine Verbraucher- oder Basiseinheit hat eine GTIN-14, deren Indikatorziffer einen Karton oder ein Gebinde bezeichnet',
+  NAME_ALL_CAPITALS: 'der Name ist nur in Großbuchstaben geschrieben',
+  NAME_MARKUP: 'der Name enthält HTML-Tags oder -Entitäten',
+  SEASON_CONTRADICTS_DATES: 'Saisonkennzeichen und Saisondaten widersprechen sich',
+  USER_RULE: 'eine Regel des Katalogeigentümers ist in dieser Zeile nicht erfüllt',
+  USER_RULE_FAILED: 'eine Regel des Katalogeigentümers konnte in dieser Zeile nicht geprüft werden',
 };

@@ -66,4 +66,15 @@ export const FR: Readonly<Record<string, string>> = {
   REQUEST_INVALID: "la ligne enfreint une règle du catalogue et n'a pas été envoyée",
   DUPLICATE_REMOVED: 'un second produit créé pour ce GTIN a été archivé',
   NOT_ATTEMPTED: "l'import s'est arrêté avant cette ligne",
+  NET_CONTENT_INCOMPLETE: 'un contenu net donne une valeur sans son unité, ou une unité sans sa valeur',
+  NET_CONTENT_NOT_POSITIVE: "un contenu net ou un poids net égoutté n'est pas un nombre supérieur à zéro",
+  DATES_OUT_OF_ORDER: 'une disponibilité commence après sa fin',
+  RANGE_INVERTED: 'le poids variable minimum est supérieur au maximum',
+  GTIN_LEVEL_MISMATCH:
+    'une unité consommateur ou de base a un GTIN-14 dont le chiffre indicateur désigne un colis ou un lot',
+  NAME_ALL_CAPITALS: 'le nom est écrit uniquement en majuscules',
+  NAME_MARKUP: 'le nom contient des balises ou entités HTML',
+  SEASON_CONTRADICTS_DATES: "l'indicateur saisonnier et les dates de saison se contredisent",
+  USER_RULE: "une règle du propriétaire du catalogue n'est pas respectée sur cette ligne",
+  USER_RULE_FAILED: "une règle du propriétaire du catalogue n'a pas pu être vérifiée sur cette ligne",
 };

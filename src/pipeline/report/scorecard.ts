@@ -6,6 +6,7 @@
  * 40 % E. A part that cannot be measured (no deadline, no previous run, no row) is left out and the others keep their
  * proportions. Pure: the tallies are scorecard-tally.ts, the previous run scorecard-history.ts.
  */
+import { ruleIdOf as catalogueRuleOf } from '../../rule-catalogue.ts';
 
 /** A grade, best first. */
 export const GRADES = ['A', 'B', 'C', 'D', 'E'] as const;
@@ -56,12 +57,9 @@ export function scoreOf(parts: ScoreParts, invalidShare: number): { score: numbe
   return { score };
 }
 
-/**
- * The rule an issue code is counted under in the scorecard's validity. Today an issue code is its own rule; when the
- * rule catalogue gives each code its rule id, this is the one function to point at it.
- */
+/** The rule an issue code is counted under in the scorecard's validity: the catalogue's (src/rule-catalogue.ts). */
 export function ruleIdOf(code: string): string {
-  return code;
+  return catalogueRuleOf({ code, field: null }) ?? code;
 }
 
 /** Rows with issues of one code (validity by rule). */
