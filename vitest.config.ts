@@ -17,6 +17,7 @@ const TIMING = [
   'test/integration/machine-lease.test.ts',
   'test/integration/resume-after-takeover.test.ts',
   'test/integration/late-create-duplicates.test.ts',
+  'test/integration/openlineage-queue.test.ts',
 ];
 /** Unit-level files that start a node process of their own (a script under tsx, the CLI). */
 const SPAWNING = ['test/journal-replay.test.ts', 'test/terminal-output.test.ts', 'test/lease-file.test.ts'];

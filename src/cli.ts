@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ProductSyncError } from './errors.ts';
 import { EXIT, exitCodeFor } from './exit-codes.ts';
+import { startTracing, stopTracing, tracingWanted } from './tracing.ts';
 import { commandFileWriteError } from './fs-errors.ts';
 
 const MODES = ['upsert', 'full', 'create-only', 'update-only'];
@@ -264,6 +265,9 @@ function program(done: (code: number) => void): Command {
 /** Runs the CLI with `argv` (without node and script); resolves to the process exit code (docs/commands.md). */
 export async function main(argv: string[]): Promise<number> {
   let code: number = EXIT.ok;
+  // OTEL_EXPORTER_OTLP_ENDPOINT set: the SDK starts before the command (nothing is loaded otherwise), and what it
+  // has not exported yet is flushed when the command ends.
+  if (tracingWanted(process.env)) await startTracing(process.env);
   try {
     await program((c) => (code = c)).parseAsync(argv, { from: 'user' });
     return code;
@@ -280,5 +284,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     process.stderr.write(`product-sync: unexpected failure: ${(err as Error)?.stack ?? String(err)}\n`);
     return EXIT.aborted;
+  } finally {
+    await stopTracing();
   }
 }

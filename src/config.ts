@@ -70,6 +70,24 @@ export const configSchema = z
     /** How long an inline run (no worker) retries its events at its end. */
     WEBHOOK_INLINE_SECONDS: z.coerce.number().min(0).max(600).default(30),
     /**
+     * An OpenLineage endpoint (Marquez: `http://marquez:5000/api/v1/lineage`): every run that reads a sheet sends its
+     * START and its COMPLETE / FAIL / ABORT there, like a webhook (docs/operations.md "OpenLineage"). Unset: none.
+     */
+    OPENLINEAGE_URL: url.optional(),
+    /** The environment variable holding the OpenLineage endpoint's API key (sent as `Authorization: Bearer`). */
+    OPENLINEAGE_API_KEY_ENV: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+      .optional(),
+    /** The OpenLineage job namespace of product-sync's runs. */
+    OPENLINEAGE_NAMESPACE: z.string().trim().min(1).default('product-sync'),
+    /**
+     * Where traces go (an OpenTelemetry collector's OTLP/HTTP address, e.g. `http://collector:4318`); read by the
+     * OpenTelemetry SDK when the process starts (src/tracing.ts), checked here. Unset: no tracing at all.
+     */
+    OTEL_EXPORTER_OTLP_ENDPOINT: url.optional(),
+    /**
      * Hosts (names or addresses, comma-separated) a feed's source may reach although they resolve to a loopback,
      * private, link-local, CGNAT or cloud-metadata address (src/sources/address-guard.ts).
      */

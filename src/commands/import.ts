@@ -9,6 +9,7 @@ import { commandContext, type CommandContext, type RunFlags } from '../runtime.t
 import { stderrLiveLine } from '../terminal.ts';
 import { progressReporter } from './progress.ts';
 import { formatSummary } from './summary.ts';
+import { traced } from '../tracing.ts';
 
 /** Flags of import / validate / reconcile (src/cli.ts). */
 export interface ImportFlags extends RunFlags {
@@ -35,8 +36,10 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
   // Webhook endpoints of an import's events (docs/operations.md): a bad WEBHOOKS_FILE is exit 2, before anything is
   // sent.
   // Loaded only when endpoints are configured: the delivery's HTTP client is no part of a run's start-up otherwise.
+  // OPENLINEAGE_URL: every run (import, validate, reconcile) tells its OpenLineage events at its end.
+  const kind = run === runImport ? 'import' : run === runValidate ? 'validate' : 'reconcile';
   const events =
-    run === runImport && (cc.ctx.config.WEBHOOK_URL || cc.ctx.config.WEBHOOKS_FILE)
+    (run === runImport && (cc.ctx.config.WEBHOOK_URL || cc.ctx.config.WEBHOOKS_FILE)) || cc.ctx.config.OPENLINEAGE_URL
       ? await import('../events/inline-run.ts')
       : null;
   const endpoints = events
@@ -78,17 +81,20 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
       ...(flags.failOnDiff === false ? { failOnDiff: false } : {}),
       ...(flags.maxArchiveRatio !== undefined ? { maxArchiveRatio: flags.maxArchiveRatio } : {}),
     };
-    result = await run(req, {
-      ...cc.ctx,
-      signal: stop.signal,
-      onProgress: progress.update,
-      ...(flags.waitLock ? { lease: { waitMs: flags.waitLock * 1000 } } : {}),
-    });
+    // Tracing on: the run is one trace, this its root span.
+    result = await traced(`product-sync ${kind}`, { file, mapping: flags.mapping }, () =>
+      run(req, {
+        ...cc.ctx,
+        signal: stop.signal,
+        onProgress: progress.update,
+        ...(flags.waitLock ? { lease: { waitMs: flags.waitLock * 1000 } } : {}),
+      }),
+    );
   } catch (err) {
     progress.done();
     stop.dispose();
     await events
-      ?.deliverInlineRun(cc.ctx.config, endpoints, { failed: err, file, mapping: flags.mapping })
+      ?.deliverInlineRun(cc.ctx.config, endpoints, { failed: err, file, mapping: flags.mapping }, kind)
       .catch(() => undefined);
     await metrics?.close();
     // The run's own error is the one to tell (closing may fail the same way: a full disk refuses the sandbox's store
@@ -99,7 +105,8 @@ async function withRun(file: string, flags: ImportFlags, run: typeof runImport):
   progress.done();
   stop.dispose();
   // The run's events, at its end (no queue keeps them): summary.json lists how each went.
-  const records = (await events?.deliverInlineRun(cc.ctx.config, endpoints, { result })) ?? [];
+  const records =
+    (await events?.deliverInlineRun(cc.ctx.config, endpoints, { result, mapping: flags.mapping }, kind)) ?? [];
   const undelivered = records.filter((r) => r.state !== 'delivered');
   if (undelivered.length > 0)
     process.stderr.write(

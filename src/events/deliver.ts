@@ -16,12 +16,23 @@ export class DeliveryError extends Error {
 
 /**
  * One delivery attempt of `event` to `endpoint`: a POST of `{type, timestamp, data}`, signed (Standard Webhooks),
- * within `timeoutMs`. Resolves on a 2xx; throws a DeliveryError otherwise (its message names the endpoint by its URL
- * without query or credentials, never the secret).
+ * within `timeoutMs` (an OpenLineage endpoint: a POST of `lineage`, the OpenLineage event that goes with it).
+ * Resolves on a 2xx; throws a DeliveryError otherwise (its message names the endpoint by its URL without query or
+ * credentials, never the secret).
  */
-export async function deliverOnce(endpoint: Endpoint, event: ProductSyncEvent, timeoutMs: number): Promise<number> {
-  const body = eventBody(event);
-  const headers = { 'content-type': 'application/json', ...signWebhook(endpoint.secret, event.id, body) };
+export async function deliverOnce(
+  endpoint: Endpoint,
+  event: ProductSyncEvent,
+  timeoutMs: number,
+  lineage?: unknown,
+): Promise<number> {
+  // An OpenLineage endpoint takes the run's OpenLineage event as it is (the spec's body), with its API key.
+  const ol = endpoint.kind === 'openlineage';
+  if (ol && !lineage) throw new DeliveryError(`${shownUrl(endpoint.url)}: no OpenLineage event to send`, null);
+  const body = ol ? JSON.stringify(lineage) : eventBody(event);
+  const headers: Record<string, string> = ol
+    ? { 'content-type': 'application/json', ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}) }
+    : { 'content-type': 'application/json', ...signWebhook(endpoint.secret, event.id, body) };
   let status: number;
   try {
     const res = await request(endpoint.url, {

@@ -18,7 +18,18 @@ export interface Endpoint {
   secret: string;
   /** Patterns of the event types it takes (`run.*`, `feed.missed`); empty: every type. */
   events: string[];
+  /**
+   * `openlineage`: OPENLINEAGE_URL, which takes a run's OpenLineage events (START with run.started, its end with
+   * run.finished, run.aborted or run.failed) as their own JSON body, unsigned, with `Authorization: Bearer <apiKey>`.
+   */
+  kind?: 'openlineage';
+  apiKey?: string;
 }
+
+/** The OpenLineage endpoint's id (in delivery jobs and summary.json `events`). */
+export const OPENLINEAGE_ENDPOINT = 'openlineage';
+/** The run events an OpenLineage event goes with. */
+export const LINEAGE_EVENT_TYPES: EventType[] = ['run.started', 'run.finished', 'run.aborted', 'run.failed'];
 
 const secretSchema = z.string().superRefine((s, ctx) => {
   const problem = webhookSecretProblem(s);
@@ -59,8 +70,12 @@ export function typeMatches(p: string, type: string): boolean {
   return p === '*' || p === type || (p.endsWith('.*') && type.startsWith(p.slice(0, -1)));
 }
 
-/** True when `endpoint` takes events of `type`. */
-export function wants(endpoint: Endpoint, type: EventType): boolean {
+/**
+ * True when `endpoint` takes events of `type`; an OpenLineage endpoint only those that carry an OpenLineage event
+ * (`lineage`).
+ */
+export function wants(endpoint: Endpoint, type: EventType, lineage?: unknown): boolean {
+  if (endpoint.kind === 'openlineage' && !lineage) return false;
   return endpoint.events.length === 0 || endpoint.events.some((p) => typeMatches(p, type));
 }
 
@@ -113,6 +128,23 @@ export async function loadEndpoints(
     if (problems.length > 0)
       throw new ProductSyncError('PS_ERR_CONFIG_INVALID', `invalid webhooks file:\n${problems.join('\n')}`);
   }
-  for (const e of out) addSecret(e.secret);
+  if (config.OPENLINEAGE_URL) {
+    const keyEnv = config.OPENLINEAGE_API_KEY_ENV;
+    const apiKey = keyEnv ? env[keyEnv]?.trim() : undefined;
+    if (keyEnv && !apiKey)
+      throw new ProductSyncError(
+        'PS_ERR_CONFIG_INVALID',
+        `invalid configuration:\n  OPENLINEAGE_API_KEY_ENV: ${keyEnv} is not set`,
+      );
+    out.push({
+      id: OPENLINEAGE_ENDPOINT,
+      url: config.OPENLINEAGE_URL,
+      secret: '',
+      events: LINEAGE_EVENT_TYPES,
+      kind: 'openlineage',
+      ...(apiKey ? { apiKey } : {}),
+    });
+  }
+  for (const e of out) addSecret(e.secret || e.apiKey);
   return out;
 }

@@ -18,21 +18,25 @@ export interface InlineDelivery {
 }
 
 /**
- * Delivers `events` to every endpoint that wants them, each pair on its own (at the end of an inline run: no queue to
+ * Delivers `events` to every endpoint that wants them (the OpenLineage endpoint: those with an OpenLineage event in
+ * `lineage`, by event id, which it is sent instead), each pair on its own (at the end of an inline run: no queue to
  * keep them), retrying with the queue's backoff for `windowMs` at most. Never throws: each pair's outcome is a record.
  */
 export async function deliverInline(
   events: ProductSyncEvent[],
   endpoints: Endpoint[],
   opts: InlineDelivery,
+  lineage: ReadonlyMap<string, unknown> = new Map(),
 ): Promise<DeliveryRecord[]> {
   const since = Date.now();
-  const pairs = events.flatMap((event) => endpoints.filter((e) => wants(e, event.type)).map((e) => ({ event, e })));
+  const pairs = events.flatMap((event) =>
+    endpoints.filter((e) => wants(e, event.type, lineage.get(event.id))).map((e) => ({ event, e })),
+  );
   return Promise.all(
     pairs.map(async ({ event, e }): Promise<DeliveryRecord> => {
       for (let attempts = 1; ; attempts++) {
         try {
-          await deliverOnce(e, event, opts.timeoutMs);
+          await deliverOnce(e, event, opts.timeoutMs, lineage.get(event.id));
           return { id: event.id, type: event.type, endpoint: e.id, state: 'delivered', attempts };
         } catch (err) {
           const delay = retryDelay(attempts, { baseMs: opts.baseMs, windowMs: opts.windowMs, since });

@@ -33,6 +33,8 @@ export const importJobSchema = z.object({
   feed: z.string().optional(),
   /** Original file name of an upload, for display only. */
   fileName: z.string().optional(),
+  /** A feed's remote file: where it was downloaded from (its source's URL, no secret), for OpenLineage. */
+  sourceLocation: z.string().optional(),
   sha256: z.string().optional(),
   step: z.enum(['prepare', 'wait', 'finalize']).default('prepare'),
   runId: z.string().optional(),
@@ -72,6 +74,8 @@ export const deliverJobSchema = z.object({
     data: z.record(z.string(), z.unknown()),
   }),
   endpoint: z.string().min(1),
+  /** To the OpenLineage endpoint: the OpenLineage event sent instead of the event (src/events/openlineage.ts). */
+  lineage: z.record(z.string(), z.unknown()).optional(),
   /** When its retry window started (ms since the epoch): the job's creation, or its last redelivery. */
   since: z.number().optional(),
 });

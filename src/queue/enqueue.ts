@@ -13,6 +13,7 @@ import { eventRecorder, recordEventsOf, recorderOf } from './events-queue.ts';
 import { jobLost, redisRunId, watchJob } from './job-watch.ts';
 import { indexRun } from './run-index.ts';
 import { importLine, pushLine } from './run-line.ts';
+import { queueTelemetry } from '../tracing.ts';
 
 /** What a finished import job returns. */
 export interface ImportJobResult {
@@ -88,8 +89,8 @@ export function importQueueClient(config: Config): {
 } {
   const connection = queueConnection(config);
   const prefix = queuePrefix(config);
-  const queue = quietOnErrors(new Queue(QUEUES.import, { connection, prefix }));
-  const eventsQueue = quietOnErrors(new Queue(QUEUES.events, { connection, prefix }));
+  const queue = quietOnErrors(new Queue(QUEUES.import, { connection, prefix, ...queueTelemetry() }));
+  const eventsQueue = quietOnErrors(new Queue(QUEUES.events, { connection, prefix, ...queueTelemetry() }));
   recordEventsOf(queue, eventRecorder(config, eventsQueue));
   let events: QueueEvents | undefined;
   let eventsConnection: ReturnType<typeof queueConnection> | undefined;

@@ -7,6 +7,9 @@ import { makeEvent, type ProductSyncEvent } from '../events/catalog.ts';
 import { deliverOnce } from '../events/deliver.ts';
 import { loadEndpoints, shownUrl, wants, type Endpoint } from '../events/endpoints.ts';
 import { runEndEvent, runFailedEvent, runStartedEvent, type EndedRun, type RunOrigin } from '../events/run-events.ts';
+import { lineageEnd, lineageFail, lineageStart, type LineageEvent } from '../events/openlineage.ts';
+import { lineageRun, lineageSettings, type LineageSettings } from '../events/run-lineage.ts';
+import { lineageFacts } from '../pipeline/run/column-stats.ts';
 import { deliverJobId, deliverJobSchema, JOB_OPTIONS, type DeliverJobData, type ImportJobData } from './catalog.ts';
 
 /**
@@ -21,16 +24,25 @@ export class EventRecorder {
     readonly queue: Queue,
     readonly endpoints: readonly Endpoint[],
     readonly publicUrl?: string,
+    /** OPENLINEAGE_URL's settings: runs' events also make OpenLineage events (null: none). */
+    readonly lineage: LineageSettings | null = null,
   ) {}
 
-  /** Queues `event` for every endpoint that wants it (none configured: nothing is written). */
-  async record(event: ProductSyncEvent): Promise<void> {
-    const targets = this.endpoints.filter((e) => wants(e, event.type));
+  /**
+   * Queues `event` for every endpoint that wants it (none configured: nothing is written); `lineage`, the OpenLineage
+   * event that goes with it, for the OpenLineage endpoint.
+   */
+  async record(event: ProductSyncEvent, lineage?: LineageEvent): Promise<void> {
+    const targets = this.endpoints.filter((e) => wants(e, event.type, lineage));
     if (targets.length === 0) return;
     await this.queue.addBulk(
       targets.map((e) => ({
         name: 'deliver',
-        data: { event, endpoint: e.id } satisfies DeliverJobData,
+        data: {
+          event,
+          endpoint: e.id,
+          ...(e.kind === 'openlineage' && lineage ? { lineage } : {}),
+        } satisfies DeliverJobData,
         opts: { ...JOB_OPTIONS.events, jobId: deliverJobId(event.id, e.id) },
       })),
     );
@@ -60,23 +72,36 @@ export class EventRecorder {
   /** run.started, when a worker takes an import job's first step (its retries record the same event). */
   runStarted(job: Job): Promise<void> {
     const d = job.data as ImportJobData;
+    const startedAt = new Date(job.processedOn ?? Date.now()).toISOString();
+    const run = this.lineageRunOf(job);
     return this.record(
       runStartedEvent(`${job.id}@${job.timestamp}`, this.origin(job), {
         file: d.request.file,
         mapping: basename(d.request.mapping),
-        startedAt: new Date(job.processedOn ?? Date.now()).toISOString(),
+        startedAt,
       }),
+      run ? lineageStart(run, startedAt) : undefined,
     );
   }
 
   /** run.finished or run.aborted, once the run's report is written (keyed by the run id). */
-  runEnded(job: Job, result: EndedRun): Promise<void> {
-    return this.record(runEndEvent(result, this.origin(job)));
+  async runEnded(job: Job, result: EndedRun): Promise<void> {
+    const event = runEndEvent(result, this.origin(job));
+    const facts = this.lineage ? await lineageFacts(result.reportDir) : null;
+    const run =
+      facts && this.lineageRunOf(job, { owner: facts.owner, runId: result.runId, reportDir: result.reportDir });
+    return this.record(
+      event,
+      run
+        ? lineageEnd(run, { summary: result.summary, stats: facts.stats, aborted: event.type === 'run.aborted' })
+        : undefined,
+    );
   }
 
   /** run.failed, when an import job fails for good. */
   runFailed(job: Job, err: unknown): Promise<void> {
     const d = job.data as ImportJobData;
+    const run = this.lineageRunOf(job);
     return this.record(
       runFailedEvent(
         `${job.id}@${job.timestamp}`,
@@ -84,7 +109,29 @@ export class EventRecorder {
         { runId: d.runId, file: d.request.file, mapping: basename(d.request.mapping) },
         err,
       ),
+      run ? lineageFail(run, err, new Date().toISOString()) : undefined,
     );
+  }
+
+  /**
+   * The OpenLineage run of an import job (null: no OpenLineage endpoint). Its runId comes from the job and its queued
+   * time, as its run.started and run.failed ids do: the same on every retry and after a worker was killed.
+   */
+  private lineageRunOf(job: Job, end?: { owner: string | null; runId: string; reportDir: string }) {
+    if (!this.lineage) return null;
+    const d = job.data as ImportJobData;
+    return lineageRun(this.lineage, {
+      key: `${job.id}@${job.timestamp}`,
+      kind: 'import',
+      mapping: d.request.mapping,
+      feed: d.feed,
+      source: d.sourceLocation ?? d.request.file,
+      owner: end?.owner ?? d.request.owner,
+      writes: !d.request.dryRun,
+      // A feed's run: when its tick queued the file.
+      nominalTime: d.origin === 'feed' ? new Date(job.timestamp).toISOString() : undefined,
+      facts: { jobId: job.id, origin: d.origin, runId: end?.runId ?? d.runId, reportDir: end?.reportDir },
+    });
   }
 
   /** run.failed for a feed tick whose source could not be listed or read: no run could start (keyed by the tick). */
@@ -120,7 +167,7 @@ export class EventRecorder {
 
 /** The recorder of a configuration: its endpoints (WEBHOOK_URL, WEBHOOKS_FILE) over the events queue. */
 export async function eventRecorder(config: Config, queue: Queue): Promise<EventRecorder> {
-  return new EventRecorder(queue, await loadEndpoints(config), config.PUBLIC_URL);
+  return new EventRecorder(queue, await loadEndpoints(config), config.PUBLIC_URL, lineageSettings(config));
 }
 
 // The recorder of each import queue of this process: enqueueImport records run.queued through it, whoever calls it
@@ -153,11 +200,11 @@ export function deliveryBackoff(config: Config): BackoffStrategy {
 export async function processDelivery(job: Job, endpoints: readonly Endpoint[], config: Config): Promise<unknown> {
   const parsed = deliverJobSchema.safeParse(job.data);
   if (!parsed.success) throw new UnrecoverableError('invalid delivery job payload');
-  const { event, endpoint: id } = parsed.data;
+  const { event, endpoint: id, lineage } = parsed.data;
   const endpoint = endpoints.find((e) => e.id === id);
   if (!endpoint) throw new UnrecoverableError(`webhook endpoint ${id} is not configured on this worker`);
   try {
-    const status = await deliverOnce(endpoint, event, config.WEBHOOK_TIMEOUT_MS);
+    const status = await deliverOnce(endpoint, event, config.WEBHOOK_TIMEOUT_MS, lineage);
     return { status, attempts: job.attemptsMade + 1 };
   } catch (err) {
     logger.info(

@@ -427,7 +427,16 @@ async function take(
   const display = local ?? `${sourceLabel(feed.source)} ${c.file.name}`;
   try {
     signal.throwIfAborted();
-    return await queue(feed, deps, ledger, c, { path, sha256, copyDir, display, runNotes }, stillLocked);
+    // Where the sheet came from (a remote source's URL, without credentials): the run's OpenLineage input dataset.
+    const sourceLocation = local ? undefined : remoteLocation(source.label, c.file.name);
+    return await queue(
+      feed,
+      deps,
+      ledger,
+      c,
+      { path, sha256, copyDir, display, runNotes, sourceLocation },
+      stillLocked,
+    );
   } catch (err) {
     // Not queued (Redis failed, the gate threw): the copy goes now, no run will remove it.
     if (copyDir) await rm(copyDir, { recursive: true, force: true }).catch(() => undefined);
@@ -436,12 +445,24 @@ async function take(
 }
 
 /** The fetched file checked (same bytes imported before? the input gate) and queued; the copy removed when not. */
+/** A remote file's location: the source's label (its URL, no secret) and the file's name unless the label names it. */
+function remoteLocation(label: string, name: string): string {
+  return label.endsWith(`/${name}`) || label.endsWith(name) ? label : `${label.replace(/\/+$/, '')}/${name}`;
+}
+
 async function queue(
   feed: Feed,
   deps: FeedTickDeps,
   ledger: FeedLedger,
   c: Listed,
-  got: { path: string; sha256: string; copyDir: string | null; display: string; runNotes: string[] },
+  got: {
+    path: string;
+    sha256: string;
+    copyDir: string | null;
+    display: string;
+    runNotes: string[];
+    sourceLocation?: string | undefined;
+  },
   stillLocked: () => boolean,
 ): Promise<Outcome> {
   const { path, sha256, copyDir, display, runNotes } = got;
@@ -487,6 +508,7 @@ async function queue(
     origin: 'feed',
     feed: feed.id,
     ...(copyDir ? { fileName: c.file.name } : {}),
+    ...(got.sourceLocation ? { sourceLocation: got.sourceLocation } : {}),
     sha256,
     step: 'prepare',
     ...(feed.waitLock !== undefined ? { waitLockSeconds: feed.waitLock } : {}),

@@ -5,6 +5,7 @@ import { QUEUES, type QueueName } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors } from './connection.ts';
 import { feedKeys } from '../redis-keys.ts';
 import { answersWithin } from './redis-health.ts';
+import { queueTelemetry } from '../tracing.ts';
 
 /**
  * The BullMQ `Queue`s the server and the commands use, built here and nowhere else outside src/queue/: each helper
@@ -13,7 +14,7 @@ import { answersWithin } from './redis-health.ts';
 
 /** One queue of the catalog on `connection`, under the queue prefix. */
 export function openQueue(name: QueueName, connection: Redis, prefix: string): Queue {
-  return new Queue(name, { connection, prefix });
+  return new Queue(name, { connection, prefix, ...queueTelemetry() });
 }
 
 /**

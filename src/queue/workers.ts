@@ -28,6 +28,7 @@ import { pushJobHandler } from './push-job.ts';
 import { answersWithin } from './redis-health.ts';
 import { RequestScopes } from './request-scope.ts';
 import { within } from '../within.ts';
+import { queueTelemetry } from '../tracing.ts';
 
 /** Settings of the worker process. */
 export interface WorkerOptions {
@@ -69,11 +70,11 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const prefix = queuePrefix(config);
   const conn = queueConnection(config);
   await warnOnEviction(conn);
-  const importQueue = quietOnErrors(new Queue(QUEUES.import, { connection: conn, prefix }));
-  const pushQueue = quietOnErrors(new Queue(QUEUES.push, { connection: conn, prefix }));
-  const feedsQueue = quietOnErrors(new Queue(QUEUES.feeds, { connection: conn, prefix }));
+  const importQueue = quietOnErrors(new Queue(QUEUES.import, { connection: conn, prefix, ...queueTelemetry() }));
+  const pushQueue = quietOnErrors(new Queue(QUEUES.push, { connection: conn, prefix, ...queueTelemetry() }));
+  const feedsQueue = quietOnErrors(new Queue(QUEUES.feeds, { connection: conn, prefix, ...queueTelemetry() }));
   // Run and feed events (src/events/): recorded in the events queue, delivered by the events worker below.
-  const eventsQueue = quietOnErrors(new Queue(QUEUES.events, { connection: conn, prefix }));
+  const eventsQueue = quietOnErrors(new Queue(QUEUES.events, { connection: conn, prefix, ...queueTelemetry() }));
   const recorder = await eventRecorder(config, eventsQueue);
   recordEventsOf(importQueue, Promise.resolve(recorder));
   // The product API's pace (and API_MAX_RPS) is the whole fleet's, shared through Redis by contextFromConfig
@@ -204,6 +205,8 @@ function startQueueWorkers(
     // BullMQ's completed / failed counts per queue (bullmq_job_completed_total… on /metrics). It keeps a data point a
     // minute besides, and every scrape reads them all: an hour's worth.
     metrics: { maxDataPoints: MetricsTime.ONE_HOUR },
+    // Tracing on: BullMQ's spans, each job's processing in the trace of whoever added it (bullmq-otel).
+    ...queueTelemetry(),
   };
   const importWorker = new Worker(QUEUES.import, recordingFailures(recorder, handlers.import), {
     ...workerOpts,

@@ -41,6 +41,7 @@ import { matchSheetHeaders } from '../map/headers.ts';
 import { SheetKeys } from './sheet-keys.ts';
 import type { RunContext } from './run-context.ts';
 import { planArchives } from './plan-archives.ts';
+import { traced } from '../../tracing.ts';
 
 /** A run after its first pass: ready to produce chunks. */
 export interface OpenedRun {
@@ -382,7 +383,9 @@ async function openLeased(
   const keysFromRows = kind === 'validate';
   // The scorecard's completeness is counted where every row passes once: the first pass, or validate's only one.
   const fill = new FieldFill(mapping, sheet.headers, matchSheetHeaders(sheet, mapping));
-  const keys = keysFromRows ? new SheetKeys() : await readSheetKeys(sheet, mapping, ctx, fill);
+  const keys = keysFromRows
+    ? new SheetKeys()
+    : await traced('pass.keys', { file: req.file }, () => readSheetKeys(sheet, mapping, ctx, fill));
 
   const state: RunState = {
     runId,

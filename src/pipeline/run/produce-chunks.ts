@@ -13,6 +13,8 @@ import { draftReader, openMappedSheet } from './sheet-pass.ts';
 import type { RunContext } from './run-context.ts';
 import type { OpenedRun } from './open-run.ts';
 import { prepareChunk } from './prepare-chunk.ts';
+import { ColumnStats } from './column-stats.ts';
+import { matchSheetHeaders } from '../map/headers.ts';
 
 // Rows of the second pass read between two turns of the event loop.
 const YIELD_ROWS = 128;
@@ -58,6 +60,8 @@ export async function* produceChunks(
   const learn = Boolean(run.keysFromRows);
   const pushes = state.kind === 'import';
   const draftOf = draftReader(sheet, mapping, run.keys, learn);
+  // The mapped columns' empty cells and distinct values, for the run's OpenLineage events (only when they are sent).
+  const stats = ctx.config.OPENLINEAGE_URL ? new ColumnStats(sheet.headers, matchSheetHeaders(sheet, mapping)) : null;
   // Chunk files and results go here (a chunk settled without a push writes no chunk file that would make it).
   if (state.kind === 'import') await mkdir(join(run.workDir, 'chunks'), { recursive: true });
   let rowsRead = 0;
@@ -84,6 +88,7 @@ export async function* produceChunks(
       const row = batch[b]!;
       rowsRead++;
       if (learn) run.fill?.add(row);
+      stats?.add(row.cells);
       if (status === 'new') drafts.push(draftOf(row));
       if (rowsRead % 1000 === 0)
         ctx.onProgress?.({
@@ -101,6 +106,7 @@ export async function* produceChunks(
     }
   }
   if (inChunk > 0) yield await emit();
+  await stats?.write(run.workDir);
   if (learn) {
     run.keys.finish();
     if (run.fill) state.fill = run.fill.result();

@@ -47,6 +47,7 @@ import {
   type RunAbort,
   type RunState,
 } from './run-state.ts';
+import { traced } from '../../tracing.ts';
 
 export type { ImportRequest, RunAbort } from './run-state.ts';
 export type { RunContext, RunProgress } from './run-context.ts';
@@ -129,12 +130,12 @@ async function driveInline(
   let finished: Awaited<ReturnType<ReportAssembler['finish']>>;
   try {
     await withFence(fence, async () => {
-      await pushAsProduced(drive);
+      await traced('pass.rows', { runId: drive.state.runId }, () => pushAsProduced(drive));
       await readAgainForDuplicateKeys(drive);
       await pushArchives(drive);
     });
     await sweepLateDuplicates(drive);
-    finished = await writeReport(drive);
+    finished = await traced('report', { runId: drive.state.runId }, () => writeReport(drive));
   } catch (err) {
     await drive.assembler.abort();
     throw err;
@@ -290,7 +291,9 @@ async function pushAsProduced(drive: InlineDrive): Promise<void> {
   const push = (index: number, chunk?: RowChunk) =>
     track(
       pushing,
-      pushRowChunk(workDir, state.ownerCompanyId, index, drive.pushCtx, chunk).then((p) => {
+      traced('chunk.push', { kind: 'rows', index }, () =>
+        pushRowChunk(workDir, state.ownerCompanyId, index, drive.pushCtx, chunk),
+      ).then((p) => {
         counted(drive, p);
         report(index, p.results);
       }),
@@ -401,7 +404,13 @@ async function pushArchives(drive: InlineDrive): Promise<void> {
     if (resultsExist(workDir, 'archives', i)) continue;
     if (share.stop.reason)
       await settleArchiveChunk(workDir, i, 'not_attempted', [notAttemptedIssue(null, share.stop.reason.message)]);
-    else counted(drive, await pushArchiveChunk(workDir, state.ownerCompanyId, i, drive.pushCtx));
+    else
+      counted(
+        drive,
+        await traced('chunk.push', { kind: 'archives', index: i }, () =>
+          pushArchiveChunk(workDir, state.ownerCompanyId, i, drive.pushCtx),
+        ),
+      );
   }
 }
 
@@ -506,12 +515,14 @@ export async function startQueuedRun(
   const fence = run.lease ? allFences([run.lease, ...(ctx.fences ?? [])]) : null;
   const plan = state.plan ? { plan: state.plan } : {};
   try {
-    await withFence(fence, async () => {
-      for await (const c of produceChunks(run, ctx, guard ? { guard } : {})) {
-        if (c.status !== 'pushed')
-          await onChunk({ runId: state.runId, workDir, kind: 'rows', index: c.index, ...plan });
-      }
-    });
+    await withFence(fence, () =>
+      traced('pass.rows', { runId: state.runId }, async () => {
+        for await (const c of produceChunks(run, ctx, guard ? { guard } : {})) {
+          if (c.status !== 'pushed')
+            await onChunk({ runId: state.runId, workDir, kind: 'rows', index: c.index, ...plan });
+        }
+      }),
+    );
   } finally {
     // Not released: a retried import job takes it again, its chunks check it, the workers keep it
     // (queue/lease-keeper.ts).
@@ -625,9 +636,11 @@ export async function pushChunk(
   };
   try {
     const pushed = await withFence(allFences(lease ? [jobLock, lease] : [jobLock]), () =>
-      c.kind === 'rows'
-        ? pushRowChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx)
-        : pushArchiveChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx),
+      traced('chunk.push', { runId: state.runId, kind: c.kind, index: c.index }, () =>
+        c.kind === 'rows'
+          ? pushRowChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx)
+          : pushArchiveChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx),
+      ),
     );
     if (pushed.abort instanceof LeaseLostError) await writeAbortMark(c.workDir, abortOf(pushed.abort));
     return pushed;
@@ -724,11 +737,14 @@ export async function finishRun(workDir: string, ctx: RunContext & QueuedFinish)
     if (!resultsExist(workDir, 'archives', i)) await recoverChunk(workDir, 'archives', i, 'the chunk never finished');
   const requests = { reference: state.referenceRequests, product: state.productRequests + (ctx.pushRequests ?? 0) };
   if (!state.request.dryRun) await mergeRunLedger(workDir, state.rowChunks, state.archiveChunks);
-  const { files, summary } = await assembler.finish(
-    state.archiveChunks,
-    (counts) => summaryOf(state, counts, requests, state.aborted, mergeChunkApiFigures(ctx.pushApi ?? [])),
-    await duplicateResults(workDir),
-    ctx.scorecard,
+  const duplicates = await duplicateResults(workDir);
+  const { files, summary } = await traced('report', { runId: state.runId }, () =>
+    assembler.finish(
+      state.archiveChunks,
+      (counts) => summaryOf(state, counts, requests, state.aborted, mergeChunkApiFigures(ctx.pushApi ?? [])),
+      duplicates,
+      ctx.scorecard,
+    ),
   );
   return {
     runId: state.runId,
