@@ -65,7 +65,7 @@ export class GateTally {
       invalidRows: this.invalid,
       invalidShare: share,
       ruleRows: Object.fromEntries(this.ruleRows),
-      message: `held by the quality gate: ${reasons.join('; ')}; nothing was written (apply it anyway: import again with --waive-gate, or the console's button)`,
+      message: `held by the quality gate: ${reasons.join('; ')}; nothing was written (to apply it anyway: import again with --waive-gate)`,
     };
   }
 }
