@@ -4,6 +4,7 @@
  * de.ts), so a report can go back to the supplier as it is. Placeholders (`{field}`) are the same in every table
  * (test/report-language.test.ts); a code a table lacks falls back to English, then to the code itself.
  */
+import { ruleIdOf } from '../rule-catalogue.ts';
 import type { Issue, Severity } from './types.ts';
 import { DE } from './messages/de.ts';
 import { EN } from './messages/en.ts';
@@ -133,6 +134,8 @@ export function formatIssuesIn(lang: ReportLanguage, issues: readonly Issue[], r
     // The API's or the run's own words (an answer of the API, a dropped field's first problem) are not the table's:
     // kept after the message, as they came.
     if (OWN_WORDS.has(i.code) && i.message) out += ` — ${redact(i.message)}`;
+    const rule = ruleIdOf(i);
+    if (rule !== null) out += ` (rule ${redact(rule)})`;
   }
   return out;
 }
@@ -146,4 +149,7 @@ const OWN_WORDS: ReadonlySet<string> = new Set([
   'FIELD_DROPPED',
   'BRAND_CREATE_FAILED',
   'NOT_ATTEMPTED',
+  // the mapping's own rules: their messages are the catalogue owner's
+  'USER_RULE',
+  'USER_RULE_FAILED',
 ]);

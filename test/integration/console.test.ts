@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Config } from '../../src/config.ts';
 import { buildConsole } from '../../src/server/app.ts';
+import { inIssueOrder } from '../../src/pipeline/report/issue-order.ts';
 
 const sample = new URL('../../samples/epicerie-fine.csv', import.meta.url).pathname;
 let stack: ConsoleStack;
@@ -59,7 +60,7 @@ interface ApiRun {
   finishedAt: string | null;
   counts: Record<string, number> | null;
   exitCode: number | null;
-  issues: { code: string; column: string | null; rows: number }[];
+  issues: { code: string; severity: 'error' | 'warning'; column: string | null; rows: number }[];
   issueLines: number;
   files: string[];
   reportDir: string | null;
@@ -124,7 +125,9 @@ describe('web console', () => {
     expect(run.queuedAt <= run.startedAt! && run.startedAt! <= run.finishedAt!).toBe(true);
     expect(run.issues.length).toBeGreaterThan(0);
     expect(run.issues.length).toBeLessThanOrEqual(5);
-    expect(run.issues.map((i) => i.rows)).toEqual([...run.issues.map((i) => i.rows)].sort((a, b) => b - a));
+    // Errors first, each by rows.
+    expect(run.issues).toEqual(inIssueOrder(run.issues));
+    expect(run.issues[0]!.severity).toBe('error');
     expect(run.issues.map((i) => i.column)).toContain('Contenance');
     expect(run.files).toContain('rejected.xlsx');
     expect((await fetch(`${url}/runs/${id}/files/rejected.xlsx`)).status).toBe(200);

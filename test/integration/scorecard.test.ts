@@ -107,7 +107,7 @@ describe('the supplier scorecard', () => {
       columnsRemoved: ['Marque'],
     });
     expect(s2.validity.codes).toEqual([
-      { code: 'GTIN_CHECK_DIGIT', rule: 'GTIN_CHECK_DIGIT', severity: 'error', rows: 3 },
+      { code: 'GTIN_CHECK_DIGIT', rule: 'PS-GTIN-006', severity: 'error', rows: 3 },
     ]);
     expect(s2.parts.validity).toBe(70);
     expect(['D', 'E']).toContain(s2.grade);

@@ -28,7 +28,11 @@ const num = (v: unknown): number | null => {
 export function crossFieldIssues(d: Draft): Issue[] {
   const f = d.fields;
   let out: Issue[] | undefined;
+  // A field whose cell already has an issue (a value that did not read, a refused one) is not judged again with its
+  // neighbours: the cell's own issue says what to fix.
+  const flagged = new Set(d.issues.map((i) => i.field && rootOf(i.field)));
   const add = (rule: string, code: FixedSeverityCode, field: string, value: unknown, message: string): void => {
+    if (flagged.has(rootOf(field))) return;
     const origin = originOf(d.origins, field);
     const i = issue(code, {
       row: d.row,
@@ -46,6 +50,9 @@ export function crossFieldIssues(d: Draft): Issue[] {
   names(f, add);
   return out ?? [];
 }
+
+/** The top-level field of a path: `netContents` of `netContents[0].value`. */
+const rootOf = (field: string): string => /^[^.[]*/.exec(field)![0];
 
 type Add = (rule: string, code: FixedSeverityCode, field: string, value: unknown, message: string) => void;
 
