@@ -209,7 +209,7 @@ describe('the receiver’s check', () => {
           skipped: 0,
           notAttempted: 0,
         },
-        issues: [{ ...issue, firstRows: [2], values: [] }],
+        issues: [{ ...issue, rule: null, firstRows: [2], values: [] }],
         finishedAt: at,
         exitCode: 1,
       },

@@ -106,9 +106,7 @@ describe('the supplier scorecard', () => {
       columnsAdded: ['Couleur'],
       columnsRemoved: ['Marque'],
     });
-    expect(s2.validity.codes).toEqual([
-      { code: 'GTIN_CHECK_DIGIT', rule: 'PS-GTIN-006', severity: 'error', rows: 3 },
-    ]);
+    expect(s2.validity.codes).toEqual([{ code: 'GTIN_CHECK_DIGIT', rule: 'PS-GTIN-006', severity: 'error', rows: 3 }]);
     expect(s2.parts.validity).toBe(70);
     expect(['D', 'E']).toContain(s2.grade);
     expect(s2.score).toBeLessThan(70);
