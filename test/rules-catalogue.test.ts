@@ -145,7 +145,7 @@ describe('rule ids in the reports of a validate', () => {
   it('names each issue’s rule in rejected.csv, rows.csv, issues.csv and summary.json', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-rules-'));
     const { mapping } = writeProductSheet(dir, 1, { owner: DEMO_COMPANY_ID, file: 'unused.csv' });
-    // The report in English: the run's own messages, with their rule ids (a French report: test/report-language.test.ts).
+    // The report in English: the run's own messages and rule ids (French ones: test/report-language.test.ts).
     appendFileSync(mapping, 'reportLanguage: en\n');
     const bad = testGtin(1).slice(0, -1) + String((Number(testGtin(1).at(-1)) + 1) % 10);
     const file = join(dir, 'sheet.csv');
