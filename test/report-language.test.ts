@@ -75,7 +75,8 @@ describe('report languages', () => {
     await w.finish(summary);
     const rejected = readFileSync(join(dir, 'rejected.csv'), 'utf8');
     expect(rejected).toContain(
-      'FEHLER GTIN_CHECK_DIGIT [GTIN] ""5601234567891"": die Prüfziffer der GTIN ist falsch; FEHLER API_REJECTED: der Katalog hat die Zeile abgelehnt — gtin: refused',
+      'FEHLER GTIN_CHECK_DIGIT [GTIN] ""5601234567891"": die Prüfziffer der GTIN ist falsch (rule PS-GTIN-006); ' +
+        'FEHLER API_REJECTED: der Katalog hat die Zeile abgelehnt — gtin: refused (rule PS-API-001)',
     );
     const csv = readFileSync(join(dir, 'issues.csv'), 'utf8')
       .replace(/^\uFEFF/, '')
