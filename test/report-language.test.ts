@@ -84,7 +84,7 @@ describe('report languages', () => {
     expect(csv[0]!.endsWith(',message')).toBe(true);
     expect(csv.find((l) => l.startsWith('GTIN_CHECK_DIGIT,'))).toMatch(/,die Prüfziffer der GTIN ist falsch$/);
     expect(formatIssuesIn('fr', [issues[0]!], (s) => s)).toBe(
-      'ERREUR GTIN_CHECK_DIGIT [GTIN] "5601234567891": la clé de contrôle du GTIN est fausse',
+      'ERREUR GTIN_CHECK_DIGIT [GTIN] "5601234567891": la clé de contrôle du GTIN est fausse (rule PS-GTIN-006)',
     );
   });
 });
