@@ -1,6 +1,7 @@
 // The JSON Schema of the mapping format (issue 11): generated from the zod schema, committed, named by every mapping.
 import { readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { mappingJsonSchema, mappingJsonSchemaText } from '../src/onboarding/mapping-json-schema.ts';
@@ -11,16 +12,14 @@ const MAPPINGS = new URL('../mappings/', import.meta.url);
 const MODELINE = '# yaml-language-server: $schema=../schemas/mapping.schema.json';
 const mappingFiles = readdirSync(MAPPINGS).filter((f) => /\.(ya?ml|json)$/.test(f));
 
-/** ajv, when the install has it (eslint brings ajv 6, which speaks draft-07): validates files against the schema. */
+// ajv-formats is CommonJS: its function is the default export's default under Node's ESM loader.
+const addFormats = (addFormatsModule as unknown as { default: (ajv: Ajv) => Ajv }).default;
+
+/** ajv 8 (a devDependency) with its formats (uuid, uri…): validates files against the draft-07 schema. */
 const ajv = (() => {
-  try {
-    const Ajv = createRequire(import.meta.url)('ajv') as new (o: object) => {
-      compile(s: object): ((d: unknown) => boolean) & { errors?: unknown };
-    };
-    return new Ajv({ allErrors: true });
-  } catch {
-    return undefined;
-  }
+  const ajv = new Ajv({ allErrors: true });
+  addFormats(ajv);
+  return ajv;
 })();
 
 describe('schemas/mapping.schema.json', () => {
