@@ -1,7 +1,7 @@
 /**
  * What the second pass saw of each mapped column, for the run's OpenLineage events (`dataQualityMetrics`): its empty
  * cells and its distinct values, counted as the rows stream by. Distinct values are counted exactly up to
- * EXACT_LIMIT, then estimated with a HyperLogLog sketch of 1,024 registers (about 3 % standard error) so memory stays
+ * EXACT_LIMIT, then estimated with a HyperLogLog sketch (its size and error: docs/operations.md) so memory stays
  * flat at a million rows. Kept only when OpenLineage events are sent (OPENLINEAGE_URL): a run without them counts
  * nothing.
  */
