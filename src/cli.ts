@@ -183,6 +183,7 @@ function program(done: (code: number) => void): Command {
     .option('--owner <uuid>', 'owner company id')
     .addOption(new Option('--mode <mode>', 'sync mode').choices(MODES).default('upsert'))
     .option('--dry-run', 'plan and report without writing')
+    .option('--waive-gate', 'apply the run even when it is over its quality gate (gate:)')
     .option('--wait', 'wait for the run and print its summary')
     .option(
       '--wait-lock <seconds>',

@@ -105,6 +105,7 @@ export async function enqueueCommand(
     owner?: string;
     mode?: Mode;
     dryRun?: boolean;
+    waiveGate?: boolean;
     wait?: boolean;
     waitLock?: number;
     waitRedis?: number;
@@ -124,6 +125,7 @@ export async function enqueueCommand(
         mode: opts.mode ?? 'upsert',
         dryRun: Boolean(opts.dryRun),
         ...(opts.owner ? { owner: opts.owner } : {}),
+        ...(opts.waiveGate ? { waiveGate: true } : {}),
       },
       origin: 'cli',
       step: 'prepare',

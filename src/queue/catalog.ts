@@ -5,7 +5,7 @@ import { ProductSyncError } from '../errors.ts';
 import { EVENT_TYPE_NAMES, type EventType } from '../events/catalog.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
 import { scopeSchema } from '../pipeline/scope.ts';
-import { mappingFile } from '../pipeline/map/mapping.ts';
+import { gateSchema, mappingFile } from '../pipeline/map/mapping.ts';
 import { identityHash, sha256File } from '../pipeline/run/run-state.ts';
 
 /** The queues (docs/queue.md "Topology"), all under one prefix. */
@@ -28,6 +28,10 @@ export const importJobSchema = z.object({
     archiveDespiteInvalidKeys: z.boolean().optional(),
     /** summary.json `notes` of the run: what its feed tick skipped (mode full). */
     notes: z.array(z.string()).optional(),
+    /** Apply the run even over its quality gate (`enqueue --waive-gate`, the console's Apply anyway). */
+    waiveGate: z.boolean().optional(),
+    /** The feed's quality gate, which replaces the mapping's. */
+    gate: gateSchema.optional(),
   }),
   origin: z.enum(['cli', 'upload', 'feed']),
   feed: z.string().optional(),
@@ -211,6 +215,9 @@ export async function importJobId(data: ImportJobData): Promise<string> {
     r.language ?? '',
     // A feed's own scope is another job (absent: job ids of feeds without one stay as they were).
     ...(r.scope !== undefined ? [r.scope] : []),
+    // So are a feed's own gate and a waived gate (absent: ids stay as they were).
+    ...(r.gate !== undefined ? [{ gate: r.gate }] : []),
+    ...(r.waiveGate ? ['waive-gate'] : []),
   ]);
   return `import-${sheet.slice(0, 20)}-${h.slice(0, 12)}`;
 }

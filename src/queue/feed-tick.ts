@@ -502,6 +502,7 @@ async function queue(
       maxArchiveRatio: feed.archiveGuard.maxRatio,
       allowArchive: feed.archiveGuard.allow,
       ...(feed.scope !== undefined ? { scope: feed.scope } : {}),
+      ...(feed.gate !== undefined ? { gate: feed.gate } : {}),
       ...(feed.owner ? { owner: feed.owner } : {}),
       ...(runNotes.length > 0 ? { notes: runNotes } : {}),
     },

@@ -8,6 +8,7 @@ import { feedSourceSchema } from '../sources/open.ts';
 import { afterImportSchema } from '../sources/source.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
 import { scopeSchema } from '../pipeline/scope.ts';
+import { gateSchema } from '../pipeline/map/mapping.ts';
 import { parseYamlDocument } from '../yaml-document.ts';
 
 const timezone = z.string().refine((tz) => {
@@ -63,6 +64,8 @@ export const feedSchema = z.strictObject({
   mode: z.enum(MODES as unknown as [string, ...string[]]).default('upsert'),
   /** The part of the owner's catalogue this feed's sheets cover; overrides the mapping's (docs/scopes.md). */
   scope: scopeSchema.optional(),
+  /** The feed's quality gate: replaces the mapping's (docs/mapping.md "Quality gates"). */
+  gate: gateSchema.optional(),
   dryRun: z.boolean().default(false),
   archiveGuard: z
     .strictObject({ maxRatio: z.number().min(0).max(1).default(0.1), allow: z.boolean().default(false) })
@@ -108,7 +111,7 @@ export async function loadFeeds(dir: string): Promise<Feed[]> {
     }
     const parsed = parseYamlDocument(await readFile(file, 'utf8'), feedSchema, (p) =>
       p.length === 0
-        ? 'keys are schedule, expect, timezone, source (dir, pattern, order, settleSeconds; or https, sftp, s3), afterImport, mapping, owner, mode, scope, dryRun, archiveGuard, waitLock, deadlines (listSeconds, downloadSeconds, tickSeconds)'
+        ? 'keys are schedule, expect, timezone, source (dir, pattern, order, settleSeconds; or https, sftp, s3), afterImport, mapping, owner, mode, scope, gate, rules, dryRun, archiveGuard, waitLock, deadlines (listSeconds, downloadSeconds, tickSeconds)'
         : '',
     );
     if (!parsed.ok) {

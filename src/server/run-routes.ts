@@ -1,6 +1,6 @@
 /**
- * The runs of the console: the list (newest queued first, filtered by feed, mapping or file), one run, its re-run, and
- * its report files.
+ * The runs of the console: the list (newest queued first, filtered by feed, mapping or file), one run, its re-run, a
+ * held run applied anyway, and its report files.
  */
 import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +17,7 @@ const RUN_FILTER_PAGES = 20;
 const REPORT_FILES = new Set<string>(REPORT_ALL_FILES);
 const RUN_ID = /^[a-z0-9-]{8,80}$/i;
 
-/** Registers GET /runs, GET /runs/:id, POST /runs/:id/rerun, GET /runs/:id/files/:name. */
+/** Registers GET /runs, GET /runs/:id, POST /runs/:id/rerun, POST /runs/:id/apply, GET /runs/:id/files/:name. */
 export function registerRunRoutes(
   app: FastifyInstance,
   opts: { client: ReturnType<typeof importQueueClient>; reportDir: string },
@@ -59,31 +59,29 @@ export function registerRunRoutes(
   });
 
   app.post<{ Params: { id: string } }>('/runs/:id/rerun', async (req, reply) => {
-    const job = await client.queue.getJob(req.params.id);
-    const s = job ? await client.status(req.params.id) : null;
-    if (!job || !s) return reply.code(404).send({ error: 'no such run' });
-    const status = apiRun(s).status;
-    if (status === 'queued' || status === 'running')
-      return reply.code(409).send({ error: `the run is ${status}: re-run it once it has ended`, status });
-    const data = job.data as ImportJobData;
-    if (!existsSync(data.request.file))
-      return reply.code(410).send({ error: 'the sheet of this run is no longer kept: upload it again' });
+    const ended = await endedRun(client, req.params.id);
+    if ('error' in ended) return reply.code(ended.code).send(ended.error);
     // The same file and mapping (and owner, mode, dry run, sheet, language) as a new run, with an id of its own.
-    const { jobId, existed } = await client.enqueue(
-      {
-        request: data.request,
-        origin: data.origin,
-        ...(data.feed ? { feed: data.feed } : {}),
-        ...(data.fileName ? { fileName: data.fileName } : {}),
-        ...(data.sha256 ? { sha256: data.sha256 } : {}),
-        ...(data.waitLockSeconds !== undefined ? { waitLockSeconds: data.waitLockSeconds } : {}),
-        step: 'prepare',
-      },
-      { rerun: true },
-    );
+    const { jobId, existed } = await client.enqueue(again(ended.data, ended.data.request), { rerun: true });
     return reply
       .code(existed ? 200 : 202)
-      .send({ id: jobId, existed, rerunOf: s.id, status: 'queued', url: `/runs/${jobId}` });
+      .send({ id: jobId, existed, rerunOf: ended.id, status: 'queued', url: `/runs/${jobId}` });
+  });
+
+  // A run its quality gate held, applied anyway: the same run queued again with its gate waived (docs/mapping.md
+  // "Quality gates"). Like every run, it writes only under its owner's lease; the held run stays as it was. Applied
+  // once: the same held sheet applied again answers with the run already queued (or run).
+  app.post<{ Params: { id: string } }>('/runs/:id/apply', async (req, reply) => {
+    const ended = await endedRun(client, req.params.id);
+    if ('error' in ended) return reply.code(ended.code).send(ended.error);
+    if (ended.status !== 'held')
+      return reply
+        .code(409)
+        .send({ error: 'only a run its quality gate held can be applied anyway', status: ended.status });
+    const { jobId, existed } = await client.enqueue(again(ended.data, { ...ended.data.request, waiveGate: true }));
+    return reply
+      .code(existed ? 200 : 202)
+      .send({ id: jobId, existed, appliedFrom: ended.id, status: 'queued', url: `/runs/${jobId}` });
   });
 
   app.get<{ Params: { id: string; name: string } }>('/runs/:id/files/:name', async (req, reply) => {
@@ -106,4 +104,34 @@ export function registerRunRoutes(
       )
       .send(createReadStream(file));
   });
+}
+
+/** An ended run's job data, or why it cannot be queued again (its HTTP status and body). */
+async function endedRun(
+  client: ReturnType<typeof importQueueClient>,
+  id: string,
+): Promise<{ id: string; data: ImportJobData; status: ApiRun['status'] } | { code: number; error: object }> {
+  const job = await client.queue.getJob(id);
+  const s = job ? await client.status(id) : null;
+  if (!job || !s) return { code: 404, error: { error: 'no such run' } };
+  const status = apiRun(s).status;
+  if (status === 'queued' || status === 'running')
+    return { code: 409, error: { error: `the run is ${status}: re-run it once it has ended`, status } };
+  const data = job.data as ImportJobData;
+  if (!existsSync(data.request.file))
+    return { code: 410, error: { error: 'the sheet of this run is no longer kept: upload it again' } };
+  return { id: s.id, data, status };
+}
+
+/** The job data that runs `data`'s sheet again with `request`. */
+function again(data: ImportJobData, request: ImportJobData['request']): ImportJobData {
+  return {
+    request,
+    origin: data.origin,
+    ...(data.feed ? { feed: data.feed } : {}),
+    ...(data.fileName ? { fileName: data.fileName } : {}),
+    ...(data.sha256 ? { sha256: data.sha256 } : {}),
+    ...(data.waitLockSeconds !== undefined ? { waitLockSeconds: data.waitLockSeconds } : {}),
+    step: 'prepare',
+  };
 }

@@ -11,7 +11,7 @@ import type { RunSummary } from '../pipeline/report/report.ts';
 import type { RunStatus } from '../queue/enqueue.ts';
 
 /** What a run is, in the console's words. */
-export type RunState = 'queued' | 'running' | 'done' | 'failed' | 'aborted';
+export type RunState = 'queued' | 'running' | 'done' | 'failed' | 'aborted' | 'held';
 
 /** How many issue lines a run shows (issues.csv and summary.json hold them all). */
 export const TOP_ISSUES = 5;
@@ -28,6 +28,8 @@ export interface ApiRun {
   /** The scope the run kept to (full runs, reconcile) and what it withheld from archiving. */
   scope: RunSummary['scope'] | null;
   withheld: RunSummary['withheld'] | null;
+  /** Its quality gate held it (status held): the gate, the measured share, the rules that held it; nothing written. */
+  held: RunSummary['held'] | null;
   queuedAt: string;
   startedAt: string | null;
   finishedAt: string | null;
@@ -45,11 +47,14 @@ export interface ApiRun {
   /** The run directory's name under REPORT_DIR (not an id the routes take). */
   reportDir: string | null;
   rerun: string | null;
+  /** A held run: the route that queues it again with its gate waived (POST; the console's Apply anyway). */
+  apply: string | null;
 }
 
 function stateOf(s: RunStatus): RunState {
   if (s.state === 'completed') {
     const r = s.result;
+    if (r?.summary.held) return 'held';
     return r && (r.exitCode === 3 || r.summary.aborted) ? 'aborted' : 'done';
   }
   if (s.state === 'failed') return 'failed';
@@ -87,6 +92,7 @@ export function apiRun(s: RunStatus): ApiRun {
     mapping: mappingName(s.mapping),
     scope: summary?.scope ?? null,
     withheld: summary?.withheld ?? null,
+    held: summary?.held ?? null,
     queuedAt: s.createdAt,
     // The run's own start once it has one (a parent job is taken again after its chunks: processedOn moves).
     startedAt: summary?.startedAt ?? s.processedAt,
@@ -101,5 +107,6 @@ export function apiRun(s: RunStatus): ApiRun {
     files: (s.result?.files ?? []).map((f) => basename(f)),
     reportDir: s.result?.runId ?? null,
     rerun: status === 'queued' || status === 'running' ? null : `/runs/${s.id}/rerun`,
+    apply: status === 'held' ? `/runs/${s.id}/apply` : null,
   };
 }

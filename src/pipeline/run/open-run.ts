@@ -69,7 +69,7 @@ export interface OpenedRun {
   scope?: ResolvedScope;
   /** Where an earlier attempt's outdated chunks were set aside (the run plans every row again). */
   earlier?: string;
-  /** The quality gate's count (an import under a mapping gate:, not waived): all chunks prepared before a push. */
+  /** The quality gate's count (an import under a gate:, not waived, not yet decided): all chunks prepared first. */
   gateTally?: GateTally;
   /** Validate: the mapped fields its rows fill, counted by its one pass (imports count them in the first pass). */
   fill?: FieldFill;
@@ -407,6 +407,9 @@ async function openLeased(
     ...(lease && ctx.lease?.queued ? { lease: queuedLease(ctx, lease, earlierState) } : {}),
     ...(aside && queued ? { plan: aside.plan } : previous?.plan ? { plan: previous.plan } : {}),
     reportLanguage: mapping.reportLanguage,
+    // The quality gate is decided once: an earlier attempt's verdict stands (quality-gate.ts).
+    ...(previous?.held ? { held: previous.held } : {}),
+    ...(previous?.gatePassed ? { gatePassed: true } : {}),
     ...(keysFromRows ? {} : { fill: fill.result() }),
     ...(lease && !ctx.lease?.queued
       ? { leaseTokens: outdated ? { where: lease.where, tokens: [lease.token] } : grantsOf(previous, lease) }

@@ -2,7 +2,6 @@
  * A run's identity and its small persistent state (`<run>/run.json`): enough for any process to push a chunk or finish
  * the report.
  */
-import type { HeldRun } from './quality-gate.ts';
 import { createHash, webcrypto } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
@@ -10,7 +9,7 @@ import { join } from 'node:path';
 import { ProductSyncError, RunInterrupted } from '../../errors.ts';
 import { writingTo } from '../../fs-errors.ts';
 import type { FieldFillCount } from '../map/field-fill.ts';
-import type { Mapping } from '../map/mapping.ts';
+import type { Mapping, QualityGate } from '../map/mapping.ts';
 import type { ReportLanguage } from '../report-language.ts';
 import { writeFileAtomic } from '../report/atomic.ts';
 import type { ScopeSpec, ScopeSummary } from '../scope.ts';
@@ -38,8 +37,21 @@ export interface ImportRequest {
   failOnDiff?: boolean;
   /** What the report should say beyond the rows (summary.json `notes`), e.g. the files a feed's tick skipped. */
   notes?: string[];
-  /** Apply the run even when it is over its mapping's quality gate (`--waive-gate`, the console's "apply anyway"). */
+  /** Apply the run even when it is over its quality gate (`--waive-gate`, the console's "Apply anyway"). */
   waiveGate?: boolean;
+  /** The feed's quality gate, which replaces the mapping's (docs/mapping.md "Quality gates"). */
+  gate?: QualityGate;
+}
+
+/** What summary.json `held` says of a run its gate held. */
+export interface HeldRun {
+  gate: QualityGate;
+  rows: number;
+  invalidRows: number;
+  invalidShare: number;
+  /** Rows failing each rule of the gate's list that failed at all. */
+  ruleRows: Record<string, number>;
+  message: string;
 }
 
 /** Why a run stopped before sending everything: its exit code and message (summary.json `aborted`). */
@@ -98,6 +110,8 @@ export interface RunState {
   aborted?: RunAbort;
   /** The quality gate held the run (summary.json `held`). */
   held?: HeldRun;
+  /** The quality gate let the run write (decided once every chunk was prepared; a resumed run keeps it). */
+  gatePassed?: boolean;
   /**
    * The lease grants of this run's processes, in the store `where` (inline runs): consecutive tokens mean no other run
    * held the lease between them, so what an earlier attempt's creates left in the API is this run's.

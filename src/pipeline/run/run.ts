@@ -26,7 +26,7 @@ import {
 } from './chunks.ts';
 import { abortError, leaseApi, openRun, type OpenedRun } from './open-run.ts';
 import { produceChunks, type ProducedChunk } from './produce-chunks.ts';
-import { GateTally, qualityGateError } from './quality-gate.ts';
+import { decideGate, runGate, type GateTally } from './quality-gate.ts';
 import { mergeRunLedger } from '../undo/ledger-file.ts';
 import {
   mergeChunkApiFigures,
@@ -123,8 +123,8 @@ async function driveInline(
   const stopListening = stopOnInterruption(ctx, share);
   const run = await openRun(req, ctx, kind, share);
   // A gated import prepares every chunk before it pushes one: the gate is decided before the first write.
-  if (kind === 'import' && !run.state.request.dryRun && run.mapping.gate && !req.waiveGate)
-    run.gateTally = new GateTally(run.mapping.gate);
+  const gate = runGate(run.state, run.mapping.gate);
+  if (gate) run.gateTally = gate;
   const drive = await startInline(run, ctx, kind, tally, t0);
   const fence = run.lease ? allFences([run.lease, ...(ctx.fences ?? [])]) : null;
   let finished: Awaited<ReturnType<ReportAssembler['finish']>>;
@@ -304,6 +304,8 @@ async function pushAsProduced(drive: InlineDrive): Promise<void> {
     if (gated) {
       // Settled chunks' results are on disk (an import writes them): reported from there after the verdict.
       if (c.status === 'settled') drive.done += c.results!.length - c.chunk!.settled.length;
+      // Chunks an earlier attempt prepared are counted from their files.
+      if (c.status === 'prepared' || c.status === 'pushed') await run.gateTally!.addEarlier(workDir, c.index, c.status);
       deferred.push({ index: c.index, status: c.status });
       continue;
     }
@@ -322,13 +324,9 @@ async function pushAsProduced(drive: InlineDrive): Promise<void> {
     }
   }
   if (gated) {
-    const held = run.gateTally!.verdict();
-    if (held) {
-      // Over the gate: nothing is sent; every planned row is reported not attempted, saying why.
-      state.held = held;
-      run.share.stop.reason ??= qualityGateError(held);
-      drive.log.warn({ runId: state.runId, held }, 'run held by its quality gate');
-    }
+    // Over the gate: nothing is sent; every planned row is reported not attempted, saying why.
+    const held = await decideGate(run.gateTally!, run);
+    if (held) drive.log.warn({ runId: state.runId, held }, 'run held by its quality gate');
     run.gateTally = undefined;
     for (const d of deferred) {
       while (pushing.size >= CHUNKS_IN_FLIGHT || reporting.size >= REPORT_BACKLOG)
@@ -503,12 +501,10 @@ export async function startQueuedRun(
   const share = runShare();
   const run = await openRun(req, ctx, 'import', share);
   const { state, workDir } = run;
-  // The gate is decided by the inline run only so far: a queued run says in its report that it was not checked.
-  if (run.mapping.gate && !state.request.dryRun && !req.waiveGate)
-    state.request.notes = [
-      ...(state.request.notes ?? []),
-      "the mapping's quality gate (gate:) is not applied to queued runs yet: this run was not held back by it",
-    ];
+  // A gated run adds no chunk job before the gate is decided: every chunk is prepared first.
+  const gate = runGate(state, run.mapping.gate);
+  if (gate) run.gateTally = gate;
+  const deferred: number[] = [];
   const refBefore = ctx.clients.stats.reference - state.referenceRequests;
   const productBefore = ctx.clients.stats.product - state.productRequests;
   const guard = ctx.fences?.length ? allFences(ctx.fences) : undefined;
@@ -518,9 +514,16 @@ export async function startQueuedRun(
     await withFence(fence, () =>
       traced('pass.rows', { runId: state.runId }, async () => {
         for await (const c of produceChunks(run, ctx, guard ? { guard } : {})) {
-          if (c.status !== 'pushed')
+          if (gate) {
+            if (c.status === 'prepared' || c.status === 'pushed') await gate.addEarlier(workDir, c.index, c.status);
+            if (c.status !== 'pushed') deferred.push(c.index);
+          } else if (c.status !== 'pushed')
             await onChunk({ runId: state.runId, workDir, kind: 'rows', index: c.index, ...plan });
         }
+        if (gate)
+          await afterQueuedGate(gate, run, deferred, (index) =>
+            onChunk({ runId: state.runId, workDir, kind: 'rows', index, ...plan }),
+          );
       }),
     );
   } finally {
@@ -548,6 +551,24 @@ export async function startQueuedRun(
     archiveChunks: state.archiveChunks,
     ...(state.aborted ? { aborted: state.aborted } : {}),
   };
+}
+
+/**
+ * A gated queued run, every chunk prepared: the verdict, then the chunk jobs — or, held, no job at all: each chunk is
+ * settled not attempted, saying why (as a chunk job would settle it once its run stopped).
+ */
+async function afterQueuedGate(
+  gate: GateTally,
+  run: OpenedRun,
+  deferred: readonly number[],
+  add: (index: number) => Promise<void>,
+): Promise<void> {
+  run.gateTally = undefined;
+  const held = await decideGate(gate, run);
+  if (held) {
+    rootLogger.warn({ runId: run.state.runId, held }, 'run held by its quality gate');
+    for (const i of deferred) await recoverChunk(run.workDir, 'rows', i, held.message, 'not_attempted');
+  } else for (const i of deferred) await add(i);
 }
 
 /**

@@ -26,7 +26,21 @@
  *   files: string[],
  *   reportDir: string | null,
  *   rerun: string | null,
+ *   held?: Held | null,
+ *   apply?: string | null,
  * }} Run
+ */
+/**
+ * Why a run's quality gate held it (docs/mapping.md "Quality gates"): the gate, the share of invalid rows measured, the
+ * gate's rules that failed and on how many rows.
+ * @typedef {{
+ *   gate: { maxInvalidShare?: number, rules?: string[] },
+ *   rows: number,
+ *   invalidRows: number,
+ *   invalidShare: number,
+ *   ruleRows: Record<string, number>,
+ *   message: string,
+ * }} Held
  */
 /**
  * What a full run withheld from archiving (docs/scopes.md): rows whose key could not be read, and the items each
@@ -199,7 +213,29 @@
     <dt>mapping</dt><dd>${esc(r.mapping)} <a class="scorecard-link" href="/scorecard?mapping=${encodeURIComponent(r.mapping)}">scorecard</a></dd>${scopeText(r)}<dt>status</dt><dd class="status">${esc(r.status)}</dd>
     <dt>queued</dt><dd>${when(r.queuedAt)}</dd><dt>started</dt><dd>${when(r.startedAt)}</dd><dt>finished</dt><dd>${when(r.finishedAt)}</dd>
     <dt>outcome</dt><dd class="outcome">${outcome(r) || esc(progressText(r.progress))}</dd></dl>
-    ${withheldBox(r)}${issueTable(r)}<p>${rejected} ${rerun} ${undo}</p>`;
+    ${heldBox(r)}${withheldBox(r)}${issueTable(r)}<p>${rejected} ${rerun} ${undo}</p>`;
+  }
+  /** @param {number} x */
+  const percent = (x) => `${Math.round(x * 1000) / 10} %`;
+  /**
+   * A run its quality gate held: the gate, what was measured, the rules that held it, and Apply anyway.
+   * @param {Run} r
+   */
+  function heldBox(r) {
+    const h = r.held;
+    if (!h) return '';
+    const max = h.gate.maxInvalidShare;
+    const share = `${percent(h.invalidShare)} of the rows invalid (${h.invalidRows} of ${h.rows})${max === undefined ? '' : `, gate ${percent(max)}`}`;
+    const rules = Object.entries(h.ruleRows)
+      .map(([id, n]) => `<li><code>${esc(id)}</code>: ${n} row(s)</li>`)
+      .join('');
+    const gateRules = h.gate.rules?.length ? `; rules ${esc(h.gate.rules.join(', '))}` : '';
+    const apply = r.apply
+      ? '<button type="button" id="apply-anyway">Apply anyway</button> <span>queues the same run again with its gate waived: it writes</span>'
+      : '';
+    return `<section id="held" class="err"><h3>Held by its quality gate: nothing written</h3>
+    <p class="held-gate">gate: ${max === undefined ? 'no invalid share' : `maxInvalidShare ${percent(max)}`}${gateRules}</p>
+    <p class="held-share">measured: ${esc(share)}</p>${rules ? `<ul class="held-rules">${rules}</ul>` : ''}<p>${apply}</p></section>`;
   }
   /**
    * The scope the run kept to (docs/scopes.md): its words and the items it held.
@@ -241,7 +277,10 @@
     $('run-detail').hidden = false;
     // Drawn only when the run allows them.
     const button = document.getElementById('rerun');
-    if (button) button.addEventListener('click', () => rerun(r.id));
+    if (button) button.addEventListener('click', () => queueAgain(r.id, 'rerun', 're-run'));
+    const applyButton = document.getElementById('apply-anyway');
+    if (applyButton)
+      applyButton.addEventListener('click', () => queueAgain(r.id, 'apply', 'the held run, applied anyway,'));
     const undoButton = document.getElementById('undo');
     if (undoButton) undoButton.addEventListener('click', () => undoPlan(r.id, false));
   }
@@ -322,12 +361,17 @@
       return;
     }
   }
-  /** @param {string} id */
-  async function rerun(id) {
-    const res = await fetch(`/runs/${encodeURIComponent(id)}/rerun`, { method: 'POST' });
+  /**
+   * Re-run, or apply a held run anyway: the run queued again (POST /runs/:id/rerun or /apply), then shown.
+   * @param {string} id
+   * @param {'rerun' | 'apply'} route
+   * @param {string} what
+   */
+  async function queueAgain(id, route, what) {
+    const res = await fetch(`/runs/${encodeURIComponent(id)}/${route}`, { method: 'POST' });
     /** @type {{ id: string, error?: string }} */
     const out = await res.json();
-    $('message').textContent = res.ok ? `re-run queued as ${out.id}` : `refused: ${out.error}`;
+    $('message').textContent = res.ok ? `${what} queued as ${out.id}` : `refused: ${out.error}`;
     $('message').className = res.ok ? 'ok' : 'err';
     if (res.ok) location.hash = `run=${encodeURIComponent(out.id)}`;
     refresh();
