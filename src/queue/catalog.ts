@@ -32,6 +32,8 @@ export const importJobSchema = z.object({
     waiveGate: z.boolean().optional(),
     /** The feed's quality gate, which replaces the mapping's. */
     gate: gateSchema.optional(),
+    /** The feed's own rules: the file holding them (a rules file, or the feed file). */
+    rules: z.string().optional(),
   }),
   origin: z.enum(['cli', 'upload', 'feed']),
   feed: z.string().optional(),
@@ -217,6 +219,7 @@ export async function importJobId(data: ImportJobData): Promise<string> {
     ...(r.scope !== undefined ? [r.scope] : []),
     // So are a feed's own gate and a waived gate (absent: ids stay as they were).
     ...(r.gate !== undefined ? [{ gate: r.gate }] : []),
+    ...(r.rules !== undefined ? [{ rules: r.rules }] : []),
     ...(r.waiveGate ? ['waive-gate'] : []),
   ]);
   return `import-${sheet.slice(0, 20)}-${h.slice(0, 12)}`;

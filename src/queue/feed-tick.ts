@@ -8,7 +8,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ProductSyncError } from '../errors.ts';
@@ -18,6 +18,7 @@ import { isPartialName } from '../sources/hash-file.ts';
 import { openSource, sourceKind, sourceLabel, sourceOrderOf, sourceSettleMs } from '../sources/open.ts';
 import type { Source, SourceFile } from '../sources/source.ts';
 import { sha256File } from '../pipeline/run/run-state.ts';
+import { rulesFileOf } from '../pipeline/map/rule-set.ts';
 import type { ImportJobData } from './catalog.ts';
 import { enqueueImport, type ImportJobResult } from './enqueue.ts';
 import { feedKeys } from '../redis-keys.ts';
@@ -503,6 +504,10 @@ async function queue(
       allowArchive: feed.archiveGuard.allow,
       ...(feed.scope !== undefined ? { scope: feed.scope } : {}),
       ...(feed.gate !== undefined ? { gate: feed.gate } : {}),
+      // The feed's rules are read (and checked) when the run opens: from the rules file it names, or from itself.
+      ...(feed.rules !== undefined
+        ? { rules: typeof feed.rules === 'string' ? rulesFileOf(feed.file, feed.rules) : resolvePath(feed.file) }
+        : {}),
       ...(feed.owner ? { owner: feed.owner } : {}),
       ...(runNotes.length > 0 ? { notes: runNotes } : {}),
     },

@@ -9,6 +9,7 @@ import { afterImportSchema } from '../sources/source.ts';
 import { MODES } from '../pipeline/sync/plan.ts';
 import { scopeSchema } from '../pipeline/scope.ts';
 import { gateSchema } from '../pipeline/map/mapping.ts';
+import { rulesSchema } from '../pipeline/map/rule-set.ts';
 import { parseYamlDocument } from '../yaml-document.ts';
 
 const timezone = z.string().refine((tz) => {
@@ -66,6 +67,8 @@ export const feedSchema = z.strictObject({
   scope: scopeSchema.optional(),
   /** The feed's quality gate: replaces the mapping's (docs/mapping.md "Quality gates"). */
   gate: gateSchema.optional(),
+  /** The feed's own rules, added to the mapping's: a list, or a rules file (relative to this file). */
+  rules: rulesSchema.optional(),
   dryRun: z.boolean().default(false),
   archiveGuard: z
     .strictObject({ maxRatio: z.number().min(0).max(1).default(0.1), allow: z.boolean().default(false) })

@@ -18,16 +18,19 @@ let stack: ConsoleStack;
 let dir: string;
 let drop: string;
 
-const mappingText = (gate: string) => `name: gate-queued
-target: tradeItem
-ownerCompanyId: ${DEMO_COMPANY_ID}
-language: fr-FR
-key: gtin
-columns:
-  - { column: GTIN, field: gtin, type: gtin }
-  - { column: Désignation, field: tradeItemName }
-${gate}
-`;
+/** The test's mapping (JSON is YAML), with `gate` as its quality gate. */
+const mappingText = (gate: Record<string, unknown>) =>
+  JSON.stringify({
+    name: 'gate-queued',
+    target: 'tradeItem',
+    ownerCompanyId: DEMO_COMPANY_ID,
+    language: 'fr-FR',
+    columns: [
+      { column: 'GTIN', field: 'gtin', type: 'gtin' },
+      { column: 'Désignation', field: 'tradeItemName' },
+    ],
+    gate,
+  });
 
 /** A sheet of `rows` rows from GTIN `offset`, the first `invalid` with a wrong check digit. */
 function sheet(at: string, name: string, rows: number, invalid: number, offset: number): string {
@@ -48,10 +51,20 @@ beforeAll(async () => {
   mkdirSync(drop);
   mkdirSync(jobs);
   // The mapping's gate lets a third of the rows be invalid; the feed's own gate (which replaces it) a tenth.
-  writeFileSync(join(dir, 'lenient.yaml'), mappingText('gate: { maxInvalidShare: 0.5 }'));
+  writeFileSync(join(dir, 'lenient.yaml'), mappingText({ maxInvalidShare: 0.5 }));
   writeFileSync(
     join(jobs, 'strict.yaml'),
     `schedule: "0 2 * * *"\nsource: { dir: ${drop}, pattern: "strict-*.csv", settleSeconds: 0 }\nmapping: ${join(dir, 'lenient.yaml')}\ngate: { maxInvalidShare: 0.1 }\n`,
+  );
+  // A feed with rules of its own, in a rules file it names (relative to the feed file), and a gate on one of them.
+  mkdirSync(join(jobs, 'rules'));
+  writeFileSync(
+    join(jobs, 'rules', 'feed-rules.yaml'),
+    '- id: FEED-001\n  assert: "$length(tradeItemName) <= 9"\n  severity: warning\n  message: short names\n',
+  );
+  writeFileSync(
+    join(jobs, 'ruled.yaml'),
+    `schedule: "0 2 * * *"\nsource: { dir: ${drop}, pattern: "ruled-*.csv", settleSeconds: 0 }\nmapping: ${join(dir, 'lenient.yaml')}\nrules: ./rules/feed-rules.yaml\ngate: { rules: [FEED-001] }\n`,
   );
   stack = await startConsoleStack('gate-queued', {}, { jobsDir: jobs });
 });
@@ -70,7 +83,13 @@ interface ApiRun {
   origin: string;
   counts: Record<string, number> | null;
   reportDir: string | null;
-  held: { invalidShare: number; invalidRows: number; rows: number; gate: Record<string, unknown> } | null;
+  held: {
+    invalidShare: number;
+    invalidRows: number;
+    rows: number;
+    gate: Record<string, unknown>;
+    ruleRows: Record<string, number>;
+  } | null;
   apply: string | null;
 }
 
@@ -99,10 +118,31 @@ const summaryOf = (runDir: string) =>
     abortCode?: string;
   };
 
+/** Ticks `feed` and waits for the run it queues to end. */
+async function feedRun(feed: string): Promise<ApiRun> {
+  const feeds = openFeedsQueue(stack.config);
+  try {
+    await feeds.tick(feed);
+  } finally {
+    await feeds.close();
+  }
+  let id: string | undefined;
+  await until(
+    `the run of feed ${feed} is listed`,
+    async () => {
+      const { runs } = (await (await fetch(`${stack.url}/runs?feed=${feed}`)).json()) as { runs: ApiRun[] };
+      id = runs[0]?.id;
+      return id !== undefined;
+    },
+    30_000,
+  );
+  return ended(id!);
+}
+
 describe('a quality gate on queued runs', () => {
   it('holds an enqueued run over the gate before any chunk is pushed; --waive-gate applies it', async () => {
     const mapping = join(dir, 'strict-mapping.yaml');
-    writeFileSync(mapping, mappingText('gate: { maxInvalidShare: 0.1 }'));
+    writeFileSync(mapping, mappingText({ maxInvalidShare: 0.1 }));
     const file = sheet(dir, 'cli.csv', 10, 3, 1100);
     const before = writes();
     const r = await cliInProcess(['enqueue', file, '--mapping', mapping, '--wait'], { env: env() });
@@ -131,23 +171,8 @@ describe('a quality gate on queued runs', () => {
 
   it("holds a feed's run by the feed's own gate, which replaces the mapping's; the console applies it anyway", async () => {
     sheet(drop, 'strict-1.csv', 10, 3, 1200);
-    const feeds = openFeedsQueue(stack.config);
-    try {
-      await feeds.tick('strict');
-    } finally {
-      await feeds.close();
-    }
-    let id: string | undefined;
-    await until(
-      'the feed run is listed',
-      async () => {
-        const { runs } = (await (await fetch(`${stack.url}/runs?feed=strict`)).json()) as { runs: ApiRun[] };
-        id = runs[0]?.id;
-        return id !== undefined;
-      },
-      30_000,
-    );
-    const held = await ended(id!);
+    const held = await feedRun('strict');
+    const id = held.id;
     // The mapping's gate (0.5) would have let it through: the feed's (0.1) held it.
     expect(held).toMatchObject({ status: 'held', held: { invalidShare: 0.3, gate: { maxInvalidShare: 0.1 } } });
     expect(held.counts).toMatchObject({ invalid: 3, notAttempted: 7, created: 0 });
@@ -170,7 +195,7 @@ describe('a quality gate on queued runs', () => {
       }
       return withChromium({}, async (browser) => {
         const page = await browser.newPage();
-        await page.goto(`${stack.url}/#run=${encodeURIComponent(id!)}`);
+        await page.goto(`${stack.url}/#run=${encodeURIComponent(id)}`);
         const box = page.locator('#run-detail #held');
         await box.waitFor({ timeout: 15_000 });
         expect(await box.locator('.held-share').textContent()).toContain('30 % of the rows invalid (3 of 10)');
@@ -188,6 +213,19 @@ describe('a quality gate on queued runs', () => {
     expect(applied.counts).toMatchObject({ invalid: 3, created: 7 });
     expect(stored(`0${testGtin(1205)}`)).toBe(true);
     // The held run stays as it was.
-    expect((await run(id!)).status).toBe('held');
+    expect((await run(id)).status).toBe('held');
   }, 90_000);
+
+  it("applies a feed's own rules, from the rules file it names, and holds its run on the gate's rule", async () => {
+    // Sablés 0 … Sablés 9: "Sablés 10" would be longer; one row with a long name fails FEED-001.
+    const file = sheet(drop, 'ruled-1.csv', 4, 0, 1300);
+    writeFileSync(file, `${readFileSync(file, 'utf8').trimEnd()}\n${testGtin(1304)};Sablés au beurre\n`);
+    const held = await feedRun('ruled');
+    expect(held).toMatchObject({
+      status: 'held',
+      held: { ruleRows: { 'FEED-001': 1 }, gate: { rules: ['FEED-001'] } },
+    });
+    expect(held.counts).toMatchObject({ rows: 5, notAttempted: 5, created: 0 });
+    expect(stored(`0${testGtin(1300)}`)).toBe(false);
+  }, 60_000);
 });

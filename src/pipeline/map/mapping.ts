@@ -14,12 +14,17 @@ import {
   type LookupKind,
 } from '../../api/fields.ts';
 import { ProductSyncError } from '../../errors.ts';
+
+export { closest } from './closest.ts';
+export { MappingError, type MappingProblem } from './mapping-error.ts';
 import { formatPath, parseYamlDocument } from '../../yaml-document.ts';
 import { columnLetters, letterPosition } from '../../formats/column-letters.ts';
 import { COLUMN_TYPES, localeNumberSeparators, valueMapKey, type ColumnType } from './transforms.ts';
 import { scopeSchema, type ScopeSpec } from '../scope.ts';
-import { RULES } from '../../rule-catalogue.ts';
-import { assertionProblem, type UserRule } from './user-rules.ts';
+import type { UserRule } from './user-rules.ts';
+import { closest } from './closest.ts';
+import { MappingError } from './mapping-error.ts';
+import { checkRules, gateRuleProblems, readRulesFile, rulesFileOf, rulesSchema } from './rule-set.ts';
 import { REPORT_LANGUAGES, reportLanguageOf, type ReportLanguage } from '../report-language.ts';
 import type { LookupSpec, Target } from '../types.ts';
 
@@ -132,62 +137,11 @@ export interface QualityGate {
   rules?: readonly string[];
 }
 
-/** One problem of a mapping file, with the line that has it. */
-export interface MappingProblem {
-  line: number | null;
-  path: string;
-  message: string;
-}
-
-/** PS_ERR_MAPPING_INVALID with each problem and its line (the message lists them as `file:line: path: message`). */
-export class MappingError extends ProductSyncError {
-  readonly file: string;
-  readonly problems: readonly MappingProblem[];
-  constructor(file: string, problems: readonly MappingProblem[]) {
-    const lines = problems.map(
-      (p) => `  ${file}${p.line === null ? '' : `:${p.line}`}: ${p.path ? `${p.path}: ` : ''}${p.message}`,
-    );
-    super(
-      'PS_ERR_MAPPING_INVALID',
-      `invalid mapping ${file} (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${lines.join('\n')}`,
-    );
-    this.name = 'MappingError';
-    this.file = file;
-    this.problems = problems;
-  }
-}
-
 const lookupKinds = LOOKUPS.map((l) => l.kind) as [string, ...string[]];
 const scalar = z.union([z.string(), z.number().transform(String), z.boolean().transform(String)]);
 const headerName = z.union([z.string().trim().min(1, 'must not be empty'), z.number().transform(String)]);
 const LOOKUP_HELP =
   'lookup must be harmonized-code, {list: <list name>}, {brand: {create: true|false}} or {kind: <lookup kind>}';
-
-/** Edit distance of two words (case ignored), capped: enough to tell a typo from another word. */
-function distance(a: string, b: string): number {
-  const x = a.toLowerCase();
-  const y = b.toLowerCase();
-  let prev = Array.from({ length: y.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= x.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= y.length; j++)
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[y.length]!;
-}
-
-/** The candidate `word` most likely misspells (case, a letter or two, a missing or extra `s`), or undefined. */
-export function closest(word: string, candidates: Iterable<string>): string | undefined {
-  let best: string | undefined;
-  let bestD = Infinity;
-  const max = word.length <= 4 ? 1 : word.length <= 8 ? 2 : 3;
-  for (const c of candidates) {
-    const d = distance(word, c);
-    if (d < bestD) [best, bestD] = [c, d];
-  }
-  return bestD <= max ? best : undefined;
-}
 
 /** ` (did you mean x?)` when a candidate is close to `word`, else ''. */
 function didYouMean(word: string, candidates: Iterable<string>): string {
@@ -282,21 +236,6 @@ const languageCode = z
   .string()
   .regex(/^[a-zA-Z]{2,3}(?:[-_][a-zA-Z0-9]{2,8})*$/, 'must be a language code such as fr-FR');
 
-/** A rule of the mapping (`rules:`): a JSONata assertion over the mapped row, docs/mapping.md "Your own rules". */
-const userRuleSchema = z.strictObject({
-  /** Yours: unique within the mapping, shown wherever its issue is (PS- ids are the catalogue's). */
-  id: z
-    .string()
-    .regex(/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/, 'a rule id is a letter then letters, digits, _ . - (at most 64)'),
-  /** A JSONata expression over the mapped row (API field names) that is true when the row is right. */
-  assert: z.string().min(1),
-  /** warning: reported, the row goes on; error: the row is rejected. */
-  severity: z.enum(['warning', 'error']).default('error'),
-  message: z.string().min(1),
-  /** The sheet column the issue points at (default: the column of the one field the assertion reads). */
-  column: z.string().min(1).optional(),
-});
-
 /** A quality gate (`gate:`): a run over it plans and reports everything and writes nothing (exit 3). */
 export const gateSchema = z
   .strictObject({
@@ -330,7 +269,7 @@ export const mappingSchema = z.strictObject({
   /** The part of the owner's catalogue the sheets cover: brands, suppliers, gtinPrefixes or owner (docs/scopes.md). */
   scope: scopeSchema.optional(),
   /** The mapping's own rules: JSONata assertions over the mapped row (docs/mapping.md "Your own rules"). */
-  rules: z.array(userRuleSchema).optional(),
+  rules: rulesSchema.optional(),
   /** A quality gate: hold a run whose quality collapsed before it writes (docs/mapping.md "Quality gates"). */
   gate: gateSchema.optional(),
   /** The language of rejected.*, issues.csv and the scorecard file (en, fr, de; default the one of `language`). */
@@ -622,7 +561,7 @@ function build(
   if (!columns.some((c) => c.field.path === keyField) && !problems.some((p) => p.path[0] === 'columns')) {
     problems.push({ path: ['key'], message: `key ${raw.key} needs a column with field ${keyField}` });
   }
-  const rules = userRules(raw, lineOf, problems);
+  const { rules, text: rulesText } = mappingRules(raw, file, lineOf, problems);
   if (raw.dateFormat !== undefined && !/^(?=.*y)(?=.*m)(?=.*d)[ymd/.\- ]+$/i.test(raw.dateFormat)) {
     problems.push({ path: ['dateFormat'], message: `"${raw.dateFormat}" is not a date format such as dd/mm/yyyy` });
   }
@@ -637,7 +576,8 @@ function build(
   return {
     name: raw.name ?? basename(file, extname(file)),
     file,
-    hash: createHash('sha256').update(text).digest('hex'),
+    // A rules file the mapping names is part of it: its run ids change with it too.
+    hash: createHash('sha256').update(text).update(rulesText).digest('hex'),
     target: raw.target,
     ...(raw.ownerCompanyId !== undefined ? { ownerCompanyId: raw.ownerCompanyId.toLowerCase() } : {}),
     language: raw.language,
@@ -657,45 +597,55 @@ function build(
   };
 }
 
-const CATALOGUE_IDS: ReadonlySet<string> = new Set(RULES.map((r) => r.id));
-
 /**
- * The mapping's rules, checked: unique ids, none of the catalogue's, each assertion parsed and reading only the
- * target's fields; and the gate's rule ids, each the catalogue's or the mapping's.
+ * The mapping's rules — inline, or from the rules file it names (whose problems name that file) — and the ids its gate
+ * lists, each the catalogue's or one of these rules.
  */
-function userRules(
+function mappingRules(
   raw: RawMapping,
+  file: string,
   lineOf: (path: (string | number)[]) => number | null,
   problems: Located[],
-): UserRule[] {
-  const fields = FIELD_TYPES[raw.target];
-  const names = new Set(fields.keys());
-  const out: UserRule[] = [];
+): { rules: UserRule[]; text: string } {
+  const fields = new Set(FIELD_TYPES[raw.target].keys());
   const ids = new Set<string>();
-  (raw.rules ?? []).forEach((r, i) => {
-    if (ids.has(r.id)) problems.push({ path: ['rules', i, 'id'], message: `rule ${r.id} is defined twice` });
-    else if (/^PS-/i.test(r.id))
-      problems.push({ path: ['rules', i, 'id'], message: `rule ${r.id}: ids starting with PS- are the catalogue's` });
-    ids.add(r.id);
-    const problem = assertionProblem(r, names, (n) => closest(n, names));
-    if (problem) problems.push({ path: ['rules', i, 'assert'], message: problem });
-    out.push({
-      id: r.id,
-      assert: r.assert,
-      severity: r.severity,
-      message: r.message,
-      ...(r.column !== undefined ? { column: r.column } : {}),
-      line: lineOf(['rules', i]) ?? 0,
-    });
-  });
-  (raw.gate?.rules ?? []).forEach((id, i) => {
-    if (!CATALOGUE_IDS.has(id) && !ids.has(id))
-      problems.push({
-        path: ['gate', 'rules', i],
-        message: `${id} is no rule of the catalogue (product-sync rules) nor of this mapping`,
-      });
-  });
+  let out: { rules: UserRule[]; text: string };
+  if (typeof raw.rules === 'string') out = readRulesFile(rulesFileOf(file, raw.rules), fields, ids);
+  else {
+    const inline = (raw.rules ?? []).map((r, i) => ({ raw: r, i }));
+    out = { rules: checkRules(inline, fields, lineOf, ['rules'], ids, problems), text: '' };
+  }
+  problems.push(...gateRuleProblems(raw.gate?.rules, ids, ['gate', 'rules']));
   return out;
+}
+
+/**
+ * The mapping as a feed's run applies it (docs/mapping.md "Quality gates"): the feed's rules (`rules`: the file that
+ * holds them, a rules file or the feed file itself) added to the mapping's, the feed's gate in place of the mapping's,
+ * its rule ids checked against both. Problems stop the run before anything is read (exit 2).
+ */
+export function withFeedQuality(mapping: Mapping, feed: { rules?: string; gate?: QualityGate }): Mapping {
+  if (feed.rules === undefined && feed.gate === undefined) return mapping;
+  const fields = new Set(FIELD_TYPES[mapping.target].keys());
+  const ids = new Set(mapping.rules.map((r) => r.id));
+  const loaded = feed.rules !== undefined ? readRulesFile(feed.rules, fields, ids) : undefined;
+  const gate = feed.gate ?? mapping.gate;
+  const problems = gateRuleProblems(feed.gate?.rules, ids, ['gate', 'rules']);
+  if (problems.length > 0)
+    throw new MappingError(
+      `the feed's gate (mapping ${mapping.file})`,
+      problems.map((p) => ({ line: null, path: formatPath(p.path), message: p.message })),
+    );
+  return {
+    ...mapping,
+    rules: [...mapping.rules, ...(loaded?.rules ?? [])],
+    ...(gate ? { gate } : {}),
+    hash: createHash('sha256')
+      .update(mapping.hash)
+      .update(loaded?.text ?? '')
+      .update(feed.gate ? JSON.stringify(feed.gate) : '')
+      .digest('hex'),
+  };
 }
 
 /**

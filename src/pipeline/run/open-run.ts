@@ -10,7 +10,7 @@ import { mkdir, rename } from 'node:fs/promises';
 import { join, resolve as resolvePath } from 'node:path';
 import { MANUFACTURED_ITEM_FIELDS, TRADE_ITEM_FIELDS } from '../../api/fields.ts';
 import { ProductSyncError } from '../../errors.ts';
-import { loadMapping, type Mapping } from '../map/mapping.ts';
+import { loadMapping, withFeedQuality, type Mapping } from '../map/mapping.ts';
 import { checkSheetFile } from '../read/read-sheet.ts';
 import type { DraftResolver } from '../resolve/resolve-drafts.ts';
 import { openApiState, type ApiStateSource } from '../sync/api-state.ts';
@@ -137,7 +137,8 @@ export async function openRun(
   // The sheet is hashed while the mapping loads; a mapping that fails is still the error reported.
   const hashing = checkSheetFile(req.file).then(() => sha256File(req.file));
   hashing.catch(() => undefined);
-  const mapping = await loadMapping(req.mapping);
+  // A feed's own rules and gate apply to its runs (the feed's gate replaces the mapping's).
+  const mapping = withFeedQuality(await loadMapping(req.mapping), req);
   const owner = runOwner(req, mapping, ctx);
   // Full mode archives what the sheet does not name: of which part of the catalogue must be said, before anything is
   // read from the API or sent (docs/scopes.md).

@@ -41,6 +41,8 @@ export interface ImportRequest {
   waiveGate?: boolean;
   /** The feed's quality gate, which replaces the mapping's (docs/mapping.md "Quality gates"). */
   gate?: QualityGate;
+  /** The feed's own rules, added to the mapping's: the file holding them (a rules file, or the feed file itself). */
+  rules?: string;
 }
 
 /** What summary.json `held` says of a run its gate held. */
