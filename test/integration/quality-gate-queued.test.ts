@@ -106,7 +106,7 @@ async function ended(id: string): Promise<ApiRun> {
       r = (await res.json()) as ApiRun;
       return r.status !== 'queued' && r.status !== 'running';
     },
-    30_000,
+    60_000,
   );
   return r!;
 }
@@ -214,7 +214,7 @@ describe('a quality gate on queued runs', () => {
     expect(stored(`0${testGtin(1205)}`)).toBe(true);
     // The held run stays as it was.
     expect((await run(id)).status).toBe('held');
-  }, 90_000);
+  }, 120_000);
 
   it("applies a feed's own rules, from the rules file it names, and holds its run on the gate's rule", async () => {
     // Sablés 0 … Sablés 9: "Sablés 10" would be longer; one row with a long name fails FEED-001.

@@ -107,12 +107,16 @@ export function runGate(state: RunState, mappingGate: QualityGate | undefined): 
 
 /**
  * Once every chunk is prepared, before any is pushed: the verdict, kept in run.json. Held: the run's stop reason is the
- * gate (every planned row is then settled not attempted, saying why). Returns it.
+ * gate (every planned row is then settled not attempted, saying why). Returns it (null: the run goes on, or stopped
+ * for another reason already).
  */
 export async function decideGate(
   tally: GateTally,
   run: { state: RunState; workDir: string; share: { stop: RunStop } },
 ): Promise<HeldRun | null> {
+  // Stopped before (interrupted, the lease lost, the API away): nothing is sent anyway, and rows left unresolved would
+  // make a verdict of the rest; the run, resumed, decides it.
+  if (run.share.stop.reason) return null;
   const held = tally.verdict();
   if (held) {
     run.state.held = held;
