@@ -63,8 +63,9 @@ describe('a queued run whose prepare step is retried after a takeover plans agai
     sandbox.handle.reset();
     sandbox.handle.setFaults({ latencyMs: [5, 10], seed: 9 });
     const dir = mkdtempSync(join(tmpdir(), 'ps-queued-replan-'));
-    const rows = 300;
-    const queued = brandSheet(dir, rows, 200);
+    // 150 rows in chunks of 25; "Marque B" first named on row 100, in the fifth chunk (rows-4).
+    const rows = 150;
+    const queued = brandSheet(dir, rows, 100);
     const inline = writeProductSheet(dir, rows, { owner, name: (i) => `Inline ${i}` });
     const held = join(dir, 'brand.held');
     const release = join(dir, 'brand.release');
@@ -74,13 +75,13 @@ describe('a queued run whose prepare step is retried after a takeover plans agai
       REDIS_URL: redisUrl,
       QUEUE_PREFIX: `replan-${process.pid}-${Date.now()}`,
       API_CONCURRENCY: '2',
-      CHUNK_SIZE: '50',
+      CHUNK_SIZE: '25',
       LEASE_TTL_SECONDS: '3',
       WORKER_LOCK_MS: '2000',
       LOG_LEVEL: 'warn',
       LOG_FORMAT: 'json',
     });
-    // The prepare step creates "Marque B" when it plans the chunk of row 200: the worker is frozen right there (its
+    // The prepare step creates "Marque B" when it plans the chunk of row 100: the worker is frozen right there (its
     // lease and job locks run out), with the first chunks planned and some pushed.
     const frozen = spawnCli(['worker', '--jobs-dir', join(dir, 'no-jobs')], {
       env: {
