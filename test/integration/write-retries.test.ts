@@ -10,21 +10,11 @@ import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import type { FaultSpec } from '../../src/sandbox/faults.ts';
 import { expectOneItemPerGtin, useSandbox, withContext, reportRows } from '../helpers/sandbox.ts';
 import { testGtin } from '../helpers/sheets.ts';
+import { eanMapping } from '../helpers/mappings.ts';
 import { apiEnv } from '../helpers/env.ts';
 
 const owner = DEMO_COMPANY_ID;
-const MAPPING = `name: brands-under-faults
-target: tradeItem
-ownerCompanyId: ${owner}
-language: fr-FR
-key: gtin
-columns:
-  - { column: EAN, field: gtin, type: gtin }
-  - { column: Nom, field: tradeItemName }
-  - { column: Marque, field: brandId, lookup: { brand: { create: true } } }
-  - { column: Poids, field: "netContents[0].value", type: decimal }
-  - { column: Unité, field: "netContents[0].unitOfMeasure", type: unit }
-`;
+const MAPPING = eanMapping('brands-under-faults', owner, { brand: true });
 
 const sandbox = useSandbox();
 let dir: string;
