@@ -5,7 +5,6 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { runImport, type RunResult } from '../../src/pipeline/run/run.ts';
@@ -16,39 +15,25 @@ import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import type { FaultSpec } from '../../src/sandbox/faults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { testGtin } from '../helpers/sheets.ts';
-import { apiEnv } from '../helpers/env.ts';
+import { eanMapping } from '../helpers/mappings.ts';
+import { inlineEnv, queueEnv } from '../helpers/env.ts';
+import { reportRows } from '../helpers/sandbox.ts';
 
 const owner = DEMO_COMPANY_ID;
 const redisUrl = inject('redisUrl');
-const prefixes: string[] = [];
 let sandbox: RunningSandbox;
 let dir: string;
 
-const MAPPING = (withBrand: boolean) => `name: aborted-${withBrand ? 'brand' : 'plain'}
-target: tradeItem
-ownerCompanyId: ${owner}
-language: fr-FR
-key: gtin
-scope: owner
-columns:
-  - { column: EAN, field: gtin, type: gtin }
-  - { column: Nom, field: tradeItemName }
-${withBrand ? '  - { column: Marque, field: brandId, lookup: { brand: { create: true } } }\n' : ''}  - { column: Poids, field: "netContents[0].value", type: decimal }
-  - { column: Unité, field: "netContents[0].unitOfMeasure", type: unit }
-`;
+const MAPPING = (withBrand: boolean) =>
+  eanMapping(`aborted-${withBrand ? 'brand' : 'plain'}`, owner, { brand: withBrand, scope: 'owner' });
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
   dir = mkdtempSync(join(tmpdir(), 'ps-aborted-'));
 });
+// Queued cases use key prefixes of their own on the suite's private Redis (gone with the suite).
 afterAll(async () => {
   await sandbox?.close();
-  const r = new Redis(redisUrl);
-  for (const p of prefixes) {
-    const keys = await r.keys(`{${p}}*`);
-    if (keys.length > 0) await r.del(...keys);
-  }
-  r.disconnect();
 });
 
 let n = 0;
@@ -66,18 +51,10 @@ function sheet(rows: number, withBrand: boolean, prefix: string): { file: string
 }
 
 function env(sub: string, queued: boolean, extra: Record<string, string> = {}): Record<string, string> {
-  const prefix = `ps-aborted-${process.pid}-${n}`;
-  if (queued) prefixes.push(prefix);
-  return {
-    ...apiEnv(sandbox.url),
-    REPORT_DIR: join(sub, 'reports'),
-    STATE_DIR: join(sub, 'state'),
-    UPLOAD_DIR: join(sub, 'uploads'),
-    API_CONCURRENCY: '4',
-    LOG_LEVEL: 'silent',
-    ...(queued ? { REDIS_URL: redisUrl, QUEUE_PREFIX: prefix } : {}),
-    ...extra,
-  };
+  const both = { UPLOAD_DIR: join(sub, 'uploads'), STATE_DIR: join(sub, 'state'), API_CONCURRENCY: '4' };
+  return queued
+    ? queueEnv(sandbox.url, redisUrl, `ps-aborted-${process.pid}-${n}`, sub, { ...both, LOG_LEVEL: 'silent', ...extra })
+    : inlineEnv(sandbox.url, sub, { ...both, LOG_LEVEL: 'silent', ...extra });
 }
 
 /** Runs the import inline or through a worker; the result as the command would have it. */
@@ -118,12 +95,7 @@ function expectCompleteAbortedReport(r: RunResult, rows: number, abortCode: stri
   expect(r.summary.abortCode).toBe(abortCode);
   const summary = JSON.parse(readFileSync(join(r.reportDir, 'summary.json'), 'utf8')) as RunResult['summary'];
   expect(summary.counts.rows).toBe(rows);
-  const lines = readFileSync(join(r.reportDir, 'rows.csv'), 'utf8')
-    .replace(/^\uFEFF/, '')
-    .trim()
-    .split(/\r?\n/)
-    .slice(1)
-    .map((l) => l.split(','));
+  const lines = reportRows(r.reportDir);
   expect(lines).toHaveLength(rows + archives);
   const outcomes = lines.map((l) => l[2]!);
   expect(

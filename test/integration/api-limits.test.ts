@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { runImport } from '../../src/pipeline/run/run.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
@@ -10,10 +10,9 @@ import { writeProductSheet } from '../helpers/sheets.ts';
 import { ProcessMetrics } from '../../src/metrics/metrics.ts';
 import { formatSummary } from '../../src/commands/summary.ts';
 import { expectOneItemPerGtin, useSandbox, commandContext } from '../helpers/sandbox.ts';
-import { ownRedis } from '../helpers/redis-server.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { startWorkers } from '../../src/queue/workers.ts';
-import { apiEnv } from '../helpers/env.ts';
+import { apiEnv, queueEnv } from '../helpers/env.ts';
 
 // An import with the defaults against a sandbox that limits the product API as real APIs do (sandbox --faults).
 const owner = DEMO_COMPANY_ID;
@@ -80,36 +79,29 @@ describe('the product API limiter against the sandbox over HTTP', () => {
     sandbox.handle.reset();
     sandbox.handle.setFaults(faultsOf('capacity=3,latency=10'));
     const dir = mkdtempSync(join(tmpdir(), 'ps-limits-queue-'));
-    const redis = await ownRedis(dir);
-    await redis.start();
-    const env = {
-      ...apiEnv(sandbox.url),
-      REDIS_URL: redis.url,
-      QUEUE_PREFIX: 'ps-limits-queue',
-      REPORT_DIR: join(dir, 'reports'),
-      UPLOAD_DIR: join(dir, 'uploads'),
+    const env = queueEnv(sandbox.url, inject('redisUrl'), `ps-limits-queue-${process.pid}`, dir, {
       LOG_LEVEL: 'silent',
-    };
-    const { file, mapping } = writeProductSheet(dir, 300, { owner });
-    const workers = await startWorkers(loadConfig(env), { jobsDir: join(dir, 'no-jobs'), chunkSize: 50 });
+    });
+    // 150 rows in six chunks of 25.
+    const { file, mapping } = writeProductSheet(dir, 150, { owner });
+    const workers = await startWorkers(loadConfig(env), { jobsDir: join(dir, 'no-jobs'), chunkSize: 25 });
     const client = importQueueClient(loadConfig(env));
     try {
       const { jobId } = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
       const result = await client.wait(jobId, 90_000);
-      expect(result.summary.counts).toMatchObject({ rows: 300, created: 300, failed: 0 });
-      expectOneItemPerGtin(sandbox, owner, 300);
+      expect(result.summary.counts).toMatchObject({ rows: 150, created: 150, failed: 0 });
+      expectOneItemPerGtin(sandbox, owner, 150);
       const api = result.summary.api!;
       // Every refusal of the run is counted once, summed over its six chunks.
       expect(api.refusals).toBe(sandbox.handle.counts().faults['429'] ?? 0);
       expect(api.refusals).toBeGreaterThan(0);
-      expect(api.answers).toBeGreaterThanOrEqual(300 + api.refusals);
+      expect(api.answers).toBeGreaterThanOrEqual(150 + api.refusals);
       expect(api.limitedShare).toBeGreaterThan(0.1);
       expect(formatSummary(result as never)).toMatch(/the product API's limits held this run back \d+ % of its time/);
     } finally {
       sandbox.handle.setFaults({});
       await client.close();
       await workers.close();
-      await redis.stop();
     }
   }, 120_000);
 });

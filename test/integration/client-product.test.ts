@@ -1,5 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createApiClients, type ApiClientOptions, type ApiClients } from '../../src/api/clients.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { tradeItemIdFor, manufacturedItemIdFor } from '../../src/api/uuid.ts';
 import { HttpError } from '../../src/errors.ts';
 import {
@@ -7,34 +6,14 @@ import {
   DEMO_SUPPLIER_ID as SUPPLIER,
   OTHER_COMPANY_ID,
 } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import type { FaultSpec } from '../../src/sandbox/faults.ts';
 import { rejection } from '../helpers/errors.ts';
+import { useApiClients } from '../helpers/api-clients.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
 
-let sandbox: RunningSandbox;
-const open: ApiClients[] = [];
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, tokenTtlSeconds: 1 });
-});
-afterAll(() => sandbox.close());
+const sandbox = useSandbox({ tokenTtlSeconds: 1 });
 beforeEach(() => sandbox.handle.reset());
-afterEach(async () => {
-  while (open.length) await open.pop()!.close();
-});
-
-function api(extra: Partial<ApiClientOptions> = {}): ApiClients {
-  const c = createApiClients({
-    productApiUrl: sandbox.url,
-    referenceApiUrl: sandbox.url,
-    credentials: { token: 'sandbox-token' },
-    retry: { retries: 3, baseMs: 5, maxMs: 50 },
-    connections: 8,
-    ...extra,
-  });
-  open.push(c);
-  return c;
-}
+const api = useApiClients(sandbox, { retry: { retries: 3, baseMs: 5, maxMs: 50 }, connections: 8 });
 
 function faults(spec: FaultSpec): void {
   sandbox.handle.setFaults(spec);

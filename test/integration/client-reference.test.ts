@@ -1,33 +1,15 @@
 import { request } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClients, type ApiClientOptions, type ApiClients } from '../../src/api/clients.ts';
+import { describe, expect, it } from 'vitest';
 import { LOOKUPS, type LookupKind, type ListName } from '../../src/api/fields.ts';
 import { HttpError } from '../../src/errors.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { loadReferenceSeed, type SeedRecord } from '../../src/sandbox/seed/index.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { rejection } from '../helpers/errors.ts';
+import { useApiClients } from '../helpers/api-clients.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
 
-let sandbox: RunningSandbox;
-const open: ApiClients[] = [];
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-});
-afterAll(() => sandbox.close());
-afterEach(async () => {
-  while (open.length) await open.pop()!.close();
-});
-
-function api(extra: Partial<ApiClientOptions> = {}): ApiClients {
-  const c = createApiClients({
-    productApiUrl: sandbox.url,
-    referenceApiUrl: sandbox.url,
-    credentials: { token: 'sandbox-token' },
-    ...extra,
-  });
-  open.push(c);
-  return c;
-}
+const sandbox = useSandbox();
+const api = useApiClients(sandbox);
 
 const seed = loadReferenceSeed();
 function rec(source: ListName | LookupKind, code: string): SeedRecord {

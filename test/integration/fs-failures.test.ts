@@ -12,6 +12,7 @@ import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { fillUp, mountTmpfs, mountUnavailable } from '../helpers/tmpfs.ts';
 import { apiEnv } from '../helpers/env.ts';
+import { until } from '../helpers/wait.ts';
 
 const owner = '6b1f3c2a-7d4e-4f5a-8b9c-0d1e2f3a4b5c';
 // validate needs an API configured, not reached (the test mapping has no lookup).
@@ -169,7 +170,7 @@ describe.skipIf(mountUnavailable !== null)(
       });
 
       it('exit 3 with one line, the journal kept; once there is space the same command resumes and sends no create twice', async () => {
-        const rows = 400;
+        const rows = 200;
         const big = writeProductSheet(work, rows, { owner, file: 'big.csv' });
         const disk = tmpfs('4m');
         const reports = join(disk.dir, 'reports');
@@ -181,12 +182,11 @@ describe.skipIf(mountUnavailable !== null)(
         const args = ['import', big.file, '--mapping', big.mapping];
         const creates = () => sandbox.handle.counts().byRoute['POST /api/tradeItem'] ?? 0;
         sandbox.handle.reset();
-        // Slow enough that the disk fills long before the last create: ~400 × 10 ms / 2.
+        // Slow enough that the disk fills long before the last create: ~200 × 10 ms / 2.
         sandbox.handle.setFaults({ latencyMs: [5, 15], seed: 7 });
         try {
           const first = cli(args, env, 60_000);
-          for (let i = 0; i < 3000 && creates() < 20; i++) await new Promise((r) => setTimeout(r, 5));
-          expect(creates(), 'the import never started sending').toBeGreaterThanOrEqual(20);
+          await until('the import to send its first creates', () => creates() >= 20, 30_000);
           const filler = fillUp(disk.dir);
           const r = await first;
           const sentBefore = creates();

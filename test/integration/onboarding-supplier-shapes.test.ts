@@ -10,28 +10,11 @@ import { mappingText, suggestMapping } from '../../src/onboarding/suggest.ts';
 import { parseMapping } from '../../src/pipeline/map/mapping.ts';
 import { toUnit } from '../../src/pipeline/map/transforms.ts';
 import { writeWorkbook } from '../fixtures/sheets.ts';
-import { cliInProcess } from '../helpers/cli.ts';
+import { cliIn, outcomesIn } from '../helpers/onboarding.ts';
 import { testGtin } from '../helpers/sheets.ts';
 
-/** The CLI (in-process) in `cwd`, without Redis or any configured API (only --sandbox reaches one). */
-const cli = (cwd: string, args: string[]) =>
-  cliInProcess(args, {
-    cwd,
-    unset: ['PRODUCT_API_URL', 'REFERENCE_API_URL', 'API_TOKEN', 'REDIS_URL', 'OWNER_COMPANY_ID', 'REPORT_DIR'],
-    env: { LOG_LEVEL: 'error' },
-  });
-
-/** The outcome column of the run's rows.csv (the run directory is the only one under reports/). */
-function outcomes(cwd: string): string[] {
-  const runs = readdirSync(join(cwd, 'reports')).filter((d) => !d.startsWith('.'));
-  expect(runs).toHaveLength(1);
-  return readFileSync(join(cwd, 'reports', runs[0]!, 'rows.csv'), 'utf8')
-    .replace(/^\uFEFF/, '')
-    .trim()
-    .split(/\r?\n/)
-    .slice(1)
-    .map((l) => l.split(',')[2]!);
-}
+const cli = cliIn;
+const outcomes = outcomesIn;
 
 const gtins = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => testGtin(i + 1, prefix));
 

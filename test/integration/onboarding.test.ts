@@ -6,30 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeWorkbook } from '../fixtures/sheets.ts';
-import { cliInProcess } from '../helpers/cli.ts';
+import { cliIn, outcomesIn } from '../helpers/onboarding.ts';
 import { testGtin } from '../helpers/sheets.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** The CLI (in-process) in `cwd`, without Redis or any configured API (only --sandbox reaches one). */
-const cli = (cwd: string, args: string[]) =>
-  cliInProcess(args, {
-    cwd,
-    unset: ['PRODUCT_API_URL', 'REFERENCE_API_URL', 'API_TOKEN', 'REDIS_URL', 'OWNER_COMPANY_ID', 'REPORT_DIR'],
-    env: { LOG_LEVEL: 'error' },
-  });
-
-/** The outcome column of the run's rows.csv (the run directory is the only one under reports/). */
-function outcomes(cwd: string): string[] {
-  const runs = readdirSync(join(cwd, 'reports')).filter((d) => !d.startsWith('.'));
-  expect(runs).toHaveLength(1);
-  const lines = readFileSync(join(cwd, 'reports', runs[0]!, 'rows.csv'), 'utf8')
-    .replace(/^\uFEFF/, '')
-    .trim()
-    .split(/\r?\n/)
-    .slice(1);
-  return lines.map((l) => l.split(',')[2]!);
-}
+const cli = cliIn;
+const outcomes = outcomesIn;
 
 type Stored = { fields: Record<string, unknown>; tradeItemId: string; supplierCompanyId?: string };
 

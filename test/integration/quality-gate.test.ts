@@ -10,6 +10,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { cliInProcess } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
 import { testGtin } from '../helpers/sheets.ts';
+import { COLUMNS, tradeItemMapping } from '../helpers/mappings.ts';
 
 let sandbox: RunningSandbox;
 beforeAll(async () => {
@@ -19,16 +20,8 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-const mappingText = (gate: string) => `name: gate-test
-target: tradeItem
-ownerCompanyId: ${DEMO_COMPANY_ID}
-language: fr-FR
-key: gtin
-columns:
-  - { column: GTIN, field: gtin, type: gtin }
-  - { column: Désignation, field: tradeItemName }
-${gate}
-`;
+const mappingText = (gate: string) =>
+  tradeItemMapping('gate-test', DEMO_COMPANY_ID, [COLUMNS.gtin, COLUMNS.name], `${gate}\n`);
 
 /** `rows` rows, the first `invalid` with a wrong check digit; names from `name`. */
 function setup(gate: string, rows: number, invalid: number, offset: number, name = (i: number) => `Sablés ${i}`) {

@@ -8,26 +8,19 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { gtinKey } from '../../src/pipeline/gtin.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { spawnCli, type CliProcess } from '../helpers/cli.ts';
 import { apiEnv } from '../helpers/env.ts';
-import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
+import { expectOneItemPerGtin, reportRows, useSandbox } from '../helpers/sandbox.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+import { eanMapping } from '../helpers/mappings.ts';
 import { until } from '../helpers/wait.ts';
 
 const owner = DEMO_COMPANY_ID;
 const redisUrl = inject('redisUrl');
-let sandbox: RunningSandbox;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, assignIds: true });
-});
-afterAll(async () => {
-  await sandbox?.close();
-});
+const sandbox = useSandbox({ assignIds: true });
 
 const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
 
@@ -39,22 +32,7 @@ function brandSheet(dir: string, rows: number, secondBrandAt: number): { file: s
   const file = join(dir, 'queued.csv');
   writeFileSync(file, `${lines.join('\n')}\n`);
   const mapping = join(dir, 'queued.yaml');
-  writeFileSync(
-    mapping,
-    `name: queued-replan
-target: tradeItem
-ownerCompanyId: ${owner}
-language: fr-FR
-key: gtin
-scope: owner
-columns:
-  - { column: EAN, field: gtin, type: gtin }
-  - { column: Nom, field: tradeItemName }
-  - { column: Marque, field: brandId, lookup: { brand: { create: true } } }
-  - { column: Poids, field: "netContents[0].value", type: decimal }
-  - { column: Unité, field: "netContents[0].unitOfMeasure", type: unit }
-`,
-  );
+  writeFileSync(mapping, eanMapping('queued-replan', owner, { brand: true, scope: 'owner' }));
   return { file, mapping };
 }
 
@@ -63,8 +41,9 @@ describe('a queued run whose prepare step is retried after a takeover plans agai
     sandbox.handle.reset();
     sandbox.handle.setFaults({ latencyMs: [5, 10], seed: 9 });
     const dir = mkdtempSync(join(tmpdir(), 'ps-queued-replan-'));
-    const rows = 300;
-    const queued = brandSheet(dir, rows, 200);
+    // 150 rows in chunks of 25; "Marque B" first named on row 100, in the fifth chunk (rows-4).
+    const rows = 150;
+    const queued = brandSheet(dir, rows, 100);
     const inline = writeProductSheet(dir, rows, { owner, name: (i) => `Inline ${i}` });
     const held = join(dir, 'brand.held');
     const release = join(dir, 'brand.release');
@@ -74,13 +53,13 @@ describe('a queued run whose prepare step is retried after a takeover plans agai
       REDIS_URL: redisUrl,
       QUEUE_PREFIX: `replan-${process.pid}-${Date.now()}`,
       API_CONCURRENCY: '2',
-      CHUNK_SIZE: '50',
+      CHUNK_SIZE: '25',
       LEASE_TTL_SECONDS: '3',
       WORKER_LOCK_MS: '2000',
       LOG_LEVEL: 'warn',
       LOG_FORMAT: 'json',
     });
-    // The prepare step creates "Marque B" when it plans the chunk of row 200: the worker is frozen right there (its
+    // The prepare step creates "Marque B" when it plans the chunk of row 100: the worker is frozen right there (its
     // lease and job locks run out), with the first chunks planned and some pushed.
     const frozen = spawnCli(['worker', '--jobs-dir', join(dir, 'no-jobs')], {
       env: {
@@ -123,12 +102,7 @@ describe('a queued run whose prepare step is retried after a takeover plans agai
       };
       expect(summary.counts).toMatchObject({ rows, failed: 0, notAttempted: 0 });
       expect(summary.counts.updated).toBeGreaterThan(0);
-      const lines = readFileSync(join(run, 'rows.csv'), 'utf8')
-        .replace(/^\uFEFF/, '')
-        .trim()
-        .split(/\r?\n/)
-        .slice(1)
-        .map((l) => l.split(','));
+      const lines = reportRows(run);
       expect(lines).toHaveLength(rows);
       for (const [, key, outcome, tradeItemId] of lines) {
         expect(['created', 'updated', 'unchanged']).toContain(outcome);

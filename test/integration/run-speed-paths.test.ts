@@ -41,13 +41,14 @@ const chunkFiles = (runDir: string, pattern: RegExp) =>
 const text = (dir: string, name: string) => readFileSync(join(dir, name), 'utf8');
 
 /**
- * 600 rows: every 50th without a name (invalid), the GTIN of row 5 also on row 590 (a duplicate twelve chunks apart).
+ * 300 rows: every 50th without a name (invalid), the GTIN of row 5 also on row 290 (a duplicate eleven 25-row chunks
+ * apart).
  */
 function writeSheet(dir: string): { file: string; mapping: string } {
   const { mapping } = writeProductSheet(dir, 1, { owner, file: 'unused.csv' });
   const lines = ['GTIN;Désignation;Poids net;Unité'];
-  for (let i = 0; i < 600; i++)
-    lines.push(`${testGtin(i === 590 ? 5 : i)};${i % 50 === 7 ? '' : `Sablés ${i}`};${100 + i};g`);
+  for (let i = 0; i < 300; i++)
+    lines.push(`${testGtin(i === 290 ? 5 : i)};${i % 50 === 7 ? '' : `Sablés ${i}`};${100 + i};g`);
   const file = join(dir, 'sheet.csv');
   writeFileSync(file, `${lines.join('\n')}\n`);
   return { file, mapping };
@@ -58,23 +59,23 @@ describe('chunks that need no request', () => {
     sandbox.handle.reset();
     const dir = mkdtempSync(join(tmpdir(), 'ps-speed-'));
     const { file, mapping } = writeSheet(dir);
-    const cc = await context(join(dir, 'reports'), 50);
+    const cc = await context(join(dir, 'reports'), 25);
     try {
       const v = await runValidate({ file, mapping }, cc.ctx);
-      expect(v.summary.counts).toMatchObject({ rows: 600, valid: 600 - 12 - 2, invalid: 14 });
+      expect(v.summary.counts).toMatchObject({ rows: 300, valid: 300 - 6 - 2, invalid: 8 });
       expect(existsSync(join(v.reportDir, 'chunks'))).toBe(false);
       const validateRows = text(v.reportDir, 'rows.csv').trim().split('\r\n');
-      expect(validateRows).toHaveLength(601);
+      expect(validateRows).toHaveLength(301);
       expect(validateRows.filter((l) => l.includes('DUPLICATE_KEY'))).toHaveLength(2);
 
       const first = await runImport({ file, mapping }, cc.ctx);
-      expect(first.summary.counts).toMatchObject({ rows: 600, created: 586, invalid: 14 });
+      expect(first.summary.counts).toMatchObject({ rows: 300, created: 292, invalid: 8 });
       // Chunks with rows to create were written before they were pushed.
       expect(chunkFiles(first.reportDir, /^rows-\d+\.json$/)).toHaveLength(12);
 
       const again = await runImport({ file, mapping }, cc.ctx);
       expect(again.writes).toBe(0);
-      expect(again.summary.counts).toMatchObject({ rows: 600, unchanged: 586, invalid: 14 });
+      expect(again.summary.counts).toMatchObject({ rows: 300, unchanged: 292, invalid: 8 });
       expect(chunkFiles(again.reportDir, /^rows-\d+\.json$/)).toEqual([]);
       expect(chunkFiles(again.reportDir, /^rows-\d+\.results\.jsonl$/)).toHaveLength(12);
       // Same rows, same order, same invalid rows and issues as the first import: only created → unchanged.
@@ -153,7 +154,7 @@ describe('the report of a run written by a worker thread', () => {
   it('holds the same files as the one written in the run thread', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-speed-thread-'));
     const { file, mapping } = writeSheet(dir);
-    const cc = await context(join(dir, 'reports'), 50);
+    const cc = await context(join(dir, 'reports'), 25);
     try {
       const v = await runValidate({ file, mapping }, cc.ctx);
       // The same run's chunks assembled again, into another directory, by a report thread: validate keeps no results on
@@ -172,7 +173,7 @@ describe('the report of a run written by a worker thread', () => {
         expect(summary.issues).toEqual(imported.summary.issues);
       }
       expect(imported.summary.issues!.map((e) => [e.code, e.rows])).toEqual([
-        ['FIELD_REQUIRED', 12],
+        ['FIELD_REQUIRED', 6],
         ['DUPLICATE_KEY', 2],
       ]);
       expect(v.summary.issues).toEqual(imported.summary.issues);
@@ -192,9 +193,10 @@ describe('start-up', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-speed-warm-'));
     const { mapping } = writeProductSheet(dir, 1, { owner, file: 'unused.csv' });
     const lines = ['GTIN;Désignation;Poids net;Unité'];
-    for (let i = 0; i < 60_000; i++)
+    // 15 000 long rows: over REPORT_THREAD_BYTES with a quarter of the rows a shorter line would need.
+    for (let i = 0; i < 15_000; i++)
       lines.push(
-        `${testGtin(i)};${i % 1000 === 3 ? '' : `Sablés au beurre doux ${i} ${'·'.repeat(20)}`};${100 + (i % 900)};g`,
+        `${testGtin(i)};${i % 1000 === 3 ? '' : `Sablés au beurre doux ${i} ${'·'.repeat(140)}`};${100 + (i % 900)};g`,
       );
     const file = join(dir, 'large.csv');
     writeFileSync(file, `${lines.join('\n')}\n`);
@@ -214,19 +216,19 @@ describe('start-up', () => {
       timeout: 60_000,
     });
     expect(r.status, r.stderr).toBe(1);
-    expect(r.stdout).toContain('rows 60000: valid 59940, invalid 60');
+    expect(r.stdout).toContain('rows 15000: valid 14985, invalid 15');
     const [run] = readdirSync(reportDir).filter((d) => !d.startsWith('.'));
     const rows = text(join(reportDir, run!), 'rows.csv').trim().split('\r\n');
-    expect(rows).toHaveLength(60_001);
-    expect(rows.filter((l) => l.includes(',invalid,'))).toHaveLength(60);
-    expect(rows[60_000]!.startsWith('60001,')).toBe(true);
-    expect(text(join(reportDir, run!), 'rejected.csv').trim().split('\r\n')).toHaveLength(61);
+    expect(rows).toHaveLength(15_001);
+    expect(rows.filter((l) => l.includes(',invalid,'))).toHaveLength(15);
+    expect(rows[15_000]!.startsWith('15001,')).toBe(true);
+    expect(text(join(reportDir, run!), 'rejected.csv').trim().split('\r\n')).toHaveLength(16);
     // The issue breakdown is tallied in the run's thread, whichever thread writes the files.
     const { issues } = JSON.parse(text(join(reportDir, run!), 'summary.json'));
     expect(issues).toMatchObject([
-      { code: 'FIELD_REQUIRED', column: 'Désignation', rows: 60, firstRows: [5, 1005, 2005, 3005, 4005] },
+      { code: 'FIELD_REQUIRED', column: 'Désignation', rows: 15, firstRows: [5, 1005, 2005, 3005, 4005] },
     ]);
-    expect(text(join(reportDir, run!), 'issues.csv')).toContain('FIELD_REQUIRED,error,Désignation,tradeItemName,60,');
+    expect(text(join(reportDir, run!), 'issues.csv')).toContain('FIELD_REQUIRED,error,Désignation,tradeItemName,15,');
   }, 60_000);
 
   it('a validate that sends nothing never loads the HTTP client (undici) nor exceljs, nor the country names without a country column', () => {

@@ -12,6 +12,7 @@ import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { cliInProcess } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
+import { COLUMNS, tradeItemMapping } from '../helpers/mappings.ts';
 import { testGtin } from '../helpers/sheets.ts';
 
 let sandbox: RunningSandbox;
@@ -52,21 +53,9 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ps-scorecard-'));
   env = inlineEnv(sandbox.url, dir);
   mapping = join(dir, 'galettes.yaml');
-  writeFileSync(
-    mapping,
-    `name: galettes
-target: tradeItem
-ownerCompanyId: ${DEMO_COMPANY_ID}
-language: fr-FR
-key: gtin
-columns:
-  - { column: GTIN, field: gtin, type: gtin }
-  - { column: [Désignation, Libellé], field: tradeItemName }
-  - { column: Poids net, field: "netContents[0].value", type: decimal }
-  - { column: Unité, field: "netContents[0].unitOfMeasure", type: unit }
-scope: owner
-`,
-  );
+  // The name's column is called Désignation or Libellé, as suppliers name it.
+  const columns = [COLUMNS.gtin, '  - { column: [Désignation, Libellé], field: tradeItemName }', ...COLUMNS.weight];
+  writeFileSync(mapping, tradeItemMapping('galettes', DEMO_COMPANY_ID, columns, 'scope: owner\n'));
   mkdirSync(join(dir, 'reports'), { recursive: true });
 });
 

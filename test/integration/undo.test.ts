@@ -12,10 +12,10 @@ import type { LedgerLine } from '../../src/pipeline/undo/ledger.ts';
 import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
-import { spawnCli } from '../helpers/cli.ts';
+import { cliInProcess, spawnCli } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
-import { sleep } from '../helpers/wait.ts';
-import { useSandbox } from '../helpers/sandbox.ts';
+import { until } from '../helpers/wait.ts';
+import { useSandbox, withContext } from '../helpers/sandbox.ts';
 
 const owner = DEMO_COMPANY_ID;
 const sandbox = useSandbox();
@@ -23,6 +23,17 @@ const sandbox = useSandbox();
 const g14 = (i: number) => testGtin(i).padStart(14, '0');
 
 const env = (dir: string) => inlineEnv(sandbox.url, dir, { LOG_LEVEL: 'silent' });
+
+/** A case on an empty sandbox: its own directory `<prefix>…`, an inline run context over both (closed after `fn`). */
+async function undoCase(
+  prefix: string,
+  fn: (c: { dir: string; e: Record<string, string>; reportDir: string; cc: CommandContext }) => Promise<void>,
+): Promise<void> {
+  sandbox.handle.reset();
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const e = env(dir);
+  await withContext(e, (cc) => fn({ dir, e, reportDir: e.REPORT_DIR!, cc }));
+}
 
 /** The owner's items as `gtin → {name, archived}`. */
 function snapshot(): Map<string, { name: unknown; archived: boolean; id: string }> {
@@ -54,16 +65,9 @@ function night2Sheet(dir: string): string {
   return file;
 }
 
-const cli = (args: string[], e: Record<string, string>) => spawnCli(args, { env: e });
-
 describe('undo a run', () => {
   it('--force over a later run leaves its changes as conflicts; that run can then be undone, and this one after it', async () => {
-    sandbox.handle.reset();
-    const dir = mkdtempSync(join(tmpdir(), 'ps-undo-force-'));
-    const e = env(dir);
-    const reportDir = e.REPORT_DIR!;
-    const cc: CommandContext = await contextFromConfig(loadConfig(e), {});
-    try {
+    await undoCase('ps-undo-force-', async ({ dir, reportDir, cc }) => {
       const n1 = writeProductSheet(dir, 3, { owner });
       const r1 = await runImport({ file: n1.file, mapping: n1.mapping }, cc.ctx);
       const n2 = writeProductSheet(dir, 3, { owner, name: (i) => `Renamed ${i}`, file: 'n2.csv' });
@@ -81,17 +85,11 @@ describe('undo a run', () => {
       const again = await runUndo({ target: r1.runId, reportDir }, cc.ctx);
       expect(again.summary.counts).toEqual({ items: 3, restored: 3, conflict: 0, unchanged: 0, failed: 0 });
       expect([...snapshot().values()].map((t) => t.archived)).toEqual([true, true, true]);
-    } finally {
-      await cc.close();
-    }
+    });
   });
 
   it('finds an item whose GTIN the run changed (a run keyed by tradeItemId) and puts its GTIN back', async () => {
-    sandbox.handle.reset();
-    const dir = mkdtempSync(join(tmpdir(), 'ps-undo-gtin-'));
-    const e = env(dir);
-    const cc: CommandContext = await contextFromConfig(loadConfig(e), {});
-    try {
+    await undoCase('ps-undo-gtin-', async ({ dir, reportDir, cc }) => {
       const n1 = writeProductSheet(dir, 2, { owner });
       await runImport({ file: n1.file, mapping: n1.mapping }, cc.ctx);
       const id0 = snapshot().get(g14(0))!.id;
@@ -108,49 +106,33 @@ describe('undo a run', () => {
       expect(r2.summary.counts, JSON.stringify(r2.summary)).toMatchObject({ updated: 1, failed: 0 });
       expect(snapshot().get(g14(7))?.id).toBe(id0);
 
-      const u = await runUndo({ target: r2.runId, reportDir: e.REPORT_DIR! }, cc.ctx);
+      const u = await runUndo({ target: r2.runId, reportDir }, cc.ctx);
       expect(u.summary.counts).toEqual({ items: 1, restored: 1, conflict: 0, unchanged: 0, failed: 0 });
       expect(snapshot().get(g14(0))?.id).toBe(id0);
       expect(snapshot().has(g14(7))).toBe(false);
-    } finally {
-      await cc.close();
-    }
+    });
   });
 
   it('reports the items the run created and the API no longer holds failed, not unchanged (exit 1)', async () => {
-    sandbox.handle.reset();
-    const dir = mkdtempSync(join(tmpdir(), 'ps-undo-gone-'));
-    const e = env(dir);
-    const cc: CommandContext = await contextFromConfig(loadConfig(e), {});
-    try {
+    await undoCase('ps-undo-gone-', async ({ dir, reportDir, cc }) => {
       const n1 = writeProductSheet(dir, 3, { owner });
       const r1 = await runImport({ file: n1.file, mapping: n1.mapping }, cc.ctx);
       expect(r1.summary.counts).toMatchObject({ created: 3 });
       // The API forgot them (another catalogue behind the same address, an API that deletes).
       sandbox.handle.reset();
       const items: UndoItem[] = [];
-      const u = await runUndo(
-        { target: r1.runId, reportDir: e.REPORT_DIR! },
-        { ...cc.ctx, onItem: (i) => void items.push(i) },
-      );
+      const u = await runUndo({ target: r1.runId, reportDir }, { ...cc.ctx, onItem: (i) => void items.push(i) });
       expect(u.summary.counts).toEqual({ items: 3, restored: 0, conflict: 0, unchanged: 0, failed: 3 });
       expect(u.exitCode).toBe(1);
       expect(items.map((i) => [i.outcome, i.message])).toEqual(
         Array(3).fill(['failed', 'the item the run created is not in the API any more']),
       );
       expect(sandbox.handle.counts().writes).toBe(0);
-    } finally {
-      await cc.close();
-    }
+    });
   });
 
   it('holds the owner lease: refused while another run holds it; two undos of one run at once make two runs, one sends', async () => {
-    sandbox.handle.reset();
-    const dir = mkdtempSync(join(tmpdir(), 'ps-undo-lease-'));
-    const e = env(dir);
-    const reportDir = e.REPORT_DIR!;
-    const cc: CommandContext = await contextFromConfig(loadConfig(e), {});
-    try {
+    await undoCase('ps-undo-lease-', async ({ dir, e, reportDir, cc }) => {
       const n1 = writeProductSheet(dir, 4, { owner });
       const r1 = await runImport({ file: n1.file, mapping: n1.mapping }, cc.ctx);
       const store = leaseStoreFor({ redis: null, prefix: 'x', stateDir: e.STATE_DIR! }, owner, leaseApi(cc.ctx));
@@ -176,18 +158,11 @@ describe('undo a run', () => {
       expect(sandbox.handle.counts().writes - w).toBe(1);
       for (const u of [a, b])
         expect(JSON.parse(readFileSync(join(u.dir!, 'summary.json'), 'utf8')).writes).toBe(u.writes);
-    } finally {
-      await cc.close();
-    }
+    });
   });
 
   it('refuses while the changes of a later run on the same items are live, and goes once that run is undone', async () => {
-    sandbox.handle.reset();
-    const dir = mkdtempSync(join(tmpdir(), 'ps-undo-later-'));
-    const e = env(dir);
-    const reportDir = e.REPORT_DIR!;
-    const cc: CommandContext = await contextFromConfig(loadConfig(e), {});
-    try {
+    await undoCase('ps-undo-later-', async ({ dir, reportDir, cc }) => {
       const n1 = writeProductSheet(dir, 4, { owner });
       const r1 = await runImport({ file: n1.file, mapping: n1.mapping }, cc.ctx);
       const n2 = writeProductSheet(dir, 4, { owner, name: (i) => `Renamed ${i}`, file: 'n2.csv' });
@@ -212,9 +187,7 @@ describe('undo a run', () => {
       const w = await runUndo({ target: r1.runId, reportDir }, cc.ctx);
       expect(w.summary.counts).toEqual({ items: 4, restored: 4, conflict: 0, unchanged: 0, failed: 0 });
       expect([...snapshot().values()].map((t) => t.archived)).toEqual([true, true, true, true]);
-    } finally {
-      await cc.close();
-    }
+    });
   });
 
   it('restores night 1 except what others changed since, archives what night 2 created, can be undone, and survives kill -9', async () => {
@@ -320,14 +293,15 @@ describe('undo a run', () => {
     sandbox.handle.setFaults({ latencyMs: 150 });
     const slow = { ...e, API_CONCURRENCY: '1' };
     const w0 = sandbox.handle.counts().writes;
-    const killed = cli(['undo', target, '--force'], slow);
-    while (sandbox.handle.counts().writes - w0 < 2) await sleep(20);
+    const killed = spawnCli(['undo', target, '--force'], { env: slow });
+    await until('the undo to send two writes', () => sandbox.handle.counts().writes - w0 >= 2, 60_000);
     killed.child.kill('SIGKILL');
     await killed.exit;
     const sentBeforeKill = sandbox.handle.counts().writes - w0;
     expect(sentBeforeKill).toBeLessThan(6);
     sandbox.handle.setFaults({});
-    const resumed = await cli(['undo', target, '--force'], e).exit;
+    // The same command again, and what follows, in-process: their output and exit codes are what is checked.
+    const resumed = await cliInProcess(['undo', target, '--force'], { env: e });
     expect(resumed.code, resumed.stderr).toBe(1);
     expect(resumed.stdout).toContain('restored 8, conflict 3');
     const converged = snapshot();
@@ -336,11 +310,11 @@ describe('undo a run', () => {
     }
     // Its ledger holds every restore, those of the killed attempt too: a dry run of its undo would restore all 8.
     const resumedId = /undo (\S+) of run/.exec(resumed.stdout)![1]!;
-    const redoPlan = await cli(['undo', resumedId, '--dry-run'], e).exit;
+    const redoPlan = await cliInProcess(['undo', resumedId, '--dry-run'], { env: e });
     expect(redoPlan.stdout).toContain('to restore 8');
     // And undoing the run once more sends nothing.
     const w1 = sandbox.handle.counts().writes;
-    const noop = await cli(['undo', target, '--force'], e).exit;
+    const noop = await cliInProcess(['undo', target, '--force'], { env: e });
     expect(noop.stdout).toContain('writes 0');
     expect(sandbox.handle.counts().writes).toBe(w1);
   });

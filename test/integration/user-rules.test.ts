@@ -5,32 +5,17 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { cliInProcess } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
 import { testGtin } from '../helpers/sheets.ts';
+import { productMapping } from '../helpers/mappings.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
 
-let sandbox: RunningSandbox;
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-});
-afterAll(async () => {
-  await sandbox?.close();
-});
+const sandbox = useSandbox();
 
-const MAPPING_HEAD = `name: rules-test
-target: tradeItem
-ownerCompanyId: ${DEMO_COMPANY_ID}
-language: fr-FR
-key: gtin
-columns:
-  - { column: GTIN, field: gtin, type: gtin }
-  - { column: Désignation, field: tradeItemName }
-  - { column: Poids net, field: "netContents[0].value", type: decimal }
-  - { column: Unité, field: "netContents[0].unitOfMeasure", type: unit }
-`;
+const MAPPING_HEAD = productMapping('rules-test', DEMO_COMPANY_ID);
 
 function setup(rules: string, rows: [string, string, string][]): { dir: string; file: string; mapping: string } {
   const dir = mkdtempSync(join(tmpdir(), 'ps-user-rules-'));
