@@ -1,30 +1,32 @@
 // SIGINT / SIGTERM during an inline run (issue 22): nothing more is sent, what is in flight settles, the report is
 // written and true (rows sent as sent, the rest not attempted, `aborted: "interrupted"`), the exit code is 130 / 143,
-// no temporary file stays behind; a second signal exits at once and the same command then resumes without a duplicate.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+// no temporary file stays behind, the run's run.aborted event (issue 25) is delivered before the exit; a second signal
+// exits at once and the same command then resumes without a duplicate. Each command runs again without the slow API.
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
-import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
-import { writeProductSheet } from '../helpers/sheets.ts';
 import { spawnCli } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
+import { expectAbortedEvent, finishedRuns, OWNER, ownerItems } from '../helpers/lease-runs.ts';
+import { expectOneItemPerGtin, reportRows, useSandbox } from '../helpers/sandbox.ts';
+import { writeProductSheet } from '../helpers/sheets.ts';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 import { sleep, until } from '../helpers/wait.ts';
 
-const owner = DEMO_COMPANY_ID;
-let sandbox: RunningSandbox;
+const owner = OWNER;
+const sandbox = useSandbox({ assignIds: true });
+let receiver: Receiver;
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, assignIds: true });
+  receiver = await startReceiver();
 });
 afterAll(async () => {
-  await sandbox?.close();
+  await receiver?.close();
 });
 
 const cli = (args: string[], env: Record<string, string>) => spawnCli(args, { env });
 
-const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
+const items = () => ownerItems(sandbox);
 
 const env = (dir: string) => inlineEnv(sandbox.url, dir);
 
@@ -35,20 +37,18 @@ function filesUnder(dir: string): string[] {
     .map((e) => join(e.parentPath, e.name));
 }
 
-const summaries = (reportDir: string) =>
-  readdirSync(reportDir)
-    .filter((d) => existsSync(join(reportDir, d, 'summary.json')))
-    .map((d) => ({ dir: join(reportDir, d), s: JSON.parse(readFileSync(join(reportDir, d, 'summary.json'), 'utf8')) }));
+const summaries = (reportDir: string) => finishedRuns(reportDir).map(({ dir, summary }) => ({ dir, s: summary }));
 
 describe('signals during an inline run', () => {
-  it('SIGTERM during an import: in-flight requests settle, a true report says "interrupted", exit 143; the same command then sends the rest', async () => {
+  it('SIGTERM during an import: in-flight requests settle, a true report says "interrupted", exit 143, its run.aborted delivered before the exit (issue 25); the same command then sends the rest', async () => {
     sandbox.handle.reset();
     sandbox.handle.setFaults({ latencyMs: [20, 30], seed: 11 });
     const dir = mkdtempSync(join(tmpdir(), 'ps-sig-'));
     const rows = 300;
     const sheet = writeProductSheet(dir, rows, { owner });
+    const webhook = { WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: receiver.secret, WEBHOOK_RETRY_BASE_MS: '50' };
     try {
-      const run = cli(['import', sheet.file, '--mapping', sheet.mapping], env(dir));
+      const run = cli(['import', sheet.file, '--mapping', sheet.mapping], { ...env(dir), ...webhook });
       await until(() => items().length >= 20);
       run.child.kill('SIGTERM');
       const r = await run.exit;
@@ -62,11 +62,11 @@ describe('signals during an inline run', () => {
       expect(run1!.s).toMatchObject({ exitCode: 143, aborted: 'interrupted', abortCode: 'PS_ERR_RUN_INTERRUPTED' });
       expect(run1!.s.counts.created).toBe(after);
       expect(run1!.s.counts.notAttempted).toBe(rows - after);
-      const lines = readFileSync(join(run1!.dir, 'rows.csv'), 'utf8').trim().split(/\r?\n/).slice(1);
+      expectAbortedEvent(receiver, run1!.s, 'interrupted');
+      const lines = reportRows(run1!.dir);
       expect(lines).toHaveLength(rows);
       const byGtin = new Map(items().map((t) => [String(t.gtin), t.tradeItemId]));
-      for (const line of lines) {
-        const [, key, outcome, id] = line.split(',');
+      for (const [, key, outcome, id] of lines) {
         if (outcome === 'created') expect(id).toBe(byGtin.get(key!));
         else expect(outcome).toBe('not_attempted');
       }
@@ -80,6 +80,7 @@ describe('signals during an inline run', () => {
       ) as { grant: unknown };
       expect(lease.grant).toBeNull();
       // The same command again: the rest is sent, nothing twice.
+      sandbox.handle.setFaults({});
       const again = await cli(['import', sheet.file, '--mapping', sheet.mapping], env(dir)).exit;
       expect(again.code, again.stderr).toBe(0);
       expectOneItemPerGtin(sandbox, owner, rows);
@@ -105,6 +106,7 @@ describe('signals during an inline run', () => {
       const r = await run.exit;
       expect(r.code).toBe(130);
       expect(r.stderr).toMatch(/SIGINT again: exiting now/);
+      sandbox.handle.setFaults({});
       const again = await cli(['import', sheet.file, '--mapping', sheet.mapping], env(dir)).exit;
       expect(again.code, again.stderr).toBe(0);
       expectOneItemPerGtin(sandbox, owner, rows);
@@ -127,6 +129,7 @@ describe('signals during an inline run', () => {
       await sleep(5);
       run.child.kill('SIGINT');
       expect((await run.exit).code).toBe(130);
+      sandbox.handle.setFaults({});
       // Killed before its report: the next command resumes this run (its chunks' results replayed), not a new one.
       expect(summaries(join(dir, 'reports'))).toEqual([]);
       const runDirs = readdirSync(join(dir, 'reports')).filter((d) => !d.startsWith('.'));
