@@ -3,11 +3,11 @@
 // fence hook that holds a process right after its check (PS_TEST_FENCE_HOLD, src/api/fence.ts).
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import type { RunningSandbox } from '../../src/sandbox/server.ts';
-import { reportRows } from './sandbox.ts';
-import type { Receiver } from './webhook-receiver.ts';
+import { reportRows, useSandbox } from './sandbox.ts';
+import { startReceiver, type Receiver } from './webhook-receiver.ts';
 
 /** The owner every run of these tests imports for. */
 export const OWNER = DEMO_COMPANY_ID;
@@ -24,6 +24,34 @@ export interface RunSummary {
   events?: { id: string; type: string; state: string }[];
   issues?: unknown[];
   source?: { file: string };
+}
+
+/**
+ * The sandbox of a file (useSandbox), emptied before each test and answering without faults again after each: a test
+ * sets the faults it needs and leaves no cleanup of its own.
+ */
+export function useRunSandbox(options: Parameters<typeof useSandbox>[0] = {}): RunningSandbox {
+  const sandbox = useSandbox(options);
+  beforeEach(() => sandbox.handle.reset());
+  afterEach(() => sandbox.handle.setFaults({}));
+  return sandbox;
+}
+
+/** A webhook receiver for the tests of a file (helpers/webhook-receiver.ts), started before them, closed after. */
+export function useReceiver(): { readonly receiver: Receiver } {
+  let receiver: Receiver | undefined;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver?.close();
+  });
+  return {
+    get receiver() {
+      if (!receiver) throw new Error('the receiver starts in beforeAll: read it inside a test or a hook');
+      return receiver;
+    },
+  };
 }
 
 /** The trade items of {@link OWNER} in the sandbox. */

@@ -11,8 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { spawnCli, type CliProcess } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
-import { fenceHold as hold, OWNER } from '../helpers/lease-runs.ts';
-import { useSandbox } from '../helpers/sandbox.ts';
+import { fenceHold as hold, OWNER, useRunSandbox } from '../helpers/lease-runs.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { until } from '../helpers/wait.ts';
 import { expectLateCreateRemoved, lateCreateCatalogue, report } from '../helpers/late-create.ts';
@@ -20,14 +19,13 @@ import type { RunSummary as Summary } from '../helpers/lease-runs.ts';
 
 const owner = OWNER;
 const redisUrl = inject('redisUrl');
-const sandbox = useSandbox({ assignIds: true });
+const sandbox = useRunSandbox({ assignIds: true });
 const { live, twice } = lateCreateCatalogue(sandbox);
 
 describe('a create let out after the lease was taken over leaves no second item', () => {
   for (const withRedis of [false, true])
     for (const order of ['before', 'after'] as const)
       it(`the late create lands ${order === 'before' ? 'while the new holder still runs: it archives it' : 'after the new holder ended: the lost run archives its own'} (${withRedis ? 'Redis' : 'lease file'})`, async () => {
-        sandbox.handle.reset();
         const dir = mkdtempSync(join(tmpdir(), 'ps-late-create-'));
         const rows = 60;
         const night = writeProductSheet(dir, rows, { owner, file: 'night.csv', name: (i) => `Night ${i}` });
@@ -89,7 +87,6 @@ describe('a create let out after the lease was taken over leaves no second item'
 // (STATE_DIR/late-creates/); the next run of the owner on this machine looks again and archives the second item.
 describe('a late create that lands after the new holder ended, its run killed before the answer', () => {
   it('the next run of the owner archives the second item and reports it', async () => {
-    sandbox.handle.reset();
     const dir = mkdtempSync(join(tmpdir(), 'ps-late-create-k-'));
     const rows = 60;
     const night = writeProductSheet(dir, rows, { owner, file: 'night.csv', name: (i) => `Night ${i}` });
@@ -140,7 +137,6 @@ describe('a late create that lands after the new holder ended, its run killed be
       expect(lines).toContain(`duplicate_removed,${lateId}`);
     } finally {
       holdA.release();
-      sandbox.handle.setFaults({});
       a.child.kill('SIGKILL');
     }
   }, 120_000);

@@ -11,20 +11,18 @@ import { describe, expect, inject, it } from 'vitest';
 import { spawnCli, type CliProcess } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
 import { expectLateCreateRemoved, lateCreateCatalogue } from '../helpers/late-create.ts';
-import { fenceHold as hold, OWNER } from '../helpers/lease-runs.ts';
-import { useSandbox } from '../helpers/sandbox.ts';
+import { fenceHold as hold, OWNER, useRunSandbox } from '../helpers/lease-runs.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { until } from '../helpers/wait.ts';
 
 const owner = OWNER;
 const redisUrl = inject('redisUrl');
-const sandbox = useSandbox({ assignIds: true });
+const sandbox = useRunSandbox({ assignIds: true });
 const { live } = lateCreateCatalogue(sandbox);
 
 describe('the queued variant: a chunk job let out a create after its lease was taken over', () => {
   for (const order of ['before', 'after'] as const)
     it(`the late create lands ${order === 'before' ? 'while the inline run still runs: it archives it' : 'after the inline run ended: the queued run archives its own'}`, async () => {
-      sandbox.handle.reset();
       const dir = mkdtempSync(join(tmpdir(), 'ps-late-create-q-'));
       const rows = 60;
       const night = writeProductSheet(dir, rows, { owner, file: 'night.csv', name: (i) => `Night ${i}` });

@@ -5,25 +5,26 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { spawnCli, type CliProcess } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
-import { expectAbortedEvent, expectReportTrue, finishedRuns, OWNER, ownerItems } from '../helpers/lease-runs.ts';
-import { expectOneItemPerGtin, useSandbox } from '../helpers/sandbox.ts';
+import {
+  expectAbortedEvent,
+  expectReportTrue,
+  finishedRuns,
+  OWNER,
+  ownerItems,
+  useReceiver,
+  useRunSandbox,
+} from '../helpers/lease-runs.ts';
+import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
-import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 import { sleep, until } from '../helpers/wait.ts';
 
 const owner = OWNER;
 const redisUrl = inject('redisUrl');
-const sandbox = useSandbox({ assignIds: true });
-let receiver: Receiver;
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver?.close();
-});
+const sandbox = useRunSandbox({ assignIds: true });
+const rx = useReceiver();
 
 const cli = (args: string[], env: Record<string, string>) => spawnCli(args, { env });
 const items = () => ownerItems(sandbox);
@@ -31,7 +32,6 @@ const items = () => ownerItems(sandbox);
 describe('the owner lease is fenced', () => {
   for (const withRedis of [false, true]) {
     it(`an inline import paused past its lease${withRedis ? ' (Redis)' : ' (lock file; its run.aborted event, issue 25)'} sends nothing more once another import took over: it ends as lease lost, exit 3`, async () => {
-      sandbox.handle.reset();
       sandbox.handle.setFaults({ latencyMs: [15, 25], seed: 3 });
       const dir = mkdtempSync(join(tmpdir(), 'ps-fence-inline-'));
       const rows = 300;
@@ -42,7 +42,7 @@ describe('the owner lease is fenced', () => {
         LEASE_TTL_SECONDS: '2',
         ...(withRedis
           ? { REDIS_URL: redisUrl, QUEUE_PREFIX: `fence-${process.pid}-${Date.now()}` }
-          : { WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: receiver.secret, WEBHOOK_RETRY_BASE_MS: '50' }),
+          : { WEBHOOK_URL: rx.receiver.url, WEBHOOK_SECRET: rx.receiver.secret, WEBHOOK_RETRY_BASE_MS: '50' }),
       });
       const first = cli(['import', a.file, '--mapping', a.mapping], env);
       try {
@@ -69,18 +69,16 @@ describe('the owner lease is fenced', () => {
         expect(lost.summary.counts.notAttempted).toBeGreaterThan(0);
         expect(lost.summary.counts.created).toBeGreaterThanOrEqual(pausedAt - 8);
         for (const r of runs) expectReportTrue(sandbox, r.dir);
-        if (!withRedis) expectAbortedEvent(receiver, lost.summary, 'lease_lost');
+        if (!withRedis) expectAbortedEvent(rx.receiver, lost.summary, 'lease_lost');
       } finally {
         // Never leave a child stopped (a failed assertion above may come before SIGCONT).
         first.child.kill('SIGCONT');
         first.child.kill('SIGKILL');
-        sandbox.handle.setFaults({});
       }
     }, 90_000);
   }
 
   it('a queue worker paused past its job lock sends nothing more once another worker pushed its chunk', async () => {
-    sandbox.handle.reset();
     sandbox.handle.setFaults({ latencyMs: [15, 25], seed: 4 });
     const dir = mkdtempSync(join(tmpdir(), 'ps-fence-queue-'));
     const rows = 400;
@@ -123,7 +121,6 @@ describe('the owner lease is fenced', () => {
         w.child.kill('SIGTERM');
       }
       await Promise.all(workers.map((w) => w.exit));
-      sandbox.handle.setFaults({});
     }
   }, 120_000);
 });

@@ -9,14 +9,14 @@ import { describe, expect, inject, it } from 'vitest';
 import { gtinKey } from '../../src/pipeline/gtin.ts';
 import { spawnCli, type CliProcess } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
-import { onlyRunDir, OWNER, ownerItems } from '../helpers/lease-runs.ts';
-import { expectOneItemPerGtin, reportRows, useSandbox } from '../helpers/sandbox.ts';
+import { onlyRunDir, OWNER, ownerItems, useRunSandbox } from '../helpers/lease-runs.ts';
+import { expectOneItemPerGtin, reportRows } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { until } from '../helpers/wait.ts';
 
 const owner = OWNER;
 const redisUrl = inject('redisUrl');
-const sandbox = useSandbox();
+const sandbox = useRunSandbox();
 
 type Proc = CliProcess;
 const cli = (args: string[], env: Record<string, string>): Proc => spawnCli(args, { env });
@@ -26,7 +26,6 @@ const items = () => ownerItems(sandbox);
 describe('the queued variant: a worker killed mid-chunk, an inline run of the owner, the job picked up again', () => {
   for (const inlineRedis of [true, false])
     it(`the queued run sends none of its outdated plans (the inline run ${inlineRedis ? 'with REDIS_URL' : 'without REDIS_URL, on the same machine'}): one item per GTIN, the inline sheet held, a complete report from each run`, async () => {
-      sandbox.handle.reset();
       sandbox.handle.setAssignIds(true);
       sandbox.handle.setFaults({ latencyMs: [10, 20], seed: 8 });
       const dir = mkdtempSync(join(tmpdir(), 'ps-resume-queued-'));
@@ -92,7 +91,6 @@ describe('the queued variant: a worker killed mid-chunk, an inline run of the ow
         worker.child.kill('SIGKILL');
         again?.child.kill('SIGTERM');
         await again?.exit;
-        sandbox.handle.setFaults({});
         sandbox.handle.setAssignIds(false);
       }
     }, 180_000);

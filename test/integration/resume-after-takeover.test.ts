@@ -12,14 +12,14 @@ import { describe, expect, inject, it } from 'vitest';
 import { gtinKey } from '../../src/pipeline/gtin.ts';
 import { spawnCli, type CliProcess } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
-import { onlyRunDir, OWNER, ownerItems } from '../helpers/lease-runs.ts';
-import { expectOneItemPerGtin, reportRows, useSandbox } from '../helpers/sandbox.ts';
+import { onlyRunDir, OWNER, ownerItems, useRunSandbox } from '../helpers/lease-runs.ts';
+import { expectOneItemPerGtin, reportRows } from '../helpers/sandbox.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { until } from '../helpers/wait.ts';
 
 const owner = OWNER;
 const redisUrl = inject('redisUrl');
-const sandbox = useSandbox();
+const sandbox = useRunSandbox();
 
 type Proc = CliProcess;
 const cli = (args: string[], env: Record<string, string>): Proc => spawnCli(args, { env });
@@ -36,7 +36,6 @@ describe('a run resumed after another run held the lease plans again from the AP
   ];
   for (const c of cases) {
     it(`kill -9, another import of the owner, the killed command again (${c.assignIds ? 'API assigns ids' : 'API honours ids'}, ${c.redis ? 'Redis' : 'lease file'}${c.same ? `, ${c.same} rows alike` : ''}): the catalogue ends with the resumed sheet's values, one item per GTIN, a true report`, async () => {
-      sandbox.handle.reset();
       sandbox.handle.setAssignIds(c.assignIds);
       sandbox.handle.setFaults({ latencyMs: [10, 20], seed: 7 });
       const dir = mkdtempSync(join(tmpdir(), 'ps-resume-takeover-'));
@@ -103,7 +102,6 @@ describe('a run resumed after another run held the lease plans again from the AP
         expect(ledger.filter((l) => (JSON.parse(l) as { outcome: string }).outcome === 'created')).toHaveLength(c.same);
       } finally {
         first.child.kill('SIGKILL');
-        sandbox.handle.setFaults({});
         sandbox.handle.setAssignIds(false);
       }
     }, 120_000);

@@ -18,20 +18,21 @@ import { inlineEnv } from '../helpers/env.ts';
 import {
   expectOneAfterTheOther,
   expectReportTrue,
+  fenceHold,
   finishedRuns,
   OWNER,
   ownerItems,
   runsByEnd,
-  fenceHold,
   type RunSummary,
+  useRunSandbox,
 } from '../helpers/lease-runs.ts';
-import { expectOneItemPerGtin, useSandbox } from '../helpers/sandbox.ts';
+import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { until } from '../helpers/wait.ts';
 
 const owner = OWNER;
 const redisUrl = inject('redisUrl');
-const sandbox = useSandbox({ assignIds: true });
+const sandbox = useRunSandbox({ assignIds: true });
 
 const cli = (args: string[], env: Record<string, string>) => spawnCli(args, { env });
 const names = () => ownerItems(sandbox).map((t) => String(t.tradeItemName));
@@ -39,7 +40,6 @@ const names = () => ownerItems(sandbox).map((t) => String(t.tradeItemName));
 describe('one run at a time per (owner, API)', () => {
   for (const withRedis of [false, true]) {
     it(`inline${withRedis ? ' with REDIS_URL' : " (the state directory's lock file)"}: two imports at once with different report dirs — the second exits 2 naming the holder, or waits with --wait-lock`, async () => {
-      sandbox.handle.reset();
       sandbox.handle.setFaults({ latencyMs: [3, 8], seed: 1 });
       const dir = mkdtempSync(join(tmpdir(), 'ps-lease-'));
       const env = inlineEnv(sandbox.url, dir, {
@@ -52,51 +52,46 @@ describe('one run at a time per (owner, API)', () => {
         spawnCli(['import', sheet.file, '--mapping', sheet.mapping, '--report-dir', join(dir, reports), ...more], {
           env: { ...env, ...extra },
         });
-      try {
-        // The first import is held past its fence check (its lease held) while two more start without waiting: the
-        // same sheet into the same report dir, another sheet into another. Both are refused, naming the first.
-        const hold = fenceHold(dir, 'first', 20);
-        const first = run(one, 'r1', [], { PS_TEST_FENCE_HOLD: hold.env });
-        await until('the first import to be held', () => existsSync(hold.held));
-        const refused = await Promise.all([run(one, 'r1').exit, run(two, 'r2').exit]);
-        hold.release();
-        for (const r of refused) {
-          expect(r.code, r.stderr).toBe(2);
-          expect(r.stderr).toMatch(
-            /another run is importing for owner .* run [0-9a-f]{12}-[0-9a-f]{8} \(pid \d+ on .+, since .*\[PS_ERR_RUN_LOCKED\]/s,
-          );
-        }
-        expect((await first.exit).code).toBe(0);
-        expectOneItemPerGtin(sandbox, owner, 200);
-        expect(finishedRuns(join(dir, 'r1'))).toHaveLength(1);
-        expect(finishedRuns(join(dir, 'r2'))).toEqual([]);
-
-        // Both waiting: one after the other, one item per GTIN, the last one's values, its report true to the API.
-        sandbox.handle.reset();
-        const [x, y] = await Promise.all([
-          run(one, 'r3', ['--wait-lock', '60']).exit,
-          run(two, 'r4', ['--wait-lock', '60']).exit,
-        ]);
-        expect([x.code, y.code], x.stderr + y.stderr).toEqual([0, 0]);
-        expectOneItemPerGtin(sandbox, owner, 200);
-        const runs = runsByEnd(join(dir, 'r3'), join(dir, 'r4'));
-        expect(runs).toHaveLength(2);
-        expectOneAfterTheOther(runs);
-        const last = runs[1]!.summary.source!.file.endsWith('one.csv') ? 'One ' : 'Two ';
-        expect(names().every((n) => n.startsWith(last))).toBe(true);
-        expectReportTrue(sandbox, runs[1]!.dir);
-        // The lock lives in the state directory, not in a report dir.
-        if (!withRedis)
-          expect(readdirSync(join(dir, 'state', 'leases')).filter((f) => f.endsWith('.json'))).toHaveLength(1);
-        for (const r of ['r1', 'r2', 'r3', 'r4']) expect(existsSync(join(dir, r, '.locks'))).toBe(false);
-      } finally {
-        sandbox.handle.setFaults({});
+      // The first import is held past its fence check (its lease held) while two more start without waiting: the
+      // same sheet into the same report dir, another sheet into another. Both are refused, naming the first.
+      const hold = fenceHold(dir, 'first', 20);
+      const first = run(one, 'r1', [], { PS_TEST_FENCE_HOLD: hold.env });
+      await until('the first import to be held', () => existsSync(hold.held));
+      const refused = await Promise.all([run(one, 'r1').exit, run(two, 'r2').exit]);
+      hold.release();
+      for (const r of refused) {
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toMatch(
+          /another run is importing for owner .* run [0-9a-f]{12}-[0-9a-f]{8} \(pid \d+ on .+, since .*\[PS_ERR_RUN_LOCKED\]/s,
+        );
       }
+      expect((await first.exit).code).toBe(0);
+      expectOneItemPerGtin(sandbox, owner, 200);
+      expect(finishedRuns(join(dir, 'r1'))).toHaveLength(1);
+      expect(finishedRuns(join(dir, 'r2'))).toEqual([]);
+
+      // Both waiting: one after the other, one item per GTIN, the last one's values, its report true to the API.
+      sandbox.handle.reset();
+      const [x, y] = await Promise.all([
+        run(one, 'r3', ['--wait-lock', '60']).exit,
+        run(two, 'r4', ['--wait-lock', '60']).exit,
+      ]);
+      expect([x.code, y.code], x.stderr + y.stderr).toEqual([0, 0]);
+      expectOneItemPerGtin(sandbox, owner, 200);
+      const runs = runsByEnd(join(dir, 'r3'), join(dir, 'r4'));
+      expect(runs).toHaveLength(2);
+      expectOneAfterTheOther(runs);
+      const last = runs[1]!.summary.source!.file.endsWith('one.csv') ? 'One ' : 'Two ';
+      expect(names().every((n) => n.startsWith(last))).toBe(true);
+      expectReportTrue(sandbox, runs[1]!.dir);
+      // The lock lives in the state directory, not in a report dir.
+      if (!withRedis)
+        expect(readdirSync(join(dir, 'state', 'leases')).filter((f) => f.endsWith('.json'))).toHaveLength(1);
+      for (const r of ['r1', 'r2', 'r3', 'r4']) expect(existsSync(join(dir, r, '.locks'))).toBe(false);
     }, 120_000);
   }
 
   it('queue: two imports for one owner never push at the same time; one item per GTIN', async () => {
-    sandbox.handle.reset();
     sandbox.handle.setFaults({ latencyMs: [3, 8], seed: 2 });
     const dir = mkdtempSync(join(tmpdir(), 'ps-lease-q-'));
     const config = loadConfig(
@@ -131,14 +126,12 @@ describe('one run at a time per (owner, API)', () => {
       expectOneAfterTheOther(runs);
       expectReportTrue(sandbox, runs[1]!.dir);
     } finally {
-      sandbox.handle.setFaults({});
       await client.close();
       await w1.close();
     }
   }, 120_000);
 
   it('an inline import and a queued import of one owner (REDIS_URL set for both) never write at once', async () => {
-    sandbox.handle.reset();
     sandbox.handle.setFaults({ latencyMs: [2, 6], seed: 5 });
     const dir = mkdtempSync(join(tmpdir(), 'ps-fence-mixed-'));
     const rows = 200;
@@ -179,12 +172,10 @@ describe('one run at a time per (owner, API)', () => {
     } finally {
       worker.child.kill('SIGTERM');
       await worker.exit;
-      sandbox.handle.setFaults({});
     }
   }, 120_000);
 
   it('a queued import waits for a busy lease and says for whom (the console shows it); enqueue --wait-lock gives up with exit 2', async () => {
-    sandbox.handle.reset();
     const dir = mkdtempSync(join(tmpdir(), 'ps-fence-wait-'));
     const sheet = writeProductSheet(dir, 30, { owner });
     const prefix = `fencew-${process.pid}-${Date.now()}`;
@@ -233,7 +224,6 @@ describe('one run at a time per (owner, API)', () => {
   }, 60_000);
 
   it('REDIS_URL set but Redis unreachable: exit 2 naming Redis and the URL (password redacted), nothing sent, no fallback', async () => {
-    sandbox.handle.reset();
     const dir = mkdtempSync(join(tmpdir(), 'ps-fence-noredis-'));
     const sheet = writeProductSheet(dir, 20, { owner });
     const port = await freePort();
