@@ -82,7 +82,7 @@ describe('signals during an inline run', () => {
     const again = await cli(['import', sheet.file, '--mapping', sheet.mapping], env(dir)).exit;
     expect(again.code, again.stderr).toBe(0);
     expectOneItemPerGtin(sandbox, owner, rows);
-  }, 60_000);
+  }, 90_000);
 
   it('a second signal exits at once; the same command resumes the run from its journal without a duplicate', async () => {
     // Requests take long enough that the run is still settling them when the second signal comes.
