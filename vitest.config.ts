@@ -3,20 +3,14 @@ import { defineConfig } from 'vitest/config';
 // Three projects, run one after the other (test/README.md says which a new test joins):
 // - unit: in-process tests (a loopback server or the suite's Redis at most), CPU-bound: one worker per core;
 // - process: tests that start processes (the CLI, redis-server, sshd, s3rver) and wait on them: two workers;
-// - timing: tests whose outcome depends on real time passing at the expected pace (owner leases and job locks that
-//   expire, processes paused with SIGSTOP, signals sent mid-run): one at a time, alone on the machine.
+// - timing: tests where a process keeps running on a job lock or lease of a second or two (so that a paused or killed
+//   one's runs out soon) and a loaded machine could let it run out under it: one at a time, alone on the machine.
+//   A test that only waits for a lease to run out, or pauses, kills or signals a process, is in `process`.
 const TIMING = [
   'test/integration/lease-fencing.test.ts',
-  'test/integration/run-lease.test.ts',
-  'test/integration/redis-outage.test.ts',
-  'test/integration/signals.test.ts',
+  'test/integration/late-create-queued.test.ts',
+  'test/integration/resume-after-takeover-queued.test.ts',
   'test/integration/events-kill.test.ts',
-  'test/integration/events-aborted.test.ts',
-  'test/integration/queue-faults.test.ts',
-  'test/integration/lease-store-lost.test.ts',
-  'test/integration/machine-lease.test.ts',
-  'test/integration/resume-after-takeover.test.ts',
-  'test/integration/late-create-duplicates.test.ts',
   'test/integration/openlineage-queue.test.ts',
 ];
 /** Unit-level files that start a node process of their own (a script under tsx, the CLI). */

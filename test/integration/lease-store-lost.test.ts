@@ -2,39 +2,27 @@
 // dropped sends nothing until a renewal says the lease is still its own — and ends as lease lost when Redis came back
 // without the lease (a restart without persistence), where another run could have been granted it meanwhile. Real
 // processes (the CLI), a redis-server of the test's own that it kills and starts again, the sandbox over HTTP.
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { describe, expect, it } from 'vitest';
+import { spawnCli } from '../helpers/cli.ts';
+import { inlineEnv } from '../helpers/env.ts';
+import { finishedRuns, OWNER, ownerItems, useRunSandbox } from '../helpers/lease-runs.ts';
 import { ownRedis } from '../helpers/redis-server.ts';
-import { spawnCli, type CliProcess } from '../helpers/cli.ts';
-import { sleep, until } from '../helpers/wait.ts';
 import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
+import { sleep, until } from '../helpers/wait.ts';
 
-const owner = DEMO_COMPANY_ID;
-let sandbox: RunningSandbox;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, assignIds: true });
-});
-afterAll(async () => {
-  await sandbox?.close();
-});
-
-type Proc = CliProcess;
-const cli = (args: string[], env: Record<string, string>): Proc => spawnCli(args, { env });
-
-const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
+const owner = OWNER;
+const sandbox = useRunSandbox({ assignIds: true });
+const items = () => ownerItems(sandbox);
 
 const CONCURRENCY = 4;
 
 describe('an inline import whose Redis goes away sends nothing until the lease is confirmed there', () => {
   for (const aof of [false, true]) {
     it(`Redis killed and started again ${aof ? 'with its data (AOF): the import goes on once its lease is confirmed, exit 0' : 'without persistence: the import ends as lease lost (exit 3), nothing sent after the drop but what was in flight'}`, async () => {
-      sandbox.handle.reset();
       sandbox.handle.setFaults({ latencyMs: [20, 30], seed: 21 });
       const dir = mkdtempSync(join(tmpdir(), 'ps-lease-store-lost-'));
       const redis = await ownRedis(dir, { aof });
@@ -42,17 +30,13 @@ describe('an inline import whose Redis goes away sends nothing until the lease i
       const rows = 600;
       const sheet = writeProductSheet(dir, rows, { owner });
       const reportDir = join(dir, 'reports');
-      const run = cli(['import', sheet.file, '--mapping', sheet.mapping], {
-        PRODUCT_API_URL: sandbox.url,
-        REFERENCE_API_URL: sandbox.url,
-        API_TOKEN: 'sandbox-token',
-        REPORT_DIR: reportDir,
-        STATE_DIR: join(dir, 'state'),
-        REDIS_URL: redis.url,
-        QUEUE_PREFIX: 'lost',
-        API_CONCURRENCY: String(CONCURRENCY),
-        LOG_LEVEL: 'warn',
-        LOG_FORMAT: 'json',
+      const run = spawnCli(['import', sheet.file, '--mapping', sheet.mapping], {
+        env: inlineEnv(sandbox.url, dir, {
+          REDIS_URL: redis.url,
+          QUEUE_PREFIX: 'lost',
+          API_CONCURRENCY: String(CONCURRENCY),
+          LOG_FORMAT: 'json',
+        }),
       });
       try {
         await until('the import to write', () => items().length >= 50);
@@ -65,12 +49,7 @@ describe('an inline import whose Redis goes away sends nothing until the lease i
         const r = await run.exit;
         const after = sandbox.handle.counts().writes - atDrop;
         expect(duringOutage, 'writes sent while Redis was away').toBeLessThanOrEqual(CONCURRENCY);
-        const [runId] = readdirSync(reportDir).filter((d) => existsSync(join(reportDir, d, 'summary.json')));
-        const summary = JSON.parse(readFileSync(join(reportDir, runId!, 'summary.json'), 'utf8')) as {
-          exitCode: number;
-          abortCode?: string;
-          counts: Record<string, number>;
-        };
+        const [{ summary }] = finishedRuns(reportDir) as [ReturnType<typeof finishedRuns>[number]];
         if (aof) {
           expect(r.code, r.stderr).toBe(0);
           expectOneItemPerGtin(sandbox, owner, rows);
@@ -87,7 +66,6 @@ describe('an inline import whose Redis goes away sends nothing until the lease i
       } finally {
         run.child.kill('SIGKILL');
         await redis.stop();
-        sandbox.handle.setFaults({});
       }
     }, 90_000);
   }

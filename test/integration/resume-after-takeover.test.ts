@@ -3,50 +3,28 @@
 // command again — what the docs tell an operator to do. The resumed run plans every row again from the API as it is
 // now, so the catalogue ends with its sheet's values, one item per GTIN, and its report says what it did. Real
 // processes (the CLI), the sandbox over HTTP, against an API that honours client ids and one that assigns its own.
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+// Nothing waits for a lease to run out (the killed holder's process is gone); the queued variant, where a worker's
+// lease and job lock must run out, is resume-after-takeover-queued.test.ts.
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { gtinKey } from '../../src/pipeline/gtin.ts';
-import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { spawnCli, type CliProcess } from '../helpers/cli.ts';
-import { until } from '../helpers/wait.ts';
-import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
+import { inlineEnv } from '../helpers/env.ts';
+import { onlyRunDir, OWNER, ownerItems, useRunSandbox } from '../helpers/lease-runs.ts';
+import { expectOneItemPerGtin, reportRows } from '../helpers/sandbox.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
+import { until } from '../helpers/wait.ts';
 
-const owner = DEMO_COMPANY_ID;
+const owner = OWNER;
 const redisUrl = inject('redisUrl');
-let sandbox: RunningSandbox;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-});
-afterAll(async () => {
-  await sandbox?.close();
-});
+const sandbox = useRunSandbox();
 
 type Proc = CliProcess;
 const cli = (args: string[], env: Record<string, string>): Proc => spawnCli(args, { env });
 
-const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
-
-/** The one run directory under `reportDir` (the killed run resumed in the same directory). */
-function runDir(reportDir: string): string {
-  const dirs = readdirSync(reportDir).filter((d) => existsSync(join(reportDir, d, 'run.json')));
-  expect(dirs).toHaveLength(1);
-  return join(reportDir, dirs[0]!);
-}
-
-/** Rows of rows.csv: [row, key, outcome, tradeItemId]. */
-function reportRows(dir: string): string[][] {
-  return readFileSync(join(dir, 'rows.csv'), 'utf8')
-    .replace(/^\uFEFF/, '')
-    .trim()
-    .split(/\r?\n/)
-    .slice(1)
-    .map((l) => l.split(','));
-}
+const items = () => ownerItems(sandbox);
 
 describe('a run resumed after another run held the lease plans again from the API', () => {
   const cases = [
@@ -58,7 +36,6 @@ describe('a run resumed after another run held the lease plans again from the AP
   ];
   for (const c of cases) {
     it(`kill -9, another import of the owner, the killed command again (${c.assignIds ? 'API assigns ids' : 'API honours ids'}, ${c.redis ? 'Redis' : 'lease file'}${c.same ? `, ${c.same} rows alike` : ''}): the catalogue ends with the resumed sheet's values, one item per GTIN, a true report`, async () => {
-      sandbox.handle.reset();
       sandbox.handle.setAssignIds(c.assignIds);
       sandbox.handle.setFaults({ latencyMs: [10, 20], seed: 7 });
       const dir = mkdtempSync(join(tmpdir(), 'ps-resume-takeover-'));
@@ -69,17 +46,11 @@ describe('a run resumed after another run held the lease plans again from the AP
         file: 'fix.csv',
         name: (i) => (i < c.same ? `Night ${i}` : `Fix ${i}`),
       });
-      const env = {
-        PRODUCT_API_URL: sandbox.url,
-        REFERENCE_API_URL: sandbox.url,
-        API_TOKEN: 'sandbox-token',
-        STATE_DIR: join(dir, 'state'),
-        API_CONCURRENCY: '4',
+      const env = inlineEnv(sandbox.url, dir, {
         CHUNK_SIZE: '50',
-        LOG_LEVEL: 'warn',
         LOG_FORMAT: 'json',
-        ...(c.redis ? { REDIS_URL: redisUrl, QUEUE_PREFIX: `resume-${process.pid}-${Date.now()}` } : { REDIS_URL: '' }),
-      };
+        ...(c.redis ? { REDIS_URL: redisUrl, QUEUE_PREFIX: `resume-${process.pid}-${Date.now()}` } : {}),
+      });
       const nightReports = join(dir, 'night-reports');
       const first = cli(['import', night.file, '--mapping', night.mapping, '--report-dir', nightReports], env);
       try {
@@ -107,7 +78,7 @@ describe('a run resumed after another run held the lease plans again from the AP
         for (let i = 0; i < rows; i++) expect(byGtin.get(gtinKey(testGtin(i)))?.tradeItemName).toBe(`Night ${i}`);
         // Its report says what really happened: every item was held with the other sheet's name, so every row was
         // updated (none created again, none confirmed without a write), each naming the one item of its GTIN.
-        const run = runDir(nightReports);
+        const run = onlyRunDir(nightReports);
         const summary = JSON.parse(readFileSync(join(run, 'summary.json'), 'utf8')) as {
           exitCode: number;
           counts: Record<string, number>;
@@ -131,90 +102,8 @@ describe('a run resumed after another run held the lease plans again from the AP
         expect(ledger.filter((l) => (JSON.parse(l) as { outcome: string }).outcome === 'created')).toHaveLength(c.same);
       } finally {
         first.child.kill('SIGKILL');
-        sandbox.handle.setFaults({});
         sandbox.handle.setAssignIds(false);
       }
     }, 120_000);
   }
-});
-
-describe('the queued variant: a worker killed mid-chunk, an inline run of the owner, the job picked up again', () => {
-  for (const inlineRedis of [true, false])
-    it(`the queued run sends none of its outdated plans (the inline run ${inlineRedis ? 'with REDIS_URL' : 'without REDIS_URL, on the same machine'}): one item per GTIN, the inline sheet held, a complete report from each run`, async () => {
-      sandbox.handle.reset();
-      sandbox.handle.setAssignIds(true);
-      sandbox.handle.setFaults({ latencyMs: [10, 20], seed: 8 });
-      const dir = mkdtempSync(join(tmpdir(), 'ps-resume-queued-'));
-      const rows = 300;
-      const queued = writeProductSheet(dir, rows, { owner, file: 'queued.csv', name: (i) => `Queued ${i}` });
-      const inline = writeProductSheet(dir, rows, { owner, file: 'inline.csv', name: (i) => `Inline ${i}` });
-      const env = {
-        PRODUCT_API_URL: sandbox.url,
-        REFERENCE_API_URL: sandbox.url,
-        API_TOKEN: 'sandbox-token',
-        REPORT_DIR: join(dir, 'reports'),
-        STATE_DIR: join(dir, 'state'),
-        REDIS_URL: redisUrl,
-        QUEUE_PREFIX: `resumeq-${process.pid}-${Date.now()}`,
-        API_CONCURRENCY: '2',
-        CHUNK_SIZE: '50',
-        LEASE_TTL_SECONDS: '3',
-        WORKER_LOCK_MS: '2000',
-        LOG_LEVEL: 'warn',
-        LOG_FORMAT: 'json',
-      };
-      const worker = cli(['worker', '--jobs-dir', join(dir, 'no-jobs')], env);
-      let again: Proc | undefined;
-      try {
-        const enq = cli(['enqueue', queued.file, '--mapping', queued.mapping, '--wait'], env);
-        await until('the worker to write', () => items().length >= 60);
-        worker.child.kill('SIGKILL');
-        await worker.exit;
-        const killedAt = items().length;
-        expect(killedAt).toBeLessThan(rows);
-        // The owner's inline run takes the lease once the queued run's has run out (no worker keeps it), and runs to
-        // its end.
-        const other = await cli(
-          [
-            'import',
-            inline.file,
-            '--mapping',
-            inline.mapping,
-            '--wait-lock',
-            '60',
-            '--report-dir',
-            join(dir, 'inline'),
-          ],
-          inlineRedis ? env : { ...env, REDIS_URL: '' },
-        ).exit;
-        expect(other.code, other.stderr).toBe(0);
-        // A worker again: the killed chunk job is picked up (its lock ran out), and the run ends.
-        again = cli(['worker', '--jobs-dir', join(dir, 'no-jobs')], env);
-        const q = await enq.exit;
-        expectOneItemPerGtin(sandbox, owner, rows);
-        expect(items().every((t) => String(t.tradeItemName).startsWith('Inline '))).toBe(true);
-        // The queued run's report is complete and true: what it created before it was killed, the rest not sent (its
-        // lease was another run's since), exit 3.
-        expect(q.code, q.stderr + q.stdout).toBe(3);
-        const run = runDir(join(dir, 'reports'));
-        const summary = JSON.parse(readFileSync(join(run, 'summary.json'), 'utf8')) as {
-          abortCode?: string;
-          counts: Record<string, number>;
-        };
-        expect(summary.abortCode).toBe('PS_ERR_LEASE_LOST');
-        const lines = reportRows(run);
-        expect(lines).toHaveLength(rows);
-        const byGtin = new Map(items().map((t) => [gtinKey(String(t.gtin)), t]));
-        for (const [, key, outcome, tradeItemId] of lines) {
-          expect(['created', 'not_attempted', 'failed']).toContain(outcome);
-          if (outcome === 'created') expect(tradeItemId).toBe(byGtin.get(gtinKey(key!))?.tradeItemId);
-        }
-      } finally {
-        worker.child.kill('SIGKILL');
-        again?.child.kill('SIGTERM');
-        await again?.exit;
-        sandbox.handle.setFaults({});
-        sandbox.handle.setAssignIds(false);
-      }
-    }, 180_000);
 });
