@@ -1,7 +1,7 @@
 // An aborted run always writes its report (issue 33, deliver 5): whatever ends a run early — the API unavailable after
 // its retries (writes, or the look-ups of a brand), a credential refused, the archive guard — summary.json, rows.* and
 // rejected.* are written with every row's outcome, `not_attempted` for what was not sent; inline and queued alike.
-// A lost lease and a signal: test/integration/signals.test.ts and lease-fencing.test.ts and signals.test.ts (inline), run-lease.test.ts.
+// A lost lease and a signal: test/integration/lease-fencing.test.ts and signals.test.ts (inline), run-lease.test.ts.
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
