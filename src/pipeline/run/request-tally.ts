@@ -1,8 +1,8 @@
 /**
  * The requests of an inline run across its processes: a run resumed after a crash reports the requests of its earlier
  * attempts too (`summary.requests`). Each turn of the event loop that sent requests appends one line to
- * `<run>/requests.log` before it ends (so a process killed with -9 has written all but the requests of its last turn);
- * a resumed run sums the lines of the earlier ones.
+ * `<run>/requests.log` before it ends (so a process killed with -9 has written all but the requests of its last turn's
+ * microseconds); a resumed run sums the lines of the earlier ones.
  */
 import { appendFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -24,8 +24,7 @@ export class RequestTally {
     this.#pending[api] += n;
     if (this.#file && !this.#scheduled) {
       this.#scheduled = true;
-      // At the end of this turn of the event loop (its check phase): one line however many callbacks of the turn sent.
-      setImmediate(this.#flush);
+      queueMicrotask(this.#flush);
     }
   };
 
