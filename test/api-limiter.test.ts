@@ -340,4 +340,39 @@ describe('RatePace', () => {
     expect(pace.current(3000)!).toBeGreaterThan(p);
     expect(pace.current(3000)!).toBeLessThan(p * 1.06);
   });
+
+  it('grows back to 0.9 of a limit that returned within 10 s, and probes a steady limit less and less often', () => {
+    // Starts at the pace, each accepted unless the API's rate `limit` (a second) is exceeded; refusals reported.
+    const drive = (pace: RatePace, from: number, to: number, limit: (now: number) => number) => {
+      let t = from;
+      let refusals = 0;
+      const window: number[] = [];
+      while (t < to) {
+        const rate = pace.current(t) ?? 400;
+        pace.sent(t);
+        while (window.length > 0 && window[0]! <= t - 1000) window.shift();
+        if (window.length >= limit(t)) {
+          refusals++;
+          pace.refused(t);
+        } else {
+          window.push(t);
+          pace.ok(t);
+        }
+        t += 1000 / rate;
+      }
+      return refusals;
+    };
+    // A limit of 50 a second, learned; then it is back at 200.
+    const back = new RatePace();
+    drive(back, 0, 10_000, () => 50);
+    expect(back.current(10_000)!).toBeLessThan(55);
+    drive(back, 10_000, 20_000, () => 200);
+    expect(back.current(20_000)!).toBeGreaterThanOrEqual(180);
+    // A steady limit of 200 a second: refused probes come rarer (fewer refusals in the second half of a minute).
+    const steady = new RatePace();
+    const first = drive(steady, 0, 30_000, () => 200);
+    const second = drive(steady, 30_000, 60_000, () => 200);
+    expect(second).toBeLessThan(first);
+    expect(second / (30 * 200)).toBeLessThan(0.005);
+  });
 });

@@ -111,7 +111,9 @@ export class ApiLimiter {
   #sent = 0;
   /** Requests in flight when the last refusal that lowered the limit was sent. */
   #refusedWith: number | null = null;
-  readonly #waiters: (() => void)[] = [];
+  readonly #waiters: { wake: () => void; reject: (err: Error) => void; signal: AbortSignal | undefined }[] = [];
+  /** The signals the waiters' abort listener is on. */
+  readonly #watched = new WeakSet<AbortSignal>();
   #nextStart = 0;
   #refusals = 0;
   #answers = 0;
@@ -159,20 +161,7 @@ export class ApiLimiter {
       const limited = this.#concurrency.limit < this.#max;
       if (limited) this.#hold(1);
       try {
-        await new Promise<void>((resolve, reject) => {
-          const wake = () => {
-            signal?.removeEventListener('abort', abort);
-            resolve();
-          };
-          const abort = () => {
-            const i = this.#waiters.indexOf(wake);
-            if (i >= 0) this.#waiters.splice(i, 1);
-            reject(signal!.reason as Error);
-          };
-          if (signal?.aborted) return abort();
-          signal?.addEventListener('abort', abort, { once: true });
-          this.#waiters.push(wake);
-        });
+        await this.#place(signal);
       } finally {
         if (limited) this.#hold(-1);
       }
@@ -180,7 +169,8 @@ export class ApiLimiter {
     this.#inFlight++;
     let fleetWith: number | undefined;
     try {
-      const start = await this.#startWait();
+      // Without a fleet the start is decided here and now: no promise to wait on when nothing paces the API.
+      const start: { wait: number; fleetInFlight?: number } = this.#fleet ? await this.#fleetStart() : this.#ownStart();
       const wait = start.wait;
       fleetWith = start.fleetInFlight;
       if (wait > 0) {
@@ -198,8 +188,34 @@ export class ApiLimiter {
     }
     this.#sent++;
     this.#concurrency.started(this.#sent);
-    this.#pace.sent(this.#clock.now());
-    return { sentAt: this.#clock.now(), sentWith: this.#sent, ...(fleetWith === undefined ? {} : { fleetWith }) };
+    const now = this.#clock.now();
+    this.#pace.sent(now);
+    return { sentAt: now, sentWith: this.#sent, ...(fleetWith === undefined ? {} : { fleetWith }) };
+  }
+
+  /**
+   * Waits for a place to free up (or `signal` to abort). The waiters share one abort listener per signal: a run keeps
+   * as many requests waiting here as it has rows in hand, and an EventTarget scans its listeners at each one added.
+   */
+  #place(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason as Error);
+      if (signal && !this.#watched.has(signal)) {
+        this.#watched.add(signal);
+        signal.addEventListener('abort', () => this.#abortWaiters(signal), { once: true });
+      }
+      this.#waiters.push({ wake: resolve, reject, signal });
+    });
+  }
+
+  #abortWaiters(signal: AbortSignal): void {
+    this.#watched.delete(signal);
+    for (let i = this.#waiters.length - 1; i >= 0; i--) {
+      const w = this.#waiters[i]!;
+      if (w.signal !== signal) continue;
+      this.#waiters.splice(i, 1);
+      w.reject(signal.reason as Error);
+    }
   }
 
   /** Frees the place of a request, learning from how it ended and how long it took. */
@@ -265,12 +281,14 @@ export class ApiLimiter {
     return this.#maxRps === undefined ? learned : Math.min(learned, this.#maxRps);
   }
 
-  /** Milliseconds to wait before this start: the fleet's schedule (and its in flight), or this process's own. */
-  async #startWait(): Promise<{ wait: number; fleetInFlight?: number }> {
-    if (this.#fleet) {
-      const start = await this.#fleet.reserve(this.#maxRps, this.#sent + 1);
-      if (start !== null) return start;
-    }
+  /** Milliseconds to wait before this start on the fleet's schedule (and its in flight), or this process's own. */
+  async #fleetStart(): Promise<{ wait: number; fleetInFlight?: number }> {
+    const start = await this.#fleet!.reserve(this.#maxRps, this.#sent + 1);
+    return start ?? this.#ownStart();
+  }
+
+  /** Milliseconds to wait before this start at this process's own pace. */
+  #ownStart(): { wait: number } {
     const now = this.#clock.now();
     const rate = this.#rate(now);
     if (rate === null) return { wait: 0 };
@@ -295,7 +313,7 @@ export class ApiLimiter {
     // Each woken waiter re-checks the limit itself.
     // A limit that grew lets more than one go.
     for (let free = this.#concurrency.limit - this.#inFlight; free > 0 && this.#waiters.length > 0; free--)
-      this.#waiters.shift()!();
+      this.#waiters.shift()!.wake();
   }
 }
 

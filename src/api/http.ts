@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type * as UndiciModule from 'undici';
 import type { Agent, Dispatcher } from 'undici';
@@ -152,6 +153,37 @@ function parseBody(text: string): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
+/** An AbortSignal as undici may also take it: an EventEmitter with `aborted` and `reason`. */
+class AbortEmitter extends EventEmitter {
+  aborted = false;
+  reason: unknown = undefined;
+}
+
+const abortEmitters = new WeakMap<AbortSignal, AbortEmitter>();
+
+/**
+ * The emitter standing for `signal` in undici's requests: one listener on the signal for all of them. undici adds and
+ * removes an abort listener per request; on an EventTarget each addition scans the listeners already there (every
+ * request in flight), on an EventEmitter it is an array push.
+ */
+function abortEmitter(signal: AbortSignal): AbortEmitter {
+  let e = abortEmitters.get(signal);
+  if (e === undefined) {
+    const emitter = new AbortEmitter();
+    // Every request in flight listens to it: hundreds at once are expected, not a leak.
+    emitter.setMaxListeners(0);
+    const abort = () => {
+      emitter.aborted = true;
+      emitter.reason = signal.reason;
+      emitter.emit('abort');
+    };
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
+    abortEmitters.set(signal, (e = emitter));
+  }
+  return e;
+}
+
 /**
  * Sends one request and reads the whole answer. Any media type (application/json, text/json, text/plain) is parsed as
  * JSON; an empty body is `undefined`. Throws HttpError: non-2xx (status, parsed problem details, Retry-After),
@@ -171,7 +203,7 @@ export async function sendRequest(source: DispatcherSource, input: SendInput): P
       body: input.body,
       headersTimeout: input.timeouts.headersMs,
       bodyTimeout: input.timeouts.bodyMs,
-      signal: input.signal,
+      signal: input.signal ? abortEmitter(input.signal) : undefined,
       ...(input.fence ? { fence: input.fence } : {}),
     };
     const at = originAndPath(url);

@@ -1,17 +1,30 @@
 /**
  * The request rate an API accepts, learned from its refusals: no pace until the first 429 / 503; then the rate it
- * accepted just before (a little less), grown back slowly while it refuses nothing, and lowered again — at most once
- * per window — when it does. What a fleet shares through Redis is the same rule (src/api/shared-rate.ts).
+ * accepted just before (a little less), grown back while it refuses nothing — slowly at first near the rate it was
+ * refused at, faster the longer nothing is refused, and doubling about every second once past that rate (as TCP's slow
+ * start does: the limit that refused is gone, a capacity that came back) — and lowered again, at most once per window,
+ * when it does. What a fleet shares through Redis is the same rule (src/api/shared-rate.ts).
  */
 
 /** Tuning of {@link RatePace}; the defaults are what docs/performance.md measured. */
 export interface PaceTuning {
   /** A refusal sets the pace to this share of the rate accepted in the last `measureMs` (default 0.95). */
   backoff: number;
-  /** Growth per second while the pace is well below the rate it was refused at (default 0.05: 5 %/s). */
+  /**
+   * Growth per second while the pace is well below the rate it was refused at (default 0.05: 5 %/s), and the most it
+   * grows near that rate.
+   */
   fastGrowth: number;
-  /** Growth per second close to that rate (default 0.005): the API is probed there slowly. */
+  /**
+   * Growth per second close to that rate just after a lowering (default 0.005): the API is probed there slowly at
+   * first; it doubles with each second without a lowering, up to `fastGrowth`.
+   */
   slowGrowth: number;
+  /**
+   * Growth per second once the pace went past that rate without a refusal (default 0.7: about doubling each second, in
+   * steps of 0.1 s): whatever refused there is gone.
+   */
+  probeGrowth: number;
   /** The rate accepted is measured over this span, ms (default 500). */
   measureMs: number;
   /** At most one lowering per window, ms (default 250). */
@@ -25,10 +38,14 @@ export const DEFAULT_PACE: PaceTuning = {
   backoff: 0.95,
   fastGrowth: 0.05,
   slowGrowth: 0.005,
+  probeGrowth: 0.7,
   measureMs: 500,
   windowMs: 250,
   idleMs: 3000,
 };
+
+/** A lowering this long after the last one is a refused probe (the refusals before it had stopped), ms. */
+const PROBE_QUIET_MS = 2000;
 
 /** Accepted answers per second over a sliding span: a ring of completion times. */
 export class AcceptedRate {
@@ -72,6 +89,18 @@ export class AcceptedRate {
 }
 
 /**
+ * Growth per second of a pace `quietS` seconds after its last lowering: `fastGrowth` well below the rate it was refused
+ * at (`ceiling`); near it, from `slowGrowth` doubling every `doublingS` quiet seconds up to `fastGrowth`; past it
+ * (`ceiling` null), on doubling up to `probeGrowth`. src/api/shared-rate.ts's script has the same rule.
+ */
+export function paceGrowth(t: PaceTuning, pace: number, ceiling: number | null, quietS: number, doublingS = 1): number {
+  const probing = t.slowGrowth * 2 ** Math.max(0, quietS / doublingS);
+  if (ceiling === null) return Math.min(t.probeGrowth, probing);
+  if (pace < 0.95 * ceiling) return t.fastGrowth;
+  return Math.min(t.fastGrowth, probing);
+}
+
+/**
  * The learned pace of request starts (per second), null while the API has refused nothing that a pace would answer
  * (the caller decides: src/api/api-limiter.ts), and again once the pace has not been what held the requests back for
  * a while (the API's limit was elsewhere, or the run sent less).
@@ -87,6 +116,13 @@ export class RatePace {
   #bindingAt = -Infinity;
   /** The highest rate accepted at a lowering since the pace was set: the pace stays above a quarter of it. */
   #peak = 0;
+  /** The rate accepted at the last lowering. */
+  #lastMeasured = 0;
+  /**
+   * Seconds in which the probe's growth doubles: 1, four times longer (up to 16) each time a probe is refused again at
+   * about the same rate near the best one seen (a steady rate limit: probed less and less often), 1 again otherwise.
+   */
+  #doublingS = 1;
   readonly accepted = new AcceptedRate();
   /** Starts per second (refused ones included): what the pace holds back. */
   readonly starts = new AcceptedRate();
@@ -106,13 +142,13 @@ export class RatePace {
     const dt = Math.max(0, now - this.#at) / 1000;
     if (dt === 0) return this.#pace;
     let pace = this.#pace;
-    // Fast below 95 % of the ceiling, slow near it; steps of at most 0.1 s.
-    for (let left = dt; left > 0; left -= 0.1) {
+    // Steps of at most 0.1 s, each at the growth of where the pace is then (paceGrowth).
+    for (let left = dt, t = this.#at; left > 0; left -= 0.1) {
       const step = Math.min(left, 0.1);
-      const near = this.#ceiling !== null && pace >= 0.95 * this.#ceiling;
-      pace *= 1 + (near ? this.#t.slowGrowth : this.#t.fastGrowth) * step;
+      pace *= 1 + paceGrowth(this.#t, pace, this.#ceiling, (t - this.#loweredAt) / 1000, this.#doublingS) * step;
+      t += step * 1000;
+      if (this.#ceiling !== null && pace > 1.05 * this.#ceiling) this.#ceiling = null;
     }
-    if (this.#ceiling !== null && pace > 1.05 * this.#ceiling) this.#ceiling = null;
     this.#pace = pace;
     this.#at = now;
     return pace;
@@ -130,6 +166,8 @@ export class RatePace {
       this.#pace = null;
       this.#ceiling = null;
       this.#peak = 0;
+      this.#lastMeasured = 0;
+      this.#doublingS = 1;
     }
   }
 
@@ -157,6 +195,12 @@ export class RatePace {
     // seen is the floor.
     const floor = Math.max(0.5, this.#peak / 4);
     this.#pace = Math.max(floor, Math.min(measured, current ?? Infinity) * this.#t.backoff);
+    // A probe refused after a quiet while: at the same rate near the best one, the limit is steady; else it moved.
+    if (now - this.#loweredAt >= PROBE_QUIET_MS) {
+      const same = Math.abs(measured - this.#lastMeasured) <= 0.15 * this.#lastMeasured && measured >= 0.7 * this.#peak;
+      this.#doublingS = same ? Math.min(16, this.#doublingS * 4) : 1;
+    }
+    this.#lastMeasured = measured;
     this.#at = now;
     this.#loweredAt = now;
     this.#bindingAt = now;

@@ -3,17 +3,19 @@ import type { FleetPace, FleetStart } from './api-limiter.ts';
 import { logger } from '../logger.ts';
 
 // The fleet's pace of one API, on one hash (all times in ms, Redis clock). The rule is src/api/rate-pace.ts's: no pace
-// until a refusal a pace should answer; then the rate the fleet got accepted just before, less 5 %, grown back (5 %/s,
-// 0.5 %/s near the rate refused at), lowered at most once per 250 ms (never below a quarter of the best rate accepted
-// at a lowering), dropped after 3 s of holding nothing back.
+// until a refusal a pace should answer; then the rate the fleet got accepted just before, less 5 %, grown back
+// (paceGrowth: 5 %/s well below the rate refused at; near it from 0.5 %/s doubling every 'dbl' quiet seconds up to
+// 5 %/s; past it on doubling up to 70 %/s), lowered at most once per 250 ms (never below a quarter of the best rate
+// accepted at a lowering), dropped after 3 s of holding nothing back. A probe refused after 2 s without a lowering at
+// about the rate of the last one ('lm'), near the best, makes 'dbl' four times longer (up to 16 s); else it is 1.
 // Starts and refusals are counted in two windows of 500 ms (this one and the last) to measure the fleet's rates.
 const STATE = `
 local k = KEYS[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local h = redis.call('HMGET', k, 'pace', 'ceil', 'at', 'tat', 'w0', 'ws', 'wr', 'ps', 'pr', 'pw', 'bind', 'low', 'peak')
+local names = {'pace', 'ceil', 'at', 'tat', 'w0', 'ws', 'wr', 'ps', 'pr', 'pw', 'bind', 'low', 'peak', 'dbl', 'lm'}
+local h = redis.call('HMGET', k, unpack(names))
 local s = {}
-local names = {'pace', 'ceil', 'at', 'tat', 'w0', 'ws', 'wr', 'ps', 'pr', 'pw', 'bind', 'low', 'peak'}
 for i, n in ipairs(names) do s[n] = tonumber(h[i]) or 0 end
 if s.w0 == 0 then s.w0 = now end
 if now - s.w0 >= 500 then
@@ -22,9 +24,18 @@ if now - s.w0 >= 500 then
 end
 if s.pace > 0 then
   local dt = math.min(10, math.max(0, now - s.at) / 1000)
-  local near = s.ceil > 0 and s.pace >= 0.95 * s.ceil
-  s.pace = s.pace * (1 + (near and 0.005 or 0.05) * dt)
-  if s.ceil > 0 and s.pace > 1.05 * s.ceil then s.ceil = 0 end
+  local t = now - dt * 1000
+  local dbl = s.dbl > 0 and s.dbl or 1
+  while dt > 0 do
+    local step = math.min(dt, 0.1)
+    local probing = 0.005 * 2 ^ (math.max(0, t - s.low) / 1000 / dbl)
+    local g
+    if s.ceil <= 0 then g = math.min(0.7, probing) elseif s.pace < 0.95 * s.ceil then g = 0.05 else g = math.min(0.05, probing) end
+    s.pace = s.pace * (1 + g * step)
+    if s.ceil > 0 and s.pace > 1.05 * s.ceil then s.ceil = 0 end
+    t = t + step * 1000
+    dt = dt - step
+  end
 end
 s.at = now
 local span = math.max(50, s.pw + now - s.w0)
@@ -65,7 +76,7 @@ local with = flight(ARGV[2], tonumber(ARGV[3]))
 s.ws = s.ws + 1
 if s.pace > 0 then
   local sending = (s.ps + s.ws) * 1000 / span
-  if sending >= 0.8 * s.pace then s.bind = now elseif now - s.bind > 3000 then s.pace, s.ceil, s.peak = 0, 0, 0 end
+  if sending >= 0.8 * s.pace then s.bind = now elseif now - s.bind > 3000 then s.pace, s.ceil, s.peak, s.dbl, s.lm = 0, 0, 0, 1, 0 end
 end
 local interval = tonumber(ARGV[1])
 if s.pace > 0 then interval = math.max(interval, 1000 / s.pace) end
@@ -101,6 +112,11 @@ if rate and now - s.low >= 250 then
     if s.pace > 0 and s.pace < basis then basis = s.pace end
     s.peak = math.max(s.peak, measured)
     s.pace = math.max(0.5, s.peak / 4, basis * 0.95)
+    if now - s.low >= 2000 then
+      local same = math.abs(measured - s.lm) <= 0.15 * s.lm and measured >= 0.7 * s.peak
+      if same then s.dbl = math.min(16, math.max(1, s.dbl) * 4) else s.dbl = 1 end
+    end
+    s.lm = measured
     s.low, s.bind = now, now
   end
 end
