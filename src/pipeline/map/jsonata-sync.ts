@@ -58,6 +58,34 @@ const SYNC_BUILTINS = [
   'contains',
 ] as const;
 
+/**
+ * The argument types with which a built-in's signature takes its arguments as they are (each a `typeof`; `?`:
+ * optional): there the signature's check (a string of type symbols matched by a regular expression, a new array of
+ * arguments) is skipped. Any other call goes through the signature.
+ */
+const STR = 'string';
+const NUM = 'number';
+const SCALAR = 'string number boolean';
+const PLAIN_ARGS: Record<string, string[]> = {
+  length: [STR],
+  uppercase: [STR],
+  lowercase: [STR],
+  trim: [STR],
+  substring: [STR, NUM, `${NUM}?`],
+  substringBefore: [STR, STR],
+  substringAfter: [STR, STR],
+  contains: [STR, STR],
+  number: [SCALAR],
+  string: [SCALAR],
+  boolean: [SCALAR],
+  not: [SCALAR],
+  exists: [SCALAR],
+  abs: [NUM],
+  floor: [NUM],
+  ceil: [NUM],
+  round: [NUM, `${NUM}?`],
+};
+
 type Builtins = Record<(typeof SYNC_BUILTINS)[number], Builtin>;
 let builtins: Promise<Builtins> | undefined;
 
@@ -354,10 +382,15 @@ class Compiler {
     const args = this.all(n.arguments);
     if (!args) return null;
     const impl = proc.value === 'contains' ? contains : def.implementation;
+    const plain = PLAIN_ARGS[proc.value as string];
+    const takesAsIs =
+      plain && args.length <= plain.length && args.length >= plain.filter((t) => !t.endsWith('?')).length
+        ? (values: unknown[]) => values.every((v, i) => plain[i]!.includes(typeof v))
+        : () => false;
     return (c, r) => {
       const values: unknown[] = [];
       for (const a of args) values.push(a(c, r));
-      const validated = def.signature ? def.signature.validate(values, c) : values;
+      const validated = takesAsIs(values) || !def.signature ? values : def.signature.validate(values, c);
       const result = impl.apply({ environment: undefined, input: c }, validated);
       return result instanceof Promise ? bail() : result;
     };
