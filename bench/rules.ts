@@ -105,9 +105,16 @@ let without = Infinity;
 let withRules = Infinity;
 let before = Infinity;
 for (let i = 0; i < TURNS; i++) {
-  without = Math.min(without, validate(sheet, plain));
-  withRules = Math.min(withRules, validate(sheet, ruled));
-  if (BEFORE) before = Math.min(before, validate(sheet, ruled, BEFORE));
+  const turn = [validate(sheet, plain), validate(sheet, ruled), BEFORE ? validate(sheet, ruled, BEFORE) : Infinity];
+  console.log(
+    `  turn ${i + 1}: ${turn
+      .filter(Number.isFinite)
+      .map((ms) => `${(ms / 1000).toFixed(2)} s`)
+      .join(', ')}`,
+  );
+  without = Math.min(without, turn[0]!);
+  withRules = Math.min(withRules, turn[1]!);
+  before = Math.min(before, turn[2]!);
 }
 const pct = (t: number) => `${t >= without ? '+' : ''}${((t / without - 1) * 100).toFixed(0)} %`;
 console.log(`validate of ${ROWS} rows, best of ${TURNS} (load average ${loadBefore} before, ${load()} after):`);

@@ -27,7 +27,7 @@ const HAND_MADE: Record<string, unknown>[] = [
 ];
 
 // And every combination of a few values of three fields (an absent one left out of the row).
-const NAMES = [undefined, '', 'Palets', 'SABLÉS <b>', 12, null, ['a', 'b']];
+const NAMES = [undefined, '', 'Palets', 'SABLÉS <b>', '🍪 cookies 🍪', 12, null, ['a', 'b']];
 const CONTENTS = [undefined, [], [{ value: '250', unitOfMeasure: 'g' }], [{ value: 'x' }, { value: 5 }], { value: 7 }];
 const GTINS = [undefined, '000123', '03000000000012', 3000000000001];
 const ROWS = [
@@ -85,6 +85,12 @@ const EXPRESSIONS = [
   "netContents & '!'",
   // functions
   '$length(gtin) in [8, 12, 13, 14]',
+  '$substring(tradeItemName, 2)',
+  '$substring(tradeItemName, -3, 2)',
+  '$substring(tradeItemName, 1.5, 2.5)',
+  '$substring(tradeItemName, -40, 3)',
+  '$substring(tradeItemName, 0, -1)',
+  '$substring(tradeItemName, 3, 0)',
   "netContents[0].unitOfMeasure in ['g', 'kg', 'ml']",
   '$uppercase(tradeItemName) = tradeItemName',
   '$lowercase(tradeItemName)',

@@ -146,7 +146,10 @@ const COLLAPSED = new Set(['path', 'function', 'variable', 'block', 'condition']
 const STEP_KEYS_REFUSED = ['focus', 'index', 'tuple', 'ancestor', 'consarray', 'group', 'predicate', 'keepArray'];
 
 class Compiler {
-  constructor(readonly fns: Builtins) {}
+  readonly own: Record<string, (...args: unknown[]) => unknown>;
+  constructor(readonly fns: Builtins) {
+    this.own = ownImplementations(fns);
+  }
 
   /** A node's evaluator with jsonata's collapse of sequences, or null. */
   node(n: Node): Fn | null {
@@ -381,17 +384,21 @@ class Compiler {
     const def = this.fns[proc.value as (typeof SYNC_BUILTINS)[number]];
     const args = this.all(n.arguments);
     if (!args) return null;
-    const impl = proc.value === 'contains' ? contains : def.implementation;
-    const plain = PLAIN_ARGS[proc.value as string];
-    const takesAsIs =
-      plain && args.length <= plain.length && args.length >= plain.filter((t) => !t.endsWith('?')).length
-        ? (values: unknown[]) => values.every((v, i) => plain[i]!.includes(typeof v))
-        : () => false;
+    const impl = this.own[proc.value as string] ?? def.implementation;
+    const plain = (PLAIN_ARGS[proc.value as string] ?? []).map((t) => t.replace('?', '').split(' '));
+    const optional = PLAIN_ARGS[proc.value as string]?.filter((t) => t.endsWith('?')).length ?? 0;
+    const asIs = args.length <= plain.length && args.length >= plain.length - optional;
+    const signature = def.signature;
     return (c, r) => {
       const values: unknown[] = [];
-      for (const a of args) values.push(a(c, r));
-      const validated = takesAsIs(values) || !def.signature ? values : def.signature.validate(values, c);
-      const result = impl.apply({ environment: undefined, input: c }, validated);
+      let plainArgs = asIs;
+      for (let i = 0; i < args.length; i++) {
+        const v = args[i]!(c, r);
+        if (plainArgs && !plain[i]!.includes(typeof v)) plainArgs = false;
+        values.push(v);
+      }
+      const validated = plainArgs || !signature ? values : signature.validate(values, c);
+      const result = impl(...validated);
       return result instanceof Promise ? bail() : result;
     };
   }
@@ -474,6 +481,30 @@ function deepEqual(a: unknown, b: unknown): boolean {
   const kb = Object.getOwnPropertyNames(b).sort();
   if (ka.length !== kb.length || ka.some((k, i) => k !== kb[i])) return false;
   return ka.every((k) => deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+/** Any UTF-16 surrogate: a string without one has as many code points as code units. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/**
+ * jsonata's own implementations, but for `$contains` and for the code-point counting of `$length` and `$substring`
+ * (an array of the string's characters each call), done on the string itself when it has no surrogate pair.
+ */
+function ownImplementations(fns: Builtins): Record<string, (...args: unknown[]) => unknown> {
+  const length = fns.length.implementation;
+  const substring = fns.substring.implementation;
+  return {
+    contains,
+    length: (str) => (typeof str === 'string' && !SURROGATE.test(str) ? str.length : length(str)),
+    substring: (str, start, len) => {
+      if (typeof str !== 'string' || SURROGATE.test(str)) return substring(str, start, len);
+      let from = start as number;
+      if (str.length + from < 0) from = 0;
+      if (len === undefined) return str.slice(from);
+      if ((len as number) <= 0) return '';
+      return str.slice(from, from >= 0 ? from + (len as number) : str.length + from + (len as number));
+    },
+  };
 }
 
 /** `$contains`, whose jsonata implementation is async (a matcher may be a lambda); the same rules, synchronously. */
