@@ -7,6 +7,7 @@
  */
 import jsonata from 'jsonata';
 import { issue } from '../../issue-codes.ts';
+import { compileSync, type SyncExpression } from './jsonata-sync.ts';
 import type { Draft, Issue, Severity } from '../types.ts';
 
 /** A rule of the mapping file, as loaded. */
@@ -98,9 +99,14 @@ const MEMO_MAX = 10_000;
 const MEMO_PROBE = 1000;
 const MEMO_MIN_HIT_RATE = 10;
 
+/** A result not computed yet: jsonata's evaluate is to give it. */
+const JSONATA = Symbol('jsonata');
+
 interface Compiled {
   rule: UserRule;
   expr: jsonata.Expression;
+  /** The synchronous evaluator of the expression, when it is in its subset (jsonata-sync.ts); null: jsonata's. */
+  sync: SyncExpression | null;
   reads: readonly string[];
   memo: Map<string, unknown> | null;
   evaluated: number;
@@ -110,12 +116,14 @@ interface Compiled {
 /** A run's evaluator of a mapping's rules (compiled once). */
 export class UserRuleChecker {
   readonly #rules: Compiled[];
+  #compiled: Promise<void> | undefined;
   constructor(rules: readonly UserRule[]) {
     this.#rules = rules.map((rule) => {
       const names = rootNames(rule.assert);
       return {
         rule,
         expr: jsonata(rule.assert),
+        sync: null,
         reads: [...new Set(names.map((n) => n.name))],
         // A rule reading the whole row, or nothing of it ($now()), is evaluated on every row.
         memo: names.whole || names.length === 0 ? null : new Map(),
@@ -127,12 +135,19 @@ export class UserRuleChecker {
 
   /** Adds to each draft the issues of the rules that do not hold on it. */
   async check(drafts: readonly Draft[]): Promise<void> {
+    await (this.#compiled ??= this.#compileSync());
     for (let i = 0; i < drafts.length; i++) {
       const d = drafts[i]!;
       for (const c of this.#rules) {
-        let result: unknown;
+        let result: unknown = JSONATA;
+        if (c.sync)
+          try {
+            result = c.sync(d.fields);
+          } catch {
+            // Outside the subset on this row, or an error: jsonata's evaluate gives the result or the error's message.
+          }
         try {
-          result = await this.#evaluate(c, d.fields);
+          if (result === JSONATA) result = await this.#evaluate(c, d.fields);
         } catch (err) {
           d.issues.push(
             this.#issue(c, d, 'USER_RULE_FAILED', `${c.rule.id}: ${(err as Error).message ?? String(err)}`),
@@ -141,6 +156,14 @@ export class UserRuleChecker {
         }
         if (fails(result)) d.issues.push(this.#issue(c, d, 'USER_RULE', c.rule.message));
       }
+    }
+  }
+
+  async #compileSync(): Promise<void> {
+    for (const c of this.#rules) {
+      c.sync = await compileSync(c.expr);
+      // Evaluated synchronously, a rule costs less than the key of its memo.
+      if (c.sync) c.memo = null;
     }
   }
 
