@@ -65,6 +65,8 @@ async function prepareImport(d: ImportJobDeps, job: Job, token: string, data: Im
   // The run's owner (its chunks' per-owner cap) and each chunk's place in line (owner-slots.ts's chunkPriority).
   let owner: string | undefined;
   let rowChunks = 0;
+  // OPENLINEAGE_URL set: each chunk is a run whose parent is this job's run (none otherwise).
+  const lineage = d.recorder.lineageParentOf(job);
   const lease: RunContext['lease'] = {
     queued: { jobId: job.id! },
     onGranted: (l, at) => {
@@ -108,6 +110,7 @@ async function prepareImport(d: ImportJobDeps, job: Job, token: string, data: Im
                   index: c.index,
                   ...(owner ? { owner } : {}),
                   ...(c.plan ? { plan: c.plan } : {}),
+                  ...(lineage ? { lineage } : {}),
                 },
                 {
                   ...JOB_OPTIONS.push,
