@@ -59,6 +59,9 @@ async function prepareImport(d: ImportJobDeps, job: Job, token: string, data: Im
     ...data.request,
     mode: data.request.mode as ImportRequest['mode'],
     reportDir: d.reportDir,
+    // Kept in run.json: the run's undo names the same OpenLineage job and sheet.
+    ...(data.origin === 'feed' && data.feed ? { feed: data.feed } : {}),
+    ...(data.sourceLocation ? { sourceLocation: data.sourceLocation } : {}),
   };
   // Its writes (brands created while resolving) are fenced by the job's lock as well as by the run's lease.
   const lock = await jobLockFence(job, token, d.lockDuration);

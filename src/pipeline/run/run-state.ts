@@ -40,6 +40,12 @@ export interface ImportRequest {
   notes?: string[];
   /** Apply the run even when it is over its mapping's quality gate (`--waive-gate`, the console's "apply anyway"). */
   waiveGate?: boolean;
+  /**
+   * A feed's run: the feed, and where its remote file came from (its source's URL, no secret). Kept in run.json so
+   * the run's undo names the same OpenLineage job and sheet (docs/operations.md "OpenLineage").
+   */
+  feed?: string;
+  sourceLocation?: string;
 }
 
 /** Why a run stopped before sending everything: its exit code and message (summary.json `aborted`). */
