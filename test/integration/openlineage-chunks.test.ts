@@ -5,29 +5,21 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { queueEnv } from '../helpers/env.ts';
-import { startLineageReceiver, type LineageEventBody, type LineageReceiver } from '../helpers/openlineage-receiver.ts';
+import { jobTypeOf, useLineageReceiver, type LineageEventBody } from '../helpers/openlineage-receiver.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { until } from '../helpers/wait.ts';
 
 const owner = DEMO_COMPANY_ID;
 const sandbox = useSandbox();
-let receiver: LineageReceiver;
-beforeAll(async () => {
-  receiver = await startLineageReceiver();
-});
-afterAll(async () => {
-  await receiver?.close();
-});
+const receiver = useLineageReceiver();
 
-const kindOf = (e: LineageEventBody) =>
-  (e.job as { facets?: { jobType?: { jobType?: string } } }).facets?.jobType?.jobType;
 const parentOf = (e: LineageEventBody) =>
   e.run.facets?.parent as { run: { runId: string }; job: { namespace: string; name: string } } | undefined;
 
@@ -86,7 +78,7 @@ describe('OpenLineage events of queued chunks and scheduled runs', () => {
           job: { namespace: 'product-sync', name: 'products' },
         });
         expect(events[1]!.job.name).toBe('products.push');
-        expect(kindOf(events[1]!)).toBe('CHUNK');
+        expect(jobTypeOf(events[1]!)).toBe('CHUNK');
         expect(events[1]!.outputs[0]).toMatchObject({ name: owner });
       }
       expect(adHoc.chunks.map((c) => c[1]!.run.facets!.productSync!.chunk).sort()).toEqual([

@@ -6,35 +6,26 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import type { RunStatus } from '../../src/queue/enqueue.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { registerUndo } from '../../src/server/undo-routes.ts';
 import { cliInProcess } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
-import { startLineageReceiver, type LineageEventBody, type LineageReceiver } from '../helpers/openlineage-receiver.ts';
+import { jobTypeOf, useLineageReceiver, type LineageEventBody } from '../helpers/openlineage-receiver.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { until } from '../helpers/wait.ts';
 
 const owner = DEMO_COMPANY_ID;
 const sandbox = useSandbox();
-let receiver: LineageReceiver;
-beforeAll(async () => {
-  receiver = await startLineageReceiver();
-});
-afterAll(async () => {
-  await receiver?.close();
-});
-
-const kindOf = (e: LineageEventBody) =>
-  (e.job as { facets?: { jobType?: { jobType?: string } } }).facets?.jobType?.jobType;
+const receiver = useLineageReceiver();
 
 /** The OpenLineage runs of `kind` whose productSync facet names `field` = `value`. */
 const runsWith = (kind: string, field: string, value: string) =>
   [...receiver.runs().values()].filter((events) =>
-    events.some((e) => kindOf(e) === kind && e.run.facets?.productSync?.[field] === value),
+    events.some((e) => jobTypeOf(e) === kind && e.run.facets?.productSync?.[field] === value),
   );
 
 /** An inline import of a few rows in a fresh directory: its env, its run id and its (one) OpenLineage run. */
