@@ -59,6 +59,9 @@ export async function undoCommand(target: string, flags: UndoFlags): Promise<num
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // OPENLINEAGE_URL: the undo's OpenLineage events at its end (loaded only then; a dry run sends none).
+  const lineage = !flags.dryRun && cc.ctx.config.OPENLINEAGE_URL ? await import('../events/undo-lineage.ts') : null;
+  const undone = { target, reportDir: cc.ctx.config.REPORT_DIR };
   try {
     if (flags.dryRun) process.stdout.write(`plan of the undo of ${target}:\n`);
     const result = await runUndo(
@@ -82,8 +85,15 @@ export async function undoCommand(target: string, flags: UndoFlags): Promise<num
           : {}),
       },
     );
+    const records = await lineage?.deliverUndoLineage(cc.ctx.config, undone, result);
+    const undelivered = (records ?? []).filter((r) => r.state !== 'delivered');
+    if (undelivered.length > 0)
+      process.stderr.write(`product-sync: ${undelivered.length} OpenLineage event(s) of the undo not delivered\n`);
     process.stdout.write(`${formatUndo(result)}\n`);
     return result.exitCode;
+  } catch (err) {
+    await lineage?.deliverUndoLineage(cc.ctx.config, undone, { failed: err });
+    throw err;
   } finally {
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);

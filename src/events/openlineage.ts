@@ -27,6 +27,7 @@ const FACET_SCHEMAS = {
   errorMessage: 'https://openlineage.io/spec/facets/1-0-0/ErrorMessageRunFacet.json#/$defs/ErrorMessageRunFacet',
   nominalTime: 'https://openlineage.io/spec/1-0-1/NominalTimeRunFacet.json#/$defs/NominalTimeRunFacet',
   jobType: 'https://openlineage.io/spec/facets/2-0-4/JobTypeJobFacet.json#/$defs/JobTypeJobFacet',
+  parent: 'https://openlineage.io/spec/facets/1-1-0/ParentRunFacet.json#/$defs/ParentRunFacet',
   // Ours: what product-sync knows the run by (its run id, its job, its report), for a reader going back to it.
   productSync: 'urn:product-sync:facets:run:1',
 } as const;
@@ -40,19 +41,31 @@ export interface LineageDataset {
   name: string;
 }
 
+/** A parent run, as the `parent` facet names it: its runId and its job. */
+export interface LineageParent {
+  runId: string;
+  namespace: string;
+  name: string;
+}
+
 /** A run as its OpenLineage events tell it. */
 export interface LineageRun {
   /** The OpenLineage runId (see {@link lineageRunId}). */
   runId: string;
   namespace: string;
-  /** The job's name: the feed, else the mapping (without extension); `.validate` etc. for runs that do not import. */
+  /**
+   * The job's name: the feed, else the mapping (without extension); `.validate` etc. for runs that do not import; an
+   * undo's is the undone run's; a queued chunk's, its run's with `.push`.
+   */
   job: string;
-  kind: 'import' | 'validate' | 'reconcile' | 'undo';
+  kind: 'import' | 'validate' | 'reconcile' | 'undo' | 'chunk';
   input: LineageDataset | null;
   /** The product API and owner; null when the run writes nothing (validate, reconcile, a dry run). */
   output: LineageDataset | null;
   /** A scheduled feed run: when its tick was due. */
   nominalTime?: string;
+  /** The run this one is part of (a queued chunk: its import run): the `parent` run facet. */
+  parent?: LineageParent;
   /** product-sync's own names of the run: its run id, its job, where it came from, its report. */
   facts: Record<string, string | undefined>;
 }
@@ -113,6 +126,14 @@ function base(run: LineageRun, eventType: LineageEvent['eventType'], at: string)
   const runFacets: Record<string, unknown> = {
     productSync: facet('productSync', dropUndefined(run.facts)),
     ...(run.nominalTime ? { nominalTime: facet('nominalTime', { nominalStartTime: run.nominalTime }) } : {}),
+    ...(run.parent
+      ? {
+          parent: facet('parent', {
+            run: { runId: run.parent.runId },
+            job: { namespace: run.parent.namespace, name: run.parent.name },
+          }),
+        }
+      : {}),
   };
   return {
     eventType,
@@ -190,6 +211,28 @@ export function lineageEnd(run: LineageRun, end: LineageEnd): LineageEvent {
   }
   if (end.aborted)
     (event.run as { facets: Record<string, unknown> }).facets.errorMessage = errorFacet(summary.aborted ?? 'aborted');
+  return event;
+}
+
+/**
+ * COMPLETE (or ABORT, with why) of a run that reads no sheet of its own: a queued chunk, an undo. The output dataset
+ * gets `outputStatistics` when `rowsWritten` is given (an undo: the items it put back).
+ */
+export function lineageDone(
+  run: LineageRun,
+  at: string,
+  end: { aborted?: string; rowsWritten?: number } = {},
+): LineageEvent {
+  const event = base(run, end.aborted === undefined ? 'COMPLETE' : 'ABORT', at);
+  if (run.output && end.rowsWritten !== undefined)
+    event.outputs = [
+      {
+        ...run.output,
+        outputFacets: { outputStatistics: facet('outputStatistics', { rowCount: end.rowsWritten }) },
+      },
+    ];
+  if (end.aborted !== undefined)
+    (event.run as { facets: Record<string, unknown> }).facets.errorMessage = errorFacet(end.aborted);
   return event;
 }
 

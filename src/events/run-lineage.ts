@@ -4,7 +4,14 @@
  */
 import { basename } from 'node:path';
 import type { Config } from '../config.ts';
-import { apiDataset, lineageJobName, lineageRunId, sheetDataset, type LineageRun } from './openlineage.ts';
+import {
+  apiDataset,
+  lineageJobName,
+  lineageRunId,
+  sheetDataset,
+  type LineageParent,
+  type LineageRun,
+} from './openlineage.ts';
 
 /** The settings the events need; null when OPENLINEAGE_URL is unset (no event is made at all). */
 export interface LineageSettings {
@@ -25,13 +32,16 @@ export interface LineageRunFacts {
   kind: LineageRun['kind'];
   mapping: string;
   feed?: string | undefined;
-  /** Where the sheet is: its path, or a feed's remote URL. */
-  source: string;
+  /** Where the sheet is: its path, or a feed's remote URL (none: a queued chunk reads only its run's files). */
+  source?: string;
   /** The owner company; unknown (a START before the mapping is read): no output dataset. */
   owner?: string | null | undefined;
   /** A run that sends nothing (validate, reconcile, a dry run) has no output dataset. */
   writes: boolean;
   nominalTime?: string | undefined;
+  /** The job's name when it is not the run's own (lineageJobName): an undo's is the undone run's. */
+  job?: string;
+  parent?: LineageParent;
   facts: Record<string, string | undefined>;
 }
 
@@ -40,11 +50,12 @@ export function lineageRun(s: LineageSettings, r: LineageRunFacts): LineageRun {
   return {
     runId: lineageRunId(r.key),
     namespace: s.namespace,
-    job: lineageJobName(r.kind, basename(r.mapping), r.feed),
+    job: r.job ?? lineageJobName(r.kind, basename(r.mapping), r.feed),
     kind: r.kind,
-    input: sheetDataset(r.source),
+    input: r.source ? sheetDataset(r.source) : null,
     output: r.writes && s.apiUrl && owner ? apiDataset(s.apiUrl, owner) : null,
     ...(r.nominalTime ? { nominalTime: r.nominalTime } : {}),
+    ...(r.parent ? { parent: r.parent } : {}),
     facts: r.facts,
   };
 }

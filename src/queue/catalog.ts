@@ -42,6 +42,8 @@ export const importJobSchema = z.object({
   /** A feed's remote file: where it was downloaded from (its source's URL, no secret), for OpenLineage. */
   sourceLocation: z.string().optional(),
   sha256: z.string().optional(),
+  /** A feed's run queued by a tick of its schedule: when that tick was due (ISO 8601), OpenLineage's nominalTime. */
+  nominalTime: z.string().optional(),
   step: z.enum(['prepare', 'wait', 'finalize']).default('prepare'),
   runId: z.string().optional(),
   workDir: z.string().optional(),
@@ -62,6 +64,11 @@ export const pushJobSchema = z.object({
   owner: z.string().optional(),
   /** The run's plans the chunk belongs to (RunState.plan; absent: the first). */
   plan: z.number().int().min(1).optional(),
+  /**
+   * OPENLINEAGE_URL set: the chunk is a run of its own whose `parent` facet names its import's run (its runId and job);
+   * absent: no OpenLineage event for the chunk.
+   */
+  lineage: z.object({ runId: z.string(), namespace: z.string(), name: z.string() }).optional(),
 });
 
 /** Payload of a feed tick. */

@@ -48,6 +48,29 @@ export class EventRecorder {
     );
   }
 
+  /**
+   * Queues an OpenLineage event that goes with no webhook event (a queued chunk's): to the OpenLineage endpoint only,
+   * under the id of `type` and `key`, so recording it again (a chunk retried, its worker killed) adds nothing.
+   */
+  async recordLineage(type: 'run.started' | 'run.finished' | 'run.failed', key: string, lineage: LineageEvent) {
+    const targets = this.endpoints.filter((e) => e.kind === 'openlineage');
+    if (targets.length === 0) return;
+    const event = makeEvent(type, key, { lineage: String(lineage.eventType) });
+    await this.queue.addBulk(
+      targets.map((e) => ({
+        name: 'deliver',
+        data: { event, endpoint: e.id, lineage } satisfies DeliverJobData,
+        opts: { ...JOB_OPTIONS.events, jobId: deliverJobId(event.id, e.id) },
+      })),
+    );
+  }
+
+  /** The parent its chunks name (the `parent` facet): an import job's OpenLineage run and job; null when off. */
+  lineageParentOf(job: Job): { runId: string; namespace: string; name: string } | null {
+    const run = this.lineageRunOf(job);
+    return run ? { runId: run.runId, namespace: run.namespace, name: run.job } : null;
+  }
+
   /** run.queued, for an import job just added (keyed by the job and its queued time: a re-run is a new event). */
   runQueued(job: Job): Promise<void> {
     const d = job.data as ImportJobData;
@@ -117,7 +140,7 @@ export class EventRecorder {
    * The OpenLineage run of an import job (null: no OpenLineage endpoint). Its runId comes from the job and its queued
    * time, as its run.started and run.failed ids do: the same on every retry and after a worker was killed.
    */
-  private lineageRunOf(job: Job, end?: { owner: string | null; runId: string; reportDir: string }) {
+  lineageRunOf(job: Job, end?: { owner: string | null; runId: string; reportDir: string }) {
     if (!this.lineage) return null;
     const d = job.data as ImportJobData;
     return lineageRun(this.lineage, {
@@ -128,8 +151,8 @@ export class EventRecorder {
       source: d.sourceLocation ?? d.request.file,
       owner: end?.owner ?? d.request.owner,
       writes: !d.request.dryRun,
-      // A feed's run: when its tick queued the file.
-      nominalTime: d.origin === 'feed' ? new Date(job.timestamp).toISOString() : undefined,
+      // A scheduled feed run: when its schedule's tick was due.
+      nominalTime: d.nominalTime,
       facts: { jobId: job.id, origin: d.origin, runId: end?.runId ?? d.runId, reportDir: end?.reportDir },
     });
   }

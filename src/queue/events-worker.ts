@@ -48,19 +48,24 @@ export function failsForGood(job: Job, err: unknown): boolean {
   return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
 }
 
-/** Wraps the import handler: a job that fails for good records run.failed before BullMQ records the failure. */
+/** How a job that failed for good is told: an import's run.failed by default (a chunk's FAIL: chunk-lineage.ts). */
+type RecordFailure = (recorder: EventRecorder, job: Job, err: unknown) => Promise<void>;
+const runFailed: RecordFailure = (recorder, job, err) =>
+  recorder
+    .runFailed(job, err)
+    .catch((e: unknown) => logger.warn({ jobId: job.id, err: (e as Error).message }, 'cannot record run.failed'));
+
+/** Wraps a handler: a job that fails for good records its failure (`record`) before BullMQ records it. */
 export function recordingFailures<A extends unknown[], R>(
   recorder: EventRecorder,
   handler: (job: Job, ...rest: A) => Promise<R>,
+  record: RecordFailure = runFailed,
 ): (job: Job, ...rest: A) => Promise<R> {
   return async (job, ...rest) => {
     try {
       return await handler(job, ...rest);
     } catch (err) {
-      if (failsForGood(job, err))
-        await recorder
-          .runFailed(job, err)
-          .catch((e: unknown) => logger.warn({ jobId: job.id, err: (e as Error).message }, 'cannot record run.failed'));
+      if (failsForGood(job, err)) await record(recorder, job, err);
       throw err;
     }
   };
@@ -70,11 +75,13 @@ export function recordingFailures<A extends unknown[], R>(
  * An import job BullMQ failed itself, found stalled too often (its workers were killed while they held it): no handler
  * saw that failure, so run.failed is recorded when the worker that found it reports it.
  */
-export function recordStalledFailures(worker: Worker, recorder: EventRecorder): void {
+export function recordStalledFailures(
+  worker: Worker,
+  recorder: EventRecorder,
+  record: RecordFailure = runFailed,
+): void {
   worker.on('failed', (job, err) => {
     if (!job || !/stalled more than allowable limit/i.test(err?.message ?? '')) return;
-    recorder
-      .runFailed(job, err)
-      .catch((e: unknown) => logger.warn({ jobId: job.id, err: (e as Error).message }, 'cannot record run.failed'));
+    void record(recorder, job, err);
   });
 }

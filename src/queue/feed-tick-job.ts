@@ -58,7 +58,7 @@ export function feedTickHandler(
     const { feed: id } = jobPayload('feeds', job.data);
     const feed = feeds.find((f) => f.id === id);
     if (!feed) return { skipped: `feed ${id} is no longer defined` };
-    const result = await runFeedTick(feed, tickDeps);
+    const result = await runFeedTick(feed, tickDeps, { nominalTime: scheduledFor(job) });
     if (result.stopped) return result;
     // Events: a source that failed is a run that could not start (run.failed); a tick of the schedule (or `feeds run`)
     // that found nothing to queue says so (feed.no_new_file), a follow-up tick after an import does not.
@@ -70,6 +70,16 @@ export function feedTickHandler(
     await job.updateProgress(100);
     return result;
   };
+}
+
+/**
+ * When a tick of the feed's schedule was due (ISO 8601): the time its job scheduler planned it for, which BullMQ puts
+ * in the job's id (`repeat:<feed>:<ms>`) — not when the job was added (the previous tick's start) or taken. Undefined
+ * for a tick that is no schedule's: `feeds run`, a follow-up after an import, a tick that waits for a file to settle.
+ */
+export function scheduledFor(job: Job): string | undefined {
+  const ms = job.repeatJobKey ? Number(/^repeat:.+:(\d+)$/.exec(job.id ?? '')?.[1]) : NaN;
+  return Number.isFinite(ms) && ms > 0 ? new Date(ms).toISOString() : undefined;
 }
 
 /**

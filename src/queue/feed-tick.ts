@@ -59,6 +59,8 @@ export interface FeedTickDeps {
   signal?: AbortSignal;
   /** The clock files settle by (ms since the epoch); tests inject one. */
   now?: () => number;
+  /** A tick of the feed's schedule: when it was due (ISO 8601), the nominalTime of the run it queues. */
+  nominalTime?: string;
 }
 
 export interface FeedTickResult {
@@ -109,8 +111,16 @@ function ordered(files: SourceFile[], order: 'name' | 'mtime'): SourceFile[] {
   );
 }
 
-/** One tick of `feed`: see the file's comment. Never throws for a source that cannot be reached: it says so. */
-export async function runFeedTick(feed: Feed, deps: FeedTickDeps): Promise<FeedTickResult> {
+/**
+ * One tick of `feed`: see the file's comment. Never throws for a source that cannot be reached: it says so. A tick of
+ * the feed's schedule gives its due time (`nominalTime`): the run it queues carries it.
+ */
+export async function runFeedTick(
+  feed: Feed,
+  tickDeps: FeedTickDeps,
+  tick: { nominalTime?: string | undefined } = {},
+): Promise<FeedTickResult> {
+  const deps = tick.nominalTime ? { ...tickDeps, nominalTime: tick.nominalTime } : tickDeps;
   const ledger = new FeedLedger(deps.redis, deps.prefix, feed.id);
   const lastKey = feedKeys(deps.prefix, feed.id).last;
   const token = randomUUID();
@@ -516,6 +526,7 @@ async function queue(
     ...(copyDir ? { fileName: c.file.name } : {}),
     ...(got.sourceLocation ? { sourceLocation: got.sourceLocation } : {}),
     sha256,
+    ...(deps.nominalTime ? { nominalTime: deps.nominalTime } : {}),
     step: 'prepare',
     ...(feed.waitLock !== undefined ? { waitLockSeconds: feed.waitLock } : {}),
   };

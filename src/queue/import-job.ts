@@ -59,12 +59,17 @@ async function prepareImport(d: ImportJobDeps, job: Job, token: string, data: Im
     ...data.request,
     mode: data.request.mode as ImportRequest['mode'],
     reportDir: d.reportDir,
+    // Kept in run.json: the run's undo names the same OpenLineage job and sheet.
+    ...(data.origin === 'feed' && data.feed ? { feed: data.feed } : {}),
+    ...(data.sourceLocation ? { sourceLocation: data.sourceLocation } : {}),
   };
   // Its writes (brands created while resolving) are fenced by the job's lock as well as by the run's lease.
   const lock = await jobLockFence(job, token, d.lockDuration);
   // The run's owner (its chunks' per-owner cap) and each chunk's place in line (owner-slots.ts's chunkPriority).
   let owner: string | undefined;
   let rowChunks = 0;
+  // OPENLINEAGE_URL set: each chunk is a run whose parent is this job's run (none otherwise).
+  const lineage = d.recorder.lineageParentOf(job);
   const lease: RunContext['lease'] = {
     queued: { jobId: job.id! },
     onGranted: (l, at) => {
@@ -108,6 +113,7 @@ async function prepareImport(d: ImportJobDeps, job: Job, token: string, data: Im
                   index: c.index,
                   ...(owner ? { owner } : {}),
                   ...(c.plan ? { plan: c.plan } : {}),
+                  ...(lineage ? { lineage } : {}),
                 },
                 {
                   ...JOB_OPTIONS.push,

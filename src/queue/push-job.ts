@@ -9,6 +9,7 @@ import { runChunksKey } from '../redis-keys.ts';
 import { jobPayload } from './catalog.ts';
 import type { JobContext } from './job-context.ts';
 import { jobLockFence } from '../lease/job-lock.ts';
+import { chunkEnded, chunkStarted } from './chunk-lineage.ts';
 import type { OwnerSlots } from './owner-slots.ts';
 
 /** What a push (chunk) job returns (kept in Redis, so counts only: the rows' outcomes are in the run directory). */
@@ -55,6 +56,8 @@ async function slotOrDelay(slots: OwnerSlots, job: Job, token: string, owner: st
 /** Sends the chunk, fenced by the job's lock; what it returns is kept in Redis. */
 async function sendChunk(d: JobContext, stopSending: AbortSignal, job: Job, token?: string): Promise<PushJobResult> {
   const c = jobPayload('push', job.data);
+  // OPENLINEAGE_URL set: the chunk's run starts (chunk-lineage.ts); a Redis that refuses it fails this attempt only.
+  await chunkStarted(d.recorder, job);
   const lock = await jobLockFence(job, token!, d.lockDuration);
   try {
     const t0 = performance.now();
@@ -76,6 +79,8 @@ async function sendChunk(d: JobContext, stopSending: AbortSignal, job: Job, toke
       .expire(key, 30 * 24 * 3600)
       .exec();
     // Rows stay in the run directory: the job's return value (kept in Redis) is only counts.
+    // Recorded before the job returns: a worker killed in between pushes the chunk again, records it again (a no-op).
+    await chunkEnded(d.recorder, job);
     const result: PushJobResult = {
       rows: out.rows,
       failed: out.failed,

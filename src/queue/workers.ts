@@ -16,6 +16,7 @@ import { checkHandlers, QUEUES } from './catalog.ts';
 import { queueConnection, queuePrefix, quietOnErrors, warnOnEviction } from './connection.ts';
 import { watchEventLoop } from './event-loop-watch.ts';
 import { eventRecorder, recordEventsOf, type EventRecorder } from './events-queue.ts';
+import { chunkFailed } from './chunk-lineage.ts';
 import { eventsHandler, eventsWorkerSettings, recordingFailures, recordStalledFailures } from './events-worker.ts';
 import { keepFeedSchedules } from './feed-schedules.ts';
 import { feedTickDeps, feedTickHandler, recordFeedImport } from './feed-tick-job.ts';
@@ -212,7 +213,7 @@ function startQueueWorkers(
     ...workerOpts,
     concurrency: o.importConcurrency,
   });
-  const pushWorker = new Worker(QUEUES.push, handlers.push, {
+  const pushWorker = new Worker(QUEUES.push, recordingFailures(recorder, handlers.push, chunkFailed), {
     ...workerOpts,
     connection: workerConns[1],
     concurrency: o.pushConcurrency,
@@ -233,6 +234,7 @@ function startQueueWorkers(
   });
   const workers = [importWorker, pushWorker, feedsWorker, eventsWorker];
   recordStalledFailures(importWorker, recorder);
+  recordStalledFailures(pushWorker, recorder, chunkFailed);
   for (const w of workers) {
     w.on('failed', (job, err) => logger.warn({ queue: w.name, jobId: job?.id, err: err.message }, 'job failed'));
     // A lost connection fails every reconnection attempt of BullMQ's own connections: the process's Redis state

@@ -17,6 +17,7 @@ import { ProductSyncError } from '../errors.ts';
 import { redact } from '../redact.ts';
 import { runUndo, type UndoItem, type UndoResult } from '../pipeline/undo/undo.ts';
 import { lastUndoOf } from '../pipeline/undo/undo-runs.ts';
+import type { UndoOutcome } from '../events/undo-lineage.ts';
 import type { RunStatus } from '../queue/enqueue.ts';
 import { contextFromConfig, type CommandContext } from '../runtime.ts';
 
@@ -88,11 +89,23 @@ export function registerUndo(
     if (undos.get(run.dir)?.status === 'running') return reply.code(409).send({ error: 'this undo is running' });
     const state: UndoState = { status: 'running' };
     undos.set(run.dir, state);
+    // OPENLINEAGE_URL: the undo's OpenLineage events at its end, as an inline run's (undo-lineage.ts).
+    const undone = { target: run.dir, reportDir: o.reportDir };
+    const lineage = (outcome: UndoOutcome) =>
+      o.config.OPENLINEAGE_URL
+        ? import('../events/undo-lineage.ts').then((m) => m.deliverUndoLineage(o.config, undone, outcome))
+        : undefined;
     void ctx()
       .then((c) => runUndo({ target: run.dir, reportDir: o.reportDir, force: req.query.force === '1' }, c.ctx))
       .then(
-        (r) => Object.assign(state, { status: 'done', runId: r.runId, result: r }),
-        (err: unknown) => Object.assign(state, { status: 'failed', error: refusal(err).body.error }),
+        async (r) => {
+          Object.assign(state, { status: 'done', runId: r.runId, result: r });
+          await lineage(r);
+        },
+        async (err: unknown) => {
+          Object.assign(state, { status: 'failed', error: refusal(err).body.error });
+          await lineage({ failed: err });
+        },
       );
     return reply.code(202).send({ status: 'running', url: `/runs/${req.params.id}/undo` });
   });

@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { afterAll, beforeAll } from 'vitest';
 
 const SCHEMA = new URL('../../schemas/openlineage-events.json', import.meta.url);
 // ajv-formats is CommonJS: its function is the default export's default under Node's ESM loader.
@@ -111,3 +112,32 @@ export async function startLineageReceiver(): Promise<LineageReceiver> {
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
+
+/** The receiver of a test file: started before its tests (beforeAll), closed after them (afterAll). */
+export function useLineageReceiver(): LineageReceiver {
+  let running: LineageReceiver | undefined;
+  beforeAll(async () => {
+    running = await startLineageReceiver();
+  });
+  afterAll(async () => {
+    await running?.close();
+  });
+  const get = (): LineageReceiver => {
+    if (!running) throw new Error('the receiver starts in beforeAll: read it inside a test or a hook');
+    return running;
+  };
+  return {
+    get url() {
+      return get().url;
+    },
+    get received() {
+      return get().received;
+    },
+    runs: () => get().runs(),
+    close: () => get().close(),
+  };
+}
+
+/** The kind of run an event tells (its job's jobType facet: IMPORT, UNDO, CHUNK…). */
+export const jobTypeOf = (e: LineageEventBody): string | undefined =>
+  (e.job as { facets?: { jobType?: { jobType?: string } } }).facets?.jobType?.jobType;

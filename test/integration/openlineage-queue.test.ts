@@ -74,8 +74,13 @@ describe('OpenLineage events of a queued run', () => {
       await new Promise((r) => setTimeout(r, 300));
       expect(receiver.received.filter((r) => r.errors.length > 0).map((r) => r.errors)).toEqual([]);
       expect(receiver.received.every((r) => r.authorization === 'Bearer lineage-key-1234')).toBe(true);
-      const runs = [...receiver.runs().values()];
+      // The run's own events; its chunks are runs of their own (parent facet), each ended once too.
+      const all = [...receiver.runs().values()];
+      const runs = all.filter((events) => !events[0]!.run.facets?.parent);
       expect(runs).toHaveLength(1);
+      const chunks = all.filter((events) => events[0]!.run.facets?.parent);
+      expect(chunks).toHaveLength(12);
+      for (const c of chunks) expect(c.map((e) => e.eventType)).toEqual(['START', 'COMPLETE']);
       const events = runs[0]!;
       expect(events.map((e) => e.eventType)).toEqual(['START', 'COMPLETE']);
       const end = events[1]!;

@@ -4,8 +4,6 @@
 // client spans of its API requests (undici's instrumentation), all under the trace id the enqueue started.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -13,62 +11,20 @@ import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
 import { queueEnv } from '../helpers/env.ts';
+import { attr, orphans, startOtlpCollector, type OtlpCollector } from '../helpers/otlp-collector.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { until } from '../helpers/wait.ts';
 
-interface Span {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: { key: string; value: Record<string, unknown> }[];
-  service: string;
-}
-
 let sandbox: RunningSandbox;
-let collector: { url: string; spans: Span[]; close(): Promise<void> };
+let collector: OtlpCollector;
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
-  // An OTLP/HTTP receiver: POST /v1/traces, JSON encoding (ExportTraceServiceRequest).
-  const spans: Span[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      if (req.url !== '/v1/traces' || !String(req.headers['content-type']).includes('json')) {
-        res.writeHead(415).end();
-        return;
-      }
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-        resourceSpans: {
-          resource: { attributes: { key: string; value: { stringValue?: string } }[] };
-          scopeSpans: { spans: Omit<Span, 'service'>[] }[];
-        }[];
-      };
-      for (const rs of body.resourceSpans) {
-        const service = rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
-        for (const ss of rs.scopeSpans) for (const s of ss.spans) spans.push({ ...s, service });
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  collector = {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    spans,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  collector = await startOtlpCollector();
 });
 afterAll(async () => {
   await collector?.close();
   await sandbox?.close();
 });
-
-const attr = (s: Span, key: string): unknown => {
-  const v = s.attributes.find((a) => a.key === key)?.value;
-  return v ? Object.values(v)[0] : undefined;
-};
 
 describe('OpenTelemetry traces', () => {
   it('one trace from `enqueue` to the worker’s API requests', async () => {
@@ -111,12 +67,7 @@ describe('OpenTelemetry traces', () => {
       expect(posts.every((s) => s.kind === 3 && String(attr(s, 'url.full')).startsWith(sandbox.url))).toBe(true);
       expect(posts.every((s) => s.parentSpanId)).toBe(true);
       // Every worker span of the trace hangs from a span of the trace: one tree, rooted at the enqueue.
-      const ids = new Set(collector.spans.filter((s) => s.traceId === traceId).map((s) => s.spanId));
-      expect(
-        inTrace()
-          .filter((s) => !s.parentSpanId || !ids.has(s.parentSpanId))
-          .map((s) => s.name),
-      ).toEqual([]);
+      expect(orphans(collector, traceId, 'product-sync-worker')).toEqual([]);
     } finally {
       worker.kill('SIGTERM');
       await new Promise((resolve) => worker.once('exit', resolve));

@@ -43,6 +43,12 @@ export interface ImportRequest {
   gate?: QualityGate;
   /** The feed's own rules, added to the mapping's: the file holding them (a rules file, or the feed file itself). */
   rules?: string;
+  /**
+   * A feed's run: the feed, and where its remote file came from (its source's URL, no secret). Kept in run.json so
+   * the run's undo names the same OpenLineage job and sheet (docs/operations.md "OpenLineage").
+   */
+  feed?: string;
+  sourceLocation?: string;
 }
 
 /** What summary.json `held` says of a run its gate held. */

@@ -174,3 +174,47 @@ function liveness(runs: readonly FinishedRun[]): (runId: string) => boolean {
   };
   return live;
 }
+
+/** Where a run's changes came from, as its undo's OpenLineage events name them (the import's job and sheet). */
+export interface UndoneOrigin {
+  /** The run directly undone. */
+  runId: string;
+  owner: string;
+  /** The import's mapping (as given), feed and sheet (a feed's remote file: its URL). */
+  mapping: string;
+  feed?: string;
+  source: string;
+}
+
+type ImportRunJson = RunJson & {
+  request?: { file?: string; mapping?: string; feed?: string; sourceLocation?: string };
+};
+
+/**
+ * The origin of the run `target` names (as findRunToUndo finds it, finished or not): the import it is, or, for an
+ * undo, the import at the end of its chain of undos. Undefined when no such run can be read.
+ */
+export async function undoneOrigin(target: string, reportDir: string): Promise<UndoneOrigin | undefined> {
+  const asDir = resolve(target);
+  let dir = existsSync(join(asDir, 'run.json')) ? asDir : resolve(reportDir, basename(target));
+  const runId = basename(dir);
+  // Each undo undoes an earlier run of the same report dir: the chain ends (bounded all the same).
+  for (let hops = 0; hops < 100; hops++) {
+    const run = await readJson<ImportRunJson>(join(dir, 'run.json'));
+    if (!run?.ownerCompanyId) return undefined;
+    if (run.kind === 'undo' && run.undoes) {
+      dir = join(dirname(dir), run.undoes);
+      continue;
+    }
+    const r = run.request;
+    if (!r?.file || !r.mapping) return undefined;
+    return {
+      runId,
+      owner: run.ownerCompanyId,
+      mapping: r.mapping,
+      ...(r.feed ? { feed: r.feed } : {}),
+      source: r.sourceLocation ?? r.file,
+    };
+  }
+  return undefined;
+}
