@@ -3,82 +3,24 @@
 // (API_CONCURRENCY=8); then with the defaults while the capacity drops to a quarter for 10 s: the accepted rate a
 // second before, during and after, and how long after the capacity's return it is back at 0.9 of before.
 // Starts its own redis-server and sandbox process. CAPACITY_FLEET_ROWS (default 20000).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Pool } from 'undici';
-import { loadConfig } from '../src/config.ts';
-import { importQueueClient } from '../src/queue/enqueue.ts';
 import { DEMO_COMPANY_ID } from '../src/sandbox/defaults.ts';
 import { writeProductSheet } from '../test/helpers/sheets.ts';
+import { sleep, startFleet, startQueueServices } from './queue-fleet.ts';
 
 const ROWS = Number(process.env.CAPACITY_FLEET_ROWS ?? 20_000);
 const WORKERS = 4;
 const DROP_FROM_S = 4;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-const dir = mkdtempSync(join(tmpdir(), 'ps-bench-fleet-'));
-const redisPort = await freePort();
-const redis = spawn('redis-server', ['--port', String(redisPort), '--save', '', '--appendonly', 'no', '--dir', dir], {
-  stdio: 'ignore',
-});
-const apiPort = await freePort();
-const sandbox = spawn(process.execPath, ['bin/product-sync.mjs', 'sandbox', '--port', String(apiPort), '--admin'], {
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
-await new Promise<void>((resolve) =>
-  sandbox.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve()),
-);
-await sleep(300);
-const url = `http://127.0.0.1:${apiPort}`;
-const pool = new Pool(url);
-const admin = async (method: 'GET' | 'POST', path: string, body?: unknown) =>
-  (
-    await pool.request({
-      method,
-      path,
-      ...(body ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
-    })
-  ).body.json() as Promise<{ total: number; faults: Record<string, number> }>;
-const { file, mapping } = writeProductSheet(dir, ROWS, { owner: DEMO_COMPANY_ID });
+const services = await startQueueServices('fleet');
+const admin = (method: 'GET' | 'POST', path: string, body?: unknown) =>
+  services.admin(method, path, body) as Promise<{ total: number; faults: Record<string, number> }>;
+const { file, mapping } = writeProductSheet(services.dir, ROWS, { owner: DEMO_COMPANY_ID });
 
 /** One queued import by four workers; the accepted requests of each second. */
 async function run(name: string, faults: string, told: Record<string, string>) {
   await admin('POST', '/__admin/reset');
   await admin('POST', '/__admin/faults', { spec: faults });
-  const reportDir = join(dir, `reports-${name}`);
-  rmSync(reportDir, { recursive: true, force: true });
-  mkdirSync(reportDir, { recursive: true });
-  const env = {
-    PRODUCT_API_URL: url,
-    REFERENCE_API_URL: url,
-    API_TOKEN: 'sandbox-token',
-    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-    QUEUE_PREFIX: `bench-${name}`,
-    REPORT_DIR: reportDir,
-    CHUNK_SIZE: '250',
-    LOG_LEVEL: 'warn',
-    ...told,
-  };
-  const workers: ChildProcess[] = Array.from({ length: WORKERS }, () =>
-    spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], {
-      env: { ...process.env, ...env },
-      stdio: 'ignore',
-    }),
-  );
-  await sleep(2500);
-  const client = importQueueClient(loadConfig(env));
+  const { client, stop: stopFleet } = await startFleet(services, name, WORKERS, { CHUNK_SIZE: '250', ...told });
   const accepted = async () => {
     const c = await admin('GET', '/__admin/requests');
     return c.total - (c.faults['429'] ?? 0);
@@ -100,9 +42,7 @@ async function run(name: string, faults: string, told: Record<string, string>) {
   const s = (performance.now() - t0) / 1000;
   stop = true;
   await sampling;
-  await client.close();
-  for (const w of workers) w.kill('SIGTERM');
-  await sleep(1500);
+  await stopFleet();
   if (result.summary.counts.created !== ROWS)
     throw new Error(`expected ${ROWS} created: ${JSON.stringify(result.summary.counts)}`);
   const api = result.summary.api;
@@ -131,9 +71,7 @@ try {
     `drop to a quarter for 10 s: before ${before}/s; during ${r.slice(start + DROP_FROM_S + 1, back).join(' ')}; after ${after.join(' ')}; back at 0.9 of before ${within < 0 ? 'not within the run' : `${within + 1} s after the return`}`,
   );
 } finally {
-  await pool.close();
-  sandbox.kill('SIGTERM');
-  redis.kill('SIGTERM');
+  services.stop();
 }
 console.log(`\n${ROWS} rows, 20 ms latency, four workers, chunks of 250, ${new Date().toISOString()}`);
 process.exit(0);

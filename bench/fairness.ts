@@ -3,15 +3,11 @@
 // worker count (default one worker, then four, each with the defaults): A's time alone, then A's time beside B and B's
 // wait (from B's enqueue to B's summary). Issue 37's targets: B ≤ 5 s with one worker, A beside B within 10 % of
 // alone. Starts its own redis-server and sandbox process (at `--latency` ms, default 20).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../src/config.ts';
-import { importQueueClient } from '../src/queue/enqueue.ts';
 import { DEMO_COMPANY_ID, OTHER_COMPANY_ID } from '../src/sandbox/defaults.ts';
 import { writeProductSheet } from '../test/helpers/sheets.ts';
+import { sleep, startFleet, startQueueServices, type FleetClient } from './queue-fleet.ts';
 
 const argv = process.argv.slice(2);
 const flag = (name: string, fallback: string): string => {
@@ -24,76 +20,23 @@ const LATENCY = Number(flag('latency', '20'));
 const WORKER_COUNTS = flag('workers', '1,4').split(',').map(Number);
 const B_AFTER_MS = 2000;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-const dir = mkdtempSync(join(tmpdir(), 'ps-bench-fair-'));
-const redisPort = await freePort();
-const redis = spawn('redis-server', ['--port', String(redisPort), '--save', '', '--appendonly', 'no', '--dir', dir], {
-  stdio: 'ignore',
-});
-const apiPort = await freePort();
-const sandbox = spawn(
-  process.execPath,
-  ['bin/product-sync.mjs', 'sandbox', '--port', String(apiPort), '--latency', String(LATENCY), '--admin'],
-  { stdio: ['ignore', 'pipe', 'inherit'] },
-);
-await new Promise<void>((resolve, reject) => {
-  sandbox.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve());
-  sandbox.once('exit', (code) => reject(new Error(`the sandbox exited (${code}) before listening`)));
-});
-const url = `http://127.0.0.1:${apiPort}`;
+const services = await startQueueServices('fair', LATENCY);
+const dir = services.dir;
 mkdirSync(join(dir, 'a'));
 mkdirSync(join(dir, 'b'));
 const a = writeProductSheet(join(dir, 'a'), ROWS, { owner: DEMO_COMPANY_ID });
 const b = writeProductSheet(join(dir, 'b'), 1, { owner: OTHER_COMPANY_ID, prefix: '036000' });
 
 let round = 0;
-/** A fresh fleet of `n` worker processes on a prefix of its own; `client` enqueues and waits. */
+/** A fresh fleet of `n` worker processes on a prefix of its own, against a reset sandbox. */
 async function fleet(n: number) {
   round++;
-  await fetch(`${url}/__admin/reset`, { method: 'POST' });
-  const reportDir = join(dir, `reports-${round}`);
-  rmSync(reportDir, { recursive: true, force: true });
-  mkdirSync(reportDir, { recursive: true });
-  const env = {
-    PRODUCT_API_URL: url,
-    REFERENCE_API_URL: url,
-    API_TOKEN: 'sandbox-token',
-    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-    QUEUE_PREFIX: `bench-fair-${round}`,
-    REPORT_DIR: reportDir,
-    LOG_LEVEL: 'warn',
-  };
-  const workers: ChildProcess[] = Array.from({ length: n }, () =>
-    spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], {
-      env: { ...process.env, ...env },
-      stdio: 'ignore',
-    }),
-  );
-  await sleep(2500);
-  const client = importQueueClient(loadConfig(env));
-  return {
-    client,
-    async stop() {
-      await client.close();
-      for (const w of workers) w.kill('SIGTERM');
-      await Promise.all(workers.map((w) => new Promise((r) => (w.exitCode !== null ? r(null) : w.once('exit', r)))));
-    },
-  };
+  await services.admin('POST', '/__admin/reset');
+  return startFleet(services, `fair-${round}`, n, {});
 }
 
-type Client = Awaited<ReturnType<typeof fleet>>['client'];
-
 /** Enqueues `sheet` and waits for its summary: seconds from enqueue to summary, and to its prepare step's start. */
-async function timed(client: Client, sheet: typeof a, rows: number) {
+async function timed(client: FleetClient, sheet: typeof a, rows: number) {
   const t0 = performance.now();
   const { jobId } = await client.enqueue({ request: sheet, origin: 'cli', step: 'prepare' });
   const result = await client.wait(jobId, 3_600_000);
@@ -127,8 +70,7 @@ try {
     );
   }
 } finally {
-  sandbox.kill('SIGTERM');
-  redis.kill('SIGTERM');
+  services.stop();
 }
 console.log(
   `\n| workers | A's rows | B's wait (1 row) | A alone | A beside B | A's change |\n|---|---|---|---|---|---|`,

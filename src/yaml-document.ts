@@ -1,5 +1,6 @@
 import { isMap, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import type * as z from 'zod';
+import { valueAt } from './value-at.ts';
 
 /** Aliases (`*name`) a document may expand (the yaml package's maxAliasCount; its default too). */
 export const MAX_ALIAS_COUNT = 100;
@@ -42,15 +43,6 @@ function nodeAt(root: unknown, path: readonly PropertyKey[], key?: string): Yaml
     node = next as YamlNode;
   }
   return node;
-}
-
-function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
-  let v = data;
-  for (const p of path) {
-    if (v === null || typeof v !== 'object' || !Object.prototype.hasOwnProperty.call(v, p)) return undefined;
-    v = (v as Record<PropertyKey, unknown>)[p];
-  }
-  return v;
 }
 
 /** A parsed, schema-checked document and a way to find the line of any path in it. */

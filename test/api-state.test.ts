@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClients, type ApiClients } from '../src/api/clients.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useSandboxClients } from './helpers/sandbox.ts';
 import type { ProductClient } from '../src/api/product-client.ts';
 import {
   openApiState,
@@ -12,7 +12,6 @@ import {
   type StateProduct,
 } from '../src/pipeline/sync/api-state.ts';
 import { DEMO_COMPANY_ID } from '../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../src/sandbox/server.ts';
 import type { ApiState } from '../src/pipeline/sync/plan.ts';
 import { testGtin } from './helpers/sheets.ts';
 
@@ -20,8 +19,7 @@ const owner = DEMO_COMPANY_ID;
 const SUPPLIER_A = '11111111-1111-4111-8111-111111111111';
 const SUPPLIER_B = '22222222-2222-4222-8222-222222222222';
 const N = 1200;
-let sandbox: RunningSandbox;
-let clients: ApiClients;
+const { sandbox, clients } = useSandboxClients();
 
 /**
  * The sandbox's catalogue: N items with GTIN-14s (item 7 archived; items 10 and 11 have a duplicate; item 12 stored as
@@ -134,19 +132,6 @@ async function withSource<T>(
     await source.close();
   }
 }
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  clients = createApiClients({
-    productApiUrl: sandbox.url,
-    referenceApiUrl: sandbox.url,
-    credentials: { token: 'sandbox-token' },
-  });
-});
-afterAll(async () => {
-  await clients?.close();
-  await sandbox?.close();
-});
 
 describe('openApiState', () => {
   it('picks search for 3 keys against 1 200 items and index for 1 000 keys, by cost', async () => {

@@ -6,13 +6,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmbeddedSandbox } from '../src/embedded-sandbox.ts';
 import { ProductSyncError } from '../src/errors.ts';
-import { createReportWriter, type ReportWriter, type RunSummary } from '../src/pipeline/report/report.ts';
+import { createReportWriter, type ReportWriter } from '../src/pipeline/report/report.ts';
 import { openReportThread } from '../src/pipeline/report/report-thread.ts';
 import { writeChunk, writeResults } from '../src/pipeline/run/chunks.ts';
 import { writeRunState, type RunState } from '../src/pipeline/run/run-state.ts';
 import { openJournal } from '../src/pipeline/sync/journal.ts';
 import { fillUp, mountTmpfs, mountUnavailable } from './helpers/tmpfs.ts';
-import { runCounts } from './helpers/summary.ts';
+import { runSummary } from './helpers/summary.ts';
 
 const mounts: { unmount(): void }[] = [];
 afterAll(() => {
@@ -27,18 +27,7 @@ function fullDisk(size = '256k', name = 'd'): { dir: string; filler: string } {
   return { dir, filler: fillUp(m.dir) };
 }
 
-const summary = (rows: number): RunSummary => ({
-  runId: 'run-1',
-  source: { file: 'in.csv', sha256: 'abc', rows },
-  mapping: 'm',
-  mode: 'upsert',
-  dryRun: false,
-  startedAt: '2026-01-01T00:00:00.000Z',
-  finishedAt: '2026-01-01T00:01:00.000Z',
-  counts: runCounts({ rows, created: rows }),
-  requests: { reference: 0, product: rows },
-  exitCode: 0,
-});
+const summary = (rows: number) => runSummary({ rows, created: rows }, { requests: { reference: 0, product: rows } });
 
 /** Writes `rows` lines and finishes; resolves to the error it failed with. */
 async function failureOf(w: ReportWriter, rows: number): Promise<unknown> {

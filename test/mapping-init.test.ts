@@ -1,7 +1,8 @@
 // mapping init (issue 11): a draft mapping from a sheet's headers and first rows, on sheets written here (CSV and
 // XLSX).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClients, type ApiClients } from '../src/api/clients.ts';
+import { describe, expect, it } from 'vitest';
+import { createApiClients } from '../src/api/clients.ts';
+import { useSandboxClients } from './helpers/sandbox.ts';
 import { COLUMN_TYPES } from '../src/pipeline/map/transforms.ts';
 import { FIELD_ALIASES, HEADERS_WITHOUT_FIELD } from '../src/onboarding/header-aliases.ts';
 import { matchHeaders, matchSheetHeaders } from '../src/pipeline/map/headers.ts';
@@ -17,7 +18,6 @@ import {
 } from '../src/onboarding/suggest.ts';
 import { openSheet } from '../src/pipeline/read/read-sheet.ts';
 import { referenceLabels } from '../src/pipeline/resolve/list-labels.ts';
-import { startSandbox, type RunningSandbox } from '../src/sandbox/server.ts';
 import { fixtureDir, writeWorkbook } from './fixtures/sheets.ts';
 import { testGtin } from './helpers/sheets.ts';
 
@@ -568,20 +568,7 @@ describe('repeated headers: named by the title above them, else by occurrence', 
 });
 
 describe('list labels from the reference API (the sandbox over HTTP)', () => {
-  let sandbox: RunningSandbox;
-  let clients: ApiClients;
-  beforeAll(async () => {
-    sandbox = await startSandbox({ port: 0 });
-    clients = createApiClients({
-      productApiUrl: sandbox.url,
-      referenceApiUrl: sandbox.url,
-      credentials: { token: 'sandbox-token' },
-    });
-  });
-  afterAll(async () => {
-    await clients?.close();
-    await sandbox?.close();
-  });
+  const { clients } = useSandboxClients();
 
   it('a column of labels found in a list gets that lookup, whatever its header; labels not found are flagged', async () => {
     const g = gtins(3);

@@ -1,32 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { TradeItemRecord } from '../src/api/types.ts';
 import { tradeItemIdFor } from '../src/api/uuid.ts';
-import { archiveGuard, manufacturedKey, planRow, type ApiState, type PlanOptions } from '../src/pipeline/sync/plan.ts';
-import type { Draft } from '../src/pipeline/types.ts';
+import { archiveGuard, manufacturedKey, planRow } from '../src/pipeline/sync/plan.ts';
+import { draft, gtin, opts, owner, record, state } from './helpers/plan-inputs.ts';
 
-const owner = '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f';
 const supplier = 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f';
-const gtin = '03017620422003';
-const opts: PlanOptions = { target: 'tradeItem', mode: 'upsert', ownerCompanyId: owner, key: 'gtin' };
-
-function draft(fields: Record<string, unknown>, clear: string[] = []): Draft {
-  return { row: 2, key: gtin, target: 'tradeItem', fields: { gtin, ...fields }, clear, issues: [], source: [] };
-}
-function state(items: TradeItemRecord[] = [], manufactured: ApiState['manufacturedItems'] = new Map()): ApiState {
-  return {
-    tradeItems: new Map(items.map((i) => [i.gtin as string, i])),
-    manufacturedItems: manufactured,
-    complete: true,
-  };
-}
-const record = (extra: Partial<TradeItemRecord> = {}): TradeItemRecord => ({
-  tradeItemId: 'a1a1a1a1-0000-4000-8000-000000000001',
-  ownerCompanyId: owner,
-  archived: false,
-  gtin,
-  tradeItemName: 'Pâte à tartiner',
-  ...extra,
-});
 
 describe('planRow', () => {
   it('creates a missing item with a deterministic id and the owner', () => {

@@ -5,22 +5,14 @@ import ExcelJS from 'exceljs';
 import Papa from 'papaparse';
 import { describe, expect, it } from 'vitest';
 import { openSheet } from '../src/pipeline/read/read-sheet.ts';
-import { createReportWriter, type RowOutcome, type RunSummary } from '../src/pipeline/report/report.ts';
+import { createReportWriter, type RowOutcome } from '../src/pipeline/report/report.ts';
 import type { Cell, Issue, SheetRow } from '../src/pipeline/types.ts';
-import { runCounts } from './helpers/summary.ts';
+import { runSummary } from './helpers/summary.ts';
 
-const summary: RunSummary = {
-  runId: 'run-1',
-  source: { file: 'in.csv', sha256: 'abc', rows: 3 },
-  mapping: 'm',
-  mode: 'upsert',
-  dryRun: false,
-  startedAt: '2026-01-01T00:00:00.000Z',
-  finishedAt: '2026-01-01T00:01:00.000Z',
-  counts: runCounts({ rows: 3, created: 1, updated: 1, invalid: 1 }),
-  requests: { reference: 3, product: 4 },
-  exitCode: 1,
-};
+const summary = runSummary(
+  { rows: 3, created: 1, updated: 1, invalid: 1 },
+  { requests: { reference: 3, product: 4 }, exitCode: 1 },
+);
 const tempDir = () => mkdtempSync(join(tmpdir(), 'ps-report-files-'));
 const issue = (over: Partial<Issue>): Issue => ({
   row: 2,

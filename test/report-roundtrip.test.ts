@@ -7,25 +7,14 @@ import { mapRow } from '../src/pipeline/map/map-row.ts';
 import { parseMapping } from '../src/pipeline/map/mapping.ts';
 import { openSheet } from '../src/pipeline/read/read-sheet.ts';
 import { isRejectedHeader, neutralize, restoreRejectedSheet, unneutralize } from '../src/pipeline/report/neutralize.ts';
-import { createReportWriter, type RunSummary } from '../src/pipeline/report/report.ts';
+import { createReportWriter } from '../src/pipeline/report/report.ts';
 import type { Cell, Draft, Issue, SheetRow } from '../src/pipeline/types.ts';
-import { runCounts } from './helpers/summary.ts';
+import { runSummary } from './helpers/summary.ts';
 
 // Fix-and-reimport: a rejected file goes back through the same mapping and gives the original values, for any
 // headerRow.
 
-const summary: RunSummary = {
-  runId: 'run-rt',
-  source: { file: 'in.csv', sha256: 'abc', rows: 3 },
-  mapping: 'm',
-  mode: 'upsert',
-  dryRun: false,
-  startedAt: 'a',
-  finishedAt: 'b',
-  counts: runCounts({ rows: 3, invalid: 3 }),
-  requests: { reference: 0, product: 0 },
-  exitCode: 1,
-};
+const summary = runSummary({ rows: 3, invalid: 3 }, { runId: 'run-rt', startedAt: 'a', finishedAt: 'b', exitCode: 1 });
 const bad: Issue[] = [
   {
     row: 3,

@@ -9,9 +9,9 @@ import Papa from 'papaparse';
 import { describe, expect, it } from 'vitest';
 import { openSheet } from '../src/pipeline/read/read-sheet.ts';
 import { neutralize } from '../src/pipeline/report/neutralize.ts';
-import { createReportWriter, type RunSummary } from '../src/pipeline/report/report.ts';
+import { createReportWriter } from '../src/pipeline/report/report.ts';
 import { XlsxWriter } from '../src/formats/xlsx-writer.ts';
-import { runCounts } from './helpers/summary.ts';
+import { runSummary } from './helpers/summary.ts';
 
 const PIECES = [
   'a',
@@ -55,18 +55,18 @@ const PIECES = [
 const text = fc.array(fc.constantFrom(...PIECES), { maxLength: 6 }).map((p) => p.join(''));
 const lines = fc.array(fc.array(text, { minLength: 3, maxLength: 3 }), { minLength: 1, maxLength: 15 });
 
-const summary = (rows: number): RunSummary => ({
-  runId: 'r',
-  source: { file: 'x.csv', sha256: '', rows },
-  mapping: 'm',
-  mode: 'validate',
-  dryRun: true,
-  startedAt: '',
-  finishedAt: '',
-  counts: runCounts({ rows, valid: rows }),
-  requests: { reference: 0, product: 0 },
-  exitCode: 0,
-});
+const summary = (rows: number) =>
+  runSummary(
+    { rows, valid: rows },
+    {
+      runId: 'r',
+      source: { file: 'x.csv', sha256: '', rows },
+      mode: 'validate',
+      dryRun: true,
+      startedAt: '',
+      finishedAt: '',
+    },
+  );
 
 /** Text as an XML reader gives it back: characters XML 1.0 cannot hold dropped, line ends as LF. */
 const asXmlReads = (v: string) =>

@@ -8,25 +8,13 @@ import {
   type ReportWriter,
   type ReportWriterOptions,
   type RowOutcome,
-  type RunSummary,
 } from '../src/pipeline/report/report.ts';
 import { openReportThread } from '../src/pipeline/report/report-thread.ts';
 import type { Cell, Issue } from '../src/pipeline/types.ts';
-import { runCounts } from './helpers/summary.ts';
+import { runSummary } from './helpers/summary.ts';
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'ps-report-thread-'));
-const summary = (rows: number): RunSummary => ({
-  runId: 'run-1',
-  source: { file: 'in.csv', sha256: 'abc', rows },
-  mapping: 'm',
-  mode: 'validate',
-  dryRun: true,
-  startedAt: '2026-01-01T00:00:00.000Z',
-  finishedAt: '2026-01-01T00:01:00.000Z',
-  counts: runCounts({ rows }),
-  requests: { reference: 0, product: 0 },
-  exitCode: 1,
-});
+const summary = (rows: number) => runSummary({ rows }, { mode: 'validate', dryRun: true, exitCode: 1 });
 const issue = (row: number, over: Partial<Issue> = {}): Issue => ({
   row,
   column: 'GTIN',

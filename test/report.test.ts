@@ -4,21 +4,21 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
 import { neutralize } from '../src/pipeline/report/neutralize.ts';
-import { createReportWriter, type RunSummary } from '../src/pipeline/report/report.ts';
-import { runCounts } from './helpers/summary.ts';
+import { createReportWriter } from '../src/pipeline/report/report.ts';
+import { runSummary } from './helpers/summary.ts';
 
-const summary = (runId: string): RunSummary => ({
-  runId,
-  source: { file: 'x.csv', sha256: 'abc', rows: 2 },
-  mapping: 'm',
-  mode: 'upsert',
-  dryRun: false,
-  startedAt: 'a',
-  finishedAt: 'b',
-  counts: runCounts({ rows: 2, created: 1, invalid: 1 }),
-  requests: { reference: 1, product: 2 },
-  exitCode: 1,
-});
+const summary = (runId: string) =>
+  runSummary(
+    { rows: 2, created: 1, invalid: 1 },
+    {
+      runId,
+      source: { file: 'x.csv', sha256: 'abc', rows: 2 },
+      startedAt: 'a',
+      finishedAt: 'b',
+      requests: { reference: 1, product: 2 },
+      exitCode: 1,
+    },
+  );
 
 describe('neutralize', () => {
   it('quotes text a spreadsheet would evaluate, keeps plain numbers readable', () => {

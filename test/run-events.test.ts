@@ -6,25 +6,21 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runEndEvent } from '../src/events/run-events.ts';
 import type { RunSummary } from '../src/pipeline/report/report.ts';
-import { runCounts } from './helpers/summary.ts';
+import { runCounts, runSummary } from './helpers/summary.ts';
 
 const counts = runCounts({ rows: 2, created: 2 });
 
 function ended(files: string[], exitCode = 0): { reportDir: string; summary: RunSummary } {
   const reportDir = mkdtempSync(join(tmpdir(), 'ps-run-events-'));
   for (const f of files) writeFileSync(join(reportDir, f), '');
-  const summary: RunSummary = {
+  const summary = runSummary(counts, {
     runId: 'abc-123',
     source: { file: '/in/sheet.csv', sha256: 'x', rows: 2 },
-    mapping: 'm',
-    mode: 'upsert',
-    dryRun: false,
     startedAt: '2026-11-28T09:00:00.000Z',
     finishedAt: '2026-11-28T09:00:01.000Z',
-    counts,
     requests: { reference: 0, product: 2 },
     exitCode,
-  };
+  });
   return { reportDir, summary };
 }
 

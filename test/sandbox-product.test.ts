@@ -1,4 +1,5 @@
 import { describe, expect, it, beforeEach } from 'vitest';
+import { NOT_FOUND_BODY } from './helpers/errors.ts';
 import type { FastifyInstance } from 'fastify';
 import { buildSandbox, sandboxHandle } from '../src/sandbox/app.ts';
 import { DEMO_COMPANY_ID, DEMO_SUPPLIER_ID, OTHER_COMPANY_ID } from '../src/sandbox/defaults.ts';
@@ -136,12 +137,7 @@ describe('sandbox product API: trade items', () => {
   it('PATCH / PUT of a missing item answer 404 with empty errors; a non-uuid path id 400', async () => {
     const r = await call('PATCH', `/api/tradeItems/${ID2}`, { variant: 'x' });
     expect(r.status).toBe(404);
-    expect(r.body).toEqual({
-      type: 'https://tools.ietf.org/html/rfc7231#section-6.5.4',
-      title: 'Not Found',
-      status: 404,
-      errors: [],
-    });
+    expect(r.body).toEqual(NOT_FOUND_BODY);
     const b = await call('PUT', '/api/tradeItems/not-a-uuid', { tradeItemName: 'x' });
     expect(b.status).toBe(400);
     expect(b.body!.errors[0]).toMatchObject({ property: 'id' });

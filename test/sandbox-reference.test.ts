@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { NOT_FOUND_BODY } from './helpers/errors.ts';
 import type { FastifyInstance } from 'fastify';
 import { buildSandbox } from '../src/sandbox/app.ts';
 import type { ReferenceSeed, SeedRecord } from '../src/sandbox/seed/index.ts';
@@ -92,10 +93,7 @@ describe('sandbox reference API: lists', () => {
       languageCode: 'fr-FR',
     });
     const notFound = {
-      type: 'https://tools.ietf.org/html/rfc7231#section-6.5.4',
-      title: 'Not Found',
-      status: 404,
-      errors: [],
+      ...NOT_FOUND_BODY,
       detail: null,
       instance: null,
       extensions: {},
@@ -138,12 +136,7 @@ describe('sandbox reference API: lookups', () => {
   it('answers 404 with empty errors when the record is missing or has no translation', async () => {
     const r = await get(`/v2/allergens/${U(12)}?languageCode=fr-FR`);
     expect(r.status).toBe(404);
-    expect(r.body).toEqual({
-      type: 'https://tools.ietf.org/html/rfc7231#section-6.5.4',
-      title: 'Not Found',
-      status: 404,
-      errors: [],
-    });
+    expect(r.body).toEqual(NOT_FOUND_BODY);
     expect((await get(`/v2/substances/${U(12)}`)).status).toBe(404);
   });
   it('answers 400 naming the path parameter when an id is not a uuid', async () => {

@@ -1,36 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { ManufacturedItemRecord, TradeItemRecord } from '../src/api/types.ts';
 import { rowLedgerLine, type LedgerLine } from '../src/pipeline/undo/ledger.ts';
-import { planRow, type ApiState, type PlanOptions } from '../src/pipeline/sync/plan.ts';
+import { planRow } from '../src/pipeline/sync/plan.ts';
 import { decideUndo, undoWrites } from '../src/pipeline/undo/undo-plan.ts';
-import type { Draft } from '../src/pipeline/types.ts';
+import { draft, gtin, opts, record as tradeItem, state } from './helpers/plan-inputs.ts';
 
-const owner = '5b0c6a8e-3f1d-4c2a-9e47-1d2b3c4d5e6f';
-const gtin = '03017620422003';
-const opts: PlanOptions = { target: 'tradeItem', mode: 'upsert', ownerCompanyId: owner, key: 'gtin' };
-const draft = (fields: Record<string, unknown>): Draft => ({
-  row: 2,
-  key: gtin,
-  target: 'tradeItem',
-  fields: { gtin, ...fields },
-  clear: [],
-  issues: [],
-  source: [],
-});
-const record = (extra: Partial<TradeItemRecord> = {}): TradeItemRecord => ({
-  tradeItemId: 'a1a1a1a1-0000-4000-8000-000000000001',
-  ownerCompanyId: owner,
-  archived: false,
-  gtin,
-  tradeItemName: 'Pâte à tartiner',
-  harmonizedCode: '1806',
-  ...extra,
-});
-const state = (items: TradeItemRecord[]): ApiState => ({
-  tradeItems: new Map(items.map((i) => [i.gtin as string, i])),
-  manufacturedItems: new Map(),
-  complete: true,
-});
+const record = (extra: Partial<TradeItemRecord> = {}) => tradeItem({ harmonizedCode: '1806', ...extra });
 
 /** The ledger line of a row planned against `before` and sent in full. */
 function ledgerOf(fields: Record<string, unknown>, before: TradeItemRecord | null) {

@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
 
+// What the data of a run's last event (run.finished, run.aborted) holds first (the run, how it started) and next (what
+// it ran, how it ended).
+const RUN_OF = ['runId', 'jobId?', 'origin?', 'feed?', 'kind'] as const;
+const RUN_END = ['exitCode', 'file', 'mapping', 'mode', 'dryRun', 'startedAt', 'finishedAt', 'counts'] as const;
+
 /**
  * The event catalogue (docs/operations.md): every event product-sync sends, what it means and what its `data` holds.
  * Rules as data: the docs, the endpoint filters and the tests read this table.
@@ -16,20 +21,9 @@ export const EVENT_TYPES = {
   'run.finished': {
     when: 'the run ended and its report is written: every row succeeded (status ok), some did not (status issues), or its quality gate held it, nothing written (status held, with held: the gate, the invalid share, the rules that failed)',
     data: [
-      'runId',
-      'jobId?',
-      'origin?',
-      'feed?',
-      'kind',
+      ...RUN_OF,
       'status',
-      'exitCode',
-      'file',
-      'mapping',
-      'mode',
-      'dryRun',
-      'startedAt',
-      'finishedAt',
-      'counts',
+      ...RUN_END,
       'scope?',
       'withheld?',
       'held?',
@@ -45,26 +39,7 @@ export const EVENT_TYPES = {
   },
   'run.aborted': {
     when: 'the run stopped early: archive guard tripped, lease lost, interrupted, API unavailable; its report lists what was not attempted',
-    data: [
-      'runId',
-      'jobId?',
-      'origin?',
-      'feed?',
-      'kind',
-      'reason',
-      'code',
-      'message',
-      'exitCode',
-      'file',
-      'mapping',
-      'mode',
-      'dryRun',
-      'startedAt',
-      'finishedAt',
-      'counts',
-      'reportDir',
-      'links?',
-    ],
+    data: [...RUN_OF, 'reason', 'code', 'message', ...RUN_END, 'reportDir', 'links?'],
   },
   'feed.missed': {
     when: "a feed's expected time (`expect:`) passed with no successful run since the expected time before it",

@@ -14,6 +14,7 @@ import {
 } from '../api/fields.ts';
 import { findUnit, WEIGHT_UNITS } from '../api/units.ts';
 import { ProductSyncError } from '../errors.ts';
+import { editDistance } from '../edit-distance.ts';
 import { openSheet } from '../pipeline/read/read-sheet.ts';
 import { labelMatcher, type ReferenceLabels } from '../pipeline/resolve/list-labels.ts';
 import { labelKey, languageChain } from '../pipeline/resolve/reference-resolver.ts';
@@ -306,19 +307,6 @@ const aliases = (): Alias[] => (aliasTable ??= buildAliases());
 let qualifierWords: Map<string, string> | undefined;
 const qualifiers = (): Map<string, string> =>
   (qualifierWords ??= new Map(HEADER_QUALIFIERS.map((q) => [words(q).join(''), q])));
-
-/** Edit distance of two strings, stopping early above `max`. */
-function editDistance(a: string, b: string, max: number): number {
-  if (Math.abs(a.length - b.length) > max) return max + 1;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++)
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
 
 /** True when `inner` appears as consecutive words of `outer`. */
 function containsWords(outer: readonly string[], inner: readonly string[]): boolean {

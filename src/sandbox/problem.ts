@@ -1,5 +1,6 @@
 import type * as z from 'zod';
 import type { ProblemDetails } from '../errors.ts';
+import { valueAt } from '../value-at.ts';
 
 /** One entry of a problem-details body's `errors` array. */
 export interface ProblemEntry {
@@ -60,15 +61,6 @@ export function propertyPath(path: readonly PropertyKey[]): string {
     else out += out ? `.${String(p)}` : String(p);
   }
   return out;
-}
-
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
-  let v: unknown = root;
-  for (const p of path) {
-    if (v === null || typeof v !== 'object') return undefined;
-    v = (v as Record<PropertyKey, unknown>)[p as string];
-  }
-  return v;
 }
 
 /**

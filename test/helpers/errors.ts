@@ -10,3 +10,11 @@ export async function rejection<E>(p: Promise<unknown>, type: abstract new (...a
   expect(err).toBeInstanceOf(type);
   return err as E;
 }
+
+/** The body of the product and reference APIs' 404 (a problem details object with no errors). */
+export const NOT_FOUND_BODY = {
+  type: 'https://tools.ietf.org/html/rfc7231#section-6.5.4',
+  title: 'Not Found',
+  status: 404,
+  errors: [],
+};

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { createApiClients, type ApiClients } from '../../src/api/clients.ts';
 import { contextFromConfig, type CommandContext } from '../../src/runtime.ts';
 import { loadConfig } from '../../src/config.ts';
 import { runImport } from '../../src/pipeline/run/run.ts';
@@ -20,22 +21,45 @@ export function useSandbox(options: Parameters<typeof startSandbox>[0] = {}): Ru
   afterAll(async () => {
     await running?.close();
   });
-  const get = (): RunningSandbox => {
-    if (!running) throw new Error('the sandbox starts in beforeAll: read it inside a test or a hook');
-    return running;
+  return readThrough(() => running, 'the sandbox starts in beforeAll: read it inside a test or a hook');
+}
+
+/** An object that reads through to what `current()` returns once set (in a beforeAll): `unset` is thrown before. */
+function readThrough<T extends object>(current: () => T | undefined, unset: string): T {
+  const get = (): T => {
+    const t = current();
+    if (!t) throw new Error(unset);
+    return t;
   };
-  return {
-    get url() {
-      return get().url;
+  return new Proxy({} as T, {
+    get: (_, key) => {
+      // Not a promise: `await` and vitest's matchers ask for `then` before any test runs.
+      if (key === 'then') return undefined;
+      const v: unknown = Reflect.get(get(), key);
+      return typeof v === 'function' ? v.bind(get()) : v;
     },
-    get app() {
-      return get().app;
-    },
-    get handle() {
-      return get().handle;
-    },
-    close: () => get().close(),
-  };
+  });
+}
+
+/**
+ * A sandbox and the API clients of its token, shared by the tests of a file or a describe: set up in beforeAll, closed
+ * in afterAll. Both returned objects read through to what runs once the tests do.
+ */
+export function useSandboxClients(): { sandbox: RunningSandbox; clients: ApiClients } {
+  const sandbox = useSandbox();
+  let running: ApiClients | undefined;
+  beforeAll(() => {
+    running = createApiClients({
+      productApiUrl: sandbox.url,
+      referenceApiUrl: sandbox.url,
+      credentials: { token: 'sandbox-token' },
+    });
+  });
+  afterAll(async () => {
+    await running?.close();
+  });
+  const clients = readThrough(() => running, 'the clients are made in beforeAll: read them inside a test or a hook');
+  return { sandbox, clients };
 }
 
 /**

@@ -17,3 +17,26 @@ export function runCounts(counts: Partial<RunSummary['counts']> & { rows: number
     ...counts,
   };
 }
+
+/**
+ * A hand-built summary.json of a run of `counts.rows` rows ({@link runCounts}): an upsert of in.csv run on
+ * 2026-01-01 that sent nothing and exited 0, but for what `over` says.
+ */
+export function runSummary(
+  counts: Partial<RunSummary['counts']> & { rows: number },
+  over: Partial<RunSummary> = {},
+): RunSummary {
+  return {
+    runId: 'run-1',
+    source: { file: 'in.csv', sha256: 'abc', rows: counts.rows },
+    mapping: 'm',
+    mode: 'upsert',
+    dryRun: false,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    finishedAt: '2026-01-01T00:01:00.000Z',
+    counts: runCounts(counts),
+    requests: { reference: 0, product: 0 },
+    exitCode: 0,
+    ...over,
+  };
+}

@@ -8,6 +8,7 @@ import { bodyFieldChecks, objectCheck, type FieldCheck } from '../../api/body-ch
 import type { BodyOperation } from '../../api/fields.ts';
 import { bodySchema } from '../../api/schemas.ts';
 import { issue, type IssueCode } from '../../issue-codes.ts';
+import { valueAt } from '../../value-at.ts';
 import type { Draft, Issue } from '../types.ts';
 
 // ownerCompanyId is not in drafts: the planner sets it from the mapping or --owner. Validation stands in a uuid.
@@ -96,15 +97,6 @@ function originOf(draft: Draft, path: string): { column: string; value: string |
 function valueText(v: unknown): string | null {
   if (v === undefined || v === null) return null;
   return typeof v === 'string' ? v : JSON.stringify(v);
-}
-
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
-  let v = root;
-  for (const p of path) {
-    if (v === null || typeof v !== 'object') return undefined;
-    v = (v as Record<PropertyKey, unknown>)[p];
-  }
-  return v;
 }
 
 const HINTS: Readonly<Record<string, string>> = {

@@ -13,7 +13,7 @@ import { ProductSyncError } from '../../errors.ts';
 import { loadMapping, withFeedQuality, type Mapping } from '../map/mapping.ts';
 import { checkSheetFile } from '../read/read-sheet.ts';
 import type { DraftResolver } from '../resolve/resolve-drafts.ts';
-import { openApiState, type ApiStateSource } from '../sync/api-state.ts';
+import { openApiState, type ApiStateSource, type OpenApiStateOptions } from '../sync/api-state.ts';
 import type { RunStop } from '../sync/execute.ts';
 import { logger as rootLogger } from '../../logger.ts';
 import { type Mode } from '../sync/plan.ts';
@@ -81,6 +81,30 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * The owner company of a run (--owner, the mapping's, OWNER_COMPANY_ID), checked to be a uuid before anything is read
  * or sent.
  */
+/** What the API holds of the sheet's keys (sync/api-state.ts), read with the run's client, owner and concurrency. */
+export function runApiState(
+  ctx: RunContext,
+  mapping: Mapping,
+  owner: string,
+  workDir: string,
+  sheetKeys: OpenApiStateOptions['sheetKeys'],
+  needIndex: boolean,
+  scope: ResolvedScope | undefined,
+): Promise<ApiStateSource> {
+  return openApiState({
+    product: ctx.clients.product,
+    owner,
+    target: mapping.target,
+    key: mapping.key,
+    dir: workDir,
+    sheetKeys,
+    needIndex,
+    ...(scope ? { scope } : {}),
+    concurrency: Math.min(16, ctx.config.API_CONCURRENCY),
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  });
+}
+
 export function runOwner(req: ImportRequest, mapping: Mapping, ctx: RunContext): string {
   const owner = req.owner ?? mapping.ownerCompanyId ?? ctx.config.OWNER_COMPANY_ID;
   if (!owner)
@@ -421,18 +445,7 @@ async function openLeased(
   if (kind === 'import') {
     try {
       scope = await runScope(req, mapping, owner, ctx);
-      api = await openApiState({
-        product: ctx.clients.product,
-        owner,
-        target: mapping.target,
-        key: mapping.key,
-        dir: workDir,
-        sheetKeys: keys.distinct,
-        needIndex: mode === 'full',
-        ...(scope ? { scope } : {}),
-        concurrency: Math.min(16, ctx.config.API_CONCURRENCY),
-        ...(ctx.signal ? { signal: ctx.signal } : {}),
-      });
+      api = await runApiState(ctx, mapping, owner, workDir, keys.distinct, mode === 'full', scope);
       state.apiState = { strategy: api.strategy, catalogItems: api.catalog.total, pages: api.catalog.pages };
     } catch (err) {
       share.stop.reason ??= abortError(err);

@@ -5,6 +5,7 @@
  * created).
  */
 import { ProductSyncError } from '../../errors.ts';
+import { valueAt } from '../../value-at.ts';
 import { loadMapping, type Mapping } from '../map/mapping.ts';
 import type { ReferenceResolver } from '../resolve/reference-resolver.ts';
 import { DraftResolver } from '../resolve/resolve-drafts.ts';
@@ -99,15 +100,6 @@ export interface Preview {
 }
 
 type Segment = string | number;
-
-function valueAt(root: unknown, segments: readonly Segment[]): unknown {
-  let v = root;
-  for (const s of segments) {
-    if (v === null || typeof v !== 'object') return undefined;
-    v = (v as Record<Segment, unknown>)[s];
-  }
-  return v;
-}
 
 /** A path as the mapping writes it: `netContents[0].value`. */
 function pathOf(segments: readonly Segment[]): string {

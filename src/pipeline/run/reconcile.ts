@@ -12,13 +12,12 @@ import { IssueBreakdown } from '../report/issue-breakdown.ts';
 import { createReportWriter, type ReportWriter, type RowOutcome, type RunSummary } from '../report/report.ts';
 import { notAttemptedIssue } from './chunks.ts';
 import { emptyCounts } from './assemble.ts';
-import { runOwner } from './open-run.ts';
+import { runApiState, runOwner } from './open-run.ts';
 import type { RunContext } from './run-context.ts';
 import type { RunResult } from './run.ts';
 import { abortOf, interruption, runIdFor, sha256File, type ImportRequest } from './run-state.ts';
 import { draftReader, draftResolverFor, openMappedSheet, readSheetKeys } from './sheet-pass.ts';
 import { describeScope, scopeIssue, scopeMissingError } from '../scope.ts';
-import { openApiState } from '../sync/api-state.ts';
 import { runScope } from './scope-of-run.ts';
 import { sameCanonical } from '../sync/canonical.ts';
 import type { Draft } from '../types.ts';
@@ -43,17 +42,7 @@ export async function runReconcile(req: ImportRequest, ctx: RunContext): Promise
   const keys = await readSheetKeys(await openMappedSheet(req, mapping), mapping, ctx);
   const scope = (await runScope(req, mapping, owner, ctx))!;
 
-  const api = await openApiState({
-    product: ctx.clients.product,
-    owner,
-    target: mapping.target,
-    key: mapping.key,
-    dir: workDir,
-    sheetKeys: keys.distinct,
-    needIndex: true,
-    scope,
-    concurrency: Math.min(16, ctx.config.API_CONCURRENCY),
-  });
+  const api = await runApiState(ctx, mapping, owner, workDir, keys.distinct, true, scope);
   const resolver = draftResolverFor(ctx, req, mapping, owner, true);
   const sheet = await openMappedSheet(req, mapping);
   const draftOf = draftReader(sheet, mapping, keys);

@@ -10,7 +10,7 @@ import type { RunSummary } from '../report/report.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { sheetWantsReportThread } from '../report/report-thread-start.ts';
 import { REPORT_THREAD_ROWS, ReportAssembler, type Counts } from './assemble.ts';
-import { acquireLease, holderOf, Lease } from '../../lease/lease.ts';
+import { acquireLease, holderOf, Lease, type LeaseHolder, type LeaseStore } from '../../lease/lease.ts';
 import { duplicateResults, sweepDuplicates } from './duplicates.ts';
 import { pendingFile } from './pending-duplicates.ts';
 import { RequestTally } from './request-tally.ts';
@@ -370,26 +370,43 @@ async function sweepLateDuplicates(drive: InlineDrive): Promise<void> {
   const { ctx, state, workDir, run, kind } = drive;
   const lease = run.lease;
   if (kind !== 'import' || state.request.dryRun || !lease) return;
+  const api = leaseApi(ctx);
+  await sweepRun(ctx, state, workDir, {
+    lease,
+    store: runLeaseStore(ctx, state.ownerCompanyId, api),
+    api,
+    waitMs: ctx.lease?.waitMs ?? 0,
+    holder: holderOf(state.runId, 'inline', undefined, workDir),
+  });
+}
+
+/** The lease store of (owner, api) where this run keeps its lease: the queue's Redis when there is one. */
+function runLeaseStore(ctx: RunContext, owner: string, api: string): LeaseStore {
+  return leaseStoreFor(
+    { redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR },
+    owner,
+    api,
+  );
+}
+
+/** The late duplicates of a run holding `o.lease` swept (duplicates.ts); what the sweep found goes to its notes. */
+async function sweepRun(
+  ctx: RunContext,
+  state: RunState,
+  workDir: string,
+  o: { lease: Lease; store: LeaseStore; api: string; waitMs: number; holder: LeaseHolder; guard?: Fence },
+): Promise<void> {
+  const ttlMs = o.lease.ttlMs;
   const note = await sweepDuplicates({
     api: ctx.clients.product,
     owner: state.ownerCompanyId,
     runId: state.runId,
     workDir,
-    lease,
-    waitMs: Math.max(ctx.lease?.waitMs ?? 0, 2 * lease.ttlMs),
-    pending: pendingFile(ctx.config.STATE_DIR, state.ownerCompanyId, leaseApi(ctx)),
-    retake: (waitMs) =>
-      acquireLease({
-        store: leaseStoreFor(
-          { redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR },
-          state.ownerCompanyId,
-          leaseApi(ctx),
-        ),
-        owner: state.ownerCompanyId,
-        holder: holderOf(state.runId, 'inline', undefined, workDir),
-        ttlMs: lease.ttlMs,
-        waitMs,
-      }),
+    lease: o.lease,
+    waitMs: Math.max(o.waitMs, 2 * ttlMs),
+    pending: pendingFile(ctx.config.STATE_DIR, state.ownerCompanyId, o.api),
+    ...(o.guard ? { guard: o.guard } : {}),
+    retake: (waitMs) => acquireLease({ store: o.store, owner: state.ownerCompanyId, holder: o.holder, ttlMs, waitMs }),
   });
   if (note) state.request.notes = [...(state.request.notes ?? []), note];
 }
@@ -598,11 +615,7 @@ export async function pushChunk(
   let abort = await readAbortMark(c.workDir);
   let lease: Lease | undefined;
   if (!abort && state.lease) {
-    const store = leaseStoreFor(
-      { redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR },
-      state.ownerCompanyId,
-      state.lease.api,
-    );
+    const store = runLeaseStore(ctx, state.ownerCompanyId, state.lease.api);
     // Held as of nothing: the renewal below tells whether the run still holds it.
     lease = new Lease(store, state.lease.grant, state.lease.holder, state.lease.ttlMs, {
       sentAt: { mono: -Infinity, wall: -Infinity },
@@ -687,34 +700,19 @@ export async function pushChunk(
 async function sweepQueuedRun(workDir: string, state: RunState, ctx: RunContext & QueuedFinish): Promise<void> {
   if (state.request.dryRun || !state.lease) return;
   const { api, grant, holder, ttlMs, takenFrom } = state.lease;
-  const store = leaseStoreFor(
-    { redis: ctx.redis ?? null, prefix: ctx.config.QUEUE_PREFIX, stateDir: ctx.config.STATE_DIR },
-    state.ownerCompanyId,
-    api,
-  );
+  const store = runLeaseStore(ctx, state.ownerCompanyId, api);
   // Held as of nothing: the sweep's first renewal tells whether the run still holds it.
   const lease = new Lease(store, grant, holder, ttlMs, { sentAt: { mono: -Infinity, wall: -Infinity }, takenFrom });
   try {
     lease.keepAlive();
-    const note = await sweepDuplicates({
-      api: ctx.clients.product,
-      owner: state.ownerCompanyId,
-      runId: state.runId,
-      workDir,
+    await sweepRun(ctx, state, workDir, {
       lease,
-      waitMs: Math.max(ctx.leaseWaitMs ?? 0, 2 * ttlMs),
-      pending: pendingFile(ctx.config.STATE_DIR, state.ownerCompanyId, api),
+      store,
+      api,
+      waitMs: ctx.leaseWaitMs ?? 0,
+      holder: holderOf(state.runId, 'queued', holder.jobId, workDir),
       ...(ctx.guard ? { guard: ctx.guard } : {}),
-      retake: (waitMs) =>
-        acquireLease({
-          store,
-          owner: state.ownerCompanyId,
-          holder: holderOf(state.runId, 'queued', holder.jobId, workDir),
-          ttlMs,
-          waitMs,
-        }),
     });
-    if (note) state.request.notes = [...(state.request.notes ?? []), note];
   } finally {
     lease.stop();
   }

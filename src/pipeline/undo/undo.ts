@@ -468,24 +468,20 @@ async function undoBatch(
   }
 }
 
-async function send(api: UndoContext['clients']['product'], w: UndoWrite): Promise<void> {
-  switch (w.kind) {
-    case 'tradeItem.patch':
-      await api.patchTradeItem(w.id, w.body);
-      return;
-    case 'tradeItem.put':
-      await api.putTradeItem(w.id, w.body);
-      return;
-    case 'manufacturedItem.patch':
-      await api.patchManufacturedItem(w.id, w.body);
-      return;
-    case 'manufacturedItem.put':
-      await api.putManufacturedItem(w.id, w.body);
-      return;
-    case 'tradeItem.unarchive':
-      await api.unarchiveTradeItem(w.id);
-      return;
-  }
+type ProductApi = UndoContext['clients']['product'];
+type Body = Record<string, unknown>;
+
+/** The client call of each kind of undo write. */
+const SEND: { [K in UndoWrite['kind']]: (api: ProductApi, id: string, body: Body) => Promise<unknown> } = {
+  'tradeItem.patch': (api, id, body) => api.patchTradeItem(id, body),
+  'tradeItem.put': (api, id, body) => api.putTradeItem(id, body),
+  'manufacturedItem.patch': (api, id, body) => api.patchManufacturedItem(id, body),
+  'manufacturedItem.put': (api, id, body) => api.putManufacturedItem(id, body),
+  'tradeItem.unarchive': (api, id) => api.unarchiveTradeItem(id),
+};
+
+async function send(api: ProductApi, w: UndoWrite): Promise<void> {
+  await SEND[w.kind](api, w.id, 'body' in w ? w.body : {});
 }
 
 /** The owner lease, as an import takes it (docs/concurrency.md): held for the whole undo, renewed while it runs. */
