@@ -73,3 +73,15 @@ export function useProcesses(): TestProcesses {
 }
 
 const exited = (c: ChildProcess): Promise<void> => new Promise((resolve) => c.once('exit', () => resolve()));
+
+/** The port `product-sync serve` says it listens on, once it said so; null when it exited first. */
+export async function servePort(p: TestProcess, ms = 30_000): Promise<number | null> {
+  const t0 = Date.now();
+  for (;;) {
+    const m = /console on http:\/\/\S+:(\d+)\//.exec(p.out.stdout);
+    if (m) return Number(m[1]);
+    if (p.child.exitCode !== null || p.child.signalCode !== null) return null;
+    if (Date.now() - t0 > ms) throw new Error(`the console did not start: ${p.output()}`);
+    await sleep(20);
+  }
+}
