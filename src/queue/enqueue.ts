@@ -194,10 +194,12 @@ export interface RunStatus {
 
 /** The status of one import job, or null. */
 export async function runStatus(queue: Queue, jobId: string): Promise<RunStatus | null> {
-  const job = await Job.fromId(queue, jobId);
+  let job = await Job.fromId(queue, jobId);
   if (!job) return null;
-  const data = job.data as ImportJobData;
   const state = await job.getState();
+  // The job may have ended between the two reads: the first copy lacks its result (a run shown done, exit code null).
+  if ((state === 'completed' || state === 'failed') && !job.finishedOn) job = (await Job.fromId(queue, jobId)) ?? job;
+  const data = job.data as ImportJobData;
   let progress: unknown = job.progress;
   if (state === 'waiting-children' && data.runId && typeof progress === 'object' && progress !== null) {
     // The parent sleeps while its chunks run: its push progress is the sum of the chunks finished so far.

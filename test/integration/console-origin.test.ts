@@ -2,12 +2,14 @@
 // another site (Origin / Sec-Fetch-Site) with 403 and does nothing, even when the browser carries its credentials; it
 // refuses any request whose Host does not name it (DNS rebinding), GET included; a page of its own and a script still
 // pass. Also `serve --host <name>.localhost`, an unresolvable --host, and a JSON body with a `__proto__` key.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { type CliOptions } from '../helpers/cli.ts';
+import { apiEnv } from '../helpers/env.ts';
 import { hasChromium, startConsoleStack, withChromium, type ConsoleStack } from '../helpers/console.ts';
+import { servePort, useProcesses, type TestProcess } from '../helpers/processes.ts';
 
 const sample = new URL('../../samples/epicerie-fine.csv', import.meta.url).pathname;
 const USER = 'steward';
@@ -15,66 +17,50 @@ const PASSWORD = 'a-long-console-password';
 const BASIC = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 const EVIL = { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' };
 
-interface Proc {
-  child: ChildProcess;
-  out: { stdout: string; stderr: string };
-  exit: Promise<number | null>;
-}
-
 let stack: ConsoleStack;
-const procs: Proc[] = [];
+/** The `serve` processes: each killed with the test (or the file) that started it. */
+const procs = useProcesses();
+/** The port of a `serve` without credentials, shared by the tests that need no setting of their own. */
+let plainPort: number;
 
 beforeAll(async () => {
   // The sandbox and the workers (in this process) run what the spawned console queues.
   stack = await startConsoleStack('origin');
+  plainPort = (await servePort(serve([])))!;
 });
 afterAll(async () => {
-  for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGTERM');
-  await Promise.all(procs.map((p) => p.exit));
   await stack?.close();
 });
 
-/** `product-sync serve` on the stack's Redis, API and directories. */
-function serve(args: string[], extra: Record<string, string | undefined> = {}): Proc {
+/** The environment of `serve` on the stack's Redis, API and directories; no credentials unless `extra` sets them. */
+function serveEnv(extra: Record<string, string>): CliOptions {
   const { config } = stack;
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', 'serve', '--port', '0', ...args], {
+  return {
     env: {
-      ...process.env,
-      PRODUCT_API_URL: config.PRODUCT_API_URL,
-      REFERENCE_API_URL: config.REFERENCE_API_URL,
-      API_TOKEN: 'sandbox-token',
+      ...apiEnv(stack.sandbox.url),
       OWNER_COMPANY_ID: DEMO_COMPANY_ID,
       REDIS_URL: config.REDIS_URL,
       QUEUE_PREFIX: config.QUEUE_PREFIX,
       REPORT_DIR: config.REPORT_DIR,
       UPLOAD_DIR: config.UPLOAD_DIR,
       LOG_LEVEL: 'warn',
-      CONSOLE_TOKEN: undefined,
-      CONSOLE_USER: undefined,
-      CONSOLE_PASSWORD: undefined,
-      CONSOLE_HOSTS: undefined,
-      PUBLIC_URL: undefined,
       ...extra,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const out = { stdout: '', stderr: '' };
-  child.stdout!.on('data', (d) => (out.stdout += String(d)));
-  child.stderr!.on('data', (d) => (out.stderr += String(d)));
-  const p = { child, out, exit: new Promise<number | null>((r) => child.once('exit', (code) => r(code))) };
-  procs.push(p);
-  return p;
+    unset: ['CONSOLE_TOKEN', 'CONSOLE_USER', 'CONSOLE_PASSWORD', 'CONSOLE_HOSTS', 'PUBLIC_URL'].filter(
+      (k) => !(k in extra),
+    ),
+  };
 }
 
-/** The console's port once it listens (null when it exited first). */
-async function listening(p: Proc): Promise<number | null> {
-  for (;;) {
-    const m = /console on http:\/\/\S+:(\d+)\//.exec(p.out.stdout);
-    if (m) return Number(m[1]);
-    if (p.child.exitCode !== null) return null;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** `product-sync serve` as a process (a real server over loopback). */
+const serve = (args: string[], extra: Record<string, string> = {}): TestProcess =>
+  procs.spawn(['serve', '--port', '0', ...args], serveEnv(extra));
+
+/** `serve` refusing to start: it exits; its code and output. */
+const refused = async (args: string[], extra: Record<string, string> = {}) => {
+  const p = serve(args, extra);
+  return p.exit;
+};
 
 interface Answer {
   status: number;
@@ -123,13 +109,13 @@ const items = () =>
     .length;
 
 describe('serve with basic auth: cross-site changes', () => {
-  let p: Proc;
+  let p: TestProcess;
   let port: number;
   let runId: string;
 
   beforeAll(async () => {
     p = serve([], { CONSOLE_USER: USER, CONSOLE_PASSWORD: PASSWORD });
-    port = (await listening(p))!;
+    port = (await servePort(p))!;
     // A run through the console, as a script sends it (no Origin, no Sec-Fetch-Site, the credentials).
     const up = multipart(readFileSync(sample), 'nuit-1.csv');
     const res = await raw(port, 'POST', '/uploads', { authorization: BASIC, 'content-type': up.type }, up.body);
@@ -266,7 +252,7 @@ describe('serve without credentials (the loopback default)', () => {
       CONSOLE_HOSTS: 'console.example.test, .corp.example.test',
       PUBLIC_URL: 'https://ps.example.test/',
     });
-    const port = (await listening(p))!;
+    const port = (await servePort(p))!;
     expect((await raw(port, 'GET', '/runs', { host: 'rebind.attacker.example' })).status).toBe(403);
     expect((await raw(port, 'GET', '/runs', { host: 'console.example.test.evil.example' })).status).toBe(403);
     for (const host of [
@@ -295,14 +281,13 @@ describe('serve without credentials (the loopback default)', () => {
   });
 
   it('refuses a CONSOLE_HOSTS that is not a list of names, exit 2', async () => {
-    const p = serve([], { CONSOLE_HOSTS: 'https://console.example.test:8080/' });
-    expect(await p.exit).toBe(2);
-    expect(p.out.stderr).toContain('CONSOLE_HOSTS: must be host names separated by commas');
+    const p = await refused([], { CONSOLE_HOSTS: 'https://console.example.test:8080/' });
+    expect(p.code).toBe(2);
+    expect(p.stderr).toContain('CONSOLE_HOSTS: must be host names separated by commas');
   });
 
   it('a JSON body with a "__proto__" key is refused as such, not as invalid JSON; invalid JSON is said so', async () => {
-    const p = serve([]);
-    const port = (await listening(p))!;
+    const port = plainPort;
     const json = { 'content-type': 'application/json' };
     const proto = await raw(port, 'POST', '/mapper/preview', json, '{"sheet":"a.csv","draft":{"__proto__":{"x":1}}}');
     expect(proto.status).toBe(400);
@@ -322,8 +307,7 @@ describe('serve without credentials (the loopback default)', () => {
 
 describe.skipIf(!hasChromium)('serve and a real browser (Chromium)', () => {
   it("refuses an upload posted by another site's page, and takes one from the console's own page", async () => {
-    const p = serve([]);
-    const port = (await listening(p))!;
+    const port = plainPort;
     const csv = (tag: string) => {
       const lines = readFileSync(sample).toString('latin1').split(/\r?\n/);
       const cells = lines[1]!.split(';');
@@ -372,16 +356,16 @@ describe.skipIf(!hasChromium)('serve and a real browser (Chromium)', () => {
 describe('serve --host', () => {
   it('listens on loopback for a *.localhost name, as browsers resolve it, and answers that name', async () => {
     const p = serve(['--host', 'console.localhost']);
-    const port = await listening(p);
+    const port = await servePort(p);
     expect(port, p.out.stderr).not.toBeNull();
     expect(p.out.stdout).toContain(`console on http://console.localhost:${port}/`);
     expect((await raw(port!, 'GET', '/runs', { host: `console.localhost:${port}` })).status).toBe(200);
   });
 
   it('ends an unresolvable name with a configuration error naming it (exit 2), not an unexpected failure', async () => {
-    const p = serve(['--host', 'no-such-host.invalid'], { CONSOLE_TOKEN: 'a-long-console-token' });
-    expect(await p.exit).toBe(2);
-    expect(p.out.stderr).toMatch(
+    const p = await refused(['--host', 'no-such-host.invalid'], { CONSOLE_TOKEN: 'a-long-console-token' });
+    expect(p.code).toBe(2);
+    expect(p.stderr).toMatch(
       /^product-sync: cannot start the console on --host no-such-host\.invalid: the name no-such-host\.invalid does not resolve to an address of this machine \((ENOTFOUND|EAI_AGAIN)\): .* \[PS_ERR_CONFIG_INVALID\]\n$/,
     );
   });

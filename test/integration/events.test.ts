@@ -62,10 +62,10 @@ describe('run events and feed deadlines (queue)', () => {
     mkdirSync(jobs);
     mkdirSync(drop);
     const { file: sheet, mapping } = writeProductSheet(dir, 10, { owner, file: 'ten.csv' });
-    // A feed ticking every second over an empty drop folder, expected to have run every 3 seconds.
+    // A feed ticking every second over an empty drop folder, expected to have run every 2 seconds.
     writeFileSync(
       join(jobs, 'acme.yaml'),
-      `schedule: "* * * * * *"\nexpect: "*/3 * * * * *"\nsource: { dir: ${drop}, pattern: "acme-*.csv", settleSeconds: 0 }\nmapping: ${mapping}\n`,
+      `schedule: "* * * * * *"\nexpect: "*/2 * * * * *"\nsource: { dir: ${drop}, pattern: "acme-*.csv", settleSeconds: 0 }\nmapping: ${mapping}\n`,
     );
     const config = loadConfig(e);
     const workers = await startWorkers(config, { jobsDir: jobs, chunkSize: 5, lockDurationMs: 5000 });
@@ -122,13 +122,13 @@ describe('run events and feed deadlines (queue)', () => {
       // feed.no_new_file from the ticks, feed.missed at the first expected time, and never again while overdue.
       await receiver.waitFor(() => acceptedOf('feed.missed').length === 1 && acceptedOf('feed.no_new_file').length > 0);
       const missed = acceptedOf('feed.missed')[0]!;
-      expect(missed.data).toMatchObject({ feed: 'acme', expect: '*/3 * * * * *', lastSuccessAt: null });
+      expect(missed.data).toMatchObject({ feed: 'acme', expect: '*/2 * * * * *', lastSuccessAt: null });
       const last = feedKeys(queuePrefix(config), 'acme').last;
       // The event is recorded before the feed is marked overdue: the mark follows it.
       await until(async () => (await conn.hget(last, 'overdue')) === '1');
       expect(await conn.hget(last, 'overdueSince')).toBe(missed.data.expectedAt);
       // Two more expected times pass.
-      const twoLater = Date.parse(String(missed.data.expectedAt)) + 6000;
+      const twoLater = Date.parse(String(missed.data.expectedAt)) + 4000;
       await until(async () => Date.parse((await conn.hget(last, 'expectCheckedAt')) ?? '') >= twoLater);
       expect(acceptedOf('feed.missed')).toHaveLength(1);
       expect(acceptedOf('feed.no_new_file')[0]!.data).toMatchObject({ feed: 'acme', file: null });

@@ -3,15 +3,11 @@
 // the same bytes under a new name are not run twice, a source that trickles bytes fails its tick at its deadline
 // without holding the other feeds, and SIGTERM stops a worker whatever its source is doing. Settle times and
 // deadlines are the feeds' own (short) settings: the test waits for conditions, never a fixed time.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
-import { Queue } from 'bullmq';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ImportJobData } from '../../src/queue/catalog.ts';
-import type { ImportJobResult } from '../../src/queue/enqueue.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { startTestHttps, type TestHttps } from '../helpers/https-server.ts';
@@ -19,6 +15,9 @@ import { ownRedis, type OwnRedis } from '../helpers/redis-server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 import { queueEnv } from '../helpers/env.ts';
+import { feedSheet, feedWatch, itemNames, SHEET_HEADER, sheetRows } from '../helpers/feeds.ts';
+import { useProcesses } from '../helpers/processes.ts';
+import { sleep, until } from '../helpers/wait.ts';
 
 let sandbox: RunningSandbox;
 let redis: OwnRedis;
@@ -27,7 +26,8 @@ let https: TestHttps;
 let conn: Redis;
 let dir: string;
 let mapping: string;
-let worker: ChildProcess;
+/** The workers: each killed with the test (or the file) that started it, however it ended. */
+const procs = useProcesses();
 /** What the worker printed so far (its log lines: JSON). */
 let output: () => string = () => '';
 const prefix = 'ps-hostile';
@@ -36,17 +36,15 @@ const queuePrefix = `{${prefix}}`;
 const trickles = new Set<NodeJS.Timeout>();
 /** Bytes sent so far on trickling answers, by path. */
 const trickled = new Map<string, number>();
-const same = 'GTIN;Désignation;Poids net;Unité\n' + `${testGtin(1, '035109')};Mirror 1;100;g\n`;
+const same = feedSheet('Mirror', 1, '035109');
 
 const drop = (feed: string) => join(dir, 'drops', feed);
 /** `rows` rows of a sheet: header and lines, each ending with a line end. */
-const sheet = (tag: string, family: string, rows: number, from = 0) =>
-  Array.from({ length: rows }, (_, i) => `${testGtin(from + i, family)};${tag} ${from + i};100;g\n`).join('');
-const header = 'GTIN;Désignation;Poids net;Unité\n';
+const sheet = (tag: string, family: string, rows: number, from = 0) => sheetRows(tag, rows, family, from);
+const header = SHEET_HEADER;
 
-function workerEnv(redisUrl: string, queue: string): NodeJS.ProcessEnv {
+function workerEnv(redisUrl: string, queue: string): Record<string, string> {
   return {
-    ...process.env,
     ...queueEnv(sandbox.url, redisUrl, queue, dir),
     SOURCE_ALLOW_HOSTS: 'localhost',
     LOG_LEVEL: 'warn',
@@ -55,26 +53,6 @@ function workerEnv(redisUrl: string, queue: string): NodeJS.ProcessEnv {
     WEBHOOK_SECRET: receiver.secret,
     WEBHOOK_RETRY_BASE_MS: '50',
   };
-}
-
-/** Starts `product-sync worker` on `jobs`; resolves once it says it started. */
-async function startWorker(
-  jobs: string,
-  env: NodeJS.ProcessEnv,
-): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', jobs], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  for (let i = 0; i < 600 && !out.includes('worker started'); i++) {
-    if (child.exitCode !== null) throw new Error(`the worker exited: ${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  if (!out.includes('worker started')) throw new Error(`the worker did not start: ${out}`);
-  return { child, output: () => out };
 }
 
 beforeAll(async () => {
@@ -87,13 +65,13 @@ beforeAll(async () => {
   https = await startTestHttps((req, res) => {
     if (req.url === '/same.csv') return res.writeHead(200, { etag: '"same"' }).end(same);
     if (req.url?.startsWith('/trickle')) {
-      // One byte a second, for ever: never idle long enough for a gap timeout.
+      // One byte every 200 ms, for ever: never idle long enough for a gap timeout.
       res.writeHead(200, { 'content-type': 'text/csv' });
       const path = req.url;
       const timer = setInterval(() => {
         res.write('x');
         trickled.set(path, (trickled.get(path) ?? 0) + 1);
-      }, 1000);
+      }, 200);
       trickles.add(timer);
       res.on('close', () => {
         clearInterval(timer);
@@ -114,17 +92,14 @@ beforeAll(async () => {
   feed('cut', `{ dir: ${drop('cut')}, pattern: "*.csv", settleSeconds: 1 }`);
   feed('replaced', `{ dir: ${drop('replaced')}, pattern: "*.csv", settleSeconds: 1 }`);
   feed('quick', `{ dir: ${drop('quick')}, pattern: "*.csv", settleSeconds: 0 }`);
-  feed('slow', remote('/trickle/slow.csv'), 'deadlines: { downloadSeconds: 8, tickSeconds: 20 }\n');
+  feed('slow', remote('/trickle/slow.csv'), 'deadlines: { downloadSeconds: 4, tickSeconds: 20 }\n');
   feed('mirror-a', remote('/same.csv'));
   feed('mirror-b', remote('/same.csv'));
   conn = new Redis(redis.url, { maxRetriesPerRequest: null });
-  const started = await startWorker(jobs, workerEnv(redis.url, prefix));
-  worker = started.child;
-  output = started.output;
+  output = (await procs.worker(jobs, { env: workerEnv(redis.url, prefix) })).output;
 }, 60_000);
 
 afterAll(async () => {
-  worker?.kill('SIGKILL');
   for (const t of trickles) clearInterval(t);
   conn?.disconnect();
   await https?.close();
@@ -134,64 +109,12 @@ afterAll(async () => {
 });
 
 const lastKey = (feed: string) => `${queuePrefix}:feed:${feed}:last`;
-
-/** Queues a tick of `feed` as `feeds run` does; resolves with what the next tick recorded. */
-async function tick(feed: string, wait = true): Promise<Record<string, string>> {
-  const before = await conn.hget(lastKey(feed), 'tickAt');
-  const q = new Queue('feeds', { connection: conn, prefix: queuePrefix });
-  await q.add('feed-tick', { feed }, { removeOnComplete: { count: 1000 } });
-  await q.close();
-  if (!wait) return {};
-  return recorded(feed, (last) => last.tickAt !== undefined && last.tickAt !== before, 30_000);
-}
-
-/** Waits until the feed's `last` hash passes `check`. */
-async function recorded(
-  feed: string,
-  check: (last: Record<string, string>) => boolean,
-  ms = 60_000,
-): Promise<Record<string, string>> {
-  const until = Date.now() + ms;
-  let last: Record<string, string> = {};
-  while (Date.now() < until) {
-    last = await conn.hgetall(lastKey(feed));
-    if (check(last)) return last;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`feed ${feed}: not recorded in time; last: ${JSON.stringify(last)}\n${output()}`);
-}
-
-/** The feed's import jobs, oldest first, with what each read and its result. */
-async function feedRuns(feed: string) {
-  const q = new Queue('import', { connection: conn, prefix: queuePrefix });
-  const jobs = (await q.getJobs(['completed', 'failed', 'active', 'waiting', 'waiting-children', 'delayed'])).filter(
-    (j) => (j.data as ImportJobData).feed === feed,
-  );
-  await q.close();
-  return jobs
-    .sort((a, b) => a.timestamp - b.timestamp)
-    .map((j) => ({
-      file: basename((j.data as ImportJobData).request.file),
-      result: j.returnvalue as ImportJobResult | null,
-    }));
-}
-
-/** Waits until `feed` has `n` finished runs; returns them. */
-async function runsDone(feed: string, n: number) {
-  for (let i = 0; i < 1200; i++) {
-    const runs = await feedRuns(feed);
-    if (runs.length >= n && runs.every((r) => r.result)) return runs;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`feed ${feed}: ${n} runs did not finish\n${output()}`);
-}
-
-const names = (tag: string) =>
-  sandbox.handle.store
-    .dump()
-    .tradeItems.map((t) => String(t.tradeItemName ?? ''))
-    .filter((n) => n.startsWith(`${tag} `))
-    .sort();
+const watch = () => feedWatch(conn, queuePrefix, output);
+const tick = (feed: string) => watch().tick(feed);
+const recorded = (feed: string, check: (last: Record<string, string>) => boolean) => watch().recorded(feed, check);
+const feedRuns = (feed: string) => watch().runs(feed);
+const runsDone = (feed: string, n: number) => watch().runsDone(feed, n);
+const names = (tag: string) => itemNames(sandbox, `${tag} `);
 
 describe('feeds under hostile conditions (real worker)', () => {
   it('a file written in two steps is taken only once it has settled since its last change, whole', async () => {
@@ -229,14 +152,14 @@ describe('feeds under hostile conditions (real worker)', () => {
     // A short last row is held too, though it ends with a line end.
     writeFileSync(file, header + sheet('Cut', '035102', 3) + `${testGtin(3, '035102')};Cu\n`);
     utimesSync(file, old, old);
-    await tick('cut', false);
+    await watch().queueTick('cut');
     await recorded('cut', (l) =>
       /^cut\.csv held, not imported: its last row has 2 field\(s\), the header 4/.test(l.tick ?? ''),
     );
     expect(await feedRuns('cut')).toHaveLength(0);
     // The writer finishes: imported whole, once settled.
     writeFileSync(file, header + sheet('Cut', '035102', 5));
-    await tick('cut', false);
+    await watch().queueTick('cut');
     const [run] = await runsDone('cut', 1);
     expect(run!.result!.summary.counts).toMatchObject({ rows: 5, invalid: 0 });
     expect(names('Cut')).toEqual(Array.from({ length: 5 }, (_, i) => `Cut ${i}`));
@@ -253,7 +176,7 @@ describe('feeds under hostile conditions (real worker)', () => {
     // Other bytes, same length, the mtime put back (`cp -p`, `touch -r`).
     writeFileSync(file, header + sheet('ReplB', '035103', 3));
     utimesSync(file, at, at);
-    await tick('replaced', false);
+    await watch().queueTick('replaced');
     const runs = await runsDone('replaced', 2);
     expect(runs.map((r) => r.file)).toEqual(['catalog.csv', 'catalog.csv']);
     expect(names('ReplB')).toEqual(['ReplB 0', 'ReplB 1', 'ReplB 2']);
@@ -265,18 +188,17 @@ describe('feeds under hostile conditions (real worker)', () => {
   }, 90_000);
 
   it('a source trickling bytes fails its tick at its deadline (run.failed) and never holds another feed', async () => {
-    await tick('slow', false);
-    for (let i = 0; i < 400 && !trickled.get('/trickle/slow.csv'); i++) await new Promise((r) => setTimeout(r, 50));
-    expect(trickled.get('/trickle/slow.csv')).toBeGreaterThan(0);
+    await watch().queueTick('slow');
+    await until('the slow download under way', () => (trickled.get('/trickle/slow.csv') ?? 0) > 0, 20_000);
     // While the slow tick downloads, another feed's tick runs and queues its file.
     writeFileSync(join(drop('quick'), 'q.csv'), header + sheet('Quick', '035104', 2));
     const quick = await tick('quick');
     expect(quick.tick).toMatch(/^queued import-/);
     expect(await conn.hget(lastKey('slow'), 'lastTickError')).toBeNull();
     // The slow tick ends at its download deadline, with one clear line.
-    const slow = await recorded('slow', (l) => l.lastTickError !== undefined, 30_000);
+    const slow = await recorded('slow', (l) => l.lastTickError !== undefined);
     expect(slow.lastTickError).toBe(
-      `listing ${https.url}/trickle/slow.csv took longer than its deadline of 8 s (deadlines.downloadSeconds): stopped [PS_ERR_SOURCE_TIMEOUT]`,
+      `listing ${https.url}/trickle/slow.csv took longer than its deadline of 4 s (deadlines.downloadSeconds): stopped [PS_ERR_SOURCE_TIMEOUT]`,
     );
     await receiver.waitFor((r) =>
       [...r.accepted().values()].some((e) => e.type === 'run.failed' && e.data.feed === 'slow'),
@@ -309,31 +231,17 @@ describe('SIGTERM whatever a source is doing', () => {
       join(jobs, 'trickle.yaml'),
       `schedule: "0 2 * * *"\nsource:\n  https: { url: "${https.url}/trickle/sigterm.csv", ca: ${https.caFile} }\nmapping: ${mapping}\n`,
     );
-    const { child, output: out } = await startWorker(jobs, workerEnv(redis.url, 'ps-hostile-sigterm'));
-    try {
-      const q = new Queue('feeds', { connection: conn, prefix: '{ps-hostile-sigterm}' });
-      await q.add('feed-tick', { feed: 'trickle' });
-      await q.close();
-      for (let i = 0; i < 400 && (trickled.get('/trickle/sigterm.csv') ?? 0) < 2; i++)
-        await new Promise((r) => setTimeout(r, 50));
-      expect(trickled.get('/trickle/sigterm.csv')).toBeGreaterThanOrEqual(2);
-      const signalled = Date.now();
-      child.kill('SIGTERM');
-      const code = await new Promise<number | string | null>((resolve) => {
-        const timer = setTimeout(() => resolve('still running'), 20_000);
-        child.once('exit', (c, s) => {
-          clearTimeout(timer);
-          resolve(c ?? s);
-        });
-      });
-      expect(code, out()).toBe(0);
-      // docs/queue.md: a tick in hand is cut at once; the worker exits within 10 s.
-      expect(Date.now() - signalled, 'ms from SIGTERM to exit').toBeLessThan(10_000);
-      expect(await conn.hget('{ps-hostile-sigterm}:feed:trickle:last', 'tick')).toMatch(
-        /^the worker stopped during the tick/,
-      );
-    } finally {
-      child.kill('SIGKILL');
-    }
+    const worker = await procs.worker(jobs, { env: workerEnv(redis.url, 'ps-hostile-sigterm') });
+    await feedWatch(conn, '{ps-hostile-sigterm}').queueTick('trickle');
+    await until('the download under way', () => (trickled.get('/trickle/sigterm.csv') ?? 0) >= 2, 20_000);
+    const signalled = Date.now();
+    worker.child.kill('SIGTERM');
+    const ended = await Promise.race([worker.exit, sleep(20_000).then(() => ({ code: 'still running' }))]);
+    expect(ended.code, worker.output()).toBe(0);
+    // docs/queue.md: a tick in hand is cut at once; the worker exits within 10 s.
+    expect(Date.now() - signalled, 'ms from SIGTERM to exit').toBeLessThan(10_000);
+    expect(await conn.hget('{ps-hostile-sigterm}:feed:trickle:last', 'tick')).toMatch(
+      /^the worker stopped during the tick/,
+    );
   }, 60_000);
 });

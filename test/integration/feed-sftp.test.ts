@@ -3,7 +3,7 @@
 // order, a file growing between two listings waits, a wrong host key ends the tick with one line and the workers go
 // on. Then the credentials (the SFTP key and password, an HTTPS header's value) are looked for in everything the
 // workers wrote: their log output, the report folder, and every key of the queue prefix in Redis.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   appendFileSync,
@@ -21,16 +21,14 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig, type Config } from '../../src/config.ts';
-import type { ImportJobData } from '../../src/queue/catalog.ts';
-import type { ImportJobResult } from '../../src/queue/enqueue.ts';
-import { openFeedsQueue } from '../../src/queue/queues.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { startTestHttps, type TestHttps } from '../helpers/https-server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { ownSshd, sshdMissing, type OwnSshd } from '../helpers/sshd.ts';
 import { queueEnv } from '../helpers/env.ts';
+import { feedSheet, feedWatch, itemNames } from '../helpers/feeds.ts';
+import { useProcesses } from '../helpers/processes.ts';
 
 const missing = sshdMissing() ?? (existsSync('dist/cli.js') ? null : 'dist/ missing (npm run build)');
 if (missing && process.env.CI) throw new Error(`CI must run the SFTP feed tests: ${missing}`);
@@ -41,21 +39,19 @@ const prefix = `ps-feed-sftp-${process.pid}-${Date.now().toString(36)}`;
 /** Secret values that must appear nowhere the workers write. */
 const password = `pw-${randomBytes(12).toString('hex')}`;
 const headerToken = `hdr-${randomBytes(12).toString('hex')}`;
+/** The worker processes: killed with the file, however it ends. */
+const procs = useProcesses();
 
 describe.skipIf(missing !== null)('feeds over SFTP, through worker processes', () => {
   let sandbox: RunningSandbox;
   let sshd: OwnSshd;
   let https: TestHttps;
   let dir: string;
-  let config: Config;
   let redis: Redis;
-  const workers: { child: ChildProcess; output: string[]; exited: Promise<void> }[] = [];
+  const workers: { child: ChildProcess; output: () => string; exited: Promise<void> }[] = [];
 
   const drop = (feed: string) => join(dir, 'sftp', feed);
-  const sheet = (tag: string, rows = 3) =>
-    ['GTIN;Désignation;Poids net;Unité', ...Array.from({ length: rows }, (_, i) => `${testGtin(i)};${tag} ${i};100;g`)]
-      .join('\n')
-      .concat('\n');
+  const sheet = (tag: string, rows = 3) => feedSheet(tag, rows);
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ps-feed-sftp-'));
@@ -100,12 +96,10 @@ describe.skipIf(missing !== null)('feeds over SFTP, through worker processes', (
       ...queueEnv(sandbox.url, redisUrl, prefix, dir),
       SOURCE_ALLOW_HOSTS: '127.0.0.1,localhost',
     };
-    config = loadConfig(env);
     // Two worker processes on one Redis, logging everything they log (debug, JSON) where the test reads it.
     for (let i = 0; i < 2; i++) {
-      const child = spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', jobs], {
+      const { child, out } = procs.spawn(['worker', '--jobs-dir', jobs], {
         env: {
-          ...process.env,
           ...env,
           LOG_LEVEL: 'debug',
           LOG_FORMAT: 'json',
@@ -113,18 +107,15 @@ describe.skipIf(missing !== null)('feeds over SFTP, through worker processes', (
           PS_T_SFTP_PASSWORD: password,
           PS_T_FEED_TOKEN: headerToken,
         },
-        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      const output: string[] = [];
-      child.stdout!.on('data', (d: Buffer) => output.push(d.toString()));
-      child.stderr!.on('data', (d: Buffer) => output.push(d.toString()));
+      const output = () => out.stdout + out.stderr;
       workers.push({ child, output, exited: new Promise((r) => child.once('exit', () => r())) });
     }
     redis = new Redis(redisUrl);
     // Both workers up: each registered its import worker.
     const q = new Queue('import', { connection: redis, prefix: `{${prefix}}` });
     for (let i = 0; (await q.getWorkersCount()) < 2; i++) {
-      if (i > 300) throw new Error(`workers did not start: ${workers.map((w) => w.output.join('')).join('\n')}`);
+      if (i > 300) throw new Error(`workers did not start: ${workers.map((w) => w.output()).join('\n')}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     await q.close();
@@ -142,64 +133,15 @@ describe.skipIf(missing !== null)('feeds over SFTP, through worker processes', (
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const lastKey = (feed: string) => `{${prefix}}:feed:${feed}:last`;
-
+  const watch = () => feedWatch(redis, `{${prefix}}`);
   /** Queues `n` ticks of `feed` at once; resolves once a tick recorded something new. */
-  async function tick(feed: string, n = 1): Promise<Record<string, string>> {
-    const before = await redis.hget(lastKey(feed), 'tickAt');
-    const q = openFeedsQueue(config);
-    try {
-      await Promise.all(Array.from({ length: n }, () => q.tick(feed)));
-    } finally {
-      await q.close();
-    }
-    for (let i = 0; i < 600; i++) {
-      const last = await redis.hgetall(lastKey(feed));
-      if (last.tickAt && last.tickAt !== before && !/another tick/.test(last.tick ?? '')) return last;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`feed ${feed}: no tick recorded`);
-  }
-
+  const tick = (feed: string, n = 1) => watch().tick(feed, n);
   /** Once `count` files of `feed` are done and the tick after the last run found nothing more to do. */
-  async function settled(feed: string, count: number): Promise<void> {
-    for (let i = 0; i < 600; i++) {
-      const entries = Object.values(await redis.hgetall(`{${prefix}}:feed:${feed}:ledger`)).map(
-        (v) => JSON.parse(v) as { state: string },
-      );
-      const tick = (await redis.hget(lastKey(feed), 'tick')) ?? '';
-      if (
-        entries.filter((e) => e.state === 'done').length >= count &&
-        /^(nothing new|no file matches)/.test(tick) &&
-        !(await redis.exists(`{${prefix}}:feed:${feed}:inflight`, `{${prefix}}:feed:${feed}:tick-lock`))
-      )
-        return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`feed ${feed}: ${count} files not done`);
-  }
-
+  const settled = (feed: string, count: number) => watch().settled(feed, count);
   /** The feed's import jobs, in the order they were processed: the file each read, its outcome. */
-  async function feedRuns(feed: string) {
-    const q = new Queue('import', { connection: redis, prefix: `{${prefix}}` });
-    const jobs = (await q.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed'])).filter(
-      (j) => (j.data as ImportJobData).feed === feed,
-    );
-    await q.close();
-    return jobs
-      .sort((a, b) => (a.processedOn ?? 0) - (b.processedOn ?? 0))
-      .map((j) => ({
-        file: (j.data as ImportJobData).fileName,
-        exitCode: (j.returnvalue as ImportJobResult | null)?.exitCode,
-      }));
-  }
-
-  const names = (tag: string) =>
-    sandbox.handle.store
-      .dump()
-      .tradeItems.map((t) => String(t.tradeItemName ?? ''))
-      .filter((n) => n.startsWith(tag))
-      .sort();
+  const feedRuns = async (feed: string) =>
+    (await watch().runs(feed)).map((r) => ({ file: r.fileName, exitCode: r.result?.exitCode }));
+  const names = (tag: string) => itemNames(sandbox, tag);
 
   it('runs a new remote file, moves it into done/ on the server, and runs nothing for an unchanged listing', async () => {
     writeFileSync(join(drop('deltas'), 'delta-1.csv'), sheet('delta1'));
@@ -274,7 +216,7 @@ describe.skipIf(missing !== null)('feeds over SFTP, through worker processes', (
     const secrets = [password, headerToken, ...keyLines];
     expect(secrets.length).toBeGreaterThan(2);
 
-    const logs = workers.map((w) => w.output.join('')).join('\n');
+    const logs = workers.map((w) => w.output()).join('\n');
     // The workers did log (debug): a test over an empty output would prove nothing.
     expect(logs).toMatch(/feed file queued/);
 

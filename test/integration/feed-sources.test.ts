@@ -1,13 +1,9 @@
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
-import { Queue } from 'bullmq';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.ts';
-import type { ImportJobData } from '../../src/queue/catalog.ts';
-import type { ImportJobResult } from '../../src/queue/enqueue.ts';
-import { openFeedsQueue } from '../../src/queue/queues.ts';
 import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
@@ -15,6 +11,8 @@ import { hasChromium, withChromium } from '../helpers/console.ts';
 import { startTestHttps, type TestHttps } from '../helpers/https-server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { queueEnv } from '../helpers/env.ts';
+import { feedSheet, feedWatch, itemNames } from '../helpers/feeds.ts';
+import { until } from '../helpers/wait.ts';
 
 const redisUrl = inject('redisUrl');
 const prefix = `ps-feed-src-${process.pid}-${Date.now().toString(36)}`;
@@ -29,10 +27,7 @@ let mapping: string;
 let served = { body: '', etag: '"v1"' };
 
 const drop = (feed: string) => join(dir, 'drops', feed);
-const sheet = (tag: string, rows = 5) =>
-  ['GTIN;Désignation;Poids net;Unité', ...Array.from({ length: rows }, (_, i) => `${testGtin(i)};${tag} ${i};100;g`)]
-    .join('\n')
-    .concat('\n');
+const sheet = (tag: string, rows = 5) => feedSheet(tag, rows);
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
@@ -85,73 +80,29 @@ afterAll(async () => {
 });
 
 const lastKey = (feed: string) => `{${prefix}}:feed:${feed}:last`;
-
+const watch = () => feedWatch(redis, `{${prefix}}`);
 /** Queues `n` ticks of `feed` at once; resolves once a tick recorded something new. */
-async function tick(feed: string, n = 1): Promise<Record<string, string>> {
-  const before = await redis.hget(lastKey(feed), 'tickAt');
-  const q = openFeedsQueue(config);
-  try {
-    await Promise.all(Array.from({ length: n }, () => q.tick(feed)));
-  } finally {
-    await q.close();
-  }
-  for (let i = 0; i < 300; i++) {
-    const last = await redis.hgetall(lastKey(feed));
-    if (last.tickAt && last.tickAt !== before && !/another tick/.test(last.tick ?? '')) return last;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`feed ${feed}: no tick recorded`);
-}
+const tick = (feed: string, n = 1) => watch().tick(feed, n);
+const feedRuns = (feed: string) => watch().runs(feed);
+const names = (tag: string) => itemNames(sandbox, tag);
 
-/** The ledger's entries of `feed` once `count` of them are done (or skipped). */
+/** The ledger's entries of `feed` once `count` of them are done and none is in flight. */
 async function ledgerDone(feed: string, count: number): Promise<Record<string, { state: string; at: string }>> {
-  for (let i = 0; i < 600; i++) {
-    const all = Object.fromEntries(
-      Object.entries(await redis.hgetall(`{${prefix}}:feed:${feed}:ledger`)).map(([k, v]) => [k, JSON.parse(v)]),
-    );
-    if (Object.values(all).filter((e) => e.state === 'done').length >= count && !(await inFlight(feed))) return all;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`feed ${feed}: ${count} files not done`);
+  let all: Record<string, { state: string; at: string }> = {};
+  await until(
+    `feed ${feed}: ${count} file(s) done`,
+    async () => {
+      const ledger = await redis.hgetall(`{${prefix}}:feed:${feed}:ledger`);
+      all = Object.fromEntries(Object.entries(ledger).map(([k, v]) => [k, JSON.parse(v)]));
+      const done = Object.values(all).filter((e) => e.state === 'done').length;
+      return done >= count && (await redis.exists(`{${prefix}}:feed:${feed}:inflight`)) === 0;
+    },
+    60_000,
+  );
+  return all;
 }
 /** Once a feed's run ended, its end queued a tick: waits until that tick recorded it found nothing more to do. */
-async function settled(feed: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    const tick = await redis.hget(lastKey(feed), 'tick');
-    if (
-      /^nothing new|waits? for the next tick/.test(tick ?? '') &&
-      !(await redis.exists(`{${prefix}}:feed:${feed}:tick-lock`))
-    )
-      return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`feed ${feed}: the tick after its run did not come`);
-}
-const inFlight = async (feed: string) => (await redis.exists(`{${prefix}}:feed:${feed}:inflight`)) === 1;
-
-/** The feed's finished import jobs, in the order they were processed. */
-async function feedRuns(feed: string) {
-  const q = new Queue('import', { connection: redis, prefix: `{${prefix}}` });
-  const jobs = (await q.getJobs(['completed', 'failed', 'active', 'waiting', 'waiting-children', 'delayed'])).filter(
-    (j) => (j.data as ImportJobData).feed === feed,
-  );
-  await q.close();
-  return jobs
-    .sort((a, b) => (a.processedOn ?? 0) - (b.processedOn ?? 0))
-    .map((j) => ({
-      file: basename((j.data as ImportJobData).request.file),
-      queuedAt: j.timestamp,
-      processedOn: j.processedOn ?? 0,
-      finishedOn: j.finishedOn ?? 0,
-      result: j.returnvalue as ImportJobResult | null,
-    }));
-}
-
-const names = (tag: string) =>
-  sandbox.handle.store
-    .dump()
-    .tradeItems.filter((t) => String(t.tradeItemName ?? '').startsWith(tag))
-    .map((t) => t.tradeItemName);
+const settled = (feed: string) => watch().settled(feed, 0);
 
 describe('feed sources: every file once, in order', () => {
   it('runs three deltas dropped at once one after the other, each once, across four workers and repeated ticks', async () => {
@@ -173,7 +124,7 @@ describe('feed sources: every file once, in order', () => {
       expect(existsSync(join(r.result!.reportDir, 'summary.json'))).toBe(true);
     }
     // The last delta wins.
-    expect(names('delta').sort()).toEqual([0, 1, 2, 3, 4].map((i) => `delta3 ${i}`));
+    expect(names('delta')).toEqual([0, 1, 2, 3, 4].map((i) => `delta3 ${i}`));
     const last = await redis.hgetall(lastKey('deltas'));
     expect(last).toMatchObject({ seen: '3', done: '3', waiting: '0', source: `dir:${drop('deltas')}/delta-*.csv` });
   }, 90_000);
@@ -217,7 +168,7 @@ describe('feed sources: every file once, in order', () => {
     expect(summary.notes).toEqual([
       'skipped 2 older file(s) of feed weekly (mode full imports the newest file only): full-1.csv, full-2.csv',
     ]);
-    expect(names('full').sort()).toEqual([0, 1, 2, 3, 4].map((i) => `full3 ${i}`));
+    expect(names('full')).toEqual([0, 1, 2, 3, 4].map((i) => `full3 ${i}`));
   }, 60_000);
 
   it('afterImport moves a file into done/ once its run succeeded', async () => {
@@ -247,7 +198,7 @@ describe('feed sources: https', () => {
     served = { body: sheet('remote2', 2), etag: '"v2"' };
     expect((await tick('remote')).tick).toMatch(/^queued /);
     await ledgerDone('remote', 2);
-    expect(names('remote').sort()).toEqual(['remote2 0', 'remote2 1']);
+    expect(names('remote')).toEqual(['remote2 0', 'remote2 1']);
   }, 60_000);
 
   it('ends the tick of a source it may not or cannot reach with one line in lastTickError; the workers go on', async () => {

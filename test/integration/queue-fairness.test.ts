@@ -1,58 +1,36 @@
 // Fair service across owners (issue 37, docs/queue.md "Fairness"): runs of different owners interleave, runs of one
 // owner stay serialized by its lease, a worker killed while serving several owners loses nothing, and the per-owner
 // cap (OWNER_MAX_CHUNKS) holds.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { ProcessMetrics } from '../../src/metrics/metrics.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { fleetMetrics } from '../../src/queue/metrics-fleet.ts';
 import { startWorkers } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID, DEMO_SUPPLIER_ID, OTHER_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
-import { expectOneItemPerGtin, reportIdsMatchApi } from '../helpers/sandbox.ts';
+import { queueEnv } from '../helpers/env.ts';
+import { usePrefixes } from '../helpers/prefixes.ts';
+import { useProcesses } from '../helpers/processes.ts';
+import { expectOneItemPerGtin, reportIdsMatchApi, useSandbox } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { until } from '../helpers/wait.ts';
 
-let sandbox: RunningSandbox;
 const redisUrl = inject('redisUrl');
-const prefixes: string[] = [];
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-});
-afterAll(async () => {
-  await sandbox?.close();
-  // Only the keys these tests created, under their own prefixes.
-  const r = new Redis(redisUrl);
-  for (const p of prefixes) {
-    const keys = await r.keys(`{${p}}*`);
-    if (keys.length > 0) await r.del(...keys);
-  }
-  r.disconnect();
-});
+const sandbox = useSandbox();
+const nextPrefix = usePrefixes('fair');
+/** Worker processes: each killed with its test, however it ends. */
+const procs = useProcesses();
 
 function env(dir: string, more: Record<string, string> = {}): Record<string, string> {
-  const prefix = `ps-fair-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  prefixes.push(prefix);
-  return {
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    REDIS_URL: redisUrl,
-    QUEUE_PREFIX: prefix,
-    REPORT_DIR: join(dir, 'reports'),
-    UPLOAD_DIR: join(dir, 'uploads'),
+  return queueEnv(sandbox.url, redisUrl, nextPrefix(), dir, {
     API_CONCURRENCY: '4',
-    LOG_LEVEL: 'warn',
     CHUNK_SIZE: '20',
     WORKER_LOCK_MS: '3000',
     ...more,
-  };
+  });
 }
 
 /** A sheet of `rows` products of `owner` in a folder of its own (GTINs of family `prefix`). */
@@ -216,13 +194,9 @@ describe('fair queues', () => {
       { owner: OTHER_COMPANY_ID, rows: 200, prefix: '036000' },
       { owner: DEMO_SUPPLIER_ID, rows: 100, prefix: '037000' },
     ];
-    const spawnWorker = (): ChildProcess =>
-      spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], {
-        env: { ...process.env, ...e },
-        stdio: 'ignore',
-      });
+    const spawnWorker = () => procs.spawn(['worker', '--jobs-dir', join(dir, 'no-jobs')], { env: e });
     const victim = spawnWorker();
-    const other = spawnWorker();
+    spawnWorker(); // the other worker: it finishes what the victim held
     const client = importQueueClient(loadConfig(e));
     try {
       const jobs = [];
@@ -236,7 +210,7 @@ describe('fair queues', () => {
         );
       // Killed once every owner's pushing has begun.
       await until('every owner pushing', () => owners.every((o) => itemsOf(o.owner).length > 0), 60_000);
-      victim.kill('SIGKILL');
+      victim.child.kill('SIGKILL');
       for (const [i, o] of owners.entries()) {
         const result = await client.wait(jobs[i]!.jobId, 90_000);
         // Every row one outcome, no item twice.
@@ -246,8 +220,6 @@ describe('fair queues', () => {
         reportIdsMatchApi(sandbox, o.owner, result.reportDir, o.rows);
       }
     } finally {
-      victim.kill('SIGKILL');
-      other.kill('SIGKILL');
       await client.close();
       sandbox.handle.setFaults({});
     }

@@ -1,48 +1,33 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { startWorkers } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
-import { expectRerunCreatesNothing, reportIdsMatchApi, expectOneItemPerGtin } from '../helpers/sandbox.ts';
+import { expectRerunCreatesNothing, reportIdsMatchApi, expectOneItemPerGtin, useSandbox } from '../helpers/sandbox.ts';
 import { queueEnv } from '../helpers/env.ts';
+import { usePrefixes } from '../helpers/prefixes.ts';
+import { sleep } from '../helpers/wait.ts';
+import { useProcesses } from '../helpers/processes.ts';
 
 const owner = DEMO_COMPANY_ID;
-let sandbox: RunningSandbox;
 const redisUrl = inject('redisUrl');
-const prefixes: string[] = [];
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-});
-afterAll(async () => {
-  await sandbox?.close();
-  // Only the keys these tests created, under their own prefixes.
-  const r = new Redis(redisUrl);
-  for (const p of prefixes) {
-    const keys = await r.keys(`{${p}}*`);
-    if (keys.length > 0) await r.del(...keys);
-  }
-  r.disconnect();
-});
+const sandbox = useSandbox();
+const nextPrefix = usePrefixes('queue');
+/** Worker processes: each killed with its test, however it ends. */
+const procs = useProcesses();
 
 function env(dir: string): Record<string, string> {
-  const prefix = `ps-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  prefixes.push(prefix);
-  return {
-    ...queueEnv(sandbox.url, redisUrl, prefix, dir),
+  return queueEnv(sandbox.url, redisUrl, nextPrefix(), dir, {
     API_CONCURRENCY: '4',
-    LOG_LEVEL: 'warn',
     CHUNK_SIZE: '40',
     WORKER_LOCK_MS: '3000',
-  };
+  });
 }
 
 function itemsOf(): { gtin?: unknown; tradeItemId: string }[] {
@@ -104,13 +89,10 @@ describe('queue mode', () => {
 
   it('finishes an import when a worker process is killed with SIGKILL mid-import (several trials)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-queue-kill-'));
-    const rows = 400;
+    const rows = 200;
     const { file, mapping } = writeProductSheet(dir, rows, { owner });
-    const spawnWorker = (e: Record<string, string>): ChildProcess =>
-      spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], {
-        env: { ...process.env, ...e },
-        stdio: 'ignore',
-      });
+    const spawnWorker = (e: Record<string, string>) =>
+      procs.spawn(['worker', '--jobs-dir', join(dir, 'no-jobs')], { env: e });
     let midway = 0;
     for (let trial = 0; trial < 3; trial++) {
       sandbox.handle.reset();
@@ -127,7 +109,7 @@ describe('queue mode', () => {
         for (let i = 0; i < 1500 && itemsOf().length < target; i++) await new Promise((r) => setTimeout(r, 10));
         const atKill = itemsOf().length;
         if (atKill > 0 && atKill < rows) midway++;
-        (trial % 2 === 0 ? a : b).kill('SIGKILL');
+        (trial % 2 === 0 ? a : b).child.kill('SIGKILL');
         const result = await client.wait(jobId, 90_000);
         expect(result.summary.counts.rows).toBe(rows);
         expect(result.summary.counts.created + result.summary.counts.unchanged).toBe(rows);
@@ -136,8 +118,8 @@ describe('queue mode', () => {
         sandbox.handle.setFaults({});
         await expectRerunCreatesNothing(sandbox, e, file, mapping, rows);
       } finally {
-        a.kill('SIGKILL');
-        b.kill('SIGKILL');
+        a.child.kill('SIGKILL');
+        b.child.kill('SIGKILL');
         await client.close();
         sandbox.handle.setFaults({});
       }
@@ -150,22 +132,15 @@ describe('queue mode', () => {
     sandbox.handle.setFaults({ latencyMs: [4, 12], seed: 5 });
     const dir = mkdtempSync(join(tmpdir(), 'ps-queue-term-'));
     const e = env(dir);
-    const { file, mapping } = writeProductSheet(dir, 300, { owner });
-    const first = spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], {
-      env: { ...process.env, ...e },
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    await new Promise<void>((r) =>
-      first.stdout!.on('data', (d: Buffer) => d.toString().includes('worker started') && r()),
-    );
+    const { file, mapping } = writeProductSheet(dir, 200, { owner });
+    const first = await procs.worker(join(dir, 'no-jobs'), { env: e });
     const client = importQueueClient(loadConfig(e));
     try {
       const { jobId } = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
       // SIGTERM in the middle of the push.
       for (let i = 0; i < 1500 && itemsOf().length < 60; i++) await new Promise((r) => setTimeout(r, 10));
-      first.kill('SIGTERM');
-      const code = await new Promise<number | null>((r) => first.once('exit', r));
-      expect(code).toBe(0);
+      first.child.kill('SIGTERM');
+      expect((await first.exit).code).toBe(0);
       const workers = await startWorkers(loadConfig(e), {
         jobsDir: join(dir, 'no-jobs'),
         chunkSize: 40,
@@ -173,17 +148,16 @@ describe('queue mode', () => {
       });
       try {
         const result = await client.wait(jobId, 60_000);
-        expect(result.summary.counts.rows).toBe(300);
-        expect(result.summary.counts.created).toBe(300);
-        expectOneItemPerGtin(sandbox, owner, 300);
-        reportIdsMatchApi(sandbox, owner, result.reportDir, 300);
+        expect(result.summary.counts.rows).toBe(200);
+        expect(result.summary.counts.created).toBe(200);
+        expectOneItemPerGtin(sandbox, owner, 200);
+        reportIdsMatchApi(sandbox, owner, result.reportDir, 200);
         sandbox.handle.setFaults({});
-        await expectRerunCreatesNothing(sandbox, e, file, mapping, 300);
+        await expectRerunCreatesNothing(sandbox, e, file, mapping, 200);
       } finally {
         await workers.close();
       }
     } finally {
-      first.kill('SIGKILL');
       await client.close();
       sandbox.handle.setFaults({});
     }
@@ -212,9 +186,9 @@ describe('queue mode', () => {
     try {
       expect((await feeds.getJobSchedulers()).map((s) => s.key)).toEqual(['bad']);
       const t0 = Date.now();
-      await new Promise((r) => setTimeout(r, 5000));
+      await sleep(4000);
       const ticks = await feeds.getJobCountByTypes('completed', 'failed');
-      // Every 2 s for ~5 s: two or three ticks, not twice that with two workers.
+      // Every 2 s for ~4 s: two or three ticks, not twice that with two workers.
       expect(ticks).toBeGreaterThanOrEqual(1);
       expect(ticks).toBeLessThanOrEqual(Math.ceil((Date.now() - t0) / 2000) + 1);
     } finally {
