@@ -67,10 +67,10 @@ describe('the owner lease is fenced', () => {
         expect(resumed.stdout + resumed.stderr).toMatch(/lease lost/);
         const runs = finishedRuns(join(dir, 'reports'));
         expect(runs).toHaveLength(2);
-        // One live item per GTIN, with the second import's names: the first one wrote nothing after it resumed. A
-        // SIGSTOP that lands between the fence's last check and the socket (docs/concurrency.md "The window that
-        // remains") lets one create out when the first resumes: that item must be archived and named in a run's
-        // duplicates.jsonl (reported duplicate_removed), never left live.
+        // One live item per GTIN, with the second import's names: the first one wrote nothing after it resumed.
+        // A SIGSTOP that lands between the fence's last check and the socket lets one create out when the first
+        // resumes (docs/concurrency.md "The window that remains"): that item must be archived and named in a
+        // run's duplicates.jsonl (reported duplicate_removed), never left live.
         const live = items().filter((t) => !t.archived);
         expect(new Set(live.map((t) => String(t.gtin))).size).toBe(rows);
         expect(live).toHaveLength(rows);
