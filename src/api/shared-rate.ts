@@ -2,13 +2,13 @@ import type { Redis } from 'ioredis';
 import type { FleetPace, FleetStart } from './api-limiter.ts';
 import { logger } from '../logger.ts';
 
-// The fleet's pace of one API, on one hash (all times in ms, Redis clock). The rule is src/api/rate-pace.ts's: no pace
-// until a refusal a pace should answer; then the rate the fleet got accepted just before, less 5 %, grown back
-// (paceGrowth: 5 %/s well below the rate refused at; near it from 0.5 %/s doubling every 'dbl' quiet seconds up to
-// 5 %/s; past it on doubling up to 70 %/s), lowered at most once per 250 ms (never below a quarter of the best rate
-// accepted at a lowering), dropped after 3 s of holding nothing back. A probe refused after 2 s without a lowering at
-// about the rate of the last one ('lm'), near the best, makes 'dbl' four times longer (up to 16 s); else it is 1.
-// Starts and refusals are counted in two windows of 500 ms (this one and the last) to measure the fleet's rates.
+// The fleet's pace of one API, on one hash (all times in ms, Redis clock). The rule is src/api/rate-pace.ts's, its
+// default tuning (DEFAULT_PACE) written into the script: no pace until a refusal a pace should answer; then a share of
+// the rate the fleet got accepted just before, grown back (paceGrowth: fast well below the rate refused at; near it
+// slowly at first, doubling every 'dbl' quiet seconds; past it on, slow-start-like), lowered at most once per window
+// (never below a quarter of the best rate accepted at a lowering), dropped once it held nothing back for a while. A
+// probe refused after a quiet while at about the rate of the last one ('lm'), near the best, makes 'dbl' longer;
+// else it starts over. Starts and refusals are counted in two measuring windows (this one and the last).
 const STATE = `
 local k = KEYS[1]
 local t = redis.call('TIME')
