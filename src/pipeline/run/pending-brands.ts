@@ -17,10 +17,18 @@ import { writeFileAtomic } from '../report/atomic.ts';
 import { pendingBrandKey } from '../resolve/pending-brand.ts';
 import { labelKey } from '../resolve/reference-resolver.ts';
 import type { DraftResolver } from '../resolve/resolve-drafts.ts';
-import type { RunStop } from '../sync/execute.ts';
-import type { Step } from '../sync/plan.ts';
+import type { ExecutedRow, RunStop } from '../sync/execute.ts';
+import type { RowPlan, Step } from '../sync/plan.ts';
 import type { Issue } from '../types.ts';
-import type { ResultRow, RowChunk, SourcedPlan } from './chunks.ts';
+
+// A chunk of rows as chunks.ts has it (named structurally here: chunks.ts reads its brands through this file).
+type SourcedPlan = RowPlan & { source: readonly unknown[] };
+type ResultRow = ExecutedRow & { source?: readonly unknown[] };
+interface RowChunk {
+  index: number;
+  settled: ResultRow[];
+  plans: SourcedPlan[];
+}
 
 /** A brand the run planned to create, and what became of it. */
 export interface PendingBrand {
@@ -115,7 +123,7 @@ export async function createPendingBrands(
  * before it created it, left as it is (nothing is sent once a run has stopped). The chunk as it was when it names no
  * brand to create.
  */
-export async function withPendingBrands(workDir: string, chunk: RowChunk, stopped: boolean): Promise<RowChunk> {
+export async function withPendingBrands<C extends RowChunk>(workDir: string, chunk: C, stopped: boolean): Promise<C> {
   if (!chunk.plans.some((p) => placeholdersOf(p).length > 0)) return chunk;
   const brands = await readBrands(workDir);
   const settled = [...chunk.settled];
@@ -131,7 +139,7 @@ export async function withPendingBrands(workDir: string, chunk: RowChunk, stoppe
     }
     plans.push(keys.length === 0 ? p : filled(p, brands));
   }
-  return { index: chunk.index, settled, plans };
+  return { ...chunk, settled, plans };
 }
 
 function filled(p: SourcedPlan, brands: BrandFile): SourcedPlan {

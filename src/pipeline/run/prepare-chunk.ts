@@ -25,7 +25,7 @@ import {
 import { outcomesWithoutRequests } from './push.ts';
 import type { Fence } from '../../api/fence.ts';
 import { abortError, type OpenedRun } from './open-run.ts';
-import { notePendingBrands } from './pending-brands.ts';
+import { notePendingBrands, withPendingBrands } from './pending-brands.ts';
 
 const hasError = (d: Draft) => d.issues.some((i) => i.severity === 'error');
 /**
@@ -184,7 +184,8 @@ const KEPT_OUTCOMES: ReadonlySet<string> = new Set(['created', 'updated', 'unarc
 async function keepEarlierOutcomes(earlier: string, workDir: string, chunk: RowChunk): Promise<void> {
   const old = chunkPaths(earlier, 'rows', chunk.index);
   if (!existsSync(old.input) || !existsSync(old.journal)) return;
-  const before = await readChunk(earlier, 'rows', chunk.index);
+  // Its plans as they were sent: with the ids of the brands that attempt created after its gate (pending-brands.ts).
+  const before = await withPendingBrands(earlier, await readChunk(earlier, 'rows', chunk.index), true);
   const oldPlans = new Map(before.plans.map((p) => [p.row, p]));
   const journal = await openJournal(old.journal);
   const carried: [string, JournalEntry][] = [];
