@@ -141,6 +141,22 @@ describe('a gated run that creates brands', () => {
     expect(items(5300, 4)).toEqual([]);
   });
 
+  it('a brand the API will not create after the verdict fails the rows naming it: nothing sent for them', async () => {
+    const { dir, file, mapping, env } = setup('gate: { maxInvalidShare: 0.5 }\n', 4, 0, 5350, 'Biscuiterie Refusee');
+    sandbox.handle.setFaults({ routes: ['POST /api/brands'], rate503: 1, retryAfterSeconds: 0 });
+    try {
+      const r = await cliInProcess(['import', file, '--mapping', mapping], { env });
+      expect(r.code, r.stderr).toBe(1);
+    } finally {
+      sandbox.handle.setFaults({});
+    }
+    expect(brandsNamed('Biscuiterie Refusee')).toEqual([]);
+    expect(items(5350, 4)).toEqual([]);
+    const [run] = runDirs(dir);
+    expect(summaryOf(run!).counts).toMatchObject({ rows: 4, failed: 4, created: 0, notAttempted: 0 });
+    expect(issueRows(run!).get('BRAND_CREATE_FAILED')?.rows).toBe(4);
+  }, 60_000);
+
   // Killed once the gate passed: before the brand's create is sent, and after it (before any item): the run again
   // creates the brand once, and links every item to it.
   for (const [when, match] of [
