@@ -1,8 +1,8 @@
 /**
- * One function per rule, generated from jsonata's parse tree as JavaScript source (docs/performance.md "Issue 38: a
- * mapping's own rules"): the closures of jsonata-sync.ts cost a call per node, an array of arguments per function call
- * and a sequence per path step; this code reads the row's fields, calls the built-ins and compares inline, allocating
- * nothing on a row of the expected types.
+ * One function per rule, generated from jsonata's parse tree as JavaScript source. The closures of jsonata-sync.ts
+ * cost a call per node, an array of arguments per function call and a sequence per path step; this code reads the
+ * row's fields, calls the built-ins and compares inline, allocating nothing on a row of the expected types (figures:
+ * docs/performance.md "Issue 38: a mapping's own rules").
  *
  * It is exact by construction: each node is emitted for the values it expects (a path's steps reaching one object
  * each, a built-in's arguments of the types it takes as they are, numbers compared with numbers…), and wherever a
