@@ -147,7 +147,13 @@ class Emitter {
       if (s.type !== 'name') return null;
       for (const st of (s.stages as Node[] | undefined) ?? []) {
         const at = (st.expr as Node | undefined)?.value;
-        if (st.type !== 'filter' || (st.expr as Node).type !== 'number' || !((at as number) >= 0)) return null;
+        if (
+          st.type !== 'filter' ||
+          (st.expr as Node).type !== 'number' ||
+          !Number.isSafeInteger(Math.floor(at as number)) ||
+          (at as number) < 0
+        )
+          return null;
       }
     }
     const whole = `return ${this.general(n)};`;
