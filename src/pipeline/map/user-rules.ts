@@ -231,11 +231,19 @@ export class UserRuleChecker {
   }
 }
 
+/**
+ * The sheet cell a field came from: its own origin, else the first of a path under it (`netContents[0].value`). A
+ * for-in rather than Object.entries: no array a failing row.
+ */
 function originOf(d: Draft, field: string): { column: string; value: string | null } | undefined {
   const origins = d.origins;
   if (!origins) return undefined;
   if (origins[field]) return origins[field];
-  for (const [p, o] of Object.entries(origins)) if (p.startsWith(`${field}[`) || p.startsWith(`${field}.`)) return o;
+  const n = field.length;
+  for (const p in origins) {
+    const after = p.charCodeAt(n);
+    if ((after === 0x5b || after === 0x2e) && p.startsWith(field) && Object.hasOwn(origins, p)) return origins[p];
+  }
   return undefined;
 }
 
