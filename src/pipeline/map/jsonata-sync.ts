@@ -11,7 +11,7 @@
  * evaluators below follow jsonata 2.1's (evaluatePath, evaluateStep, evaluateFilter, evaluateBinary…) one for one,
  * and test/jsonata-sync.test.ts compares both on many expressions and rows.
  */
-import jsonata from 'jsonata';
+import { jsonata, type JsonataExpression } from './jsonata-lib.ts';
 import { emitExpression, type CallSite, type EmitContext, type Fn, type Node } from './jsonata-emit.ts';
 
 /** A compiled expression: its result on a row; throws when jsonata must evaluate the row instead. */
@@ -136,7 +136,7 @@ function collapse(result: unknown): unknown {
  * Compiles an expression, or null when it has a node outside the subset: one generated function (jsonata-emit.ts)
  * over the evaluators below, which it calls on the values it does not expect.
  */
-export async function compileSync(expression: jsonata.Expression): Promise<SyncExpression | null> {
+export async function compileSync(expression: JsonataExpression): Promise<SyncExpression | null> {
   const fns = await loadBuiltins();
   const compiler = new Compiler(fns);
   const root = expression.ast() as unknown as Node;

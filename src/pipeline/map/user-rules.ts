@@ -5,7 +5,7 @@
  * are resolved, each failure an issue (USER_RULE) carrying the rule's id, an assertion that raises an error on a row an
  * issue of that row (USER_RULE_FAILED). Each expression is compiled once per run.
  */
-import jsonata from 'jsonata';
+import { jsonata, type JsonataExpression } from './jsonata-lib.ts';
 import { issue } from '../../issue-codes.ts';
 import { compileSync, type SyncExpression } from './jsonata-sync.ts';
 import type { Draft, Issue, Severity } from '../types.ts';
@@ -104,7 +104,7 @@ const JSONATA = Symbol('jsonata');
 
 interface Compiled {
   rule: UserRule;
-  expr: jsonata.Expression;
+  expr: JsonataExpression;
   /** The synchronous evaluator of the expression, when it is in its subset (jsonata-sync.ts); null: jsonata's. */
   sync: SyncExpression | null;
   reads: readonly string[];
