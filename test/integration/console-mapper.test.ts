@@ -1,10 +1,8 @@
 // The console mapper (issue 11, part 4): upload a sheet, change the suggested fields, preview, save under a name, run
 // it.
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { hasChromium, startConsoleStack, withChromium, type ConsoleStack } from '../helpers/console.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Config } from '../../src/config.ts';
@@ -14,6 +12,7 @@ import { writeWorkbook } from '../fixtures/sheets.ts';
 import type { Preview } from '../../src/pipeline/run/preview.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { type RunningSandbox } from '../../src/sandbox/server.ts';
+import { cliInProcess } from '../helpers/cli.ts';
 import { testGtin } from '../helpers/sheets.ts';
 
 /** Where the browser test leaves its screenshot (test/.output/ is git-ignored). */
@@ -92,15 +91,13 @@ interface Suggested {
 
 /** `product-sync mapping init <file> --sandbox --out -`: the draft it prints, as a user runs it. */
 async function mappingInit(file: string): Promise<string> {
-  const env: Record<string, string> = { ...process.env, LOG_LEVEL: 'error' } as Record<string, string>;
-  for (const k of ['PRODUCT_API_URL', 'REFERENCE_API_URL', 'API_TOKEN', 'REDIS_URL', 'OWNER_COMPANY_ID']) delete env[k];
-  const bin = new URL('../../bin/product-sync.mjs', import.meta.url).pathname;
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    [bin, 'mapping', 'init', file, '--sandbox', '--out', '-'],
-    { cwd: dir, env },
-  );
-  return stdout;
+  const r = await cliInProcess(['mapping', 'init', file, '--sandbox', '--out', '-'], {
+    cwd: dir,
+    env: { LOG_LEVEL: 'error' },
+    unset: ['PRODUCT_API_URL', 'REFERENCE_API_URL', 'API_TOKEN', 'REDIS_URL', 'OWNER_COMPANY_ID'],
+  });
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout;
 }
 
 /** The `columns:` lines of a mapping file that map a column, without their comment (the why differs). */
