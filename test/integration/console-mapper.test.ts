@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hasChromium, startConsoleStack, withChromium, type ConsoleStack } from '../helpers/console.ts';
+import { hasChromium, startConsoleStack, useChromium, type ConsoleStack } from '../helpers/console.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Config } from '../../src/config.ts';
 import { loadMapping } from '../../src/pipeline/map/mapping.ts';
@@ -391,11 +391,13 @@ describe('console mapper over HTTP', () => {
 });
 
 describe('console mapper in a browser', () => {
+  // One browser for both tests: a page of its own each.
+  const inChromium = useChromium({ viewport: { width: 1280, height: 900 } });
   it.runIf(hasChromium)(
     'uploads a sheet, changes a suggested field, sees the preview follow, saves the mapping and runs it',
     async () => {
-      await withChromium({ viewport: { width: 1280, height: 900 } }, async (browser) => {
-        const page = browser.pages()[0] ?? (await browser.newPage());
+      await inChromium(async (browser) => {
+        const page = await browser.newPage();
         await page.goto(url);
         await page.click('#mapper-link');
         await page.setInputFiles('#mapper-file', sheet);
@@ -482,8 +484,8 @@ describe('console mapper in a browser', () => {
     'picks the worksheet and header row of a workbook, shows the missing key and the unresolved values, maps one',
     async () => {
       const book = await writeTarif();
-      await withChromium({ viewport: { width: 1280, height: 900 } }, async (browser) => {
-        const page = browser.pages()[0] ?? (await browser.newPage());
+      await inChromium(async (browser) => {
+        const page = await browser.newPage();
         await page.goto(`${url}/mapper`);
         await page.setInputFiles('#mapper-file', book);
         await page.click('#suggest');
