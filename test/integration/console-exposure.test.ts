@@ -31,7 +31,7 @@ const serve = (args: string[], extra: Record<string, string> = {}) =>
 
 /** The processes of the tests below, started together (each test checks its own): a start is most of a test's time. */
 let started: Record<'local' | 'wide' | 'insecure' | 'token' | 'userOnly', TestProcess>;
-beforeAll(() => {
+beforeAll(async () => {
   started = {
     local: serve([]),
     wide: serve(['--host', '0.0.0.0']),
@@ -39,6 +39,8 @@ beforeAll(() => {
     token: serve(['--host', '0.0.0.0'], { CONSOLE_TOKEN: 'a-long-console-token' }),
     userOnly: serve([], { CONSOLE_USER: 'steward' }),
   };
+  // Each one listening or exited before the tests (the hook's timeout, not a test's, bounds the starts).
+  await Promise.all(Object.values(started).map((p) => servePort(p, 60_000)));
 });
 
 async function stop(p: TestProcess): Promise<number | null> {

@@ -41,6 +41,8 @@ beforeAll(async () => {
     unresolvable: serve(['--host', 'no-such-host.invalid'], { CONSOLE_TOKEN: 'a-long-console-token' }),
   };
   plainPort = await consoleOn({});
+  // Each one listening or exited before the tests (the hook's timeout, not a test's, bounds the starts).
+  await Promise.all(Object.values(started).map((p) => servePort(p, 60_000)));
 });
 afterAll(async () => {
   for (const app of consoles) await app.close();
