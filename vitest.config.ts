@@ -2,6 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 // Three projects, run one after the other (test/README.md says which a new test joins):
 // - unit: in-process tests (a loopback server or the suite's Redis at most), CPU-bound: one worker per core;
+//   its files share each worker's modules (isolate: false: a file's modules are loaded once per worker, not once per
+//   file), so a unit test leaves no state behind: it restores the environment, spies and settings it changes;
 // - process: tests that start processes (the CLI, redis-server, sshd, s3rver) and wait on them: two workers;
 // - timing: tests where a process keeps running on a job lock or lease of a second or two (so that a paused or killed
 //   one's runs out soon) and a loaded machine could let it run out under it: one at a time, alone on the machine.
@@ -33,6 +35,7 @@ export default defineConfig({
           include: ['test/*.test.ts'],
           exclude: [...TIMING, ...SPAWNING],
           maxWorkers: 2,
+          isolate: false,
           sequence: { groupOrder: 0 },
         },
       },

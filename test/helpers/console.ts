@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { BrowserContext } from 'playwright-core';
 import { Redis } from 'ioredis';
-import { inject } from 'vitest';
+import { afterAll, afterEach, inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
@@ -74,11 +74,45 @@ export async function startConsoleStack(
   };
 }
 
+/** Settings of a Chromium's context. */
+export interface ChromiumOptions {
+  acceptDownloads?: boolean;
+  viewport?: { width: number; height: number };
+}
+
 /** Headless Chromium with a fresh profile and the flags this machine's closed network needs; `use` gets its context. */
 export async function withChromium<T>(
-  options: { acceptDownloads?: boolean; viewport?: { width: number; height: number } },
+  options: ChromiumOptions,
   use: (browser: BrowserContext) => Promise<T>,
 ): Promise<T> {
+  const { browser, close } = await launchChromium(options);
+  try {
+    return await use(browser);
+  } finally {
+    await close();
+  }
+}
+
+/**
+ * One Chromium for the tests of a file, or of the `describe` it is called in, launched at the first call of the
+ * function it returns (which, as withChromium, gives `use` its context) and closed after the last test; the pages a
+ * test opened are closed after it.
+ */
+export function useChromium(options: ChromiumOptions): <T>(use: (browser: BrowserContext) => Promise<T>) => Promise<T> {
+  let launched: ReturnType<typeof launchChromium> | undefined;
+  afterEach(async () => {
+    if (launched) for (const page of (await launched).browser.pages()) await page.close();
+  });
+  afterAll(async () => {
+    if (launched) await (await launched).close();
+  });
+  return async (use) => {
+    launched ??= launchChromium(options);
+    return use((await launched).browser);
+  };
+}
+
+async function launchChromium(options: ChromiumOptions): Promise<{ browser: BrowserContext; close(): Promise<void> }> {
   const { chromium } = await import('playwright-core');
   // A fresh profile each time (playwright passes it to chromium as --user-data-dir).
   const profile = mkdtempSync(join(tmpdir(), 'ps-chromium-'));
@@ -96,10 +130,11 @@ export async function withChromium<T>(
       '--disable-sync',
     ],
   });
-  try {
-    return await use(browser);
-  } finally {
-    await browser.close();
-    rmSync(profile, { recursive: true, force: true });
-  }
+  return {
+    browser,
+    async close() {
+      await browser.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
 }

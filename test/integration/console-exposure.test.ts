@@ -3,7 +3,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { type CliOptions } from '../helpers/cli.ts';
 import { servePort, useProcesses, type TestProcess } from '../helpers/processes.ts';
 
@@ -29,11 +29,19 @@ function serveEnv(extra: Record<string, string>): CliOptions {
 const serve = (args: string[], extra: Record<string, string> = {}) =>
   procs.spawn(['serve', '--port', '0', ...args], serveEnv(extra));
 
-/** `serve` refusing to start: it exits; its code and output. */
-const refused = async (args: string[], extra: Record<string, string> = {}) => {
-  const p = serve(args, extra);
-  return p.exit;
-};
+/** The processes of the tests below, started together (each test checks its own): a start is most of a test's time. */
+let started: Record<'local' | 'wide' | 'insecure' | 'token' | 'userOnly', TestProcess>;
+beforeAll(async () => {
+  started = {
+    local: serve([]),
+    wide: serve(['--host', '0.0.0.0']),
+    insecure: serve(['--host', '0.0.0.0', '--insecure-no-auth']),
+    token: serve(['--host', '0.0.0.0'], { CONSOLE_TOKEN: 'a-long-console-token' }),
+    userOnly: serve([], { CONSOLE_USER: 'steward' }),
+  };
+  // Each one listening or exited before the tests (the hook's timeout, not a test's, bounds the starts).
+  await Promise.all(Object.values(started).map((p) => servePort(p, 60_000)));
+});
 
 async function stop(p: TestProcess): Promise<number | null> {
   p.child.kill('SIGTERM');
@@ -42,7 +50,7 @@ async function stop(p: TestProcess): Promise<number | null> {
 
 describe('serve without credentials', () => {
   it('listens on 127.0.0.1 by default, without a warning', async () => {
-    const p = serve([]);
+    const p = started.local;
     const port = await servePort(p);
     expect(p.out.stdout, p.output()).toContain(`console on http://127.0.0.1:${port}/`);
     expect((await fetch(`http://127.0.0.1:${port}/mappings`)).status).toBe(200);
@@ -51,7 +59,7 @@ describe('serve without credentials', () => {
   });
 
   it('refuses another address with exit 2 and one line saying how to set credentials', async () => {
-    const p = await refused(['--host', '0.0.0.0']);
+    const p = await started.wide.exit;
     expect(p.code).toBe(2);
     const lines = p.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -62,7 +70,7 @@ describe('serve without credentials', () => {
   });
 
   it('--insecure-no-auth listens there anyway, with a warning at start', async () => {
-    const p = serve(['--host', '0.0.0.0', '--insecure-no-auth']);
+    const p = started.insecure;
     const port = await servePort(p);
     expect(p.out.stderr).toMatch(
       /^product-sync: WARNING: the console listens on 0\.0\.0\.0 without authentication \(--insecure-no-auth\): anyone who reaches it can upload sheets/,
@@ -74,7 +82,7 @@ describe('serve without credentials', () => {
 
 describe('serve with credentials', () => {
   it('listens on any address with CONSOLE_TOKEN, guarded, without a warning', async () => {
-    const p = serve(['--host', '0.0.0.0'], { CONSOLE_TOKEN: 'a-long-console-token' });
+    const p = started.token;
     const port = await servePort(p);
     expect((await fetch(`http://127.0.0.1:${port}/mappings`)).status).toBe(401);
     expect(
@@ -86,7 +94,7 @@ describe('serve with credentials', () => {
   });
 
   it('refuses CONSOLE_USER without CONSOLE_PASSWORD, even on loopback', async () => {
-    const p = await refused([], { CONSOLE_USER: 'steward' });
+    const p = await started.userOnly.exit;
     expect(p.code).toBe(2);
     expect(p.stderr).toBe(
       'product-sync: CONSOLE_USER is set but CONSOLE_PASSWORD is not: basic auth of the console needs both [PS_ERR_CONFIG_INVALID]\n',

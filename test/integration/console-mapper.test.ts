@@ -1,11 +1,9 @@
 // The console mapper (issue 11, part 4): upload a sheet, change the suggested fields, preview, save under a name, run
 // it.
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { hasChromium, startConsoleStack, withChromium, type ConsoleStack } from '../helpers/console.ts';
+import { hasChromium, startConsoleStack, useChromium, type ConsoleStack } from '../helpers/console.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Config } from '../../src/config.ts';
 import { loadMapping } from '../../src/pipeline/map/mapping.ts';
@@ -14,6 +12,7 @@ import { writeWorkbook } from '../fixtures/sheets.ts';
 import type { Preview } from '../../src/pipeline/run/preview.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { type RunningSandbox } from '../../src/sandbox/server.ts';
+import { cliInProcess } from '../helpers/cli.ts';
 import { testGtin } from '../helpers/sheets.ts';
 
 /** Where the browser test leaves its screenshot (test/.output/ is git-ignored). */
@@ -92,15 +91,13 @@ interface Suggested {
 
 /** `product-sync mapping init <file> --sandbox --out -`: the draft it prints, as a user runs it. */
 async function mappingInit(file: string): Promise<string> {
-  const env: Record<string, string> = { ...process.env, LOG_LEVEL: 'error' } as Record<string, string>;
-  for (const k of ['PRODUCT_API_URL', 'REFERENCE_API_URL', 'API_TOKEN', 'REDIS_URL', 'OWNER_COMPANY_ID']) delete env[k];
-  const bin = new URL('../../bin/product-sync.mjs', import.meta.url).pathname;
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    [bin, 'mapping', 'init', file, '--sandbox', '--out', '-'],
-    { cwd: dir, env },
-  );
-  return stdout;
+  const r = await cliInProcess(['mapping', 'init', file, '--sandbox', '--out', '-'], {
+    cwd: dir,
+    env: { LOG_LEVEL: 'error' },
+    unset: ['PRODUCT_API_URL', 'REFERENCE_API_URL', 'API_TOKEN', 'REDIS_URL', 'OWNER_COMPANY_ID'],
+  });
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout;
 }
 
 /** The `columns:` lines of a mapping file that map a column, without their comment (the why differs). */
@@ -394,11 +391,13 @@ describe('console mapper over HTTP', () => {
 });
 
 describe('console mapper in a browser', () => {
+  // One browser for both tests: a page of its own each.
+  const inChromium = useChromium({ viewport: { width: 1280, height: 900 } });
   it.runIf(hasChromium)(
     'uploads a sheet, changes a suggested field, sees the preview follow, saves the mapping and runs it',
     async () => {
-      await withChromium({ viewport: { width: 1280, height: 900 } }, async (browser) => {
-        const page = browser.pages()[0] ?? (await browser.newPage());
+      await inChromium(async (browser) => {
+        const page = await browser.newPage();
         await page.goto(url);
         await page.click('#mapper-link');
         await page.setInputFiles('#mapper-file', sheet);
@@ -485,8 +484,8 @@ describe('console mapper in a browser', () => {
     'picks the worksheet and header row of a workbook, shows the missing key and the unresolved values, maps one',
     async () => {
       const book = await writeTarif();
-      await withChromium({ viewport: { width: 1280, height: 900 } }, async (browser) => {
-        const page = browser.pages()[0] ?? (await browser.newPage());
+      await inChromium(async (browser) => {
+        const page = await browser.newPage();
         await page.goto(`${url}/mapper`);
         await page.setInputFiles('#mapper-file', book);
         await page.click('#suggest');

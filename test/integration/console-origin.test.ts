@@ -1,11 +1,17 @@
-// The console answers only its own pages (issue 34): `serve` (a real process over loopback) refuses a change from
-// another site (Origin / Sec-Fetch-Site) with 403 and does nothing, even when the browser carries its credentials; it
-// refuses any request whose Host does not name it (DNS rebinding), GET included; a page of its own and a script still
-// pass. Also `serve --host <name>.localhost`, an unresolvable --host, and a JSON body with a `__proto__` key.
+// The console answers only its own pages (issue 34): it refuses a change from another site (Origin / Sec-Fetch-Site)
+// with 403 and does nothing, even when the browser carries its credentials; it refuses any request whose Host does
+// not name it (DNS rebinding), GET included; a page of its own and a script still pass. Also `serve --host
+// <name>.localhost`, an unresolvable --host, and a JSON body with a `__proto__` key. The routes are tested on consoles
+// built in this process as `serve` builds them (settings from the environment, over loopback); `serve` itself (a
+// process) where what it listens on and how it exits are tested.
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { consoleAccess } from '../../src/server/console-access.ts';
+import { buildConsole } from '../../src/server/app.ts';
 import { type CliOptions } from '../helpers/cli.ts';
 import { apiEnv } from '../helpers/env.ts';
 import { hasChromium, startConsoleStack, withChromium, type ConsoleStack } from '../helpers/console.ts';
@@ -20,17 +26,46 @@ const EVIL = { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' };
 let stack: ConsoleStack;
 /** The `serve` processes: each killed with the test (or the file) that started it. */
 const procs = useProcesses();
-/** The port of a `serve` without credentials, shared by the tests that need no setting of their own. */
+/** The port of a console without credentials, shared by the tests that need no setting of their own. */
 let plainPort: number;
+/** The `serve` processes of the tests below, started together (a start is most of a test's time); each its own. */
+let started: Record<'badHosts' | 'localhost' | 'unresolvable', TestProcess>;
+const consoles: FastifyInstance[] = [];
 
 beforeAll(async () => {
-  // The sandbox and the workers (in this process) run what the spawned console queues.
+  // The sandbox and the workers (in this process) run what the consoles queue.
   stack = await startConsoleStack('origin');
-  plainPort = (await servePort(serve([])))!;
+  started = {
+    badHosts: serve([], { CONSOLE_HOSTS: 'https://console.example.test:8080/' }),
+    localhost: serve(['--host', 'console.localhost']),
+    unresolvable: serve(['--host', 'no-such-host.invalid'], { CONSOLE_TOKEN: 'a-long-console-token' }),
+  };
+  plainPort = await consoleOn({});
+  // Each one listening or exited before the tests (the hook's timeout, not a test's, bounds the starts).
+  await Promise.all(Object.values(started).map((p) => servePort(p, 60_000)));
 });
 afterAll(async () => {
+  for (const app of consoles) await app.close();
   await stack?.close();
 });
+
+/**
+ * A console built as `serve --port 0` builds it from the environment `serveEnv(extra)` gives (its settings, its
+ * credentials, the default --host 127.0.0.1), listening on loopback in this process: its port.
+ */
+async function consoleOn(extra: Record<string, string>): Promise<number> {
+  const config = loadConfig(serveEnv(extra).env!);
+  const access = consoleAccess(config, '127.0.0.1');
+  const app = await buildConsole({
+    config,
+    host: '127.0.0.1',
+    ...(access.token ? { token: access.token } : {}),
+    ...(access.basic ? { basic: access.basic } : {}),
+  });
+  consoles.push(app);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return (app.server.address() as { port: number }).port;
+}
 
 /** The environment of `serve` on the stack's Redis, API and directories; no credentials unless `extra` sets them. */
 function serveEnv(extra: Record<string, string>): CliOptions {
@@ -55,12 +90,6 @@ function serveEnv(extra: Record<string, string>): CliOptions {
 /** `product-sync serve` as a process (a real server over loopback). */
 const serve = (args: string[], extra: Record<string, string> = {}): TestProcess =>
   procs.spawn(['serve', '--port', '0', ...args], serveEnv(extra));
-
-/** `serve` refusing to start: it exits; its code and output. */
-const refused = async (args: string[], extra: Record<string, string> = {}) => {
-  const p = serve(args, extra);
-  return p.exit;
-};
 
 interface Answer {
   status: number;
@@ -108,14 +137,12 @@ const items = () =>
   stack.sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === DEMO_COMPANY_ID && !t.archived)
     .length;
 
-describe('serve with basic auth: cross-site changes', () => {
-  let p: TestProcess;
+describe('the console with basic auth: cross-site changes', () => {
   let port: number;
   let runId: string;
 
   beforeAll(async () => {
-    p = serve([], { CONSOLE_USER: USER, CONSOLE_PASSWORD: PASSWORD });
-    port = (await servePort(p))!;
+    port = await consoleOn({ CONSOLE_USER: USER, CONSOLE_PASSWORD: PASSWORD });
     // A run through the console, as a script sends it (no Origin, no Sec-Fetch-Site, the credentials).
     const up = multipart(readFileSync(sample), 'nuit-1.csv');
     const res = await raw(port, 'POST', '/uploads', { authorization: BASIC, 'content-type': up.type }, up.body);
@@ -246,13 +273,12 @@ describe('serve with basic auth: cross-site changes', () => {
   });
 });
 
-describe('serve without credentials (the loopback default)', () => {
+describe('the console without credentials (the loopback default)', () => {
   it('refuses a rebound Host for the run list, and answers the names in CONSOLE_HOSTS and PUBLIC_URL', async () => {
-    const p = serve([], {
+    const port = await consoleOn({
       CONSOLE_HOSTS: 'console.example.test, .corp.example.test',
       PUBLIC_URL: 'https://ps.example.test/',
     });
-    const port = (await servePort(p))!;
     expect((await raw(port, 'GET', '/runs', { host: 'rebind.attacker.example' })).status).toBe(403);
     expect((await raw(port, 'GET', '/runs', { host: 'console.example.test.evil.example' })).status).toBe(403);
     for (const host of [
@@ -281,7 +307,7 @@ describe('serve without credentials (the loopback default)', () => {
   });
 
   it('refuses a CONSOLE_HOSTS that is not a list of names, exit 2', async () => {
-    const p = await refused([], { CONSOLE_HOSTS: 'https://console.example.test:8080/' });
+    const p = await started.badHosts.exit;
     expect(p.code).toBe(2);
     expect(p.stderr).toContain('CONSOLE_HOSTS: must be host names separated by commas');
   });
@@ -305,7 +331,7 @@ describe('serve without credentials (the loopback default)', () => {
   });
 });
 
-describe.skipIf(!hasChromium)('serve and a real browser (Chromium)', () => {
+describe.skipIf(!hasChromium)('the console and a real browser (Chromium)', () => {
   it("refuses an upload posted by another site's page, and takes one from the console's own page", async () => {
     const port = plainPort;
     const csv = (tag: string) => {
@@ -355,7 +381,7 @@ describe.skipIf(!hasChromium)('serve and a real browser (Chromium)', () => {
 
 describe('serve --host', () => {
   it('listens on loopback for a *.localhost name, as browsers resolve it, and answers that name', async () => {
-    const p = serve(['--host', 'console.localhost']);
+    const p = started.localhost;
     const port = await servePort(p);
     expect(port, p.out.stderr).not.toBeNull();
     expect(p.out.stdout).toContain(`console on http://console.localhost:${port}/`);
@@ -363,7 +389,7 @@ describe('serve --host', () => {
   });
 
   it('ends an unresolvable name with a configuration error naming it (exit 2), not an unexpected failure', async () => {
-    const p = await refused(['--host', 'no-such-host.invalid'], { CONSOLE_TOKEN: 'a-long-console-token' });
+    const p = await started.unresolvable.exit;
     expect(p.code).toBe(2);
     expect(p.stderr).toMatch(
       /^product-sync: cannot start the console on --host no-such-host\.invalid: the name no-such-host\.invalid does not resolve to an address of this machine \((ENOTFOUND|EAI_AGAIN)\): .* \[PS_ERR_CONFIG_INVALID\]\n$/,

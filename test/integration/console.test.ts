@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { hasChromium, startConsoleStack, withChromium, type ConsoleStack } from '../helpers/console.ts';
+import { hasChromium, startConsoleStack, useChromium, type ConsoleStack } from '../helpers/console.ts';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Config } from '../../src/config.ts';
@@ -77,6 +77,8 @@ async function finished(id: string): Promise<ApiRun> {
 }
 
 describe('web console', () => {
+  // One browser for the tests below that use it: a page of its own each.
+  const inChromium = useChromium({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
   it('takes an upload, runs it through the queue, serves its reports, and refuses what it must', async () => {
     const res = await upload(readFileSync(sample), '../../etc/passwd.csv', 'epicerie-fine');
     expect(res.status).toBe(202);
@@ -250,8 +252,8 @@ describe('web console', () => {
   it.runIf(hasChromium)(
     'lets a person upload a sheet, watch the run and download the report in a browser',
     async () => {
-      await withChromium({ acceptDownloads: true }, async (browser) => {
-        const page = browser.pages()[0] ?? (await browser.newPage());
+      await inChromium(async (browser) => {
+        const page = await browser.newPage();
         await page.goto(url);
         await page.waitForSelector('#mapping option', { state: 'attached' });
         await page.selectOption('#mapping', 'fournisseur-produits');
@@ -279,8 +281,8 @@ describe('web console', () => {
     async () => {
       const file = join(stack.dir, 'épicerie-navigateur.csv');
       writeFileSync(file, sheetWithIssues('browser'));
-      await withChromium({ acceptDownloads: true, viewport: { width: 1280, height: 900 } }, async (browser) => {
-        const page = browser.pages()[0] ?? (await browser.newPage());
+      await inChromium(async (browser) => {
+        const page = await browser.newPage();
         const noSideways = async (width: number) => {
           await page.setViewportSize({ width, height: 900 });
           expect(await page.evaluate('document.documentElement.scrollWidth'), `${width} px`).toBeLessThanOrEqual(width);
