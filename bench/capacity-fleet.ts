@@ -3,6 +3,7 @@
 // (API_CONCURRENCY=8); then with the defaults while the capacity drops to a quarter for 10 s: the accepted rate a
 // second before, during and after, and how long after the capacity's return it is back at 0.9 of before.
 // Starts its own redis-server and sandbox process. CAPACITY_FLEET_ROWS (default 20000).
+import { Redis } from 'ioredis';
 import { DEMO_COMPANY_ID } from '../src/sandbox/defaults.ts';
 import { writeProductSheet } from '../test/helpers/sheets.ts';
 import { sleep, startFleet, startQueueServices } from './queue-fleet.ts';
@@ -15,6 +16,14 @@ const services = await startQueueServices('fleet');
 const admin = (method: 'GET' | 'POST', path: string, body?: unknown) =>
   services.admin(method, path, body) as Promise<{ total: number; faults: Record<string, number> }>;
 const { file, mapping } = writeProductSheet(services.dir, ROWS, { owner: DEMO_COMPANY_ID });
+const redis = new Redis(services.redisUrl);
+
+/** The fleet's shared pace of the run `name` (src/api/shared-rate.ts's hash), a second: '-' when it has none. */
+async function fleetPace(name: string): Promise<string> {
+  const keys = (await redis.keys(`bench-${name}:api-rate:*`)).filter((k) => !k.endsWith(':in-flight'));
+  const pace = keys.length ? Number(await redis.hget(keys[0]!, 'pace')) : 0;
+  return pace > 0 ? pace.toFixed(0) : '-';
+}
 
 /** One queued import by four workers; the accepted requests of each second. */
 async function run(name: string, faults: string, told: Record<string, string>) {
@@ -26,6 +35,7 @@ async function run(name: string, faults: string, told: Record<string, string>) {
     return c.total - (c.faults['429'] ?? 0);
   };
   const perSecond: number[] = [];
+  const paces: string[] = [];
   let stop = false;
   const sampling = (async () => {
     let last = await accepted();
@@ -33,6 +43,7 @@ async function run(name: string, faults: string, told: Record<string, string>) {
       await sleep(1000);
       const now = await accepted();
       perSecond.push(now - last);
+      paces.push(await fleetPace(name));
       last = now;
     }
   })();
@@ -48,7 +59,7 @@ async function run(name: string, faults: string, told: Record<string, string>) {
   const api = result.summary.api;
   const refused = api && api.answers ? api.refusals / api.answers : 0;
   console.log(
-    `${name}: ${s.toFixed(1)} s, ${(ROWS / s).toFixed(0)} rows/s, ${(refused * 100).toFixed(1)} % refused; accepted/s: ${perSecond.join(' ')}`,
+    `${name}: ${s.toFixed(1)} s, ${(ROWS / s).toFixed(0)} rows/s, ${(refused * 100).toFixed(1)} % refused; accepted/s: ${perSecond.join(' ')}; the fleet's pace/s: ${paces.join(' ')}`,
   );
   return { s, refused, perSecond };
 }
@@ -71,6 +82,7 @@ try {
     `drop to a quarter for 10 s: before ${before}/s; during ${r.slice(start + DROP_FROM_S + 1, back).join(' ')}; after ${after.join(' ')}; back at 0.9 of before ${within < 0 ? 'not within the run' : `${within + 1} s after the return`}`,
   );
 } finally {
+  redis.disconnect();
   services.stop();
 }
 console.log(`\n${ROWS} rows, 20 ms latency, four workers, chunks of 250, ${new Date().toISOString()}`);

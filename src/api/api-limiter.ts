@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConcurrencyLimit, eventLoopBusy, type ConcurrencyTuning, type LoopBusy } from './concurrency-limit.ts';
-import { RatePace, type PaceTuning } from './rate-pace.ts';
+import { AcceptedWith, RatePace, type PaceTuning } from './rate-pace.ts';
 
 /** Time as the limiter sees it: a monotonic clock in ms and a sleep (tests give their own). */
 export interface LimiterClock {
@@ -22,10 +22,11 @@ export const REAL_CLOCK: LimiterClock = {
 export interface FleetPace {
   reserve(maxRps: number | undefined, inFlight: number): Promise<FleetStart | null>;
   /**
-   * A refusal this process saw of a request sent while the fleet had `fleetInFlight` in flight: sets or lowers the
+   * A refusal this process saw of a request sent while the fleet had `fleetInFlight` in flight (`acceptedWith`: the
+   * most the fleet had in flight at the sending of this process's accepted requests of late): sets or lowers the
    * fleet's pace when the refusals are a rate limit's (at most once per window, for the whole fleet).
    */
-  refused(fleetInFlight: number): void;
+  refused(fleetInFlight: number, acceptedWith: number): void;
   /** The fleet's pace as last seen (requests a second), or null when it has none. */
   readonly pace: number | null;
 }
@@ -109,8 +110,9 @@ export class ApiLimiter {
   #inFlight = 0;
   /** Of those, sent (past their start wait). */
   #sent = 0;
-  /** Requests in flight when the last refusal that lowered the limit was sent. */
-  #refusedWith: number | null = null;
+  /** The most requests in flight (this process's, the fleet's) the accepted requests of late were sent with. */
+  readonly #acceptedWith = new AcceptedWith();
+  readonly #fleetAcceptedWith = new AcceptedWith();
   readonly #waiters: { wake: () => void; reject: (err: Error) => void; signal: AbortSignal | undefined }[] = [];
   /** The signals the waiters' abort listener is on. */
   readonly #watched = new WeakSet<AbortSignal>();
@@ -232,18 +234,24 @@ export class ApiLimiter {
       this.#answers++;
       this.#concurrency.answered(now - permit.sentAt, now);
       this.#pace.ok(now);
+      this.#acceptedWith.add(permit.sentWith, now);
+      if (permit.fleetWith !== undefined) this.#fleetAcceptedWith.add(permit.fleetWith, now);
     } else if (outcome === 'refused') {
       this.#answers++;
       this.#refusals++;
       const lowered = this.#concurrency.refused(permit.sentAt, now);
-      // A pace answers a rate limit: refusals that go on although fewer requests are in flight (a capacity limit stops
-      // refusing once the limit is below it). Once set, each refusal may lower it (once per window). A fleet's
-      // in flight is the fleet's: its store decides (src/api/shared-rate.ts).
-      if (this.#fleet && permit.fleetWith !== undefined) this.#fleet.refused(permit.fleetWith);
+      // A pace answers a rate limit: refusals of requests sent with clearly fewer in flight than accepted ones were
+      // of late (a capacity refuses only past what it accepts, also while the limit overshoots it at the start and
+      // comes down). Once set, each refusal may lower it (once per window) but one sent with more in flight than any
+      // accepted of late: a capacity's (a concurrency limit's probe). A fleet's in flight is the fleet's: its store
+      // decides (src/api/shared-rate.ts).
+      if (this.#fleet && permit.fleetWith !== undefined)
+        this.#fleet.refused(permit.fleetWith, this.#fleetAcceptedWith.max(now));
       else {
-        const fewer = Math.max(1, 0.8 * (this.#refusedWith ?? 0));
-        const rateLimit = this.#pace.engaged || (lowered && this.#refusedWith !== null && permit.sentWith <= fewer);
-        if (lowered) this.#refusedWith = permit.sentWith;
+        const accepted = this.#acceptedWith.max(now);
+        const rateLimit = this.#pace.engaged
+          ? accepted === 0 || permit.sentWith <= accepted
+          : lowered && permit.sentWith <= 0.8 * accepted;
         if (rateLimit) this.#pace.refused(now);
       }
     }
@@ -283,7 +291,9 @@ export class ApiLimiter {
 
   /** Milliseconds to wait before this start on the fleet's schedule (and its in flight), or this process's own. */
   async #fleetStart(): Promise<{ wait: number; fleetInFlight?: number }> {
-    const start = await this.#fleet!.reserve(this.#maxRps, this.#sent + 1);
+    // Its in flight counts the starts being booked with this one: the sent ones alone left out the starts booked at
+    // the same moment, and the fleet's sum read low enough that a capacity's refusals looked like a rate limit's.
+    const start = await this.#fleet!.reserve(this.#maxRps, this.#inFlight);
     return start ?? this.#ownStart();
   }
 

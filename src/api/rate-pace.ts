@@ -89,6 +89,40 @@ export class AcceptedRate {
 }
 
 /**
+ * The most requests in flight an accepted request was sent with, over about the last `spanMs` (two buckets of half
+ * of it): a capacity refuses requests sent with more in flight than that, a rate limit also with clearly fewer.
+ */
+export class AcceptedWith {
+  readonly #half: number;
+  #at = -Infinity;
+  #now = 0;
+  #last = 0;
+
+  constructor(spanMs = 1000) {
+    this.#half = spanMs / 2;
+  }
+
+  /** An accepted request sent with `inFlight` in flight, answered at `now`. */
+  add(inFlight: number, now: number): void {
+    this.#roll(now);
+    if (inFlight > this.#now) this.#now = inFlight;
+  }
+
+  /** The most in flight an accepted request was sent with, lately (0: none). */
+  max(now: number): number {
+    this.#roll(now);
+    return Math.max(this.#now, this.#last);
+  }
+
+  #roll(now: number): void {
+    if (now - this.#at < this.#half) return;
+    this.#last = now - this.#at < 2 * this.#half ? this.#now : 0;
+    this.#now = 0;
+    this.#at = now;
+  }
+}
+
+/**
  * Growth per second of a pace `quietS` seconds after its last lowering: `fastGrowth` well below the rate it was refused
  * at (`ceiling`); near it, from `slowGrowth` doubling every `doublingS` quiet seconds up to `fastGrowth`; past it
  * (`ceiling` null), on doubling up to `probeGrowth`. src/api/shared-rate.ts's script has the same rule.

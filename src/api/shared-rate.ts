@@ -11,9 +11,12 @@ import { logger } from '../logger.ts';
 // else it starts over. Starts and refusals are counted in two measuring windows (this one and the last).
 const STATE = `
 local k = KEYS[1]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local names = {'pace', 'ceil', 'at', 'tat', 'w0', 'ws', 'wr', 'ps', 'pr', 'pw', 'bind', 'low', 'peak', 'dbl', 'lm'}
+local now = tonumber(ARGV[1])
+if now == nil then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local names = {'pace', 'ceil', 'at', 'tat', 'w0', 'ws', 'wr', 'ps', 'pr', 'pw', 'bind', 'low', 'peak', 'dbl', 'lm', 'best'}
 local h = redis.call('HMGET', k, unpack(names))
 local s = {}
 for i, n in ipairs(names) do s[n] = tonumber(h[i]) or 0 end
@@ -69,16 +72,17 @@ local function flight(me, mine)
 end
 `;
 
-// ARGV[1]: the interval of API_MAX_RPS (ms, 0: none); ARGV[2], ARGV[3]: this process's id and requests in flight
+// ARGV[1] of every script: the time in ms ('': Redis's clock; a test gives its own).
+// ARGV[2]: the interval of API_MAX_RPS (ms, 0: none); ARGV[3], ARGV[4]: this process's id and requests in flight
 // (this one included). Books the next start; returns {wait ms, pace, the fleet's requests in flight}.
 const RESERVE = `${STATE}${FLIGHT}
-local with = flight(ARGV[2], tonumber(ARGV[3]))
+local with = flight(ARGV[3], tonumber(ARGV[4]))
 s.ws = s.ws + 1
 if s.pace > 0 then
   local sending = (s.ps + s.ws) * 1000 / span
   if sending >= 0.8 * s.pace then s.bind = now elseif now - s.bind > 3000 then s.pace, s.ceil, s.peak, s.dbl, s.lm = 0, 0, 0, 1, 0 end
 end
-local interval = tonumber(ARGV[1])
+local interval = tonumber(ARGV[2])
 if s.pace > 0 then interval = math.max(interval, 1000 / s.pace) end
 local wait = 0
 if interval > 0 then
@@ -90,21 +94,27 @@ save()
 return {math.ceil(wait), string.format('%.3f', s.pace), with}
 `;
 
-// A refusal (ARGV[1]: the fleet's requests in flight when it was sent). A capacity shared by the fleet refuses
-// once the fleet has more in flight than it takes, and stops once the workers' limits fell below it; a rate limit
-// refuses on although the fleet has fewer in flight: only then is a pace set (the fleet's in flight at the last
-// refusal, 'cw', remembered for 5 s). Once set, the pace drops to 95 % of the rate the fleet got accepted (once per
-// 250 ms).
+// A refusal (ARGV[2]: the fleet's requests in flight when it was sent; ARGV[3]: the most the fleet had in flight
+// when a request this process got accepted was sent, lately). A capacity shared by the fleet refuses once the fleet
+// has more in flight than it takes, and stops once the workers' limits fell below it; a rate limit refuses on
+// although the fleet has fewer in flight: only then is a pace set (the fleet's in flight at the last refusal, 'cw',
+// remembered for 5 s). Once set, the pace drops to 95 % of the rate the fleet got accepted (once per 250 ms), but for
+// a refusal sent with more in flight than any accepted one: a capacity's (a worker's concurrency limit probing), which
+// would keep a pace set by mistake (at the fleet's start) from growing back. A probe refused at the same rate is a
+// steady limit's only near the best rate the fleet got accepted at any refusal ('best', a capacity's too, kept when the
+// pace goes): a capacity that fell for a while is probed at the same low rate again and again, and must not be taken
+// for one.
 const REFUSED = `${STATE}
 s.wr = s.wr + 1
-local with = tonumber(ARGV[1])
+local with, aw = tonumber(ARGV[2]), tonumber(ARGV[3])
 local cw = tonumber(redis.call('HGET', k, 'cw') or '0')
 local cwat = tonumber(redis.call('HGET', k, 'cwat') or '0')
-local rate = s.pace > 0 or with < 0
-if not rate and cw > 0 and now - cwat <= 5000 and with <= math.max(1, 0.8 * cw) then rate = true end
-if not rate and now - cwat >= 250 then redis.call('HSET', k, 'cw', with, 'cwat', now) end
+local rate = with < 0 or (s.pace > 0 and (aw <= 0 or with <= aw))
+if s.pace <= 0 and not rate and cw > 0 and now - cwat <= 5000 and with <= math.max(1, 0.8 * cw) then rate = true end
+if s.pace <= 0 and not rate and now - cwat >= 250 then redis.call('HSET', k, 'cw', with, 'cwat', now) end
+local measured = ((s.ps - s.pr) + (s.ws - s.wr)) * 1000 / span
+if measured > s.best then s.best = measured end
 if rate and now - s.low >= 250 then
-  local measured = ((s.ps - s.pr) + (s.ws - s.wr)) * 1000 / span
   local sending = (s.ps + s.ws) * 1000 / span
   if measured > 0 and not (s.pace > 0 and sending < 0.8 * s.pace) then
     s.ceil = math.max(s.pace, measured)
@@ -113,7 +123,7 @@ if rate and now - s.low >= 250 then
     s.peak = math.max(s.peak, measured)
     s.pace = math.max(0.5, s.peak / 4, basis * 0.95)
     if now - s.low >= 2000 then
-      local same = math.abs(measured - s.lm) <= 0.15 * s.lm and measured >= 0.7 * s.peak
+      local same = math.abs(measured - s.lm) <= 0.15 * s.lm and measured >= 0.7 * math.max(s.peak, s.best)
       if same then s.dbl = math.min(16, math.max(1, s.dbl) * 4) else s.dbl = 1 end
     end
     s.lm = measured
@@ -137,11 +147,14 @@ export class SharedRate implements FleetPace {
   readonly #id = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
   #degraded = false;
   #pace: number | null = null;
+  readonly #now: (() => number) | undefined;
 
-  constructor(redis: Redis, key: string) {
+  /** `now`: the time in ms the scripts decide by (default: Redis's own clock; tests give a fake one). */
+  constructor(redis: Redis, key: string, now?: () => number) {
     this.#redis = redis;
     this.#key = key;
     this.#flightKey = `${key}:in-flight`;
+    this.#now = now;
   }
 
   /** The fleet's pace as last seen, or null. */
@@ -164,17 +177,19 @@ export class SharedRate implements FleetPace {
 
   /**
    * Tells the fleet of a refusal of a request sent with `fleetInFlight` in flight (-1: unknown, taken as a rate
-   * limit's); not awaited by the request.
+   * limit's), `acceptedWith` the most the fleet had in flight at the sending of this process's accepted requests of
+   * late (0: none); not awaited by the request.
    */
-  refused(fleetInFlight = -1): void {
-    void this.#eval(REFUSED, String(fleetInFlight)).then((pace) => {
+  refused(fleetInFlight = -1, acceptedWith = 0): void {
+    void this.#eval(REFUSED, String(fleetInFlight), String(acceptedWith)).then((pace) => {
       if (pace !== null) this.#pace = Number(pace) > 0 ? Number(pace) : null;
     });
   }
 
   async #eval(script: string, ...args: string[]): Promise<unknown> {
     try {
-      const r = await this.#redis.eval(script, 2, this.#key, this.#flightKey, ...args);
+      const now = this.#now ? String(Math.round(this.#now())) : '';
+      const r = await this.#redis.eval(script, 2, this.#key, this.#flightKey, now, ...args);
       if (this.#degraded) logger.info('shared API pace back on Redis');
       this.#degraded = false;
       return r;
