@@ -48,30 +48,16 @@ function seed(): { gtins: string[]; dup11: string } {
   }
   // Item 10's duplicate (made by another tool) comes first and is archived: the active one is kept.
   // Item 11's duplicate is active too, and comes after: the first one is kept.
+  const put = (tradeItemId: string, archived: boolean, fields: { gtin?: string; tradeItemName?: string }, o = owner) =>
+    store.tradeItems.set(tradeItemId, { tradeItemId, ownerCompanyId: o, archived, fields });
   const dup11 = id(900_001);
-  store.tradeItems.set(dup11, {
-    tradeItemId: dup11,
-    ownerCompanyId: owner,
-    archived: false,
-    fields: { gtin: gtins[11], tradeItemName: 'Duplicate of 11' },
-  });
+  put(dup11, false, { gtin: gtins[11], tradeItemName: 'Duplicate of 11' });
   const reorder = [...store.tradeItems.entries()];
   store.tradeItems.clear();
-  const archivedDup = id(900_002);
-  store.tradeItems.set(archivedDup, {
-    tradeItemId: archivedDup,
-    ownerCompanyId: owner,
-    archived: true,
-    fields: { gtin: gtins[10], tradeItemName: 'Old 10' },
-  });
+  put(id(900_002), true, { gtin: gtins[10], tradeItemName: 'Old 10' });
   for (const [k, v] of reorder) store.tradeItems.set(k, v);
   // Another owner's item with a sheet GTIN must never show.
-  store.tradeItems.set(id(950_000), {
-    tradeItemId: id(950_000),
-    ownerCompanyId: '33333333-3333-4333-8333-333333333333',
-    archived: false,
-    fields: { gtin: gtins[0] },
-  });
+  put(id(950_000), false, { gtin: gtins[0] }, '33333333-3333-4333-8333-333333333333');
   for (let i = 0; i < 100; i++) {
     for (const [s, sup] of [SUPPLIER_A, SUPPLIER_B].entries()) {
       if (s === 1 && i % 2 === 1) continue;

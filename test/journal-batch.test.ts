@@ -1,14 +1,7 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { openJournal } from '../src/pipeline/sync/journal.ts';
-
-const journalFile = () => join(mkdtempSync(join(tmpdir(), 'ps-journal-batch-')), 'journal.jsonl');
-const lines = (file: string) =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l !== '');
+import { journalFile, journalLines as lines } from './helpers/journal.ts';
 
 describe('a journal opened with batchDurable', () => {
   it('writes the durable records of one turn together, each on disk before its promise resolves', async () => {

@@ -1,15 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { appendFileSync, statSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { openJournal } from '../src/pipeline/sync/journal.ts';
-
-const journalFile = () => join(mkdtempSync(join(tmpdir(), 'ps-journal-')), 'journal.jsonl');
-const lines = (file: string) =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l !== '');
+import { journalFile, journalLines as lines } from './helpers/journal.ts';
 
 describe('journal writes', () => {
   it('puts a durable record (and everything before it) on disk before record returns; batches the rest until close', async () => {

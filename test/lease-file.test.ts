@@ -3,7 +3,7 @@
 // nobody took it is renewed again, a held lease is never granted twice, even to racing processes. Time is a fake
 // clock moved by hand (test/helpers/clock.ts): a TTL runs out in a call, not in real time.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -245,6 +245,42 @@ describe('the lease file', () => {
     const second = await acquireLease({ store, owner: OWNER, holder: holderOf('run-b', 'inline'), ttlMs: 60_000 });
     expect(second.token).toBe(2);
     await second.release();
+  });
+
+  /** A store on a fake clock whose mutex a live process of this host (the test's parent) holds. */
+  function heldMutex(): { store: LeaseStore; clock: FakeClock } {
+    const stateDir = mkdtempSync(join(tmpdir(), 'ps-state-held-'));
+    const clock = new FakeClock();
+    mkdirSync(join(stateDir, 'leases'));
+    writeFileSync(
+      join(stateDir, 'leases', `${leaseName(OWNER, API)}.json.mutex`),
+      JSON.stringify({ pid: process.ppid, host: hostname() }),
+    );
+    return { store: fileLeaseStore(stateDir, leaseName(OWNER, API), OWNER, API, clock), clock };
+  }
+
+  it("a mutex a live process holds is waited for 10 s of the store's clock, then refused naming it", async () => {
+    const { store, clock } = heldMutex();
+    let outcome: unknown;
+    acquireLease({ store, owner: OWNER, holder: holderOf('run-a', 'inline'), ttlMs: 60_000 }).then(
+      (l) => (outcome = l),
+      (err: unknown) => (outcome = err),
+    );
+    await clock.advance(9_000);
+    expect(outcome).toBeUndefined();
+    await clock.advance(1_100);
+    expect(outcome).toMatchObject({
+      code: 'PS_ERR_RUN_LOCKED',
+      message: expect.stringContaining(String(process.ppid)),
+    });
+  });
+
+  it("a mutex older than 30 s by the store's clock is broken, whoever holds it", async () => {
+    const { store, clock } = heldMutex();
+    clock.jumpWall(31_000);
+    const lease = await acquireLease({ store, owner: OWNER, holder: holderOf('run-a', 'inline'), ttlMs: 60_000 });
+    expect(lease.token).toBe(1);
+    await lease.release();
   });
 });
 

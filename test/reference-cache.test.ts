@@ -5,6 +5,7 @@ import { HttpError } from '../src/errors.ts';
 import { logger } from '../src/logger.ts';
 import { createReferenceCache, ReferenceNotFound, type ReferenceCacheOptions } from '../src/api/reference-cache.ts';
 import { SingleFlight } from '../src/api/single-flight.ts';
+import { FakeClock, stepClock } from './helpers/clock.ts';
 
 const redis = new Redis(inject('redisUrl'));
 const prefix = `ps-test-cache:${process.pid}:${Date.now()}`;
@@ -204,11 +205,16 @@ describe('reference cache shared through Redis', () => {
     expect(await redis.get(`${prefix}:ref:${key}`)).toBe(JSON.stringify({ v: 'second try' }));
   });
 
-  it('loads by itself when another worker holds the lock too long', async () => {
+  it('loads by itself when another worker holds the lock too long (lockWaitMs by its clock)', async () => {
     const key = uniqueKey('stuck');
     await redis.set(`${prefix}:ref:${key}:lock`, 'a crashed worker', 'PX', 60_000);
-    const cache = createReferenceCache(options({ redis, lockWaitMs: 100 }));
-    expect(await cache.get(key, async () => 'mine')).toBe('mine');
+    const clock = new FakeClock();
+    const cache = createReferenceCache(options({ redis, lockWaitMs: 5000, pollMs: 1000, clock }));
+    let got: unknown;
+    void cache.get(key, async () => 'mine').then((v) => (got = v));
+    // A look at the key each second of the clock; the fifth second's look is the last, then it loads.
+    expect(await stepClock(clock, 1000, () => got !== undefined)).toBe(5);
+    expect(got).toBe('mine');
     // The other worker's lock is not ours to delete.
     expect(await redis.get(`${prefix}:ref:${key}:lock`)).toBe('a crashed worker');
   });
@@ -247,11 +253,16 @@ describe('reference cache without a working Redis', () => {
     silent.on('error', () => undefined);
     const warn = vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
     try {
-      const cache = createReferenceCache(options({ redis: silent, redisTimeoutMs: 100 }));
+      const clock = new FakeClock();
+      const cache = createReferenceCache(options({ redis: silent, redisTimeoutMs: 100, clock }));
       let loads = 0;
       expect(await cache.get('k', async () => ++loads)).toBe(1);
       expect(await cache.get('j', async () => ++loads)).toBe(2);
       expect(cache.stats.redisErrors).toBe(1);
+      // Redis is left alone for redisRetryMs of the cache's clock, then asked again.
+      await clock.advance(30_000);
+      expect(await cache.get('i', async () => ++loads)).toBe(3);
+      expect(cache.stats.redisErrors).toBe(2);
     } finally {
       warn.mockRestore();
       silent.disconnect();

@@ -26,6 +26,10 @@ const ENDPOINTS: [string, string][] = [
   ...LOOKUPS.map((l): [string, string] => ['GET', `/v2/${l.kind}/${l.idFormat === 'code' ? '0406' : ID}`]),
 ];
 
+/** GET of `app`'s `url` with the sandbox's token, in JSON. */
+const getter = (app: ReturnType<typeof buildSandbox>) => (url: string) =>
+  app.inject({ method: 'GET', url, headers: { authorization: 'Bearer sandbox-token', accept: 'application/json' } });
+
 describe('sandbox routes', () => {
   it('serves every endpoint of both specs, each behind the bearer credential', async () => {
     const app = buildSandbox();
@@ -40,12 +44,7 @@ describe('sandbox routes', () => {
   it('answers every list and a record of every lookup kind from the real seed', async () => {
     const app = buildSandbox();
     const seed = loadReferenceSeed();
-    const get = (url: string) =>
-      app.inject({
-        method: 'GET',
-        url,
-        headers: { authorization: 'Bearer sandbox-token', accept: 'application/json' },
-      });
+    const get = getter(app);
     for (const list of LIST_NAMES) {
       const res = await get(`/v2/lists/${list}`);
       expect(res.statusCode, list).toBe(200);
@@ -63,12 +62,7 @@ describe('sandbox routes', () => {
   it('answers 404 in fr-FR for real records that have no French name', async () => {
     const app = buildSandbox();
     const seed = loadReferenceSeed();
-    const get = (url: string) =>
-      app.inject({
-        method: 'GET',
-        url,
-        headers: { authorization: 'Bearer sandbox-token', accept: 'application/json' },
-      });
+    const get = getter(app);
     for (const { source, code } of MISSING_FRENCH_EXAMPLES) {
       const isList = (LIST_NAMES as readonly string[]).includes(source);
       const records = isList

@@ -35,12 +35,28 @@ async function readOurs(file: string): Promise<{ headers: string[]; rows: SheetR
   for await (const r of sheet.rows) rows.push(r);
   return { headers: sheet.headers, rows };
 }
+/** The entries of a workbook we write, in their order in the zip. */
+const ENTRY_NAMES = [
+  '[Content_Types].xml',
+  '_rels/.rels',
+  'xl/workbook.xml',
+  'xl/_rels/workbook.xml.rels',
+  'xl/styles.xml',
+  'xl/worksheets/sheet1.xml',
+];
 /** `unzip -t` on the file, when unzip is installed. */
 function unzipTest(file: string): void {
   const r = spawnSync('unzip', ['-t', file], { encoding: 'utf8' });
   if (r.error) return; // not installed
   expect(r.status, r.stdout + r.stderr).toBe(0);
   expect(r.stdout).toContain('No errors detected');
+}
+/** Closes `w`, tests its zip (unzip -t) and returns its sheet's XML; undefined when unzip is not installed. */
+async function closedSheetXml(w: XlsxWriter, file: string): Promise<string | undefined> {
+  await w.close();
+  unzipTest(file);
+  const unzipped = spawnSync('unzip', ['-p', file, 'xl/worksheets/sheet1.xml'], { encoding: 'utf8' });
+  return unzipped.error ? undefined : unzipped.stdout;
 }
 /** The local headers of a zip in file order: name, flags, method and the sizes they declare (no data descriptors). */
 function localHeaders(
@@ -160,16 +176,14 @@ describe('XlsxWriter', () => {
       ['6', '', 'y'],
     ];
     for (const l of lines) await w.line(l);
-    await w.close();
-    unzipTest(file);
-    const unzipped = spawnSync('unzip', ['-p', file, 'xl/worksheets/sheet1.xml'], { encoding: 'utf8' });
-    if (!unzipped.error) {
+    const xml = await closedSheetXml(w, file);
+    if (xml !== undefined) {
       // References only in the shared column, for the values of its table.
-      expect(unzipped.stdout).toContain('<c r="B2" t="s"><v>0</v></c>');
-      expect(unzipped.stdout).toContain('<c r="B5" t="s"><v>2</v></c>');
-      expect(unzipped.stdout).toContain('<c r="C2" t="inlineStr"><is><t>valid</t></is></c>');
-      expect(unzipped.stdout).toContain('<c r="B4" t="inlineStr"><is><t>other</t></is></c>');
-      expect(unzipped.stdout.match(/t="s"/g)).toHaveLength(3);
+      expect(xml).toContain('<c r="B2" t="s"><v>0</v></c>');
+      expect(xml).toContain('<c r="B5" t="s"><v>2</v></c>');
+      expect(xml).toContain('<c r="C2" t="inlineStr"><is><t>valid</t></is></c>');
+      expect(xml).toContain('<c r="B4" t="inlineStr"><is><t>other</t></is></c>');
+      expect(xml.match(/t="s"/g)).toHaveLength(3);
     }
     const ws = await readExcelJs(file);
     expect(excelJsRows(ws, header.length)).toEqual([header, ...lines]);
@@ -190,13 +204,11 @@ describe('XlsxWriter', () => {
       ['', '0003'],
     ])
       await w.line(l);
-    await w.close();
-    unzipTest(file);
-    const unzipped = spawnSync('unzip', ['-p', file, 'xl/worksheets/sheet1.xml'], { encoding: 'utf8' });
-    if (!unzipped.error) {
-      expect(unzipped.stdout).toContain('<c r="A2"><v>2</v></c>');
+    const xml = await closedSheetXml(w, file);
+    if (xml !== undefined) {
+      expect(xml).toContain('<c r="A2"><v>2</v></c>');
       // The header row is text.
-      expect(unzipped.stdout).toContain('<c r="A1" t="inlineStr"><is><t>row</t></is></c>');
+      expect(xml).toContain('<c r="A1" t="inlineStr"><is><t>row</t></is></c>');
     }
     const ws = await readExcelJs(file);
     expect(excelJsRows(ws, 2)).toEqual([
@@ -219,14 +231,7 @@ describe('XlsxWriter', () => {
     for (let i = 0; i < 5000; i++) await w.line([`value ${i}`]);
     await w.close();
     const entries = localHeaders(file);
-    expect(entries.map((e) => e.name)).toEqual([
-      '[Content_Types].xml',
-      '_rels/.rels',
-      'xl/workbook.xml',
-      'xl/_rels/workbook.xml.rels',
-      'xl/styles.xml',
-      'xl/worksheets/sheet1.xml',
-    ]);
+    expect(entries.map((e) => e.name)).toEqual(ENTRY_NAMES);
     for (const e of entries) {
       expect(e.flags, e.name).toBe(0x0800);
       expect(e.method, e.name).toBe(8);
@@ -337,14 +342,7 @@ describe('XlsxWriter', () => {
     // workbook.xml is stored, its range and CRC patched at close; the entry order is as before.
     const book = localHeaders(file).find((e) => e.name === 'xl/workbook.xml')!;
     expect([book.method, book.compressed]).toEqual([0, book.uncompressed]);
-    expect(localHeaders(file).map((e) => e.name)).toEqual([
-      '[Content_Types].xml',
-      '_rels/.rels',
-      'xl/workbook.xml',
-      'xl/_rels/workbook.xml.rels',
-      'xl/styles.xml',
-      'xl/worksheets/sheet1.xml',
-    ]);
+    expect(localHeaders(file).map((e) => e.name)).toEqual(ENTRY_NAMES);
 
     const ws = await readExcelJs(file);
     expect(ws.views).toMatchObject([{ state: 'frozen', ySplit: 1, topLeftCell: 'A2' }]);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { realClock, type Clock } from '../clock.ts';
 import { HttpError } from '../errors.ts';
 import { logger } from '../logger.ts';
 import { referenceKey } from '../redis-keys.ts';
@@ -37,6 +37,8 @@ export interface ReferenceCacheOptions {
   redisTimeoutMs?: number;
   /** After a Redis failure, Redis is left alone this long before it is tried again (default 30 s). */
   redisRetryMs?: number;
+  /** What the lock wait, its polls and the pause after a Redis failure are timed by (the real clocks by default). */
+  clock?: Clock;
 }
 
 /** Cache counters for the report: `loads` are requests made; hits were answered without one. */
@@ -89,13 +91,14 @@ export function createReferenceCache(options: ReferenceCacheOptions): ReferenceC
   const pollMs = options.pollMs ?? 25;
   const timeoutMs = options.redisTimeoutMs ?? 1000;
   const retryMs = options.redisRetryMs ?? 30_000;
+  const clock = options.clock ?? realClock;
   const rkey = (k: string) => referenceKey(options.prefix, k);
   let downUntil = 0;
   let down = false;
 
   /** One Redis call, bounded in time; any failure marks Redis down for `retryMs` (one warning per outage). */
   const call = async <R>(op: (c: Redis) => Promise<R>): Promise<R | Failed> => {
-    if (!redis || Date.now() < downUntil) return FAILED;
+    if (!redis || clock.mono() < downUntil) return FAILED;
     let timer: NodeJS.Timeout | undefined;
     const pending = op(redis);
     pending.catch(() => undefined);
@@ -113,7 +116,7 @@ export function createReferenceCache(options: ReferenceCacheOptions): ReferenceC
       return out;
     } catch (err) {
       stats.redisErrors++;
-      downUntil = Date.now() + retryMs;
+      downUntil = clock.mono() + retryMs;
       if (!down) {
         down = true;
         logger.warn({ err: (err as Error).message }, 'reference cache: Redis failed, continuing in-process only');
@@ -151,7 +154,7 @@ export function createReferenceCache(options: ReferenceCacheOptions): ReferenceC
   const fill = async (k: string, load: () => Promise<unknown>): Promise<{ e: Entry; ttlMs: number }> => {
     const lockKey = `${rkey(k)}:lock`;
     const token = randomUUID();
-    const deadline = Date.now() + lockWaitMs;
+    const deadline = clock.mono() + lockWaitMs;
     let locked = false;
     for (;;) {
       const shared = await readShared(k);
@@ -174,8 +177,8 @@ export function createReferenceCache(options: ReferenceCacheOptions): ReferenceC
         break;
       }
       // Another worker is loading this key: wait for its value rather than asking the API too, but not forever.
-      if (Date.now() >= deadline) break;
-      await sleep(pollMs);
+      if (clock.mono() >= deadline) break;
+      await clock.sleep(pollMs);
     }
     try {
       const e = await loadEntry(load);

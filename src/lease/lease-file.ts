@@ -8,14 +8,13 @@
  *
  * Every change (grant, renewal, release) is a read-modify-write under the mutex, so a renewal can never write over a
  * grant another process just made. A mutex whose process is gone (same host), or older than MUTEX_STALE_MS, is broken.
- * The mutex is other processes' and is waited for in real time; the lease's expiry is read from the given clock.
+ * The given clock times all of it: the lease's expiry, the wait for the mutex and the mutex's age.
  * Only processes of one machine share this directory: runs of one owner on several machines need Redis.
  */
 import { randomUUID } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { realClock, type Clock } from '../clock.ts';
 import { ProductSyncError } from '../errors.ts';
 import { fileWriteError, isVirtualPath } from '../fs-errors.ts';
@@ -37,7 +36,7 @@ interface LeaseFile {
 const MUTEX_STALE_MS = 30_000;
 const MUTEX_WAIT_MS = 10_000;
 
-/** The lease file of (owner, api) under `stateDir`; `name` is its hash (leaseName); expiries by `clock`'s wall time. */
+/** The lease file of (owner, api) under `stateDir`; `name` is its hash (leaseName); timed by `clock`. */
 export function fileLeaseStore(
   stateDir: string,
   name: string,
@@ -82,20 +81,20 @@ export function fileLeaseStore(
       throw stateDirError(stateDir, err);
     }
     const me = JSON.stringify({ pid: process.pid, host: hostname() });
-    const deadline = Date.now() + MUTEX_WAIT_MS;
+    const deadline = clock.mono() + MUTEX_WAIT_MS;
     for (;;) {
       try {
         createWhole(mutex, me);
         break;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw stateDirError(stateDir, err);
-        breakIfStale(mutex);
-        if (Date.now() > deadline)
+        if (breakIfStale(mutex, clock)) continue;
+        if (clock.mono() > deadline)
           throw new ProductSyncError(
             'PS_ERR_RUN_LOCKED',
             `the lease file ${file} stays locked by ${readText(mutex) ?? 'another process'}: remove ${mutex} if no product-sync runs on this machine`,
           );
-        await sleep(5 + Math.random() * 20);
+        await clock.sleep(5 + Math.random() * 20);
       }
     }
     try {
@@ -215,10 +214,13 @@ function readText(file: string): string | undefined {
   }
 }
 
-/** Removes a mutex whose process is gone (same host) or that is older than MUTEX_STALE_MS. */
-function breakIfStale(mutex: string): void {
+/**
+ * Removes a mutex whose process is gone (same host) or that is older than MUTEX_STALE_MS by `clock`'s wall time: true
+ * when it is gone (taken again at once).
+ */
+function breakIfStale(mutex: string, clock: Clock): boolean {
   const text = readText(mutex);
-  if (text === undefined) return;
+  if (text === undefined) return true;
   let stale = false;
   try {
     const m = JSON.parse(text) as { pid: number; host: string };
@@ -233,9 +235,11 @@ function breakIfStale(mutex: string): void {
     // not a mutex's text: judged by its age
   }
   try {
-    stale ||= Date.now() - statSync(mutex).mtimeMs > MUTEX_STALE_MS;
+    stale ||= clock.now() - statSync(mutex).mtimeMs > MUTEX_STALE_MS;
     if (stale && readText(mutex) === text) unlinkSync(mutex);
-  } catch {
+    return stale;
+  } catch (err) {
     // gone meanwhile
+    return (err as NodeJS.ErrnoException).code === 'ENOENT';
   }
 }

@@ -64,7 +64,7 @@ async function prepareImport(d: ImportJobDeps, job: Job, token: string, data: Im
     ...(data.sourceLocation ? { sourceLocation: data.sourceLocation } : {}),
   };
   // Its writes (brands created while resolving) are fenced by the job's lock as well as by the run's lease.
-  const lock = await jobLockFence(job, token, d.lockDuration);
+  const lock = await jobLockFence(job, token, d.lockDuration, d.clock);
   // The run's owner (its chunks' per-owner cap) and each chunk's place in line (owner-slots.ts's chunkPriority).
   let owner: string | undefined;
   let rowChunks = 0;
@@ -161,7 +161,7 @@ async function finalizeImport(d: ImportJobDeps, job: Job, token: string, data: I
     await recoverChunk(workDir!, kind, index, String(reason));
   }
   // The late-duplicate sweep before the report writes (archives): fenced by this job's lock as well as the lease.
-  const lock = await jobLockFence(job, token, d.lockDuration);
+  const lock = await jobLockFence(job, token, d.lockDuration, d.clock);
   const feed = data.origin === 'feed' && data.feed ? data.feed : undefined;
   const result = await finishRun(workDir!, {
     ...d.ctx,
@@ -222,8 +222,8 @@ async function importFailed(d: ImportJobDeps, job: Job, token: string | undefine
   // --wait-lock allows (no limit by default); its progress says whom it waits for (the console shows it).
   if (err instanceof LeaseBusyError) {
     const data = jobPayload('import', job.data);
-    const since = data.leaseWaitSince ?? Date.now();
-    if (data.waitLockSeconds === undefined || Date.now() - since < data.waitLockSeconds * 1000) {
+    const since = data.leaseWaitSince ?? d.clock.now();
+    if (data.waitLockSeconds === undefined || d.clock.now() - since < data.waitLockSeconds * 1000) {
       if (data.leaseWaitSince === undefined) await job.updateData({ ...data, leaseWaitSince: since });
       await job.updateProgress({
         stage: 'waiting',
@@ -231,7 +231,7 @@ async function importFailed(d: ImportJobDeps, job: Job, token: string | undefine
         since: new Date(since).toISOString(),
       });
       logger.info({ jobId: job.id, holder: describeHolder(err.holder) }, 'import waits for the lease of its owner');
-      await job.moveToDelayed(Date.now() + 1000 + Math.floor(Math.random() * 1000), token);
+      await job.moveToDelayed(d.clock.now() + 1000 + Math.floor(Math.random() * 1000), token);
       throw new DelayedError();
     }
   }

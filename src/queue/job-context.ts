@@ -3,6 +3,7 @@
  * recorder, the lease keeper, and what the jobs in hand are sending (what a worker stopping without Redis waits for).
  */
 import type { Redis } from 'ioredis';
+import type { Clock } from '../clock.ts';
 import type { ProcessMetrics } from '../metrics/metrics.ts';
 import type { RunContext } from '../pipeline/run/run.ts';
 import type { EventRecorder } from './events-queue.ts';
@@ -21,6 +22,8 @@ export interface JobContext {
   scopes: RequestScopes;
   /** Job lock duration, ms. */
   lockDuration: number;
+  /** What the jobs' waits and delays are timed by (a lease waited for). */
+  clock: Clock;
   metrics?: ProcessMetrics;
   /** Chunks in progress per owner across the fleet, and the per-owner cap (owner-slots.ts). */
   ownerSlots?: OwnerSlots;

@@ -58,7 +58,7 @@ async function sendChunk(d: JobContext, stopSending: AbortSignal, job: Job, toke
   const c = jobPayload('push', job.data);
   // OPENLINEAGE_URL set: the chunk's run starts (chunk-lineage.ts); a Redis that refuses it fails this attempt only.
   await chunkStarted(d.recorder, job);
-  const lock = await jobLockFence(job, token!, d.lockDuration);
+  const lock = await jobLockFence(job, token!, d.lockDuration, d.clock);
   try {
     const t0 = performance.now();
     const limiter = d.ctx.limiter;

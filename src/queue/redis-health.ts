@@ -3,8 +3,8 @@
  * `maxRetriesPerRequest: null`: a command waits out an outage), so a command that needs Redis asks first, on a
  * connection of its own that neither queues commands nor reconnects, before any BullMQ object exists.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
+import { realClock, type Clock } from '../clock.ts';
 import { logger } from '../logger.ts';
 import { redact } from '../redact.ts';
 import { redisUnreachable } from '../runtime.ts';
@@ -63,19 +63,24 @@ export async function answersWithin(conn: Redis, ms: number): Promise<boolean> {
 
 /**
  * Resolves once Redis at `url` answers; else throws PS_ERR_REDIS_UNREACHABLE (exit 2) naming it (password redacted)
- * and what `who` needs it for. `waitSeconds` (the commands' `--wait-redis`): keep asking that long first, said once.
+ * and what `who` needs it for. `waitSeconds` (the commands' `--wait-redis`): keep asking that long first, said once,
+ * timed by `clock` (one attempt's own time limit is the connection's).
  */
-export async function requireRedis(url: string, opts: { who: string; waitSeconds?: number }): Promise<void> {
+export async function requireRedis(
+  url: string,
+  opts: { who: string; waitSeconds?: number; clock?: Clock },
+): Promise<void> {
+  const clock = opts.clock ?? realClock;
   const waitMs = (opts.waitSeconds ?? 0) * 1000;
-  const deadline = Date.now() + waitMs;
+  const deadline = clock.mono() + waitMs;
   let waiting = false;
   for (;;) {
     try {
-      await probeRedis(url, Math.max(1000, Math.min(ATTEMPT_MS, deadline - Date.now())));
+      await probeRedis(url, Math.max(1000, Math.min(ATTEMPT_MS, deadline - clock.mono())));
       if (waiting) logger.info({ redis: redact(url) }, `Redis at ${redact(url)} answers`);
       return;
     } catch (err) {
-      if (Date.now() + RETRY_MS >= deadline) {
+      if (clock.mono() + RETRY_MS >= deadline) {
         const waited = waitMs > 0 ? ` (waited ${opts.waitSeconds} s)` : '';
         throw redisUnreachable(
           url,
@@ -89,7 +94,7 @@ export async function requireRedis(url: string, opts: { who: string; waitSeconds
           `Redis at ${redact(url)} does not answer: waiting up to ${opts.waitSeconds} s (--wait-redis)`,
         );
       waiting = true;
-      await sleep(RETRY_MS);
+      await clock.sleep(RETRY_MS);
     }
   }
 }

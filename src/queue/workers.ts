@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { MetricsTime, Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { contextFromConfig, type CommandContext } from '../runtime.ts';
+import { realClock, type Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { ProductSyncError } from '../errors.ts';
 import { logger } from '../logger.ts';
@@ -44,6 +45,8 @@ export interface WorkerOptions {
   lockDurationMs?: number;
   /** Counts each run this worker finishes (rows, issues, duration) and each feed source error (metrics.ts). */
   metrics?: ProcessMetrics;
+  /** What the jobs' waits and delays are timed by (the real clocks by default). */
+  clock?: Clock;
 }
 
 /** The running workers, and how to stop them. */
@@ -86,7 +89,12 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   // waits.
   const lockDuration = options.lockDurationMs ?? 30_000;
   // Queued runs' owner leases, kept alive between their jobs by every worker (lease-keeper.ts).
-  const keeper = new LeaseKeeper(ctx.redis!, { prefix: config.QUEUE_PREFIX, stateDir: config.STATE_DIR }, importQueue);
+  const clock = options.clock ?? realClock;
+  const keeper = new LeaseKeeper(
+    ctx.redis!,
+    { prefix: config.QUEUE_PREFIX, stateDir: config.STATE_DIR, clock },
+    importQueue,
+  );
   keeper.start((config.LEASE_TTL_SECONDS * 1000) / 3);
   // Aborted when the worker stops without Redis (abandon): the chunks in hand send nothing more.
   const stopSending = new AbortController();
@@ -100,6 +108,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     keeper,
     scopes: new RequestScopes(ctx.clients.stats),
     lockDuration,
+    clock,
     metrics: options.metrics,
     track: sending.track,
     // Chunks in progress per owner across the fleet, capped by OWNER_MAX_CHUNKS (docs/queue.md, "Fairness").

@@ -74,6 +74,9 @@ export function spawnCli(args: string[], options: CliOptions = {}): CliProcess {
   };
 }
 
+/** The CLI started with `env` (spawnCli's `env`): what the tests of runs across processes start. */
+export const spawnWithEnv = (args: string[], env: Record<string, string>): CliProcess => spawnCli(args, { env });
+
 /** Runs `product-sync <args>` as a node process to its end. */
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return spawnCli(args, options).exit;

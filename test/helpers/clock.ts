@@ -1,6 +1,7 @@
 // A clock the test moves by hand (src/clock.ts): the lease, the job locks and the deadlines read time and set their
 // timers through it, so a test lets a TTL run out in a call instead of waiting for it.
 import type { Clock } from '../../src/clock.ts';
+import { until } from './wait.ts';
 
 interface Timer {
   at: number;
@@ -83,6 +84,20 @@ export class FakeClock implements Clock {
   #move(mono: number): void {
     this.#wall += mono - this.#mono;
     this.#mono = mono;
+  }
+}
+
+/**
+ * Moves `clock` `stepMs` forward each time the code under test waits on it again — after the real I/O it does in
+ * between (a Redis call, a refused connection) — until `done()`; returns how many steps it took.
+ */
+export async function stepClock(clock: FakeClock, stepMs: number, done: () => boolean): Promise<number> {
+  let steps = 0;
+  for (;;) {
+    await until('the code to wait on the clock', () => clock.pending > 0 || done());
+    if (done()) return steps;
+    steps++;
+    await clock.advance(stepMs);
   }
 }
 

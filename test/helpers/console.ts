@@ -12,6 +12,7 @@ import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { buildConsole, type ConsoleOptions } from '../../src/server/app.ts';
+import { queueEnv } from './env.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
@@ -40,17 +41,9 @@ export async function startConsoleStack(
   const prefix = `ps-${name}-${process.pid}`;
   const sandbox = await startSandbox({ port: 0 });
   const dir = mkdtempSync(join(tmpdir(), `ps-${name}-`));
-  const config = loadConfig({
-    PRODUCT_API_URL: sandbox.url,
-    REFERENCE_API_URL: sandbox.url,
-    API_TOKEN: 'sandbox-token',
-    OWNER_COMPANY_ID: DEMO_COMPANY_ID,
-    REDIS_URL: inject('redisUrl'),
-    QUEUE_PREFIX: prefix,
-    REPORT_DIR: join(dir, 'reports'),
-    UPLOAD_DIR: join(dir, 'uploads'),
-    LOG_LEVEL: 'warn',
-  });
+  const config = loadConfig(
+    queueEnv(sandbox.url, inject('redisUrl'), prefix, dir, { OWNER_COMPANY_ID: DEMO_COMPANY_ID }),
+  );
   const workers = await startWorkers(config, { jobsDir: stackOptions.jobsDir ?? join(dir, 'no-jobs') });
   const app = await buildConsole({ maxUploadBytes: 1024 * 1024, ...options, config });
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -9,6 +9,11 @@ export function apiEnv(url: string, extra: Record<string, string> = {}): Record<
   return { PRODUCT_API_URL: url, REFERENCE_API_URL: url, API_TOKEN: SANDBOX_TOKEN, ...extra };
 }
 
+/** A command that sends nothing (validate): both APIs unreachable, reports in `reportDir`, errors alone logged. */
+export function offlineEnv(reportDir: string): Record<string, string> {
+  return apiEnv('http://127.0.0.1:9', { API_TOKEN: 'unused', REPORT_DIR: reportDir, LOG_LEVEL: 'error' });
+}
+
 /**
  * An inline run (no Redis) against the sandbox `url`: reports and state under `dir`, 4 requests at once, warnings and
  * errors logged.

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import type { RunningSandbox } from '../../src/sandbox/server.ts';
 import { reportRows, useSandbox } from './sandbox.ts';
+import { writeProductSheet } from './sheets.ts';
 import { startReceiver, type Receiver } from './webhook-receiver.ts';
 
 /** The owner every run of these tests imports for. */
@@ -51,6 +52,17 @@ export function useReceiver(): { readonly receiver: Receiver } {
       if (!receiver) throw new Error('the receiver starts in beforeAll: read it inside a test or a hook');
       return receiver;
     },
+  };
+}
+
+/**
+ * Two sheets of {@link OWNER} in `dir`, `rows` rows of the same GTINs: `queued.csv` (named `Queued <i>`) and
+ * `inline.csv` (`Inline <i>`).
+ */
+export function queuedAndInlineSheets(dir: string, rows: number) {
+  return {
+    queued: writeProductSheet(dir, rows, { owner: OWNER, file: 'queued.csv', name: (i) => `Queued ${i}` }),
+    inline: writeProductSheet(dir, rows, { owner: OWNER, file: 'inline.csv', name: (i) => `Inline ${i}` }),
   };
 }
 

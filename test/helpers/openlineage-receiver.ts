@@ -3,11 +3,12 @@
 // own JSON Schema of its run events, written after the OpenLineage specification (schemas/README.md). Every event is
 // recorded with its check's errors; an event that fails the check is answered 400 (and so retried, then kept as dead).
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { afterAll, beforeAll } from 'vitest';
+import { useStarted } from './use-started.ts';
+import { bodyOf } from './webhook-receiver.ts';
 
 const SCHEMA = new URL('../../schemas/openlineage-events.json', import.meta.url);
 // ajv-formats is CommonJS: its function is the default export's default under Node's ESM loader.
@@ -64,15 +65,6 @@ export interface LineageReceiver {
   close(): Promise<void>;
 }
 
-function bodyOf(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 /** Starts a receiver on a free loopback port (`/api/v1/lineage`). */
 export async function startLineageReceiver(): Promise<LineageReceiver> {
   const check = lineageValidator();
@@ -115,27 +107,7 @@ export async function startLineageReceiver(): Promise<LineageReceiver> {
 
 /** The receiver of a test file: started before its tests (beforeAll), closed after them (afterAll). */
 export function useLineageReceiver(): LineageReceiver {
-  let running: LineageReceiver | undefined;
-  beforeAll(async () => {
-    running = await startLineageReceiver();
-  });
-  afterAll(async () => {
-    await running?.close();
-  });
-  const get = (): LineageReceiver => {
-    if (!running) throw new Error('the receiver starts in beforeAll: read it inside a test or a hook');
-    return running;
-  };
-  return {
-    get url() {
-      return get().url;
-    },
-    get received() {
-      return get().received;
-    },
-    runs: () => get().runs(),
-    close: () => get().close(),
-  };
+  return useStarted(startLineageReceiver, 'the receiver');
 }
 
 /** The kind of run an event tells (its job's jobType facet: IMPORT, UNDO, CHUNK…). */

@@ -2,6 +2,7 @@
 // JSON encoding (ExportTraceServiceRequest). Every span is kept with the service.name of the process that sent it.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { useStarted } from './use-started.ts';
 
 /** A span as received (the fields the tests read). */
 export interface Span {
@@ -26,6 +27,11 @@ export const attr = (s: Span, key: string): unknown => {
   const v = s.attributes.find((a) => a.key === key)?.value;
   return v ? Object.values(v)[0] : undefined;
 };
+
+/** A collector for the tests of a file: started before them, closed after; read it inside a test or a hook. */
+export function useOtlpCollector(): OtlpCollector {
+  return useStarted(startOtlpCollector, 'the collector');
+}
 
 /** Starts a collector on a free loopback port; anything but JSON to /v1/traces is refused (415). */
 export async function startOtlpCollector(): Promise<OtlpCollector> {

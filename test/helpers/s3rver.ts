@@ -1,6 +1,7 @@
 // A private S3-compatible server for the S3 source's tests: s3rver (npm, a devDependency) in a child process on a free
 // port, its objects in a temporary folder. s3rver encrypts ListObjectsV2 continuation tokens with DES, which OpenSSL 3
 // only offers through its legacy provider: the child runs with --openssl-legacy-provider.
+import { S3Client } from '@aws-sdk/client-s3';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createConnection } from 'node:net';
@@ -54,4 +55,22 @@ export async function ownS3(dir: string, buckets: string[]): Promise<OwnS3> {
       }
     },
   };
+}
+
+/**
+ * Points the AWS SDK's default credential chain of this process (and of the workers it starts) at s3rver's key, as
+ * AWS's own variables on a real worker, and returns a client of `s3` for the test's own uploads and reads.
+ */
+export function s3AdminClient(s3: OwnS3): S3Client {
+  process.env.AWS_ACCESS_KEY_ID = S3RVER_KEY.accessKeyId;
+  process.env.AWS_SECRET_ACCESS_KEY = S3RVER_KEY.secretAccessKey;
+  delete process.env.AWS_PROFILE;
+  process.env.AWS_EC2_METADATA_DISABLED = 'true';
+  return new S3Client({
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: S3RVER_KEY,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+  });
 }

@@ -8,45 +8,34 @@ import { loadConfig } from '../../src/config.ts';
 import { runImport } from '../../src/pipeline/run/run.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { apiEnv } from './env.ts';
+import { readThrough, useStarted } from './use-started.ts';
 
 /**
  * The sandbox of a test file: started before its tests (beforeAll), closed after them (afterAll). The returned object
  * reads through to the running sandbox (its `url` and `handle` are there once the tests run).
  */
 export function useSandbox(options: Parameters<typeof startSandbox>[0] = {}): RunningSandbox {
-  let running: RunningSandbox | undefined;
-  beforeAll(async () => {
-    running = await startSandbox({ port: 0, ...options });
-  });
-  afterAll(async () => {
-    await running?.close();
-  });
-  return readThrough(() => running, 'the sandbox starts in beforeAll: read it inside a test or a hook');
+  return useStarted(() => startSandbox({ port: 0, ...options }), 'the sandbox');
 }
 
-/** An object that reads through to what `current()` returns once set (in a beforeAll): `unset` is thrown before. */
-function readThrough<T extends object>(current: () => T | undefined, unset: string): T {
-  const get = (): T => {
-    const t = current();
-    if (!t) throw new Error(unset);
-    return t;
-  };
-  return new Proxy({} as T, {
-    get: (_, key) => {
-      // Not a promise: `await` and vitest's matchers ask for `then` before any test runs.
-      if (key === 'then') return undefined;
-      const v: unknown = Reflect.get(get(), key);
-      return typeof v === 'function' ? v.bind(get()) : v;
-    },
-  });
+/** The GTINs of the sandbox's archived items, sorted. */
+export function archivedGtins(sandbox: RunningSandbox): string[] {
+  return sandbox.handle.store
+    .dump()
+    .tradeItems.filter((t) => t.archived)
+    .map((t) => String(t.gtin))
+    .sort();
 }
 
 /**
  * A sandbox and the API clients of its token, shared by the tests of a file or a describe: set up in beforeAll, closed
  * in afterAll. Both returned objects read through to what runs once the tests do.
  */
-export function useSandboxClients(): { sandbox: RunningSandbox; clients: ApiClients } {
-  const sandbox = useSandbox();
+export function useSandboxClients(options: Parameters<typeof startSandbox>[0] = {}): {
+  sandbox: RunningSandbox;
+  clients: ApiClients;
+} {
+  const sandbox = useSandbox(options);
   let running: ApiClients | undefined;
   beforeAll(() => {
     running = createApiClients({

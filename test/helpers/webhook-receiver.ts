@@ -35,7 +35,8 @@ export function newSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-function bodyOf(req: IncomingMessage): Promise<string> {
+/** The whole body of a request, as text. */
+export function bodyOf(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

@@ -46,15 +46,21 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-async function execute(drafts: Draft[], state: ApiState): Promise<{ results: ExecutedRow[]; ex: Executor }> {
+/** An executor for the sandbox's owner (`options` added or overriding), its rows' outcomes in `results`. */
+function executor(options: Partial<ConstructorParameters<typeof Executor>[0]> = {}) {
   const results: ExecutedRow[] = [];
   const ex = new Executor({
     api: clients.product,
     ownerCompanyId: owner,
     throttle,
     onResult: (r) => results.push(r),
-    circuitThreshold: 50,
+    ...options,
   });
+  return { ex, results };
+}
+
+async function execute(drafts: Draft[], state: ApiState): Promise<{ results: ExecutedRow[]; ex: Executor }> {
+  const { ex, results } = executor({ circuitThreshold: 50 });
   await ex.run(
     drafts.map((d) => planRow(d, state, { target: 'tradeItem', mode: 'upsert', ownerCompanyId: owner, key: 'gtin' })),
   );
@@ -122,10 +128,8 @@ describe('executor against the sandbox with faults', () => {
     expect(plan.action).toBe('update');
     // Every attempt of the PATCH (the first and its 6 retries) is committed, then answered 500.
     sandbox.handle.setFaults({ sequence: Array(7).fill('500after') });
-    const results: ExecutedRow[] = [];
-    await new Executor({ api: clients.product, ownerCompanyId: owner, throttle, onResult: (r) => results.push(r) }).run(
-      [plan],
-    );
+    const { ex, results } = executor();
+    await ex.run([plan]);
     sandbox.handle.setFaults({});
     expect(sandbox.handle.counts().faults['500after']).toBe(7);
     expect(sandbox.handle.store.dump().tradeItems[0]!.tradeItemName).toBe('Produit renommé');
@@ -160,15 +164,8 @@ describe('executor against the sandbox with faults', () => {
         [false, 'failed'],
         [true, 'updated'],
       ] as const) {
-        const results: ExecutedRow[] = [];
-        await new Executor({
-          api: clients.product,
-          ownerCompanyId: owner,
-          throttle,
-          journal: journal(),
-          onResult: (r) => results.push(r),
-          earlierCreatesOurs: ours,
-        }).run([plan]);
+        const { ex, results } = executor({ journal: journal(), earlierCreatesOurs: ours });
+        await ex.run([plan]);
         expect(results[0]!.outcome, `earlierCreatesOurs ${ours}`).toBe(outcome);
         expect(results[0]!.tradeItemId).toBe(theirs!.tradeItemId);
       }
@@ -182,14 +179,7 @@ describe('executor against the sandbox with faults', () => {
   it('opens the circuit on sustained 503s and leaves the remaining rows not attempted', async () => {
     sandbox.handle.reset();
     sandbox.handle.setFaults({ rate503: 1, retryAfterSeconds: 0 });
-    const results: ExecutedRow[] = [];
-    const ex = new Executor({
-      api: clients.product,
-      ownerCompanyId: owner,
-      throttle: new Throttle(2),
-      onResult: (r) => results.push(r),
-      circuitThreshold: 3,
-    });
+    const { ex, results } = executor({ throttle: new Throttle(2), circuitThreshold: 3 });
     await ex.run(
       Array.from({ length: 20 }, (_, i) =>
         planRow(draft(i), empty(), { target: 'tradeItem', mode: 'upsert', ownerCompanyId: owner, key: 'gtin' }),
@@ -218,13 +208,7 @@ describe('a create refused as a duplicate (409)', () => {
       ...bodyOf(1),
       tradeItemName: 'Written by another run',
     });
-    const results: ExecutedRow[] = [];
-    const ex = new Executor({
-      api: clients.product,
-      ownerCompanyId: owner,
-      throttle,
-      onResult: (r) => results.push(r),
-    });
+    const { ex, results } = executor();
     await ex.run(plans);
     const byRow = new Map(results.map((r) => [r.row, r]));
     expect(byRow.get(3)).toMatchObject({ outcome: 'created', tradeItemId: plans[0]!.tradeItemId });

@@ -1,6 +1,7 @@
 // A feed over S3 (s3rver, an S3-compatible server from npm, started here) through two workers: three deltas put at
 // once run once each and in order, each moved under done/ after its run; a listing with nothing new runs nothing.
-import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,7 @@ import { openFeedsQueue } from '../../src/queue/queues.ts';
 import { startWorkers, type WorkerSet } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
-import { ownS3, s3rverBin, S3RVER_KEY, type OwnS3 } from '../helpers/s3rver.ts';
+import { ownS3, s3AdminClient, s3rverBin, type OwnS3 } from '../helpers/s3rver.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { queueEnv } from '../helpers/env.ts';
 
@@ -47,18 +48,7 @@ describe.skipIf(missing !== null)('a feed over S3, through two workers', () => {
     dir = mkdtempSync(join(tmpdir(), 'ps-feed-s3-'));
     sandbox = await startSandbox({ port: 0 });
     s3 = await ownS3(join(dir, 's3'), ['drops']);
-    // The SDK's default chain finds these in the workers, as AWS's own variables on a real worker.
-    process.env.AWS_ACCESS_KEY_ID = S3RVER_KEY.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_KEY.secretAccessKey;
-    delete process.env.AWS_PROFILE;
-    process.env.AWS_EC2_METADATA_DISABLED = 'true';
-    admin = new S3Client({
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: S3RVER_KEY,
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-    });
+    admin = s3AdminClient(s3);
     const mapping = writeProductSheet(dir, 1, { owner: DEMO_COMPANY_ID }).mapping;
     mkdirSync(join(dir, 'jobs'));
     writeFileSync(

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { runImport } from '../../src/pipeline/run/run.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
-import { expectOneItemPerGtin, useSandbox, commandContext, reportRows } from '../helpers/sandbox.ts';
+import { archivedGtins, expectOneItemPerGtin, useSandbox, commandContext, reportRows } from '../helpers/sandbox.ts';
 import { apiEnv } from '../helpers/env.ts';
 import { cliInProcess, spawnCli } from '../helpers/cli.ts';
 import { until } from '../helpers/wait.ts';
@@ -80,12 +80,7 @@ describe('import against the sandbox with faults', () => {
       const real = await runImport({ file: changed.file, mapping: changed.mapping, mode: 'full' }, cc.ctx);
       expect(real.summary.counts).toMatchObject({ updated: 3, unchanged: 45, archived: 2 });
       const items = sandbox.handle.store.dump().tradeItems;
-      expect(
-        items
-          .filter((t) => t.archived)
-          .map((t) => t.gtin)
-          .sort(),
-      ).toEqual([testGtin(48), testGtin(49)].map((g) => g.padStart(14, '0')).sort());
+      expect(archivedGtins(sandbox)).toEqual([testGtin(48), testGtin(49)].map((g) => g.padStart(14, '0')).sort());
       expect(items.find((t) => t.gtin === testGtin(0).padStart(14, '0'))?.tradeItemName).toBe('Biscuits au chocolat 0');
 
       // A truncated feed: 10 of 48 active rows → would archive 79 %: the guard trips, nothing is sent.

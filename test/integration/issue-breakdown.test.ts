@@ -13,7 +13,7 @@ import { contextFromConfig } from '../../src/runtime.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
-import { apiEnv } from '../helpers/env.ts';
+import { apiEnv, offlineEnv } from '../helpers/env.ts';
 
 const owner = DEMO_COMPANY_ID;
 
@@ -48,14 +48,7 @@ function validate(
 ): { stdout: string; runDir: string; issues: IssueBreakdownEntry[] } {
   const reportDir = join(dir, `reports-${readdirSync(dir).length}`);
   const r = spawnSync(process.execPath, ['bin/product-sync.mjs', 'validate', file, '--mapping', mapping], {
-    env: {
-      ...process.env,
-      PRODUCT_API_URL: 'http://127.0.0.1:9',
-      REFERENCE_API_URL: 'http://127.0.0.1:9',
-      API_TOKEN: 'unused',
-      REPORT_DIR: reportDir,
-      LOG_LEVEL: 'error',
-    },
+    env: { ...process.env, ...offlineEnv(reportDir) },
     encoding: 'utf8',
     timeout: 60_000,
   });

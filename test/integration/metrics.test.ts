@@ -25,10 +25,11 @@ import { hasChromium, withChromium } from '../helpers/console.ts';
 import { parsePromStrict, promtoolCheck, sampleValue, type PromFamily } from '../helpers/prom-check.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { queueEnv, apiEnv } from '../helpers/env.ts';
+import { usePrefixes } from '../helpers/prefixes.ts';
 
 const owner = DEMO_COMPANY_ID;
 const redisUrl = inject('redisUrl');
-const prefix = `ps-metrics-${process.pid}`;
+const prefix = usePrefixes('metrics')();
 const OUTPUT = new URL('../.output/', import.meta.url).pathname;
 let sandbox: RunningSandbox;
 let dir: string;
@@ -77,10 +78,6 @@ afterAll(async () => {
   stopObserving?.();
   await workers?.close();
   await sandbox?.close();
-  const r = new Redis(redisUrl);
-  const keys = await r.keys(`{${prefix}}*`);
-  if (keys.length > 0) await r.del(...keys);
-  r.disconnect();
 });
 
 const summaryOf = (runId: string): RunSummary =>

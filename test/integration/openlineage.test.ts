@@ -6,26 +6,18 @@
 import { appendFileSync, mkdtempSync, readFileSync, readdirSync, existsSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { cliInProcess } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
 import type { LineageEnd } from '../../src/events/openlineage.ts';
-import { startLineageReceiver, type LineageEventBody, type LineageReceiver } from '../helpers/openlineage-receiver.ts';
+import { startLineageReceiver, useLineageReceiver, type LineageEventBody } from '../helpers/openlineage-receiver.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 
 const owner = DEMO_COMPANY_ID;
-let sandbox: RunningSandbox;
-let receiver: LineageReceiver;
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  receiver = await startLineageReceiver();
-});
-afterAll(async () => {
-  await receiver?.close();
-  await sandbox?.close();
-});
+const sandbox = useSandbox();
+const receiver = useLineageReceiver();
 
 interface Summary {
   runId: string;

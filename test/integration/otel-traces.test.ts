@@ -6,25 +6,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
 import { queueEnv } from '../helpers/env.ts';
-import { attr, orphans, startOtlpCollector, type OtlpCollector } from '../helpers/otlp-collector.ts';
+import { attr, orphans, useOtlpCollector } from '../helpers/otlp-collector.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { until } from '../helpers/wait.ts';
 
-let sandbox: RunningSandbox;
-let collector: OtlpCollector;
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  collector = await startOtlpCollector();
-});
-afterAll(async () => {
-  await collector?.close();
-  await sandbox?.close();
-});
+const sandbox = useSandbox();
+const collector = useOtlpCollector();
 
 describe('OpenTelemetry traces', () => {
   it('one trace from `enqueue` to the worker’s API requests', async () => {

@@ -7,23 +7,17 @@ import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { BIN } from '../helpers/cli.ts';
 import { queueEnv } from '../helpers/env.ts';
-import { attr, orphans, startOtlpCollector, type OtlpCollector } from '../helpers/otlp-collector.ts';
+import { attr, orphans, useOtlpCollector } from '../helpers/otlp-collector.ts';
 import { useSandbox } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { until } from '../helpers/wait.ts';
 
 const sandbox = useSandbox();
-let collector: OtlpCollector;
-beforeAll(async () => {
-  collector = await startOtlpCollector();
-});
-afterAll(async () => {
-  await collector?.close();
-});
+const collector = useOtlpCollector();
 
 /** A loopback port free now (for `serve --port`). */
 async function freePort(): Promise<number> {

@@ -11,9 +11,10 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { cliInProcess } from '../helpers/cli.ts';
 import { queueEnv } from '../helpers/env.ts';
+import { usePrefixes } from '../helpers/prefixes.ts';
 
 const redisUrl = inject('redisUrl');
-const prefix = `ps-cli-${process.pid}`;
+const prefix = usePrefixes('cli')();
 let sandbox: RunningSandbox;
 let workers: WorkerSet;
 let env: Record<string, string>;
@@ -40,10 +41,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await workers?.close();
   await sandbox?.close();
-  const r = new Redis(redisUrl);
-  const keys = await r.keys(`{${prefix}}*`);
-  if (keys.length > 0) await r.del(...keys);
-  r.disconnect();
 });
 
 /** The CLI in-process (its output and exit code are under test), beside this file's workers. */

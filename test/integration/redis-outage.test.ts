@@ -82,14 +82,11 @@ describe('Redis unreachable when a command starts', () => {
     }
   });
 
-  it('--wait-redis waits: a worker starts once Redis answers; given up after the time asked, with exit 2 saying how long it waited', async () => {
+  // Giving up after the time asked, saying how long it waited: test/redis-health.test.ts, on a fake clock.
+  it('--wait-redis waits: a worker starts once Redis answers', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-waitredis-'));
     const redis = await ownRedis(dir, { aof: false });
     const worker = cli(['worker', '--jobs-dir', join(dir, 'no-jobs'), '--wait-redis', '20'], env(dir, redis.url));
-    const gaveUp = cli(
-      ['feeds', 'list', '--jobs-dir', join(dir, 'no-jobs'), '--wait-redis', '1'],
-      env(dir, `redis://127.0.0.1:${await freePort()}`),
-    ).exit;
     try {
       await until('the worker to say it waits', () => /does not answer: waiting up to 20 s/.test(worker.out.stderr));
       await sleep(1500);
@@ -100,11 +97,6 @@ describe('Redis unreachable when a command starts', () => {
       expect(logLines(worker.out.stderr, /does not answer: waiting up to 20 s/)).toHaveLength(1);
       worker.child.kill('SIGTERM');
       expect((await worker.exit).code).toBe(0);
-      const r = await gaveUp;
-      expect(r.code).toBe(2);
-      expect(r.stderr).toMatch(
-        /cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED .* \(waited 1 s\); `feeds list` needs it: start Redis or fix REDIS_URL \[PS_ERR_REDIS_UNREACHABLE\]\n$/,
-      );
     } finally {
       worker.child.kill('SIGKILL');
       await redis.stop();

@@ -1,6 +1,5 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createApiClients, type ApiClients } from '../../src/api/clients.ts';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createReferenceCache } from '../../src/api/reference-cache.ts';
 import {
   createReferenceResolver,
@@ -12,7 +11,7 @@ import {
 import { HttpError } from '../../src/errors.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { loadReferenceSeed, seedId, type ReferenceSeed, type SeedRecord } from '../../src/sandbox/seed/index.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
+import { useSandboxClients } from '../helpers/sandbox.ts';
 
 // The real seed, plus trade-item-status items that exercise the language chain: a name only in `fr`, a second item
 // named "Inactif", one named only in fr-FR, one only in de-DE.
@@ -36,22 +35,11 @@ const seed: ReferenceSeed = {
   lookups: base.lookups,
 };
 
-let sandbox: RunningSandbox;
-let clients: ApiClients;
+const { sandbox, clients } = useSandboxClients({ referenceSeed: seed });
 const redis = new Redis(inject('redisUrl'));
 const connections: Redis[] = [];
 const prefix = `ps-test-resolver:${process.pid}:${Date.now()}`;
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, referenceSeed: seed });
-  clients = createApiClients({
-    productApiUrl: sandbox.url,
-    referenceApiUrl: sandbox.url,
-    credentials: { token: 'sandbox-token' },
-  });
-});
 afterAll(async () => {
-  await clients?.close();
-  await sandbox?.close();
   const keys = await redis.keys(`${prefix}*`);
   if (keys.length > 0) await redis.del(...keys);
   for (const c of connections) c.disconnect();

@@ -7,19 +7,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { gtinKey } from '../../src/pipeline/gtin.ts';
-import { spawnCli, type CliProcess } from '../helpers/cli.ts';
+import { spawnWithEnv, type CliProcess } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
-import { onlyRunDir, OWNER, ownerItems, useRunSandbox } from '../helpers/lease-runs.ts';
+import { onlyRunDir, OWNER, ownerItems, queuedAndInlineSheets, useRunSandbox } from '../helpers/lease-runs.ts';
 import { expectOneItemPerGtin, reportRows } from '../helpers/sandbox.ts';
-import { writeProductSheet } from '../helpers/sheets.ts';
 import { until } from '../helpers/wait.ts';
 
 const owner = OWNER;
 const redisUrl = inject('redisUrl');
 const sandbox = useRunSandbox();
 
-type Proc = CliProcess;
-const cli = (args: string[], env: Record<string, string>): Proc => spawnCli(args, { env });
+const cli = spawnWithEnv;
 
 const items = () => ownerItems(sandbox);
 
@@ -30,8 +28,7 @@ describe('the queued variant: a worker killed mid-chunk, an inline run of the ow
       sandbox.handle.setFaults({ latencyMs: [10, 20], seed: 8 });
       const dir = mkdtempSync(join(tmpdir(), 'ps-resume-queued-'));
       const rows = 300;
-      const queued = writeProductSheet(dir, rows, { owner, file: 'queued.csv', name: (i) => `Queued ${i}` });
-      const inline = writeProductSheet(dir, rows, { owner, file: 'inline.csv', name: (i) => `Inline ${i}` });
+      const { queued, inline } = queuedAndInlineSheets(dir, rows);
       const env = inlineEnv(sandbox.url, dir, {
         REDIS_URL: redisUrl,
         QUEUE_PREFIX: `resumeq-${process.pid}-${Date.now()}`,
@@ -42,7 +39,7 @@ describe('the queued variant: a worker killed mid-chunk, an inline run of the ow
         LOG_FORMAT: 'json',
       });
       const worker = cli(['worker', '--jobs-dir', join(dir, 'no-jobs')], env);
-      let again: Proc | undefined;
+      let again: CliProcess | undefined;
       try {
         const enq = cli(['enqueue', queued.file, '--mapping', queued.mapping, '--wait'], env);
         await until('the worker to write', () => items().length >= 60);

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { gtinKey } from '../../src/pipeline/gtin.ts';
-import { spawnCli, type CliProcess } from '../helpers/cli.ts';
+import { spawnWithEnv } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
 import { onlyRunDir, OWNER, ownerItems, useRunSandbox } from '../helpers/lease-runs.ts';
 import { expectOneItemPerGtin, reportRows } from '../helpers/sandbox.ts';
@@ -21,8 +21,7 @@ const owner = OWNER;
 const redisUrl = inject('redisUrl');
 const sandbox = useRunSandbox();
 
-type Proc = CliProcess;
-const cli = (args: string[], env: Record<string, string>): Proc => spawnCli(args, { env });
+const cli = spawnWithEnv;
 
 const items = () => ownerItems(sandbox);
 

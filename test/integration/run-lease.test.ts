@@ -22,6 +22,7 @@ import {
   finishedRuns,
   OWNER,
   ownerItems,
+  queuedAndInlineSheets,
   runsByEnd,
   type RunSummary,
   useRunSandbox,
@@ -135,8 +136,7 @@ describe('one run at a time per (owner, API)', () => {
     sandbox.handle.setFaults({ latencyMs: [2, 6], seed: 5 });
     const dir = mkdtempSync(join(tmpdir(), 'ps-fence-mixed-'));
     const rows = 200;
-    const queued = writeProductSheet(dir, rows, { owner, file: 'queued.csv', name: (i) => `Queued ${i}` });
-    const inline = writeProductSheet(dir, rows, { owner, file: 'inline.csv', name: (i) => `Inline ${i}` });
+    const { queued, inline } = queuedAndInlineSheets(dir, rows);
     const env = inlineEnv(sandbox.url, dir, {
       REDIS_URL: redisUrl,
       QUEUE_PREFIX: `fencem-${process.pid}-${Date.now()}`,

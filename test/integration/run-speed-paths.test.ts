@@ -20,7 +20,7 @@ import { runImport, runValidate } from '../../src/pipeline/run/run.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { useSandbox, commandContext } from '../helpers/sandbox.ts';
-import { apiEnv } from '../helpers/env.ts';
+import { apiEnv, offlineEnv } from '../helpers/env.ts';
 
 const owner = DEMO_COMPANY_ID;
 const sandbox = useSandbox();
@@ -202,14 +202,7 @@ describe('start-up', () => {
     writeFileSync(file, `${lines.join('\n')}\n`);
     expect(statSync(file).size).toBeGreaterThanOrEqual(REPORT_THREAD_BYTES);
     const reportDir = join(dir, 'reports');
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PRODUCT_API_URL: 'http://127.0.0.1:9',
-      REFERENCE_API_URL: 'http://127.0.0.1:9',
-      API_TOKEN: 'unused',
-      REPORT_DIR: reportDir,
-      LOG_LEVEL: 'error',
-    };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...offlineEnv(reportDir) };
     const r = spawnSync(process.execPath, ['bin/product-sync.mjs', 'validate', file, '--mapping', mapping], {
       env,
       encoding: 'utf8',

@@ -1,7 +1,8 @@
 // The s3 source kind against s3rver (an S3-compatible server from npm, started here in a child process on a free port):
 // paged listing under a prefix with a pattern, downloads with sha256 and a size limit, the listed version only,
 // afterImport move and delete, path-style addressing for an endpoint, credentials refused or missing.
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,7 @@ import { ProductSyncError } from '../../src/errors.ts';
 import { openS3Source, type S3SourceOptions } from '../../src/sources/s3.ts';
 import type { S3SourceConfig, Source } from '../../src/sources/source.ts';
 import { freePort } from '../global-setup.ts';
-import { ownS3, s3rverBin, S3RVER_KEY, type OwnS3 } from '../helpers/s3rver.ts';
+import { ownS3, s3AdminClient, s3rverBin, S3RVER_KEY, type OwnS3 } from '../helpers/s3rver.ts';
 import { rejection } from '../helpers/errors.ts';
 
 const missing = s3rverBin() ? null : 's3rver is not installed (a devDependency: npm ci)';
@@ -52,18 +53,7 @@ describe.skipIf(missing !== null)('s3 source (s3rver)', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ps-s3-'));
     s3 = await ownS3(dir, ['drops']);
-    // The SDK's default chain finds these (as it would AWS's own variables on a worker).
-    process.env.AWS_ACCESS_KEY_ID = S3RVER_KEY.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_KEY.secretAccessKey;
-    delete process.env.AWS_PROFILE;
-    process.env.AWS_EC2_METADATA_DISABLED = 'true';
-    admin = new S3Client({
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: S3RVER_KEY,
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-    });
+    admin = s3AdminClient(s3);
   });
   afterAll(async () => {
     for (const s of opened) await s.close();

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { loadConfig, type Config } from '../../src/config.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { buildConsole } from '../../src/server/app.ts';
+import { queueEnv } from '../helpers/env.ts';
 
 // Uploads over HTTP (no browser, no workers: nothing accepted here needs to run). Refused or aborted uploads leave
 // nothing in UPLOAD_DIR, not even a hidden `.part` file.
@@ -20,16 +21,10 @@ let port: number;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ps-uploads-'));
-  config = loadConfig({
-    PRODUCT_API_URL: 'http://127.0.0.1:9',
-    API_TOKEN: 'sandbox-token',
-    OWNER_COMPANY_ID: DEMO_COMPANY_ID,
-    REDIS_URL: inject('redisUrl'),
-    QUEUE_PREFIX: prefix,
-    REPORT_DIR: join(dir, 'reports'),
-    UPLOAD_DIR: join(dir, 'uploads'),
-    LOG_LEVEL: 'warn',
-  });
+  // No API: nothing accepted here runs.
+  config = loadConfig(
+    queueEnv('http://127.0.0.1:9', inject('redisUrl'), prefix, dir, { OWNER_COMPANY_ID: DEMO_COMPANY_ID }),
+  );
   app = await buildConsole({ config, maxUploadBytes: 64 * 1024 * 1024 });
   await app.listen({ port: 0, host: '127.0.0.1' });
   port = (app.server.address() as { port: number }).port;
