@@ -5,8 +5,8 @@
  * request's first byte is written to its socket. A request that fails the check is not sent: it rejects with a
  * LeaseLostError.
  *
- * The fence of the code running now is carried by the run's scope (run-scope.ts), so every write made inside a run —
- * the executor's, a brand created while resolving labels — is fenced without threading it through each call.
+ * A run's fence is carried by its clients (ApiClients.forRun, run-scope.ts), which every write of the run goes
+ * through — the executor's, a brand created while resolving labels, its repairs — so each of them is fenced.
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import type { Dispatcher } from 'undici';

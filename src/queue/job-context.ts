@@ -8,7 +8,6 @@ import type { RunContext } from '../pipeline/run/run.ts';
 import type { EventRecorder } from './events-queue.ts';
 import type { LeaseKeeper } from '../lease/lease-keeper.ts';
 import type { OwnerSlots } from './owner-slots.ts';
-import type { RequestScopes } from './request-scope.ts';
 
 export interface JobContext {
   ctx: RunContext;
@@ -18,7 +17,6 @@ export interface JobContext {
   recorder: EventRecorder;
   /** Queued runs' owner leases, kept alive between their jobs (lease-keeper.ts). */
   keeper: LeaseKeeper;
-  scopes: RequestScopes;
   /** Job lock duration, ms. */
   lockDuration: number;
   metrics?: ProcessMetrics;

@@ -27,7 +27,6 @@ import { LeaseKeeper } from '../lease/lease-keeper.ts';
 import { OwnerSlots } from './owner-slots.ts';
 import { pushJobHandler } from './push-job.ts';
 import { answersWithin } from './redis-health.ts';
-import { RequestScopes } from './request-scope.ts';
 import { within } from '../within.ts';
 import { queueTelemetry } from '../tracing.ts';
 
@@ -98,7 +97,6 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     prefix,
     recorder,
     keeper,
-    scopes: new RequestScopes(ctx.clients.stats),
     lockDuration,
     metrics: options.metrics,
     track: sending.track,
