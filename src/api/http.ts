@@ -6,7 +6,7 @@ import { HttpError, LeaseLostError, type ErrorCode } from '../errors.ts';
 import { ENDPOINTS, fillPath, joinUrl, type ApiName, type EndpointName, type RetryClass } from './endpoints.ts';
 import { DEFAULT_RETRY, mayRetry, parseRetryAfter, retryDelayMs, type RetryOptions } from './retry.ts';
 import type { Credential } from './credential.ts';
-import { fenceInterceptor, type Fence } from './fence.ts';
+import { fencedAgent, type Fence } from './fence.ts';
 import type { RunScope } from './run-scope.ts';
 import type { ApiLimiter, PermitOutcome } from './api-limiter.ts';
 import { requestObserver } from './request-observer.ts';
@@ -38,7 +38,7 @@ export class LazyDispatcher {
    */
   get(): Promise<Dispatcher> {
     if (this.#closed) return Promise.reject(new Error('the HTTP client is closed'));
-    return (this.#agent ??= loadUndici().then((u) => new u.Agent(this.#options).compose(fenceInterceptor)));
+    return (this.#agent ??= loadUndici().then((u) => new (fencedAgent(u.Agent))(this.#options)));
   }
 
   /** Closes the agent's connections (nothing to do when no request was ever sent). */
@@ -195,7 +195,7 @@ export async function sendRequest(source: DispatcherSource, input: SendInput): P
   let text: string;
   try {
     const dispatcher = source instanceof LazyDispatcher ? await source.get() : source;
-    // A lost lease refuses the write here (and again at the socket, where a dispatcher without the interceptor cannot).
+    // A lost lease refuses the write here (and again at the socket, where a dispatcher without the fence check cannot).
     await input.fence?.ready();
     const options = {
       method: method as Dispatcher.HttpMethod,
