@@ -156,16 +156,21 @@ defaults:
 `;
 }
 
-/** Writes the 5-column CSV of `rows` rows at `file` and its mapping next to it, unless they exist. */
+/**
+ * Writes the 5-column CSV of `rows` rows at `file` and its mappings next to it, unless they exist: `mapping`, and
+ * `fullMapping` for `--mode full`, which needs a scope (the whole catalogue here: docs/scopes.md).
+ */
 export async function ensureScaleSheet(
   file: string,
   rows: number,
   owner: string,
-): Promise<{ file: string; mapping: string }> {
+): Promise<{ file: string; mapping: string; fullMapping: string }> {
   const mapping = file.replace(/\.csv$/, '.yaml');
+  const fullMapping = file.replace(/\.csv$/, '-full.yaml');
   mkdirSync(dirname(file), { recursive: true });
   if (!existsSync(mapping)) writeFileSync(mapping, scaleMapping(owner));
-  if (existsSync(file)) return { file, mapping };
+  if (!existsSync(fullMapping)) writeFileSync(fullMapping, `${scaleMapping(owner)}scope: owner\n`);
+  if (existsSync(file)) return { file, mapping, fullMapping };
   const tmp = `${file}.tmp`;
   const out = createWriteStream(tmp);
   out.write('GTIN;Désignation;Marque;Poids net;Unité\n');
@@ -180,5 +185,5 @@ export async function ensureScaleSheet(
   out.end(buf);
   await once(out, 'finish');
   renameSync(tmp, file);
-  return { file, mapping };
+  return { file, mapping, fullMapping };
 }

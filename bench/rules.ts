@@ -12,6 +12,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEMO_COMPANY_ID } from '../src/sandbox/defaults.ts';
 import { testGtin } from '../test/helpers/sheets.ts';
+import { FIVE_RULES } from './rules-five.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const DATA = join(tmpdir(), 'product-sync-bench-rules');
@@ -38,13 +39,7 @@ columns:
   - { column: Poids net, field: "netContents[0].value", type: decimal }
   - { column: Unité, field: "netContents[0].unitOfMeasure", type: unit }
 `;
-const RULES = `rules:
-  - { id: B-1, assert: "$length(tradeItemName) <= 60", severity: warning, message: long name }
-  - { id: B-2, assert: "$number(netContents[0].value) < 5000", severity: error, message: heavy }
-  - { id: B-3, assert: "$length(netContents[0].unitOfMeasure) > 0", severity: error, message: unit }
-  - { id: B-4, assert: "$substring(gtin, 0, 3) != '000'", severity: warning, message: prefix }
-  - { id: B-5, assert: "$not($contains(tradeItemName, '<'))", severity: warning, message: markup }
-`;
+const RULES = `rules:\n${FIVE_RULES.map((r) => `  - { id: ${r.id}, assert: "${r.assert}", severity: ${r.severity}, message: ${r.message} }\n`).join('')}`;
 
 async function prepare(): Promise<{ sheet: string; plain: string; ruled: string }> {
   mkdirSync(DATA, { recursive: true });

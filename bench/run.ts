@@ -221,7 +221,7 @@ const n = (rows: number) =>
 function rerunBench(rows: number, modes: ('upsert' | 'full')[], time: boolean): Bench {
   const figures: FigureDef[] = [];
   for (const mode of modes) {
-    const command = `product-sync import scale-${n(rows)}.csv --mapping scale-${n(rows)}.yaml${mode === 'full' ? ' --mode full' : ''} (API holds the ${n(rows)} items)`;
+    const command = `product-sync import scale-${n(rows)}.csv --mapping scale-${n(rows)}${mode === 'full' ? '-full.yaml --mode full' : '.yaml'} (API holds the ${n(rows)} items)`;
     const label = `no-change rerun, ${n(rows)} rows vs ${n(rows)}-item catalogue${mode === 'full' ? ', full mode' : ''}`;
     if (time)
       figures.push({
@@ -256,7 +256,9 @@ function rerunBench(rows: number, modes: ('upsert' | 'full')[], time: boolean): 
               `${co.label}: rerun ${mode}`,
               await cli(
                 co,
-                ['import', sheet.file, '--mapping', sheet.mapping, ...(mode === 'full' ? ['--mode', 'full'] : [])],
+                mode === 'full'
+                  ? ['import', sheet.file, '--mapping', sheet.fullMapping, '--mode', 'full']
+                  : ['import', sheet.file, '--mapping', sheet.mapping],
                 apiEnv(sb.url, reportDir),
               ),
               new RegExp(`unchanged ${rows}\\b`),

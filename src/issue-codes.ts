@@ -183,7 +183,7 @@ export const ISSUE_CODES = {
   BRAND_CREATED: ['warning', 'the brand did not exist and was created'],
   BRAND_WOULD_CREATE: [
     'warning',
-    'the brand does not exist and would be created (dry run, or a row rejected for another issue)',
+    'the brand does not exist and would be created (dry run, a row rejected for another issue, or a run whose quality gate is not yet decided)',
   ],
   BRAND_ARCHIVED: ['warning', 'the brand of this name is archived'],
   // scope (pipeline/scope.ts)

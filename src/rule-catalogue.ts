@@ -567,7 +567,7 @@ const ENTRIES: readonly Entry[] = [
     'lookup',
     'BRAND_WOULD_CREATE',
     ['brandId'],
-    'a brand exists (a dry run or a rejected row would create it)',
+    'a brand exists (a dry run, a rejected row or a held run would create it)',
   ),
   rule('PS-REF-011', 'lookup', 'BRAND_ARCHIVED', ['brandId'], 'a brand is not archived'),
   rule('PS-REF-012', 'lookup', 'BRAND_CREATE_FAILED', ['brandId'], 'a missing brand is created by the API'),

@@ -24,6 +24,10 @@ const HAND_MADE: Record<string, unknown>[] = [
     gtin: '1234567890123',
     netContents: [{ value: -5, unitOfMeasure: 'g' }],
   },
+  // surrogates past a substring's reach, numbers as strings jsonata reads otherwise, nested lists
+  { tradeItemName: 'ab🍪cd', gtin: '0x1F', netContents: [{ value: '1e999', unitOfMeasure: [['g']] }] },
+  { tradeItemName: 'abc', gtin: '-0', netContents: [{ value: ' 12' }, [{ value: '007' }]] },
+  { tradeItemName: [['nested']], gtin: '1.5e3', netContents: [[], { value: '-2.50' }] },
 ];
 
 // And every combination of a few values of three fields (an absent one left out of the row).
@@ -120,6 +124,25 @@ const EXPRESSIONS = [
   'tradeItemName ?: gtin',
   "gtin ?? 'none'",
   '$assert($length(gtin) = 14, "bad length")',
+  // the shapes the generated function reads itself, and what it leaves to the evaluators
+  '$substring(tradeItemName, 0, 2)',
+  '$substring(tradeItemName, 1, 2)',
+  '$substring(tradeItemName, 2, 3)',
+  '$substring(tradeItemName, 0)',
+  'tradeItemName[0]',
+  'tradeItemName[1]',
+  'netContents[0][0].value',
+  'netContents[1][0]',
+  'netContents[0].unitOfMeasure[0]',
+  'netContents.value[1]',
+  '$number(gtin) + 1',
+  '$number(netContents[1].value) >= 7',
+  'gtin & tradeItemName',
+  '$not(tradeItemName)',
+  'tradeItemName ? 1 : 0',
+  "netContents[0].unitOfMeasure = 'g' and $number(netContents[0].value) > 100",
+  '$',
+  '()',
 ];
 // Outside the subset: jsonata evaluates them.
 const OUTSIDE = [

@@ -228,4 +228,44 @@ describe('a quality gate on queued runs', () => {
     expect(held.counts).toMatchObject({ rows: 5, notAttempted: 5, created: 0 });
     expect(stored(`0${testGtin(1300)}`)).toBe(false);
   }, 60_000);
+
+  // docs/mapping.md "What a held run writes before its verdict": brands are created after the prepare step's verdict.
+  it('creates the brands a run names only once its gate passes: held, none; under the gate, once, before the chunks', async () => {
+    const brandMapping = (name: string, gate: Record<string, unknown>) => {
+      const m = JSON.parse(mappingText(gate)) as { columns: unknown[] };
+      m.columns.push({ column: 'Marque', field: 'brandId', lookup: { brand: { create: true } } });
+      const file = join(dir, `${name}.yaml`);
+      writeFileSync(file, JSON.stringify({ ...m, name }));
+      return file;
+    };
+    const withBrand = (file: string, brand: string) => {
+      const [head, ...rows] = readFileSync(file, 'utf8').trimEnd().split('\n');
+      writeFileSync(file, `${[`${head};Marque`, ...rows.map((r) => `${r};${brand}`)].join('\n')}\n`);
+      return file;
+    };
+    const brands = (name: string) =>
+      [...stack.sandbox.handle.store.brands.values()].filter((b) => b.companyId === DEMO_COMPANY_ID && b.name === name);
+
+    const strict = brandMapping('gate-brands-strict', { maxInvalidShare: 0.1 });
+    const heldFile = withBrand(sheet(dir, 'brand-held.csv', 10, 3, 1400), 'Biscuiterie Queued Held');
+    const before = writes();
+    const held = await cliInProcess(['enqueue', heldFile, '--mapping', strict, '--wait'], { env: env() });
+    expect(held.code, held.stderr).toBe(3);
+    expect(writes()).toBe(before);
+    expect(brands('Biscuiterie Queued Held')).toEqual([]);
+    expect(stored(`0${testGtin(1405)}`)).toBe(false);
+
+    // Under the gate: the brand is created once, after the verdict and before the chunk jobs, every item linked to it.
+    const lenient = brandMapping('gate-brands-lenient', { maxInvalidShare: 0.5 });
+    const passFile = withBrand(sheet(dir, 'brand-pass.csv', 10, 3, 1500), 'Biscuiterie Queued Passe');
+    const passed = await cliInProcess(['enqueue', passFile, '--mapping', lenient, '--wait'], { env: env() });
+    expect(passed.code, passed.stderr).toBe(1);
+    const [brand] = brands('Biscuiterie Queued Passe');
+    expect(brands('Biscuiterie Queued Passe')).toHaveLength(1);
+    const items = [...stack.sandbox.handle.store.tradeItems.values()].filter((t) =>
+      Array.from({ length: 7 }, (_, i) => `0${testGtin(1503 + i)}`).includes(t.fields.gtin as string),
+    );
+    expect(items).toHaveLength(7);
+    for (const t of items) expect(t.fields.brandId).toBe(brand!.brandId);
+  }, 60_000);
 });

@@ -11,13 +11,12 @@
  * evaluators below follow jsonata 2.1's (evaluatePath, evaluateStep, evaluateFilter, evaluateBinary…) one for one,
  * and test/jsonata-sync.test.ts compares both on many expressions and rows.
  */
-import jsonata from 'jsonata';
+import { jsonata, type JsonataExpression } from './jsonata-lib.ts';
+import { emitExpression, type CallSite, type EmitContext, type Fn, type Node } from './jsonata-emit.ts';
 
 /** A compiled expression: its result on a row; throws when jsonata must evaluate the row instead. */
 export type SyncExpression = (row: unknown) => unknown;
 
-type Node = Record<string, unknown> & { type?: string; value?: unknown };
-type Fn = (ctx: unknown, root: unknown) => unknown;
 type Seq = unknown[] & { sequence?: boolean; keepSingleton?: boolean; cons?: boolean };
 
 interface Builtin {
@@ -133,12 +132,18 @@ function collapse(result: unknown): unknown {
   return result;
 }
 
-/** Compiles an expression, or null when it has a node outside the subset. */
-export async function compileSync(expression: jsonata.Expression): Promise<SyncExpression | null> {
+/**
+ * Compiles an expression, or null when it has a node outside the subset: one generated function (jsonata-emit.ts)
+ * over the evaluators below, which it calls on the values it does not expect.
+ */
+export async function compileSync(expression: JsonataExpression): Promise<SyncExpression | null> {
   const fns = await loadBuiltins();
-  const compiled = new Compiler(fns).node(expression.ast() as unknown as Node);
+  const compiler = new Compiler(fns);
+  const root = expression.ast() as unknown as Node;
+  const compiled = compiler.node(root);
   if (!compiled) return null;
-  return (row) => (Array.isArray(row) ? bail() : compiled(row, row));
+  const emitted = emitExpression(root, compiler.emitContext());
+  return emitted ?? ((row) => (Array.isArray(row) ? bail() : compiled(row, row)));
 }
 
 // Nodes whose result may be a sequence (the others return a single value or a plain array).
@@ -147,6 +152,9 @@ const STEP_KEYS_REFUSED = ['focus', 'index', 'tuple', 'ancestor', 'consarray', '
 
 class Compiler {
   readonly own: Record<string, (...args: unknown[]) => unknown>;
+  /** Each node's evaluator and each function call's site, for the generated function (jsonata-emit.ts). */
+  readonly evaluators = new Map<Node, Fn>();
+  readonly calls = new Map<Node, CallSite>();
   constructor(readonly fns: Builtins) {
     this.own = ownImplementations(fns);
   }
@@ -156,7 +164,33 @@ class Compiler {
     if (Object.hasOwn(n, 'predicate') || Object.hasOwn(n, 'group') || n.keepArray) return null;
     const f = this.bare(n);
     if (!f) return null;
-    return COLLAPSED.has(n.type!) ? (c, r) => collapse(f(c, r)) : f;
+    const out: Fn = COLLAPSED.has(n.type!) ? (c, r) => collapse(f(c, r)) : f;
+    this.evaluators.set(n, out);
+    return out;
+  }
+
+  emitContext(): EmitContext {
+    const known =
+      <T>(map: Map<Node, T>) =>
+      (n: Node) =>
+        map.get(n) ?? bail();
+    const fns = this.fns;
+    return {
+      general: known(this.evaluators),
+      call: known(this.calls),
+      helpers: {
+        collapse,
+        boolean: fns.boolean.implementation,
+        string: fns.string.implementation,
+        deepEqual,
+        compare,
+        arithmetic: arithmeticOf,
+        within,
+        negate: (v) => (isNumeric(v) ? -v : bail()),
+        synchronous: (v) => (v instanceof Promise ? bail() : v),
+        bail,
+      },
+    };
   }
 
   bare(n: Node): Fn | null {
@@ -308,8 +342,13 @@ class Compiler {
       case '-':
       case '*':
       case '/':
-      case '%':
-        return arithmetic(n.value, lhs, rhs);
+      case '%': {
+        const op = n.value;
+        return (c, r) => {
+          const a = lhs(c, r);
+          return arithmeticOf(op, a, rhs(c, r));
+        };
+      }
       case '=':
       case '!=': {
         const eq = n.value === '=';
@@ -323,8 +362,13 @@ class Compiler {
       case '<':
       case '<=':
       case '>':
-      case '>=':
-        return comparison(n.value, lhs, rhs);
+      case '>=': {
+        const op = n.value;
+        return (c, r) => {
+          const a = lhs(c, r);
+          return compare(op, a, rhs(c, r));
+        };
+      }
       case '&':
         return (c, r) => {
           const a = lhs(c, r);
@@ -333,9 +377,7 @@ class Compiler {
       case 'in':
         return (c, r) => {
           const a = lhs(c, r);
-          const b = rhs(c, r);
-          if (a === undefined || b === undefined) return false;
-          return Array.isArray(b) ? b.some((x) => x === a) : b === a;
+          return within(a, rhs(c, r));
         };
       default:
         return null;
@@ -389,6 +431,11 @@ class Compiler {
     const optional = PLAIN_ARGS[proc.value as string]?.filter((t) => t.endsWith('?')).length ?? 0;
     const asIs = args.length <= plain.length && args.length >= plain.length - optional;
     const signature = def.signature;
+    const apply = (values: unknown[], c: unknown) => {
+      const result = impl(...(signature ? signature.validate(values, c) : values));
+      return result instanceof Promise ? bail() : result;
+    };
+    this.calls.set(n, { impl, plain: asIs ? plain.slice(0, args.length) : null, apply });
     return (c, r) => {
       const values: unknown[] = [];
       let plainArgs = asIs;
@@ -441,33 +488,33 @@ function step(s: { fn: Fn; stages: Fn[] }, input: Seq, root: unknown, last: bool
   return out;
 }
 
-function arithmetic(op: string, lhs: Fn, rhs: Fn): Fn {
-  return (c, r) => {
-    const a = lhs(c, r);
-    const b = rhs(c, r);
-    if ((a !== undefined && !isNumeric(a)) || (b !== undefined && !isNumeric(b))) bail();
-    if (a === undefined || b === undefined) return undefined;
-    const x = a as number;
-    const y = b as number;
-    return op === '+' ? x + y : op === '-' ? x - y : op === '*' ? x * y : op === '/' ? x / y : x % y;
-  };
+/** jsonata's arithmetic on two values (evaluateNumericExpression); throws where jsonata must say why. */
+function arithmeticOf(op: string, a: unknown, b: unknown): unknown {
+  if ((a !== undefined && !isNumeric(a)) || (b !== undefined && !isNumeric(b))) bail();
+  if (a === undefined || b === undefined) return undefined;
+  const x = a as number;
+  const y = b as number;
+  return op === '+' ? x + y : op === '-' ? x - y : op === '*' ? x * y : op === '/' ? x / y : x % y;
 }
 
 const COMPARABLE = new Set(['undefined', 'string', 'number']);
 
-function comparison(op: string, lhs: Fn, rhs: Fn): Fn {
-  return (c, r) => {
-    const a = lhs(c, r);
-    const b = rhs(c, r);
-    const ta = typeof a;
-    const tb = typeof b;
-    if (!COMPARABLE.has(ta) || !COMPARABLE.has(tb)) bail();
-    if (a === undefined || b === undefined) return undefined;
-    if (ta !== tb) bail();
-    const x = a as number;
-    const y = b as number;
-    return op === '<' ? x < y : op === '<=' ? x <= y : op === '>' ? x > y : x >= y;
-  };
+/** jsonata's `<`, `<=`, `>`, `>=` on two values (evaluateComparisonExpression). */
+function compare(op: string, a: unknown, b: unknown): unknown {
+  const ta = typeof a;
+  const tb = typeof b;
+  if (!COMPARABLE.has(ta) || !COMPARABLE.has(tb)) bail();
+  if (a === undefined || b === undefined) return undefined;
+  if (ta !== tb) bail();
+  const x = a as number;
+  const y = b as number;
+  return op === '<' ? x < y : op === '<=' ? x <= y : op === '>' ? x > y : x >= y;
+}
+
+/** jsonata's `in` on two values (evaluateIncludesExpression). */
+function within(a: unknown, b: unknown): boolean {
+  if (a === undefined || b === undefined) return false;
+  return Array.isArray(b) ? b.some((x) => x === a) : b === a;
 }
 
 /** jsonata's isDeepEqual. */
@@ -483,21 +530,40 @@ function deepEqual(a: unknown, b: unknown): boolean {
   return ka.every((k) => deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
-/** Any UTF-16 surrogate: a string without one has as many code points as code units. */
-const SURROGATE = /[\uD800-\uDFFF]/;
+/**
+ * Whether a string has a UTF-16 surrogate among its first `end` code units: without one, they are as many code points.
+ * A loop: on the short strings of a row's fields it costs less than a regular expression's call.
+ */
+function hasSurrogate(str: string, end: number): boolean {
+  for (let i = 0; i < end; i++) if ((str.charCodeAt(i) & 0xf800) === 0xd800) return true;
+  return false;
+}
+
+/** The decimal numbers `$number` reads from a string: jsonata's own regular expression, made once here. */
+const DECIMAL = /^-?[0-9]+(\.[0-9]+)?([Ee][-+]?[0-9]+)?$/;
 
 /**
- * jsonata's own implementations, but for `$contains` and for the code-point counting of `$length` and `$substring`
- * (an array of the string's characters each call), done on the string itself when it has no surrogate pair.
+ * jsonata's own implementations, but for `$contains`, for the code-point counting of `$length` and `$substring` (an
+ * array of the string's characters each call), done on the string itself when it has no surrogate pair, and for
+ * `$number` of a number or a decimal string (jsonata's makes its regular expression at each call).
  */
 function ownImplementations(fns: Builtins): Record<string, (...args: unknown[]) => unknown> {
   const length = fns.length.implementation;
   const substring = fns.substring.implementation;
+  const number = fns.number.implementation;
   return {
     contains,
-    length: (str) => (typeof str === 'string' && !SURROGATE.test(str) ? str.length : length(str)),
+    number: (arg) => {
+      if (typeof arg === 'number') return arg;
+      // Both parseFloat and jsonata's isFinite(arg) read such a string as the same number.
+      const n = typeof arg === 'string' && DECIMAL.test(arg) ? parseFloat(arg) : NaN;
+      return Number.isFinite(n) ? n : number(arg);
+    },
+    length: (str) => (typeof str === 'string' && !hasSurrogate(str, str.length) ? str.length : length(str)),
     substring: (str, start, len) => {
-      if (typeof str !== 'string' || SURROGATE.test(str)) return substring(str, start, len);
+      // From the start, only the code units it reaches need be code points (the rest is not counted).
+      const reach = (start as number) >= 0 && len !== undefined ? (start as number) + (len as number) : Infinity;
+      if (typeof str !== 'string' || hasSurrogate(str, Math.min(reach, str.length))) return substring(str, start, len);
       let from = start as number;
       if (str.length + from < 0) from = 0;
       if (len === undefined) return str.slice(from);

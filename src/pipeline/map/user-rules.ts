@@ -5,7 +5,7 @@
  * are resolved, each failure an issue (USER_RULE) carrying the rule's id, an assertion that raises an error on a row an
  * issue of that row (USER_RULE_FAILED). Each expression is compiled once per run.
  */
-import jsonata from 'jsonata';
+import { jsonata, type JsonataExpression } from './jsonata-lib.ts';
 import { issue } from '../../issue-codes.ts';
 import { compileSync, type SyncExpression } from './jsonata-sync.ts';
 import type { Draft, Issue, Severity } from '../types.ts';
@@ -104,7 +104,7 @@ const JSONATA = Symbol('jsonata');
 
 interface Compiled {
   rule: UserRule;
-  expr: jsonata.Expression;
+  expr: JsonataExpression;
   /** The synchronous evaluator of the expression, when it is in its subset (jsonata-sync.ts); null: jsonata's. */
   sync: SyncExpression | null;
   reads: readonly string[];
@@ -138,24 +138,51 @@ export class UserRuleChecker {
     await (this.#compiled ??= this.#compileSync());
     for (let i = 0; i < drafts.length; i++) {
       const d = drafts[i]!;
-      for (const c of this.#rules) {
-        let result: unknown = JSONATA;
-        if (c.sync)
-          try {
-            result = c.sync(d.fields);
-          } catch {
-            // Outside the subset on this row, or an error: jsonata's evaluate gives the result or the error's message.
-          }
-        try {
-          if (result === JSONATA) result = await this.#evaluate(c, d.fields);
-        } catch (err) {
-          d.issues.push(
-            this.#issue(c, d, 'USER_RULE_FAILED', `${c.rule.id}: ${(err as Error).message ?? String(err)}`),
-          );
-          continue;
-        }
-        if (fails(result)) d.issues.push(this.#issue(c, d, 'USER_RULE', c.rule.message));
+      const from = this.#checkSync(d);
+      if (from < this.#rules.length) await this.#checkFrom(d, from);
+    }
+  }
+
+  /**
+   * The rules evaluated synchronously on a draft, in order, until one that jsonata must evaluate on it (outside the
+   * subset, or its function threw): that rule's index (the number of rules when there is none). No promise, no
+   * allocation on a row where every rule holds.
+   */
+  #checkSync(d: Draft): number {
+    const rules = this.#rules;
+    const fields = d.fields;
+    for (let k = 0; k < rules.length; k++) {
+      const c = rules[k]!;
+      if (!c.sync) return k;
+      let result: unknown;
+      try {
+        result = c.sync(fields);
+      } catch {
+        return k;
       }
+      if (fails(result)) d.issues.push(this.#issue(c, d, 'USER_RULE', c.rule.message));
+    }
+    return rules.length;
+  }
+
+  /** The rules from index `from` on a draft, each with its function when it has one, else (or if it throws) jsonata. */
+  async #checkFrom(d: Draft, from: number): Promise<void> {
+    for (let k = from; k < this.#rules.length; k++) {
+      const c = this.#rules[k]!;
+      let result: unknown = JSONATA;
+      if (c.sync && k > from)
+        try {
+          result = c.sync(d.fields);
+        } catch {
+          // Outside the subset on this row, or an error: jsonata's evaluate gives the result or the error's message.
+        }
+      try {
+        if (result === JSONATA) result = await this.#evaluate(c, d.fields);
+      } catch (err) {
+        d.issues.push(this.#issue(c, d, 'USER_RULE_FAILED', `${c.rule.id}: ${(err as Error).message ?? String(err)}`));
+        continue;
+      }
+      if (fails(result)) d.issues.push(this.#issue(c, d, 'USER_RULE', c.rule.message));
     }
   }
 
@@ -204,11 +231,19 @@ export class UserRuleChecker {
   }
 }
 
+/**
+ * The sheet cell a field came from: its own origin, else the first of a path under it (`netContents[0].value`). A
+ * for-in rather than Object.entries: no array a failing row.
+ */
 function originOf(d: Draft, field: string): { column: string; value: string | null } | undefined {
   const origins = d.origins;
   if (!origins) return undefined;
   if (origins[field]) return origins[field];
-  for (const [p, o] of Object.entries(origins)) if (p.startsWith(`${field}[`) || p.startsWith(`${field}.`)) return o;
+  const n = field.length;
+  for (const p in origins) {
+    const after = p.charCodeAt(n);
+    if ((after === 0x5b || after === 0x2e) && p.startsWith(field) && Object.hasOwn(origins, p)) return origins[p];
+  }
   return undefined;
 }
 

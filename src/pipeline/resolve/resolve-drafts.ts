@@ -5,10 +5,17 @@
 import { ISSUE_CODES, severityOf, type IssueCode } from '../../issue-codes.ts';
 import { setAt } from '../field-path.ts';
 import type { Draft, DraftLookup, Issue } from '../types.ts';
-import type { ReferenceResolver } from './reference-resolver.ts';
+import { pendingBrandId } from './pending-brand.ts';
+import { labelKey, type ReferenceResolver, type ResolveIssue, type ResolvedBrand } from './reference-resolver.ts';
 
 type Resolved =
-  | { id: string | null; warning?: { code: string; message: string }; createdBrand?: boolean }
+  | {
+      id: string | null;
+      warning?: { code: string; message: string };
+      createdBrand?: boolean;
+      /** The label key of a brand left to create after the gate's verdict (its placeholder is `id`). */
+      pendingBrand?: string;
+    }
   | { issue: string; message: string; severity?: Issue['severity'] };
 
 /** Resolves the lookups of drafts, a chunk at a time, remembering each (lookup, label) answer for the run. */
@@ -20,6 +27,13 @@ export class DraftResolver {
   readonly #memoMax: number;
   /** Brands this run created. */
   readonly createdBrands = new Set<string>();
+  /**
+   * Set by a run whose quality gate is still to decide: a brand to create is not created but planned (a placeholder id,
+   * pending-brand.ts), created once the gate lets the run write (run/pending-brands.ts).
+   */
+  deferBrandCreates = false;
+  /** The brands planned to be created (deferBrandCreates): label key → the name as first written. */
+  readonly pendingBrands = new Map<string, string>();
 
   constructor(resolver: ReferenceResolver, memoMax = 50_000) {
     this.#resolver = resolver;
@@ -112,6 +126,8 @@ export class DraftResolver {
       if (r.warning && !(r.warning.code === 'BRAND_CREATED' && this.createdBrands.has(value)))
         d.issues.push(lookupIssue(d, l, value, r.warning.code, r.warning.message));
       if (r.createdBrand) this.createdBrands.add(value);
+      if (r.pendingBrand !== undefined && !this.pendingBrands.has(r.pendingBrand))
+        this.pendingBrands.set(r.pendingBrand, value.trim());
       if (r.id !== null) ids.push(r.id);
     }
     if (ids.length > 0) setAt(d.fields, l.segments, l.array ? ids : ids[0]);
@@ -126,7 +142,7 @@ export class DraftResolver {
         this.#memo.clear();
         this.#known.clear();
       }
-      p = resolveOne(this.#resolver, l, value, lookOnly);
+      p = resolveOne(this.#resolver, l, value, lookOnly, this.deferBrandCreates);
       this.#memo.set(key, p);
       // A failed request is not remembered: the next row asks again.
       p.then(
@@ -140,6 +156,11 @@ export class DraftResolver {
       );
     }
     return p;
+  }
+
+  /** Creates (or finds, when it exists by now) a brand a deferred run planned: the resolver's one way to a brand. */
+  createBrand(name: string): Promise<ResolvedBrand | ResolveIssue> {
+    return this.#resolver.resolveBrand(name, { create: true });
   }
 }
 
@@ -171,6 +192,7 @@ async function resolveOne(
   l: DraftLookup,
   value: string,
   lookOnly: boolean,
+  defer: boolean,
 ): Promise<Resolved> {
   const spec = l.lookup;
   if (spec === 'harmonized-code') {
@@ -178,8 +200,18 @@ async function resolveOne(
     return 'issue' in r ? r : { id: r.code };
   }
   if ('brand' in spec) {
-    const r = await resolver.resolveBrand(value, { create: spec.brand.create ?? false, lookOnly });
+    const r = await resolver.resolveBrand(value, { create: spec.brand.create ?? false, lookOnly: lookOnly || defer });
     if ('issue' in r) return r;
+    // A row to send, before the gate's verdict: its brand planned to be created, under a placeholder id.
+    if (r.brandId === null && defer && !lookOnly)
+      return {
+        id: pendingBrandId(labelKey(value)),
+        pendingBrand: labelKey(value),
+        warning: {
+          code: 'BRAND_WOULD_CREATE',
+          message: `brand "${value}" does not exist and would be created once the run passes its quality gate`,
+        },
+      };
     if (r.brandId === null)
       return {
         id: null,

@@ -19,6 +19,7 @@ import { writeJsonLinesAtomic } from '../report/atomic.ts';
 import { isRejectedOutcome } from '../outcomes.ts';
 import type { ExecutedRow } from '../sync/execute.ts';
 import { openJournal, type Journal } from '../sync/journal.ts';
+import { withPendingBrands } from './pending-brands.ts';
 import { rowLedgerLine, type LedgerLine } from '../undo/ledger.ts';
 import type { ArchiveEntry, RowPlan } from '../sync/plan.ts';
 import type { Cell, Issue } from '../types.ts';
@@ -234,7 +235,8 @@ export async function recoverChunk(
   const why = (row: number | null) =>
     outcome === 'failed' ? failedIssue(row, reason) : notAttemptedIssue(row, reason);
   if (kind === 'archives') return settleArchiveChunk(workDir, index, outcome, [why(null)]);
-  const chunk = await readChunk(workDir, 'rows', index);
+  // The brands a gated run created after its verdict, in the rows' undo values (those it did not create stay planned).
+  const chunk = await withPendingBrands(workDir, await readChunk(workDir, 'rows', index), true);
   const journal = await openJournal(chunkPaths(workDir, kind, index).journal);
   try {
     const rows: ResultRow[] = [...chunk.settled];

@@ -25,6 +25,7 @@ import {
 import { outcomesWithoutRequests } from './push.ts';
 import type { Fence } from '../../api/fence.ts';
 import { abortError, type OpenedRun } from './open-run.ts';
+import { notePendingBrands, withPendingBrands } from './pending-brands.ts';
 
 const hasError = (d: Draft) => d.issues.some((i) => i.severity === 'error');
 /**
@@ -164,6 +165,8 @@ export async function prepareChunk(
   const outcomes = settle ? outcomesWithoutRequests(run.workDir, chunk) : null;
   // A queued run's prepare that lost its job to another worker writes no chunk file over the one that worker writes.
   guard?.check();
+  // Before the verdict, the brands this chunk's rows will need are noted, not created (pending-brands.ts).
+  if (run.resolver.deferBrandCreates) await notePendingBrands(run.workDir, chunk, run.resolver);
   if (outcomes)
     return { index, status: 'settled', chunk, results: await writeResults(run.workDir, 'rows', index, outcomes) };
   await writeChunk(run.workDir, 'rows', index, chunk);
@@ -181,7 +184,8 @@ const KEPT_OUTCOMES: ReadonlySet<string> = new Set(['created', 'updated', 'unarc
 async function keepEarlierOutcomes(earlier: string, workDir: string, chunk: RowChunk): Promise<void> {
   const old = chunkPaths(earlier, 'rows', chunk.index);
   if (!existsSync(old.input) || !existsSync(old.journal)) return;
-  const before = await readChunk(earlier, 'rows', chunk.index);
+  // Its plans as they were sent: with the ids of the brands that attempt created after its gate (pending-brands.ts).
+  const before = await withPendingBrands(earlier, await readChunk(earlier, 'rows', chunk.index), true);
   const oldPlans = new Map(before.plans.map((p) => [p.row, p]));
   const journal = await openJournal(old.journal);
   const carried: [string, JournalEntry][] = [];

@@ -18,6 +18,7 @@ import {
   type ResultRow,
   type RowChunk,
 } from './chunks.ts';
+import { withPendingBrands } from './pending-brands.ts';
 
 /** What pushing needs: the product client, the shared throttle, and what the run's executors share. */
 export interface PushContext {
@@ -117,7 +118,9 @@ export async function pushRowChunk(
   ctx: PushContext,
   given?: RowChunk,
 ): Promise<PushedChunk> {
-  const chunk = given ?? (await readChunk(workDir, 'rows', index));
+  // A gated run's rows name the brands created after its verdict by placeholders: their ids now (pending-brands.ts).
+  const read = given ?? (await readChunk(workDir, 'rows', index));
+  const chunk = await withPendingBrands(workDir, read, ctx.shared?.stop.reason != null);
   const paths = chunkPaths(workDir, 'rows', index);
   let results: ResultRow[] = [...chunk.settled];
   const sourceOf = new Map(chunk.plans.map((p) => [p.row, p.source]));

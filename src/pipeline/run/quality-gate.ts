@@ -6,6 +6,7 @@
  */
 import { ProductSyncError } from '../../errors.ts';
 import { ruleIdOf } from '../../rule-catalogue.ts';
+import { labelKey } from '../resolve/reference-resolver.ts';
 import type { QualityGate } from '../map/mapping.ts';
 import type { RunStop } from '../sync/execute.ts';
 import type { Draft, Issue } from '../types.ts';
@@ -14,12 +15,16 @@ import { writeRunState, type HeldRun, type RunState } from './run-state.ts';
 
 export type { HeldRun } from './run-state.ts';
 
+const BRAND_CREATED_RULE = ruleIdOf({ code: 'BRAND_CREATED', field: 'brandId' })!;
+
 /** Counts a run's rows against its gate. */
 export class GateTally {
   rows = 0;
   invalid = 0;
   readonly #rules: ReadonlySet<string>;
   readonly ruleRows = new Map<string, number>();
+  /** The new brands valid rows named so far (their first row counts for BRAND_CREATED's rule). */
+  readonly #newBrands = new Set<string>();
   constructor(
     readonly gate: QualityGate,
     /** The verdict an earlier attempt of the run reached (run.json `held`): it stands. */
@@ -49,14 +54,23 @@ export class GateTally {
     this.rows++;
     let error = false;
     const hit = new Set<string>();
+    let newBrand: Issue | undefined;
     for (const i of issues) {
       // A row an earlier attempt stopped before (the run interrupted) is counted for what it is, not for that.
       if (i.code === 'NOT_ATTEMPTED') continue;
       if (i.severity === 'error') error = true;
+      if (i.code === 'BRAND_WOULD_CREATE') newBrand = i;
       if (this.#rules.size > 0) {
         const id = ruleIdOf(i);
         if (id !== null && this.#rules.has(id)) hit.add(id);
       }
+    }
+    // Before the verdict a valid row's new brand is planned, not created (run/pending-brands.ts): the first row naming
+    // it counts as the row that creates it would without a gate.
+    const brand = newBrand && !error && this.#rules.has(BRAND_CREATED_RULE) ? labelKey(String(newBrand.value)) : null;
+    if (brand !== null && !this.#newBrands.has(brand)) {
+      this.#newBrands.add(brand);
+      hit.add(BRAND_CREATED_RULE);
     }
     if (error) this.invalid++;
     for (const id of hit) this.ruleRows.set(id, (this.ruleRows.get(id) ?? 0) + 1);

@@ -26,6 +26,7 @@ import {
 import { abortError, leaseApi, openRun, type OpenedRun } from './open-run.ts';
 import { produceChunks, type ProducedChunk } from './produce-chunks.ts';
 import { decideGate, runGate, type GateTally } from './quality-gate.ts';
+import { createPendingBrands } from './pending-brands.ts';
 import { mergeRunLedger } from '../undo/ledger-file.ts';
 import {
   mergeChunkApiFigures,
@@ -123,10 +124,14 @@ async function driveInline(
   const run = await openRun(req, ctx, kind, share);
   // A gated import prepares every chunk before it pushes one: the gate is decided before the first write.
   const gate = runGate(run.state, run.mapping.gate);
-  if (gate) run.gateTally = gate;
+  if (gate) deferBrands(run, gate);
   const drive = await startInline(run, ctx, kind, tally, t0);
   let finished: Awaited<ReturnType<ReportAssembler['finish']>>;
   try {
+    // Every write from here on (pending brands, the executors') goes through the run's clients (run.clients), fenced
+    // by its lease. An earlier attempt passed the gate but stopped before it created every brand it planned: created
+    // first.
+    if (!gate) await createPlannedBrands(run);
     await traced('pass.rows', { runId: drive.state.runId }, () => pushAsProduced(drive));
     await readAgainForDuplicateKeys(drive);
     await pushArchives(drive);
@@ -323,6 +328,7 @@ async function pushAsProduced(drive: InlineDrive): Promise<void> {
     // Over the gate: nothing is sent; every planned row is reported not attempted, saying why.
     const held = await decideGate(run.gateTally!, run);
     if (held) drive.log.warn({ runId: state.runId, held }, 'run held by its quality gate');
+    else await createPlannedBrands(run);
     run.gateTally = undefined;
     for (const d of deferred) {
       while (pushing.size >= CHUNKS_IN_FLIGHT || reporting.size >= REPORT_BACKLOG)
@@ -518,7 +524,7 @@ export async function startQueuedRun(
   const { state, workDir } = run;
   // A gated run adds no chunk job before the gate is decided: every chunk is prepared first.
   const gate = runGate(state, run.mapping.gate);
-  if (gate) run.gateTally = gate;
+  if (gate) deferBrands(run, gate);
   const deferred: number[] = [];
   const refBefore = ctx.clients.stats.reference - state.referenceRequests;
   const productBefore = ctx.clients.stats.product - state.productRequests;
@@ -527,6 +533,8 @@ export async function startQueuedRun(
   try {
     // Its writes (brands created while resolving) go through the run's clients (run.clients), fenced by its lease.
     await traced('pass.rows', { runId: state.runId }, async () => {
+      // As driveInline: the brands an earlier attempt planned and passed the gate with, before any chunk job.
+      if (!gate) await createPlannedBrands(run);
       for await (const c of produceChunks(run, ctx, guard ? { guard } : {})) {
         if (gate) {
           if (c.status === 'prepared' || c.status === 'pushed') await gate.addEarlier(workDir, c.index, c.status);
@@ -535,7 +543,7 @@ export async function startQueuedRun(
           await onChunk({ runId: state.runId, workDir, kind: 'rows', index: c.index, ...plan });
       }
       if (gate)
-        await afterQueuedGate(gate, run, deferred, (index) =>
+        await afterQueuedGate(gate, run, deferred, guard, (index) =>
           onChunk({ runId: state.runId, workDir, kind: 'rows', index, ...plan }),
         );
     });
@@ -574,6 +582,7 @@ async function afterQueuedGate(
   gate: GateTally,
   run: OpenedRun,
   deferred: readonly number[],
+  guard: Fence | undefined,
   add: (index: number) => Promise<void>,
 ): Promise<void> {
   run.gateTally = undefined;
@@ -581,7 +590,40 @@ async function afterQueuedGate(
   if (held) {
     rootLogger.warn({ runId: run.state.runId, held }, 'run held by its quality gate');
     for (const i of deferred) await recoverChunk(run.workDir, 'rows', i, held.message, 'not_attempted');
-  } else for (const i of deferred) await add(i);
+    return;
+  }
+  // The brands the chunks name, created before their jobs are added (which read their ids from the run's brand file).
+  await createPlannedBrands(run);
+  const stop = run.share.stop.reason;
+  if (stop) {
+    // A worker that lost this job leaves the chunks to the one that has it; else they are not attempted, saying why.
+    guard?.check();
+    for (const i of deferred) await recoverChunk(run.workDir, 'rows', i, stop.message, 'not_attempted');
+    return;
+  }
+  for (const i of deferred) await add(i);
+}
+
+/**
+ * A run under a gate not yet decided: its rows counted by `gate`, and the brands they name planned, not created, until
+ * the verdict (pending-brands.ts).
+ */
+function deferBrands(run: OpenedRun, gate: GateTally): void {
+  run.gateTally = gate;
+  run.resolver.deferBrandCreates = true;
+}
+
+/**
+ * The brands the run planned while its gate was undecided, created now that it may write (pending-brands.ts); what
+ * stops that (the fence, the credential, the API away) stops the run: the rows still to send are then not attempted.
+ */
+async function createPlannedBrands(run: OpenedRun): Promise<void> {
+  if (run.state.kind !== 'import' || run.state.request.dryRun) return;
+  try {
+    await createPendingBrands(run.workDir, run.resolver, run.share);
+  } catch (err) {
+    run.share.stop.reason ??= err instanceof LeaseLostError ? err : abortError(err);
+  }
 }
 
 /**
