@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConcurrencyLimit, eventLoopBusy, type ConcurrencyTuning, type LoopBusy } from './concurrency-limit.ts';
 import { AcceptedWith, RatePace, type PaceTuning } from './rate-pace.ts';
@@ -46,6 +45,8 @@ export interface ApiPermit {
   readonly sentWith: number;
   /** The fleet's requests in flight when it was booked (when the pace is the fleet's). */
   readonly fleetWith?: number;
+  /** The tally of the run it was acquired for, if any. */
+  readonly tally?: LimiterTally;
 }
 
 /** How a request ended, for the limiter: an answer, a refusal (429 / 503), or nothing to learn from. */
@@ -68,10 +69,15 @@ export interface LimiterSnapshot {
   limitedMs: number;
 }
 
+/** A tally with nothing counted yet, for {@link ApiLimiter.acquire}. */
+export function newTally(): LimiterTally {
+  return { answers: 0, refusals: 0, limitedMs: 0, held: 0, heldSince: 0 };
+}
+
 /**
  * What one job of a process saw of the limits (a worker runs several chunk jobs at once on one limiter, so the
  * difference of the process's figures over a job would count the others' too): its refusals and answers, and the time
- * during which at least one of its requests waited on the API's limits.
+ * during which at least one of its requests waited on the API's limits. Its requests carry it (run-scope.ts).
  */
 export interface LimiterTally {
   answers: number;
@@ -123,7 +129,6 @@ export class ApiLimiter {
   #held = 0;
   #heldSince = 0;
   #limitedMs = 0;
-  readonly #tallies = new AsyncLocalStorage<LimiterTally>();
 
   constructor(o: ApiLimiterOptions) {
     this.#clock = o.clock ?? REAL_CLOCK;
@@ -142,30 +147,23 @@ export class ApiLimiter {
     this.#fleet = fleet;
   }
 
-  /**
-   * Runs `work` counting what its own requests see of the limits (the figures of a queued run's chunk: its summary
-   * merges them).
-   */
-  async tally<T>(work: () => Promise<T>): Promise<{ value: T; tally: LimiterTally }> {
-    const tally: LimiterTally = { answers: 0, refusals: 0, limitedMs: 0, held: 0, heldSince: 0 };
-    const value = await this.#tallies.run(tally, work);
-    return { value, tally };
-  }
-
   /** Current concurrency limit. */
   get limit(): number {
     return this.#concurrency.limit;
   }
 
-  /** Resolves when a request may start: a free place within the limit, then its start time at the pace. */
-  async acquire(signal?: AbortSignal): Promise<ApiPermit> {
+  /**
+   * Resolves when a request may start: a free place within the limit, then its start time at the pace. `tally`: the
+   * run's, counting what this request sees of the limits.
+   */
+  async acquire(signal?: AbortSignal, tally?: LimiterTally): Promise<ApiPermit> {
     while (this.#inFlight >= this.#concurrency.limit) {
       const limited = this.#concurrency.limit < this.#max;
-      if (limited) this.#hold(1);
+      if (limited) this.#hold(1, tally);
       try {
         await this.#place(signal);
       } finally {
-        if (limited) this.#hold(-1);
+        if (limited) this.#hold(-1, tally);
       }
     }
     this.#inFlight++;
@@ -176,11 +174,11 @@ export class ApiLimiter {
       const wait = start.wait;
       fleetWith = start.fleetInFlight;
       if (wait > 0) {
-        this.#hold(1);
+        this.#hold(1, tally);
         try {
           await this.#clock.sleep(wait, signal);
         } finally {
-          this.#hold(-1);
+          this.#hold(-1, tally);
         }
       }
     } catch (err) {
@@ -192,7 +190,12 @@ export class ApiLimiter {
     this.#concurrency.started(this.#sent);
     const now = this.#clock.now();
     this.#pace.sent(now);
-    return { sentAt: now, sentWith: this.#sent, ...(fleetWith === undefined ? {} : { fleetWith }) };
+    return {
+      sentAt: now,
+      sentWith: this.#sent,
+      ...(fleetWith === undefined ? {} : { fleetWith }),
+      ...(tally ? { tally } : {}),
+    };
   }
 
   /**
@@ -225,7 +228,7 @@ export class ApiLimiter {
     const now = this.#clock.now();
     this.#inFlight--;
     this.#sent--;
-    const tally = this.#tallies.getStore();
+    const tally = permit.tally;
     if (tally && outcome !== 'ignore') {
       tally.answers++;
       if (outcome === 'refused') tally.refusals++;
@@ -258,13 +261,13 @@ export class ApiLimiter {
     this.#wake();
   }
 
-  /** Waits a refused request's Retry-After (counted as time on the API's limits). */
-  async waitRetryAfter(ms: number, signal?: AbortSignal): Promise<void> {
-    this.#hold(1);
+  /** Waits a refused request's Retry-After (counted as time on the API's limits, for its run's `tally` too). */
+  async waitRetryAfter(ms: number, signal?: AbortSignal, tally?: LimiterTally): Promise<void> {
+    this.#hold(1, tally);
     try {
       await this.#clock.sleep(ms, signal);
     } finally {
-      this.#hold(-1);
+      this.#hold(-1, tally);
     }
   }
 
@@ -307,12 +310,11 @@ export class ApiLimiter {
     return { wait: slot - now };
   }
 
-  #hold(delta: number): void {
+  #hold(delta: number, tally: LimiterTally | undefined): void {
     const now = this.#clock.now();
     if (this.#held === 0 && delta > 0) this.#heldSince = now;
     this.#held += delta;
     if (this.#held === 0 && delta < 0) this.#limitedMs += now - this.#heldSince;
-    const tally = this.#tallies.getStore();
     if (!tally) return;
     if (tally.held === 0 && delta > 0) tally.heldSince = now;
     tally.held += delta;

@@ -8,6 +8,8 @@ import { ProductClient } from './product-client.ts';
 import { ReferenceClient } from './reference-client.ts';
 import { DEFAULT_RETRY, type RetryOptions } from './retry.ts';
 import type { ApiLimiter } from './api-limiter.ts';
+import type { ApiName } from './endpoints.ts';
+import type { RunScope } from './run-scope.ts';
 
 /** A bearer credential: a static token, or OAuth2 client credentials. */
 export type CredentialOptions =
@@ -41,12 +43,54 @@ export interface ApiClientOptions {
 export interface ApiClients {
   product: ProductClient;
   reference: ReferenceClient;
-  /** Requests sent so far, per API (every attempt counts; token requests do not). */
+  /**
+   * Requests sent so far, per API (every attempt counts; token requests do not): by the whole process for its own
+   * clients, through these clients and those bound from them for a run's (`forRun`).
+   */
   stats: { readonly reference: number; readonly product: number };
   /** The credential in use (an OAuthClientCredentials exposes `fetches`). */
   credential: Credential;
+  /** The run these clients are bound to (absent: the process's own clients). */
+  readonly scope?: RunScope;
+  /**
+   * These clients for a run (run-scope.ts): the same connections, their requests counted in the new clients' `stats`,
+   * by `scope.count` and by these clients' own count; `scope.fence` / `scope.tally` where given, else these clients'.
+   */
+  forRun(scope: RunScope): ApiClients;
   /** Aborts waits and in-flight requests and closes the connections. */
   close(): Promise<void>;
+}
+
+/** `clients` bound to `scope` (ApiClients.forRun), `stats` counting their requests. */
+function boundClients(
+  clients: Pick<ApiClients, 'product' | 'reference' | 'credential' | 'close'>,
+  stats: ApiClients['stats'],
+  scope?: RunScope,
+): ApiClients {
+  return {
+    product: scope ? clients.product.forRun(scope) : clients.product,
+    reference: scope ? clients.reference.forRun(scope) : clients.reference,
+    stats,
+    credential: clients.credential,
+    ...(scope ? { scope } : {}),
+    forRun(next: RunScope): ApiClients {
+      const own: Record<ApiName, number> = { product: 0, reference: 0 };
+      const outer = scope?.count;
+      const given = next.count;
+      const fence = next.fence ?? scope?.fence;
+      const tally = next.tally ?? scope?.tally;
+      return boundClients(clients, own, {
+        ...(fence ? { fence } : {}),
+        ...(tally ? { tally } : {}),
+        count: (api, n) => {
+          own[api] += n;
+          given?.(api, n);
+          outer?.(api, n);
+        },
+      });
+    },
+    close: clients.close,
+  };
 }
 
 /** Default User-Agent header. */
@@ -97,10 +141,9 @@ export function createApiClients(options: ApiClientOptions): ApiClients {
     ...(options.limiter ? { limiter: options.limiter } : {}),
   });
   let closing: Promise<void> | undefined;
-  return {
+  const clients = {
     product: new ProductClient({ transport, baseUrl: options.productApiUrl, validate: options.validate }),
     reference: new ReferenceClient({ transport, baseUrl: options.referenceApiUrl, validate: options.validate }),
-    stats: transport.stats,
     credential,
     close() {
       closing ??= (async () => {
@@ -110,6 +153,7 @@ export function createApiClients(options: ApiClientOptions): ApiClients {
       return closing;
     },
   };
+  return boundClients(clients, transport.stats);
 }
 
 /**

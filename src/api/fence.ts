@@ -1,15 +1,15 @@
 /**
  * The fence of a writer: what must still hold for it to send a write (its owner lease, a queue job's lock). The API
  * takes no fencing token, so the check sits as late as the client allows: `ready()` where a write is about to be sent
- * (it may renew a lease that ran short), and the synchronous `check()` in an undici interceptor, right before the
- * request's first byte is written to its socket. A request that fails the check is not sent: it rejects with a
+ * (it may renew a lease that ran short), and the synchronous `check()` in the request's undici handler, right before
+ * the request's first byte is written to its socket. A request that fails the check is not sent: it rejects with a
  * LeaseLostError.
  *
- * The fence of the code running now is carried by the run's scope (run-scope.ts), so every write made inside a run —
- * the executor's, a brand created while resolving labels — is fenced without threading it through each call.
+ * A run's fence is carried by its clients (ApiClients.forRun, run-scope.ts), which every write of the run goes
+ * through — the executor's, a brand created while resolving labels, its repairs — so each of them is fenced.
  */
 import { existsSync, writeFileSync } from 'node:fs';
-import type { Dispatcher } from 'undici';
+import type { Agent as UndiciAgent, Dispatcher } from 'undici';
 
 /** What a writer checks before each write. */
 export interface Fence {
@@ -37,77 +37,90 @@ export interface FencedDispatchOptions extends Dispatcher.DispatchOptions {
   fence?: Fence;
 }
 
-type Controller = { abort(reason: Error): void };
-type NewStyleHandler = {
-  onRequestStart?(controller: Controller, context: unknown): void;
-  onRequestUpgrade?(...args: unknown[]): void;
-  onResponseStart?(...args: unknown[]): void;
-  onResponseData?(...args: unknown[]): void;
-  onResponseEnd?(...args: unknown[]): void;
-  onResponseError?(...args: unknown[]): void;
+/** undici's handler interface as its `request()` API implements it (what its client calls). */
+type Handler = {
+  onConnect?(abort: (err?: Error) => void, context?: unknown): void;
+  onError?(err: Error): void;
+  onUpgrade?(statusCode: number, headers: unknown, socket: unknown): void;
+  onResponseStarted?(): void;
+  onHeaders?(statusCode: number, headers: Buffer[], resume: () => void, statusText: string): boolean;
+  onData?(chunk: Buffer): boolean;
+  onComplete?(trailers: string[] | null): void;
+  onBodySent?(chunkSize: number, totalBytesSent: number): void;
+  onRequestSent?(): void;
 };
 
 /** Hands every event on to `inner`, after checking the fence when the request is about to be written. */
-class FencedHandler {
-  readonly #inner: NewStyleHandler;
+class FencedHandler implements Handler {
+  readonly #inner: Handler;
   readonly #fence: Fence;
   readonly #request: string;
 
-  constructor(inner: NewStyleHandler, fence: Fence, request: string) {
+  constructor(inner: Handler, fence: Fence, request: string) {
     this.#inner = inner;
     this.#fence = fence;
     this.#request = request;
   }
 
-  onRequestStart(controller: Controller, context: unknown): void {
+  onConnect(abort: (err?: Error) => void, context?: unknown): void {
     try {
       this.#fence.check();
     } catch (err) {
-      controller.abort(err as Error);
+      abort(err as Error);
       return;
     }
     if (testHold) holdForTest(this.#request);
-    this.#inner.onRequestStart?.(controller, context);
+    this.#inner.onConnect?.(abort, context);
   }
 
-  onRequestUpgrade(...args: unknown[]): void {
-    this.#inner.onRequestUpgrade?.(...args);
+  onError(err: Error): void {
+    this.#inner.onError?.(err);
   }
 
-  onResponseStart(...args: unknown[]): void {
-    this.#inner.onResponseStart?.(...args);
+  onUpgrade(statusCode: number, headers: unknown, socket: unknown): void {
+    this.#inner.onUpgrade?.(statusCode, headers, socket);
   }
 
-  onResponseData(...args: unknown[]): void {
-    this.#inner.onResponseData?.(...args);
+  onResponseStarted(): void {
+    this.#inner.onResponseStarted?.();
   }
 
-  onResponseEnd(...args: unknown[]): void {
-    this.#inner.onResponseEnd?.(...args);
+  onHeaders(statusCode: number, headers: Buffer[], resume: () => void, statusText: string): boolean {
+    return this.#inner.onHeaders?.(statusCode, headers, resume, statusText) ?? true;
   }
 
-  onResponseError(...args: unknown[]): void {
-    this.#inner.onResponseError?.(...args);
+  onData(chunk: Buffer): boolean {
+    return this.#inner.onData?.(chunk) ?? true;
+  }
+
+  onComplete(trailers: string[] | null): void {
+    this.#inner.onComplete?.(trailers);
+  }
+
+  onBodySent(chunkSize: number, totalBytesSent: number): void {
+    this.#inner.onBodySent?.(chunkSize, totalBytesSent);
+  }
+
+  onRequestSent(): void {
+    this.#inner.onRequestSent?.();
   }
 }
 
 /**
- * An undici interceptor (`agent.compose(fenceInterceptor)`): a request with a fence is checked when its connection is
- * about to write it — undici calls `onRequestStart` right before the request line goes to the socket — not when it was
- * queued: a request that waited for a connection, or whose process was paused meanwhile, is checked at the last moment.
+ * undici's Agent with fenced writes: a request with a fence is checked when its connection is about to write it —
+ * undici calls its handler's `onConnect` right before the request line goes to the socket — not when it was queued: a
+ * request that waited for a connection, or whose process was paused meanwhile, is checked at the last moment. Requests
+ * without a fence go as they are. (Not an interceptor, `agent.compose(…)`: a composed agent converts every request's
+ * handler to undici's newer handler interface and back, each answer's headers parsed and encoded again on the way.)
  */
-export function fenceInterceptor(dispatch: Dispatcher.Dispatch): Dispatcher.Dispatch {
-  return (opts, handler) => {
-    const fence = (opts as FencedDispatchOptions).fence;
-    if (!fence) return dispatch(opts, handler);
-    return dispatch(
-      opts,
-      new FencedHandler(
-        handler as NewStyleHandler,
-        fence,
-        `${opts.method} ${opts.path}`,
-      ) as unknown as Dispatcher.DispatchHandler,
-    );
+export function fencedAgent(Agent: typeof UndiciAgent): typeof UndiciAgent {
+  return class FencedAgent extends Agent {
+    override dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+      const fence = (opts as FencedDispatchOptions).fence;
+      if (!fence) return super.dispatch(opts, handler);
+      const fenced = new FencedHandler(handler as Handler, fence, `${opts.method} ${opts.path}`);
+      return super.dispatch(opts, fenced as Dispatcher.DispatchHandler);
+    }
   };
 }
 

@@ -6,8 +6,8 @@ import { HttpError, LeaseLostError, type ErrorCode } from '../errors.ts';
 import { ENDPOINTS, fillPath, joinUrl, type ApiName, type EndpointName, type RetryClass } from './endpoints.ts';
 import { DEFAULT_RETRY, mayRetry, parseRetryAfter, retryDelayMs, type RetryOptions } from './retry.ts';
 import type { Credential } from './credential.ts';
-import { fenceInterceptor, type Fence } from './fence.ts';
-import { currentRunScope } from './run-scope.ts';
+import { fencedAgent, type Fence } from './fence.ts';
+import type { RunScope } from './run-scope.ts';
 import type { ApiLimiter, PermitOutcome } from './api-limiter.ts';
 import { requestObserver } from './request-observer.ts';
 
@@ -38,7 +38,7 @@ export class LazyDispatcher {
    */
   get(): Promise<Dispatcher> {
     if (this.#closed) return Promise.reject(new Error('the HTTP client is closed'));
-    return (this.#agent ??= loadUndici().then((u) => new u.Agent(this.#options).compose(fenceInterceptor)));
+    return (this.#agent ??= loadUndici().then((u) => new (fencedAgent(u.Agent))(this.#options)));
   }
 
   /** Closes the agent's connections (nothing to do when no request was ever sent). */
@@ -195,7 +195,7 @@ export async function sendRequest(source: DispatcherSource, input: SendInput): P
   let text: string;
   try {
     const dispatcher = source instanceof LazyDispatcher ? await source.get() : source;
-    // A lost lease refuses the write here (and again at the socket, where a dispatcher without the interceptor cannot).
+    // A lost lease refuses the write here (and again at the socket, where a dispatcher without the fence check cannot).
     await input.fence?.ready();
     const options = {
       method: method as Dispatcher.HttpMethod,
@@ -364,17 +364,19 @@ export class ApiTransport {
     this.o = options;
   }
 
-  /** Calls one endpoint and returns its parsed 2xx body; throws HttpError otherwise. */
-  async call<T>(name: EndpointName, input: CallInput): Promise<T> {
+  /**
+   * Calls one endpoint and returns its parsed 2xx body; throws HttpError otherwise. `scope`: the run the call is made
+   * for (its clients', run-scope.ts).
+   */
+  async call<T>(name: EndpointName, input: CallInput, scope?: RunScope): Promise<T> {
     const ep = ENDPOINTS[name];
     const url = requestUrl(input.base, ep.path, input.params, input.query);
     const body = input.body === undefined ? undefined : JSON.stringify(input.body);
     const accept = this.o.accept ?? 'application/json';
-    // Writes made inside a run are fenced by its lease (fence.ts); reads never are. Every request is counted for its
-    // run.
-    const scope = currentRunScope();
+    // Writes of a run are fenced by its lease (fence.ts); reads never are. Every request is counted for its run.
     const fence = ep.method === 'GET' ? undefined : (scope?.fence ?? undefined);
     const limiter = ep.api === 'product' ? this.o.limiter : undefined;
+    const tally = scope?.tally;
     let refreshed = false;
     const res = await withRetry(
       async () => {
@@ -388,7 +390,7 @@ export class ApiTransport {
             authorization: `Bearer ${token}`,
           };
           if (body !== undefined) headers['content-type'] = 'application/json';
-          const permit = limiter ? await limiter.acquire(this.o.signal) : undefined;
+          const permit = limiter ? await limiter.acquire(this.o.signal, tally) : undefined;
           const observe = requestObserver();
           const t0 = observe ? performance.now() : 0;
           try {
@@ -440,7 +442,7 @@ export class ApiTransport {
           ? {
               wait: (delayMs: number, error: HttpError) =>
                 permitOutcome(error) === 'refused'
-                  ? limiter.waitRetryAfter(delayMs, this.o.signal)
+                  ? limiter.waitRetryAfter(delayMs, this.o.signal, tally)
                   : sleep(delayMs, undefined, this.o.signal ? { signal: this.o.signal } : undefined),
             }
           : {}),

@@ -9,6 +9,8 @@ import {
 } from './fields.ts';
 import { requestUrl, type ApiTransport, type CallInput } from './http.ts';
 import { assertBody, assertQuery } from './request-check.ts';
+import type { Fence } from './fence.ts';
+import type { RunScope } from './run-scope.ts';
 import type { BrandRecord, ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from './types.ts';
 
 /**
@@ -45,6 +47,11 @@ export interface ProductClientOptions {
   validate?: boolean;
 }
 
+/** The writes of a client and of the clients bound from it (one count). */
+interface WriteCount {
+  n: number;
+}
+
 const bodyChecks = new Map<BodyOperation, (body: Record<string, unknown>) => boolean>();
 
 /** True when `body` passes its operation's field rules (then the zod check would too). */
@@ -66,16 +73,36 @@ export class ProductClient {
   private readonly t: ApiTransport;
   private readonly base: string;
   private readonly validate: boolean;
-  /**
-   * Write requests (every method but GET) this client has sent, retries not counted: a command that fails after one has
-   * changed the catalogue.
-   */
-  writes = 0;
+  readonly #writes: WriteCount;
+  readonly #scope: RunScope | undefined;
 
-  constructor(options: ProductClientOptions) {
+  constructor(options: ProductClientOptions, bound?: { writes: WriteCount; scope: RunScope }) {
     this.t = options.transport;
     this.base = options.baseUrl;
     this.validate = options.validate ?? true;
+    this.#writes = bound?.writes ?? { n: 0 };
+    this.#scope = bound?.scope;
+  }
+
+  /** This client for a run: its requests carry `scope` (fence, count, tally: run-scope.ts). */
+  forRun(scope: RunScope): ProductClient {
+    return new ProductClient(
+      { transport: this.t, baseUrl: this.base, validate: this.validate },
+      { writes: this.#writes, scope },
+    );
+  }
+
+  /** The fence this client's writes must pass (its run's), if any. */
+  get fence(): Fence | null {
+    return this.#scope?.fence ?? null;
+  }
+
+  /**
+   * Write requests (every method but GET) this client and those bound from it have sent, retries not counted: a
+   * command that fails after one has changed the catalogue.
+   */
+  get writes(): number {
+    return this.#writes.n;
   }
 
   private async call<T>(name: EndpointName, input: Omit<CallInput, 'base'> = {}): Promise<T> {
@@ -84,8 +111,8 @@ export class ProductClient {
     if (this.validate && 'body' in ep && input.body !== undefined && !bodyPasses(ep.body, input.body)) {
       assertBody(ep.body, input.body, ep.method, requestUrl(this.base, ep.path, input.params));
     }
-    if (ep.method !== 'GET') this.writes++;
-    return this.t.call<T>(name, { ...input, base: this.base });
+    if (ep.method !== 'GET') this.#writes.n++;
+    return this.t.call<T>(name, { ...input, base: this.base }, this.#scope);
   }
 
   private async search<T>(name: EndpointName, params: readonly QueryParamRule[], query: SearchQuery): Promise<T> {

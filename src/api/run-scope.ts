@@ -1,33 +1,20 @@
 /**
- * What the requests made inside a run carry without being threaded through every call (AsyncLocalStorage): the run's
- * write fence (fence.ts), and a tally of its requests — so a write made anywhere in the run (the executor's, a brand
- * created while resolving labels) is fenced and counted for that run, even when one process runs several.
+ * What the requests of a run carry: its write fence (fence.ts), a tally of its requests, and what they see of the API's
+ * limits. A run's clients are bound to it (`ApiClients.forRun`, clients.ts) and handed down through its context, so
+ * every write of the run — the executor's, a brand created while resolving labels, its repairs, an undo's — goes
+ * through them. Nothing is looked up from the async context: an AsyncLocalStorage would make every promise of the
+ * process pay its hook (docs/performance.md "API limits: the adaptive limiter (issue 35)").
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import type { LimiterTally } from './api-limiter.ts';
 import type { ApiName } from './endpoints.ts';
 import type { Fence } from './fence.ts';
 
-/** A run's scope; its fields may be set once the run knows them (the fence after the lease is taken). */
+/** A run's scope, fixed when its clients are bound (a later fence: clients bound again, `forRun({ fence })`). */
 export interface RunScope {
+  /** What every write must pass (the run's lease, a job's lock); absent or null: the writes go as they are. */
   fence?: Fence | null;
   /** Called for every request sent (n = 1), and for one the fence refused after it was counted (n = -1). */
   count?: (api: ApiName, n: number) => void;
-}
-
-const storage = new AsyncLocalStorage<RunScope>();
-
-/** Runs `work` in `scope`. */
-export function withRunScope<T>(scope: RunScope, work: () => Promise<T>): Promise<T> {
-  return storage.run(scope, work);
-}
-
-/** Runs `work` with `fence` guarding its writes (null: as it is), in a scope of its own. */
-export function withFence<T>(fence: Fence | null | undefined, work: () => Promise<T>): Promise<T> {
-  if (!fence) return work();
-  return storage.run({ ...storage.getStore(), fence }, work);
-}
-
-/** The scope of the code running now, if any. */
-export function currentRunScope(): RunScope | undefined {
-  return storage.getStore();
+  /** What the product API's requests saw of its limits (a queued chunk's figures, api-limiter.ts). */
+  tally?: LimiterTally;
 }

@@ -88,45 +88,42 @@ async function prepareImport(d: ImportJobDeps, job: Job, token: string, data: Im
     },
   };
   // Each chunk job is added as soon as the second pass has written its chunk: pushing starts while the pass goes on.
-  const { value: run } = await d
+  const run = await d
     .track(
-      d.scopes.run((stats) =>
-        startQueuedRun(
-          req,
-          {
-            ...d.ctx,
-            clients: { ...d.ctx.clients, stats },
-            chunkSize: d.chunkSize,
-            onProgress: progressOf(job),
-            lease,
-            fences: [lock],
-          },
-          (c) => {
-            if (c.kind === 'rows') rowChunks = Math.max(rowChunks, c.index + 1);
-            return d.pushQueue
-              .add(
-                c.kind,
-                {
-                  runId: c.runId,
-                  workDir: c.workDir,
-                  kind: c.kind,
-                  index: c.index,
-                  ...(owner ? { owner } : {}),
-                  ...(c.plan ? { plan: c.plan } : {}),
-                  ...(lineage ? { lineage } : {}),
-                },
-                {
-                  ...JOB_OPTIONS.push,
-                  jobId: pushJobId(c),
-                  // Archives come after the run's row chunks.
-                  priority: chunkPriority(c.kind === 'rows' ? c.index : rowChunks + c.index),
-                  parent: { id: job.id!, queue: job.queueQualifiedName },
-                  ignoreDependencyOnFailure: true,
-                },
-              )
-              .then(() => undefined);
-          },
-        ),
+      startQueuedRun(
+        req,
+        {
+          ...d.ctx,
+          chunkSize: d.chunkSize,
+          onProgress: progressOf(job),
+          lease,
+          fences: [lock],
+        },
+        (c) => {
+          if (c.kind === 'rows') rowChunks = Math.max(rowChunks, c.index + 1);
+          return d.pushQueue
+            .add(
+              c.kind,
+              {
+                runId: c.runId,
+                workDir: c.workDir,
+                kind: c.kind,
+                index: c.index,
+                ...(owner ? { owner } : {}),
+                ...(c.plan ? { plan: c.plan } : {}),
+                ...(lineage ? { lineage } : {}),
+              },
+              {
+                ...JOB_OPTIONS.push,
+                jobId: pushJobId(c),
+                // Archives come after the run's row chunks.
+                priority: chunkPriority(c.kind === 'rows' ? c.index : rowChunks + c.index),
+                parent: { id: job.id!, queue: job.queueQualifiedName },
+                ignoreDependencyOnFailure: true,
+              },
+            )
+            .then(() => undefined);
+        },
       ),
     )
     .finally(() => lock.stop());

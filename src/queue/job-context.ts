@@ -9,7 +9,6 @@ import type { RunContext } from '../pipeline/run/run.ts';
 import type { EventRecorder } from './events-queue.ts';
 import type { LeaseKeeper } from '../lease/lease-keeper.ts';
 import type { OwnerSlots } from './owner-slots.ts';
-import type { RequestScopes } from './request-scope.ts';
 
 export interface JobContext {
   ctx: RunContext;
@@ -19,7 +18,6 @@ export interface JobContext {
   recorder: EventRecorder;
   /** Queued runs' owner leases, kept alive between their jobs (lease-keeper.ts). */
   keeper: LeaseKeeper;
-  scopes: RequestScopes;
   /** Job lock duration, ms. */
   lockDuration: number;
   /** What the jobs' waits and delays are timed by (a lease waited for). */

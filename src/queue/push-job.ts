@@ -1,6 +1,6 @@
 /** The push job: sends one chunk of a queued run (run/'s `pushChunk`), fenced by its job lock and the run's lease. */
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import type { LimiterTally } from '../api/api-limiter.ts';
+import { newTally } from '../api/api-limiter.ts';
 import { isRetryable } from '../errors.ts';
 import { chunkApiFigures, type ChunkApiFigures } from '../pipeline/report/api-figures.ts';
 import { leaseApi } from '../pipeline/run/open-run.ts';
@@ -62,14 +62,11 @@ async function sendChunk(d: JobContext, stopSending: AbortSignal, job: Job, toke
   try {
     const t0 = performance.now();
     const limiter = d.ctx.limiter;
-    const push = () => d.scopes.run(() => pushChunk(c, { ...d.ctx, signal: stopSending }, lock));
-    // The chunk's own refusals, answers and time waited on the API's limits (a worker runs several chunks at once).
-    const {
-      value: { value: out, requests },
-      tally,
-    } = await d.track(
-      limiter ? limiter.tally(push) : push().then((value) => ({ value, tally: undefined as LimiterTally | undefined })),
-    );
+    // The chunk's own requests, refusals, answers and time waited on the API's limits, counted through clients of its
+    // own (a worker runs several chunks at once).
+    const tally = limiter ? newTally() : undefined;
+    const clients = d.ctx.clients.forRun(tally ? { tally } : {});
+    const out = await d.track(pushChunk(c, { ...d.ctx, clients, signal: stopSending }, lock));
     await job.updateProgress({ stage: 'push', operations: out.rows, done: out.rows, failed: out.failed });
     // One field per chunk, so a chunk run twice (retry, takeover) is counted once.
     const key = runChunksKey(d.prefix, c.runId);
@@ -84,7 +81,7 @@ async function sendChunk(d: JobContext, stopSending: AbortSignal, job: Job, toke
     const result: PushJobResult = {
       rows: out.rows,
       failed: out.failed,
-      requests: requests.product,
+      requests: clients.stats.product,
       ...(limiter && tally ? { api: chunkApiFigures(tally, limiter.snapshot(), performance.now() - t0) } : {}),
     };
     return result;

@@ -28,7 +28,6 @@ import { LeaseKeeper } from '../lease/lease-keeper.ts';
 import { OwnerSlots } from './owner-slots.ts';
 import { pushJobHandler } from './push-job.ts';
 import { answersWithin } from './redis-health.ts';
-import { RequestScopes } from './request-scope.ts';
 import { within } from '../within.ts';
 import { queueTelemetry } from '../tracing.ts';
 
@@ -106,7 +105,6 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
     prefix,
     recorder,
     keeper,
-    scopes: new RequestScopes(ctx.clients.stats),
     lockDuration,
     clock,
     metrics: options.metrics,

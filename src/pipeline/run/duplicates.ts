@@ -16,7 +16,6 @@ import { appendFile, readdir, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { allFences, type Fence } from '../../api/fence.ts';
-import { withFence } from '../../api/run-scope.ts';
 import type { TradeItemRecord } from '../../api/types.ts';
 import { LeaseLostError } from '../../errors.ts';
 import { logger } from '../../logger.ts';
@@ -265,7 +264,8 @@ export async function duplicateResults(workDir: string): Promise<ResultRow[]> {
 
 /** What {@link sweepDuplicates} needs of a run. */
 export interface SweepInput {
-  api: DuplicateApi;
+  /** The product API with its writes fenced by `fence` (the run's clients bound to it). */
+  api: (fence: Fence) => DuplicateApi;
   owner: string;
   runId: string;
   workDir: string;
@@ -288,14 +288,14 @@ export interface SweepInput {
  */
 export async function sweepDuplicates(o: SweepInput): Promise<string | undefined> {
   const log = logger.child({ runId: o.runId });
-  const fenced = (lease: Lease): Fence => (o.guard ? allFences([lease, o.guard]) : lease);
+  const fenced = (lease: Lease): DuplicateApi => o.api(o.guard ? allFences([lease, o.guard]) : lease);
   try {
     // A fence that ran out stops the run before any renewal said whether another run took the lease: ask now.
     await o.lease.ready().catch(() => undefined);
     if (!o.lease.lost) {
       const file = o.pending;
       if (file) {
-        const removed = await withFence(fenced(o.lease), () => removePendingDuplicates({ ...o, file }));
+        const removed = await removePendingDuplicates({ ...o, api: fenced(o.lease), file });
         if (removed.length > 0)
           log.warn({ removed: removed.length }, 'second items of late creates noted by an earlier run archived');
       }
@@ -304,9 +304,12 @@ export async function sweepDuplicates(o: SweepInput): Promise<string | undefined
       if (!from.dir || !existsSync(from.dir))
         return `took the lease over from run ${from.runId}, whose journal is not on this machine: second items it may have created after its lease ran out were not looked for`;
       const pending: PendingCheck[] = [];
-      const removed = await withFence(fenced(o.lease), () =>
-        removeDuplicatesOfLostRun({ ...o, lost: { runId: from.runId, dir: from.dir! }, pending }),
-      );
+      const removed = await removeDuplicatesOfLostRun({
+        ...o,
+        api: fenced(o.lease),
+        lost: { runId: from.runId, dir: from.dir! },
+        pending,
+      });
       if (file) await notePending(file, pending);
       if (removed.length > 0)
         log.warn(
@@ -324,7 +327,7 @@ export async function sweepDuplicates(o: SweepInput): Promise<string | undefined
       return `creates answered after this run's lease ran out were not checked for second items (${describeHolder(err.holder)} holds the lease): run the same import again`;
     }
     try {
-      const removed = await withFence(fenced(again), () => removeOwnLateDuplicates(o));
+      const removed = await removeOwnLateDuplicates({ ...o, api: fenced(again) });
       if (removed.length > 0)
         log.warn({ removed: removed.length }, 'own second items created after the lease ran out archived');
     } finally {

@@ -25,7 +25,8 @@ import { acquireLease, holderOf, type AcquireOptions, type Lease, type LeaseHold
 import { leaseStoreFor } from '../../lease/lease-store.ts';
 import { removeOwnLateDuplicates, removePendingDuplicates } from './duplicates.ts';
 import { pendingFile } from './pending-duplicates.ts';
-import { withFence } from '../../api/run-scope.ts';
+import { allFences } from '../../api/fence.ts';
+import type { ApiClients } from '../../api/clients.ts';
 import {
   abortOf,
   previousRunState,
@@ -57,6 +58,11 @@ export interface OpenedRun {
   share: { stop: RunStop; breaker: CircuitBreaker };
   /** Held from before the first pass until the report (imports only). */
   lease?: Lease;
+  /**
+   * The run's clients (the context's, bound with ApiClients.forRun): every write through them is fenced by the run's
+   * lease and the context's fences. Every write of the run goes through them (docs/concurrency.md).
+   */
+  clients: ApiClients;
   /**
    * Validate reads the sheet once: `keys` are learnt by the second pass (no first pass), and `state.rows` is known when
    * it ends. If a key then turns out to be on several rows, the driver reads the sheet again with `keys` known (see
@@ -176,8 +182,12 @@ export async function openRun(
   const workDir = join(reportDir, runId);
   // Two runs never plan and push for one owner on one API at once (nor share a run directory).
   const lease = kind === 'import' ? await takeLease(ctx, owner, runId, workDir, share) : undefined;
+  // From here on every write of the run is fenced by its lease and the driver's fences (a queue job's lock).
+  const fenced = lease
+    ? { ...ctx, clients: ctx.clients.forRun({ fence: allFences([lease, ...(ctx.fences ?? [])]) }) }
+    : ctx;
   try {
-    return await openLeased(req, ctx, kind, share, {
+    return await openLeased(req, fenced, kind, share, {
       mapping,
       owner,
       reportDir,
@@ -272,19 +282,14 @@ function queuedLease(ctx: RunContext, lease: Lease, earlier: RunState | undefine
   };
 }
 
-/** The second items of late creates an earlier run noted for this owner, archived under the run's lease. */
-async function removeNotedDuplicates(
-  ctx: RunContext,
-  owner: string,
-  runId: string,
-  workDir: string,
-  lease: Lease,
-): Promise<void> {
+/**
+ * The second items of late creates an earlier run noted for this owner, archived under the run's lease (`ctx` holds
+ * the run's clients, fenced by it).
+ */
+async function removeNotedDuplicates(ctx: RunContext, owner: string, runId: string, workDir: string): Promise<void> {
   const file = pendingFile(ctx.config.STATE_DIR, owner, leaseApi(ctx));
   try {
-    const removed = await withFence(lease, () =>
-      removePendingDuplicates({ api: ctx.clients.product, owner, runId, workDir, file }),
-    );
+    const removed = await removePendingDuplicates({ api: ctx.clients.product, owner, runId, workDir, file });
     if (removed.length > 0)
       (ctx.logger ?? rootLogger).warn(
         { runId, removed: removed.length },
@@ -392,11 +397,10 @@ async function openLeased(
     );
   // An earlier attempt's creates answered after its lease had run out may have made second items: its own are
   // archived now, under this grant, before the API is read again (run/duplicates.ts).
-  if (outdated && !dryRun)
-    await withFence(lease, () => removeOwnLateDuplicates({ api: ctx.clients.product, owner, runId, workDir }));
+  if (outdated && !dryRun) await removeOwnLateDuplicates({ api: ctx.clients.product, owner, runId, workDir });
   // Late creates an earlier takeover could not rule out (pending-duplicates.ts): their second items are archived before
   // the API is read, so this run plans against one item per key.
-  if (kind === 'import' && !dryRun && lease) await removeNotedDuplicates(ctx, owner, runId, workDir, lease);
+  if (kind === 'import' && !dryRun && lease) await removeNotedDuplicates(ctx, owner, runId, workDir);
   const previous = outdated && earlierState ? { ...earlierState, leaseTokens: undefined } : earlierState;
   const chunkSize = previous?.chunkSize ?? ctx.chunkSize ?? ctx.config.CHUNK_SIZE;
   const refBefore = ctx.clients.stats.reference;
@@ -480,6 +484,7 @@ async function openLeased(
     api,
     resolver,
     share,
+    clients: ctx.clients,
     ...(lease ? { lease } : {}),
     ...(keysFromRows ? { keysFromRows, sheet, fill } : {}),
     ...(scope ? { scope } : {}),

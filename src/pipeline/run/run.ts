@@ -3,7 +3,6 @@
  * (startQueuedRun produces chunk files for chunk jobs, pushChunk runs one, finishRun assembles the report).
  */
 import { allFences, type Fence } from '../../api/fence.ts';
-import { withFence, withRunScope } from '../../api/run-scope.ts';
 import { LeaseLostError, ProductSyncError } from '../../errors.ts';
 import { logger as rootLogger } from '../../logger.ts';
 import type { RunSummary } from '../report/report.ts';
@@ -103,15 +102,15 @@ function summaryOf(
 
 /** Inline driver: both passes, pushing chunks as the second pass produces them, the report assembled as they finish. */
 function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | 'validate'): Promise<RunResult> {
-  // The run's requests are counted in its scope (those of other runs of this process are not).
+  // The run's requests are counted through its clients (those of other runs of this process are not).
   const tally = new RequestTally();
-  return withRunScope({ count: tally.count }, () => driveInline(req, ctx, kind, tally));
+  return driveInline(req, { ...ctx, clients: ctx.clients.forRun({ count: tally.count }) }, kind, tally);
 }
 
 /**
  * The inline run, step by step: open it (first pass), push the chunks as the second pass produces them, read the sheet
  * again if validate found keys on several rows, push the archives, write the report. Every write of the run — the
- * executors', a brand created while resolving — is fenced by its lease (api/fence.ts).
+ * executors', a brand created while resolving — goes through the run's clients, fenced by its lease (api/fence.ts).
  */
 async function driveInline(
   req: ImportRequest,
@@ -127,16 +126,15 @@ async function driveInline(
   const gate = runGate(run.state, run.mapping.gate);
   if (gate) deferBrands(run, gate);
   const drive = await startInline(run, ctx, kind, tally, t0);
-  const fence = run.lease ? allFences([run.lease, ...(ctx.fences ?? [])]) : null;
   let finished: Awaited<ReturnType<ReportAssembler['finish']>>;
   try {
-    await withFence(fence, async () => {
-      // An earlier attempt passed the gate but stopped before it created every brand it planned: created first.
-      if (!gate) await createPlannedBrands(run);
-      await traced('pass.rows', { runId: drive.state.runId }, () => pushAsProduced(drive));
-      await readAgainForDuplicateKeys(drive);
-      await pushArchives(drive);
-    });
+    // Every write from here on (pending brands, the executors') goes through the run's clients (run.clients), fenced
+    // by its lease. An earlier attempt passed the gate but stopped before it created every brand it planned: created
+    // first.
+    if (!gate) await createPlannedBrands(run);
+    await traced('pass.rows', { runId: drive.state.runId }, () => pushAsProduced(drive));
+    await readAgainForDuplicateKeys(drive);
+    await pushArchives(drive);
     await sweepLateDuplicates(drive);
     finished = await traced('report', { runId: drive.state.runId }, () => writeReport(drive));
   } catch (err) {
@@ -222,7 +220,7 @@ async function startInline(
     assembler,
     pushCtx: {
       config: ctx.config,
-      clients: ctx.clients,
+      clients: run.clients,
       shared: share,
       ...(ctx.throttle ? { throttle: ctx.throttle } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
@@ -402,7 +400,7 @@ async function sweepRun(
 ): Promise<void> {
   const ttlMs = o.lease.ttlMs;
   const note = await sweepDuplicates({
-    api: ctx.clients.product,
+    api: (fence) => ctx.clients.forRun({ fence }).product,
     owner: state.ownerCompanyId,
     runId: state.runId,
     workDir,
@@ -516,9 +514,11 @@ export interface QueuedRun {
  */
 export async function startQueuedRun(
   req: ImportRequest,
-  ctx: RunContext,
+  given: RunContext,
   onChunk: (c: { runId: string; workDir: string; kind: ChunkKind; index: number; plan?: number }) => Promise<void>,
 ): Promise<QueuedRun> {
+  // Clients of its own: its requests counted apart from the other jobs a worker runs at once.
+  const ctx: RunContext = { ...given, clients: given.clients.forRun({}) };
   const share = runShare();
   const run = await openRun(req, ctx, 'import', share);
   const { state, workDir } = run;
@@ -529,26 +529,24 @@ export async function startQueuedRun(
   const refBefore = ctx.clients.stats.reference - state.referenceRequests;
   const productBefore = ctx.clients.stats.product - state.productRequests;
   const guard = ctx.fences?.length ? allFences(ctx.fences) : undefined;
-  const fence = run.lease ? allFences([run.lease, ...(ctx.fences ?? [])]) : null;
   const plan = state.plan ? { plan: state.plan } : {};
   try {
-    await withFence(fence, () =>
-      traced('pass.rows', { runId: state.runId }, async () => {
-        // As driveInline: the brands an earlier attempt planned and passed the gate with, before any chunk job.
-        if (!gate) await createPlannedBrands(run);
-        for await (const c of produceChunks(run, ctx, guard ? { guard } : {})) {
-          if (gate) {
-            if (c.status === 'prepared' || c.status === 'pushed') await gate.addEarlier(workDir, c.index, c.status);
-            if (c.status !== 'pushed') deferred.push(c.index);
-          } else if (c.status !== 'pushed')
-            await onChunk({ runId: state.runId, workDir, kind: 'rows', index: c.index, ...plan });
-        }
-        if (gate)
-          await afterQueuedGate(gate, run, deferred, guard, (index) =>
-            onChunk({ runId: state.runId, workDir, kind: 'rows', index, ...plan }),
-          );
-      }),
-    );
+    // Its writes (brands created while resolving) go through the run's clients (run.clients), fenced by its lease.
+    await traced('pass.rows', { runId: state.runId }, async () => {
+      // As driveInline: the brands an earlier attempt planned and passed the gate with, before any chunk job.
+      if (!gate) await createPlannedBrands(run);
+      for await (const c of produceChunks(run, ctx, guard ? { guard } : {})) {
+        if (gate) {
+          if (c.status === 'prepared' || c.status === 'pushed') await gate.addEarlier(workDir, c.index, c.status);
+          if (c.status !== 'pushed') deferred.push(c.index);
+        } else if (c.status !== 'pushed')
+          await onChunk({ runId: state.runId, workDir, kind: 'rows', index: c.index, ...plan });
+      }
+      if (gate)
+        await afterQueuedGate(gate, run, deferred, guard, (index) =>
+          onChunk({ runId: state.runId, workDir, kind: 'rows', index, ...plan }),
+        );
+    });
   } finally {
     // Not released: a retried import job takes it again, its chunks check it, the workers keep it
     // (queue/lease-keeper.ts).
@@ -690,7 +688,8 @@ export async function pushChunk(
   else ctx.signal?.addEventListener('abort', stopped, { once: true });
   const pushCtx: PushContext = {
     config: ctx.config,
-    clients: ctx.clients,
+    // Every write of the chunk is fenced by the job's lock and the run's lease.
+    clients: ctx.clients.forRun({ fence: allFences(lease ? [jobLock, lease] : [jobLock]) }),
     guard: jobLock,
     shared: share,
     ...(ctx.throttle ? { throttle: ctx.throttle } : {}),
@@ -709,12 +708,10 @@ export async function pushChunk(
       ),
   };
   try {
-    const pushed = await withFence(allFences(lease ? [jobLock, lease] : [jobLock]), () =>
-      traced('chunk.push', { runId: state.runId, kind: c.kind, index: c.index }, () =>
-        c.kind === 'rows'
-          ? pushRowChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx)
-          : pushArchiveChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx),
-      ),
+    const pushed = await traced('chunk.push', { runId: state.runId, kind: c.kind, index: c.index }, () =>
+      c.kind === 'rows'
+        ? pushRowChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx)
+        : pushArchiveChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx),
     );
     if (pushed.abort instanceof LeaseLostError) await writeAbortMark(c.workDir, abortOf(pushed.abort));
     return pushed;

@@ -1,5 +1,5 @@
 import { HttpError, isRetryable, LeaseLostError, ProductSyncError } from '../../errors.ts';
-import { currentRunScope } from '../../api/run-scope.ts';
+import type { Fence } from '../../api/fence.ts';
 import { redact } from '../../redact.ts';
 import type { ManufacturedItemRecord, SkipAndTakeQueryStats, TradeItemRecord } from '../../api/types.ts';
 import { sameCanonical } from './canonical.ts';
@@ -31,6 +31,8 @@ export interface ProductWriter {
   ): Promise<{ tradeItemId: string; manufacturedItemId: string }>;
   patchManufacturedItem(id: string, body: Record<string, unknown>): Promise<unknown>;
   putManufacturedItem(id: string, body: Record<string, unknown>): Promise<unknown>;
+  /** The fence its writes must pass (its run's, a client bound with ApiClients.forRun), if any. */
+  readonly fence?: Fence | null;
 }
 
 /** What the journal must offer the executor (see journal.ts). */
@@ -410,7 +412,7 @@ export class Executor {
     // Answered when the run's fence no longer held (the process was paused past its lease after the request passed
     // the check): the item may have been made after another run took the lease over — a possible duplicate, looked for
     // before the run ends (run/duplicates.ts).
-    const late = isCreate && !fenceHolds();
+    const late = isCreate && !fenceHolds(this.#o.api.fence);
     await j?.record(opId, 'confirmed', late ? { ...result, late: true } : result);
   }
 
@@ -598,10 +600,10 @@ interface RowProgress {
   asUpdate?: AsUpdate;
 }
 
-/** True unless the fence of the code running now refuses writes (a lease lost or run out). */
-function fenceHolds(): boolean {
+/** True unless the fence of the executor's writes refuses them now (a lease lost or run out). */
+function fenceHolds(fence: Fence | null | undefined): boolean {
   try {
-    currentRunScope()?.fence?.check();
+    fence?.check();
     return true;
   } catch {
     return false;

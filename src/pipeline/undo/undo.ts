@@ -12,7 +12,6 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { withFence, withRunScope } from '../../api/run-scope.ts';
 import type { ManufacturedItemRecord, TradeItemRecord } from '../../api/types.ts';
 import { LeaseLostError, ProductSyncError } from '../../errors.ts';
 import { EXIT } from '../../exit-codes.ts';
@@ -183,13 +182,13 @@ const OUTCOME: Record<UndoDecision['verdict'], UndoOutcome> = {
 
 /** Undoes a finished run (or, with dryRun, tells what it would do). */
 export function runUndo(req: UndoRequest, ctx: UndoContext): Promise<UndoResult> {
-  // Its requests are counted in its scope (those of other runs of this process, the console's, are not).
+  // Its requests are counted through its clients (those of other runs of this process, the console's, are not).
   const tally = new RequestTally();
-  return withRunScope({ count: tally.count }, () => undo(req, ctx, tally));
+  return undo(req, { ...ctx, clients: ctx.clients.forRun({ count: tally.count }) }, tally);
 }
 
-async function undo(req: UndoRequest, ctx: UndoContext, tally: RequestTally): Promise<UndoResult> {
-  const log = ctx.logger ?? rootLogger;
+async function undo(req: UndoRequest, given: UndoContext, tally: RequestTally): Promise<UndoResult> {
+  const log = given.logger ?? rootLogger;
   const run = await findRunToUndo(req.target, req.reportDir);
   const scan = await scanLedger(run.ledger);
   const dryRun = Boolean(req.dryRun);
@@ -197,7 +196,9 @@ async function undo(req: UndoRequest, ctx: UndoContext, tally: RequestTally): Pr
   const stop: { reason: ProductSyncError | null } = { reason: null };
   // The lease first: a second undo of the same run waiting for it (--wait-lock) then picks its run id once the first
   // has finished (a new `-u2` run), instead of writing over the finished one's report; a refused undo writes nothing.
-  const lease = dryRun ? undefined : await takeLease(ctx, owner, `undo-${run.runId}`, stop);
+  const lease = dryRun ? undefined : await takeLease(given, owner, `undo-${run.runId}`, stop);
+  // Every write of the undo goes through clients fenced by its lease.
+  const ctx: UndoContext = lease ? { ...given, clients: given.clients.forRun({ fence: lease }) } : given;
   const interrupted = () => void (stop.reason ??= interruption(ctx.signal!));
   let source: ApiStateSource | undefined;
   // A dry run writes nothing beside the run: the API state's spill files (if any) go to a scratch directory.
@@ -276,7 +277,7 @@ async function undo(req: UndoRequest, ctx: UndoContext, tally: RequestTally): Pr
         }
       }
     };
-    await withFence(lease ?? null, work);
+    await work();
     const aborted = stop.reason ? abortOf(stop.reason) : undefined;
     const summaryOf = (counts: UndoSummary['counts']): UndoSummary => ({
       runId,
