@@ -1,7 +1,8 @@
 // One run at a time per (product API, owner), whatever started it (docs/concurrency.md): inline imports with and
 // without Redis, queued imports, both at once; a busy lease is refused naming its holder, or waited for. Real processes
-// (the CLI, `worker`) or in-process workers, a real Redis, a sandbox that assigns its own ids on create (a create sent
-// twice is a second item). Nothing here waits for a lease to run out: the pauses are in lease-fencing.test.ts.
+// (the CLI) beside in-process commands and workers, a real Redis, a sandbox that assigns its own ids on create (a
+// create sent twice is a second item). Nothing here waits for a lease to run out: the pauses are in
+// lease-fencing.test.ts.
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -149,7 +150,7 @@ describe('one run at a time per (owner, API)', () => {
       QUEUE_PREFIX: `fencem-${process.pid}-${Date.now()}`,
       CHUNK_SIZE: '25',
     });
-    const worker = cli(['worker', '--jobs-dir', join(dir, 'no-jobs')], env);
+    const workers = await startWorkers(loadConfig(env), { jobsDir: join(dir, 'no-jobs') });
     try {
       const [q, i] = await Promise.all([
         cliInProcess(['enqueue', queued.file, '--mapping', queued.mapping, '--wait'], { env }),
@@ -177,8 +178,7 @@ describe('one run at a time per (owner, API)', () => {
       expect(names().every((n) => n.startsWith(last))).toBe(true);
       expectReportTrue(sandbox, runs[1]!.dir);
     } finally {
-      worker.child.kill('SIGTERM');
-      await worker.exit;
+      await workers.close();
     }
   }, 120_000);
 
