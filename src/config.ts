@@ -43,6 +43,10 @@ export const configSchema = z
     LEASE_TTL_SECONDS: z.coerce.number().min(1).max(3600).default(60),
     API_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(32),
     API_MAX_RPS: z.coerce.number().positive().optional(),
+    /** The lowest pace the API's refusals lower a run to, requests a second (src/api/rate-pace.ts). */
+    API_MIN_RPS: z.coerce.number().positive().default(0.5),
+    /** The longest pause before a create is sent again after a look-up found nothing (src/api/create-once.ts), ms. */
+    CREATE_RETRY_MAX_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
     /** Import jobs at once per worker: two, so a large sheet's prepare step never holds a small run (docs/queue.md). */
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
     CHUNK_SIZE: z.coerce.number().int().min(1).max(5000).default(500),

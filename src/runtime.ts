@@ -118,6 +118,7 @@ export async function contextFromConfig(
   const limiter = new ApiLimiter({
     maxConcurrency: config.API_CONCURRENCY,
     ...(config.API_MAX_RPS ? { maxRps: config.API_MAX_RPS } : {}),
+    pace: { minRps: config.API_MIN_RPS },
   });
   showLimiter(limiter);
   const throttle = new Throttle(config.API_CONCURRENCY * 2);

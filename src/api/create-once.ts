@@ -9,9 +9,16 @@ import { HttpError, isRetryable, LeaseLostError } from '../errors.ts';
  */
 export const CREATE_ATTEMPTS = 8;
 
-/** Pause before resend number `attempt` of a create: full jitter up to min(2 s, 50 ms · 2^attempt). */
-export function createBackoffMs(attempt: number, random: () => number = Math.random): number {
-  return Math.min(2000, 50 * 2 ** attempt) * random();
+/** The longest pause before a create is sent again, ms (CREATE_RETRY_MAX_MS). */
+export const CREATE_BACKOFF_MAX_MS = 2000;
+
+/** Pause before resend number `attempt` of a create: full jitter up to min(`maxMs`, 50 ms · 2^attempt). */
+export function createBackoffMs(
+  attempt: number,
+  random: () => number = Math.random,
+  maxMs: number = CREATE_BACKOFF_MAX_MS,
+): number {
+  return Math.min(maxMs, 50 * 2 ** attempt) * random();
 }
 
 /** True when a failed create may nevertheless have been done (the API answered 5xx, or the answer was lost). */
@@ -26,6 +33,8 @@ export interface CreateOnce<T> {
   find: () => Promise<T | null>;
   attempts?: number;
   random?: () => number;
+  /** The longest pause before a resend, ms (default {@link CREATE_BACKOFF_MAX_MS}). */
+  maxBackoffMs?: number;
   signal?: AbortSignal;
 }
 
@@ -49,7 +58,8 @@ export async function createOnce<T>(o: CreateOnce<T>): Promise<{ value: T; found
         if (found !== null) return { value: found, found: true };
         if (conflict) throw err;
       }
-      await sleep(createBackoffMs(attempt, o.random), undefined, o.signal ? { signal: o.signal } : undefined);
+      const pause = createBackoffMs(attempt, o.random, o.maxBackoffMs);
+      await sleep(pause, undefined, o.signal ? { signal: o.signal } : undefined);
     }
   }
 }

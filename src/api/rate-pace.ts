@@ -31,6 +31,8 @@ export interface PaceTuning {
   windowMs: number;
   /** A pace that held nothing back for this long is dropped, ms (default 3000). */
   idleMs: number;
+  /** The pace never drops below this, requests a second (default 0.5; API_MIN_RPS). */
+  minRps: number;
 }
 
 /** Defaults of {@link PaceTuning}. */
@@ -42,6 +44,7 @@ export const DEFAULT_PACE: PaceTuning = {
   measureMs: 500,
   windowMs: 250,
   idleMs: 3000,
+  minRps: 0.5,
 };
 
 /** A lowering this long after the last one is a refused probe (the refusals before it had stopped), ms. */
@@ -226,8 +229,8 @@ export class RatePace {
     this.#ceiling = Math.max(current ?? 0, measured);
     if (now - (this.accepted.firstAt ?? now) >= this.#t.measureMs) this.#peak = Math.max(this.#peak, measured);
     // Refusals that do not depend on the rate (a storm of 429s) would lower it for ever: a quarter of the best rate
-    // seen is the floor.
-    const floor = Math.max(0.5, this.#peak / 4);
+    // seen is the floor (and `minRps` below it).
+    const floor = Math.max(this.#t.minRps, this.#peak / 4);
     this.#pace = Math.max(floor, Math.min(measured, current ?? Infinity) * this.#t.backoff);
     // A probe refused after a quiet while: at the same rate near the best one, the limit is steady; else it moved.
     if (now - this.#loweredAt >= PROBE_QUIET_MS) {

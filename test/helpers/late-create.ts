@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { RunningSandbox } from '../../src/sandbox/server.ts';
-import type { CliProcess } from './cli.ts';
+import type { CliProcess, CliResult } from './cli.ts';
 import { ownerItems, type RunSummary } from './lease-runs.ts';
 import { reportRows } from './sandbox.ts';
 import { until } from './wait.ts';
@@ -44,13 +44,14 @@ interface Held {
 /**
  * Lets A's held create out in `order` (B held by `holdB` at a later create for 'before'), then checks the end: A lost
  * its lease (exit 3), B ended well, one live item per GTIN with B's values (`Fix …`), the one item A let out late
- * archived and reported `duplicate_removed` by A, and by B when B removed it. Returns B's report.
+ * archived and reported `duplicate_removed` by A, and by B when B removed it. Returns B's report. B may be a command
+ * run in-process (`{ exit }`) for 'after', where it is not held.
  */
 export async function expectLateCreateRemoved(
   sandbox: RunningSandbox,
   order: LateOrder,
   a: { run: CliProcess; hold: Held; reports: string },
-  b: { run: CliProcess; hold: Held; reports: string },
+  b: { run: CliProcess | { exit: Promise<CliResult> }; hold: Held; reports: string },
   rows: number,
 ): Promise<{ summary: RunSummary; lines: string[][] }> {
   const { live, twice } = lateCreateCatalogue(sandbox);

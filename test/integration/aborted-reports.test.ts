@@ -126,7 +126,9 @@ describe('an aborted inline run writes its whole report', () => {
     const s = sheet(60, false, '036001');
     faults({ routes: ['POST /api/tradeItem'], rate503: 1 });
     try {
-      const r = await runIt(false, env(s.sub, false), s);
+      // Refusals that do not depend on the rate: the pace the limiter learns, and each create's pause before it is
+      // sent again, are made short (API_MIN_RPS, CREATE_RETRY_MAX_MS) so that the run reaches its circuit soon.
+      const r = await runIt(false, env(s.sub, false, { API_MIN_RPS: '1000', CREATE_RETRY_MAX_MS: '5' }), s);
       expectCompleteAbortedReport(r, 60, 'PS_ERR_CIRCUIT_OPEN');
     } finally {
       sandbox.handle.setFaults({});

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { EVENT_TYPE_NAMES } from '../../src/events/catalog.ts';
 import { queuePrefix } from '../../src/queue/connection.ts';
@@ -15,31 +15,28 @@ import { buildConsole } from '../../src/server/app.ts';
 import { cliInProcess, runCli } from '../helpers/cli.ts';
 import { hasChromium, withChromium } from '../helpers/console.ts';
 import { queueEnv } from '../helpers/env.ts';
-import { ownRedis, type OwnRedis } from '../helpers/redis-server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { until } from '../helpers/wait.ts';
 import { startReceiver, type Received, type Receiver } from '../helpers/webhook-receiver.ts';
 
 const owner = DEMO_COMPANY_ID;
+// The suite's Redis, under key prefixes of this file's own (ps-ev-all, ps-ev-retry, ps-ev-dead).
+const redisUrl = inject('redisUrl');
 let sandbox: RunningSandbox;
-let redis: OwnRedis;
 let receiver: Receiver;
 let dir: string;
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
   dir = mkdtempSync(join(tmpdir(), 'ps-events-'));
-  redis = await ownRedis(dir, { aof: false });
-  await redis.start();
   receiver = await startReceiver();
 });
 afterAll(async () => {
   await receiver?.close();
-  await redis?.stop();
   await sandbox?.close();
 });
 
 function env(prefix: string, extra: Record<string, string> = {}): Record<string, string> {
-  return queueEnv(sandbox.url, redis.url, prefix, dir, {
+  return queueEnv(sandbox.url, redisUrl, prefix, dir, {
     LOG_LEVEL: 'silent',
     WEBHOOK_URL: receiver.url,
     WEBHOOK_SECRET: receiver.secret,
@@ -70,7 +67,7 @@ describe('run events and feed deadlines (queue)', () => {
     const config = loadConfig(e);
     const workers = await startWorkers(config, { jobsDir: jobs, chunkSize: 5, lockDurationMs: 5000 });
     const client = importQueueClient(config);
-    const conn = new Redis(redis.url);
+    const conn = new Redis(redisUrl);
     try {
       // run.queued, run.started, run.finished: a sheet through the queue.
       const { jobId } = await client.enqueue({ request: { file: sheet, mapping }, origin: 'cli', step: 'prepare' });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
-import { runCli, type CliResult } from '../helpers/cli.ts';
+import { cliInProcess, runCli, type CliResult } from '../helpers/cli.ts';
 import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { fillUp, mountTmpfs, mountUnavailable } from '../helpers/tmpfs.ts';
@@ -110,9 +110,13 @@ describe.skipIf(mountUnavailable !== null)(
       const big = writeProductSheet(work, rows, { owner, file: 'report-full.csv' });
       const args = ['import', big.file, '--mapping', big.mapping, '--sandbox'];
       // The run's id is deterministic (sheet, mapping, owner, mode): learnt from the same import into another
-      // directory.
+      // directory (in-process: only its directory is read).
       const scratch = join(work, 'scratch');
-      expect((await cli([...args, '--report-dir', scratch])).code).toBe(0);
+      const learnt = await cliInProcess([...args, '--report-dir', scratch], {
+        env: { LOG_LEVEL: 'error' },
+        unset: ['REDIS_URL'],
+      });
+      expect(learnt.code, learnt.stderr).toBe(0);
       const runId = readdirSync(scratch).find((d) => !d.startsWith('.'))!;
       // The run's directory is a disk of 32 KB: room for run.json and the report files as they open, not for the
       // report's 400 lines, written when it finishes. Its chunks (input, journal, results) are on a roomy one; the

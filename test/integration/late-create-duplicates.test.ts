@@ -4,12 +4,13 @@
 // fence interceptor (PS_TEST_FENCE_HOLD) blocks the process right after the check until the test releases it. Both
 // orders: the late create lands while the new holder still runs (it removes it), or after it ended (the lost run
 // removes its own). Either way the catalogue ends with one live item per GTIN and both reports say `duplicate_removed`.
-// Inline runs here; the queued variant (a worker's job lock running out) is late-create-queued.test.ts.
+// Inline runs here (B in-process where it is not held); the queued variant (a worker's job lock running out) is
+// late-create-queued.test.ts.
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { spawnCli, type CliProcess } from '../helpers/cli.ts';
+import { cliInProcess, spawnCli, type CliProcess, type CliResult } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
 import { fenceHold as hold, OWNER, useRunSandbox } from '../helpers/lease-runs.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
@@ -54,12 +55,15 @@ describe('a create let out after the lease was taken over leaves no second item'
           procs.push(a);
           await until('the first import to be held past its fence check', () => existsSync(holdA.held), 30_000);
           expect(live()).toHaveLength(9);
-          // B takes the lease over once A's ran out, and creates the GTIN A's held request is about to create.
-          const b = spawnCli(
-            ['import', fix.file, '--mapping', fix.mapping, '--report-dir', bReports, '--wait-lock', '60'],
-            { env: envB },
-          );
-          procs.push(b);
+          // B takes the lease over once A's ran out, and creates the GTIN A's held request is about to create. Not held
+          // (after), it runs in-process: its exit code and report are what is checked.
+          const bArgs = ['import', fix.file, '--mapping', fix.mapping, '--report-dir', bReports, '--wait-lock', '60'];
+          let b: CliProcess | { exit: Promise<CliResult> };
+          if (order === 'before') {
+            const held = spawnCli(bArgs, { env: envB });
+            procs.push(held);
+            b = held;
+          } else b = { exit: cliInProcess(bArgs, { env: envB }) };
           const rb2 = await expectLateCreateRemoved(
             sandbox,
             order,
@@ -107,7 +111,7 @@ describe('a late create that lands after the new holder ended, its run killed be
       // B takes the lease over and runs to its end: A's create of the held GTIN is in A's journal, sent without an
       // answer, and no second item exists yet.
       const fixArgs = ['import', fix.file, '--mapping', fix.mapping, '--report-dir', bReports, '--wait-lock', '60'];
-      const rb = await spawnCli(fixArgs, { env: envB }).exit;
+      const rb = await cliInProcess(fixArgs, { env: envB });
       expect(rb.code, rb.stderr).toBe(0);
       expect(twice()).toEqual([]);
       expect(report(bReports).summary.counts.duplicateRemoved).toBe(0);
@@ -123,7 +127,7 @@ describe('a late create that lands after the new holder ended, its run killed be
         (t) => String(t.tradeItemName).startsWith('Night ') && twice().includes(String(t.gtin)),
       )!.tradeItemId;
       // The next run of the owner (the same command again: a new run) archives it, and says so.
-      const rc = await spawnCli(fixArgs, { env: envB }).exit;
+      const rc = await cliInProcess(fixArgs, { env: envB });
       expect(rc.code, rc.stderr).toBe(0);
       expect(twice()).toEqual([]);
       expect(live()).toHaveLength(rows);

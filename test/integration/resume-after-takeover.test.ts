@@ -1,16 +1,17 @@
 // A resumed run never sends a plan another run may have outdated (docs/concurrency.md, "Resuming a run"):
 // an import killed with kill -9 mid-run, another import of the same owner and GTINs run to its end, then the killed
 // command again — what the docs tell an operator to do. The resumed run plans every row again from the API as it is
-// now, so the catalogue ends with its sheet's values, one item per GTIN, and its report says what it did. Real
-// processes (the CLI), the sandbox over HTTP, against an API that honours client ids and one that assigns its own.
-// Nothing waits for a lease to run out (the killed holder's process is gone); the queued variant, where a worker's
-// lease and job lock must run out, is resume-after-takeover-queued.test.ts.
+// now, so the catalogue ends with its sheet's values, one item per GTIN, and its report says what it did. A real
+// process (the CLI, killed), the sandbox over HTTP, against an API that honours client ids and one that assigns its
+// own; the two commands that run to their end run in-process (their exit code, the catalogue and the report are what
+// is checked). Nothing waits for a lease to run out (the killed holder's process is gone); the queued variant, where a
+// worker's lease and job lock must run out, is resume-after-takeover-queued.test.ts.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { gtinKey } from '../../src/pipeline/gtin.ts';
-import { spawnWithEnv } from '../helpers/cli.ts';
+import { cliInProcess, spawnWithEnv } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
 import { onlyRunDir, OWNER, ownerItems, useRunSandbox } from '../helpers/lease-runs.ts';
 import { expectOneItemPerGtin, reportRows } from '../helpers/sandbox.ts';
@@ -61,15 +62,17 @@ describe('a run resumed after another run held the lease plans again from the AP
         expect(killedAt).toBeLessThan(rows);
         sandbox.handle.setFaults({});
         // Another import of the same GTINs runs to its end (the killed holder's lease is free: its process is gone).
-        const other = await cli(
+        const other = await cliInProcess(
           ['import', fix.file, '--mapping', fix.mapping, '--report-dir', join(dir, 'fix-reports')],
-          env,
-        ).exit;
+          { env },
+        );
         expect(other.code, other.stderr).toBe(0);
         expect(items().filter((t) => String(t.tradeItemName).startsWith('Fix '))).toHaveLength(rows - c.same);
         // The killed command again: it resumes its run directory.
-        const resumed = await cli(['import', night.file, '--mapping', night.mapping, '--report-dir', nightReports], env)
-          .exit;
+        const resumed = await cliInProcess(
+          ['import', night.file, '--mapping', night.mapping, '--report-dir', nightReports],
+          { env },
+        );
         expect(resumed.code, resumed.stderr + resumed.stdout).toBe(0);
         expectOneItemPerGtin(sandbox, owner, rows);
         // The catalogue holds what the last command asked for: the resumed sheet's values, on every item.

@@ -1,7 +1,8 @@
 // One run at a time per (product API, owner), whatever started it (docs/concurrency.md): inline imports with and
 // without Redis, queued imports, both at once; a busy lease is refused naming its holder, or waited for. Real processes
-// (the CLI, `worker`) or in-process workers, a real Redis, a sandbox that assigns its own ids on create (a create sent
-// twice is a second item). Nothing here waits for a lease to run out: the pauses are in lease-fencing.test.ts.
+// (the CLI) beside in-process commands and workers, a real Redis, a sandbox that assigns its own ids on create (a
+// create sent twice is a second item). Nothing here waits for a lease to run out: the pauses are in
+// lease-fencing.test.ts.
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,7 +59,10 @@ describe('one run at a time per (owner, API)', () => {
       const hold = fenceHold(dir, 'first', 20);
       const first = run(one, 'r1', [], { PS_TEST_FENCE_HOLD: hold.env });
       await until('the first import to be held', () => existsSync(hold.held));
-      const refused = await Promise.all([run(one, 'r1').exit, run(two, 'r2').exit]);
+      // (Refused at once, they run in-process: only their exit code and message are checked.)
+      const refuse = (sheet: typeof one, reports: string) =>
+        cliInProcess(['import', sheet.file, '--mapping', sheet.mapping, '--report-dir', join(dir, reports)], { env });
+      const refused = await Promise.all([refuse(one, 'r1'), refuse(two, 'r2')]);
       hold.release();
       for (const r of refused) {
         expect(r.code, r.stderr).toBe(2);
@@ -71,11 +75,15 @@ describe('one run at a time per (owner, API)', () => {
       expect(finishedRuns(join(dir, 'r1'))).toHaveLength(1);
       expect(finishedRuns(join(dir, 'r2'))).toEqual([]);
 
-      // Both waiting: one after the other, one item per GTIN, the last one's values, its report true to the API.
+      // Both waiting (one a process, one in-process): one after the other, one item per GTIN, the last one's values,
+      // its report true to the API.
       sandbox.handle.reset();
       const [x, y] = await Promise.all([
         run(one, 'r3', ['--wait-lock', '60']).exit,
-        run(two, 'r4', ['--wait-lock', '60']).exit,
+        cliInProcess(
+          ['import', two.file, '--mapping', two.mapping, '--report-dir', join(dir, 'r4'), '--wait-lock', '60'],
+          { env },
+        ),
       ]);
       expect([x.code, y.code], x.stderr + y.stderr).toEqual([0, 0]);
       expectOneItemPerGtin(sandbox, owner, 200);
@@ -142,10 +150,10 @@ describe('one run at a time per (owner, API)', () => {
       QUEUE_PREFIX: `fencem-${process.pid}-${Date.now()}`,
       CHUNK_SIZE: '25',
     });
-    const worker = cli(['worker', '--jobs-dir', join(dir, 'no-jobs')], env);
+    const workers = await startWorkers(loadConfig(env), { jobsDir: join(dir, 'no-jobs') });
     try {
       const [q, i] = await Promise.all([
-        cli(['enqueue', queued.file, '--mapping', queued.mapping, '--wait'], env).exit,
+        cliInProcess(['enqueue', queued.file, '--mapping', queued.mapping, '--wait'], { env }),
         cli(
           [
             'import',
@@ -170,8 +178,7 @@ describe('one run at a time per (owner, API)', () => {
       expect(names().every((n) => n.startsWith(last))).toBe(true);
       expectReportTrue(sandbox, runs[1]!.dir);
     } finally {
-      worker.child.kill('SIGTERM');
-      await worker.exit;
+      await workers.close();
     }
   }, 120_000);
 
@@ -191,8 +198,10 @@ describe('one run at a time per (owner, API)', () => {
     const workers = await startWorkers(loadConfig(env), { jobsDir: join(dir, 'no-jobs') });
     const client = importQueueClient(loadConfig(env));
     try {
-      const gaveUp = await cli(['enqueue', sheet.file, '--mapping', sheet.mapping, '--wait', '--wait-lock', '1'], env)
-        .exit;
+      const gaveUp = await cliInProcess(
+        ['enqueue', sheet.file, '--mapping', sheet.mapping, '--wait', '--wait-lock', '1'],
+        { env },
+      );
       expect(gaveUp.code).toBe(2);
       expect(gaveUp.stderr).toMatch(
         /another run is importing for owner .* run run-holding \(pid \d+ on .*\[PS_ERR_RUN_LOCKED\]/,

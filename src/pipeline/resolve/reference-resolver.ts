@@ -93,6 +93,8 @@ export interface ResolverOptions {
   fallbackLanguages?: readonly string[];
   /** Never create brands: a missing one answers `{brandId: null, wouldCreate: true}`. */
   dryRun?: boolean;
+  /** The longest pause before a brand's create is sent again, ms (CREATE_RETRY_MAX_MS; api/create-once.ts). */
+  createRetryMaxMs?: number;
 }
 
 /** The reference resolver of a run. */
@@ -278,6 +280,7 @@ function brandResolver(o: ResolverOptions) {
               archived: false,
             }),
             find: lookUp,
+            maxBackoffMs: o.createRetryMaxMs,
           });
           created = true;
           return out.value;

@@ -84,6 +84,7 @@ function executor(
     signal: ctx.signal,
     onResult,
     throttle: ctx.throttle ?? new Throttle(ctx.config.API_CONCURRENCY * 2),
+    createRetryMaxMs: ctx.config.CREATE_RETRY_MAX_MS,
     ...(ctx.shared ? { stop: ctx.shared.stop, breaker: ctx.shared.breaker } : {}),
     ...(ctx.earlierCreatesOurs === false ? { earlierCreatesOurs: false } : {}),
   });

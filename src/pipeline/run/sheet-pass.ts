@@ -108,5 +108,6 @@ export function referenceResolverFor(
     language: req.language ?? mapping.language,
     fallbackLanguages: req.language ? [] : mapping.fallbackLanguages,
     dryRun,
+    createRetryMaxMs: ctx.config.CREATE_RETRY_MAX_MS,
   });
 }

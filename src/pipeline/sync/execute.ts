@@ -76,6 +76,8 @@ export interface ExecuteOptions {
   journal?: StepJournal;
   /** Consecutive retryable failures that open the circuit (default 8). */
   circuitThreshold?: number;
+  /** The longest pause before a create is sent again, ms (CREATE_RETRY_MAX_MS; api/create-once.ts). */
+  createRetryMaxMs?: number;
   /** Ids per archive collection request (default 100). */
   archiveBatch?: number;
   signal?: AbortSignal;
@@ -405,7 +407,7 @@ export class Executor {
           return;
         }
         if (unknown) result = await this.#findCreatedPatiently(plan, step, ids);
-        if (result === null) await sleep(createBackoffMs(attempt));
+        if (result === null) await sleep(createBackoffMs(attempt, Math.random, this.#o.createRetryMaxMs));
       }
     }
     Object.assign(ids, result);
