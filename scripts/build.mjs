@@ -8,7 +8,7 @@
 // kept, for stack traces and error names), zod is imported as `import * as z` so that only what src uses is bundled
 // (eslint.config.js), and yaml is taken from its ES module build, whose unused parts the bundler drops (its CommonJS
 // build, the one Node would pick, is kept whole). Type checking is `npm run typecheck`.
-import { cpSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, renameSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -37,14 +37,17 @@ const packages = {
 };
 
 const t0 = Date.now();
-rmSync(dist, { recursive: true, force: true });
+// Built beside dist/ and swapped in whole: a CLI started meanwhile (another test run's, a user's) finds either the
+// old build or the new one, never a half-written or missing dist/ (chunk names are hashes of their content).
+const next = `${dist}.next-${process.pid}`;
+rmSync(next, { recursive: true, force: true });
 await build({
   // Named by their place in src/: the report thread is started from dist/pipeline/report/report-worker.js.
   entryPoints: {
     cli: `${root}src/cli.ts`,
     'pipeline/report/report-worker': `${root}src/pipeline/report/report-worker.ts`,
   },
-  outdir: dist,
+  outdir: next,
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -61,5 +64,9 @@ await build({
     js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',
   },
 });
-cpSync(`${root}src/server/public`, `${dist}/server/public`, { recursive: true });
+cpSync(`${root}src/server/public`, `${next}/server/public`, { recursive: true });
+const old = `${dist}.old-${process.pid}`;
+if (existsSync(dist)) renameSync(dist, old);
+renameSync(next, dist);
+rmSync(old, { recursive: true, force: true });
 console.log(`dist/ built from src/ in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
