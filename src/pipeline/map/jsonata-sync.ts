@@ -333,22 +333,15 @@ class Compiler {
     if (!lhs || !rhs) return null;
     const bool = (v: unknown) => this.fns.boolean.implementation(v) === true;
     const str = (v: unknown) => (v === undefined ? '' : (this.fns.string.implementation(v) as string));
+    const op = String(n.value);
+    // Arguments are evaluated left to right: the left operand first, as jsonata does.
+    if (ARITHMETIC.has(op)) return (c, r) => arithmeticOf(op, lhs(c, r), rhs(c, r));
+    if (ORDER.has(op)) return (c, r) => compare(op, lhs(c, r), rhs(c, r));
     switch (n.value) {
       case 'and':
         return (c, r) => bool(lhs(c, r)) && bool(rhs(c, r));
       case 'or':
         return (c, r) => bool(lhs(c, r)) || bool(rhs(c, r));
-      case '+':
-      case '-':
-      case '*':
-      case '/':
-      case '%': {
-        const op = n.value;
-        return (c, r) => {
-          const a = lhs(c, r);
-          return arithmeticOf(op, a, rhs(c, r));
-        };
-      }
       case '=':
       case '!=': {
         const eq = n.value === '=';
@@ -357,16 +350,6 @@ class Compiler {
           const b = rhs(c, r);
           if (a === undefined || b === undefined) return false;
           return deepEqual(a, b) === eq;
-        };
-      }
-      case '<':
-      case '<=':
-      case '>':
-      case '>=': {
-        const op = n.value;
-        return (c, r) => {
-          const a = lhs(c, r);
-          return compare(op, a, rhs(c, r));
         };
       }
       case '&':
@@ -489,6 +472,9 @@ function step(s: { fn: Fn; stages: Fn[] }, input: Seq, root: unknown, last: bool
 }
 
 /** jsonata's arithmetic on two values (evaluateNumericExpression); throws where jsonata must say why. */
+const ARITHMETIC = new Set(['+', '-', '*', '/', '%']);
+const ORDER = new Set(['<', '<=', '>', '>=']);
+
 function arithmeticOf(op: string, a: unknown, b: unknown): unknown {
   if ((a !== undefined && !isNumeric(a)) || (b !== undefined && !isNumeric(b))) bail();
   if (a === undefined || b === undefined) return undefined;

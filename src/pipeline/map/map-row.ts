@@ -255,16 +255,11 @@ interface SheetPlan {
   labels: readonly (readonly string[])[];
   /** The headers the mapping reads: the reader's HIDDEN_COLUMN warnings about other columns are dropped. */
   read: ReadonlySet<string>;
-  Draft: new (
-    row: number,
-    key: string | null,
-    target: Draft['target'],
-    fields: Record<string, unknown>,
-    clear: string[],
-    issues: Issue[],
-    source: Cell[],
-  ) => Draft;
+  /** The class of the sheet's drafts: `new Draft(row, key, target, fields, clear, issues, source)`. */
+  Draft: new (...args: DraftArgs) => Draft;
 }
+
+type DraftArgs = [Draft['row'], Draft['key'], Draft['target'], Draft['fields'], string[], Issue[], Cell[]];
 
 /** The cell a column takes on a row, and which of its sources gave it: its own, else the first non-empty fallback. */
 function pick(cells: readonly Cell[], at: readonly number[]): { cell: Cell; source: number } {

@@ -17,7 +17,7 @@ import { writeFileAtomic } from '../report/atomic.ts';
 import { pendingBrandKey } from '../resolve/pending-brand.ts';
 import { labelKey } from '../resolve/reference-resolver.ts';
 import type { DraftResolver } from '../resolve/resolve-drafts.ts';
-import type { ExecutedRow, RunStop } from '../sync/execute.ts';
+import { failedRow, type ExecutedRow, type RunStop } from '../sync/execute.ts';
 import type { RowPlan, Step } from '../sync/plan.ts';
 import type { Issue } from '../types.ts';
 
@@ -176,23 +176,15 @@ const wouldCreate = (i: Issue): boolean => i.code === 'BRAND_WOULD_CREATE' && i.
 /** A row whose brand the run could not create: failed, nothing sent (the same sheet imported again may pass). */
 function brandFailed(p: SourcedPlan, brand: PendingBrand | undefined): ResultRow {
   const why = brand?.failed ?? 'the run did not create it before this row was sent';
-  return {
-    row: p.row,
-    key: p.key,
-    outcome: 'failed',
-    tradeItemId: p.tradeItemId,
-    manufacturedItemId: p.manufacturedItemId,
-    changedFields: [],
-    issues: p.issues.map((i) =>
-      wouldCreate(i)
-        ? {
-            ...i,
-            code: 'BRAND_CREATE_FAILED',
-            severity: severityOf('BRAND_CREATE_FAILED'),
-            message: `brand "${String(i.value).trim()}" could not be created: ${why}`,
-          }
-        : i,
-    ),
-    source: p.source,
-  };
+  const issues = p.issues.map((i) =>
+    wouldCreate(i)
+      ? {
+          ...i,
+          code: 'BRAND_CREATE_FAILED',
+          severity: severityOf('BRAND_CREATE_FAILED'),
+          message: `brand "${String(i.value).trim()}" could not be created: ${why}`,
+        }
+      : i,
+  );
+  return { ...failedRow(p, issues), source: p.source };
 }

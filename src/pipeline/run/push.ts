@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import type { ApiClients } from '../../api/clients.ts';
 import type { Fence } from '../../api/fence.ts';
 import type { Config } from '../../config.ts';
-import { apiIssue, Executor, type ExecutedRow, type RunStop } from '../sync/execute.ts';
+import { apiIssue, Executor, failedRow, type ExecutedRow, type RunStop } from '../sync/execute.ts';
 import { openJournal } from '../sync/journal.ts';
 import { CircuitBreaker, Throttle } from '../sync/throttle.ts';
 import { archiveLedgerLine, type LedgerLine } from '../undo/ledger.ts';
@@ -148,16 +148,7 @@ export async function pushRowChunk(
         const done = new Set(results.map((r) => r.row));
         for (const p of chunk.plans)
           if (!done.has(p.row))
-            results.push({
-              row: p.row,
-              key: p.key,
-              outcome: 'failed',
-              tradeItemId: p.tradeItemId,
-              manufacturedItemId: p.manufacturedItemId,
-              changedFields: [],
-              issues: [...p.issues, apiIssue(p.row, err)],
-              source: p.source,
-            });
+            results.push({ ...failedRow(p, [...p.issues, apiIssue(p.row, err)]), source: p.source });
       }
       writes = ex.writesSent;
       abort ??= ex.abortReason ?? undefined;

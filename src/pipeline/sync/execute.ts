@@ -573,6 +573,12 @@ function runIssue(code: FixedSeverityCode, message: string, row: number | null =
   return issue(code, { row, message: redact(message) });
 }
 
+/** A planned row that ends failed without (more of) its writes, with `issues`. */
+export function failedRow(p: RowPlan, issues: Issue[]): ExecutedRow {
+  const { row, key, tradeItemId, manufacturedItemId } = p;
+  return { row, key, outcome: 'failed', tradeItemId, manufacturedItemId, changedFields: [], issues };
+}
+
 /** The API's own words for a failed write, as a row issue (credentials redacted: the text goes into the reports). */
 export function apiIssue(row: number | null, err: unknown): Issue {
   if (err instanceof HttpError) {
