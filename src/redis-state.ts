@@ -70,7 +70,7 @@ export class RedisState {
   }
 
   /** Watches an ioredis connection to `url` (which must have an error listener: this is one). */
-  watch<T extends EventEmitter>(conn: T, url: string): T {
+  watch<T extends EventEmitter & { disconnect(reconnect?: boolean): void }>(conn: T, url: string): T {
     this.#url ||= url;
     conn.on('error', (err: Error) => this.#lost(conn, redisReason(err)));
     // Emitted only when ioredis will try again (not when it is closed on purpose).
@@ -79,8 +79,16 @@ export class RedisState {
       this.#down.delete(conn);
       this.#settle();
     });
-    // A connection closed on purpose says nothing about Redis: it is forgotten without a change being told.
+    // A connection closed on purpose says nothing about Redis: it is forgotten without a change being told. ioredis
+    // emits no 'end' for one disconnected while it waits to reconnect (its timer cleared, its status left
+    // `reconnecting`): kept, it would hold the process's state down for good (no "answers again", no schedules
+    // re-created), so its disconnect forgets it too.
     conn.on('end', () => this.#down.delete(conn));
+    const disconnect = conn.disconnect.bind(conn);
+    conn.disconnect = (reconnect?: boolean) => {
+      if (!reconnect) this.#down.delete(conn);
+      disconnect(reconnect);
+    };
     return conn;
   }
 

@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { spawnCli, type CliProcess } from '../helpers/cli.ts';
+import { cliInProcess, spawnCli, type CliProcess } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
 import { expectOneAfterTheOther, OWNER, ownerItems, runsByEnd, useRunSandbox } from '../helpers/lease-runs.ts';
 import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
@@ -19,6 +19,8 @@ const redisUrl = inject('redisUrl');
 const sandbox = useRunSandbox({ assignIds: true });
 
 const cli = (args: string[], env: Record<string, string>): CliProcess => spawnCli(args, { env });
+/** A command whose exit code and output only are checked: in this process, while the holder runs as its own. */
+const inProcess = (args: string[], env: Record<string, string>) => cliInProcess(args, { env });
 const items = () => ownerItems(sandbox);
 
 /**
@@ -48,15 +50,15 @@ describe("every writer on a machine takes the machine's lease file", () => {
     try {
       const enq = cli(['enqueue', m.a.file, '--mapping', m.a.mapping, '--wait'], m.withRedis);
       await until('the worker to write', () => items().length >= 20, 60_000);
-      const refused = await cli(['import', m.b.file, '--mapping', m.b.mapping], m.without).exit;
+      const refused = await inProcess(['import', m.b.file, '--mapping', m.b.mapping], m.without);
       expect(refused.code, refused.stderr + refused.stdout).toBe(2);
       expect(refused.stderr).toMatch(/; queued, job .+\).*\[PS_ERR_RUN_LOCKED\]/s);
       expect(refused.stderr).toMatch(REFUSED);
       // Waiting: it starts once the queued run wrote its report.
-      const waited = cli(['import', m.b.file, '--mapping', m.b.mapping, '--wait-lock', '120'], m.without);
+      const waited = inProcess(['import', m.b.file, '--mapping', m.b.mapping, '--wait-lock', '120'], m.without);
       const q = await enq.exit;
       expect(q.code, q.stderr + q.stdout).toBe(0);
-      const w = await waited.exit;
+      const w = await waited;
       expect(w.code, w.stderr + w.stdout).toBe(0);
       expectOneItemPerGtin(sandbox, owner, 300);
       expect(items().every((t) => String(t.tradeItemName).startsWith('Inline '))).toBe(true);
@@ -76,7 +78,7 @@ describe("every writer on a machine takes the machine's lease file", () => {
     try {
       const first = cli(['import', m.a.file, '--mapping', m.a.mapping], m.without);
       await until('the inline import to write', () => items().length >= 20, 60_000);
-      const enq = await cli(['enqueue', m.b.file, '--mapping', m.b.mapping, '--wait'], m.withRedis).exit;
+      const enq = await inProcess(['enqueue', m.b.file, '--mapping', m.b.mapping, '--wait'], m.withRedis);
       const i = await first.exit;
       expect([i.code, enq.code], i.stderr + enq.stderr + enq.stdout).toEqual([0, 0]);
       expectOneItemPerGtin(sandbox, owner, 300);
@@ -96,7 +98,7 @@ describe("every writer on a machine takes the machine's lease file", () => {
     const first = cli(['import', m.a.file, '--mapping', m.a.mapping], m.withRedis);
     try {
       await until('the first import to write', () => items().length >= 20, 60_000);
-      const second = await cli(['import', m.b.file, '--mapping', m.b.mapping], m.without).exit;
+      const second = await inProcess(['import', m.b.file, '--mapping', m.b.mapping], m.without);
       expect(second.code, second.stderr).toBe(2);
       expect(second.stderr).toMatch(REFUSED);
       const f = await first.exit;

@@ -11,6 +11,8 @@ import { ownRedis } from '../helpers/redis-server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { expectRerunCreatesNothing, reportIdsMatchApi, expectOneItemPerGtin, useSandbox } from '../helpers/sandbox.ts';
 import { apiEnv } from '../helpers/env.ts';
+import { cliInProcess, spawnCli } from '../helpers/cli.ts';
+import { until } from '../helpers/wait.ts';
 
 const owner = DEMO_COMPANY_ID;
 const sandbox = useSandbox();
@@ -123,24 +125,14 @@ describe('queue mode under infrastructure faults', () => {
       );
     }
     writeProductSheet(dir, 1, { owner, file: 'unused.csv' });
-    const spawnWorker = () =>
-      spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', jobs], {
-        env: { ...process.env, ...e },
-        stdio: 'ignore',
-      });
-    const a = spawnWorker();
-    const b = spawnWorker();
+    const spawnWorker = () => spawnCli(['worker', '--jobs-dir', jobs], { env: e });
+    const [a, b] = [spawnWorker(), spawnWorker()];
     const client = importQueueClient(loadConfig(e));
     try {
-      await new Promise((r) => setTimeout(r, 2500));
+      await until('both workers to start', () => [a, b].every((w) => w.out.stdout.includes('worker started')));
       for (const feed of ['acme', 'bravo']) {
-        const run = spawn(process.execPath, ['bin/product-sync.mjs', 'feeds', 'run', feed, '--jobs-dir', jobs], {
-          env: { ...process.env, ...e },
-          stdio: ['ignore', 'ignore', 'pipe'],
-        });
-        let stderr = '';
-        run.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-        expect(await new Promise((r) => run.once('exit', r)), stderr).toBe(0);
+        const run = await cliInProcess(['feeds', 'run', feed, '--jobs-dir', jobs], { env: e });
+        expect(run.code, run.stderr).toBe(0);
       }
       // Both feed ticks enqueue an import; wait until both are done.
       for (let i = 0; i < 300; i++) {
@@ -164,8 +156,8 @@ describe('queue mode under infrastructure faults', () => {
         await expectRerunCreatesNothing(sandbox, e, join(dir, feed, `${feed}-1.csv`), join(dir, 'products.yaml'), 60);
     } finally {
       // SIGKILL: this test is not about shutdown, and a worker must not outlive it.
-      a.kill('SIGKILL');
-      b.kill('SIGKILL');
+      a.child.kill('SIGKILL');
+      b.child.kill('SIGKILL');
       await client.close();
       await redis.stop();
     }

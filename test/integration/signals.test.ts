@@ -1,12 +1,13 @@
 // SIGINT / SIGTERM during an inline run (issue 22): nothing more is sent, what is in flight settles, the report is
 // written and true (rows sent as sent, the rest not attempted, `aborted: "interrupted"`), the exit code is 130 / 143,
 // no temporary file stays behind, the run's run.aborted event (issue 25) is delivered before the exit; a second signal
-// exits at once and the same command then resumes without a duplicate. Each command runs again without the slow API.
+// exits at once and the same command then resumes without a duplicate. Each command runs again without the slow API,
+// in-process (its output and exit code are what is checked there, not the process).
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { spawnCli } from '../helpers/cli.ts';
+import { cliInProcess, spawnCli } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
 import {
   expectAbortedEvent,
@@ -25,6 +26,7 @@ const sandbox = useRunSandbox({ assignIds: true });
 const rx = useReceiver();
 
 const cli = (args: string[], env: Record<string, string>) => spawnCli(args, { env });
+const again = (args: string[], env: Record<string, string>) => cliInProcess(args, { env });
 
 const items = () => ownerItems(sandbox);
 
@@ -79,8 +81,8 @@ describe('signals during an inline run', () => {
     expect(lease.grant).toBeNull();
     // The same command again: the rest is sent, nothing twice.
     sandbox.handle.setFaults({});
-    const again = await cli(['import', sheet.file, '--mapping', sheet.mapping], env(dir)).exit;
-    expect(again.code, again.stderr).toBe(0);
+    const rest = await again(['import', sheet.file, '--mapping', sheet.mapping], env(dir));
+    expect(rest.code, rest.stderr).toBe(0);
     expectOneItemPerGtin(sandbox, owner, rows);
   }, 90_000);
 
@@ -100,8 +102,8 @@ describe('signals during an inline run', () => {
     expect(r.code).toBe(130);
     expect(r.stderr).toMatch(/SIGINT again: exiting now/);
     sandbox.handle.setFaults({});
-    const again = await cli(['import', sheet.file, '--mapping', sheet.mapping], env(dir)).exit;
-    expect(again.code, again.stderr).toBe(0);
+    const rest = await again(['import', sheet.file, '--mapping', sheet.mapping], env(dir));
+    expect(rest.code, rest.stderr).toBe(0);
     expectOneItemPerGtin(sandbox, owner, rows);
   }, 60_000);
 
@@ -125,11 +127,8 @@ describe('signals during an inline run', () => {
     expect(readdirSync(join(dir, 'reports', runDirs[0]!, 'chunks')).some((f) => f.endsWith('.results.jsonl'))).toBe(
       true,
     );
-    const again = await cli(['import', sheet.file, '--mapping', sheet.mapping], {
-      ...env(dir),
-      CHUNK_SIZE: '50',
-    }).exit;
-    expect(again.code, again.stderr).toBe(1);
+    const rest = await again(['import', sheet.file, '--mapping', sheet.mapping], { ...env(dir), CHUNK_SIZE: '50' });
+    expect(rest.code, rest.stderr).toBe(1);
     expectOneItemPerGtin(sandbox, owner, rows - 30);
     const [done] = summaries(join(dir, 'reports'));
     expect(done!.dir).toBe(join(dir, 'reports', runDirs[0]!));
@@ -137,7 +136,7 @@ describe('signals during an inline run', () => {
     expect(done!.s.issues).toMatchObject([
       { code: 'FIELD_REQUIRED', column: 'Désignation', rows: 30, firstRows: [5, 15, 25, 35, 45] },
     ]);
-    expect(again.stdout).toMatch(/30\s+FIELD_REQUIRED\s+Désignation/);
+    expect(rest.stdout).toMatch(/30\s+FIELD_REQUIRED\s+Désignation/);
   }, 60_000);
 
   it('SIGINT during validate and SIGTERM during reconcile: the report is written, rows not reached are not attempted, exit 130 / 143', async () => {
