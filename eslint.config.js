@@ -129,7 +129,16 @@ function layoutRules() {
 
 export default tseslint.config(
   {
-    ignores: ['dist/', 'dist.*/', 'node_modules/', 'reports/', 'uploads/', 'coverage/', 'bench/.data/', 'test/.output/'],
+    ignores: [
+      'dist/',
+      'dist.*/',
+      'node_modules/',
+      'reports/',
+      'uploads/',
+      'coverage/',
+      'bench/.data/',
+      'test/.output/',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
