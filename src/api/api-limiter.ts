@@ -116,8 +116,9 @@ export class ApiLimiter {
   #inFlight = 0;
   /** Of those, sent (past their start wait). */
   #sent = 0;
-  /** The most requests in flight (this process's, the fleet's) the accepted requests of late were sent with. */
-  readonly #acceptedWith = new AcceptedWith();
+  /** Requests in flight when the last refusal that lowered the limit was sent (one process). */
+  #refusedWith: number | null = null;
+  /** The most requests in flight across the fleet the accepted requests of late were sent with. */
   readonly #fleetAcceptedWith = new AcceptedWith();
   readonly #waiters: { wake: () => void; reject: (err: Error) => void; signal: AbortSignal | undefined }[] = [];
   /** The signals the waiters' abort listener is on. */
@@ -237,7 +238,6 @@ export class ApiLimiter {
       this.#answers++;
       this.#concurrency.answered(now - permit.sentAt, now);
       this.#pace.ok(now);
-      this.#acceptedWith.add(permit.sentWith, now);
       if (permit.fleetWith !== undefined) this.#fleetAcceptedWith.add(permit.fleetWith, now);
     } else if (outcome === 'refused') {
       this.#answers++;
@@ -251,10 +251,12 @@ export class ApiLimiter {
       if (this.#fleet && permit.fleetWith !== undefined)
         this.#fleet.refused(permit.fleetWith, this.#fleetAcceptedWith.max(now));
       else {
-        const accepted = this.#acceptedWith.max(now);
-        const rateLimit = this.#pace.engaged
-          ? accepted === 0 || permit.sentWith <= accepted
-          : lowered && permit.sentWith <= 0.8 * accepted;
+        // One process: refusals that go on although a fifth fewer are in flight than at the last lowering. (The most
+        // in flight of accepted requests, as the fleet's rule reads it, also counts the requests a process holds
+        // while its limit overshoots a capacity at the start: it set a pace on a capacity of 16, docs/performance.md.)
+        const fewer = Math.max(1, 0.8 * (this.#refusedWith ?? 0));
+        const rateLimit = this.#pace.engaged || (lowered && this.#refusedWith !== null && permit.sentWith <= fewer);
+        if (lowered) this.#refusedWith = permit.sentWith;
         if (rateLimit) this.#pace.refused(now);
       }
     }
