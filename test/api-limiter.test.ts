@@ -112,6 +112,22 @@ function capacityApi(capacity: () => number, latencyMs = 20): SimApi {
   };
 }
 
+/** A token bucket of `rate` a second and `burst` tokens: 429 when empty (answered at once), else `latency()` ms. */
+function tokenBucketApi(rate: number, burst: number, latency: () => number = () => 20): SimApi {
+  let tokens = burst;
+  let at = 0;
+  return {
+    arrive(now) {
+      tokens = Math.min(burst, tokens + ((now - at) * rate) / 1000);
+      at = now;
+      if (tokens < 1) return { status: 429, ms: 1 };
+      tokens -= 1;
+      return { status: 200, ms: latency() };
+    },
+    leave() {},
+  };
+}
+
 describe('ApiLimiter', () => {
   it('lowers the limit gently on refusals, once per window, and not for requests sent before the lowering', async () => {
     const clock = new FakeClock();
@@ -271,20 +287,11 @@ describe('ApiLimiter', () => {
     const clock = new FakeClock();
     const limiter = new ApiLimiter({ maxConcurrency: 32, clock });
     // 200 a second, a burst of 20; latency 20 to 50 ms (a busy machine), so that the concurrency alone cannot hold it.
-    let tokens = 20;
-    let at = 0;
     let seed = 7;
-    const bucket: SimApi = {
-      arrive(now) {
-        tokens = Math.min(20, tokens + ((now - at) * 200) / 1000);
-        at = now;
-        if (tokens < 1) return { status: 429, ms: 1 };
-        tokens -= 1;
-        seed = (seed * 1103515245 + 12345) % 2147483648;
-        return { status: 200, ms: 20 + 30 * (seed / 2147483648) ** 2 };
-      },
-      leave() {},
-    };
+    const bucket = tokenBucketApi(200, 20, () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return 20 + 30 * (seed / 2147483648) ** 2;
+    });
     const r = await simulate(limiter, clock, bucket, 4000);
     expect(r.done).toBe(4000);
     // The target is 1 % and 0.9 of the limit; with this jitter the limiter is at 1.5 % and 0.89 (docs/performance.md).
@@ -299,18 +306,7 @@ describe('ApiLimiter', () => {
     const clock = new FakeClock();
     const limiter = new ApiLimiter({ maxConcurrency: 32, clock });
     // 20 a second, a burst of 5; one request at a time would send 50 a second.
-    let tokens = 5;
-    let at = 0;
-    const bucket: SimApi = {
-      arrive(now) {
-        tokens = Math.min(5, tokens + ((now - at) * 20) / 1000);
-        at = now;
-        if (tokens < 1) return { status: 429, ms: 1 };
-        tokens -= 1;
-        return { status: 200, ms: 20 };
-      },
-      leave() {},
-    };
+    const bucket = tokenBucketApi(20, 5);
     let early = 0;
     const run = simulate(limiter, clock, bucket, 1000);
     void (async () => {
@@ -505,18 +501,7 @@ describe('ApiLimiter in a fleet (four processes sharing a pace through Redis)', 
   it('keeps four processes sharing a rate limit of 200 a second at it, every request through', async () => {
     const clock = new FakeClock();
     const { limiters, settle } = fleet(clock, 'rate');
-    let tokens = 20;
-    let at = 0;
-    const bucket: SimApi = {
-      arrive(now) {
-        tokens = Math.min(20, tokens + ((now - at) * 200) / 1000);
-        at = now;
-        if (tokens < 1) return { status: 429, ms: 1 };
-        tokens -= 1;
-        return { status: 200, ms: 20 };
-      },
-      leave() {},
-    };
+    const bucket = tokenBucketApi(200, 20);
     const r = await simulateFleet(limiters, clock, bucket, 2000, 64, settle);
     expect(r.done).toBe(2000);
     // 2000 at 200 a second: 10 s at best. The refusals (docs/performance.md) are the workers' concurrency probes: at
