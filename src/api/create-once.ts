@@ -12,13 +12,16 @@ export const CREATE_ATTEMPTS = 8;
 /** The longest pause before a create is sent again, ms (CREATE_RETRY_MAX_MS). */
 export const CREATE_BACKOFF_MAX_MS = 2000;
 
-/** Pause before resend number `attempt` of a create: full jitter up to min(`maxMs`, 50 ms · 2^attempt). */
+/** The first resend's longest pause, ms; each later one doubles it, up to the cap. */
+const CREATE_BACKOFF_BASE_MS = 50;
+
+/** Pause before resend number `attempt` of a create: full jitter, exponential, capped at `maxMs`. */
 export function createBackoffMs(
   attempt: number,
   random: () => number = Math.random,
   maxMs: number = CREATE_BACKOFF_MAX_MS,
 ): number {
-  return Math.min(maxMs, 50 * 2 ** attempt) * random();
+  return Math.min(maxMs, CREATE_BACKOFF_BASE_MS * 2 ** attempt) * random();
 }
 
 /** True when a failed create may nevertheless have been done (the API answered 5xx, or the answer was lost). */

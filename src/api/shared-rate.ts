@@ -98,9 +98,10 @@ return {math.ceil(wait), string.format('%.3f', s.pace), with}
 // when a request this process got accepted was sent, lately). A capacity shared by the fleet refuses once the fleet
 // has more in flight than it takes, and stops once the workers' limits fell below it; a rate limit refuses on
 // although the fleet has fewer in flight: only then is a pace set (the fleet's in flight at the last refusal, 'cw',
-// remembered for 5 s). Once set, the pace drops to 95 % of the rate the fleet got accepted (once per 250 ms), but for
-// a refusal sent with more in flight than any accepted one: a capacity's (a worker's concurrency limit probing), which
-// would keep a pace set by mistake (at the fleet's start) from growing back. A probe refused at the same rate is a
+// remembered a few seconds). Once set, the pace drops just below the rate the fleet got accepted (at most once per
+// window, the same rule as RatePace's), but for a refusal sent with more in flight than any accepted one: a
+// capacity's (a worker's concurrency limit probing), which would keep a pace set by mistake (at the fleet's start)
+// from growing back. A probe refused at the same rate is a
 // steady limit's only near the best rate the fleet got accepted at any refusal ('best', a capacity's too, kept when the
 // pace goes): a capacity that fell for a while is probed at the same low rate again and again, and must not be taken
 // for one.

@@ -17,7 +17,7 @@ import { makeDir } from '../../make-dir.ts';
 import { issue } from '../../issue-codes.ts';
 import { writeJsonLinesAtomic } from '../report/atomic.ts';
 import { isRejectedOutcome } from '../outcomes.ts';
-import type { ExecutedRow } from '../sync/execute.ts';
+import { failedRow, type ExecutedRow } from '../sync/execute.ts';
 import { openJournal, type Journal } from '../sync/journal.ts';
 import { withPendingBrands } from './pending-brands.ts';
 import { rowLedgerLine, type LedgerLine } from '../undo/ledger.ts';
@@ -259,8 +259,7 @@ export async function recoverChunk(
         issues: [...p.issues, why(p.row)],
         source: p.source,
       });
-      if (rowAttempted(journal, p))
-        pushed.push({ row: p.row, key: p.key, outcome: 'failed', ...ids, changedFields: [], issues: [] });
+      if (rowAttempted(journal, p)) pushed.push(failedRow(p, []));
     }
     await writeChunkLedger(workDir, kind, index, rowChunkLedger(chunk.plans, pushed, journal));
     await writeResults(workDir, kind, index, rows);
