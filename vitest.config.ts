@@ -12,9 +12,6 @@ const TIMING = [
   'test/integration/lease-fencing.test.ts',
   'test/integration/late-create-queued.test.ts',
   'test/integration/resume-after-takeover-queued.test.ts',
-  'test/integration/events-kill.test.ts',
-  'test/integration/openlineage-queue.test.ts',
-  'test/integration/queued-replan.test.ts',
 ];
 /** Unit-level files that start a node process of their own (a script under tsx, the CLI). */
 const SPAWNING = ['test/journal-replay.test.ts', 'test/terminal-output.test.ts', 'test/lease-file.test.ts'];

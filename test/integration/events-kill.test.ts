@@ -11,6 +11,7 @@ import { ownRedis, type OwnRedis } from '../helpers/redis-server.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 import { apiEnv } from '../helpers/env.ts';
+import { expireJobLocks } from '../helpers/takeover.ts';
 
 const owner = DEMO_COMPANY_ID;
 const RUNS = 20;
@@ -40,7 +41,9 @@ describe('run events across worker kills', () => {
       REPORT_DIR: join(dir, 'reports'),
       UPLOAD_DIR: join(dir, 'uploads'),
       LOG_LEVEL: 'silent',
-      WORKER_LOCK_MS: '1000',
+      // The default job lock, which no load lets lapse under a live worker; a killed one's locks are expired by the
+      // test, and the next worker's frequent stalled-job check takes its jobs over.
+      WORKER_STALLED_CHECK_MS: '200',
       WEBHOOK_URL: receiver.url,
       WEBHOOK_SECRET: receiver.secret,
       WEBHOOK_RETRY_BASE_MS: '50',
@@ -63,6 +66,7 @@ describe('run events across worker kills', () => {
         const exited = new Promise((r) => worker.once('exit', r));
         worker.kill('SIGKILL');
         await exited;
+        await expireJobLocks(redis.url, e.QUEUE_PREFIX);
         kills++;
         worker = spawnWorker();
       }

@@ -15,6 +15,7 @@ import { BIN } from '../helpers/cli.ts';
 import { queueEnv } from '../helpers/env.ts';
 import { startLineageReceiver, type LineageReceiver } from '../helpers/openlineage-receiver.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
+import { expireJobLocks } from '../helpers/takeover.ts';
 import { until } from '../helpers/wait.ts';
 
 const owner = DEMO_COMPANY_ID;
@@ -33,13 +34,15 @@ afterAll(async () => {
 describe('OpenLineage events of a queued run', () => {
   it('a worker killed mid-run and another resuming it: START, then one terminal event, same runId', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-ol-queue-'));
-    const env = queueEnv(sandbox.url, inject('redisUrl'), `ps-ol-${process.pid}`, dir, {
+    const prefix = `ps-ol-${process.pid}`;
+    const env = queueEnv(sandbox.url, inject('redisUrl'), prefix, dir, {
       OPENLINEAGE_URL: receiver.url,
       OPENLINEAGE_API_KEY_ENV: 'TEST_LINEAGE_KEY',
       TEST_LINEAGE_KEY: 'lineage-key-1234',
-      WORKER_LOCK_MS: '1000',
-      // The killed worker's owner lease runs out soon: the resumed run need not wait the default minute.
-      LEASE_TTL_SECONDS: '3',
+      // The default job lock and lease, which no load lets lapse under a live worker: the killed one's job locks are
+      // expired by the test, the next worker's frequent stalled-job check takes its jobs over, and the resumed run
+      // takes its own lease again.
+      WORKER_STALLED_CHECK_MS: '200',
       WEBHOOK_RETRY_BASE_MS: '50',
       CHUNK_SIZE: '50',
       API_CONCURRENCY: '2',
@@ -63,6 +66,7 @@ describe('OpenLineage events of a queued run', () => {
       worker.kill('SIGKILL');
       await exited;
       expect(receiver.received.filter((r) => r.event.eventType !== 'START')).toEqual([]);
+      await expireJobLocks(inject('redisUrl'), prefix);
       worker = spawnWorker();
       const result = await client.wait(jobId, 60_000);
       await until(

@@ -16,6 +16,7 @@ import { apiEnv } from '../helpers/env.ts';
 import { expectOneItemPerGtin, reportRows, useSandbox } from '../helpers/sandbox.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { eanMapping } from '../helpers/mappings.ts';
+import { expireJobLocks, expireOwnerLeases } from '../helpers/takeover.ts';
 import { until } from '../helpers/wait.ts';
 
 const owner = DEMO_COMPANY_ID;
@@ -47,20 +48,23 @@ describe('a queued run whose prepare step is retried after a takeover plans agai
     const inline = writeProductSheet(dir, rows, { owner, name: (i) => `Inline ${i}` });
     const held = join(dir, 'brand.held');
     const release = join(dir, 'brand.release');
+    const prefix = `replan-${process.pid}-${Date.now()}`;
+    const stateDir = join(dir, 'state');
     const env = apiEnv(sandbox.url, {
       REPORT_DIR: join(dir, 'reports'),
-      STATE_DIR: join(dir, 'state'),
+      STATE_DIR: stateDir,
       REDIS_URL: redisUrl,
-      QUEUE_PREFIX: `replan-${process.pid}-${Date.now()}`,
+      QUEUE_PREFIX: prefix,
       API_CONCURRENCY: '2',
       CHUNK_SIZE: '25',
-      LEASE_TTL_SECONDS: '3',
-      WORKER_LOCK_MS: '2000',
+      // The default lease and job lock, which no load lets lapse under a live process: the frozen worker's are expired
+      // by the test once it is killed, and the next worker's frequent stalled-job check takes its import job over.
+      WORKER_STALLED_CHECK_MS: '200',
       LOG_LEVEL: 'warn',
       LOG_FORMAT: 'json',
     });
-    // The prepare step creates "Marque B" when it plans the chunk of row 100: the worker is frozen right there (its
-    // lease and job locks run out), with the first chunks planned and some pushed.
+    // The prepare step creates "Marque B" when it plans the chunk of row 100: the worker is frozen right there, with
+    // the first chunks planned and some pushed.
     const frozen = spawnCli(['worker', '--jobs-dir', join(dir, 'no-jobs')], {
       env: {
         ...env,
@@ -74,11 +78,14 @@ describe('a queued run whose prepare step is retried after a takeover plans agai
       await until('the worker to be frozen in its prepare step', () => existsSync(held), 60_000);
       frozen.child.kill('SIGKILL');
       await frozen.exit;
+      // Its lease and job locks run out (as their TTLs would make them).
+      expect(await expireOwnerLeases(redisUrl, prefix, stateDir, owner)).toBe(1);
+      expect(await expireJobLocks(redisUrl, prefix)).toBeGreaterThan(0);
       const runs = readdirSync(join(dir, 'reports'));
       expect(runs).toHaveLength(1);
       const run = join(dir, 'reports', runs[0]!);
       expect(existsSync(join(run, 'chunks', 'rows-4.json'))).toBe(false);
-      // The owner's inline run takes the lease once the queued run's ran out, and imports the same GTINs to its end.
+      // The owner's inline run takes the lease the queued run's holder left, and imports the same GTINs to its end.
       const other = await spawnCli(
         ['import', inline.file, '--mapping', inline.mapping, '--wait-lock', '60', '--report-dir', join(dir, 'inline')],
         { env },
