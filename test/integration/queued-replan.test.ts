@@ -9,7 +9,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { gtinKey } from '../../src/pipeline/gtin.ts';
+import { QUEUES } from '../../src/queue/catalog.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { spawnCli, type CliProcess } from '../helpers/cli.ts';
 import { apiEnv } from '../helpers/env.ts';
@@ -94,9 +97,21 @@ describe('a queued run whose prepare step is retried after a takeover plans agai
       expectOneItemPerGtin(sandbox, owner, rows);
       expect(items().every((t) => String(t.tradeItemName).startsWith('Inline '))).toBe(true);
       // A worker again: the import job's prepare step is tried again, plans every row again from the API, and the run
-      // ends.
-      const again = spawnCli(['worker', '--jobs-dir', join(dir, 'no-jobs')], { env });
-      procs.push(again);
+      // ends. The chunk jobs of the earlier plans wait in the push queue until it has set those plans aside: the order
+      // this test is about (one that ran before would find the lease another run's and abort the run, as
+      // docs/concurrency.md says).
+      const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+      const pushQueue = new Queue(QUEUES.push, { connection: redis, prefix: `{${prefix}}` });
+      try {
+        await pushQueue.pause();
+        const again = spawnCli(['worker', '--jobs-dir', join(dir, 'no-jobs')], { env });
+        procs.push(again);
+        await until('the earlier plans set aside', () => existsSync(join(run, 'outdated-1', 'chunks')), 60_000);
+        await pushQueue.resume();
+      } finally {
+        await pushQueue.close();
+        redis.disconnect();
+      }
       const q = await enq.exit;
       expect(q.code, q.stderr + q.stdout).toBe(0);
       expectOneItemPerGtin(sandbox, owner, rows);
