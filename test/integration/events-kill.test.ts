@@ -81,7 +81,7 @@ describe('run events across worker kills', () => {
         });
         jobIds.push((await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' })).jobId);
       }
-      const results = await Promise.all(jobIds.map((id) => client.wait(id, 50_000)));
+      const results = await Promise.all(jobIds.map((id) => client.wait(id, 120_000)));
       killing = false;
       await killer;
       expect(kills).toBeGreaterThan(0);
@@ -115,5 +115,5 @@ describe('run events across worker kills', () => {
       worker.kill('SIGKILL');
       await client.close();
     }
-  }, 90_000);
+  }, 180_000);
 });

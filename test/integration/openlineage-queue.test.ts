@@ -68,7 +68,7 @@ describe('OpenLineage events of a queued run', () => {
       expect(receiver.received.filter((r) => r.event.eventType !== 'START')).toEqual([]);
       await expireJobLocks(inject('redisUrl'), prefix);
       worker = spawnWorker();
-      const result = await client.wait(jobId, 60_000);
+      const result = await client.wait(jobId, 120_000);
       await until(
         'terminal event received',
         () => receiver.received.some((r) => r.event.eventType !== 'START'),
@@ -99,5 +99,5 @@ describe('OpenLineage events of a queued run', () => {
       worker.kill('SIGKILL');
       await client.close();
     }
-  }, 90_000);
+  }, 180_000);
 });
