@@ -9,9 +9,6 @@ import { defineConfig } from 'vitest/config';
 //   one's runs out soon) and a loaded machine could let it run out under it: one at a time, alone on the machine.
 //   A test that only waits for a lease to run out, or pauses, kills or signals a process, is in `process`.
 const TIMING = [
-  'test/integration/lease-fencing.test.ts',
-  'test/integration/late-create-queued.test.ts',
-  'test/integration/resume-after-takeover-queued.test.ts',
   'test/integration/events-kill.test.ts',
   'test/integration/openlineage-queue.test.ts',
   'test/integration/queued-replan.test.ts',

@@ -51,6 +51,8 @@ export const configSchema = z
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
     CHUNK_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
     WORKER_LOCK_MS: z.coerce.number().int().min(1000).default(30_000),
+    /** How often a worker looks for jobs whose lock ran out (a killed worker's), ms; unset: half the job lock. */
+    WORKER_STALLED_CHECK_MS: z.coerce.number().int().min(100).optional(),
     /** Chunks of one owner in progress at once across the fleet (docs/queue.md, "Fairness"); unset: no cap. */
     OWNER_MAX_CHUNKS: z.coerce.number().int().min(1).max(100_000).optional(),
     /** The console's address as its users reach it: run events link to the reports under it (docs/operations.md). */

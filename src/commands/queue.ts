@@ -76,6 +76,7 @@ export async function workerCommand(opts: {
     jobsDir: opts.jobsDir,
     importConcurrency: opts.concurrency ?? cfg.WORKER_CONCURRENCY,
     lockDurationMs: cfg.WORKER_LOCK_MS,
+    stalledCheckMs: cfg.WORKER_STALLED_CHECK_MS,
     ...(metrics ? { metrics: metrics.own } : {}),
   }).catch(async (err: unknown) => {
     await metrics?.close();

@@ -42,6 +42,8 @@ export interface WorkerOptions {
   chunkSize?: number;
   /** Job lock duration, ms (default 30 s; a killed worker's jobs are taken over after it). */
   lockDurationMs?: number;
+  /** How often the stalled-job check runs (default: half the lock): a job moves once its lock is gone. */
+  stalledCheckMs?: number;
   /** Counts each run this worker finishes (rows, issues, duration) and each feed source error (metrics.ts). */
   metrics?: ProcessMetrics;
   /** What the jobs' waits and delays are timed by (the real clocks by default). */
@@ -133,6 +135,7 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
   const { workers, workerConns } = startQueueWorkers(config, handlers, recorder, {
     prefix,
     lockDuration,
+    stalledInterval: options.stalledCheckMs ?? Math.max(1000, Math.floor(lockDuration / 2)),
     importConcurrency: options.importConcurrency ?? 1,
     pushConcurrency: options.pushConcurrency ?? 2,
     feeds: feeds.length,
@@ -196,7 +199,14 @@ function startQueueWorkers(
   config: Config,
   handlers: Handlers,
   recorder: EventRecorder,
-  o: { prefix: string; lockDuration: number; importConcurrency: number; pushConcurrency: number; feeds: number },
+  o: {
+    prefix: string;
+    lockDuration: number;
+    stalledInterval: number;
+    importConcurrency: number;
+    pushConcurrency: number;
+    feeds: number;
+  },
 ): { workers: Worker[]; workerConns: readonly Redis[] } {
   const workerConns = [
     queueConnection(config),
@@ -208,7 +218,7 @@ function startQueueWorkers(
     connection: workerConns[0],
     prefix: o.prefix,
     lockDuration: o.lockDuration,
-    stalledInterval: Math.max(1000, Math.floor(o.lockDuration / 2)),
+    stalledInterval: o.stalledInterval,
     maxStalledCount: 3,
     // BullMQ's completed / failed counts per queue (bullmq_job_completed_total… on /metrics). It keeps a data point a
     // minute besides, and every scrape reads them all: an hour's worth.
