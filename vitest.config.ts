@@ -1,18 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
-// Three projects, run one after the other (test/README.md says which a new test joins):
+// Two projects, run one after the other (test/README.md says which a new test joins):
 // - unit: in-process tests (a loopback server or the suite's Redis at most), CPU-bound: one worker per core;
 //   its files share each worker's modules (isolate: false: a file's modules are loaded once per worker, not once per
 //   file), so a unit test leaves no state behind: it restores the environment, spies and settings it changes;
-// - process: tests that start processes (the CLI, redis-server, sshd, s3rver) and wait on them: two workers;
-// - timing: tests where a process keeps running on a job lock or lease of a second or two (so that a paused or killed
-//   one's runs out soon) and a loaded machine could let it run out under it: one at a time, alone on the machine.
-//   A test that only waits for a lease to run out, or pauses, kills or signals a process, is in `process`.
-const TIMING = [
-  'test/integration/lease-fencing.test.ts',
-  'test/integration/late-create-queued.test.ts',
-  'test/integration/resume-after-takeover-queued.test.ts',
-];
+// - process: tests that start processes (the CLI, redis-server, sshd, s3rver) and wait on them: two workers. A process
+//   that must keep going runs on the default lease and job lock (no load lets them lapse); a paused or killed one's
+//   takeover is forced by the test (test/helpers/takeover.ts), never raced against a short lock.
 /** Unit-level files that start a node process of their own (a script under tsx, the CLI). */
 const SPAWNING = ['test/journal-replay.test.ts', 'test/terminal-output.test.ts', 'test/lease-file.test.ts'];
 
@@ -30,7 +24,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/*.test.ts'],
-          exclude: [...TIMING, ...SPAWNING],
+          exclude: SPAWNING,
           maxWorkers: 2,
           isolate: false,
           sequence: { groupOrder: 0 },
@@ -41,18 +35,8 @@ export default defineConfig({
         test: {
           name: 'process',
           include: ['test/integration/**/*.test.ts', ...SPAWNING],
-          exclude: TIMING,
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: 'timing',
-          include: TIMING,
-          maxWorkers: 1,
-          sequence: { groupOrder: 2 },
         },
       },
     ],

@@ -1,7 +1,7 @@
-// A takeover forced by the test instead of raced: once a worker is killed (or frozen for good), its job locks and its
-// owner lease are removed the way their expiry removes them. The live processes then keep normal locks and leases,
-// which no load can let lapse under them, and the test waits for no TTL. A worker started with a short
-// WORKER_STALLED_CHECK_MS moves a job whose lock is gone back to the queue at its next stalled-job check.
+// A takeover forced by the test instead of raced: once a worker is killed (or frozen and never resumed), its job
+// locks and its owner lease are removed the way their expiry removes them. The live processes then keep normal
+// locks and leases, which no load can let lapse under them, and the test waits for no TTL. A worker started with a
+// short WORKER_STALLED_CHECK_MS moves a job whose lock is gone back to the queue at its next stalled-job check.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';

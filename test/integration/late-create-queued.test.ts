@@ -1,9 +1,9 @@
 // The fence's last window (docs/concurrency.md), the queued variant of late-create-duplicates.test.ts: the late create
-// is a chunk job's, on a worker frozen past its fence check (PS_TEST_FENCE_HOLD) while its lease (2 s) and its job lock
-// (2 s) run out, its lease keeper frozen with it; the owner's inline run takes the lease over. The queued run's finish
-// step sweeps as the inline run does: as the lost run, its own late item (after); the inline run, as the new holder,
-// the queued run's (before) — the queued run's journal is on this machine. In the timing project: the worker runs on a
-// job lock of 2 s, which a loaded machine could let run out before the hold.
+// is a chunk job's, on a worker frozen past its fence check (PS_TEST_FENCE_HOLD) while its lease (2 s) runs out, its
+// lease keeper frozen with it; the owner's inline run takes the lease over. The queued run's finish step sweeps as the
+// inline run does: as the lost run, its own late item (after); the inline run, as the new holder, the queued run's
+// (before) — the queued run's journal is on this machine. The worker keeps its job (the default job lock): once let
+// go, its chunk finds the lease lost for good and reports what it did not send.
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,7 +41,6 @@ describe('the queued variant: a chunk job let out a create after its lease was t
         ...shared,
         REPORT_DIR: aReports,
         LEASE_TTL_SECONDS: '2',
-        WORKER_LOCK_MS: '2000',
         PS_TEST_FENCE_HOLD: holdA.env,
       });
       const envB = inlineEnv(sandbox.url, dir, {

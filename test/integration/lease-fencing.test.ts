@@ -2,6 +2,8 @@
 // paused past its job lock, sends nothing more once it resumes. Real processes (the CLI, `worker`) stopped with
 // SIGSTOP, a real Redis, and a sandbox that assigns its own ids on create, as many real APIs do: a create sent twice is
 // a second item, so every test here counts items per GTIN. (One run at a time per owner, no pause: run-lease.test.ts.)
+// The process that is paused holds a short lease or job lock, which its pause outlasts on its own clock (the fence it
+// trusts); the ones that go on run on long ones, which a loaded machine cannot let run out under them.
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +21,7 @@ import {
 } from '../helpers/lease-runs.ts';
 import { expectOneItemPerGtin } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
-import { sleep, until } from '../helpers/wait.ts';
+import { until } from '../helpers/wait.ts';
 
 const owner = OWNER;
 const redisUrl = inject('redisUrl');
@@ -59,7 +61,10 @@ describe('the owner lease is fenced', () => {
         first.child.kill('SIGSTOP');
         const pausedAt = items().length;
         // Paused past its lease (2 s): the second import, waiting for it, takes it over and writes every row.
-        const second = await cli(['import', b.file, '--mapping', b.mapping, '--wait-lock', '30'], env).exit;
+        const second = await cli(['import', b.file, '--mapping', b.mapping, '--wait-lock', '30'], {
+          ...env,
+          LEASE_TTL_SECONDS: '30',
+        }).exit;
         expect(second.code, second.stderr).toBe(0);
         first.child.kill('SIGCONT');
         const resumed = await first.exit;
@@ -109,7 +114,7 @@ describe('the owner lease is fenced', () => {
       WORKER_LOCK_MS: '1500',
       CHUNK_SIZE: '50',
       API_CONCURRENCY: '2',
-      LEASE_TTL_SECONDS: '5',
+      LEASE_TTL_SECONDS: '30',
     });
     const workers: CliProcess[] = [];
     try {
@@ -118,16 +123,17 @@ describe('the owner lease is fenced', () => {
       await until('the worker to push', () => items().length >= 30);
       workers[0]!.child.kill('SIGSTOP');
       const pausedAt = items().length;
-      // Another worker takes the stalled jobs over once their locks expired, and finishes the run.
-      workers.push(cli(['worker', '--jobs-dir', join(dir, 'no-jobs')], env));
+      // Another worker takes the stalled jobs over once their locks expired (it looks for them often), and finishes
+      // the run on the default job lock.
+      const live = { ...env, WORKER_LOCK_MS: '30000', WORKER_STALLED_CHECK_MS: '200' };
+      workers.push(cli(['worker', '--jobs-dir', join(dir, 'no-jobs')], live));
       const done = await enq.exit;
       expect(done.code, done.stderr + done.stdout).toBe(0);
       expect(items().length).toBe(rows);
       expect(pausedAt).toBeLessThan(rows);
-      // The paused worker resumes: whatever it had in hand is refused by its job lock's fence. It runs a while, then
-      // stops: what it still had in flight settles before it exits.
+      // The paused worker resumes: whatever it had in hand is refused by its job lock's fence. It stops: a worker
+      // finishes the jobs in hand before it exits, so each of them reaches its fence.
       workers[0]!.child.kill('SIGCONT');
-      await sleep(1000);
       workers[0]!.child.kill('SIGTERM');
       await workers[0]!.exit;
       expectOneItemPerGtin(sandbox, owner, rows);

@@ -1,7 +1,8 @@
 // A resumed run never sends a plan another run may have outdated (docs/concurrency.md, "Resuming a run"), the queued
 // variant of resume-after-takeover.test.ts: a worker killed with kill -9 mid-chunk, an inline run of the owner that
-// takes the lease over once the queued run's ran out (3 s), then a worker again, which picks the killed chunk job up
-// once its lock (2 s) ran out. In the timing project: the workers run on a job lock of 2 s.
+// takes the lease over once the queued run's ran out, then a worker again, which picks the killed chunk job up once its
+// lock ran out. The workers run on the default job lock and a long lease; the test expires the killed worker's lock and
+// lease itself (helpers/takeover.ts), and the new worker looks for stalled jobs often (WORKER_STALLED_CHECK_MS).
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { spawnWithEnv, type CliProcess } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
 import { onlyRunDir, OWNER, ownerItems, queuedAndInlineSheets, useRunSandbox } from '../helpers/lease-runs.ts';
 import { expectOneItemPerGtin, reportRows } from '../helpers/sandbox.ts';
+import { expireJobLocks, expireOwnerLeases } from '../helpers/takeover.ts';
 import { until } from '../helpers/wait.ts';
 
 const owner = OWNER;
@@ -29,13 +31,14 @@ describe('the queued variant: a worker killed mid-chunk, an inline run of the ow
       const dir = mkdtempSync(join(tmpdir(), 'ps-resume-queued-'));
       const rows = 300;
       const { queued, inline } = queuedAndInlineSheets(dir, rows);
+      const prefix = `resumeq-${process.pid}-${Date.now()}`;
       const env = inlineEnv(sandbox.url, dir, {
         REDIS_URL: redisUrl,
-        QUEUE_PREFIX: `resumeq-${process.pid}-${Date.now()}`,
+        QUEUE_PREFIX: prefix,
         API_CONCURRENCY: '2',
         CHUNK_SIZE: '50',
-        LEASE_TTL_SECONDS: '3',
-        WORKER_LOCK_MS: '2000',
+        LEASE_TTL_SECONDS: '30',
+        WORKER_STALLED_CHECK_MS: '200',
         LOG_FORMAT: 'json',
       });
       const worker = cli(['worker', '--jobs-dir', join(dir, 'no-jobs')], env);
@@ -47,8 +50,10 @@ describe('the queued variant: a worker killed mid-chunk, an inline run of the ow
         await worker.exit;
         const killedAt = items().length;
         expect(killedAt).toBeLessThan(rows);
-        // The owner's inline run takes the lease once the queued run's has run out (no worker keeps it), and runs to
-        // its end.
+        // No worker keeps the queued run's lease or its chunk's lock any more: they run out (here, at once).
+        expect(await expireOwnerLeases(redisUrl, prefix, join(dir, 'state'), owner)).toBe(1);
+        await expireJobLocks(redisUrl, prefix);
+        // The owner's inline run takes the lease once the queued run's has run out, and runs to its end.
         const other = await cli(
           [
             'import',
