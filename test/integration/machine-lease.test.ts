@@ -43,8 +43,8 @@ function machine(prefix: string, rows: number, first: string, second: string) {
 }
 
 const REFUSED = /another run is importing for owner .* run [0-9a-f-]+ \(pid \d+ on .+/s;
-// The API's pace: writing, then held (each request a second) while the test checks what a second writer does beside
-// the first, however loaded the machine; at full speed once nothing overlaps any more.
+// The API's pace: writing, then held (each request far slower) while the test checks what a second writer does beside
+// the first, so that the first is still writing however loaded the machine; at full speed once nothing overlaps.
 const writing = (seed: number) => sandbox.handle.setFaults({ latencyMs: [10, 20], seed });
 const held = () => sandbox.handle.setFaults({ latencyMs: 1000 });
 const atFullSpeed = () => sandbox.handle.setFaults({});
