@@ -29,6 +29,7 @@ import { OwnerSlots } from './owner-slots.ts';
 import { pushJobHandler } from './push-job.ts';
 import { answersWithin } from './redis-health.ts';
 import { within } from '../within.ts';
+import { closeWorker } from './worker-close.ts';
 import { queueTelemetry } from '../tracing.ts';
 
 /** Settings of the worker process. */
@@ -158,7 +159,8 @@ export async function startWorkers(config: Config, options: WorkerOptions = {}):
       closing ??= (async () => {
         stopTimers();
         stopTicks.abort(new ProductSyncError('PS_ERR_RUN_INTERRUPTED', 'the worker stopped'));
-        await Promise.all(workers.map((w) => w.close()));
+        // BullMQ's close, which also ends when a blocking connection waited to reconnect (Redis just back).
+        await Promise.all(workers.map((w) => closeWorker(w)));
         await keeper.stop();
         await Promise.all([importQueue.close(), pushQueue.close(), feedsQueue.close(), eventsQueue.close()]);
         await cc.close();

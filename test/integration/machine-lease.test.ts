@@ -7,6 +7,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { cliInProcess, spawnCli, type CliProcess } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
 import { expectOneAfterTheOther, OWNER, ownerItems, runsByEnd, useRunSandbox } from '../helpers/lease-runs.ts';
@@ -41,23 +43,37 @@ function machine(prefix: string, rows: number, first: string, second: string) {
 }
 
 const REFUSED = /another run is importing for owner .* run [0-9a-f-]+ \(pid \d+ on .+/s;
+// The API's pace: writing, then held (each request far slower) while the test checks what a second writer does beside
+// the first, so that the first is still writing however loaded the machine; at full speed once nothing overlaps.
+const writing = (seed: number) => sandbox.handle.setFaults({ latencyMs: [10, 20], seed });
+const held = () => sandbox.handle.setFaults({ latencyMs: 1000 });
+const atFullSpeed = () => sandbox.handle.setFaults({});
 
 describe("every writer on a machine takes the machine's lease file", () => {
   it('a queue worker writing for an owner: an inline import without REDIS_URL exits 2 naming the queued run, or waits for it with --wait-lock', async () => {
-    sandbox.handle.setFaults({ latencyMs: [10, 20], seed: 11 });
+    writing(11);
     const m = machine('q', 300, 'Queued', 'Inline');
     const worker = cli(['worker', '--jobs-dir', join(m.dir, 'no-jobs')], m.withRedis);
+    // The queued import through the queue's client, as `enqueue --wait` does (the process of the worker is tested).
+    const client = importQueueClient(loadConfig(m.withRedis));
     try {
-      const enq = cli(['enqueue', m.a.file, '--mapping', m.a.mapping, '--wait'], m.withRedis);
+      const { jobId } = await client.enqueue({
+        request: { file: m.a.file, mapping: m.a.mapping },
+        origin: 'cli',
+        step: 'prepare',
+      });
+      const enq = client.wait(jobId, 120_000);
       await until('the worker to write', () => items().length >= 20, 60_000);
+      held();
       const refused = await inProcess(['import', m.b.file, '--mapping', m.b.mapping], m.without);
       expect(refused.code, refused.stderr + refused.stdout).toBe(2);
       expect(refused.stderr).toMatch(/; queued, job .+\).*\[PS_ERR_RUN_LOCKED\]/s);
       expect(refused.stderr).toMatch(REFUSED);
       // Waiting: it starts once the queued run wrote its report.
       const waited = inProcess(['import', m.b.file, '--mapping', m.b.mapping, '--wait-lock', '120'], m.without);
-      const q = await enq.exit;
-      expect(q.code, q.stderr + q.stdout).toBe(0);
+      writing(11);
+      const q = await enq;
+      expect(q.exitCode, JSON.stringify(q.summary)).toBe(0);
       const w = await waited;
       expect(w.code, w.stderr + w.stdout).toBe(0);
       expectOneItemPerGtin(sandbox, owner, 300);
@@ -68,17 +84,25 @@ describe("every writer on a machine takes the machine's lease file", () => {
     } finally {
       worker.child.kill('SIGTERM');
       await worker.exit;
+      await client.close();
     }
   }, 180_000);
 
   it('an inline import without REDIS_URL writing for an owner: a queued import of that owner on the same machine waits for it', async () => {
-    sandbox.handle.setFaults({ latencyMs: [10, 20], seed: 12 });
+    writing(12);
     const m = machine('i', 300, 'Inline', 'Queued');
-    const worker = cli(['worker', '--jobs-dir', join(m.dir, 'no-jobs')], m.withRedis);
+    // Its log says when the queued import waits for the lease.
+    const worker = cli(['worker', '--jobs-dir', join(m.dir, 'no-jobs')], { ...m.withRedis, LOG_LEVEL: 'info' });
     try {
       const first = cli(['import', m.a.file, '--mapping', m.a.mapping], m.without);
       await until('the inline import to write', () => items().length >= 20, 60_000);
-      const enq = await inProcess(['enqueue', m.b.file, '--mapping', m.b.mapping, '--wait'], m.withRedis);
+      held();
+      const queued = inProcess(['enqueue', m.b.file, '--mapping', m.b.mapping, '--wait'], m.withRedis);
+      await until('the queued import to wait for the lease', () =>
+        worker.out.stderr.includes('import waits for the lease of its owner'),
+      );
+      atFullSpeed();
+      const enq = await queued;
       const i = await first.exit;
       expect([i.code, enq.code], i.stderr + enq.stderr + enq.stdout).toEqual([0, 0]);
       expectOneItemPerGtin(sandbox, owner, 300);
@@ -93,12 +117,14 @@ describe("every writer on a machine takes the machine's lease file", () => {
   }, 180_000);
 
   it('an inline import with REDIS_URL holds the lease file too: the same import without REDIS_URL exits 2 naming it', async () => {
-    sandbox.handle.setFaults({ latencyMs: [10, 20], seed: 13 });
+    writing(13);
     const m = machine('r', 200, 'One', 'Two');
     const first = cli(['import', m.a.file, '--mapping', m.a.mapping], m.withRedis);
     try {
       await until('the first import to write', () => items().length >= 20, 60_000);
+      held();
       const second = await inProcess(['import', m.b.file, '--mapping', m.b.mapping], m.without);
+      atFullSpeed();
       expect(second.code, second.stderr).toBe(2);
       expect(second.stderr).toMatch(REFUSED);
       const f = await first.exit;

@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { openFeedsQueue } from '../../src/queue/queues.ts';
+import { redisState } from '../../src/redis-state.ts';
+import { stopWorkers } from '../../src/queue/worker-stop.ts';
 import { startWorkers } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.ts';
@@ -227,8 +229,10 @@ describe('Redis lost while a worker runs', () => {
       await until('the worker to start', () => worker.out.stdout.includes('worker started'));
       await client.enqueue({ request: { file: sheet.file, mapping: sheet.mapping }, origin: 'cli', step: 'prepare' });
       await until('the chunk to be pushed', () => items().length >= 1);
+      const sentBefore = items().length;
       worker.child.kill('SIGTERM');
-      await sleep(700);
+      // The first signal: the chunk in hand goes on.
+      await until('the chunk in hand to go on', () => items().length > sentBefore);
       expect(worker.child.exitCode).toBe(null);
       const t0 = Date.now();
       worker.child.kill('SIGTERM');
@@ -246,6 +250,40 @@ describe('Redis lost while a worker runs', () => {
       const keys = await r.keys(`{${prefix}}*`);
       if (keys.length > 0) await r.del(...keys);
       r.disconnect();
+    }
+  });
+});
+
+describe('a SIGTERM just after Redis came back', () => {
+  it('the worker closes: its blocking connections still waiting out their reconnect delay are ended, not waited for', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ps-back-sigterm-'));
+    const redis = await ownRedis(dir, { aof: false });
+    await redis.start();
+    const set = await startWorkers(loadConfig(env(dir, redis.url)), { jobsDir: join(dir, 'no-jobs') });
+    try {
+      // The connection each BullMQ worker blocks on (BZPOPMIN) for its next job, as BullMQ made it.
+      const blocking = (await Promise.all(set.workers.map((w) => w.backend.blockingClient))) as unknown as Redis[];
+      // A reconnect delay longer than the test: what a longer outage leaves (ioredis's delays grow with the attempts).
+      for (const c of blocking) c.options.retryStrategy = () => 60_000;
+      await redis.stop('SIGKILL');
+      await until('every blocking connection to wait out its delay', () =>
+        blocking.every((c) => c.status === 'reconnecting'),
+      );
+      await redis.start();
+      // Every connection the process watches has Redis back (src/redis-state.ts): the SIGTERM closes, not abandons.
+      await until('the worker to have Redis back', async () => !redisState.down && (await set.redisAnswers(1000)));
+      expect(blocking.map((c) => c.status)).toEqual(blocking.map(() => 'reconnecting'));
+      // What the worker's SIGTERM does (src/commands/queue.ts): Redis answers, so it closes rather than abandons.
+      let bound: NodeJS.Timeout | undefined;
+      const stopped = await Promise.race([
+        stopWorkers(set),
+        new Promise<'hung'>((res) => (bound = setTimeout(() => res('hung'), 15_000))),
+      ]).finally(() => clearTimeout(bound));
+      expect(stopped).toBe('closed');
+      expect(blocking.map((c) => c.status)).toEqual(blocking.map(() => 'end'));
+    } finally {
+      await set.abandon(1000);
+      await redis.stop();
     }
   });
 });
@@ -310,20 +348,20 @@ describe('Redis restarted without persistence', () => {
       } finally {
         waiting.child.kill('SIGKILL');
         // Bounded too, each by name, so that a close caught by the restart fails this test instead of its time running
-        // out (seen: one of them still closing 15 s later, about one run in four on a loaded machine — open).
+        // out.
         const within15s = async (p: Promise<unknown>) => {
           let bound: NodeJS.Timeout | undefined;
           const t = new Promise<boolean>((res) => (bound = setTimeout(() => res(false), 15_000)));
           return Promise.race([p.then(() => true), t]).finally(() => clearTimeout(bound));
         };
         closed = { feeds: await within15s(feeds.close()), workers: await within15s(workers.close()) };
-        // A worker's close caught by the restart (BullMQ waits for the 'end' of a blocking connection disconnected
-        // while it waits to reconnect, which ioredis never emits): left open in docs/queue.md; what the signal path
-        // does then (abandon) frees this test's worker.
+        // A close that did not end (a failure below) must not keep this file's process alive.
         if (!closed.workers) await workers.abandon(1000);
         await redis.stop();
       }
       expect(closed.feeds, 'the feeds queue of this process closed within 15 s').toBe(true);
+      // Its blocking connections caught reconnecting by the restart are ended (src/queue/worker-close.ts).
+      expect(closed.workers, 'the workers of this process closed within 15 s').toBe(true);
       // Not retried: the hang seen about one run in five (the command printing nothing after its job id) was its close
       // waiting for ever on the events' connection caught reconnecting (queue-events-close.test.ts); 50 runs in a row
       // pass. The schedules not re-created (this test timing out) was this process's Redis state held down by a
