@@ -54,9 +54,9 @@ type Handler = {
 class FencedHandler implements Handler {
   readonly #inner: Handler;
   readonly #fence: Fence;
-  readonly #request: string;
+  readonly #request: string | undefined;
 
-  constructor(inner: Handler, fence: Fence, request: string) {
+  constructor(inner: Handler, fence: Fence, request: string | undefined) {
     this.#inner = inner;
     this.#fence = fence;
     this.#request = request;
@@ -69,7 +69,7 @@ class FencedHandler implements Handler {
       abort(err as Error);
       return;
     }
-    if (testHold) holdForTest(this.#request);
+    if (testHold) holdForTest(this.#request!);
     this.#inner.onConnect?.(abort, context);
   }
 
@@ -118,7 +118,8 @@ export function fencedAgent(Agent: typeof UndiciAgent): typeof UndiciAgent {
     override dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
       const fence = (opts as FencedDispatchOptions).fence;
       if (!fence) return super.dispatch(opts, handler);
-      const fenced = new FencedHandler(handler as Handler, fence, `${opts.method} ${opts.path}`);
+      const request = testHold ? `${opts.method} ${opts.path}` : undefined;
+      const fenced = new FencedHandler(handler as Handler, fence, request);
       return super.dispatch(opts, fenced as Dispatcher.DispatchHandler);
     }
   };

@@ -27,6 +27,7 @@ export function loadUndici(): Promise<Undici> {
 export class LazyDispatcher {
   readonly #options: Agent.Options;
   #agent: Promise<Dispatcher> | undefined;
+  #created: Dispatcher | undefined;
   #closed = false;
 
   constructor(options: Agent.Options) {
@@ -38,7 +39,12 @@ export class LazyDispatcher {
    */
   get(): Promise<Dispatcher> {
     if (this.#closed) return Promise.reject(new Error('the HTTP client is closed'));
-    return (this.#agent ??= loadUndici().then((u) => new (fencedAgent(u.Agent))(this.#options)));
+    return (this.#agent ??= loadUndici().then((u) => (this.#created = new (fencedAgent(u.Agent))(this.#options))));
+  }
+
+  /** The agent once created, while not closed: what a request takes without waiting on get()'s promise. */
+  get created(): Dispatcher | undefined {
+    return this.#closed ? undefined : this.#created;
   }
 
   /** Closes the agent's connections (nothing to do when no request was ever sent). */
@@ -194,9 +200,9 @@ export async function sendRequest(source: DispatcherSource, input: SendInput): P
   let res: Dispatcher.ResponseData;
   let text: string;
   try {
-    const dispatcher = source instanceof LazyDispatcher ? await source.get() : source;
+    const dispatcher = source instanceof LazyDispatcher ? (source.created ?? (await source.get())) : source;
     // A lost lease refuses the write here (and again at the socket, where a dispatcher without the fence check cannot).
-    await input.fence?.ready();
+    if (input.fence) await input.fence.ready();
     const options = {
       method: method as Dispatcher.HttpMethod,
       headers: input.headers,
@@ -208,7 +214,7 @@ export async function sendRequest(source: DispatcherSource, input: SendInput): P
     };
     const at = originAndPath(url);
     if (at) {
-      res = await dispatcher.request({ ...options, ...at });
+      res = await dispatcher.request(Object.assign(options, at));
     } else {
       const { request } = undici ?? (await loadUndici());
       res = await request(url, { ...options, dispatcher });
@@ -359,9 +365,26 @@ export interface CallInput {
 export class ApiTransport {
   readonly stats: Record<ApiName, number> = { product: 0, reference: 0 };
   private readonly o: TransportOptions;
+  /** The request headers for the current token, with and without a JSON body: the same for every request. */
+  #headers: { token: string; plain: Record<string, string>; json: Record<string, string> } | undefined;
 
   constructor(options: TransportOptions) {
     this.o = options;
+  }
+
+  /** The headers of a request with `token`; undici only reads them, so one frozen object serves every request. */
+  #headersFor(token: string, json: boolean): Record<string, string> {
+    let h = this.#headers;
+    if (h?.token !== token) {
+      const plain = { accept: this.o.accept ?? 'application/json', 'user-agent': this.o.userAgent };
+      const auth = { ...plain, authorization: `Bearer ${token}` };
+      h = this.#headers = {
+        token,
+        plain: Object.freeze(auth),
+        json: Object.freeze({ ...auth, 'content-type': 'application/json' }),
+      };
+    }
+    return json ? h.json : h.plain;
   }
 
   /**
@@ -372,7 +395,6 @@ export class ApiTransport {
     const ep = ENDPOINTS[name];
     const url = requestUrl(input.base, ep.path, input.params, input.query);
     const body = input.body === undefined ? undefined : JSON.stringify(input.body);
-    const accept = this.o.accept ?? 'application/json';
     // Writes of a run are fenced by its lease (fence.ts); reads never are. Every request is counted for its run.
     const fence = ep.method === 'GET' ? undefined : (scope?.fence ?? undefined);
     const limiter = ep.api === 'product' ? this.o.limiter : undefined;
@@ -384,12 +406,7 @@ export class ApiTransport {
           const token = await this.o.credential.token();
           this.stats[ep.api] += 1;
           scope?.count?.(ep.api, 1);
-          const headers: Record<string, string> = {
-            accept,
-            'user-agent': this.o.userAgent,
-            authorization: `Bearer ${token}`,
-          };
-          if (body !== undefined) headers['content-type'] = 'application/json';
+          const headers = this.#headersFor(token, body !== undefined);
           const permit = limiter ? await limiter.acquire(this.o.signal, tally) : undefined;
           const observe = requestObserver();
           const t0 = observe ? performance.now() : 0;

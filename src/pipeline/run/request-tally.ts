@@ -2,9 +2,10 @@
  * The requests of an inline run across its processes: a run resumed after a crash reports the requests of its earlier
  * attempts too (`summary.requests`). Each turn of the event loop that sent requests appends one line to
  * `<run>/requests.log` before it ends (so a process killed with -9 has written all but the requests of its last turn's
- * microseconds); a resumed run sums the lines of the earlier ones.
+ * microseconds); a resumed run sums the lines of the earlier ones. The file stays open between lines (a line is one
+ * `write`, not an open, a write and a close) until `close()`.
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, closeSync, openSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ApiName } from '../../api/endpoints.ts';
@@ -16,6 +17,8 @@ export class RequestTally {
   readonly #now: Counts = { product: 0, reference: 0 };
   readonly #pending: Counts = { product: 0, reference: 0 };
   #file: string | undefined;
+  #fd: number | undefined;
+  #closed = false;
   #scheduled = false;
 
   /** Counts a request of this process (RunScope.count). */
@@ -53,11 +56,28 @@ export class RequestTally {
   readonly #flush = (): void => {
     this.#scheduled = false;
     if (!this.#file || (this.#pending.product === 0 && this.#pending.reference === 0)) return;
+    const line = `${this.#pending.product} ${this.#pending.reference}\n`;
     try {
-      appendFileSync(this.#file, `${this.#pending.product} ${this.#pending.reference}\n`);
+      // After close() (a request counted late), a line is appended as a whole: no descriptor is left open.
+      if (this.#closed) appendFileSync(this.#file, line);
+      else writeSync((this.#fd ??= openSync(this.#file, 'a')), line);
       this.#pending.product = this.#pending.reference = 0;
     } catch {
       // A full disk: the count stays pending, written with the next line (or lost with the process, as it must be).
     }
   };
+
+  /** Writes what is pending and closes the file (the run is over); idempotent. */
+  close(): void {
+    this.#flush();
+    this.#closed = true;
+    if (this.#fd === undefined) return;
+    const fd = this.#fd;
+    this.#fd = undefined;
+    try {
+      closeSync(fd);
+    } catch {
+      // Nothing is left to write to it.
+    }
+  }
 }

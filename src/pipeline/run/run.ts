@@ -104,7 +104,9 @@ function summaryOf(
 function runInline(req: ImportRequest, ctx: RunContext, kind: 'import' | 'validate'): Promise<RunResult> {
   // The run's requests are counted through its clients (those of other runs of this process are not).
   const tally = new RequestTally();
-  return driveInline(req, { ...ctx, clients: ctx.clients.forRun({ count: tally.count }) }, kind, tally);
+  return driveInline(req, { ...ctx, clients: ctx.clients.forRun({ count: tally.count }) }, kind, tally).finally(() =>
+    tally.close(),
+  );
 }
 
 /**

@@ -313,7 +313,9 @@ export class Executor {
       this.#breaker.success();
       if (sent.asUpdate) asUpdated(plan, sent.asUpdate);
       const r = this.#result(plan, OUTCOME[plan.action], plan.issues, ids);
-      await this.#o.journal?.record(`row:${plan.row}`, 'confirmed', r);
+      // A buffered record returns nothing: awaited only when it returns a promise (no microtask turn spent on it).
+      const recorded = this.#o.journal?.record(`row:${plan.row}`, 'confirmed', r);
+      if (recorded) await recorded;
       this.#emit(r);
     } catch (err) {
       ok = false;
@@ -415,7 +417,8 @@ export class Executor {
     // the check): the item may have been made after another run took the lease over — a possible duplicate, looked for
     // before the run ends (run/duplicates.ts).
     const late = isCreate && !fenceHolds(this.#o.api.fence);
-    await j?.record(opId, 'confirmed', late ? { ...result, late: true } : result);
+    const recorded = j?.record(opId, 'confirmed', late ? { ...result, late: true } : result);
+    if (recorded) await recorded;
   }
 
   async #send(step: Step, ids: RowIds): Promise<Partial<RowIds>> {

@@ -42,6 +42,17 @@ interface JournalLine {
   r?: unknown;
 }
 
+/**
+ * The line of a record as `JSON.stringify({ op, s, r })` writes it, without making that object for each record (a
+ * state is one of {@link STATES}: nothing in it to escape).
+ */
+function journalLine(opId: string, state: JournalState, data: unknown): string {
+  const r = data === undefined ? undefined : JSON.stringify(data);
+  return r === undefined
+    ? `{"op":${JSON.stringify(opId)},"s":"${state}"}\n`
+    : `{"op":${JSON.stringify(opId)},"s":"${state}","r":${r}}\n`;
+}
+
 function parseLine(line: string): JournalLine | undefined {
   try {
     const rec = JSON.parse(line) as Partial<JournalLine> | null;
@@ -158,7 +169,7 @@ export async function openJournal(path: string, options: JournalOptions = {}): P
       if (closed) throw new ProductSyncError('PS_ERR_JOURNAL', `journal ${path} is closed`);
       const entry: JournalEntry = data === undefined ? { state } : { state, result: data };
       latest.set(opId, entry);
-      buffer += `${JSON.stringify(data === undefined ? { op: opId, s: state } : { op: opId, s: state, r: data })}\n`;
+      buffer += journalLine(opId, state, data);
       // A create's `sent` must be on disk before its request leaves (so a rerun looks before resending); a lost
       // `confirmed` only costs that lookup, so the rest is batched.
       if (durable && options.batchDurable) {
