@@ -184,7 +184,7 @@ const OUTCOME: Record<UndoDecision['verdict'], UndoOutcome> = {
 export function runUndo(req: UndoRequest, ctx: UndoContext): Promise<UndoResult> {
   // Its requests are counted through its clients (those of other runs of this process, the console's, are not).
   const tally = new RequestTally();
-  return undo(req, { ...ctx, clients: ctx.clients.forRun({ count: tally.count }) }, tally);
+  return undo(req, { ...ctx, clients: ctx.clients.forRun({ count: tally.count }) }, tally).finally(() => tally.close());
 }
 
 async function undo(req: UndoRequest, given: UndoContext, tally: RequestTally): Promise<UndoResult> {
