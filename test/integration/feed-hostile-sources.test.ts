@@ -116,7 +116,8 @@ const feedRuns = (feed: string) => watch().runs(feed);
 const runsDone = (feed: string, n: number) => watch().runsDone(feed, n);
 const names = (tag: string) => itemNames(sandbox, `${tag} `);
 
-describe('feeds under hostile conditions (real worker)', () => {
+// Each test drives feeds of its own on the one worker: they run at once.
+describe.concurrent('feeds under hostile conditions (real worker)', () => {
   it('a file written in two steps is taken only once it has settled since its last change, whole', async () => {
     const file = join(drop('twostep'), 'delta.csv');
     // The first step stops mid-row, as a stalled upload does.

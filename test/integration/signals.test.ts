@@ -116,8 +116,13 @@ describe('signals during an inline run', () => {
     const sheet = writeProductSheet(dir, rows, { owner, name: (i) => (i % 10 === 3 ? '' : `Biscuits ${i}`) });
     const run = cli(['import', sheet.file, '--mapping', sheet.mapping], { ...env(dir), CHUNK_SIZE: '50' });
     await until(() => items().length >= 120);
+    // The requests sent from now on take long: the run is still settling them when the second signal comes.
+    sandbox.handle.setFaults({ latencyMs: 2000, seed: 14 });
+    const sent = sandbox.handle.counts().total;
+    await until('slow requests in flight', () => sandbox.handle.counts().total >= sent + 4);
     run.child.kill('SIGINT');
-    await sleep(5);
+    // The second signal once the first was taken: two signals close together may reach the process as one.
+    await until(() => /SIGINT: stopping/.test(run.stderr()));
     run.child.kill('SIGINT');
     expect((await run.exit).code).toBe(130);
     sandbox.handle.setFaults({});
