@@ -92,7 +92,7 @@ beforeAll(async () => {
   feed('cut', `{ dir: ${drop('cut')}, pattern: "*.csv", settleSeconds: 1 }`);
   feed('replaced', `{ dir: ${drop('replaced')}, pattern: "*.csv", settleSeconds: 1 }`);
   feed('quick', `{ dir: ${drop('quick')}, pattern: "*.csv", settleSeconds: 0 }`);
-  feed('slow', remote('/trickle/slow.csv'), 'deadlines: { downloadSeconds: 4, tickSeconds: 20 }\n');
+  feed('slow', remote('/trickle/slow.csv'), 'deadlines: { downloadSeconds: 6, tickSeconds: 20 }\n');
   feed('mirror-a', remote('/same.csv'));
   feed('mirror-b', remote('/same.csv'));
   conn = new Redis(redis.url, { maxRetriesPerRequest: null });
@@ -199,7 +199,7 @@ describe.concurrent('feeds under hostile conditions (real worker)', () => {
     // The slow tick ends at its download deadline, with one clear line.
     const slow = await recorded('slow', (l) => l.lastTickError !== undefined);
     expect(slow.lastTickError).toBe(
-      `listing ${https.url}/trickle/slow.csv took longer than its deadline of 4 s (deadlines.downloadSeconds): stopped [PS_ERR_SOURCE_TIMEOUT]`,
+      `listing ${https.url}/trickle/slow.csv took longer than its deadline of 6 s (deadlines.downloadSeconds): stopped [PS_ERR_SOURCE_TIMEOUT]`,
     );
     await receiver.waitFor((r) =>
       [...r.accepted().values()].some((e) => e.type === 'run.failed' && e.data.feed === 'slow'),
