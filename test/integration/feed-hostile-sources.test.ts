@@ -92,7 +92,7 @@ beforeAll(async () => {
   feed('cut', `{ dir: ${drop('cut')}, pattern: "*.csv", settleSeconds: 1 }`);
   feed('replaced', `{ dir: ${drop('replaced')}, pattern: "*.csv", settleSeconds: 1 }`);
   feed('quick', `{ dir: ${drop('quick')}, pattern: "*.csv", settleSeconds: 0 }`);
-  feed('slow', remote('/trickle/slow.csv'), 'deadlines: { downloadSeconds: 4, tickSeconds: 20 }\n');
+  feed('slow', remote('/trickle/slow.csv'), 'deadlines: { downloadSeconds: 6, tickSeconds: 20 }\n');
   feed('mirror-a', remote('/same.csv'));
   feed('mirror-b', remote('/same.csv'));
   conn = new Redis(redis.url, { maxRetriesPerRequest: null });
@@ -116,7 +116,8 @@ const feedRuns = (feed: string) => watch().runs(feed);
 const runsDone = (feed: string, n: number) => watch().runsDone(feed, n);
 const names = (tag: string) => itemNames(sandbox, `${tag} `);
 
-describe('feeds under hostile conditions (real worker)', () => {
+// Each test drives feeds of its own on the one worker: they run at once.
+describe.concurrent('feeds under hostile conditions (real worker)', () => {
   it('a file written in two steps is taken only once it has settled since its last change, whole', async () => {
     const file = join(drop('twostep'), 'delta.csv');
     // The first step stops mid-row, as a stalled upload does.
@@ -198,7 +199,7 @@ describe('feeds under hostile conditions (real worker)', () => {
     // The slow tick ends at its download deadline, with one clear line.
     const slow = await recorded('slow', (l) => l.lastTickError !== undefined);
     expect(slow.lastTickError).toBe(
-      `listing ${https.url}/trickle/slow.csv took longer than its deadline of 4 s (deadlines.downloadSeconds): stopped [PS_ERR_SOURCE_TIMEOUT]`,
+      `listing ${https.url}/trickle/slow.csv took longer than its deadline of 6 s (deadlines.downloadSeconds): stopped [PS_ERR_SOURCE_TIMEOUT]`,
     );
     await receiver.waitFor((r) =>
       [...r.accepted().values()].some((e) => e.type === 'run.failed' && e.data.feed === 'slow'),

@@ -1,12 +1,14 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import { logger } from '../../src/logger.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { startWorkers } from '../../src/queue/workers.ts';
+import { redisState } from '../../src/redis-state.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { startSandbox } from '../../src/sandbox/server.ts';
 import { ownRedis } from '../helpers/redis-server.ts';
 import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { expectRerunCreatesNothing, reportIdsMatchApi, expectOneItemPerGtin, useSandbox } from '../helpers/sandbox.ts';
@@ -17,9 +19,9 @@ import { until } from '../helpers/wait.ts';
 const owner = DEMO_COMPANY_ID;
 const sandbox = useSandbox();
 
-function env(dir: string, redisUrl: string): Record<string, string> {
+function env(dir: string, redisUrl: string, apiUrl = sandbox.url): Record<string, string> {
   return {
-    ...apiEnv(sandbox.url),
+    ...apiEnv(apiUrl),
     REDIS_URL: redisUrl,
     QUEUE_PREFIX: 'ps-faults',
     REPORT_DIR: join(dir, 'reports'),
@@ -33,7 +35,8 @@ function itemsOf(): { gtin?: unknown; tradeItemId: string }[] {
   return sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
 }
 
-describe('queue mode under infrastructure faults', () => {
+// The tests run at once: each has a Redis of its own, and the one that is not about faults a sandbox of its own.
+describe.concurrent('queue mode under infrastructure faults', () => {
   it('survives a Redis restart (AOF) in the middle of an import', async () => {
     sandbox.handle.reset();
     sandbox.handle.setFaults({ latencyMs: [5, 15], seed: 9 });
@@ -51,11 +54,11 @@ describe('queue mode under infrastructure faults', () => {
     try {
       const { jobId } = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
       // Redis dies in the middle of the push: some items exist, most do not.
-      for (let i = 0; i < 3000 && itemsOf().length < 40; i++) await new Promise((r) => setTimeout(r, 5));
-      expect(itemsOf().length).toBeGreaterThan(0);
+      await until('the first items', () => itemsOf().length >= 40);
       expect(itemsOf().length).toBeLessThan(400);
       await redis.stop('SIGKILL');
-      await new Promise((r) => setTimeout(r, 500));
+      // Down until the workers have seen it go.
+      await until('the workers to lose Redis', () => redisState.down);
       await redis.start();
       const result = await client.wait(jobId, 90_000);
       expect(result.summary.counts.rows).toBe(400);
@@ -76,38 +79,33 @@ describe('queue mode under infrastructure faults', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-evict-'));
     const redis = await ownRedis(dir, { args: ['--maxmemory-policy', 'allkeys-lru'] });
     await redis.start();
+    // The workers of `worker`, in-process: what they log at start is what is checked, not the process.
+    const warn = vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
     const startAndStop = async (): Promise<string> => {
-      const w = spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(dir, 'no-jobs')], {
-        env: { ...process.env, ...env(dir, redis.url), LOG_LEVEL: 'warn' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stderr = '';
-      w.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-      await new Promise<void>((r) =>
-        w.stdout!.on('data', (d: Buffer) => d.toString().includes('worker started') && r()),
-      );
-      w.kill('SIGTERM');
-      expect(await new Promise((r) => w.once('exit', (code, signal) => r(code ?? signal))), stderr).toBe(0);
-      return stderr;
+      warn.mockClear();
+      const workers = await startWorkers(loadConfig(env(dir, redis.url)), { jobsDir: join(dir, 'no-jobs') });
+      await workers.close();
+      return warn.mock.calls.map((c) => String(c[1])).join('\n');
     };
     try {
-      expect(await startAndStop()).toMatch(/maxmemory-policy is \\?"allkeys-lru\\?": set it to \\?"noeviction/);
+      expect(await startAndStop()).toMatch(/maxmemory-policy is "allkeys-lru": set it to "noeviction"/);
       const { Redis } = await import('ioredis');
       const r = new Redis(redis.url);
       await r.config('SET', 'maxmemory-policy', 'noeviction');
       r.disconnect();
       expect(await startAndStop()).not.toMatch(/maxmemory-policy/);
     } finally {
+      warn.mockRestore();
       await redis.stop();
     }
   }, 30_000);
 
   it('two workers and two feeds importing the same GTIN make one item', async () => {
-    sandbox.handle.reset();
+    const api = await startSandbox({ port: 0 });
     const dir = mkdtempSync(join(tmpdir(), 'ps-two-feeds-'));
     const redis = await ownRedis(dir);
     await redis.start();
-    const e = env(dir, redis.url);
+    const e = env(dir, redis.url, api.url);
     const jobs = join(dir, 'jobs');
     mkdirSync(jobs);
     for (const feed of ['acme', 'bravo']) {
@@ -135,11 +133,7 @@ describe('queue mode under infrastructure faults', () => {
         expect(run.code, run.stderr).toBe(0);
       }
       // Both feed ticks enqueue an import; wait until both are done.
-      for (let i = 0; i < 300; i++) {
-        const done = await client.queue.getJobCountByTypes('completed');
-        if (done >= 2) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await until('both imports done', async () => (await client.queue.getJobCountByTypes('completed')) >= 2);
       const runs = await client.queue.getJobs(['completed']);
       expect(runs).toHaveLength(2);
       for (const r of runs) {
@@ -149,17 +143,18 @@ describe('queue mode under infrastructure faults', () => {
             r.returnvalue.summary.counts.updated +
             r.returnvalue.summary.counts.unchanged,
         ).toBe(60);
-        reportIdsMatchApi(sandbox, owner, r.returnvalue.reportDir, 60);
+        reportIdsMatchApi(api, owner, r.returnvalue.reportDir, 60);
       }
-      expectOneItemPerGtin(sandbox, owner, 70);
+      expectOneItemPerGtin(api, owner, 70);
       for (const feed of ['acme', 'bravo'])
-        await expectRerunCreatesNothing(sandbox, e, join(dir, feed, `${feed}-1.csv`), join(dir, 'products.yaml'), 60);
+        await expectRerunCreatesNothing(api, e, join(dir, feed, `${feed}-1.csv`), join(dir, 'products.yaml'), 60);
     } finally {
       // SIGKILL: this test is not about shutdown, and a worker must not outlive it.
       a.child.kill('SIGKILL');
       b.child.kill('SIGKILL');
       await client.close();
       await redis.stop();
+      await api.close();
     }
   }, 90_000);
 });

@@ -7,6 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/server.ts';
 import { cliInProcess, spawnCli } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
 import {
@@ -115,8 +116,13 @@ describe('signals during an inline run', () => {
     const sheet = writeProductSheet(dir, rows, { owner, name: (i) => (i % 10 === 3 ? '' : `Biscuits ${i}`) });
     const run = cli(['import', sheet.file, '--mapping', sheet.mapping], { ...env(dir), CHUNK_SIZE: '50' });
     await until(() => items().length >= 120);
+    // The requests sent from now on take long: the run is still settling them when the second signal comes.
+    sandbox.handle.setFaults({ latencyMs: 2000, seed: 14 });
+    const sent = sandbox.handle.counts().total;
+    await until('slow requests in flight', () => sandbox.handle.counts().total >= sent + 4);
     run.child.kill('SIGINT');
-    await sleep(5);
+    // The second signal once the first was taken: two signals close together may reach the process as one.
+    await until(() => /SIGINT: stopping/.test(run.stderr()));
     run.child.kill('SIGINT');
     expect((await run.exit).code).toBe(130);
     sandbox.handle.setFaults({});
@@ -153,26 +159,29 @@ describe('signals during an inline run', () => {
       mapping,
       `name: status\ntarget: tradeItem\nownerCompanyId: ${owner}\nlanguage: fr-FR\nkey: gtin\ncolumns:\n  - { column: GTIN, field: gtin, type: gtin }\n  - { column: Name, field: tradeItemName }\n  - { column: Status, field: tradeItemStatusId, lookup: { list: trade-item-status } }\nscope: owner\n`,
     );
-    sandbox.handle.setFaults({ latencyMs: 1500, seed: 13 });
-    for (const [command, signal, code] of [
-      ['validate', 'SIGINT', 130],
-      ['reconcile', 'SIGTERM', 143],
-    ] as const) {
-      const listed = () => sandbox.handle.counts().byRoute['GET /v2/lists/:listName'] ?? 0;
-      const sent = listed();
-      const run = cli([command, file, '--mapping', mapping, '--report-dir', join(dir, command)], {
-        ...env(dir),
-        CHUNK_SIZE: '10',
-      });
-      // Its list lookup has reached the (slow) sandbox: the run is resolving, its signal handlers in place.
-      await until(() => listed() > sent);
-      run.child.kill(signal);
-      const r = await run.exit;
-      expect(r.code, `${command}: ${r.stderr}`).toBe(code);
-      const [s] = summaries(join(dir, command));
-      expect(s!.s).toMatchObject({ exitCode: code, aborted: 'interrupted' });
-      expect(s!.s.counts.notAttempted).toBeGreaterThan(0);
-      expect(readFileSync(join(s!.dir, 'rows.csv'), 'utf8').trim().split(/\r?\n/)).toHaveLength(41);
-    }
+    // Both commands at once, each against a sandbox of its own: its list lookups are its own to count.
+    const interrupted = async (command: 'validate' | 'reconcile', signal: 'SIGINT' | 'SIGTERM', code: number) => {
+      const api = await startSandbox({ port: 0 });
+      try {
+        api.handle.setFaults({ latencyMs: 1500, seed: 13 });
+        const listed = () => api.handle.counts().byRoute['GET /v2/lists/:listName'] ?? 0;
+        const run = cli([command, file, '--mapping', mapping, '--report-dir', join(dir, command)], {
+          ...inlineEnv(api.url, join(dir, `${command}-state`)),
+          CHUNK_SIZE: '10',
+        });
+        // Its list lookup has reached the (slow) sandbox: the run is resolving, its signal handlers in place.
+        await until(() => listed() > 0);
+        run.child.kill(signal);
+        const r = await run.exit;
+        expect(r.code, `${command}: ${r.stderr}`).toBe(code);
+        const [s] = summaries(join(dir, command));
+        expect(s!.s).toMatchObject({ exitCode: code, aborted: 'interrupted' });
+        expect(s!.s.counts.notAttempted).toBeGreaterThan(0);
+        expect(readFileSync(join(s!.dir, 'rows.csv'), 'utf8').trim().split(/\r?\n/)).toHaveLength(41);
+      } finally {
+        await api.close();
+      }
+    };
+    await Promise.all([interrupted('validate', 'SIGINT', 130), interrupted('reconcile', 'SIGTERM', 143)]);
   }, 60_000);
 });
