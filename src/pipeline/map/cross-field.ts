@@ -24,14 +24,6 @@ const num = (v: unknown): number | null => {
   const n = Number(v.includes(',') ? v.replace(',', '.') : v);
   return Number.isFinite(n) ? n : null;
 };
-/** True when `s` has a small letter: an ASCII one looked for first, the Unicode class only when there is none. */
-const hasSmallLetter = (s: string): boolean => {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 97 && c <= 122) return true;
-  }
-  return LOWER.test(s);
-};
 
 type Check = (f: Fields, add: Add) => void;
 
@@ -261,18 +253,24 @@ function datesAndRanges(f: Fields, add: Add): void {
     );
 }
 
-const NAME_FIELDS = ['tradeItemName', 'manufacturedItemName'] as const;
-
 function names(f: Fields, add: Add): void {
-  for (const field of NAME_FIELDS) {
-    const name = f[field];
-    if (typeof name !== 'string' || name === '') continue;
-    // Four capitals or more and no small letter: a name shouted in capitals (EAN, 4K, a short code stay allowed).
-    if (!hasSmallLetter(name) && (name.match(UPPER)?.length ?? 0) >= 4)
-      add('PS-XF-008', 'NAME_ALL_CAPITALS', field, name, `${field} is written in capitals only`);
-    if (name.includes('<') || name.includes('&')) {
-      if (MARKUP.test(name))
-        add('PS-XF-009', 'NAME_MARKUP', field, name, `${field} holds markup (HTML tags or entities)`);
-    }
+  name(f.tradeItemName, 'tradeItemName', add);
+  name(f.manufacturedItemName, 'manufacturedItemName', add);
+}
+
+function name(value: unknown, field: string, add: Add): void {
+  if (typeof value !== 'string' || value === '') return;
+  // One look at the characters: an ASCII small letter, and whether markup may be there at all.
+  let small = false;
+  let markup = false;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c >= 97 && c <= 122) small = true;
+    else if (c === 60 || c === 38) markup = true;
   }
+  // Four capitals or more and no small letter: a name shouted in capitals (EAN, 4K, a short code stay allowed).
+  if (!small && !LOWER.test(value) && (value.match(UPPER)?.length ?? 0) >= 4)
+    add('PS-XF-008', 'NAME_ALL_CAPITALS', field, value, `${field} is written in capitals only`);
+  if (markup && MARKUP.test(value))
+    add('PS-XF-009', 'NAME_MARKUP', field, value, `${field} holds markup (HTML tags or entities)`);
 }
