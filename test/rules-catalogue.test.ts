@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { MANUFACTURED_ITEM_FIELDS, NESTED_OBJECTS, TRADE_ITEM_FIELDS } from '../src/api/fields.ts';
 import { rulesMarkdown } from '../src/commands/rules.ts';
 import { ISSUE_CODES } from '../src/issue-codes.ts';
-import { crossFieldIssues } from '../src/pipeline/map/cross-field.ts';
+import { crossFieldChecker, crossFieldIssues } from '../src/pipeline/map/cross-field.ts';
+import type { Mapping } from '../src/pipeline/map/mapping.ts';
 import type { Draft } from '../src/pipeline/types.ts';
 import { RETIRED_RULE_IDS, RULES, ruleIdOf } from '../src/rule-catalogue.ts';
 import { DEMO_COMPANY_ID } from '../src/sandbox/defaults.ts';
@@ -138,6 +139,28 @@ describe('the cross-field rules', () => {
     expect(rulesOf({ isTradeItemSeasonal: 'true' })).toEqual([['PS-XF-011', 'warning']]);
     const [i] = crossFieldIssues(draft({ tradeItemName: 'SABLES AU BEURRE' }));
     expect(i).toMatchObject({ row: 2, column: 'Nom', field: 'tradeItemName', code: 'NAME_ALL_CAPITALS' });
+  });
+
+  it('warn the same when checked for the mapping that fills the row, which leaves out the checks it cannot fail', () => {
+    const filling = (...tops: string[]) =>
+      ({ columns: tops.map((top) => ({ field: { top } })), defaults: [] }) as unknown as Pick<
+        Mapping,
+        'columns' | 'defaults'
+      >;
+    for (const fields of [
+      { gtin: '13560070000001', isConsumerUnit: 'true' },
+      { netContents: [{ value: '250' }] },
+      { netContentValue: '5' },
+      { isTradeItemSeasonal: 'true' },
+      { variableWeight: { minimumValue: 3, maximumValue: 2 } },
+      { gtin: '03560070000004', tradeItemName: 'SABLES AU BEURRE', netContents: [{ value: '0', unitOfMeasure: 'g' }] },
+    ]) {
+      const expected = crossFieldIssues(draft(fields));
+      expect(expected.length).toBeGreaterThan(0);
+      expect(crossFieldChecker(filling(...Object.keys(fields)))(draft(fields))).toEqual(expected);
+    }
+    // A mapping filling only the GTIN and the name: no level, net content or season check runs.
+    expect(crossFieldChecker(filling('gtin', 'tradeItemName'))(draft({ gtin: '13560070000001' }))).toEqual([]);
   });
 });
 

@@ -1,10 +1,11 @@
 /**
  * The cross-field rules of the catalogue (src/rule-catalogue.ts, PS-GTIN-008/009 and PS-XF-*): checks over several
  * fields of a draft that the API's field rules cannot make one field at a time. They report warnings (the row goes on),
- * each naming its rule id; a mapping's gate can hold a run on any of them (`gate.rules`). A draft with none of the
- * fields they read costs a few property reads.
+ * each naming its rule id; a mapping's gate can hold a run on any of them (`gate.rules`). A mapping that fills none of
+ * the fields a check reads does not run it.
  */
 import { issue, type FixedSeverityCode } from '../../issue-codes.ts';
+import type { Mapping } from './mapping.ts';
 import type { Draft, Issue } from '../types.ts';
 
 type Fields = Record<string, unknown>;
@@ -20,35 +21,84 @@ const given = (v: unknown): boolean => v !== undefined && v !== null && v !== ''
 const num = (v: unknown): number | null => {
   if (typeof v === 'number') return v;
   if (typeof v !== 'string' || v.trim() === '') return null;
-  const n = Number(v.replace(',', '.'));
+  const n = Number(v.includes(',') ? v.replace(',', '.') : v);
   return Number.isFinite(n) ? n : null;
 };
 
+type Check = (f: Fields, add: Add) => void;
+
+/**
+ * Each check with the top-level fields it reads that can make it fail: a draft with none of them passes it (a GTIN
+ * alone is not a level mismatch, a season flag alone can be).
+ */
+const CHECKS: readonly { fails: readonly string[]; check: Check }[] = [
+  { fails: ['isConsumerUnit', 'isTradeItemBaseUnit'], check: gtinLevel },
+  { fails: ['netContents', 'netContentValue', 'netContentUnit', 'drainedNetWeight'], check: netContent },
+  {
+    fails: [
+      'seasonalAvailabilityStartDate',
+      'seasonalAvailabilityEndDate',
+      'isTradeItemSeasonal',
+      'targetMarketsList',
+      'variableWeight',
+    ],
+    check: datesAndRanges,
+  },
+  { fails: ['tradeItemName', 'manufacturedItemName'], check: names },
+];
+
+const NONE: readonly Issue[] = [];
+const EVERY_CHECK: readonly Check[] = CHECKS.map((c) => c.check);
+
 /** The issues of the cross-field rules on a draft (none when every rule holds). */
-export function crossFieldIssues(d: Draft): Issue[] {
-  const f = d.fields;
-  let out: Issue[] | undefined;
+export function crossFieldIssues(d: Draft): readonly Issue[] {
+  return runChecks(d, EVERY_CHECK);
+}
+
+/**
+ * {@link crossFieldIssues} for the drafts of `mapping`: the checks none of whose fields the mapping's columns or
+ * defaults fill are left out, once per mapping (they cannot fail on its drafts).
+ */
+export function crossFieldChecker(mapping: Pick<Mapping, 'columns' | 'defaults'>): (d: Draft) => readonly Issue[] {
+  const filled = new Set<string | number>();
+  for (const { field } of [...mapping.columns, ...mapping.defaults]) {
+    filled.add(field.top);
+    if (field.unit) filled.add(field.unit.segments[0]!);
+  }
+  const checks = CHECKS.filter((c) => c.fails.some((f) => filled.has(f))).map((c) => c.check);
+  if (checks.length === 0) return () => NONE;
+  return (d) => runChecks(d, checks);
+}
+
+/** The draft being checked and what its checks found: one for every row (the checks are synchronous). */
+const at: { d: Draft | null; out: Issue[] | undefined } = { d: null, out: undefined };
+
+function runChecks(d: Draft, checks: readonly Check[]): readonly Issue[] {
+  at.d = d;
+  at.out = undefined;
+  for (let c = 0; c < checks.length; c++) checks[c]!(d.fields, add);
+  const out = at.out;
+  at.d = null;
+  at.out = undefined;
+  return out ?? NONE;
+}
+
+function add(rule: string, code: FixedSeverityCode, field: string, value: unknown, message: string): void {
+  const d = at.d!;
   // A field whose cell already has an issue (a value that did not read, a refused one) is not judged again with its
-  // neighbours: the cell's own issue says what to fix.
-  const flagged = new Set(d.issues.map((i) => i.field && rootOf(i.field)));
-  const add = (rule: string, code: FixedSeverityCode, field: string, value: unknown, message: string): void => {
-    if (flagged.has(rootOf(field))) return;
-    const origin = originOf(d.origins, field);
-    const i = issue(code, {
-      row: d.row,
-      column: origin?.column ?? null,
-      field,
-      value: origin?.value ?? (value === undefined || value === null ? null : String(value)),
-      message,
-    });
-    i.rule = rule;
-    (out ??= []).push(i);
-  };
-  gtinLevel(f, add);
-  netContent(f, add);
-  datesAndRanges(f, add);
-  names(f, add);
-  return out ?? [];
+  // neighbours: the cell's own issue says what to fix. Looked for only when a rule fails: most rows break none.
+  const root = rootOf(field);
+  if (d.issues.some((i) => i.field && rootOf(i.field) === root)) return;
+  const origin = originOf(d.origins, field);
+  const i = issue(code, {
+    row: d.row,
+    column: origin?.column ?? null,
+    field,
+    value: origin?.value ?? (value === undefined || value === null ? null : String(value)),
+    message,
+  });
+  i.rule = rule;
+  (at.out ??= []).push(i);
 }
 
 /** The top-level field of a path: `netContents` of `netContents[0].value`. */
@@ -63,15 +113,17 @@ function originOf(origins: Origins | undefined, field: string): { column: string
   return undefined;
 }
 
+const UNIT_FLAGS = [
+  ['isConsumerUnit', 'a consumer unit', 'PS-GTIN-008'],
+  ['isTradeItemBaseUnit', 'a base unit', 'PS-GTIN-009'],
+] as const;
+
 function gtinLevel(f: Fields, add: Add): void {
   const gtin = f.gtin;
   if (typeof gtin !== 'string' || gtin.length !== 14) return;
   const indicator = gtin.charCodeAt(0) - 48;
   if (indicator < 1 || indicator > 8) return;
-  for (const [flag, what, rule] of [
-    ['isConsumerUnit', 'a consumer unit', 'PS-GTIN-008'],
-    ['isTradeItemBaseUnit', 'a base unit', 'PS-GTIN-009'],
-  ] as const) {
+  for (const [flag, what, rule] of UNIT_FLAGS) {
     if (f[flag] === 'true')
       add(
         rule,
@@ -202,15 +254,23 @@ function datesAndRanges(f: Fields, add: Add): void {
 }
 
 function names(f: Fields, add: Add): void {
-  for (const field of ['tradeItemName', 'manufacturedItemName'] as const) {
-    const name = f[field];
-    if (typeof name !== 'string' || name === '') continue;
-    // Four capitals or more and no small letter: a name shouted in capitals (EAN, 4K, a short code stay allowed).
-    if (!LOWER.test(name) && (name.match(UPPER)?.length ?? 0) >= 4)
-      add('PS-XF-008', 'NAME_ALL_CAPITALS', field, name, `${field} is written in capitals only`);
-    if (name.includes('<') || name.includes('&')) {
-      if (MARKUP.test(name))
-        add('PS-XF-009', 'NAME_MARKUP', field, name, `${field} holds markup (HTML tags or entities)`);
-    }
+  name(f.tradeItemName, 'tradeItemName', add);
+  name(f.manufacturedItemName, 'manufacturedItemName', add);
+}
+
+function name(value: unknown, field: string, add: Add): void {
+  if (typeof value !== 'string' || value === '') return;
+  // One look at the characters: an ASCII small letter, and whether markup may be there at all.
+  let small = false;
+  let markup = false;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c >= 97 && c <= 122) small = true;
+    else if (c === 60 || c === 38) markup = true;
   }
+  // Four capitals or more and no small letter: a name shouted in capitals (EAN, 4K, a short code stay allowed).
+  if (!small && !LOWER.test(value) && (value.match(UPPER)?.length ?? 0) >= 4)
+    add('PS-XF-008', 'NAME_ALL_CAPITALS', field, value, `${field} is written in capitals only`);
+  if (markup && MARKUP.test(value))
+    add('PS-XF-009', 'NAME_MARKUP', field, value, `${field} holds markup (HTML tags or entities)`);
 }

@@ -20,6 +20,9 @@ export interface FieldFillCount {
 export class FieldFill {
   readonly #fields: { field: string; column: string | null; at: number[] }[];
   readonly #filled: Float64Array;
+  /** Field f's cell indexes, flat: `#cells[#start[f]]` up to `#cells[#start[f + 1]]` (no list to follow per row). */
+  readonly #cells: Int32Array;
+  readonly #start: Int32Array;
 
   /** `columnIndex`: matchHeaders' answer for this sheet (each slot's header index, -1 when absent). */
   constructor(mapping: Mapping, headers: readonly string[], columnIndex: readonly number[]) {
@@ -34,16 +37,21 @@ export class FieldFill {
     });
     this.#fields = [...byField.values()];
     this.#filled = new Float64Array(this.#fields.length);
+    this.#cells = Int32Array.from(this.#fields.flatMap((f) => f.at));
+    this.#start = new Int32Array(this.#fields.length + 1);
+    this.#fields.forEach((f, i) => (this.#start[i + 1] = this.#start[i]! + f.at.length));
   }
 
   add(row: SheetRow): void {
     const cells = row.cells;
-    const fields = this.#fields;
-    for (let f = 0; f < fields.length; f++) {
-      const at = fields[f]!.at;
-      for (let k = 0; k < at.length; k++) {
-        if (!isEmptyCell(cells[at[k]!] ?? null)) {
-          this.#filled[f]!++;
+    const at = this.#cells;
+    const start = this.#start;
+    const filled = this.#filled;
+    for (let f = 0; f < filled.length; f++) {
+      for (let k = start[f]!; k < start[f + 1]!; k++) {
+        const cell = cells[at[k]!];
+        if (cell !== undefined && !isEmptyCell(cell)) {
+          filled[f]!++;
           break;
         }
       }

@@ -4,7 +4,7 @@
  */
 import { createReferenceCache, RUN_CACHE_SETTINGS, type ReferenceCache } from '../../api/reference-cache.ts';
 import { matchSheetHeaders } from '../map/headers.ts';
-import { crossFieldIssues } from '../map/cross-field.ts';
+import { crossFieldChecker } from '../map/cross-field.ts';
 import type { FieldFill } from '../map/field-fill.ts';
 import { dropRefusedFields, mapRow, rowKeyReader } from '../map/map-row.ts';
 import type { Mapping } from '../map/mapping.ts';
@@ -62,6 +62,7 @@ export function draftReader(sheet: Sheet, mapping: Mapping, keys: SheetKeys, lea
   const columnIndex = matchSheetHeaders(sheet, mapping);
   const keyIdx = mapping.columns.findIndex((c) => c.field.path === (mapping.key === 'gtin' ? 'gtin' : 'tradeItemId'));
   const dupAt = { column: keyIdx >= 0 ? (sheet.headers[columnIndex[keyIdx] ?? -1] ?? null) : null, field: mapping.key };
+  const crossFieldIssues = crossFieldChecker(mapping);
   return (row) => {
     const d = mapRow(row, sheet.headers, mapping, columnIndex);
     const refused = validateDraft(d);
