@@ -1,9 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import { open, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** The temp name of a final file: same directory (so the rename is atomic), hidden, `.tmp` suffix — `.rows.csv.tmp`. */
 export function tempPathFor(finalPath: string): string {
   return join(dirname(finalPath), `.${basename(finalPath)}.tmp`);
+}
+
+/** A temp name of `finalPath` no other write uses (one of several writers of the same file, in any process). */
+export function ownTempPathFor(finalPath: string): string {
+  return join(dirname(finalPath), `.${basename(finalPath)}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
 }
 
 /**
@@ -50,21 +56,50 @@ const BATCH = 32 * 1024;
  * writeFileAtomic.
  */
 export async function writeJsonLinesAtomic(finalPath: string, values: Iterable<unknown>): Promise<void> {
-  await orDiscard(finalPath, async () => {
-    const fh = await open(tempPathFor(finalPath), 'w');
-    try {
-      let batch = '';
-      for (const v of values) {
-        batch += `${JSON.stringify(v)}\n`;
-        if (batch.length >= BATCH) {
-          await fh.write(batch);
-          batch = '';
-        }
-      }
-      if (batch !== '') await fh.write(batch);
-    } finally {
-      await fh.close();
-    }
-  });
+  await orDiscard(finalPath, () => writeJsonLines(tempPathFor(finalPath), values));
   await commitTemp(finalPath);
+}
+
+/** One JSON line per value to `file`, in small batches (see above). */
+async function writeJsonLines(file: string, values: Iterable<unknown>): Promise<void> {
+  const fh = await open(file, 'w');
+  try {
+    let batch = '';
+    for (const v of values) {
+      batch += `${JSON.stringify(v)}\n`;
+      if (batch.length >= BATCH) {
+        await fh.write(batch);
+        batch = '';
+      }
+    }
+    if (batch !== '') await fh.write(batch);
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * As writeJsonLinesAtomic, for a writer that may have lost the directory to someone else meanwhile (a chunk job of a
+ * plan set aside, docs/concurrency.md "Resuming a run"): the temp file is this write's own (no other writer opens or
+ * removes it), and `commitIf`, asked once it is written, says whether it is moved onto `finalPath`. Returns whether it
+ * was; a temp file gone when it is moved (its directory renamed away) is not an error when `commitIf` then says no.
+ */
+export async function writeJsonLinesIf(
+  finalPath: string,
+  values: Iterable<unknown>,
+  commitIf: () => Promise<boolean>,
+): Promise<boolean> {
+  const temp = ownTempPathFor(finalPath);
+  try {
+    await writeJsonLines(temp, values);
+    if (!(await commitIf())) return false;
+    await rename(temp, finalPath);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && !(await commitIf())) return false;
+    throw err;
+  } finally {
+    // Gone once moved into place (or with its directory): nothing then.
+    await rm(temp, { force: true }).catch(() => undefined);
+  }
 }

@@ -15,10 +15,10 @@ import { ProductSyncError } from '../../errors.ts';
 import { writingTo } from '../../fs-errors.ts';
 import { makeDir } from '../../make-dir.ts';
 import { issue } from '../../issue-codes.ts';
-import { writeJsonLinesAtomic } from '../report/atomic.ts';
+import { writeJsonLinesAtomic, writeJsonLinesIf } from '../report/atomic.ts';
 import { isRejectedOutcome } from '../outcomes.ts';
 import { failedRow, type ExecutedRow } from '../sync/execute.ts';
-import { openJournal, type Journal } from '../sync/journal.ts';
+import { readJournal, type Journal } from '../sync/journal.ts';
 import { withPendingBrands } from './pending-brands.ts';
 import { rowLedgerLine, type LedgerLine } from '../undo/ledger.ts';
 import type { ArchiveEntry, RowPlan } from '../sync/plan.ts';
@@ -57,17 +57,32 @@ export function chunkPaths(
 }
 
 /**
+ * A queued run's chunk job: true while the run is still on the job's plan (run.json `plan`). Asked after a chunk file
+ * is written and before it is moved into `chunks/`, so a job of a plan set aside never adds a file to the chunks of the
+ * plan that followed (docs/concurrency.md "Resuming a run").
+ */
+export type PlanCheck = () => Promise<boolean>;
+
+/** Writes a chunk's file atomically; under `own`, only while the run is on the writer's plan (false: not written). */
+async function writeChunkFile(file: string, lines: Iterable<unknown>, own: PlanCheck | undefined): Promise<boolean> {
+  if (own) return writeJsonLinesIf(file, lines, own);
+  await writeJsonLinesAtomic(file, lines);
+  return true;
+}
+
+/**
  * The undo ledger of a chunk (undo/ledger.ts), written atomically before its results (whose presence means the chunk is
- * done): only what the chunk's journal says was sent.
+ * done): only what the chunk's journal says was sent. False when `own` says the run planned again.
  */
 export async function writeChunkLedger(
   workDir: string,
   kind: ChunkKind,
   index: number,
   lines: readonly LedgerLine[],
-): Promise<void> {
+  own?: PlanCheck,
+): Promise<boolean> {
   const file = chunkPaths(workDir, kind, index).ledger;
-  await writingTo('cannot write the undo ledger of the chunk', file, () => writeJsonLinesAtomic(file, lines));
+  return writingTo('cannot write the undo ledger of the chunk', file, () => writeChunkFile(file, lines, own));
 }
 
 /** True when a request of the plan's row went out, as its journal tells (a failed row may have changed part of it). */
@@ -157,18 +172,35 @@ export function inReportOrder(kind: ChunkKind, rows: ResultRow[]): ResultRow[] {
 
 /**
  * Writes a chunk's outcomes (in report order), atomically: their presence means the chunk is done. Returns them in that
- * order, for a driver that hands them to the report without reading the file back.
+ * order, for a driver that hands them to the report without reading the file back; null when `own` says the run planned
+ * again (nothing written).
  */
 export async function writeResults(
   workDir: string,
   kind: ChunkKind,
   index: number,
   rows: ResultRow[],
-): Promise<ResultRow[]> {
+): Promise<ResultRow[]>;
+export async function writeResults(
+  workDir: string,
+  kind: ChunkKind,
+  index: number,
+  rows: ResultRow[],
+  own: PlanCheck | undefined,
+): Promise<ResultRow[] | null>;
+export async function writeResults(
+  workDir: string,
+  kind: ChunkKind,
+  index: number,
+  rows: ResultRow[],
+  own?: PlanCheck,
+): Promise<ResultRow[] | null> {
   const sorted = inReportOrder(kind, rows);
   const file = chunkPaths(workDir, kind, index).results;
-  await writingTo('cannot write the results of the chunk', file, () => writeJsonLinesAtomic(file, sorted));
-  return sorted;
+  const written = await writingTo('cannot write the results of the chunk', file, () =>
+    writeChunkFile(file, sorted, own),
+  );
+  return written ? sorted : null;
 }
 
 /** Streams a chunk's outcomes back, line by line. */
@@ -197,9 +229,10 @@ export async function settleArchiveChunk(
   index: number,
   outcome: 'archived' | 'not_attempted' | 'failed',
   issues: Issue[],
-): Promise<void> {
+  own?: PlanCheck,
+): Promise<boolean> {
   const entries = await readChunk(workDir, 'archives', index);
-  await writeResults(
+  const written = await writeResults(
     workDir,
     'archives',
     index,
@@ -212,7 +245,9 @@ export async function settleArchiveChunk(
       changedFields: outcome === 'archived' ? ['archived'] : [],
       issues,
     })),
+    own,
   );
+  return written !== null;
 }
 
 /** The issue of a row (or of the archives: `row` null) the run did not attempt, saying why. */
@@ -222,7 +257,8 @@ export const notAttemptedIssue = (row: number | null, why: string): Issue =>
 /**
  * Results of a chunk whose push failed for good (a queue job out of retries), or that its run stopped before it was
  * pushed (`not_attempted`: the run lost its lease): what the chunk's journal confirmed keeps its outcome, the settled
- * rows theirs, the rest gets `outcome`. Does nothing when the chunk has results already.
+ * rows theirs, the rest gets `outcome`. Does nothing when the chunk has results already. A chunk job passes `own`:
+ * false when the run planned again meanwhile (nothing written, the chunk of that index is another plan's).
  */
 export async function recoverChunk(
   workDir: string,
@@ -230,40 +266,38 @@ export async function recoverChunk(
   index: number,
   reason: string,
   outcome: 'failed' | 'not_attempted' = 'failed',
-): Promise<void> {
-  if (resultsExist(workDir, kind, index)) return;
+  own?: PlanCheck,
+): Promise<boolean> {
+  if (resultsExist(workDir, kind, index)) return true;
   const why = (row: number | null) =>
     outcome === 'failed' ? failedIssue(row, reason) : notAttemptedIssue(row, reason);
-  if (kind === 'archives') return settleArchiveChunk(workDir, index, outcome, [why(null)]);
+  if (kind === 'archives') return settleArchiveChunk(workDir, index, outcome, [why(null)], own);
   // The brands a gated run created after its verdict, in the rows' undo values (those it did not create stay planned).
   const chunk = await withPendingBrands(workDir, await readChunk(workDir, 'rows', index), true);
-  const journal = await openJournal(chunkPaths(workDir, kind, index).journal);
-  try {
-    const rows: ResultRow[] = [...chunk.settled];
-    // The ledger's view: what was confirmed, and the rows of which a request went out (failed: part may be there).
-    const pushed: ExecutedRow[] = [];
-    for (const p of chunk.plans) {
-      const done = journal.state(`row:${p.row}`);
-      if (done?.state === 'confirmed') {
-        rows.push(done.result as ExecutedRow);
-        pushed.push(done.result as ExecutedRow);
-        continue;
-      }
-      const ids = { tradeItemId: p.tradeItemId, manufacturedItemId: p.manufacturedItemId };
-      rows.push({
-        row: p.row,
-        key: p.key,
-        outcome,
-        ...ids,
-        changedFields: [],
-        issues: [...p.issues, why(p.row)],
-        source: p.source,
-      });
-      if (rowAttempted(journal, p)) pushed.push(failedRow(p, []));
+  // Read only: a chunk job whose plan was set aside meanwhile creates no journal among the next plan's chunks.
+  const journal = readJournal(chunkPaths(workDir, kind, index).journal);
+  const rows: ResultRow[] = [...chunk.settled];
+  // The ledger's view: what was confirmed, and the rows of which a request went out (failed: part may be there).
+  const pushed: ExecutedRow[] = [];
+  for (const p of chunk.plans) {
+    const done = journal.state(`row:${p.row}`);
+    if (done?.state === 'confirmed') {
+      rows.push(done.result as ExecutedRow);
+      pushed.push(done.result as ExecutedRow);
+      continue;
     }
-    await writeChunkLedger(workDir, kind, index, rowChunkLedger(chunk.plans, pushed, journal));
-    await writeResults(workDir, kind, index, rows);
-  } finally {
-    await journal.close();
+    const ids = { tradeItemId: p.tradeItemId, manufacturedItemId: p.manufacturedItemId };
+    rows.push({
+      row: p.row,
+      key: p.key,
+      outcome,
+      ...ids,
+      changedFields: [],
+      issues: [...p.issues, why(p.row)],
+      source: p.source,
+    });
+    if (rowAttempted(journal, p)) pushed.push(failedRow(p, []));
   }
+  if (!(await writeChunkLedger(workDir, kind, index, rowChunkLedger(chunk.plans, pushed, journal), own))) return false;
+  return (await writeResults(workDir, kind, index, rows, own)) !== null;
 }

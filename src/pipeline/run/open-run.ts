@@ -28,6 +28,7 @@ import { pendingFile } from './pending-duplicates.ts';
 import { allFences } from '../../api/fence.ts';
 import type { ApiClients } from '../../api/clients.ts';
 import {
+  abortMarkFile,
   abortOf,
   previousRunState,
   runIdFor,
@@ -249,6 +250,7 @@ function queuedPlansOutdated(previous: RunState | undefined, lease: Lease): bool
  */
 async function setChunksAside(
   workDir: string,
+  earlierPlan: number | undefined,
   first?: (plan: number) => Promise<void>,
 ): Promise<{ dir: string; plan: number } | undefined> {
   const chunks = join(workDir, 'chunks');
@@ -259,8 +261,8 @@ async function setChunksAside(
     await first?.(n);
     await mkdir(aside, { recursive: true });
     await rename(chunks, join(aside, 'chunks'));
-    if (existsSync(join(workDir, 'aborted.json')))
-      await rename(join(workDir, 'aborted.json'), join(aside, 'aborted.json'));
+    const mark = abortMarkFile(workDir, earlierPlan);
+    if (existsSync(mark)) await rename(mark, join(aside, 'aborted.json'));
     return { dir: aside, plan: n };
   }
 }
@@ -384,7 +386,7 @@ async function openLeased(
   // A queued run's chunk jobs of the earlier plans may still be waiting: run.json names the new grant and plan before
   // the chunks move, so they find their plan outdated and send nothing (run.ts pushChunk).
   const aside = outdated
-    ? await setChunksAside(workDir, async (plan) => {
+    ? await setChunksAside(workDir, earlierState?.plan, async (plan) => {
         if (queued && earlierState && lease)
           await writeRunState(workDir, { ...earlierState, lease: queuedLease(ctx, lease, earlierState), plan });
       })

@@ -15,6 +15,7 @@ import {
   rowChunkLedger,
   writeChunkLedger,
   writeResults,
+  type PlanCheck,
   type ResultRow,
   type RowChunk,
 } from './chunks.ts';
@@ -37,6 +38,11 @@ export interface PushContext {
    * Checked right before the chunk's results are written (a queue job's lock: a worker that lost its job writes none).
    */
   guard?: Fence;
+  /**
+   * A queued run's chunk job: whether the run is still on the job's plan, asked before each file of the chunk is moved
+   * into place (chunks.ts PlanCheck): a job of a plan set aside writes nothing.
+   */
+  own?: PlanCheck;
   /** Each row as it finishes (progress). */
   onResult?: (r: ExecutedRow) => void;
   /**
@@ -65,6 +71,9 @@ const JOURNAL_OPTIONS = { batchDurable: true };
 
 const throwsOn = async (ctx: PushContext, abort: Error): Promise<boolean> =>
   typeof ctx.throwOnAbort === 'function' ? ctx.throwOnAbort(abort) : Boolean(ctx.throwOnAbort);
+
+/** False when a queued run's chunk job finds the run on another plan now (PushContext `own`). */
+const stillOwn = async (ctx: PushContext): Promise<boolean> => !ctx.own || (await ctx.own());
 
 /** A fresh run-wide share for the executors of one run in this process. */
 export function runShare(): { stop: RunStop; breaker: CircuitBreaker } {
@@ -136,6 +145,8 @@ export async function pushRowChunk(
   } else {
     const journal = await openJournal(paths.journal, JOURNAL_OPTIONS);
     try {
+      // The chunk and its journal are this plan's only if they were opened before the run could plan again.
+      if (!(await stillOwn(ctx))) return { rows: 0, failed: 0, writes: 0 };
       const ex = executor(ctx, owner, journal, (r) => {
         results.push(isRejected(r.outcome) ? { ...r, source: sourceOf.get(r.row!) ?? [] } : r);
         ctx.onResult?.(r);
@@ -160,8 +171,8 @@ export async function pushRowChunk(
   if (abort && (await throwsOn(ctx, abort))) throw abort;
   ctx.guard?.check();
   // Before the results, whose presence says the chunk is done: a finished chunk always has its ledger.
-  if (!unsent) await writeChunkLedger(workDir, 'rows', index, ledger);
-  const sorted = await writeResults(workDir, 'rows', index, results);
+  const ledgered = unsent ? true : await writeChunkLedger(workDir, 'rows', index, ledger, ctx.own);
+  const sorted = (ledgered ? await writeResults(workDir, 'rows', index, results, ctx.own) : null) ?? results;
   return {
     rows: results.length,
     failed: results.filter((r) => r.outcome === 'failed').length,
@@ -182,6 +193,7 @@ export async function pushArchiveChunk(
   const journal = await openJournal(chunkPaths(workDir, 'archives', index).journal, JOURNAL_OPTIONS);
   const results: ResultRow[] = [];
   try {
+    if (!(await stillOwn(ctx))) return { rows: 0, failed: 0, writes: 0 };
     const ex = executor(ctx, owner, journal, (r) => {
       results.push(r);
       ctx.onResult?.(r);
@@ -191,13 +203,9 @@ export async function pushArchiveChunk(
     ctx.guard?.check();
     const byId = new Map(entries.map((e) => [e.tradeItemId, e]));
     const archived = results.filter((r) => r.outcome === 'archived' && r.tradeItemId && byId.has(r.tradeItemId));
-    await writeChunkLedger(
-      workDir,
-      'archives',
-      index,
-      archived.map((r) => archiveLedgerLine(byId.get(r.tradeItemId!)!)),
-    );
-    await writeResults(workDir, 'archives', index, results);
+    const lines = archived.map((r) => archiveLedgerLine(byId.get(r.tradeItemId!)!));
+    if (await writeChunkLedger(workDir, 'archives', index, lines, ctx.own))
+      await writeResults(workDir, 'archives', index, results, ctx.own);
     return {
       rows: results.length,
       failed: results.filter((r) => r.outcome === 'failed').length,

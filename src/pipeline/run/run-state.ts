@@ -4,14 +4,14 @@
  */
 import { createHash, webcrypto } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ProductSyncError, RunInterrupted } from '../../errors.ts';
 import { writingTo } from '../../fs-errors.ts';
 import type { FieldFillCount } from '../map/field-fill.ts';
 import type { Mapping, QualityGate } from '../map/mapping.ts';
 import type { ReportLanguage } from '../report-language.ts';
-import { writeFileAtomic } from '../report/atomic.ts';
+import { ownTempPathFor, writeFileAtomic } from '../report/atomic.ts';
 import type { ScopeSpec, ScopeSummary } from '../scope.ts';
 import type { Mode } from '../sync/plan.ts';
 import type { WithheldSummary } from '../withheld.ts';
@@ -146,18 +146,31 @@ export interface RunState {
 }
 
 /**
- * `<run>/aborted.json`: written by a queued run's chunk job that found the run's lease lost (the prepare step writes
- * `aborted` in run.json itself); read when the report is assembled.
+ * The abort mark of plan `plan` (RunState `plan`): `<run>/aborted.json` for the first, `aborted-p<n>.json` after. A
+ * chunk job writes its own plan's, the report reads the run's plan's: a job of a plan set aside never ends the plan
+ * that followed.
  */
-export async function writeAbortMark(workDir: string, abort: RunAbort): Promise<void> {
-  if (!existsSync(join(workDir, 'aborted.json')))
-    await writeFileAtomic(join(workDir, 'aborted.json'), JSON.stringify(abort));
+export function abortMarkFile(workDir: string, plan: number | undefined): string {
+  return join(workDir, plan ? `aborted-p${plan}.json` : 'aborted.json');
 }
 
-/** The abort a chunk job recorded, if any. */
-export async function readAbortMark(workDir: string): Promise<RunAbort | undefined> {
+/**
+ * The abort mark: written by a queued run's chunk job that found the run's lease lost (the prepare step writes
+ * `aborted` in run.json itself); read when the report is assembled.
+ */
+export async function writeAbortMark(workDir: string, abort: RunAbort, plan?: number): Promise<void> {
+  const file = abortMarkFile(workDir, plan);
+  if (existsSync(file)) return;
+  // Several chunk jobs may find the lease lost at once: each writes a temp file of its own, the last rename stands.
+  const temp = ownTempPathFor(file);
+  await writeFile(temp, JSON.stringify(abort));
+  await rename(temp, file);
+}
+
+/** The abort a chunk job of plan `plan` recorded, if any. */
+export async function readAbortMark(workDir: string, plan?: number): Promise<RunAbort | undefined> {
   try {
-    return JSON.parse(await readFile(join(workDir, 'aborted.json'), 'utf8')) as RunAbort;
+    return JSON.parse(await readFile(abortMarkFile(workDir, plan), 'utf8')) as RunAbort;
   } catch {
     return undefined;
   }

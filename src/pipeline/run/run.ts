@@ -20,6 +20,7 @@ import {
   resultsExist,
   settleArchiveChunk,
   type ChunkKind,
+  type PlanCheck,
   type ResultRow,
   type RowChunk,
 } from './chunks.ts';
@@ -48,6 +49,7 @@ import {
   type RunState,
 } from './run-state.ts';
 import { traced } from '../../tracing.ts';
+import { holdForTest } from '../../test-hold.ts';
 
 export type { ImportRequest, RunAbort } from './run-state.ts';
 export type { RunContext, RunProgress } from './run-context.ts';
@@ -652,7 +654,10 @@ export async function pushChunk(
   // that index now is another job's.
   if ((c.plan ?? 0) !== (state.plan ?? 0)) return nothing;
   if (resultsExist(c.workDir, c.kind, c.index)) return nothing;
-  let abort = await readAbortMark(c.workDir);
+  // The run may plan again from here on (its prepare step retried): every file of this chunk is moved into place only
+  // while the run is still on the job's plan, so none lands among the next plan's (docs/concurrency.md).
+  const own: PlanCheck = async () => ((await readRunState(c.workDir)).plan ?? 0) === (c.plan ?? 0);
+  let abort = await readAbortMark(c.workDir, c.plan);
   let lease: Lease | undefined;
   if (!abort && state.lease) {
     const store = runLeaseStore(ctx, state.ownerCompanyId, state.lease.api);
@@ -677,10 +682,17 @@ export async function pushChunk(
     }
   }
   if (abort) {
+    await holdForTest('PS_TEST_CHUNK_ABORT_HOLD');
     jobLock.check();
-    await recoverChunk(c.workDir, c.kind, c.index, abort.message, 'not_attempted');
-    await writeAbortMark(c.workDir, abort);
-    return { rows: 0, failed: 0, writes: 0 };
+    // A chunk file gone from under it (its plan set aside meanwhile) is no failure: the chunk is another plan's now.
+    const settled = await recoverChunk(c.workDir, c.kind, c.index, abort.message, 'not_attempted', own).catch(
+      async (err: unknown) => {
+        if (await own()) throw err;
+        return false;
+      },
+    );
+    if (settled) await writeAbortMark(c.workDir, abort, c.plan);
+    return nothing;
   }
   // The worker stopping (ctx.signal) stops the chunk as an abort does: nothing more is sent, what is in flight settles
   // and is journalled, and the chunk throws (below), so its results are not written and it is pushed again later.
@@ -693,6 +705,7 @@ export async function pushChunk(
     // Every write of the chunk is fenced by the job's lock and the run's lease.
     clients: ctx.clients.forRun({ fence: allFences(lease ? [jobLock, lease] : [jobLock]) }),
     guard: jobLock,
+    own,
     shared: share,
     ...(ctx.throttle ? { throttle: ctx.throttle } : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
@@ -715,7 +728,7 @@ export async function pushChunk(
         ? pushRowChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx)
         : pushArchiveChunk(c.workDir, state.ownerCompanyId, c.index, pushCtx),
     );
-    if (pushed.abort instanceof LeaseLostError) await writeAbortMark(c.workDir, abortOf(pushed.abort));
+    if (pushed.abort instanceof LeaseLostError) await writeAbortMark(c.workDir, abortOf(pushed.abort), c.plan);
     return pushed;
   } catch (err) {
     // Time ran out on the lease or the job lock without a verdict (Redis away): a retry of the chunk knows more.
@@ -777,7 +790,7 @@ export interface QueuedFinish {
 /** Queue driver, parent side at the end: late duplicates swept, then the report from every chunk's results. */
 export async function finishRun(workDir: string, ctx: RunContext & QueuedFinish): Promise<RunResult> {
   const state = await readRunState(workDir);
-  state.aborted ??= await readAbortMark(workDir);
+  state.aborted ??= await readAbortMark(workDir, state.plan);
   await sweepQueuedRun(workDir, state, ctx);
   ctx.onProgress?.({
     stage: 'report',

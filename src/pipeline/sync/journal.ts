@@ -206,3 +206,24 @@ export async function openJournal(path: string, options: JournalOptions = {}): P
     },
   };
 }
+
+/**
+ * What the journal at `path` recorded, read without opening it for writing (a missing journal is an empty one, and no
+ * file is created): for a reader that only settles a chunk from it (run/chunks.ts recoverChunk).
+ */
+export function readJournal(path: string): Pick<Journal, 'state'> {
+  const latest = new Map<string, JournalEntry>();
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { state: () => undefined };
+    throw journalError(err, 'cannot read the run journal', path);
+  }
+  try {
+    replay(fd, latest);
+  } finally {
+    closeSync(fd);
+  }
+  return { state: (opId) => latest.get(opId) };
+}
