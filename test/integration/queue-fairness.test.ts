@@ -194,9 +194,9 @@ describe('fair queues', () => {
       { owner: OTHER_COMPANY_ID, rows: 200, prefix: '036000' },
       { owner: DEMO_SUPPLIER_ID, rows: 100, prefix: '037000' },
     ];
-    const spawnWorker = () => procs.spawn(['worker', '--jobs-dir', join(dir, 'no-jobs')], { env: e });
-    const victim = spawnWorker();
-    spawnWorker(); // the other worker: it finishes what the victim held
+    const victim = await procs.worker(join(dir, 'no-jobs'), { env: e });
+    // The other worker, in this process: it finishes what the victim held.
+    const other = await startWorkers(loadConfig(e), { jobsDir: join(dir, 'no-jobs'), lockDurationMs: 3000 });
     const client = importQueueClient(loadConfig(e));
     try {
       const jobs = [];
@@ -221,6 +221,7 @@ describe('fair queues', () => {
       }
     } finally {
       await client.close();
+      await other.close();
       sandbox.handle.setFaults({});
     }
   }, 180_000);
