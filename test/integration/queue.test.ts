@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { startWorkers } from '../../src/queue/workers.ts';
@@ -13,7 +13,7 @@ import { expectRerunCreatesNothing, reportIdsMatchApi, expectOneItemPerGtin, use
 import { queueEnv } from '../helpers/env.ts';
 import { usePrefixes } from '../helpers/prefixes.ts';
 import { sleep, until } from '../helpers/wait.ts';
-import { useProcesses } from '../helpers/processes.ts';
+import { useProcesses, type TestProcess } from '../helpers/processes.ts';
 
 const owner = DEMO_COMPANY_ID;
 const redisUrl = inject('redisUrl');
@@ -29,6 +29,20 @@ function env(dir: string): Record<string, string> {
     WORKER_LOCK_MS: '3000',
   });
 }
+
+/**
+ * The worker process the SIGTERM test stops, started with the file (its start goes on beside the tests before it): its
+ * directory, environment, and its start (`worker started`).
+ */
+let stopped: { dir: string; e: Record<string, string>; started: Promise<TestProcess> };
+beforeAll(() => {
+  const dir = mkdtempSync(join(tmpdir(), 'ps-queue-term-'));
+  const e = env(dir);
+  const started = procs.worker(join(dir, 'no-jobs'), { env: e });
+  // Awaited by its test; a start that failed is that test's failure, not an unhandled rejection meanwhile.
+  started.catch(() => undefined);
+  stopped = { dir, e, started };
+});
 
 function itemsOf(of = owner): { gtin?: unknown; tradeItemId: string }[] {
   return sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === of);
@@ -136,10 +150,9 @@ describe('queue mode', () => {
   it('stops on SIGTERM after the chunk in hand (exit 0), and another worker finishes the import', async () => {
     sandbox.handle.reset();
     sandbox.handle.setFaults({ latencyMs: [4, 12], seed: 5 });
-    const dir = mkdtempSync(join(tmpdir(), 'ps-queue-term-'));
-    const e = env(dir);
+    const { dir, e } = stopped;
     const { file, mapping } = writeProductSheet(dir, 200, { owner });
-    const first = await procs.worker(join(dir, 'no-jobs'), { env: e });
+    const first = await stopped.started;
     const client = importQueueClient(loadConfig(e));
     try {
       const { jobId } = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
