@@ -5,14 +5,16 @@
 // orders: the late create lands while the new holder still runs (it removes it), or after it ended (the lost run
 // removes its own). Either way the catalogue ends with one live item per GTIN and both reports say `duplicate_removed`.
 // Inline runs here (B in-process where it is not held); the queued variant (a worker's job lock running out) is
-// late-create-queued.test.ts.
+// late-create-queued.test.ts. The cases run at once, each against a sandbox of its own: most of their time is the
+// processes' start and the wait for A's lease to run out.
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { cliInProcess, spawnCli, type CliProcess, type CliResult } from '../helpers/cli.ts';
 import { inlineEnv } from '../helpers/env.ts';
-import { fenceHold as hold, OWNER, useRunSandbox } from '../helpers/lease-runs.ts';
+import { fenceHold as hold, OWNER } from '../helpers/lease-runs.ts';
+import { useSandbox } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { until } from '../helpers/wait.ts';
 import { expectLateCreateRemoved, lateCreateCatalogue, report } from '../helpers/late-create.ts';
@@ -20,12 +22,14 @@ import type { RunSummary as Summary } from '../helpers/lease-runs.ts';
 
 const owner = OWNER;
 const redisUrl = inject('redisUrl');
-const sandbox = useRunSandbox({ assignIds: true });
-const { live, twice } = lateCreateCatalogue(sandbox);
+/** A sandbox of its own for each case (they run at once), assigning its own ids as the API does. */
+const ownSandbox = () => useSandbox({ assignIds: true });
 
-describe('a create let out after the lease was taken over leaves no second item', () => {
+describe.concurrent('a create let out after the lease was taken over leaves no second item', () => {
   for (const withRedis of [false, true])
-    for (const order of ['before', 'after'] as const)
+    for (const order of ['before', 'after'] as const) {
+      const sandbox = ownSandbox();
+      const { live } = lateCreateCatalogue(sandbox);
       it(`the late create lands ${order === 'before' ? 'while the new holder still runs: it archives it' : 'after the new holder ended: the lost run archives its own'} (${withRedis ? 'Redis' : 'lease file'})`, async () => {
         const dir = mkdtempSync(join(tmpdir(), 'ps-late-create-'));
         const rows = 60;
@@ -33,7 +37,7 @@ describe('a create let out after the lease was taken over leaves no second item'
         const fix = writeProductSheet(dir, rows, { owner, file: 'fix.csv', name: (i) => `Fix ${i}` });
         const shared = {
           API_CONCURRENCY: '1',
-          ...(withRedis ? { REDIS_URL: redisUrl, QUEUE_PREFIX: `late-${process.pid}-${Date.now()}` } : {}),
+          ...(withRedis ? { REDIS_URL: redisUrl, QUEUE_PREFIX: `late-${process.pid}-${Date.now()}-${order}` } : {}),
         };
         const holdA = hold(dir, 'a', 10);
         const holdB = hold(dir, 'b', 40);
@@ -84,12 +88,15 @@ describe('a create let out after the lease was taken over leaves no second item'
           for (const p of procs) p.child.kill('SIGKILL');
         }
       }, 120_000);
+    }
 });
 
 // The lost run killed while its late create was on its way (journalled `sent`, no answer), landing only after the new
 // holder ended: the new holder found no second item, so it noted the key in the machine's state directory
 // (STATE_DIR/late-creates/); the next run of the owner on this machine looks again and archives the second item.
-describe('a late create that lands after the new holder ended, its run killed before the answer', () => {
+describe.concurrent('a late create that lands after the new holder ended, its run killed before the answer', () => {
+  const sandbox = ownSandbox();
+  const { live, twice } = lateCreateCatalogue(sandbox);
   it('the next run of the owner archives the second item and reports it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ps-late-create-k-'));
     const rows = 60;

@@ -4,7 +4,7 @@
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { ProcessMetrics } from '../../src/metrics/metrics.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
@@ -13,7 +13,7 @@ import { startWorkers } from '../../src/queue/workers.ts';
 import { DEMO_COMPANY_ID, DEMO_SUPPLIER_ID, OTHER_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { queueEnv } from '../helpers/env.ts';
 import { usePrefixes } from '../helpers/prefixes.ts';
-import { useProcesses } from '../helpers/processes.ts';
+import { useProcesses, type TestProcess } from '../helpers/processes.ts';
 import { expectOneItemPerGtin, reportIdsMatchApi, useSandbox } from '../helpers/sandbox.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { until } from '../helpers/wait.ts';
@@ -39,12 +39,26 @@ function sheet(dir: string, name: string, rows: number, owner: string, prefix: s
   return writeProductSheet(join(dir, name), rows, { owner, prefix });
 }
 
+/**
+ * The worker process the last test kills, started with the file (its start goes on beside the tests before it): its
+ * directory, environment, and its start (`worker started`).
+ */
+let victim: { dir: string; e: Record<string, string>; started: Promise<TestProcess> };
+beforeAll(() => {
+  const dir = mkdtempSync(join(tmpdir(), 'ps-fair-kill-'));
+  const e = env(dir, { OWNER_MAX_CHUNKS: '2' });
+  const started = procs.worker(join(dir, 'no-jobs'), { env: e });
+  // Awaited by its test; a start that failed is that test's failure, not an unhandled rejection meanwhile.
+  started.catch(() => undefined);
+  victim = { dir, e, started };
+});
+
 const itemsOf = (owner: string) => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
 
 describe('fair queues', () => {
   it("serves a one-row run of owner B while owner A's large run goes on, with one worker", async () => {
     sandbox.handle.reset();
-    sandbox.handle.setFaults({ latencyMs: 30 });
+    sandbox.handle.setFaults({ latencyMs: 15 });
     const dir = mkdtempSync(join(tmpdir(), 'ps-fair-'));
     const config = loadConfig(env(dir));
     const a = sheet(dir, 'a', 600, DEMO_COMPANY_ID, '035000');
@@ -187,16 +201,15 @@ describe('fair queues', () => {
   it('loses nothing when a worker serving several owners is killed (SIGKILL), its cap slots lapsing', async () => {
     sandbox.handle.reset();
     sandbox.handle.setFaults({ latencyMs: [4, 12], seed: 37 });
-    const dir = mkdtempSync(join(tmpdir(), 'ps-fair-kill-'));
-    const e = env(dir, { OWNER_MAX_CHUNKS: '2' });
+    const { dir, e } = victim;
     const owners = [
       { owner: DEMO_COMPANY_ID, rows: 300, prefix: '035000' },
       { owner: OTHER_COMPANY_ID, rows: 200, prefix: '036000' },
       { owner: DEMO_SUPPLIER_ID, rows: 100, prefix: '037000' },
     ];
-    const spawnWorker = () => procs.spawn(['worker', '--jobs-dir', join(dir, 'no-jobs')], { env: e });
-    const victim = spawnWorker();
-    spawnWorker(); // the other worker: it finishes what the victim held
+    const killed = await victim.started;
+    // The other worker, in this process: it finishes what the victim held.
+    const other = await startWorkers(loadConfig(e), { jobsDir: join(dir, 'no-jobs'), lockDurationMs: 3000 });
     const client = importQueueClient(loadConfig(e));
     try {
       const jobs = [];
@@ -210,7 +223,7 @@ describe('fair queues', () => {
         );
       // Killed once every owner's pushing has begun.
       await until('every owner pushing', () => owners.every((o) => itemsOf(o.owner).length > 0), 60_000);
-      victim.child.kill('SIGKILL');
+      killed.child.kill('SIGKILL');
       for (const [i, o] of owners.entries()) {
         const result = await client.wait(jobs[i]!.jobId, 90_000);
         // Every row one outcome, no item twice.
@@ -221,6 +234,7 @@ describe('fair queues', () => {
       }
     } finally {
       await client.close();
+      await other.close();
       sandbox.handle.setFaults({});
     }
   }, 180_000);

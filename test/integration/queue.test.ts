@@ -3,17 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { importQueueClient } from '../../src/queue/enqueue.ts';
 import { startWorkers } from '../../src/queue/workers.ts';
-import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
+import { DEMO_COMPANY_ID, DEMO_SUPPLIER_ID, OTHER_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { writeProductSheet } from '../helpers/sheets.ts';
 import { expectRerunCreatesNothing, reportIdsMatchApi, expectOneItemPerGtin, useSandbox } from '../helpers/sandbox.ts';
 import { queueEnv } from '../helpers/env.ts';
 import { usePrefixes } from '../helpers/prefixes.ts';
-import { sleep } from '../helpers/wait.ts';
-import { useProcesses } from '../helpers/processes.ts';
+import { sleep, until } from '../helpers/wait.ts';
+import { useProcesses, type TestProcess } from '../helpers/processes.ts';
 
 const owner = DEMO_COMPANY_ID;
 const redisUrl = inject('redisUrl');
@@ -30,8 +30,22 @@ function env(dir: string): Record<string, string> {
   });
 }
 
-function itemsOf(): { gtin?: unknown; tradeItemId: string }[] {
-  return sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
+/**
+ * The worker process the SIGTERM test stops, started with the file (its start goes on beside the tests before it): its
+ * directory, environment, and its start (`worker started`).
+ */
+let stopped: { dir: string; e: Record<string, string>; started: Promise<TestProcess> };
+beforeAll(() => {
+  const dir = mkdtempSync(join(tmpdir(), 'ps-queue-term-'));
+  const e = env(dir);
+  const started = procs.worker(join(dir, 'no-jobs'), { env: e });
+  // Awaited by its test; a start that failed is that test's failure, not an unhandled rejection meanwhile.
+  started.catch(() => undefined);
+  stopped = { dir, e, started };
+});
+
+function itemsOf(of = owner): { gtin?: unknown; tradeItemId: string }[] {
+  return sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === of);
 }
 
 describe('queue mode', () => {
@@ -88,55 +102,57 @@ describe('queue mode', () => {
   });
 
   it('finishes an import when a worker process is killed with SIGKILL mid-import (several trials)', async () => {
+    sandbox.handle.reset();
+    sandbox.handle.setFaults({ latencyMs: [4, 12], seed: 20 });
     const dir = mkdtempSync(join(tmpdir(), 'ps-queue-kill-'));
     const rows = 200;
-    const { file, mapping } = writeProductSheet(dir, rows, { owner });
-    const spawnWorker = (e: Record<string, string>) =>
-      procs.spawn(['worker', '--jobs-dir', join(dir, 'no-jobs')], { env: e });
     let midway = 0;
-    // Each trial on a prefix of its own, served by two workers of its own: all of them start now, so a later trial's
-    // are ready when its turn comes instead of starting after the previous trial.
-    const trials = [0, 1, 2].map((trial) => {
-      mkdirSync(join(dir, `t${trial}`), { recursive: true });
-      const e = env(join(dir, `t${trial}`));
-      return { e, a: spawnWorker(e), b: spawnWorker(e) };
-    });
-    for (const [trial, { e, a, b }] of trials.entries()) {
-      sandbox.handle.reset();
-      sandbox.handle.setFaults({ latencyMs: [4, 12], seed: 20 + trial });
+    // The trials run at once, each for an owner of its own on a prefix of its own: a worker process, killed at a
+    // random point of the push, beside a worker of this process that finishes what the killed one held.
+    const trial = async (owner: string, n: number) => {
+      const tdir = join(dir, `t${n}`);
+      mkdirSync(tdir, { recursive: true });
+      const e = env(tdir);
+      const { file, mapping } = writeProductSheet(tdir, rows, { owner, prefix: `0${35 + n}000` });
+      const victim = await procs.worker(join(dir, 'no-jobs'), { env: e });
+      const survivor = await startWorkers(loadConfig(e), { jobsDir: join(dir, 'no-jobs'), lockDurationMs: 3000 });
       const client = importQueueClient(loadConfig(e));
       try {
         const { jobId } = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
-        // Kill at a random point of the push: once a random number of items exist.
+        // Killed at a random point of the push: once a random number of items exist.
         const target = 20 + Math.floor(Math.random() * (rows - 100));
-        for (let i = 0; i < 1500 && itemsOf().length < target; i++) await new Promise((r) => setTimeout(r, 10));
-        const atKill = itemsOf().length;
-        if (atKill > 0 && atKill < rows) midway++;
-        (trial % 2 === 0 ? a : b).child.kill('SIGKILL');
+        await until(`${target} items`, () => itemsOf(owner).length >= target, 30_000);
+        if (itemsOf(owner).length < rows) midway++;
+        victim.child.kill('SIGKILL');
         const result = await client.wait(jobId, 90_000);
         expect(result.summary.counts.rows).toBe(rows);
         expect(result.summary.counts.created + result.summary.counts.unchanged).toBe(rows);
         expectOneItemPerGtin(sandbox, owner, rows);
         reportIdsMatchApi(sandbox, owner, result.reportDir, rows);
-        sandbox.handle.setFaults({});
-        await expectRerunCreatesNothing(sandbox, e, file, mapping, rows);
+        return { e, file, mapping };
       } finally {
-        a.child.kill('SIGKILL');
-        b.child.kill('SIGKILL');
+        victim.child.kill('SIGKILL');
         await client.close();
-        sandbox.handle.setFaults({});
+        await survivor.close();
       }
-    }
+    };
+    const ends = await Promise.allSettled([DEMO_COMPANY_ID, OTHER_COMPANY_ID, DEMO_SUPPLIER_ID].map(trial));
+    sandbox.handle.setFaults({});
+    const runs = ends.map((end) => {
+      if (end.status === 'rejected') throw end.reason;
+      return end.value;
+    });
     expect(midway).toBeGreaterThan(0);
+    // One after the other, once every trial ended: each checks that nothing at all is written.
+    for (const { e, file, mapping } of runs) await expectRerunCreatesNothing(sandbox, e, file, mapping, rows);
   }, 240_000);
 
   it('stops on SIGTERM after the chunk in hand (exit 0), and another worker finishes the import', async () => {
     sandbox.handle.reset();
     sandbox.handle.setFaults({ latencyMs: [4, 12], seed: 5 });
-    const dir = mkdtempSync(join(tmpdir(), 'ps-queue-term-'));
-    const e = env(dir);
+    const { dir, e } = stopped;
     const { file, mapping } = writeProductSheet(dir, 200, { owner });
-    const first = await procs.worker(join(dir, 'no-jobs'), { env: e });
+    const first = await stopped.started;
     const client = importQueueClient(loadConfig(e));
     try {
       const { jobId } = await client.enqueue({ request: { file, mapping }, origin: 'cli', step: 'prepare' });
