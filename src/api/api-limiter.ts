@@ -238,12 +238,17 @@ export class ApiLimiter {
   /** Frees the place of a request, learning from how it ended and how long it took. */
   release(permit: ApiPermit, outcome: PermitOutcome): void {
     const now = this.#clock.now();
-    this.#sent--;
-    // A refused request keeps its place for a round trip (of accepted answers): a 429 comes back at once, and its
-    // place given to a waiter at once sent that one into the same refusal, then the next — a process with many rows in
-    // hand spent them all on one full API within milliseconds, each then waiting its Retry-After.
-    if (outcome === 'refused') void this.#clock.sleep(this.#concurrency.roundTripMs).then(() => this.#free());
-    else this.#inFlight--;
+    // In a fleet, a refused request keeps its place for a round trip (of accepted answers), counted as sent: a 429
+    // comes back at once, and its place given to a waiter at once sent that one into the same refusal, then the next —
+    // a worker with many rows in hand spent them all on an API the others filled, within milliseconds, each then
+    // waiting its Retry-After. (Not counted as sent, the requests sent meanwhile looked sent with fewer in flight: a
+    // rate limit's sign. One process alone keeps the rule before it: docs/performance.md.)
+    if (outcome === 'refused' && this.#fleet)
+      void this.#clock.sleep(this.#concurrency.roundTripMs).then(() => this.#free());
+    else {
+      this.#inFlight--;
+      this.#sent--;
+    }
     const tally = permit.tally;
     if (tally && outcome !== 'ignore') {
       tally.answers++;
@@ -282,6 +287,7 @@ export class ApiLimiter {
   /** A place held after a refusal is free again. */
   #free(): void {
     this.#inFlight--;
+    this.#sent--;
     this.#wake();
   }
 
