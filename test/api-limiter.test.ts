@@ -146,6 +146,36 @@ describe('ApiLimiter', () => {
     expect(limiter.snapshot().refusals).toBe(4);
   });
 
+  it('in a fleet, keeps the place of a refused request for a round trip: the waiting ones are not sent into the same refusal', async () => {
+    const clock = new FakeClock();
+    // A fleet of one that paces nothing.
+    const fleet = {
+      reserve: () => Promise.resolve({ wait: 0, fleetInFlight: 1 }),
+      refused: () => undefined,
+      pace: null,
+    };
+    const limiter = new ApiLimiter({ maxConcurrency: 32, clock, fleet, concurrency: { initial: 4 } });
+    const permits = await Promise.all(Array.from({ length: 4 }, () => limiter.acquire()));
+    let started = 0;
+    for (let i = 0; i < 8; i++) void limiter.acquire().then(() => started++);
+    clock.t = 20;
+    // Two refusals of requests sent together: the limit falls to 3 once, and neither place goes to a waiter at once.
+    limiter.release(permits[0]!, 'refused');
+    limiter.release(permits[1]!, 'refused');
+    expect(limiter.limit).toBe(3);
+    await flush();
+    expect(started).toBe(0);
+    // A round trip later (no answer yet: a window's length) their places are free: one more fits the limit of 3.
+    await clock.step();
+    await flush();
+    expect(started).toBe(1);
+    expect(clock.now()).toBe(120);
+    limiter.release(permits[2]!, 'ok');
+    limiter.release(permits[3]!, 'ok');
+    await flush();
+    expect(started).toBe(3);
+  });
+
   it('waits for a free place and wakes a waiter when one is released', async () => {
     const clock = new FakeClock();
     const limiter = new ApiLimiter({ maxConcurrency: 2, clock });
@@ -465,10 +495,12 @@ describe('ApiLimiter in a fleet (four processes sharing a pace through Redis)', 
     for (const n of r.perSecond.slice(0, 5)) expect(n).toBeGreaterThanOrEqual(0.9 * 640);
     // The start's refusals set no pace below the capacity (one above it holds nothing back, and goes).
     for (const p of paces) if (p !== null) expect(p).toBeGreaterThanOrEqual(0.9 * 640);
-    // The workers' concurrency limits overshoot at the start, then each probes past its share now and then: more than
-    // the 1 % aimed at (docs/performance.md), and how many depends on the order in which the real Redis answers the
-    // four (more with other test files beside it): this bound refuses a storm.
-    expect(r.refused / 4000).toBeLessThan(0.15);
+    // Each takes about its share: none is left at one or two in flight while the others hold the capacity.
+    for (const l of limiters) expect(l.limit).toBeGreaterThanOrEqual(4);
+    // The workers' concurrency limits overshoot at the start, then each probes past its share now and then: 0.5–1.6 %
+    // refused in these runs (docs/performance.md), and how many depends on the order in which the real Redis answers
+    // the four (more with other test files beside it): this bound refuses a storm.
+    expect(r.refused / 4000).toBeLessThan(0.04);
   }, 120_000);
 
   it('follows a capacity shared by four down to a quarter for 10 s and is back within 10 s of its return', async () => {

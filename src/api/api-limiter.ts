@@ -36,6 +36,10 @@ export interface FleetStart {
   wait: number;
   /** The fleet's requests in flight, this one included. */
   fleetInFlight: number;
+  /** The processes of the fleet heard from of late, this one included. */
+  processes?: number;
+  /** The refusals the fleet was told of so far (a count that grows). */
+  refusals?: number;
 }
 
 /** What a request holds while it is in flight. */
@@ -68,6 +72,9 @@ export interface LimiterSnapshot {
   /** Milliseconds during which requests waited on the API's limits (a learned pace or limit, a Retry-After). */
   limitedMs: number;
 }
+
+/** A fleet's process whose limit is under this share of the fleet's average is below its share (over 1 / it: above). */
+const BELOW_SHARE = 0.8;
 
 /** A tally with nothing counted yet, for {@link ApiLimiter.acquire}. */
 export function newTally(): LimiterTally {
@@ -118,6 +125,10 @@ export class ApiLimiter {
   #sent = 0;
   /** Requests in flight when the last refusal that lowered the limit was sent (one process). */
   #refusedWith: number | null = null;
+  /** This process's limit against the fleet's average, at its last start (1: its share; 0: no fleet heard from). */
+  #shareRatio = 0;
+  /** The fleet's count of refusals at this process's last start (null before its first). */
+  #fleetRefusals: number | null = null;
   /** The most requests in flight across the fleet the accepted requests of late were sent with. */
   readonly #fleetAcceptedWith = new AcceptedWith();
   readonly #waiters: { wake: () => void; reject: (err: Error) => void; signal: AbortSignal | undefined }[] = [];
@@ -227,8 +238,17 @@ export class ApiLimiter {
   /** Frees the place of a request, learning from how it ended and how long it took. */
   release(permit: ApiPermit, outcome: PermitOutcome): void {
     const now = this.#clock.now();
-    this.#inFlight--;
-    this.#sent--;
+    // In a fleet, a refused request keeps its place for a round trip (of accepted answers), counted as sent: a 429
+    // comes back at once, and its place given to a waiter at once sent that one into the same refusal, then the next —
+    // a worker with many rows in hand spent them all on an API the others filled, within milliseconds, each then
+    // waiting its Retry-After. (Not counted as sent, the requests sent meanwhile looked sent with fewer in flight: a
+    // rate limit's sign. One process alone keeps the rule before it: docs/performance.md.)
+    if (outcome === 'refused' && this.#fleet)
+      void this.#clock.sleep(this.#concurrency.roundTripMs).then(() => this.#free());
+    else {
+      this.#inFlight--;
+      this.#sent--;
+    }
     const tally = permit.tally;
     if (tally && outcome !== 'ignore') {
       tally.answers++;
@@ -242,7 +262,8 @@ export class ApiLimiter {
     } else if (outcome === 'refused') {
       this.#answers++;
       this.#refusals++;
-      const lowered = this.#concurrency.refused(permit.sentAt, now);
+      const below = this.#shareRatio > 0 && this.#shareRatio < BELOW_SHARE;
+      const lowered = !below && this.#concurrency.refused(permit.sentAt, now);
       // A pace answers a rate limit: refusals of requests sent with clearly fewer in flight than accepted ones were
       // of late (a capacity refuses only past what it accepts, also while the limit overshoots it at the start and
       // comes down). Once set, each refusal may lower it (once per window) but one sent with more in flight than any
@@ -260,6 +281,13 @@ export class ApiLimiter {
         if (rateLimit) this.#pace.refused(now);
       }
     }
+    this.#wake();
+  }
+
+  /** A place held after a refusal is free again. */
+  #free(): void {
+    this.#inFlight--;
+    this.#sent--;
     this.#wake();
   }
 
@@ -298,8 +326,30 @@ export class ApiLimiter {
   async #fleetStart(): Promise<{ wait: number; fleetInFlight?: number }> {
     // Its in flight counts the starts being booked with this one: the sent ones alone left out the starts booked at
     // the same moment, and the fleet's sum read low enough that a capacity's refusals looked like a rate limit's.
-    const start = await this.#fleet!.reserve(this.#maxRps, this.#inFlight);
-    return start ?? this.#ownStart();
+    const mine = this.#inFlight;
+    const start = await this.#fleet!.reserve(this.#maxRps, mine);
+    if (!start) return this.#ownStart();
+    this.#share(start, mine);
+    return start;
+  }
+
+  /**
+   * Each process of a fleet about its share of the API: the workers' concurrency limits each grew until one of them
+   * was refused, and the one refused (whose request found the API full) was not always one holding more than its share
+   * — it fell to one or two in flight while the others kept growing and held the API. So a refusal of its own does not
+   * lower a process clearly below the fleet's average, and a refusal anywhere in the fleet lowers one clearly above it
+   * (and, during its slow start, one not below it), as by a refusal of its own, at most once per round trip.
+   */
+  #share(start: FleetStart, mine: number): void {
+    const processes = start.processes ?? 1;
+    // Its limit, not its count of the moment: answers come back in bursts, and the count right after one is low.
+    const fleetAverage = (start.fleetInFlight - mine + this.#concurrency.limit) / processes;
+    this.#shareRatio = processes > 1 ? this.#concurrency.limit / fleetAverage : 0;
+    if (start.refusals === undefined) return;
+    const seen = this.#fleetRefusals;
+    this.#fleetRefusals = start.refusals;
+    if (seen !== null && start.refusals > seen && this.#shareRatio >= BELOW_SHARE)
+      this.#concurrency.crowded(this.#clock.now(), this.#shareRatio > 1 / BELOW_SHARE);
   }
 
   /** Milliseconds to wait before this start at this process's own pace. */

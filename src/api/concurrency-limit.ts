@@ -87,6 +87,8 @@ export class ConcurrencyLimit {
   #window: Window;
   /** Last window's average latency, ms (null before the first). */
   latencyMs: number | null = null;
+  /** The last accepted answer's latency, ms. */
+  #lastRttMs: number | null = null;
   readonly #loopBusy: LoopBusy;
   /** The next baseline refresh (0: after the first window). */
   #refreshAt = 0;
@@ -121,6 +123,11 @@ export class ConcurrencyLimit {
     return this.#pin ? Math.min(limit, this.#pin.limit) : limit;
   }
 
+  /** The API's round trip as last seen: the last window's latency, else the last answer's, else a window's length. */
+  get roundTripMs(): number {
+    return this.latencyMs ?? this.#lastRttMs ?? this.#t.windowMs;
+  }
+
   /** Notes the number in flight (a window grows the limit only when it was used). */
   started(inFlight: number): void {
     if (inFlight > this.#window.maxInFlight) this.#window.maxInFlight = inFlight;
@@ -128,6 +135,7 @@ export class ConcurrencyLimit {
 
   /** An answer that was not a refusal, after `rttMs`; closes the window once it holds `limit` answers. */
   answered(rttMs: number, now: number): void {
+    this.#lastRttMs = rttMs;
     if (this.#pin) return this.#pinned(rttMs, now);
     // Slow start: one more for each answer (doubling each round trip), as long as the limit is used.
     if (this.#slowStart && this.#window.maxInFlight >= this.limit - 1)
@@ -161,6 +169,14 @@ export class ConcurrencyLimit {
     this.#pin = null;
     this.#refreshAt = now + this.#t.refreshMs;
     return true;
+  }
+
+  /**
+   * Another process of the fleet was refused: lowered as by a refusal of its own when `above` its share or in its slow
+   * start (the fleet reached the API's capacity), at most once per round trip.
+   */
+  crowded(now: number, above: boolean): void {
+    if ((above || this.#slowStart) && now - this.#loweredAt >= this.roundTripMs) this.refused(now, now);
   }
 
   /** An answer while the limit is pinned: once enough sent since the pin answered, their latency is the baseline. */

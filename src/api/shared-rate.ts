@@ -51,8 +51,9 @@ end
 `;
 
 // What the fleet has in flight: each process's count as of its last start (KEYS[2], one field a process: "n:time"),
-// summed over the processes heard from within the last second.
+// summed over the processes heard from within the last second; and how many processes those are.
 const FLIGHT = `
+local procs = 1
 local function flight(me, mine)
   local all = redis.call('HGETALL', KEYS[2])
   local sum = 0
@@ -61,7 +62,7 @@ local function flight(me, mine)
     if id ~= me then
       local sep = string.find(v, ':')
       local n, at = tonumber(string.sub(v, 1, sep - 1)), tonumber(string.sub(v, sep + 1))
-      if now - at <= 1000 then sum = sum + n else redis.call('HDEL', KEYS[2], id) end
+      if now - at <= 1000 then sum, procs = sum + n, procs + 1 else redis.call('HDEL', KEYS[2], id) end
     end
   end
   if me then
@@ -74,7 +75,8 @@ end
 
 // ARGV[1] of every script: the time in ms ('': Redis's clock; a test gives its own).
 // ARGV[2]: the interval of API_MAX_RPS (ms, 0: none); ARGV[3], ARGV[4]: this process's id and requests in flight
-// (this one included). Books the next start; returns {wait ms, pace, the fleet's requests in flight}.
+// (this one included). Books the next start; returns {wait ms, pace, the fleet's requests in flight, the processes
+// heard from, the fleet's refusals so far ('nref', counted by REFUSED)}.
 const RESERVE = `${STATE}${FLIGHT}
 local with = flight(ARGV[3], tonumber(ARGV[4]))
 s.ws = s.ws + 1
@@ -91,7 +93,7 @@ if interval > 0 then
   wait = slot - now
 end
 save()
-return {math.ceil(wait), string.format('%.3f', s.pace), with}
+return {math.ceil(wait), string.format('%.3f', s.pace), with, procs, tonumber(redis.call('HGET', k, 'nref') or '0')}
 `;
 
 // A refusal (ARGV[2]: the fleet's requests in flight when it was sent; ARGV[3]: the most the fleet had in flight
@@ -107,6 +109,7 @@ return {math.ceil(wait), string.format('%.3f', s.pace), with}
 // for one.
 const REFUSED = `${STATE}
 s.wr = s.wr + 1
+redis.call('HINCRBY', k, 'nref', 1)
 local with, aw = tonumber(ARGV[2]), tonumber(ARGV[3])
 local cw = tonumber(redis.call('HGET', k, 'cw') or '0')
 local cwat = tonumber(redis.call('HGET', k, 'cwat') or '0')
@@ -171,9 +174,14 @@ export class SharedRate implements FleetPace {
     const interval = maxRps ? 1000 / maxRps : 0;
     const r = await this.#eval(RESERVE, String(interval), this.#id, String(inFlight));
     if (r === null) return null;
-    const [wait, pace, fleetInFlight] = r as [number, string, number];
+    const [wait, pace, fleetInFlight, processes, refusals] = r as [number, string, number, number, number];
     this.#pace = Number(pace) > 0 ? Number(pace) : null;
-    return { wait: Number(wait), fleetInFlight: Number(fleetInFlight) };
+    return {
+      wait: Number(wait),
+      fleetInFlight: Number(fleetInFlight),
+      processes: Number(processes),
+      refusals: Number(refusals),
+    };
   }
 
   /**

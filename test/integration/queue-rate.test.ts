@@ -111,6 +111,18 @@ describe('shared API pace', () => {
     expect(a.pace).not.toBeNull();
   });
 
+  it('tells each start how many processes the fleet has and how many refusals it was told of', async () => {
+    const k = keyFor('share');
+    const a = new SharedRate(connect(), k);
+    const b = new SharedRate(connect(), k);
+    expect(await a.reserve(undefined, 3)).toMatchObject({ fleetInFlight: 3, processes: 1, refusals: 0 });
+    expect(await b.reserve(undefined, 5)).toMatchObject({ fleetInFlight: 8, processes: 2, refusals: 0 });
+    b.refused(8);
+    a.refused(8);
+    await sleep(50);
+    expect(await a.reserve(undefined, 4)).toMatchObject({ fleetInFlight: 9, processes: 2, refusals: 2 });
+  });
+
   it('does not stall requests when Redis is unreachable (null: the process paces itself)', async () => {
     const down = new Redis('redis://127.0.0.1:1', {
       maxRetriesPerRequest: 0,
