@@ -4,7 +4,8 @@ import { defineConfig } from 'vitest/config';
 // - unit: in-process tests (a loopback server or the suite's Redis at most), CPU-bound: one worker per core;
 //   its files share each worker's modules (isolate: false: a file's modules are loaded once per worker, not once per
 //   file), so a unit test leaves no state behind: it restores the environment, spies and settings it changes;
-// - process: tests that start processes (the CLI, redis-server, sshd, s3rver) and wait on them: two workers. A process
+// - process: tests that start processes (the CLI, redis-server, sshd, s3rver) and mostly wait on them: three workers
+//   on two cores (their processes wait on I/O and on each other more than they compute). A process
 //   that must keep going runs on the default lease and job lock (no load lets them lapse); a paused or killed one's
 //   takeover is forced by the test (test/helpers/takeover.ts), never raced against a short lock.
 /** Unit-level files that start a node process of their own (a script under tsx, the CLI). */
@@ -35,7 +36,7 @@ export default defineConfig({
         test: {
           name: 'process',
           include: ['test/integration/**/*.test.ts', ...SPAWNING],
-          maxWorkers: 2,
+          maxWorkers: 3,
           sequence: { groupOrder: 1 },
         },
       },
