@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gtinCheckDigit } from '../../src/pipeline/gtin.ts';
+import { eanMapping } from './mappings.ts';
 
 /** A valid GTIN-13 numbered `i` within a family (`prefix`: 6 digits). */
 export function testGtin(i: number, prefix = '035000'): string {
@@ -37,5 +38,25 @@ columns:
 scope: owner   # the whole catalogue: full-mode tests archive what the sheet drops
 `,
   );
+  return { file, mapping };
+}
+
+/**
+ * The sheet of a queued run that plans again: `rows` items named `Queued <i>` (EAN;Nom;Marque;Poids;Unité), a brand
+ * column whose second label ("Marque B") first appears on row `secondBrandAt`, and its mapping (`name`, scope owner).
+ */
+export function brandSheet(
+  dir: string,
+  rows: number,
+  secondBrandAt: number,
+  o: { name: string; owner: string },
+): { file: string; mapping: string } {
+  const lines = ['EAN;Nom;Marque;Poids;Unité'];
+  for (let i = 0; i < rows; i++)
+    lines.push(`${testGtin(i)};Queued ${i};${i < secondBrandAt ? 'Marque A' : 'Marque B'};${100 + i};g`);
+  const file = join(dir, 'queued.csv');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  const mapping = join(dir, 'queued.yaml');
+  writeFileSync(mapping, eanMapping(o.name, o.owner, { brand: true, scope: 'owner' }));
   return { file, mapping };
 }

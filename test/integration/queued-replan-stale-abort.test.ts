@@ -16,8 +16,7 @@ import { spawnCli, type CliProcess } from '../helpers/cli.ts';
 import { apiEnv } from '../helpers/env.ts';
 import { fenceHold } from '../helpers/lease-runs.ts';
 import { expectOneItemPerGtin, reportRows, useSandbox } from '../helpers/sandbox.ts';
-import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
-import { eanMapping } from '../helpers/mappings.ts';
+import { brandSheet, testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { expireOwnerLeases } from '../helpers/takeover.ts';
 import { until } from '../helpers/wait.ts';
 
@@ -26,18 +25,6 @@ const redisUrl = inject('redisUrl');
 const sandbox = useSandbox({ assignIds: true });
 
 const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
-
-/** The queued sheet: `rows` items, a brand column whose second label first appears on row `secondBrandAt`. */
-function brandSheet(dir: string, rows: number, secondBrandAt: number): { file: string; mapping: string } {
-  const lines = ['EAN;Nom;Marque;Poids;Unité'];
-  for (let i = 0; i < rows; i++)
-    lines.push(`${testGtin(i)};Queued ${i};${i < secondBrandAt ? 'Marque A' : 'Marque B'};${100 + i};g`);
-  const file = join(dir, 'queued.csv');
-  writeFileSync(file, `${lines.join('\n')}\n`);
-  const mapping = join(dir, 'queued.yaml');
-  writeFileSync(mapping, eanMapping('queued-stale-abort', owner, { brand: true, scope: 'owner' }));
-  return { file, mapping };
-}
 
 /** The import job's lock removed, as its expiry does (its worker was killed): the chunk jobs' locks are kept. */
 async function expireImportJobLock(r: Redis, prefix: string): Promise<void> {
@@ -53,7 +40,7 @@ describe('a chunk job of an earlier plan held before its abort writes while the 
     const dir = mkdtempSync(join(tmpdir(), 'ps-stale-abort-'));
     // 150 rows in chunks of 25; "Marque B" first named on row 100, in the fifth chunk (rows-4).
     const rows = 150;
-    const queued = brandSheet(dir, rows, 100);
+    const queued = brandSheet(dir, rows, 100, { name: 'queued-stale-abort', owner });
     const inline = writeProductSheet(dir, rows, { owner, name: (i) => `Inline ${i}` });
     const prefix = `stale-abort-${process.pid}-${Date.now()}`;
     const stateDir = join(dir, 'state');

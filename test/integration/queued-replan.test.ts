@@ -17,8 +17,7 @@ import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { spawnCli, type CliProcess } from '../helpers/cli.ts';
 import { apiEnv } from '../helpers/env.ts';
 import { expectOneItemPerGtin, reportRows, useSandbox } from '../helpers/sandbox.ts';
-import { testGtin, writeProductSheet } from '../helpers/sheets.ts';
-import { eanMapping } from '../helpers/mappings.ts';
+import { brandSheet, testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { expireJobLocks, expireOwnerLeases } from '../helpers/takeover.ts';
 import { until } from '../helpers/wait.ts';
 
@@ -28,18 +27,6 @@ const sandbox = useSandbox({ assignIds: true });
 
 const items = () => sandbox.handle.store.dump().tradeItems.filter((t) => t.ownerCompanyId === owner);
 
-/** The queued sheet: `rows` items, a brand column whose second label first appears on row `secondBrandAt`. */
-function brandSheet(dir: string, rows: number, secondBrandAt: number): { file: string; mapping: string } {
-  const lines = ['EAN;Nom;Marque;Poids;Unité'];
-  for (let i = 0; i < rows; i++)
-    lines.push(`${testGtin(i)};Queued ${i};${i < secondBrandAt ? 'Marque A' : 'Marque B'};${100 + i};g`);
-  const file = join(dir, 'queued.csv');
-  writeFileSync(file, `${lines.join('\n')}\n`);
-  const mapping = join(dir, 'queued.yaml');
-  writeFileSync(mapping, eanMapping('queued-replan', owner, { brand: true, scope: 'owner' }));
-  return { file, mapping };
-}
-
 describe('a queued run whose prepare step is retried after a takeover plans again', () => {
   it('worker frozen mid-prepare and killed, an inline run of the owner, the import job picked up again: no earlier plan is sent, one item per GTIN with the queued values, a true report', async () => {
     sandbox.handle.reset();
@@ -47,7 +34,7 @@ describe('a queued run whose prepare step is retried after a takeover plans agai
     const dir = mkdtempSync(join(tmpdir(), 'ps-queued-replan-'));
     // 150 rows in chunks of 25; "Marque B" first named on row 100, in the fifth chunk (rows-4).
     const rows = 150;
-    const queued = brandSheet(dir, rows, 100);
+    const queued = brandSheet(dir, rows, 100, { name: 'queued-replan', owner });
     const inline = writeProductSheet(dir, rows, { owner, name: (i) => `Inline ${i}` });
     const held = join(dir, 'brand.held');
     const release = join(dir, 'brand.release');
