@@ -1,11 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects, run one after the other (test/README.md says which a new test joins):
-// - unit: in-process tests (a loopback server or the suite's Redis at most), CPU-bound: one worker per core;
+// Two projects, run at the same time on three workers in all (vitest wants one worker count per group; the unit
+// files compute while the process files wait on what they started). test/README.md says which a new test joins:
+// - unit: in-process tests (a loopback server or the suite's Redis at most), CPU-bound;
 //   its files share each worker's modules (isolate: false: a file's modules are loaded once per worker, not once per
 //   file), so a unit test leaves no state behind: it restores the environment, spies and settings it changes;
-// - process: tests that start processes (the CLI, redis-server, sshd, s3rver) and mostly wait on them: three workers
-//   on two cores (their processes wait on I/O and on each other more than they compute). A process
+// - process: tests that start processes (the CLI, redis-server, sshd, s3rver) and mostly wait on them. A process
 //   that must keep going runs on the default lease and job lock (no load lets them lapse); a paused or killed one's
 //   takeover is forced by the test (test/helpers/takeover.ts), never raced against a short lock.
 /** Unit-level files that start a node process of their own (a script under tsx, the CLI). */
@@ -26,7 +26,7 @@ export default defineConfig({
           name: 'unit',
           include: ['test/*.test.ts'],
           exclude: SPAWNING,
-          maxWorkers: 2,
+          maxWorkers: 3,
           isolate: false,
           sequence: { groupOrder: 0 },
         },
@@ -37,7 +37,7 @@ export default defineConfig({
           name: 'process',
           include: ['test/integration/**/*.test.ts', ...SPAWNING],
           maxWorkers: 3,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 0 },
         },
       },
     ],
