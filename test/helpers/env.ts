@@ -49,3 +49,22 @@ export function queueEnv(
     ...extra,
   });
 }
+
+/**
+ * A queued run that plans again (queued-replan tests): reports and state under `dir`, chunks of 25, 2 requests at once,
+ * the default lease and job lock (which no load lets lapse under a live process: a killed worker's are expired by the
+ * test) and a frequent stalled-job check, so that the next worker takes its import job over at once.
+ */
+export function replanEnv(url: string, dir: string, redisUrl: string, prefix: string): Record<string, string> {
+  return apiEnv(url, {
+    REPORT_DIR: join(dir, 'reports'),
+    STATE_DIR: join(dir, 'state'),
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: prefix,
+    API_CONCURRENCY: '2',
+    CHUNK_SIZE: '25',
+    WORKER_STALLED_CHECK_MS: '200',
+    LOG_LEVEL: 'warn',
+    LOG_FORMAT: 'json',
+  });
+}

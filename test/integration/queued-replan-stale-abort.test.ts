@@ -13,7 +13,7 @@ import { gtinKey } from '../../src/pipeline/gtin.ts';
 import { QUEUES } from '../../src/queue/catalog.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { spawnCli, type CliProcess } from '../helpers/cli.ts';
-import { apiEnv } from '../helpers/env.ts';
+import { replanEnv } from '../helpers/env.ts';
 import { fenceHold } from '../helpers/lease-runs.ts';
 import { expectOneItemPerGtin, reportRows, useSandbox } from '../helpers/sandbox.ts';
 import { brandSheet, testGtin, writeProductSheet } from '../helpers/sheets.ts';
@@ -44,17 +44,7 @@ describe('a chunk job of an earlier plan held before its abort writes while the 
     const inline = writeProductSheet(dir, rows, { owner, name: (i) => `Inline ${i}` });
     const prefix = `stale-abort-${process.pid}-${Date.now()}`;
     const stateDir = join(dir, 'state');
-    const env = apiEnv(sandbox.url, {
-      REPORT_DIR: join(dir, 'reports'),
-      STATE_DIR: stateDir,
-      REDIS_URL: redisUrl,
-      QUEUE_PREFIX: prefix,
-      API_CONCURRENCY: '2',
-      CHUNK_SIZE: '25',
-      WORKER_STALLED_CHECK_MS: '200',
-      LOG_LEVEL: 'warn',
-      LOG_FORMAT: 'json',
-    });
+    const env = replanEnv(sandbox.url, dir, redisUrl, prefix);
     const brandHold = fenceHold(dir, 'brand', 2, 'POST /api/brands');
     const inlineHold = fenceHold(dir, 'inline', 1, 'POST /api/tradeItem');
     const chunkHeld = join(dir, 'chunk.held');

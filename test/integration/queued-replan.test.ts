@@ -15,7 +15,7 @@ import { gtinKey } from '../../src/pipeline/gtin.ts';
 import { QUEUES } from '../../src/queue/catalog.ts';
 import { DEMO_COMPANY_ID } from '../../src/sandbox/defaults.ts';
 import { spawnCli, type CliProcess } from '../helpers/cli.ts';
-import { apiEnv } from '../helpers/env.ts';
+import { replanEnv } from '../helpers/env.ts';
 import { expectOneItemPerGtin, reportRows, useSandbox } from '../helpers/sandbox.ts';
 import { brandSheet, testGtin, writeProductSheet } from '../helpers/sheets.ts';
 import { expireJobLocks, expireOwnerLeases } from '../helpers/takeover.ts';
@@ -40,19 +40,7 @@ describe('a queued run whose prepare step is retried after a takeover plans agai
     const release = join(dir, 'brand.release');
     const prefix = `replan-${process.pid}-${Date.now()}`;
     const stateDir = join(dir, 'state');
-    const env = apiEnv(sandbox.url, {
-      REPORT_DIR: join(dir, 'reports'),
-      STATE_DIR: stateDir,
-      REDIS_URL: redisUrl,
-      QUEUE_PREFIX: prefix,
-      API_CONCURRENCY: '2',
-      CHUNK_SIZE: '25',
-      // The default lease and job lock, which no load lets lapse under a live process: the frozen worker's are expired
-      // by the test once it is killed, and the next worker's frequent stalled-job check takes its import job over.
-      WORKER_STALLED_CHECK_MS: '200',
-      LOG_LEVEL: 'warn',
-      LOG_FORMAT: 'json',
-    });
+    const env = replanEnv(sandbox.url, dir, redisUrl, prefix);
     // The prepare step creates "Marque B" when it plans the chunk of row 100: the worker is frozen right there, with
     // the first chunks planned and some pushed.
     const frozen = spawnCli(['worker', '--jobs-dir', join(dir, 'no-jobs')], {
