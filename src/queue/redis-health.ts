@@ -75,8 +75,11 @@ export async function requireRedis(
   const deadline = clock.mono() + waitMs;
   let waiting = false;
   for (;;) {
+    // Without --wait-redis, the one attempt has its whole time (a loaded machine may take more than a second to
+    // connect); while waiting, no attempt runs past the deadline by more than a second.
+    const attemptMs = waitMs > 0 ? Math.max(1000, Math.min(ATTEMPT_MS, deadline - clock.mono())) : ATTEMPT_MS;
     try {
-      await probeRedis(url, Math.max(1000, Math.min(ATTEMPT_MS, deadline - clock.mono())));
+      await probeRedis(url, attemptMs);
       if (waiting) logger.info({ redis: redact(url) }, `Redis at ${redact(url)} answers`);
       return;
     } catch (err) {
