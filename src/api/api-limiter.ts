@@ -296,8 +296,9 @@ export class ApiLimiter {
    * The factor a refusal lowers this process's limit by in a fleet: the slow starts of its processes overshoot a
    * capacity together, and at the gentle factor of a refusal, once per round trip, the fleet took many round trips
    * (each refusing the excess again) to come back under it. A refusal of a request sent with more in flight
-   * across the fleet than its accepted requests were of late (a capacity's sign) lowers the limit in proportion (at
-   * most by half) when that is steeper than the gentle factor; else, and alone, the gentle factor (1 here).
+   * across the fleet than its accepted requests were of late (a capacity's sign), or another's while the fleet has that
+   * many in flight, lowers the limit in proportion (at most by half) when that is steeper than the gentle factor; else,
+   * and alone, the gentle factor (1 here).
    */
   #fleetBackoff(fleetWith: number | undefined, now: number): number {
     if (!this.#fleet || fleetWith === undefined) return 1;
@@ -370,8 +371,11 @@ export class ApiLimiter {
     if (start.refusals === undefined) return;
     const seen = this.#fleetRefusals;
     this.#fleetRefusals = start.refusals;
-    if (seen !== null && start.refusals > seen && this.#shareRatio >= BELOW_SHARE)
-      this.#concurrency.crowded(this.#clock.now(), this.#shareRatio > 1 / BELOW_SHARE);
+    if (seen !== null && start.refusals > seen && this.#shareRatio >= BELOW_SHARE) {
+      const now = this.#clock.now();
+      const steeper = this.#fleetBackoff(start.fleetInFlight, now);
+      this.#concurrency.crowded(now, this.#shareRatio > 1 / BELOW_SHARE, steeper);
+    }
   }
 
   /** Milliseconds to wait before this start at this process's own pace. */

@@ -172,11 +172,11 @@ export class ConcurrencyLimit {
   }
 
   /**
-   * Another process of the fleet was refused: lowered as by a refusal of its own when `above` its share or in its slow
-   * start (the fleet reached the API's capacity), at most once per round trip.
+   * Another process of the fleet was refused: lowered as by a refusal of its own (`steeper`: as there) when `above` its
+   * share or in its slow start (the fleet reached the API's capacity), at most once per round trip.
    */
-  crowded(now: number, above: boolean): void {
-    if ((above || this.#slowStart) && now - this.#loweredAt >= this.roundTripMs) this.refused(now, now);
+  crowded(now: number, above: boolean, steeper = 1): void {
+    if ((above || this.#slowStart) && now - this.#loweredAt >= this.roundTripMs) this.refused(now, now, steeper);
   }
 
   /** An answer while the limit is pinned: once enough sent since the pin answered, their latency is the baseline. */
