@@ -113,17 +113,17 @@ return {math.ceil(wait), string.format('%.3f', s.pace), with, procs, tonumber(re
 // fleet coming down from its start's overshoot has fewer in flight than at its first refusals, and still more than the
 // capacity: its refusals lie above what was accepted). Once set, the pace drops just below the rate the fleet got
 // accepted (at most once per window, the same rule as RatePace's), but for a refusal sent with more in flight than any
-// accepted one: a capacity's (a worker's concurrency limit probing), which would keep a pace set by mistake (at the
-// fleet's start) from growing back. A probe refused at the same rate is a steady limit's only near the best rate the
-// fleet got accepted at any refusal ('best', a capacity's too, kept when the pace goes): a capacity that fell for a
-// while is probed at the same low rate again and again, and must not be taken for one.
+// accepted one, or than their mean: a capacity's (a worker's concurrency limit probing), which would keep a pace set by
+// mistake (at the fleet's start) from growing back. A probe refused at the same rate is a steady limit's only near the
+// best rate the fleet got accepted at any refusal ('best', a capacity's too, kept when the pace goes): a capacity that
+// fell for a while is probed at the same low rate again and again, and must not be taken for one.
 const REFUSED = `${STATE}
 s.wr = s.wr + 1
 redis.call('HINCRBY', k, 'nref', 1)
 local with, aw, am = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]) or 0
 local cw = tonumber(redis.call('HGET', k, 'cw') or '0')
 local cwat = tonumber(redis.call('HGET', k, 'cwat') or '0')
-local rate = with < 0 or (s.pace > 0 and (aw <= 0 or with <= aw))
+local rate = with < 0 or (s.pace > 0 and (aw <= 0 or with <= aw) and (am <= 0 or with <= am))
 if s.pace <= 0 and not rate and cw > 0 and now - cwat <= 5000 and with <= math.max(1, 0.8 * cw) then
   rate = am <= 0 or with <= am
 end
