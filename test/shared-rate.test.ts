@@ -55,8 +55,8 @@ describe('SharedRate (the fleet pace, on the suite Redis)', () => {
 
   it('sets no pace from a refusal in the fleet first milliseconds (a rate measured over a few starts)', async () => {
     const { shared, clock } = fleetPace('start');
-    // A rate limit of 400 a second refuses the eighth start or so: a pace from the rate of those few starts was a
-    // fraction of the limit, which it then took many seconds to grow back from.
+    // A rate limit of 400 a second refuses one of the first few starts: a pace from the rate of those few starts was a
+    // fraction of the limit, which it then took many seconds to grow back from (docs/performance.md).
     const perSecond = await sendThrough(shared, clock, 4, 600, () => 400);
     for (const n of perSecond) expect(n).toBeGreaterThanOrEqual(0.9 * 400);
   }, 60_000);
@@ -90,7 +90,7 @@ describe('SharedRate (the fleet pace, on the suite Redis)', () => {
     expect(before).toBeGreaterThanOrEqual(0.9 * 400);
     expect(Math.max(...perSecond.slice(5, 14))).toBeLessThanOrEqual(110);
     // Seconds 14 to 23 after the return: back at 0.9 of before within them (the pace set during the drop, at a quarter
-    // of the best rate, grew back at a probe's pace: 5 %/s at most near where it was refused).
+    // of the best rate, grew back at a probe's pace, slowly near where it was refused: docs/performance.md).
     const back = perSecond.slice(14).findIndex((n) => n >= 0.9 * before);
     expect(back).toBeGreaterThanOrEqual(0);
     expect(back).toBeLessThan(10);

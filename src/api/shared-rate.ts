@@ -4,18 +4,18 @@ import { logger } from '../logger.ts';
 
 // The fleet's pace of one API, on one hash (all times in ms, Redis clock). The rule is src/api/rate-pace.ts's, its
 // default tuning (DEFAULT_PACE) written into the script: no pace until a refusal a pace should answer; then a share of
-// the rate the fleet got accepted just before, grown back (paceGrowth: fast well below the rate refused at; near it
-// slowly at first, doubling every 'dbl' quiet seconds; past it on, slow-start-like), lowered at most once per window
-// (never below a quarter of the best rate accepted at a lowering, nor of 'best', below), dropped once it held nothing
-// back for a while (set again after a storm of refusals, the rate accepted then was a fraction of a quarter). A probe
-// refused after a quiet while at about the rate of the last one ('lm'), near the best, makes 'dbl' longer; else it
-// starts over, and so does a lowering well below the last one's rate (the limit fell) or a pace grown past where it was
-// refused without a refusal (whatever refused is gone: a pace set on a capacity by mistake, or during a drop, held the
-// fleet near it long after at the slow doubling). Below half the best rate accepted at a lowering since it was set
-// ('peak') or at any refusal ('best') — a limit that fell, and may come back — the pace is back to doubling after a
-// short quiet while, whatever 'ceil' and 'dbl' say: grown at a probe's pace from there, a pace set during a drop held
-// the fleet near it long after the limit returned. Starts and refusals are counted in two measuring windows (this one
-// and the last).
+// the rate the fleet got accepted just before, grown back (paceGrowth: fast well below the rate refused at, and there,
+// as past it, on doubling after a quiet while; near it slowly at first, doubling every 'dbl' quiet seconds; past it on,
+// slow-start-like), lowered at most once per window (never below a quarter of the best rate accepted at a lowering, nor
+// of 'best', below), dropped once it held nothing back for a while (set again after a storm of refusals, the rate
+// accepted then was a fraction of a quarter). A probe refused after a quiet while at about the rate of the last one
+// ('lm'), near the best, makes 'dbl' longer; else it starts over, and so does a lowering well below the last one's rate
+// (the limit fell) or a pace grown past where it was refused without a refusal (whatever refused is gone: a pace set on
+// a capacity by mistake, or during a drop, held the fleet near it long after at the slow doubling). Below half the best
+// rate accepted at a lowering since it was set ('peak') or at any refusal ('best') — a limit that fell, and may come
+// back — the pace is back to doubling after a short quiet while, whatever 'ceil' and 'dbl' say: grown at a probe's pace
+// from there, a pace set during a drop held the fleet near it long after the limit returned. Starts and refusals are
+// counted in two measuring windows (this one and the last).
 const STATE = `
 local k = KEYS[1]
 local now = tonumber(ARGV[1])
@@ -41,7 +41,7 @@ if s.pace > 0 then
     local quiet = math.max(0, t - s.low) / 1000
     local probing = 0.005 * 2 ^ (quiet / dbl)
     local g
-    if s.ceil <= 0 then g = math.min(0.7, probing) elseif s.pace < 0.95 * s.ceil then g = 0.05 else g = math.min(0.05, probing) end
+    if s.ceil <= 0 then g = math.min(0.7, probing) elseif s.pace < 0.95 * s.ceil then g = math.max(0.05, math.min(0.7, probing)) else g = math.min(0.05, probing) end
     if s.pace < 0.5 * math.max(s.peak, s.best) then g = math.max(g, math.min(0.7, 0.005 * 2 ^ (4 * quiet))) end
     s.pace = s.pace * (1 + g * step)
     if s.ceil > 0 and s.pace > 1.05 * s.ceil then s.ceil, s.dbl, dbl = 0, 1, 1 end
