@@ -71,9 +71,16 @@ export async function startQueueServices(name: string, latencyMs?: number): Prom
 
 /**
  * `workers` worker processes on the queue prefix `bench-<name>` (reports in `<dir>/reports-<name>`, emptied first),
- * with `env` over the connection settings; `client` enqueues and waits; `stop` closes it and waits for the workers.
+ * with `env` over the connection settings (and `each(i)` over that for the i-th worker); `client` enqueues and waits;
+ * `stop` closes it and waits for the workers.
  */
-export async function startFleet(services: QueueServices, name: string, workers: number, env: Record<string, string>) {
+export async function startFleet(
+  services: QueueServices,
+  name: string,
+  workers: number,
+  env: Record<string, string>,
+  each: (i: number) => Record<string, string> = () => ({}),
+) {
   const reportDir = join(services.dir, `reports-${name}`);
   rmSync(reportDir, { recursive: true, force: true });
   mkdirSync(reportDir, { recursive: true });
@@ -87,9 +94,9 @@ export async function startFleet(services: QueueServices, name: string, workers:
     LOG_LEVEL: 'warn',
     ...env,
   };
-  const procs: ChildProcess[] = Array.from({ length: workers }, () =>
+  const procs: ChildProcess[] = Array.from({ length: workers }, (_, i) =>
     spawn(process.execPath, ['bin/product-sync.mjs', 'worker', '--jobs-dir', join(services.dir, 'no-jobs')], {
-      env: { ...process.env, ...fullEnv },
+      env: { ...process.env, ...fullEnv, ...each(i) },
       stdio: 'ignore',
     }),
   );

@@ -176,6 +176,37 @@ describe('ApiLimiter', () => {
     expect(started).toBe(3);
   });
 
+  it('in a fleet, a refusal sent with far more in flight across the fleet than accepted ones lowers the limit in proportion', async () => {
+    const clock = new FakeClock();
+    // A fleet that paces nothing and has `fleetInFlight` in flight at each start.
+    let fleetInFlight = 30;
+    const fleet = {
+      reserve: () => Promise.resolve({ wait: 0, fleetInFlight }),
+      refused: () => undefined,
+      pace: null,
+    };
+    const limiter = new ApiLimiter({ maxConcurrency: 32, clock, fleet, concurrency: { initial: 16 } });
+    // Accepted with 30 in flight across the fleet.
+    const accepted = await Promise.all(Array.from({ length: 8 }, () => limiter.acquire()));
+    clock.t = 20;
+    for (const p of accepted) limiter.release(p, 'ok');
+    const before = limiter.limit;
+    // The fleet's slow starts overshot: refused with twice as many in flight as accepted ones were sent with.
+    fleetInFlight = 60;
+    const overshoot = await limiter.acquire();
+    clock.t = 21;
+    limiter.release(overshoot, 'refused');
+    expect(limiter.limit).toBe(Math.floor(before / 2));
+    // A refusal at about what was accepted (a probe, a rate limit): the gentle factor.
+    await clock.step();
+    fleetInFlight = 31;
+    const probe = await limiter.acquire();
+    clock.t += 1;
+    const gentle = limiter.limit;
+    limiter.release(probe, 'refused');
+    expect(limiter.limit).toBe(Math.floor(gentle * 0.9));
+  });
+
   it('waits for a free place and wakes a waiter when one is released', async () => {
     const clock = new FakeClock();
     const limiter = new ApiLimiter({ maxConcurrency: 2, clock });

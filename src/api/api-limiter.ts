@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { AcceptedMean } from './accepted-mean.ts';
 import { ConcurrencyLimit, eventLoopBusy, type ConcurrencyTuning, type LoopBusy } from './concurrency-limit.ts';
 import { AcceptedWith, RatePace, type PaceTuning } from './rate-pace.ts';
 
@@ -22,10 +23,11 @@ export interface FleetPace {
   reserve(maxRps: number | undefined, inFlight: number): Promise<FleetStart | null>;
   /**
    * A refusal this process saw of a request sent while the fleet had `fleetInFlight` in flight (`acceptedWith`: the
-   * most the fleet had in flight at the sending of this process's accepted requests of late): sets or lowers the
-   * fleet's pace when the refusals are a rate limit's (at most once per window, for the whole fleet).
+   * most the fleet had in flight at the sending of this process's accepted requests of late; `acceptedMean`: their
+   * mean): sets or lowers the fleet's pace when the refusals are a rate limit's (at most once per window, for the
+   * whole fleet).
    */
-  refused(fleetInFlight: number, acceptedWith: number): void;
+  refused(fleetInFlight: number, acceptedWith: number, acceptedMean: number): void;
   /** The fleet's pace as last seen (requests a second), or null when it has none. */
   readonly pace: number | null;
 }
@@ -131,6 +133,8 @@ export class ApiLimiter {
   #fleetRefusals: number | null = null;
   /** The most requests in flight across the fleet the accepted requests of late were sent with. */
   readonly #fleetAcceptedWith = new AcceptedWith();
+  /** …and their mean. */
+  readonly #fleetAcceptedMean = new AcceptedMean();
   readonly #waiters: { wake: () => void; reject: (err: Error) => void; signal: AbortSignal | undefined }[] = [];
   /** The signals the waiters' abort listener is on. */
   readonly #watched = new WeakSet<AbortSignal>();
@@ -258,19 +262,23 @@ export class ApiLimiter {
       this.#answers++;
       this.#concurrency.answered(now - permit.sentAt, now);
       this.#pace.ok(now);
-      if (permit.fleetWith !== undefined) this.#fleetAcceptedWith.add(permit.fleetWith, now);
+      if (permit.fleetWith !== undefined) {
+        this.#fleetAcceptedWith.add(permit.fleetWith, now);
+        this.#fleetAcceptedMean.add(permit.fleetWith, now);
+      }
     } else if (outcome === 'refused') {
       this.#answers++;
       this.#refusals++;
       const below = this.#shareRatio > 0 && this.#shareRatio < BELOW_SHARE;
-      const lowered = !below && this.#concurrency.refused(permit.sentAt, now);
+      const steeper = this.#fleetBackoff(permit.fleetWith, now);
+      const lowered = !below && this.#concurrency.refused(permit.sentAt, now, steeper);
       // A pace answers a rate limit: refusals of requests sent with clearly fewer in flight than accepted ones were
       // of late (a capacity refuses only past what it accepts, also while the limit overshoots it at the start and
       // comes down). Once set, each refusal may lower it (once per window) but one sent with more in flight than any
       // accepted of late: a capacity's (a concurrency limit's probe). A fleet's in flight is the fleet's: its store
       // decides (src/api/shared-rate.ts).
       if (this.#fleet && permit.fleetWith !== undefined)
-        this.#fleet.refused(permit.fleetWith, this.#fleetAcceptedWith.max(now));
+        this.#fleet.refused(permit.fleetWith, this.#fleetAcceptedWith.max(now), this.#fleetAcceptedMean.mean(now));
       else {
         // One process: refusals that go on although a fifth fewer are in flight than at the last lowering. (The most
         // in flight of accepted requests, as the fleet's rule reads it, also counts the requests a process holds
@@ -282,6 +290,21 @@ export class ApiLimiter {
       }
     }
     this.#wake();
+  }
+
+  /**
+   * The factor a refusal lowers this process's limit by in a fleet: the slow starts of its processes overshoot a
+   * capacity together, and at the gentle factor of a refusal, once per round trip, the fleet took many round trips
+   * (each refusing the excess again) to come back under it. A refusal of a request sent with more in flight
+   * across the fleet than its accepted requests were of late (a capacity's sign), or another's while the fleet has that
+   * many in flight, lowers the limit in proportion (at most by half) when that is steeper than the gentle factor; else,
+   * and alone, the gentle factor (1 here).
+   */
+  #fleetBackoff(fleetWith: number | undefined, now: number): number {
+    if (!this.#fleet || fleetWith === undefined) return 1;
+    const accepted = this.#fleetAcceptedWith.max(now);
+    if (accepted <= 0 || fleetWith <= accepted) return 1;
+    return Math.max(0.5, accepted / fleetWith);
   }
 
   /** A place held after a refusal is free again. */
@@ -348,8 +371,11 @@ export class ApiLimiter {
     if (start.refusals === undefined) return;
     const seen = this.#fleetRefusals;
     this.#fleetRefusals = start.refusals;
-    if (seen !== null && start.refusals > seen && this.#shareRatio >= BELOW_SHARE)
-      this.#concurrency.crowded(this.#clock.now(), this.#shareRatio > 1 / BELOW_SHARE);
+    if (seen !== null && start.refusals > seen && this.#shareRatio >= BELOW_SHARE) {
+      const now = this.#clock.now();
+      const steeper = this.#fleetBackoff(start.fleetInFlight, now);
+      this.#concurrency.crowded(now, this.#shareRatio > 1 / BELOW_SHARE, steeper);
+    }
   }
 
   /** Milliseconds to wait before this start at this process's own pace. */

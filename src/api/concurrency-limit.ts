@@ -148,10 +148,10 @@ export class ConcurrencyLimit {
   }
 
   /**
-   * A 429 / 503 of a request sent at `sentAt`: lowers the limit unless it was sent before the last lowering (that
-   * lowering already answered it). Returns true when it lowered the limit.
+   * A 429 / 503 of a request sent at `sentAt`: lowers the limit (× the tuning's backoff, or `steeper` when lower)
+   * unless it was sent before the last lowering (that lowering already answered it). Returns true when it lowered it.
    */
-  refused(sentAt: number, now: number): boolean {
+  refused(sentAt: number, now: number, steeper = 1): boolean {
     if (sentAt < this.#loweredAt) return false;
     const atTop = this.#top === null || this.#limit >= 0.8 * this.#top;
     if (this.#probing || this.#slowStart) this.#top = Math.max(this.#top ?? 0, this.#limit);
@@ -162,7 +162,7 @@ export class ConcurrencyLimit {
     this.#probing = false;
     this.#holdUntil = now + this.#holdMs;
     this.#ceiling = this.#limit;
-    this.#limit = Math.max(1, this.#limit * this.#t.backoff);
+    this.#limit = Math.max(1, this.#limit * Math.min(this.#t.backoff, steeper));
     this.#slowStart = false;
     this.#loweredAt = now;
     this.#window = { start: now, samples: 0, sumMs: 0, maxInFlight: 0 };
@@ -172,11 +172,11 @@ export class ConcurrencyLimit {
   }
 
   /**
-   * Another process of the fleet was refused: lowered as by a refusal of its own when `above` its share or in its slow
-   * start (the fleet reached the API's capacity), at most once per round trip.
+   * Another process of the fleet was refused: lowered as by a refusal of its own (`steeper`: as there) when `above` its
+   * share or in its slow start (the fleet reached the API's capacity), at most once per round trip.
    */
-  crowded(now: number, above: boolean): void {
-    if ((above || this.#slowStart) && now - this.#loweredAt >= this.roundTripMs) this.refused(now, now);
+  crowded(now: number, above: boolean, steeper = 1): void {
+    if ((above || this.#slowStart) && now - this.#loweredAt >= this.roundTripMs) this.refused(now, now, steeper);
   }
 
   /** An answer while the limit is pinned: once enough sent since the pin answered, their latency is the baseline. */

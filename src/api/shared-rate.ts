@@ -4,11 +4,18 @@ import { logger } from '../logger.ts';
 
 // The fleet's pace of one API, on one hash (all times in ms, Redis clock). The rule is src/api/rate-pace.ts's, its
 // default tuning (DEFAULT_PACE) written into the script: no pace until a refusal a pace should answer; then a share of
-// the rate the fleet got accepted just before, grown back (paceGrowth: fast well below the rate refused at; near it
-// slowly at first, doubling every 'dbl' quiet seconds; past it on, slow-start-like), lowered at most once per window
-// (never below a quarter of the best rate accepted at a lowering), dropped once it held nothing back for a while. A
-// probe refused after a quiet while at about the rate of the last one ('lm'), near the best, makes 'dbl' longer;
-// else it starts over. Starts and refusals are counted in two measuring windows (this one and the last).
+// the rate the fleet got accepted just before, grown back (paceGrowth: fast well below the rate refused at, and there,
+// as past it, on doubling after a quiet while; near it slowly at first, doubling every 'dbl' quiet seconds; past it on,
+// slow-start-like), lowered at most once per window (never below a quarter of the best rate accepted at a lowering, nor
+// of 'best', below), dropped once it held nothing back for a while (set again after a storm of refusals, the rate
+// accepted then was a fraction of a quarter). A probe refused after a quiet while at about the rate of the last one
+// ('lm'), near the best, makes 'dbl' longer; else it starts over, and so does a lowering well below the last one's rate
+// (the limit fell) or a pace grown past where it was refused without a refusal (whatever refused is gone: a pace set on
+// a capacity by mistake, or during a drop, held the fleet near it long after at the slow doubling). Below half the best
+// rate accepted at a lowering since it was set ('peak') or at any refusal ('best') — a limit that fell, and may come
+// back — the pace is back to doubling after a short quiet while, whatever 'ceil' and 'dbl' say: grown at a probe's pace
+// from there, a pace set during a drop held the fleet near it long after the limit returned. Starts and refusals are
+// counted in two measuring windows (this one and the last).
 const STATE = `
 local k = KEYS[1]
 local now = tonumber(ARGV[1])
@@ -31,11 +38,13 @@ if s.pace > 0 then
   local dbl = s.dbl > 0 and s.dbl or 1
   while dt > 0 do
     local step = math.min(dt, 0.1)
-    local probing = 0.005 * 2 ^ (math.max(0, t - s.low) / 1000 / dbl)
+    local quiet = math.max(0, t - s.low) / 1000
+    local probing = 0.005 * 2 ^ (quiet / dbl)
     local g
-    if s.ceil <= 0 then g = math.min(0.7, probing) elseif s.pace < 0.95 * s.ceil then g = 0.05 else g = math.min(0.05, probing) end
+    if s.ceil <= 0 then g = math.min(0.7, probing) elseif s.pace < 0.95 * s.ceil then g = math.max(0.05, math.min(0.7, probing)) else g = math.min(0.05, probing) end
+    if s.pace < 0.5 * math.max(s.peak, s.best) then g = math.max(g, math.min(0.7, 0.005 * 2 ^ (4 * quiet))) end
     s.pace = s.pace * (1 + g * step)
-    if s.ceil > 0 and s.pace > 1.05 * s.ceil then s.ceil = 0 end
+    if s.ceil > 0 and s.pace > 1.05 * s.ceil then s.ceil, s.dbl, dbl = 0, 1, 1 end
     t = t + step * 1000
     dt = dt - step
   end
@@ -96,39 +105,46 @@ save()
 return {math.ceil(wait), string.format('%.3f', s.pace), with, procs, tonumber(redis.call('HGET', k, 'nref') or '0')}
 `;
 
-// A refusal (ARGV[2]: the fleet's requests in flight when it was sent; ARGV[3]: the most the fleet had in flight
-// when a request this process got accepted was sent, lately). A capacity shared by the fleet refuses once the fleet
-// has more in flight than it takes, and stops once the workers' limits fell below it; a rate limit refuses on
+// A refusal (ARGV[2]: the fleet's requests in flight when it was sent; ARGV[3]: the most the fleet had in flight when a
+// request this process got accepted was sent, lately; ARGV[4]: their mean). A capacity shared by the fleet refuses once
+// the fleet has more in flight than it takes, and stops once the workers' limits fell below it; a rate limit refuses on
 // although the fleet has fewer in flight: only then is a pace set (the fleet's in flight at the last refusal, 'cw',
-// remembered a few seconds). Once set, the pace drops just below the rate the fleet got accepted (at most once per
-// window, the same rule as RatePace's), but for a refusal sent with more in flight than any accepted one: a
-// capacity's (a worker's concurrency limit probing), which would keep a pace set by mistake (at the fleet's start)
-// from growing back. A probe refused at the same rate is a
-// steady limit's only near the best rate the fleet got accepted at any refusal ('best', a capacity's too, kept when the
-// pace goes): a capacity that fell for a while is probed at the same low rate again and again, and must not be taken
-// for one.
+// remembered a few seconds), and only by a refusal sent with no more in flight than the accepted requests' mean (a
+// fleet coming down from its start's overshoot has fewer in flight than at its first refusals, and still more than the
+// capacity: its refusals lie above what was accepted). Once set, the pace drops just below the rate the fleet got
+// accepted (at most once per window, the same rule as RatePace's), but for a refusal sent with more in flight than any
+// accepted one, or than their mean: a capacity's (a worker's concurrency limit probing), which would keep a pace set by
+// mistake (at the fleet's start) from growing back. A probe refused at the same rate is a steady limit's only near the
+// best rate the fleet got accepted at any refusal ('best', a capacity's too, kept when the pace goes): a capacity that
+// fell for a while is probed at the same low rate again and again, and must not be taken for one.
 const REFUSED = `${STATE}
 s.wr = s.wr + 1
 redis.call('HINCRBY', k, 'nref', 1)
-local with, aw = tonumber(ARGV[2]), tonumber(ARGV[3])
+local with, aw, am = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]) or 0
 local cw = tonumber(redis.call('HGET', k, 'cw') or '0')
 local cwat = tonumber(redis.call('HGET', k, 'cwat') or '0')
-local rate = with < 0 or (s.pace > 0 and (aw <= 0 or with <= aw))
-if s.pace <= 0 and not rate and cw > 0 and now - cwat <= 5000 and with <= math.max(1, 0.8 * cw) then rate = true end
+local rate = with < 0 or (s.pace > 0 and (aw <= 0 or with <= aw) and (am <= 0 or with <= am))
+if s.pace <= 0 and not rate and cw > 0 and now - cwat <= 5000 and with <= math.max(1, 0.8 * cw) then
+  rate = am <= 0 or with <= am
+end
 if s.pace <= 0 and not rate and now - cwat >= 250 then redis.call('HSET', k, 'cw', with, 'cwat', now) end
 local measured = ((s.ps - s.pr) + (s.ws - s.wr)) * 1000 / span
-if measured > s.best then s.best = measured end
-if rate and now - s.low >= 250 then
+-- A rate measured over a few starts (the fleet's first milliseconds, or after a lull) is no rate: a pace set from it
+-- was a fraction of the limit.
+if span >= 250 and measured > s.best then s.best = measured end
+if rate and now - s.low >= 250 and span >= 250 then
   local sending = (s.ps + s.ws) * 1000 / span
   if measured > 0 and not (s.pace > 0 and sending < 0.8 * s.pace) then
     s.ceil = math.max(s.pace, measured)
     local basis = measured
     if s.pace > 0 and s.pace < basis then basis = s.pace end
     s.peak = math.max(s.peak, measured)
-    s.pace = math.max(0.5, s.peak / 4, basis * 0.95)
+    s.pace = math.max(0.5, math.max(s.peak, s.best) / 4, basis * 0.95)
     if now - s.low >= 2000 then
       local same = math.abs(measured - s.lm) <= 0.15 * s.lm and measured >= 0.7 * math.max(s.peak, s.best)
       if same then s.dbl = math.min(16, math.max(1, s.dbl) * 4) else s.dbl = 1 end
+    elseif measured < 0.7 * s.lm then
+      s.dbl = 1
     end
     s.lm = measured
     s.low, s.bind = now, now
@@ -187,10 +203,10 @@ export class SharedRate implements FleetPace {
   /**
    * Tells the fleet of a refusal of a request sent with `fleetInFlight` in flight (-1: unknown, taken as a rate
    * limit's), `acceptedWith` the most the fleet had in flight at the sending of this process's accepted requests of
-   * late (0: none); not awaited by the request.
+   * late (0: none), `acceptedMean` their mean (0: none); not awaited by the request.
    */
-  refused(fleetInFlight = -1, acceptedWith = 0): void {
-    void this.#eval(REFUSED, String(fleetInFlight), String(acceptedWith)).then((pace) => {
+  refused(fleetInFlight = -1, acceptedWith = 0, acceptedMean = 0): void {
+    void this.#eval(REFUSED, String(fleetInFlight), String(acceptedWith), String(acceptedMean)).then((pace) => {
       if (pace !== null) this.#pace = Number(pace) > 0 ? Number(pace) : null;
     });
   }
