@@ -119,7 +119,7 @@ export interface DecodeFlags {
  * the chunk before them is prepared and reported. A small piece keeps few of them waiting, so few live long enough to
  * be copied into the old generation and collected there (docs/performance.md, issue 36 item 5).
  */
-export const TEXT_PIECE_BYTES = 16 * 1024;
+export const TEXT_PIECE_BYTES = 8 * 1024;
 
 /**
  * The file's text in chunks of up to `pieceBytes` bytes, decoded by {@link textDecoder} (a multibyte character split
