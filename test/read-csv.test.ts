@@ -209,6 +209,20 @@ describe('CSV reader', () => {
     expect(capped).toEqual(rows.slice(0, 1000));
   });
 
+  it('hands a large CSV over in small batches (an 8 KB piece of text each), every row once and in order', async () => {
+    // Rows of 11 bytes: a batch of an 8 KB piece holds about 745 of them (one of a 64 KB read about 5 958). A run cuts
+    // its chunks in the middle of a batch, and the rows of the batch not yet taken wait meanwhile.
+    const file = write('pieces.csv', `a;b\n${Array.from({ length: 50_000 }, (_, i) => `${1e7 + i};x\n`).join('')}`);
+    const sizes: number[] = [];
+    const seen: number[] = [];
+    for await (const b of rowBatches((await openSheet(file)).rows)) {
+      sizes.push(b.length);
+      for (const r of b) seen.push(Number(r.cells[0]) - 1e7);
+    }
+    expect(seen).toEqual(Array.from({ length: 50_000 }, (_, i) => i));
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(800);
+  });
+
   it('refuses binaries, .xls, HTML saved as .xlsx, a text named .xlsx, empty and missing files with a clear file-level error', async () => {
     await expectFailure(
       write(

@@ -114,8 +114,17 @@ export interface DecodeFlags {
 }
 
 /**
- * The file's text in chunks, decoded by {@link textDecoder} (a multibyte character split between two reads is joined,
- * never corrupted), BOM removed. Pulled: the file is read only as fast as the caller iterates.
+ * Bytes of the file decoded and yielded at a time (a read is cut into pieces of this size). A CSV's rows come in one
+ * batch per piece, and a run cuts its chunks in the middle of a batch: the rows of the batch not yet taken wait while
+ * the chunk before them is prepared and reported. A small piece keeps few of them waiting, so few live long enough to
+ * be copied into the old generation and collected there (docs/performance.md, issue 36 item 5).
+ */
+export const TEXT_PIECE_BYTES = 8 * 1024;
+
+/**
+ * The file's text in chunks of up to `pieceBytes` bytes, decoded by {@link textDecoder} (a multibyte character split
+ * between two pieces is joined, never corrupted), BOM removed; the file is read `chunkBytes` at a time. Pulled: the
+ * file is read only as fast as the caller iterates.
  * `flags.nul` turns true with the first chunk holding a NUL: in UTF-8 and Windows-1252 only a zero byte decodes to
  * one, so the bytes are searched (memchr) rather than the decoded text (slow in two-byte strings); UTF-16's text is.
  */
@@ -124,6 +133,7 @@ export async function* decodeFile(
   encoding: TextEncoding,
   chunkBytes = 64 * 1024,
   flags?: DecodeFlags,
+  pieceBytes = TEXT_PIECE_BYTES,
 ): AsyncGenerator<string> {
   const decoder = textDecoder(encoding);
   const stream = createReadStream(file, { highWaterMark: chunkBytes });
@@ -131,10 +141,13 @@ export async function* decodeFile(
   try {
     // destroyOnReturn: false — a read stopped early (the header probe) ends in `finally` without the premature-close
     // error Node's own return() would destroy the stream with (and whose stack trace it formats at once).
-    for await (const buf of stream.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
-      const s = decoder.write(buf);
-      if (flags && !flags.nul) flags.nul = wide ? s.includes('\0') : buf.indexOf(0) !== -1;
-      if (s) yield s;
+    for await (const read of stream.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+      for (let at = 0; at < read.length; at += pieceBytes) {
+        const buf = at === 0 && read.length <= pieceBytes ? read : read.subarray(at, at + pieceBytes);
+        const s = decoder.write(buf);
+        if (flags && !flags.nul) flags.nul = wide ? s.includes('\0') : buf.indexOf(0) !== -1;
+        if (s) yield s;
+      }
     }
     const rest = decoder.end();
     if (flags && !flags.nul && rest) flags.nul = rest.includes('\0');

@@ -26,6 +26,16 @@ import type { Cell, Issue } from '../types.ts';
 const BATCH = 500;
 const WINDOW_CHARS = 8 * 1024 * 1024;
 
+/**
+ * The first `n` fields of `list`, each followed by a NUL (ReportOp), as one flat string: the join of those fields and
+ * an empty one, `list[n]` (set to '' here, a slot the next batch fills again). A NUL appended to the join instead makes
+ * a rope of the two, which posting copies flat again, a second copy of the batch.
+ */
+function packed(list: string[], n: number): string {
+  list[n] = '';
+  return (n + 1 === list.length ? list : list.slice(0, n + 1)).join('\0');
+}
+
 /** The arguments of an addRejected call. */
 type RejectedCall = [number, readonly Cell[] | readonly unknown[], Issue[]];
 
@@ -50,8 +60,9 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
   // The fields of the lines of rows.* since the last op was pushed (the first `used` of `fields`), packed into one
   // string when it is (see ReportOp: joined once, a flat string, where appending to a string makes a rope that posting
   // flattens), and how many lines the batch holds. One list for every batch, filled from the start each time: a list
-  // grown by push anew for each batch was most of what the run's thread allocated for its report.
-  const fields: string[] = new Array<string>(BATCH * ROW_FIELDS).fill('');
+  // grown by push anew for each batch was most of what the run's thread allocated for its report. The list holds one
+  // slot more, left '' (see packed).
+  const fields: string[] = new Array<string>(BATCH * ROW_FIELDS + 1).fill('');
   let used = 0;
   let lines = 0;
   // The lines of rejected.* the same way, made here (their issues redacted once, in this thread) and packed apart: the
@@ -60,8 +71,8 @@ export function openReportThread(dir: string, options: ReportWriterOptions): Rep
   const rejectedFields: string[] = [];
   let rejectedUsed = 0;
   const pack = (): void => {
-    if (used > 0) ops.push({ rows: `${(used === fields.length ? fields : fields.slice(0, used)).join('\0')}\0` });
-    if (rejectedUsed > 0) ops.push({ rejected: `${rejectedFields.slice(0, rejectedUsed).join('\0')}\0` });
+    if (used > 0) ops.push({ rows: packed(fields, used) });
+    if (rejectedUsed > 0) ops.push({ rejected: packed(rejectedFields, rejectedUsed) });
     used = 0;
     rejectedUsed = 0;
   };
