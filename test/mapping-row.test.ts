@@ -263,3 +263,31 @@ columns:
     ]);
   });
 });
+
+describe('mapRow lookups', () => {
+  const m = parseMapping(
+    `target: manufacturedItem
+language: en-US
+columns:
+  - { column: GTIN, field: gtin }
+  - { column: Brand, field: brandId, lookup: { brand: { create: true } }, values: { None: " " } }
+  - { column: Countries, field: countriesOfOrigin, split: ";", lookup: { kind: countries } }
+`,
+    'lookups.yaml',
+  );
+  const h = ['GTIN', 'Brand', 'Countries'];
+  const at = matchHeaders(h, m);
+  const labels = (cells: Cell[]) =>
+    mapRow({ row: 2, cells, issues: [] }, h, m, at).lookups?.map((l) => [l.field, l.values]);
+
+  it('takes a cell’s label trimmed, one label per part of a split list, none where the value map blanks it', () => {
+    expect(labels(['3017620422003', ' Noisetta ', 'France; ; Italy;'])).toEqual([
+      ['brandId', ['Noisetta']],
+      ['countriesOfOrigin', ['France', 'Italy']],
+    ]);
+    expect(labels(['3017620422003', 'None', 'Spain'])).toEqual([
+      ['brandId', []],
+      ['countriesOfOrigin', ['Spain']],
+    ]);
+  });
+});

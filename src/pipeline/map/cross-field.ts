@@ -260,17 +260,20 @@ function names(f: Fields, add: Add): void {
 
 function name(value: unknown, field: string, add: Add): void {
   if (typeof value !== 'string' || value === '') return;
-  // One look at the characters: an ASCII small letter, and whether markup may be there at all.
-  let small = false;
-  let markup = false;
+  // Four capitals or more and no small letter: a name shouted in capitals (EAN, 4K, a short code stay allowed). Most
+  // names have an ASCII small letter near their start: the patterns run only on those without one.
+  if (!hasAsciiSmall(value) && !LOWER.test(value) && (value.match(UPPER)?.length ?? 0) >= 4)
+    add('PS-XF-008', 'NAME_ALL_CAPITALS', field, value, `${field} is written in capitals only`);
+  // Markup needs a `<` or an `&`: the pattern runs only on names that have one.
+  if ((value.includes('<') || value.includes('&')) && MARKUP.test(value))
+    add('PS-XF-009', 'NAME_MARKUP', field, value, `${field} holds markup (HTML tags or entities)`);
+}
+
+/** Whether `value` has a small letter a-z (looked for up to the first one). */
+function hasAsciiSmall(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
-    if (c >= 97 && c <= 122) small = true;
-    else if (c === 60 || c === 38) markup = true;
+    if (c >= 97 && c <= 122) return true;
   }
-  // Four capitals or more and no small letter: a name shouted in capitals (EAN, 4K, a short code stay allowed).
-  if (!small && !LOWER.test(value) && (value.match(UPPER)?.length ?? 0) >= 4)
-    add('PS-XF-008', 'NAME_ALL_CAPITALS', field, value, `${field} is written in capitals only`);
-  if (markup && MARKUP.test(value))
-    add('PS-XF-009', 'NAME_MARKUP', field, value, `${field} holds markup (HTML tags or entities)`);
+  return false;
 }

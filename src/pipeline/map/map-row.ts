@@ -261,6 +261,23 @@ interface SheetPlan {
 
 type DraftArgs = [Draft['row'], Draft['key'], Draft['target'], Draft['fields'], string[], Issue[], Cell[]];
 
+/**
+ * The labels of a lookup column's cell: each part's text (a cell without `split` is one part), empty ones left out; the
+ * first one only for a field that is not a list.
+ */
+function lookupValues(p: ColumnPlan, cell: Cell): string[] {
+  const { col, mapValue } = p;
+  if (col.split === undefined) {
+    // One cell, one label: the common case, without the lists below.
+    const v = cellText(mapValue ? mapValue(cell) : cell);
+    return v === '' ? [] : [v];
+  }
+  const values = splitCell(cell, col.split)
+    .map((v) => cellText(mapValue ? mapValue(v) : v))
+    .filter((v) => v !== '');
+  return col.field.array ? values : values.slice(0, 1);
+}
+
 /** The cell a column takes on a row, and which of its sources gave it: its own, else the first non-empty fallback. */
 function pick(cells: readonly Cell[], at: readonly number[]): { cell: Cell; source: number } {
   const idx = at[0]!;
@@ -435,16 +452,17 @@ export function mapRow(
     }
 
     if (col.lookup !== undefined) {
-      const parts = col.split !== undefined ? splitCell(cell, col.split) : [cell];
-      const values = parts.map((v) => cellText(p.mapValue ? p.mapValue(v) : v)).filter((v) => v !== '');
-      (lookups ??= []).push({
+      const lookup: DraftLookup = {
         field: p.path,
         segments: p.segments,
         column: labels[i]![source]!,
-        values: col.field.array ? values : values.slice(0, 1),
+        values: lookupValues(p, cell),
         array: col.field.array,
         lookup: col.lookup,
-      });
+      };
+      // Made with its first element (an empty literal grown by one element gets room for 17).
+      if (lookups === undefined) lookups = [lookup];
+      else lookups.push(lookup);
       continue;
     }
 
