@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { AcceptedAhead } from './accepted-ahead.ts';
 import { AcceptedMean } from './accepted-mean.ts';
 import { ConcurrencyLimit, eventLoopBusy, type ConcurrencyTuning, type LoopBusy } from './concurrency-limit.ts';
 import { AcceptedWith, RatePace, type PaceTuning } from './rate-pace.ts';
@@ -47,6 +48,8 @@ export interface FleetStart {
 /** What a request holds while it is in flight. */
 export interface ApiPermit {
   readonly sentAt: number;
+  /** Its place in the order requests were sent. */
+  readonly seq: number;
   /** Requests sent and not answered when this one was sent (itself included). */
   readonly sentWith: number;
   /** The fleet's requests in flight when it was booked (when the pace is the fleet's). */
@@ -77,6 +80,13 @@ export interface LimiterSnapshot {
 
 /** A fleet's process whose limit is under this share of the fleet's average is below its share (over 1 / it: above). */
 const BELOW_SHARE = 0.8;
+
+/**
+ * One process: a refusal with at most this share of the requests accepted ahead that the refusals of the last second
+ * had is a rate limit's sign. (A fifth fewer, the fleet's share, set a pace on a capacity of 16 in one process on a
+ * loaded machine: requests sent together reach the API in another order, and the count ahead reads a few low.)
+ */
+const RATE_SIGN = 0.5;
 
 /** A tally with nothing counted yet, for {@link ApiLimiter.acquire}. */
 export function newTally(): LimiterTally {
@@ -125,8 +135,11 @@ export class ApiLimiter {
   #inFlight = 0;
   /** Of those, sent (past their start wait). */
   #sent = 0;
-  /** Requests in flight when the last refusal that lowered the limit was sent (one process). */
-  #refusedWith: number | null = null;
+  /** The most requests accepted ahead of a refused request that lowered the limit, lately (one process). */
+  readonly #refusedAhead = new AcceptedWith();
+  /** The most requests accepted ahead of an accepted one, lately (one process, counted while a pace is set). */
+  readonly #acceptedAhead = new AcceptedWith();
+  readonly #ahead = new AcceptedAhead();
   /** This process's limit against the fleet's average, at its last start (1: its share; 0: no fleet heard from). */
   #shareRatio = 0;
   /** The fleet's count of refusals at this process's last start (null before its first). */
@@ -208,6 +221,7 @@ export class ApiLimiter {
     this.#pace.sent(now);
     return {
       sentAt: now,
+      seq: this.#ahead.sent(),
       sentWith: this.#sent,
       ...(fleetWith === undefined ? {} : { fleetWith }),
       ...(tally ? { tally } : {}),
@@ -242,17 +256,17 @@ export class ApiLimiter {
   /** Frees the place of a request, learning from how it ended and how long it took. */
   release(permit: ApiPermit, outcome: PermitOutcome): void {
     const now = this.#clock.now();
-    // In a fleet, a refused request keeps its place for a round trip (of accepted answers), counted as sent: a 429
-    // comes back at once, and its place given to a waiter at once sent that one into the same refusal, then the next —
-    // a worker with many rows in hand spent them all on an API the others filled, within milliseconds, each then
-    // waiting its Retry-After. (Not counted as sent, the requests sent meanwhile looked sent with fewer in flight: a
-    // rate limit's sign. One process alone keeps the rule before it: docs/performance.md.)
-    if (outcome === 'refused' && this.#fleet)
-      void this.#clock.sleep(this.#concurrency.roundTripMs).then(() => this.#free());
+    // A refused request keeps its place for a round trip (of accepted answers), counted as sent: a 429 comes back at
+    // once, and its place given to a waiter at once sent that one into the same refusal, then the next — a worker with
+    // many rows in hand spent them all on an API the others filled (or a token bucket just emptied), within
+    // milliseconds, each then waiting its Retry-After. (One process tells a rate limit by the requests accepted ahead
+    // of a refused one, which the places kept do not count: docs/performance.md.)
+    if (outcome === 'refused') void this.#clock.sleep(this.#concurrency.roundTripMs).then(() => this.#free());
     else {
       this.#inFlight--;
       this.#sent--;
     }
+    this.#ahead.answered(permit.seq, outcome === 'ok', now);
     const tally = permit.tally;
     if (tally && outcome !== 'ignore') {
       tally.answers++;
@@ -265,28 +279,35 @@ export class ApiLimiter {
       if (permit.fleetWith !== undefined) {
         this.#fleetAcceptedWith.add(permit.fleetWith, now);
         this.#fleetAcceptedMean.add(permit.fleetWith, now);
-      }
+      } else if (this.#pace.engaged) this.#acceptedAhead.add(this.#ahead.ahead(permit.seq, permit.sentAt), now);
     } else if (outcome === 'refused') {
       this.#answers++;
       this.#refusals++;
       const below = this.#shareRatio > 0 && this.#shareRatio < BELOW_SHARE;
+      // One process: the requests the API held accepted when it refused this one (counted apart from the refused ones
+      // in flight, and from the places they keep). The limit falls to that at once (concurrency-limit.ts).
+      const ahead = this.#fleet ? undefined : this.#ahead.ahead(permit.seq, permit.sentAt);
+      // Under a pace, a refusal with no more ahead than accepted ones had of late is the pace's to answer, not the
+      // limit's (a capacity refuses only past what it accepts): a limit lowered by each was left at a token bucket's
+      // rate × latency, and a latency that rose on a loaded machine then cut the rate, the pace holding nothing back.
+      const paced = ahead !== undefined && this.#pace.engaged && ahead < this.#acceptedAhead.max(now);
       const steeper = this.#fleetBackoff(permit.fleetWith, now);
-      const lowered = !below && this.#concurrency.refused(permit.sentAt, now, steeper);
-      // A pace answers a rate limit: refusals of requests sent with clearly fewer in flight than accepted ones were
-      // of late (a capacity refuses only past what it accepts, also while the limit overshoots it at the start and
-      // comes down). Once set, each refusal may lower it (once per window) but one sent with more in flight than any
-      // accepted of late: a capacity's (a concurrency limit's probe). A fleet's in flight is the fleet's: its store
-      // decides (src/api/shared-rate.ts).
+      const lowered = !below && !paced && this.#concurrency.refused(permit.sentAt, now, ahead, steeper);
+      // A pace answers a rate limit: refusals of requests sent with clearly fewer in flight (a fleet) or fewer accepted
+      // ahead (one process) than of late — a capacity refuses only past what it accepts, also while the limit
+      // overshoots it at the start and comes down. A fleet's in flight is the fleet's: its store decides
+      // (src/api/shared-rate.ts).
       if (this.#fleet && permit.fleetWith !== undefined)
         this.#fleet.refused(permit.fleetWith, this.#fleetAcceptedWith.max(now), this.#fleetAcceptedMean.mean(now));
-      else {
-        // One process: refusals that go on although a fifth fewer are in flight than at the last lowering. (The most
-        // in flight of accepted requests, as the fleet's rule reads it, also counts the requests a process holds
-        // while its limit overshoots a capacity at the start: it set a pace on a capacity of 16, docs/performance.md.)
-        const fewer = Math.max(1, 0.8 * (this.#refusedWith ?? 0));
-        const rateLimit = this.#pace.engaged || (lowered && this.#refusedWith !== null && permit.sentWith <= fewer);
-        if (lowered) this.#refusedWith = permit.sentWith;
-        if (rateLimit) this.#pace.refused(now);
+      else if (ahead !== undefined) {
+        // One process: refusals that go on with half as many accepted ahead as at the refusals of the last second —
+        // a capacity refuses only when full, with as many ahead each time. (Counted as requests in flight, the refused
+        // ones in flight too, a token bucket was told apart only after dozens of refusals at the start.) Once set,
+        // each refusal may lower it, once per window.
+        const before = this.#refusedAhead.max(now);
+        const rateSign = before > 0 && ahead <= Math.max(1, RATE_SIGN * before);
+        if (lowered) this.#refusedAhead.add(ahead, now);
+        if (this.#pace.engaged || (lowered && rateSign)) this.#pace.refused(now);
       }
     }
     this.#wake();

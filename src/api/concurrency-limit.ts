@@ -148,21 +148,27 @@ export class ConcurrencyLimit {
   }
 
   /**
-   * A 429 / 503 of a request sent at `sentAt`: lowers the limit (× the tuning's backoff, or `steeper` when lower)
-   * unless it was sent before the last lowering (that lowering already answered it). Returns true when it lowered it.
+   * A 429 / 503 of a request sent at `sentAt`: lowers the limit unless it was sent before the last lowering (that
+   * lowering already answered it), by the tuning's backoff or `steeper` when lower (a fleet's overshoot).
+   * `ahead`: the requests the API held accepted when it refused it, if known (one process) — the
+   * limit then falls to that at once (at most by half), not by a tenth a refusal: a limit grown far past the API's
+   * during its slow start came down one refusal at a time, each a request refused. Returns true when it lowered it.
    */
-  refused(sentAt: number, now: number, steeper = 1): boolean {
+  refused(sentAt: number, now: number, ahead?: number, steeper = 1): boolean {
     if (sentAt < this.#loweredAt) return false;
     const atTop = this.#top === null || this.#limit >= 0.8 * this.#top;
-    if (this.#probing || this.#slowStart) this.#top = Math.max(this.#top ?? 0, this.#limit);
+    // The limit it was refused at: one past what the API held, when known.
+    const refusedAt = ahead === undefined ? this.#limit : Math.min(this.#limit, ahead + 1);
+    if (this.#probing || this.#slowStart) this.#top = Math.max(this.#top ?? 0, refusedAt);
     // A refused probe: hold longer (fourfold; below the top, at most `belowTopHoldMs`, to find a capacity that
     // comes back); a refusal while holding: the API changed, start over.
     const most = atTop ? this.#t.maxHoldMs : this.#t.belowTopHoldMs;
     this.#holdMs = this.#probing ? Math.min(most, this.#holdMs * 4) : this.#t.holdMs;
     this.#probing = false;
     this.#holdUntil = now + this.#holdMs;
-    this.#ceiling = this.#limit;
-    this.#limit = Math.max(1, this.#limit * Math.min(this.#t.backoff, steeper));
+    this.#ceiling = refusedAt;
+    const lower = this.#limit * Math.min(this.#t.backoff, steeper);
+    this.#limit = Math.max(1, ahead === undefined ? lower : Math.max(this.#limit / 2, Math.min(lower, ahead)));
     this.#slowStart = false;
     this.#loweredAt = now;
     this.#window = { start: now, samples: 0, sumMs: 0, maxInFlight: 0 };
@@ -176,7 +182,8 @@ export class ConcurrencyLimit {
    * share or in its slow start (the fleet reached the API's capacity), at most once per round trip.
    */
   crowded(now: number, above: boolean, steeper = 1): void {
-    if ((above || this.#slowStart) && now - this.#loweredAt >= this.roundTripMs) this.refused(now, now, steeper);
+    if ((above || this.#slowStart) && now - this.#loweredAt >= this.roundTripMs)
+      this.refused(now, now, undefined, steeper);
   }
 
   /** An answer while the limit is pinned: once enough sent since the pin answered, their latency is the baseline. */

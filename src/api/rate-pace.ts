@@ -50,16 +50,26 @@ export const DEFAULT_PACE: PaceTuning = {
 /** A lowering this long after the last one is a refused probe (the refusals before it had stopped), ms. */
 const PROBE_QUIET_MS = 2000;
 
+/** A time this long after the one before starts a new busy spell of {@link AcceptedRate}, ms. */
+const IDLE_GAP_MS = 500;
+
 /** Accepted answers per second over a sliding span: a ring of completion times. */
 export class AcceptedRate {
   readonly #times: Float64Array;
   #next = 0;
   #count = 0;
   #first: number | null = null;
+  #last = -Infinity;
+  #busySince: number | null = null;
 
   /** When the first answer was recorded. */
   get firstAt(): number | null {
     return this.#first;
+  }
+
+  /** When the times of late began (the first after a gap of {@link IDLE_GAP_MS} or more). */
+  get busySince(): number | null {
+    return this.#busySince;
   }
 
   constructor(capacity = 8192) {
@@ -69,6 +79,8 @@ export class AcceptedRate {
   /** Records one accepted answer at `now`. */
   add(now: number): void {
     this.#first ??= now;
+    if (now - this.#last >= IDLE_GAP_MS) this.#busySince = now;
+    this.#last = now;
     this.#times[this.#next] = now;
     this.#next = (this.#next + 1) % this.#times.length;
     if (this.#count < this.#times.length) this.#count++;
@@ -220,6 +232,10 @@ export class RatePace {
    */
   refused(now: number): boolean {
     if (now - this.#loweredAt < this.#t.windowMs) return false;
+    // A first pace waits for a rate measured past the start of the requests: the answers of the first span count a
+    // token bucket's burst (a pace set at the start was more than twice the API's rate), or the idle time before them.
+    const busy = now - (this.starts.busySince ?? now);
+    if (this.#pace === null && busy < 2 * this.#t.measureMs) return false;
     const measured = this.accepted.perSecond(now, this.#t.measureMs);
     if (measured === null || measured === 0) return false;
     const current = this.current(now);
