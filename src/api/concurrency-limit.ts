@@ -11,7 +11,7 @@
 
 /** Tuning of {@link ConcurrencyLimit}. */
 export interface ConcurrencyTuning {
-  /** Starting limit (default min(8, max)); it doubles each round trip until the first refusal or queue. */
+  /** Starting limit (default min(8, max)); it grows by half each round trip until the first refusal or queue. */
   initial: number;
   /** Upper bound (API_CONCURRENCY). */
   max: number;
@@ -63,6 +63,12 @@ interface Window {
   sumMs: number;
   maxInFlight: number;
 }
+
+/**
+ * The slow start's growth per answer. One per answer (doubling each round trip) overshot a token bucket's rate the
+ * most just as its burst ran out: every request sent in that last round trip past the rate was refused.
+ */
+const SLOW_START_STEP = 0.5;
 
 /** The adaptive concurrency limit. Time is given by the caller (an injectable clock). */
 export class ConcurrencyLimit {
@@ -137,9 +143,9 @@ export class ConcurrencyLimit {
   answered(rttMs: number, now: number): void {
     this.#lastRttMs = rttMs;
     if (this.#pin) return this.#pinned(rttMs, now);
-    // Slow start: one more for each answer (doubling each round trip), as long as the limit is used.
+    // Slow start: half a place more for each answer (half as much again each round trip), as long as the limit is used.
     if (this.#slowStart && this.#window.maxInFlight >= this.limit - 1)
-      this.#limit = Math.min(this.#t.max, this.#limit + 1);
+      this.#limit = Math.min(this.#t.max, this.#limit + SLOW_START_STEP);
     const w = this.#window;
     if (w.samples === 0) w.start = now;
     w.samples++;
@@ -161,9 +167,15 @@ export class ConcurrencyLimit {
     const refusedAt = ahead === undefined ? this.#limit : Math.min(this.#limit, ahead + 1);
     if (this.#probing || this.#slowStart) this.#top = Math.max(this.#top ?? 0, refusedAt);
     // A refused probe: hold longer (fourfold; below the top, at most `belowTopHoldMs`, to find a capacity that
-    // comes back); a refusal while holding: the API changed, start over.
+    // comes back); a refusal while holding below the ceiling: the API changed, start over.
     const most = atTop ? this.#t.maxHoldMs : this.#t.belowTopHoldMs;
-    this.#holdMs = this.#probing ? Math.min(most, this.#holdMs * 4) : this.#t.holdMs;
+    // A refusal while holding at about the ceiling (within one of it) is the same limit, not a change: the requests
+    // sent just after a refused probe's lowering still find the API drained by the probe. Its longer hold is kept
+    // (a reset made a steady token bucket's limit probe again every few seconds).
+    const same = !this.#probing && this.#ceiling !== null && now < this.#holdUntil && refusedAt >= this.#ceiling - 1;
+    if (this.#probing) this.#holdMs = Math.min(most, this.#holdMs * 4);
+    else if (!same) this.#holdMs = this.#t.holdMs;
+    else this.#holdMs = Math.min(most, this.#holdMs);
     this.#probing = false;
     this.#holdUntil = now + this.#holdMs;
     this.#ceiling = refusedAt;
