@@ -411,6 +411,29 @@ describe('ApiLimiter', () => {
     for (const n of r.perSecond.slice(0, -1)) expect(n).toBeGreaterThanOrEqual(0.9 * 200);
   });
 
+  it('probes a steady token bucket less and less often: a refused probe holds the limit longer', async () => {
+    const clock = new FakeClock();
+    const limiter = new ApiLimiter({ maxConcurrency: 32, clock });
+    // 200 a second, a burst of 20; latency 20 to 24 ms: 4 at once hold it, 5 exceed it (each probe of 5 refused).
+    let seed = 7;
+    const bucket = tokenBucketApi(200, 20, () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return 20 + 4 * (seed / 2147483648);
+    });
+    let start = 0;
+    const run = simulate(limiter, clock, bucket, 4000);
+    void (async () => {
+      while (clock.now() < 1000) await flush();
+      start = limiter.snapshot().refusals;
+    })();
+    const r = await run;
+    expect(r.done).toBe(4000);
+    // The start's refusals (the slow start past the bucket's rate as its burst runs out), then three probes of 5 in
+    // about 20 s, each refused once or twice (a hold that started over at the refusal after a probe: five or six).
+    expect(r.refused - start).toBeLessThanOrEqual(8);
+    expect(r.refused / 4000).toBeLessThan(0.006);
+  });
+
   it('paces starts at a rate learned from refusals (a token bucket one request at a time exceeds)', async () => {
     const clock = new FakeClock();
     const limiter = new ApiLimiter({ maxConcurrency: 32, clock });
