@@ -82,6 +82,31 @@ describe('SharedRate (the fleet pace, on the suite Redis)', () => {
     expect(shared.pace).not.toBeNull();
   }, 60_000);
 
+  it('sets no pace on a capacity refusing a fleet that came down by a fifth (its counts inflated)', async () => {
+    const { shared, clock } = fleetPace('start-counts');
+    // The bench's start (docs/performance.md): four slow starts overshot a capacity of 32; the counts of in flight
+    // (the places refused requests keep, the starts being booked) read 55–61 at the first refusals, 51 a quarter of a
+    // second later, and 39 at a refusal 230 ms after that, the accepted requests sent with 53 on average.
+    const busy = async (ms: number, inFlight: number) => {
+      for (const end = clock.t + ms; clock.t < end; clock.t += 2) await shared.reserve(undefined, inFlight);
+    };
+    await busy(800, 50);
+    shared.refused(55, 28, 24.5);
+    await busy(7, 55);
+    shared.refused(61, 61, 29.9);
+    await busy(283, 50);
+    shared.refused(51, 61, 39.6);
+    await busy(232, 40);
+    shared.refused(39, 62, 53.5);
+    await busy(10, 39);
+    expect(shared.pace).toBeNull();
+    // A rate limit goes on refusing with half as many in flight, and fewer than the accepted ones: a pace.
+    await busy(300, 18);
+    shared.refused(18, 40, 30);
+    await busy(10, 18);
+    expect(shared.pace).not.toBeNull();
+  }, 60_000);
+
   it('grows back to 0.9 of the rate before within 10 s once a rate limit that fell to a quarter returns', async () => {
     const { shared, clock } = fleetPace('drop');
     // 400 a second, a quarter of it from 4 s to 14 s, then 400 again; the fleet could send 600 a second.

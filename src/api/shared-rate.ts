@@ -108,15 +108,18 @@ return {math.ceil(wait), string.format('%.3f', s.pace), with, procs, tonumber(re
 // A refusal (ARGV[2]: the fleet's requests in flight when it was sent; ARGV[3]: the most the fleet had in flight when a
 // request this process got accepted was sent, lately; ARGV[4]: their mean). A capacity shared by the fleet refuses once
 // the fleet has more in flight than it takes, and stops once the workers' limits fell below it; a rate limit refuses on
-// although the fleet has fewer in flight: only then is a pace set (the fleet's in flight at the last refusal, 'cw',
-// remembered a few seconds), and only by a refusal sent with no more in flight than the accepted requests' mean (a
-// fleet coming down from its start's overshoot has fewer in flight than at its first refusals, and still more than the
-// capacity: its refusals lie above what was accepted). Once set, the pace drops just below the rate the fleet got
-// accepted (at most once per window, the same rule as RatePace's), but for a refusal sent with more in flight than any
-// accepted one, or than their mean: a capacity's (a worker's concurrency limit probing), which would keep a pace set by
-// mistake (at the fleet's start) from growing back. A probe refused at the same rate is a steady limit's only near the
-// best rate the fleet got accepted at any refusal ('best', a capacity's too, kept when the pace goes): a capacity that
-// fell for a while is probed at the same low rate again and again, and must not be taken for one.
+// although the fleet has half as many in flight: only then is a pace set (the fleet's in flight at the last refusal,
+// 'cw', remembered a few seconds), and only by a refusal sent with no more in flight than the accepted requests' mean.
+// A fleet coming down from its start's overshoot is refused with fewer in flight than at its first refusals, and the
+// counts (the places refused requests keep, the starts being booked, each process's count as of its last start) read
+// well above what the API holds: a fifth fewer than at the last refusal, and below the accepted requests' mean (sent
+// during the overshoot, with as inflated counts), set a pace on a capacity at the start. Once set, the pace drops just
+// below the rate the fleet got accepted (at most once per window, the same rule as RatePace's), but for a refusal sent
+// with more in flight than any accepted one, or than their mean: a capacity's (a worker's concurrency limit probing),
+// which would keep a pace set by mistake (at the fleet's start) from growing back. A probe refused at the same rate is
+// a steady limit's only near the best rate the fleet got accepted at any refusal ('best', a capacity's too, kept when
+// the pace goes): a capacity that fell for a while is probed at the same low rate again and again, and must not be
+// taken for one.
 const REFUSED = `${STATE}
 s.wr = s.wr + 1
 redis.call('HINCRBY', k, 'nref', 1)
@@ -124,7 +127,7 @@ local with, aw, am = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]) or 
 local cw = tonumber(redis.call('HGET', k, 'cw') or '0')
 local cwat = tonumber(redis.call('HGET', k, 'cwat') or '0')
 local rate = with < 0 or (s.pace > 0 and (aw <= 0 or with <= aw) and (am <= 0 or with <= am))
-if s.pace <= 0 and not rate and cw > 0 and now - cwat <= 5000 and with <= math.max(1, 0.8 * cw) then
+if s.pace <= 0 and not rate and cw > 0 and now - cwat <= 5000 and with <= math.max(1, 0.5 * cw) then
   rate = am <= 0 or with <= am
 end
 if s.pace <= 0 and not rate and now - cwat >= 250 then redis.call('HSET', k, 'cw', with, 'cwat', now) end
