@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AcceptedAhead } from './accepted-ahead.ts';
-import { AcceptedMean } from './accepted-mean.ts';
 import { ConcurrencyLimit, eventLoopBusy, type ConcurrencyTuning, type LoopBusy } from './concurrency-limit.ts';
 import { AcceptedWith, RatePace, type PaceTuning } from './rate-pace.ts';
 
@@ -144,10 +143,8 @@ export class ApiLimiter {
   #shareRatio = 0;
   /** The fleet's count of refusals at this process's last start (null before its first). */
   #fleetRefusals: number | null = null;
-  /** The most requests in flight across the fleet the accepted requests of late were sent with. */
+  /** The most requests in flight across the fleet the accepted requests of late were sent with, and their mean. */
   readonly #fleetAcceptedWith = new AcceptedWith();
-  /** …and their mean. */
-  readonly #fleetAcceptedMean = new AcceptedMean();
   readonly #waiters: { wake: () => void; reject: (err: Error) => void; signal: AbortSignal | undefined }[] = [];
   /** The signals the waiters' abort listener is on. */
   readonly #watched = new WeakSet<AbortSignal>();
@@ -278,7 +275,6 @@ export class ApiLimiter {
       this.#pace.ok(now);
       if (permit.fleetWith !== undefined) {
         this.#fleetAcceptedWith.add(permit.fleetWith, now);
-        this.#fleetAcceptedMean.add(permit.fleetWith, now);
       } else if (this.#pace.engaged) this.#acceptedAhead.add(this.#ahead.ahead(permit.seq, permit.sentAt), now);
     } else if (outcome === 'refused') {
       this.#answers++;
@@ -298,7 +294,7 @@ export class ApiLimiter {
       // overshoots it at the start and comes down. A fleet's in flight is the fleet's: its store decides
       // (src/api/shared-rate.ts).
       if (this.#fleet && permit.fleetWith !== undefined)
-        this.#fleet.refused(permit.fleetWith, this.#fleetAcceptedWith.max(now), this.#fleetAcceptedMean.mean(now));
+        this.#fleet.refused(permit.fleetWith, this.#fleetAcceptedWith.max(now), this.#fleetAcceptedWith.mean(now));
       else if (ahead !== undefined) {
         // One process: refusals that go on with half as many accepted ahead as at the refusals of the last second —
         // a capacity refuses only when full, with as many ahead each time. (Counted as requests in flight, the refused

@@ -104,14 +104,15 @@ export class AcceptedRate {
 }
 
 /**
- * The most requests in flight an accepted request was sent with, over about the last `spanMs` (two buckets of half
- * of it): a capacity refuses requests sent with more in flight than that, a rate limit also with clearly fewer.
+ * The most requests in flight an accepted request was sent with, and their mean, over about the last `spanMs` (two
+ * buckets of half of it): a capacity refuses requests sent with more in flight than that, a rate limit also with
+ * clearly fewer.
  */
 export class AcceptedWith {
   readonly #half: number;
   #at = -Infinity;
-  #now = 0;
-  #last = 0;
+  #now = { most: 0, n: 0, sum: 0 };
+  #last = { most: 0, n: 0, sum: 0 };
 
   constructor(spanMs = 1000) {
     this.#half = spanMs / 2;
@@ -120,19 +121,32 @@ export class AcceptedWith {
   /** An accepted request sent with `inFlight` in flight, answered at `now`. */
   add(inFlight: number, now: number): void {
     this.#roll(now);
-    if (inFlight > this.#now) this.#now = inFlight;
+    if (inFlight > this.#now.most) this.#now.most = inFlight;
+    this.#now.n++;
+    this.#now.sum += inFlight;
   }
 
   /** The most in flight an accepted request was sent with, lately (0: none). */
   max(now: number): number {
     this.#roll(now);
-    return Math.max(this.#now, this.#last);
+    return Math.max(this.#now.most, this.#last.most);
+  }
+
+  /**
+   * The mean in flight the accepted requests of late were sent with (0: none). A capacity refuses the requests sent
+   * with more in flight than it accepts, so its refusals lie above this mean; a rate limit refuses whatever is in
+   * flight, so many of its refusals lie at or below it.
+   */
+  mean(now: number): number {
+    this.#roll(now);
+    const n = this.#now.n + this.#last.n;
+    return n === 0 ? 0 : (this.#now.sum + this.#last.sum) / n;
   }
 
   #roll(now: number): void {
     if (now - this.#at < this.#half) return;
-    this.#last = now - this.#at < 2 * this.#half ? this.#now : 0;
-    this.#now = 0;
+    this.#last = now - this.#at < 2 * this.#half ? this.#now : { most: 0, n: 0, sum: 0 };
+    this.#now = { most: 0, n: 0, sum: 0 };
     this.#at = now;
   }
 }
